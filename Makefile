@@ -1,0 +1,119 @@
+# attnd: one flat Makefile. Objects and binaries go to build/.
+#
+#   make            build the engine library, tests and tools
+#   make test       run every Check suite (needs no PyTorch)
+#   make bench      print the engine benchmark tables (bench/README.md)
+#   make deps       install the Debian packages the build needs (as root)
+#   make fixtures   regenerate tests/fixtures/ with PyTorch (python3-torch)
+#   make check-deps grep for layering violations
+#   SANITIZE=address,undefined   build everything with those sanitizers
+#   WERROR=1                     turn warnings into errors (CI does)
+
+CC      ?= cc
+PYTHON  ?= /usr/bin/python3
+BUILD   := build
+
+WARN    := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
+           -Wmissing-prototypes -Wvla -Wformat=2 -Wcast-qual -Wundef
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP -pthread
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+BLAS_LIBS   := -lopenblas
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
+LDLIBS  := $(BLAS_LIBS) -lm -pthread
+
+# Debian 12 packages the build, tests and tools need.
+DEB_PACKAGES := build-essential pkg-config libopenblas-dev check libjansson-dev \
+                libmicrohttpd-dev
+
+ENGINE_SRC := $(wildcard engine/*.c)
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+ENGINE_LIB := $(BUILD)/libattn_engine.a
+
+TEST_SRC   := $(wildcard tests/check_*.c)
+TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_UTIL_SRC := $(filter-out tests/check_%.c,$(wildcard tests/*.c))
+TEST_UTIL_OBJ := $(TEST_UTIL_SRC:%.c=$(BUILD)/%.o)
+
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all test bench deps fixtures check-deps clean run format
+
+all: $(ENGINE_LIB) $(TEST_BIN) $(BENCH_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(ENGINE_LIB): $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+# Test binaries link Check and jansson (to read fixtures); the engine does not.
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Iengine -Itests -c $< -o $@
+
+$(BUILD)/tests/check_%: $(BUILD)/tests/check_%.o $(TEST_UTIL_OBJ) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(LDLIBS)
+
+$(BUILD)/bench/%.o: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iengine -c $< -o $@
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
+# not the end of the run. The closing line sums every suite.
+test: $(TEST_BIN)
+	@pass=0; fail=0; \
+	for t in $(TEST_BIN); do \
+		echo "== $$t"; \
+		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
+	done; \
+	echo "suites: $$pass passed, $$fail failed"; \
+	test $$fail -eq 0
+
+bench: $(BUILD)/bench/bench_engine
+	$(BUILD)/bench/bench_engine
+	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
+		$(PYTHON) bench/torch_mha.py; \
+	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
+
+fixtures:
+	$(PYTHON) tests/fixtures/make_fixtures.py tests/fixtures
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# engine/ is a pure library; api/ alone speaks JSON; server/ alone speaks HTTP.
+check-deps:
+	@! grep -nE '#include *<(microhttpd|jansson)\.h>|\b(getenv|exit|printf|fprintf|puts|fopen) *\(' engine/*.[ch]
+	@! grep -n '#include *<microhttpd.h>' api/*.[ch] 2>/dev/null
+	@echo "check-deps: layering ok"
+
+format:
+	clang-format -i engine/*.[ch] tests/*.[ch] bench/*.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

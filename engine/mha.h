@@ -1,0 +1,63 @@
+/*
+ * mha.h: one full multi-head attention layer, as torch.nn.MultiheadAttention
+ * (batch_first=True) computes it, with GQA, masks and positional encodings:
+ *
+ *   Xq' = Xq (+ sinusoidal pe)            [B, Lq, E]
+ *   Q   = Xq' Wq^T + bq                   [B, Lq, H D]   (viewed [B, H, Lq, D])
+ *   K   = Xk' Wk^T + bk                   [B, Lk, Hkv D]
+ *   V   = Xv' Wv^T + bv                   [B, Lk, Hkv D]
+ *   Q, K rotated per head (RoPE)
+ *   C   = sdpa(Q, K, V; mask, ALiBi)      [B, Lq, H D]   (heads concatenated)
+ *   out = C Wo^T + bo                     [B, Lq, E]
+ *
+ * Ownership: as attention.h. The model is borrowed read-only; every other
+ * buffer belongs to the caller.
+ */
+#ifndef ATTN_MHA_H
+#define ATTN_MHA_H
+
+#include <stddef.h>
+
+#include "attention.h"
+#include "model.h"
+#include "positional.h"
+
+struct attn_mha {
+	const struct attn_model *model;
+	size_t B, Lq, Lk;
+	const float *query; /* [B, Lq, E] */
+	const float *key;   /* [B, Lk, E], or NULL: the query (self-attention, Lk == Lq) */
+	const float *value; /* [B, Lk, E], or NULL: the key */
+
+	struct attn_mask mask;     /* kv_lengths / user mask as in attention.h */
+	struct attn_positional pos;
+	float scale;   /* 0 means 1 / sqrt(D) */
+	float softcap; /* 0 means off */
+
+	float *out; /* [B, Lq, E] */
+	enum attn_weights_mode weights_mode;
+	float *weights; /* [B, H, Lq, Lk] or [B, Lq, Lk] */
+	enum attn_scores_view scores_view;
+	float *scores; /* [B, H, Lq, Lk] */
+
+	size_t threads; /* as struct attn_sdpa */
+};
+
+/* Validates the request (inputs included: non-finite values are rejected) and
+ * stores the workspace size attn_mha_forward needs in *bytes. */
+enum attn_status attn_mha_workspace(const struct attn_mha *req, size_t *bytes,
+				    struct attn_error *err);
+
+/* Runs the layer on BLAS. ws: ws_bytes of scratch (float-aligned). */
+enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws, size_t ws_bytes,
+				  struct attn_error *err);
+
+/* The naive twin: plain loops (allocates and frees its own scratch). */
+enum attn_status attn_mha_forward_ref(const struct attn_mha *req, struct attn_error *err);
+
+/* FLOPs of the layer: 2 B (Lq + 2 Lk) E (H+...)... as counted by the bench:
+ * projections 2 B E (Lq H D + 2 Lk Hkv D + Lq H D) plus attention
+ * 2 B H Lq Lk (D + D). Saturates at SIZE_MAX... returned as double. */
+double attn_mha_flops(const struct attn_mha *req);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * positional.h: positional encodings.
+ *
+ *   sinusoidal  Vaswani et al. 2017, added to the input embeddings before the
+ *               projections: pe[p, 2i] = sin(p / theta^(2i/E)),
+ *               pe[p, 2i+1] = cos(p / theta^(2i/E)).
+ *   rope        Su et al. 2021, rotating Q and K per head after projection.
+ *               INTERLEAVED rotates channel pairs (2i, 2i+1), as the seeds'
+ *               apply_rope; HALF rotates (i, i + R/2), GPT-NeoX / Llama's
+ *               rotate_half. Angle = (p / scaling) * theta^(-2i / R) over the
+ *               first R = rotary_dim channels of each head; the rest pass.
+ *   alibi       Press et al. 2022 with BLOOM's slopes: score bias
+ *               -slope[h] * |qpos - kpos| (see attention.h).
+ * Positions are offset + index, or the caller's explicit list.
+ *
+ * Pure functions on caller buffers; nothing is allocated or kept.
+ */
+#ifndef ATTN_POSITIONAL_H
+#define ATTN_POSITIONAL_H
+
+#include <stddef.h>
+
+#include "attention.h"
+
+enum attn_pos_kind {
+	ATTN_POS_NONE = 0,
+	ATTN_POS_SINUSOIDAL,
+	ATTN_POS_ROPE,
+	ATTN_POS_ALIBI,
+};
+
+enum attn_rope_style {
+	ATTN_ROPE_INTERLEAVED = 0,
+	ATTN_ROPE_HALF,
+};
+
+struct attn_positional {
+	enum attn_pos_kind kind;
+	double theta;            /* 0 means 10000 */
+	enum attn_rope_style style;
+	size_t rotary_dim;       /* 0 means D; must be even and <= D */
+	double scaling;          /* linear position scaling; 0 means 1 */
+	size_t offset;           /* first position when no explicit list */
+	const double *q_positions; /* [Lq] or NULL */
+	const double *k_positions; /* [Lk] or NULL */
+};
+
+/* Position of index i: list[i] when list is given, else offset + i. */
+double attn_position(const struct attn_positional *pos, const double *list, size_t i);
+
+/* x [L, E] += pe at positions of pos (list may be NULL for offset + i). */
+void attn_sinusoidal_add(float *x /* [L, E] */, size_t L, size_t E,
+			 const struct attn_positional *pos, const double *list);
+
+/*
+ * Rotates every head of x in place: x viewed as [B, heads, L, D] by x (the
+ * view's data is written). positions as attn_position(pos, list, l).
+ */
+void attn_rope_apply(struct attn_view x, size_t B, size_t heads, size_t L, size_t D,
+		     const struct attn_positional *pos, const double *list);
+
+/* Checks rotary dim against D and fills *R: ATTN_ERR_ROPE_DIM when odd or > D. */
+enum attn_status attn_rope_dim(const struct attn_positional *pos, size_t D, size_t *R,
+			       struct attn_error *err);
+
+#endif
