@@ -69,8 +69,11 @@ enum attn_user_mask {
 
 /*
  * Everything that masks or biases a score. The query's aligned position is
- * qpos(b, i) = i + offset_b, with offset_b = 0 for top-left (and no causal) and
- * offset_b = len_b - Lq for bottom-right, len_b = kv_lengths ? kv_lengths[b] : Lk.
+ * qpos(b, i) = i + q_offset + offset_b, with offset_b = 0 for top-left (and no
+ * causal) and offset_b = len_b - Lq for bottom-right,
+ * len_b = kv_lengths ? kv_lengths[b] : Lk. q_offset is an explicit shift, for
+ * ONNX with a past cache of P keys: top-left with q_offset = P (which differs
+ * from bottom-right when the new key count differs from Lq).
  * Key j is visible from query i of batch b iff all of these hold:
  *   causal != NONE:  j <= qpos
  *   window  > 0:     qpos - window < j, and without causal also j < qpos + window
@@ -85,6 +88,7 @@ enum attn_user_mask {
 struct attn_mask {
 	enum attn_causal causal;
 	size_t window;            /* 0 = no sliding window */
+	ptrdiff_t q_offset;       /* shift of query positions, usually 0 */
 	const size_t *kv_lengths; /* [B] valid keys per batch item, or NULL */
 	enum attn_user_mask user_kind;
 	const void *user;         /* uint8_t or float, shape user_shape */

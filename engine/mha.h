@@ -55,9 +55,10 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws, size_t w
 /* The naive twin: plain loops (allocates and frees its own scratch). */
 enum attn_status attn_mha_forward_ref(const struct attn_mha *req, struct attn_error *err);
 
-/* FLOPs of the layer: 2 B (Lq + 2 Lk) E (H+...)... as counted by the bench:
- * projections 2 B E (Lq H D + 2 Lk Hkv D + Lq H D) plus attention
- * 2 B H Lq Lk (D + D). Saturates at SIZE_MAX... returned as double. */
+/* Floating-point operations of the layer, as the benchmark counts them:
+ * projections 2 B E (Lq H D + 2 Lk Hkv D) + output 2 B Lq H D E, plus
+ * attention 2 B H Lq Lk (D + D); for self-attention with Hkv = H that is
+ * 8 B L E^2 + 4 B L^2 E. A double, so it cannot overflow. */
 double attn_mha_flops(const struct attn_mha *req);
 
 #endif

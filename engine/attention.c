@@ -1,0 +1,241 @@
+/*
+ * attention.c: the BLAS fast path of scaled-dot-product attention.
+ *
+ * Work is split into tasks (b, query block); a task runs every head of its
+ * block, so the mean-over-heads weights are summed in one fixed order whatever
+ * the thread count (results do not depend on threads). Per head:
+ *   pass 1: S = scale * Q_blk K_h^T                 sgemm  [m, Lk]
+ *   pass 2: softcap, then bias and mask per row     S'' = S' + bias
+ *   pass 3: P = softmax(S'') per row                in place
+ *   pass 4: Y_blk = P V_h                           sgemm  [m, Dv]
+ * S lives in the caller's per-head weights when those were asked for (no copy),
+ * else in a [block, Lk] slice of the workspace, so memory is O(block * Lk) per
+ * thread and no [H, Lq, Lk] block is held unless the caller owns it.
+ */
+#include "attention.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "mask.h"
+#include "sdpa_check.h"
+#include "sizes.h"
+#include "softmax.h"
+
+/* Query rows per task: a [64, Lk] float block stays in L2 up to Lk ~ 4096. */
+enum { QUERY_BLOCK = 64 };
+
+struct sdpa_plan {
+	const struct attn_sdpa *req;
+	float scale;
+	size_t block;     /* query rows per task */
+	size_t n_blocks;  /* per batch item */
+	size_t threads;
+	float *ws;        /* [threads, block, Lk] */
+	size_t ws_stride; /* floats per thread */
+};
+
+static size_t plan_threads(const struct attn_sdpa *req)
+{
+	return req->threads > 1 ? req->threads : 1;
+}
+
+enum attn_status attn_sdpa_workspace(const struct attn_sdpa *req, size_t *bytes,
+				     struct attn_error *err)
+{
+	enum attn_status st = sdpa_check_request(req, err);
+	size_t per_thread;
+
+	if (st != ATTN_OK)
+		return st;
+	if (size_mul3(&per_thread, QUERY_BLOCK < req->Lq ? QUERY_BLOCK : req->Lq, req->Lk,
+		      sizeof(float)) != 0 ||
+	    size_mul(bytes, per_thread, plan_threads(req)) != 0)
+		return attn_fail(err, ATTN_ERR_OVERFLOW, "k", 0,
+				 "workspace for %zu keys overflows", req->Lk);
+	return ATTN_OK;
+}
+
+/* Copies m rows of a [m, Lk] block into view[b, h, i0:i0+m, :] of [B, H, Lq, Lk]. */
+static void copy_view(float *view, const float *S, const struct attn_sdpa *req, size_t b,
+		      size_t h, size_t i0, size_t m)
+{
+	/* seek to view[b, h, i0, 0] */
+	float *dst = view + ((b * req->H + h) * req->Lq + i0) * req->Lk;
+
+	memcpy(dst, S, m * req->Lk * sizeof(float));
+}
+
+static void softcap_block(float *S, size_t n, float cap)
+{
+	for (size_t k = 0; k < n; k++)
+		S[k] = cap * tanhf(S[k] / cap);
+}
+
+/* weights_mean[b, i0:i0+m, :] (+)= P / H; h == 0 writes, later heads add. */
+static void accumulate_mean(const struct attn_sdpa *req, const float *P, size_t b, size_t h,
+			    size_t i0, size_t m)
+{
+	/* seek to weights[b, i0, 0] of [B, Lq, Lk] */
+	float *w = req->weights + (b * req->Lq + i0) * req->Lk;
+	float inv_h = 1.0f / (float)req->H;
+	size_t n = m * req->Lk;
+
+	if (h == 0) {
+		for (size_t k = 0; k < n; k++)
+			w[k] = P[k] * inv_h;
+	} else {
+		for (size_t k = 0; k < n; k++)
+			w[k] += P[k] * inv_h;
+	}
+}
+
+/* Passes 2 and 3 for m rows of S: mask, the masked view, softmax, the P view. */
+static void mask_and_softmax(float *S, const struct attn_sdpa *req, size_t b, size_t h,
+			     size_t i0, size_t m)
+{
+	size_t Lk = req->Lk;
+
+	for (size_t r = 0; r < m; r++) {
+		float *s_row = S + r * Lk;
+		size_t lo, hi;
+
+		mask_apply_row(s_row, req, b, h, i0 + r, &lo, &hi);
+		if (req->scores_view == ATTN_SCORES_MASKED)
+			copy_view(req->scores, s_row, req, b, h, i0 + r, 1);
+		softmax_row(s_row, Lk, lo, hi);
+	}
+	if (req->scores_view == ATTN_SCORES_SOFTMAX)
+		copy_view(req->scores, S, req, b, h, i0, m);
+}
+
+/* One head of one query block: the four passes of the file comment. */
+static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t h, size_t i0,
+		      size_t m)
+{
+	const struct attn_sdpa *req = plan->req;
+	size_t kvh = h / (req->H / req->Hkv);
+	/* seek to q[b, h, i0, :], k[b, kvh, 0, :], v[b, kvh, 0, :], out[b, h, i0, :] */
+	const float *q_bhi = req->q.data + b * req->q.batch_stride + h * req->q.head_stride +
+			     i0 * req->q.row_stride;
+	const float *k_bh = req->k.data + b * req->k.batch_stride + kvh * req->k.head_stride;
+	const float *v_bh = req->v.data + b * req->v.batch_stride + kvh * req->v.head_stride;
+	float *out_bhi = req->out.data + b * req->out.batch_stride + h * req->out.head_stride +
+			 i0 * req->out.row_stride;
+	float *S = ws;
+
+	if (req->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+		S = req->weights + ((b * req->H + h) * req->Lq + i0) * req->Lk;
+
+	/* pass 1: S = scale * Q_blk K^T, [m, Lk] */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)req->Lk, (int)req->D,
+		    plan->scale, q_bhi, (int)req->q.row_stride, k_bh, (int)req->k.row_stride, 0.0f,
+		    S, (int)req->Lk);
+	if (req->scores_view == ATTN_SCORES_RAW)
+		copy_view(req->scores, S, req, b, h, i0, m);
+	/* pass 2: softcap before the mask (Gemma 2), so -inf stays -inf */
+	if (req->softcap > 0.0f) {
+		softcap_block(S, m * req->Lk, req->softcap);
+		if (req->scores_view == ATTN_SCORES_SOFTCAP)
+			copy_view(req->scores, S, req, b, h, i0, m);
+	} else if (req->scores_view == ATTN_SCORES_SOFTCAP) {
+		copy_view(req->scores, S, req, b, h, i0, m);
+	}
+	/* pass 2 (cont.) and 3: bias, mask, softmax */
+	mask_and_softmax(S, req, b, h, i0, m);
+	if (req->weights_mode == ATTN_WEIGHTS_MEAN)
+		accumulate_mean(req, S, b, h, i0, m);
+	/* pass 4: Y_blk = P V, [m, Dv] */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv, (int)req->Lk,
+		    1.0f, S, (int)req->Lk, v_bh, (int)req->v.row_stride, 0.0f, out_bhi,
+		    (int)req->out.row_stride);
+}
+
+static void sdpa_task(const struct sdpa_plan *plan, float *ws, size_t task)
+{
+	const struct attn_sdpa *req = plan->req;
+	size_t b = task / plan->n_blocks;
+	size_t i0 = (task % plan->n_blocks) * plan->block;
+	size_t m = req->Lq - i0 < plan->block ? req->Lq - i0 : plan->block;
+
+	for (size_t h = 0; h < req->H; h++)
+		sdpa_head(plan, ws, b, h, i0, m);
+}
+
+struct sdpa_worker {
+	const struct sdpa_plan *plan;
+	size_t index;
+	pthread_t thread;
+};
+
+/* Thread t runs tasks t, t + T, t + 2T, ... with its own workspace slice. */
+static void *sdpa_worker_run(void *arg)
+{
+	const struct sdpa_worker *w = arg;
+	const struct sdpa_plan *plan = w->plan;
+	size_t n_tasks = plan->req->B * plan->n_blocks;
+	float *ws = plan->ws + w->index * plan->ws_stride;
+
+	for (size_t task = w->index; task < n_tasks; task += plan->threads)
+		sdpa_task(plan, ws, task);
+	return NULL;
+}
+
+/* Runs all tasks on plan->threads threads (the caller's is thread 0). Falls
+ * back to fewer threads if pthread_create fails; the result is the same. */
+static void sdpa_run(struct sdpa_plan *plan)
+{
+	struct sdpa_worker workers[64];
+	size_t started = 1;
+
+	if (plan->threads > 64)
+		plan->threads = 64;
+	for (size_t t = 0; t < plan->threads; t++) {
+		workers[t].plan = plan;
+		workers[t].index = t;
+	}
+	for (; started < plan->threads; started++)
+		if (pthread_create(&workers[started].thread, NULL, sdpa_worker_run,
+				   &workers[started]) != 0)
+			break;
+	if (started < plan->threads) {
+		/* Too few threads: join those running, then redo all work serially. */
+		for (size_t t = 1; t < started; t++)
+			pthread_join(workers[t].thread, NULL);
+		plan->threads = 1;
+		sdpa_worker_run(&workers[0]);
+		return;
+	}
+	sdpa_worker_run(&workers[0]);
+	for (size_t t = 1; t < plan->threads; t++)
+		pthread_join(workers[t].thread, NULL);
+}
+
+enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
+				   struct attn_error *err)
+{
+	struct sdpa_plan plan;
+	enum attn_status st;
+	size_t need;
+
+	st = attn_sdpa_workspace(req, &need, err);
+	if (st != ATTN_OK)
+		return st;
+	if (ws_bytes < need || (need > 0 && ws == NULL))
+		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
+				 "workspace of %zu bytes given, %zu needed", ws_bytes, need);
+	st = sdpa_check_values(req, err);
+	if (st != ATTN_OK)
+		return st;
+	plan.req = req;
+	plan.scale = sdpa_scale(req);
+	plan.block = QUERY_BLOCK < req->Lq ? QUERY_BLOCK : req->Lq;
+	plan.n_blocks = (req->Lq + plan.block - 1) / plan.block;
+	plan.threads = plan_threads(req);
+	plan.ws = ws;
+	plan.ws_stride = plan.block * req->Lk;
+	sdpa_run(&plan);
+	return ATTN_OK;
+}

@@ -1,0 +1,301 @@
+/*
+ * mha.c: the multi-head attention layer on BLAS (see mha.h for the math).
+ *
+ * Workspace, in floats, in this order (struct mha_layout):
+ *   xq, xk, xv  inputs with the sinusoidal encoding added  (only with sinusoidal)
+ *   q, k, v     projections [B, L, heads * D]; for self-attention one packed
+ *               [B, L, (H + 2 Hkv) D] buffer from a single sgemm
+ *   ctx         concatenated heads [B, Lq, H D]
+ *   slopes      ALiBi slopes [H]
+ *   sdpa        the attention core's own workspace
+ */
+#include "mha.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "mha_check.h"
+#include "sizes.h"
+
+struct mha_layout {
+	int self;        /* key and value are the query: one packed projection */
+	int shared_kv;   /* value is key: one [Wk; Wv] projection */
+	size_t D, qkv_w; /* qkv_w: row width of the packed projection */
+	size_t xq, xk, xv, q, k, v, ctx, slopes, sdpa; /* offsets in floats */
+	size_t total;    /* floats */
+	float *q_rows, *k_rows; /* writable q and k of the core's views (for RoPE) */
+	struct attn_sdpa core;
+};
+
+/* Projection widths: q [H D], k and v [Hkv D]. */
+static size_t q_width(const struct attn_model *m)
+{
+	return m->H * m->D;
+}
+
+static size_t kv_width(const struct attn_model *m)
+{
+	return m->Hkv * m->D;
+}
+
+/* Reserves n floats at *off, advancing the running total with overflow checks. */
+static int reserve(size_t *total, size_t *off, size_t a, size_t b)
+{
+	size_t n;
+
+	*off = *total;
+	return size_mul(&n, a, b) != 0 || size_add(total, *total, n) != 0 ? -1 : 0;
+}
+
+/*
+ * The core's views of q, k, v and ctx: [B, L, heads, D] inside row widths
+ * qw / kw. Sizing needs only the strides, so the data pointers are set to the
+ * (valid, unread) query until layout_views points them into the workspace.
+ */
+static void layout_strides(struct mha_layout *lay, const struct attn_mha *req)
+{
+	const struct attn_model *m = req->model;
+	size_t kw = lay->self ? lay->qkv_w : lay->shared_kv ? 2 * kv_width(m) : kv_width(m);
+	size_t qw = lay->self ? lay->qkv_w : q_width(m);
+
+	lay->core.q = (struct attn_cview){ req->query, req->Lq * qw, m->D, qw };
+	lay->core.k = (struct attn_cview){ req->query, req->Lk * kw, m->D, kw };
+	lay->core.v = (struct attn_cview){ req->query, req->Lk * kw, m->D, kw };
+	lay->core.out = (struct attn_view){ req->out, req->Lq * q_width(m), m->D, q_width(m) };
+}
+
+static void layout_views(struct mha_layout *lay, const struct attn_mha *req, float *base)
+{
+	const struct attn_model *m = req->model;
+	float *q = base + lay->q, *k = base + lay->k, *v = base + lay->v;
+
+	if (lay->self) {
+		k = q + q_width(m);
+		v = k + kv_width(m);
+	} else if (lay->shared_kv) {
+		v = k + kv_width(m);
+	}
+	lay->core.q.data = lay->q_rows = q;
+	lay->core.k.data = lay->k_rows = k;
+	lay->core.v.data = v;
+	lay->core.out.data = base + lay->ctx;
+}
+
+/* The attention core's request, everything but the views. */
+static void layout_core(struct mha_layout *lay, const struct attn_mha *req)
+{
+	const struct attn_model *m = req->model;
+	struct attn_sdpa *c = &lay->core;
+
+	memset(c, 0, sizeof(*c));
+	c->B = req->B;
+	c->H = m->H;
+	c->Hkv = m->Hkv;
+	c->Lq = req->Lq;
+	c->Lk = req->Lk;
+	c->D = c->Dv = m->D;
+	c->scale = req->scale;
+	c->softcap = req->softcap;
+	c->mask = req->mask;
+	if (req->pos.kind == ATTN_POS_ALIBI) {
+		/* the slopes themselves go into the workspace in attn_mha_forward */
+		c->q_pos = req->pos.q_positions;
+		c->k_pos = mha_k_positions(req);
+	}
+	c->weights_mode = req->weights_mode;
+	c->weights = req->weights;
+	c->scores_view = req->scores_view;
+	c->scores = req->scores;
+	c->threads = req->threads;
+}
+
+static enum attn_status plan_layout(struct mha_layout *lay, const struct attn_mha *req,
+				    struct attn_error *err)
+{
+	const struct attn_model *m = req->model;
+	int pe = req->pos.kind == ATTN_POS_SINUSOIDAL;
+	size_t nq = req->B * req->Lq, nk = req->B * req->Lk, core_bytes, t = 0;
+	int bad = 0;
+
+	memset(lay, 0, sizeof(*lay));
+	lay->self = req->key == NULL && req->value == NULL;
+	lay->shared_kv = !lay->self && (req->value == NULL || req->value == req->key);
+	lay->D = m->D;
+	lay->qkv_w = q_width(m) + 2 * kv_width(m);
+	bad |= reserve(&t, &lay->xq, pe ? nq : 0, m->E);
+	bad |= reserve(&t, &lay->xk, pe && !lay->self ? nk : 0, m->E);
+	bad |= reserve(&t, &lay->xv, pe && !lay->self && !lay->shared_kv ? nk : 0, m->E);
+	bad |= reserve(&t, &lay->q, nq, lay->self ? lay->qkv_w : q_width(m));
+	bad |= reserve(&t, &lay->k, lay->self ? 0 : nk, (lay->shared_kv ? 2 : 1) * kv_width(m));
+	bad |= reserve(&t, &lay->v, lay->self || lay->shared_kv ? 0 : nk, kv_width(m));
+	bad |= reserve(&t, &lay->ctx, nq, q_width(m));
+	bad |= reserve(&t, &lay->slopes, req->pos.kind == ATTN_POS_ALIBI ? m->H : 0, 1);
+	if (bad)
+		return attn_fail(err, ATTN_ERR_OVERFLOW, "query", 0,
+				 "workspace for B = %zu, Lq = %zu, Lk = %zu overflows", req->B,
+				 req->Lq, req->Lk);
+	layout_core(lay, req);
+	layout_strides(lay, req);
+	{
+		enum attn_status st = attn_sdpa_workspace(&lay->core, &core_bytes, err);
+
+		if (st != ATTN_OK)
+			return st;
+	}
+	lay->sdpa = t;
+	if (size_add(&lay->total, t, (core_bytes + sizeof(float) - 1) / sizeof(float)) != 0 ||
+	    size_mul(&core_bytes, lay->total, sizeof(float)) != 0)
+		return attn_fail(err, ATTN_ERR_OVERFLOW, "query", 0, "workspace overflows");
+	return ATTN_OK;
+}
+
+enum attn_status attn_mha_workspace(const struct attn_mha *req, size_t *bytes,
+				    struct attn_error *err)
+{
+	struct mha_layout lay;
+	enum attn_status st = mha_check_request(req, err);
+
+	if (st == ATTN_OK)
+		st = plan_layout(&lay, req, err);
+	if (st == ATTN_OK)
+		*bytes = lay.total * sizeof(float);
+	return st;
+}
+
+/* out [n, width] = x [n, E] W^T + bias, W = rows [width, E] of the model. */
+static void project(float *out, size_t ld_out, const float *x, size_t n, const float *W,
+		    const float *bias, size_t width, size_t E)
+{
+	float beta = 0.0f;
+
+	if (bias) {
+		for (size_t r = 0; r < n; r++)
+			memcpy(out + r * ld_out, bias, width * sizeof(float));
+		beta = 1.0f;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)width, (int)E, 1.0f, x,
+		    (int)E, W, (int)E, beta, out, (int)ld_out);
+}
+
+/* x' = x + sinusoidal pe, per batch item, into dst [B, L, E]. */
+static const float *with_pe(float *dst, const float *x, size_t B, size_t L, size_t E,
+			    const struct attn_positional *pos, const double *list)
+{
+	memcpy(dst, x, B * L * E * sizeof(float));
+	for (size_t b = 0; b < B; b++)
+		attn_sinusoidal_add(dst + b * L * E, L, E, pos, list);
+	return dst;
+}
+
+/* Step 1: inputs, with the sinusoidal encoding added where asked. */
+static void mha_inputs(const struct mha_layout *lay, const struct attn_mha *req, float *ws,
+		       const float **xq, const float **xk, const float **xv)
+{
+	const struct attn_model *m = req->model;
+	const struct attn_positional *pos = &req->pos;
+
+	*xq = req->query;
+	*xk = req->key ? req->key : req->query;
+	*xv = req->value ? req->value : *xk;
+	if (pos->kind != ATTN_POS_SINUSOIDAL)
+		return;
+	*xq = with_pe(ws + lay->xq, req->query, req->B, req->Lq, m->E, pos, pos->q_positions);
+	if (lay->self) {
+		*xk = *xv = *xq;
+		return;
+	}
+	*xk = with_pe(ws + lay->xk, *xk, req->B, req->Lk, m->E, pos, mha_k_positions(req));
+	*xv = lay->shared_kv ? *xk
+			     : with_pe(ws + lay->xv, *xv, req->B, req->Lk, m->E, pos,
+				       mha_k_positions(req));
+}
+
+/* Step 2: Q, K, V projections (one sgemm for self-attention). */
+static void mha_project(const struct mha_layout *lay, const struct attn_mha *req, float *ws,
+			const float *xq, const float *xk, const float *xv)
+{
+	const struct attn_model *m = req->model;
+	size_t E = m->E, qw = q_width(m), kw = kv_width(m);
+	size_t nq = req->B * req->Lq, nk = req->B * req->Lk;
+	const float *bq = m->b_qkv, *bk = m->b_qkv ? m->b_qkv + qw : NULL;
+	const float *bv = m->b_qkv ? m->b_qkv + qw + kw : NULL;
+	const float *Wk = m->w_qkv + qw * E, *Wv = Wk + kw * E; /* rows of Wk, Wv */
+
+	if (lay->self) {
+		project(ws + lay->q, lay->qkv_w, xq, nq, m->w_qkv, bq, lay->qkv_w, E);
+		return;
+	}
+	project(ws + lay->q, qw, xq, nq, m->w_qkv, bq, qw, E);
+	if (lay->shared_kv) {
+		project(ws + lay->k, 2 * kw, xk, nk, Wk, bk, 2 * kw, E);
+		return;
+	}
+	project(ws + lay->k, kw, xk, nk, Wk, bk, kw, E);
+	project(ws + lay->v, kw, xv, nk, Wv, bv, kw, E);
+}
+
+/* Step 3: rotate Q and K per head (RoPE). */
+static void mha_rope(const struct mha_layout *lay, const struct attn_mha *req)
+{
+	const struct attn_model *m = req->model;
+	struct attn_view q = { lay->q_rows, lay->core.q.batch_stride, lay->core.q.head_stride,
+			       lay->core.q.row_stride };
+	struct attn_view k = { lay->k_rows, lay->core.k.batch_stride, lay->core.k.head_stride,
+			       lay->core.k.row_stride };
+
+	attn_rope_apply(q, req->B, m->H, req->Lq, m->D, &req->pos, req->pos.q_positions);
+	attn_rope_apply(k, req->B, m->Hkv, req->Lk, m->D, &req->pos, mha_k_positions(req));
+}
+
+enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr,
+				  size_t ws_bytes, struct attn_error *err)
+{
+	float *ws = ws_bytes_ptr;
+	const float *xq, *xk, *xv;
+	struct mha_layout lay;
+	enum attn_status st;
+	const struct attn_model *m;
+
+	st = mha_check_request(req, err);
+	if (st == ATTN_OK)
+		st = plan_layout(&lay, req, err);
+	if (st != ATTN_OK)
+		return st;
+	if (ws_bytes < lay.total * sizeof(float) || ws == NULL)
+		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
+				 "workspace of %zu bytes given, %zu needed", ws_bytes,
+				 lay.total * sizeof(float));
+	st = mha_check_values(req, err);
+	if (st != ATTN_OK)
+		return st;
+	m = req->model;
+	layout_views(&lay, req, ws);
+	if (req->pos.kind == ATTN_POS_ALIBI) {
+		attn_alibi_slopes(ws + lay.slopes, m->H);
+		lay.core.alibi_slopes = ws + lay.slopes;
+	}
+	mha_inputs(&lay, req, ws, &xq, &xk, &xv);
+	mha_project(&lay, req, ws, xq, xk, xv);
+	if (req->pos.kind == ATTN_POS_ROPE)
+		mha_rope(&lay, req);
+	st = attn_sdpa_forward(&lay.core, ws + lay.sdpa, (lay.total - lay.sdpa) * sizeof(float),
+			       err);
+	if (st != ATTN_OK)
+		return st;
+	/* Step 5: out = ctx Wo^T + bo */
+	project(req->out, m->E, ws + lay.ctx, req->B * req->Lq, m->w_o, m->b_o, m->E,
+		q_width(m));
+	return ATTN_OK;
+}
+
+double attn_mha_flops(const struct attn_mha *req)
+{
+	const struct attn_model *m = req->model;
+	double B = (double)req->B, Lq = (double)req->Lq, Lk = (double)req->Lk;
+	double E = (double)m->E, qw = (double)(m->H * m->D), kw = (double)(m->Hkv * m->D);
+	double proj = 2.0 * B * E * (Lq * qw + 2.0 * Lk * kw) + 2.0 * B * Lq * qw * E;
+	double attn = 2.0 * B * (double)m->H * Lq * Lk * 2.0 * (double)m->D;
+
+	return proj + attn;
+}

@@ -1,0 +1,20 @@
+/*
+ * softmax.h: row softmax for the fast path. Internal to the engine.
+ *
+ * softmax_row normalises row[lo, hi) in place and zeroes the rest; a row whose
+ * visible cells are all -inf becomes all zeros (no visible key, no NaN). It uses
+ * an AVX2 exp when the CPU has it and the scalar twin otherwise;
+ * softmax_row_scalar is that twin (libm expf), which the tests compare with.
+ */
+#ifndef ATTN_SOFTMAX_H
+#define ATTN_SOFTMAX_H
+
+#include <stddef.h>
+
+void softmax_row(float *row /* [n] */, size_t n, size_t lo, size_t hi);
+void softmax_row_scalar(float *row /* [n] */, size_t n, size_t lo, size_t hi);
+
+/* y[i] = exp(x[i]) for x <= 88 (the vector kernel; scalar fallback). */
+void softmax_vexp(float *y, const float *x, size_t n);
+
+#endif
