@@ -83,7 +83,8 @@ enum attn_user_mask {
  *   user mask:       bool true, or additive not -inf
  * The user mask has rank 2..4 with dims right-aligned to [B, H, Lq, Lk]; each
  * dim is 1 (broadcast) or the full size, except the last, which may be shorter
- * than Lk: keys past it are not visible (ONNX opset 24 padding).
+ * than Lk: keys past it are not visible (ONNX opset 24 padding). A last axis of
+ * size 1 broadcasts (numpy's rule comes first).
  */
 struct attn_mask {
 	enum attn_causal causal;

@@ -10,8 +10,12 @@
  *               rotate_half. Angle = (p / scaling) * theta^(-2i / R) over the
  *               first R = rotary_dim channels of each head; the rest pass.
  *   alibi       Press et al. 2022 with BLOOM's slopes: score bias
- *               -slope[h] * |qpos - kpos| (see attention.h).
- * Positions are offset + index, or the caller's explicit list.
+ *               -slope[h] * |qpos - kpos| (see attention.h). Only distances
+ *               matter, so offset is irrelevant: without lists qpos is the
+ *               mask's aligned query position and kpos the key index; with
+ *               lists, the lists (unscaled).
+ * Positions are offset + index, or the caller's explicit list. In
+ * self-attention the keys are the queries and use q_positions.
  *
  * Pure functions on caller buffers; nothing is allocated or kept.
  */
