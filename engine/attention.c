@@ -16,13 +16,13 @@
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "mask.h"
 #include "sdpa_check.h"
 #include "sizes.h"
 #include "softmax.h"
+#include "team.h"
 
 /* Query rows per task: a [64, Lk] float block stays in L2 up to Lk ~ 4096. */
 enum { QUERY_BLOCK = 64 };
@@ -39,7 +39,7 @@ struct sdpa_plan {
 
 static size_t plan_threads(const struct attn_sdpa *req)
 {
-	return req->threads > 1 ? req->threads : 1;
+	return req->threads < 1 ? 1 : req->threads > TEAM_MAX ? TEAM_MAX : req->threads;
 }
 
 enum attn_status attn_sdpa_workspace(const struct attn_sdpa *req, size_t *bytes,
@@ -102,7 +102,7 @@ static void mask_and_softmax(float *S, const struct attn_sdpa *req, size_t b, si
 		float *s_row = S + r * Lk;
 		size_t lo, hi;
 
-		mask_apply_row(s_row, req, b, h, i0 + r, &lo, &hi);
+		mask_apply_span(s_row, req, b, h, i0 + r, 0, Lk, &lo, &hi);
 		if (req->scores_view == ATTN_SCORES_MASKED)
 			copy_view(req->scores, s_row, req, b, h, i0 + r, 1);
 		softmax_row(s_row, Lk, lo, hi);
@@ -164,53 +164,16 @@ static void sdpa_task(const struct sdpa_plan *plan, float *ws, size_t task)
 		sdpa_head(plan, ws, b, h, i0, m);
 }
 
-struct sdpa_worker {
-	const struct sdpa_plan *plan;
-	size_t index;
-	pthread_t thread;
-};
-
-/* Thread t runs tasks t, t + T, t + 2T, ... with its own workspace slice. */
-static void *sdpa_worker_run(void *arg)
+/* Thread t of T runs tasks t, t + T, t + 2T, ... with its own workspace slice. */
+static void sdpa_member(void *arg, size_t t, size_t T, struct team *team)
 {
-	const struct sdpa_worker *w = arg;
-	const struct sdpa_plan *plan = w->plan;
+	const struct sdpa_plan *plan = arg;
 	size_t n_tasks = plan->req->B * plan->n_blocks;
-	float *ws = plan->ws + w->index * plan->ws_stride;
+	float *ws = plan->ws + t * plan->ws_stride;
 
-	for (size_t task = w->index; task < n_tasks; task += plan->threads)
+	(void)team;
+	for (size_t task = t; task < n_tasks; task += T)
 		sdpa_task(plan, ws, task);
-	return NULL;
-}
-
-/* Runs all tasks on plan->threads threads (the caller's is thread 0). Falls
- * back to fewer threads if pthread_create fails; the result is the same. */
-static void sdpa_run(struct sdpa_plan *plan)
-{
-	struct sdpa_worker workers[64];
-	size_t started = 1;
-
-	if (plan->threads > 64)
-		plan->threads = 64;
-	for (size_t t = 0; t < plan->threads; t++) {
-		workers[t].plan = plan;
-		workers[t].index = t;
-	}
-	for (; started < plan->threads; started++)
-		if (pthread_create(&workers[started].thread, NULL, sdpa_worker_run,
-				   &workers[started]) != 0)
-			break;
-	if (started < plan->threads) {
-		/* Too few threads: join those running, then redo all work serially. */
-		for (size_t t = 1; t < started; t++)
-			pthread_join(workers[t].thread, NULL);
-		plan->threads = 1;
-		sdpa_worker_run(&workers[0]);
-		return;
-	}
-	sdpa_worker_run(&workers[0]);
-	for (size_t t = 1; t < plan->threads; t++)
-		pthread_join(workers[t].thread, NULL);
 }
 
 enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
@@ -236,6 +199,6 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	plan.threads = plan_threads(req);
 	plan.ws = ws;
 	plan.ws_stride = plan.block * req->Lk;
-	sdpa_run(&plan);
+	team_run(plan.threads, sdpa_member, &plan);
 	return ATTN_OK;
 }

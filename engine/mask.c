@@ -94,18 +94,27 @@ float mask_bias_at(const struct attn_sdpa *req, size_t b, size_t h, size_t i, si
 	return user_bias(&req->mask, b, h, i, j) + alibi_bias(req, b, h, i, j);
 }
 
-void mask_apply_row(float *s, const struct attn_sdpa *req, size_t b, size_t h, size_t i,
-		    size_t *lo, size_t *hi)
+void mask_apply_span(float *s, const struct attn_sdpa *req, size_t b, size_t h, size_t i,
+		     size_t j0, size_t n, size_t *lo, size_t *hi)
 {
-	mask_range(req, b, i, lo, hi);
-	for (size_t j = 0; j < *lo && j < req->Lk; j++)
+	size_t vlo, vhi;
+
+	mask_range(req, b, i, &vlo, &vhi);
+	/* the visible range, relative to the span [j0, j0 + n) */
+	*lo = vlo > j0 ? vlo - j0 : 0;
+	*hi = vhi > j0 ? vhi - j0 : 0;
+	*lo = *lo < n ? *lo : n;
+	*hi = *hi < n ? *hi : n;
+	if (*hi < *lo)
+		*hi = *lo;
+	for (size_t j = 0; j < *lo; j++)
 		s[j] = -INFINITY;
-	for (size_t j = *hi > *lo ? *hi : *lo; j < req->Lk; j++)
+	for (size_t j = *hi; j < n; j++)
 		s[j] = -INFINITY;
 	if (req->mask.user_kind == ATTN_USER_MASK_NONE && req->alibi_slopes == NULL)
 		return;
 	for (size_t j = *lo; j < *hi; j++)
-		s[j] += user_bias(&req->mask, b, h, i, j) + alibi_bias(req, b, h, i, j);
+		s[j] += user_bias(&req->mask, b, h, i, j0 + j) + alibi_bias(req, b, h, i, j0 + j);
 }
 
 static enum attn_status validate_user_mask(const struct attn_sdpa *req, struct attn_error *err)

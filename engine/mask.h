@@ -24,10 +24,11 @@ void mask_range(const struct attn_sdpa *req, size_t b, size_t i, size_t *lo, siz
 /* Additive bias of one cell: -INFINITY when hidden, else user mask + ALiBi. */
 float mask_bias_at(const struct attn_sdpa *req, size_t b, size_t h, size_t i, size_t j);
 
-/* Adds the bias of query row (b, h, i) to s [Lk] in place: -INFINITY outside
- * the visible range and where the user mask forbids, user and ALiBi bias
- * inside. Stores the visible range in *lo, *hi. */
-void mask_apply_row(float *s, const struct attn_sdpa *req, size_t b, size_t h, size_t i,
-		    size_t *lo, size_t *hi);
+/* Adds the bias of query row (b, h, i) to the scores s [n] of keys
+ * [j0, j0 + n) in place: -INFINITY outside the visible range and where the user
+ * mask forbids, user and ALiBi bias inside. Stores the visible range, relative
+ * to j0, in *lo, *hi (empty when *lo == *hi). */
+void mask_apply_span(float *s, const struct attn_sdpa *req, size_t b, size_t h, size_t i,
+		     size_t j0, size_t n, size_t *lo, size_t *hi);
 
 #endif

@@ -15,7 +15,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "linear.h"
 #include "mha_check.h"
+#include "mha_stream.h"
 #include "sizes.h"
 
 struct mha_layout {
@@ -150,32 +152,38 @@ static enum attn_status plan_layout(struct mha_layout *lay, const struct attn_mh
 	return ATTN_OK;
 }
 
+/* Without weights or scores nothing needs whole rows of P: stream the keys. */
+static int use_stream(const struct attn_mha *req)
+{
+	return req->weights_mode == ATTN_WEIGHTS_NONE && req->scores_view == ATTN_SCORES_NONE;
+}
+
+/* Validates and plans; *floats is the workspace of the path that will run. */
+static enum attn_status mha_plan(struct mha_layout *lay, const struct attn_mha *req,
+				 size_t *floats, struct attn_error *err)
+{
+	enum attn_status st = mha_check_request(req, err);
+
+	if (st == ATTN_OK)
+		st = plan_layout(lay, req, err);
+	if (st != ATTN_OK)
+		return st;
+	if (use_stream(req))
+		return mha_stream_workspace(req, floats, err);
+	*floats = lay->total;
+	return ATTN_OK;
+}
+
 enum attn_status attn_mha_workspace(const struct attn_mha *req, size_t *bytes,
 				    struct attn_error *err)
 {
 	struct mha_layout lay;
-	enum attn_status st = mha_check_request(req, err);
+	size_t floats;
+	enum attn_status st = mha_plan(&lay, req, &floats, err);
 
 	if (st == ATTN_OK)
-		st = plan_layout(&lay, req, err);
-	if (st == ATTN_OK)
-		*bytes = lay.total * sizeof(float);
+		*bytes = floats * sizeof(float);
 	return st;
-}
-
-/* out [n, width] = x [n, E] W^T + bias, W = rows [width, E] of the model. */
-static void project(float *out, size_t ld_out, const float *x, size_t n, const float *W,
-		    const float *bias, size_t width, size_t E)
-{
-	float beta = 0.0f;
-
-	if (bias) {
-		for (size_t r = 0; r < n; r++)
-			memcpy(out + r * ld_out, bias, width * sizeof(float));
-		beta = 1.0f;
-	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)width, (int)E, 1.0f, x,
-		    (int)E, W, (int)E, beta, out, (int)ld_out);
 }
 
 /* x' = x + sinusoidal pe, per batch item, into dst [B, L, E]. */
@@ -184,7 +192,7 @@ static const float *with_pe(float *dst, const float *x, size_t B, size_t L, size
 {
 	memcpy(dst, x, B * L * E * sizeof(float));
 	for (size_t b = 0; b < B; b++)
-		attn_sinusoidal_add(dst + b * L * E, L, E, pos, list);
+		attn_sinusoidal_add(dst + b * L * E, L, E, 0, pos, list);
 	return dst;
 }
 
@@ -221,18 +229,19 @@ static void mha_project(const struct mha_layout *lay, const struct attn_mha *req
 	const float *bq = m->b_qkv, *bk = m->b_qkv ? m->b_qkv + qw : NULL;
 	const float *bv = m->b_qkv ? m->b_qkv + qw + kw : NULL;
 	const float *Wk = m->w_qkv + qw * E, *Wv = Wk + kw * E; /* rows of Wk, Wv */
+	size_t T = req->threads;
 
 	if (lay->self) {
-		project(ws + lay->q, lay->qkv_w, xq, nq, m->w_qkv, bq, lay->qkv_w, E);
+		linear_forward(ws + lay->q, lay->qkv_w, xq, E, nq, m->w_qkv, bq, lay->qkv_w, E, T);
 		return;
 	}
-	project(ws + lay->q, qw, xq, nq, m->w_qkv, bq, qw, E);
+	linear_forward(ws + lay->q, qw, xq, E, nq, m->w_qkv, bq, qw, E, T);
 	if (lay->shared_kv) {
-		project(ws + lay->k, 2 * kw, xk, nk, Wk, bk, 2 * kw, E);
+		linear_forward(ws + lay->k, 2 * kw, xk, E, nk, Wk, bk, 2 * kw, E, T);
 		return;
 	}
-	project(ws + lay->k, kw, xk, nk, Wk, bk, kw, E);
-	project(ws + lay->v, kw, xv, nk, Wv, bv, kw, E);
+	linear_forward(ws + lay->k, kw, xk, E, nk, Wk, bk, kw, E, T);
+	linear_forward(ws + lay->v, kw, xv, E, nk, Wv, bv, kw, E, T);
 }
 
 /* Step 3: rotate Q and K per head (RoPE). */
@@ -255,24 +264,23 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	const float *xq, *xk, *xv;
 	struct mha_layout lay;
 	enum attn_status st;
-	const struct attn_model *m;
+	size_t floats;
 
-	st = mha_check_request(req, err);
-	if (st == ATTN_OK)
-		st = plan_layout(&lay, req, err);
+	st = mha_plan(&lay, req, &floats, err);
 	if (st != ATTN_OK)
 		return st;
-	if (ws_bytes < lay.total * sizeof(float) || ws == NULL)
+	if (ws_bytes < floats * sizeof(float) || ws == NULL)
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "workspace of %zu bytes given, %zu needed", ws_bytes,
-				 lay.total * sizeof(float));
+				 floats * sizeof(float));
 	st = mha_check_values(req, err);
 	if (st != ATTN_OK)
 		return st;
-	m = req->model;
+	if (use_stream(req))
+		return mha_stream_forward(req, &lay.core, ws);
 	layout_views(&lay, req, ws);
 	if (req->pos.kind == ATTN_POS_ALIBI) {
-		attn_alibi_slopes(ws + lay.slopes, m->H);
+		attn_alibi_slopes(ws + lay.slopes, req->model->H);
 		lay.core.alibi_slopes = ws + lay.slopes;
 	}
 	mha_inputs(&lay, req, ws, &xq, &xk, &xv);
@@ -283,9 +291,10 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 			       err);
 	if (st != ATTN_OK)
 		return st;
-	/* Step 5: out = ctx Wo^T + bo */
-	project(req->out, m->E, ws + lay.ctx, req->B * req->Lq, m->w_o, m->b_o, m->E,
-		q_width(m));
+	/* out = ctx Wo^T + bo */
+	linear_forward(req->out, req->model->E, ws + lay.ctx, q_width(req->model),
+		       req->B * req->Lq, req->model->w_o, req->model->b_o, req->model->E,
+		       q_width(req->model), req->threads);
 	return ATTN_OK;
 }
 

@@ -48,7 +48,13 @@ struct attn_mha {
 enum attn_status attn_mha_workspace(const struct attn_mha *req, size_t *bytes,
 				    struct attn_error *err);
 
-/* Runs the layer on BLAS. ws: ws_bytes of scratch (float-aligned). */
+/*
+ * Runs the layer on BLAS. ws: ws_bytes of scratch (float-aligned). out must
+ * not overlap the inputs; it is also used as scratch during the call. Without
+ * weights or scores the keys are streamed in blocks (mha_stream.c) and peak
+ * memory is inputs + outputs + [B, Lq, E]; with them, K and V are projected
+ * whole and the core is attn_sdpa_forward.
+ */
 enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws, size_t ws_bytes,
 				  struct attn_error *err);
 

@@ -2,6 +2,7 @@
 #include "mha_check.h"
 
 #include <math.h>
+#include <stdint.h>
 
 #include "sizes.h"
 
@@ -44,6 +45,14 @@ static enum attn_status check_positional(const struct attn_mha *req, struct attn
 	return st;
 }
 
+/* True when [a, a + na) and [b, b + nb) floats overlap. */
+static int overlaps(const float *a, size_t na, const float *b, size_t nb)
+{
+	uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+
+	return b != NULL && a0 < b0 + nb * sizeof(float) && b0 < a0 + na * sizeof(float);
+}
+
 enum attn_status mha_check_request(const struct attn_mha *req, struct attn_error *err)
 {
 	size_t n;
@@ -65,6 +74,12 @@ enum attn_status mha_check_request(const struct attn_mha *req, struct attn_error
 		return attn_fail(err, ATTN_ERR_OVERFLOW, "query", 0,
 				 "B = %zu, L = %zu is too large", req->B,
 				 req->Lq > req->Lk ? req->Lq : req->Lk);
+	n = req->B * req->Lq * req->model->E;
+	if (overlaps(req->out, n, req->query, n) ||
+	    overlaps(req->out, n, req->key, req->B * req->Lk * req->model->E) ||
+	    overlaps(req->out, n, req->value, req->B * req->Lk * req->model->E))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "out", 0,
+				 "out must not overlap the query, key or value");
 	return check_positional(req, err);
 }
 

@@ -36,7 +36,7 @@ static float *ref_input(const float *x, size_t B, size_t L, size_t E,
 	memcpy(copy, x, B * L * E * sizeof(float));
 	if (pos->kind == ATTN_POS_SINUSOIDAL)
 		for (size_t b = 0; b < B; b++)
-			attn_sinusoidal_add(copy + b * L * E, L, E, pos, list);
+			attn_sinusoidal_add(copy + b * L * E, L, E, 0, pos, list);
 	return copy;
 }
 

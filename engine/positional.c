@@ -15,13 +15,13 @@ double attn_position(const struct attn_positional *pos, const double *list, size
 	return pos->scaling > 0 ? p / pos->scaling : p;
 }
 
-void attn_sinusoidal_add(float *x, size_t L, size_t E, const struct attn_positional *pos,
-			 const double *list)
+void attn_sinusoidal_add(float *x, size_t L, size_t E, size_t first,
+			 const struct attn_positional *pos, const double *list)
 {
 	double theta = theta_of(pos);
 
 	for (size_t l = 0; l < L; l++) {
-		double p = attn_position(pos, list, l);
+		double p = attn_position(pos, list, first + l);
 		float *x_l = x + l * E; /* seek to row l of [L, E] */
 
 		for (size_t c = 0; c < E; c += 2) {
@@ -50,34 +50,42 @@ enum attn_status attn_rope_dim(const struct attn_positional *pos, size_t D, size
 /*
  * Rotates channel pair i of every head row at sequence index l by the angle
  * p * theta^(-2i / R). The angle depends on (l, i) only, so it is computed
- * once and applied to all B * heads rows.
+ * once and applied to all heads (and batch items) of that index.
  */
-void attn_rope_apply(struct attn_view x, size_t B, size_t heads, size_t L, size_t D,
-		     const struct attn_positional *pos, const double *list)
+void attn_rope_rows(float *x, size_t batch_stride, size_t B, size_t row_stride, size_t L,
+		    size_t first, size_t heads, size_t head_stride, size_t D,
+		    const struct attn_positional *pos, const double *list)
 {
 	size_t R = pos->rotary_dim ? pos->rotary_dim : D;
 	size_t half = R / 2;
 	double theta = theta_of(pos);
 
 	for (size_t l = 0; l < L; l++) {
-		double p = attn_position(pos, list, l);
+		double p = attn_position(pos, list, first + l);
 
 		for (size_t i = 0; i < half; i++) {
 			double angle = p * pow(theta, -2.0 * (double)i / (double)R);
 			double c = cos(angle), s = sin(angle);
 			size_t a = pos->style == ATTN_ROPE_HALF ? i : 2 * i;
-			size_t b2 = pos->style == ATTN_ROPE_HALF ? i + half : 2 * i + 1;
+			size_t a2 = pos->style == ATTN_ROPE_HALF ? i + half : 2 * i + 1;
 
 			for (size_t b = 0; b < B; b++)
 				for (size_t h = 0; h < heads; h++) {
-					/* seek to x[b, h, l, :] */
-					float *x_bhl = x.data + b * x.batch_stride +
-						       h * x.head_stride + l * x.row_stride;
-					double xa = x_bhl[a], xb = x_bhl[b2];
+					/* seek to x[b, l, h, :] */
+					float *x_blh = x + b * batch_stride + l * row_stride +
+						       h * head_stride;
+					double xa = x_blh[a], xb = x_blh[a2];
 
-					x_bhl[a] = (float)(xa * c - xb * s);
-					x_bhl[b2] = (float)(xa * s + xb * c);
+					x_blh[a] = (float)(xa * c - xb * s);
+					x_blh[a2] = (float)(xa * s + xb * c);
 				}
 		}
 	}
+}
+
+void attn_rope_apply(struct attn_view x, size_t B, size_t heads, size_t L, size_t D,
+		     const struct attn_positional *pos, const double *list)
+{
+	attn_rope_rows(x.data, x.batch_stride, B, x.row_stride, L, 0, heads, x.head_stride, D, pos,
+		       list);
 }

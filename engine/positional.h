@@ -52,8 +52,9 @@ struct attn_positional {
 /* Position of index i: list[i] when list is given, else offset + i. */
 double attn_position(const struct attn_positional *pos, const double *list, size_t i);
 
-/* x [L, E] += pe at positions of pos (list may be NULL for offset + i). */
-void attn_sinusoidal_add(float *x /* [L, E] */, size_t L, size_t E,
+/* x [L, E] += pe of sequence indices first .. first + L - 1 (list may be
+ * NULL: positions offset + index). */
+void attn_sinusoidal_add(float *x /* [L, E] */, size_t L, size_t E, size_t first,
 			 const struct attn_positional *pos, const double *list);
 
 /*
@@ -62,6 +63,16 @@ void attn_sinusoidal_add(float *x /* [L, E] */, size_t L, size_t E,
  */
 void attn_rope_apply(struct attn_view x, size_t B, size_t heads, size_t L, size_t D,
 		     const struct attn_positional *pos, const double *list);
+
+/*
+ * The same on raw strides: rows l < L of x, at sequence indices first + l,
+ * each holding `heads` head vectors of D channels head_stride apart;
+ * B batch items batch_stride apart. x[b, l, h, :] is at
+ * x + b * batch_stride + l * row_stride + h * head_stride.
+ */
+void attn_rope_rows(float *x, size_t batch_stride, size_t B, size_t row_stride, size_t L,
+		    size_t first, size_t heads, size_t head_stride, size_t D,
+		    const struct attn_positional *pos, const double *list);
 
 /* Checks rotary dim against D and fills *R: ATTN_ERR_ROPE_DIM when odd or > D. */
 enum attn_status attn_rope_dim(const struct attn_positional *pos, size_t D, size_t *R,

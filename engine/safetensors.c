@@ -113,8 +113,8 @@ static enum attn_status st_syntax(struct st_parser *ps, const char *what)
 	size_t at = (size_t)(ps->p - ps->file);
 
 	if (ps->cur == NULL)
-		return attn_fail(ps->err, ATTN_ERR_FORMAT, "header",
-				 0, "safetensors header: %s at byte %zu", what, at);
+		return attn_fail(ps->err, ATTN_ERR_FORMAT, "header", 0,
+				 "safetensors header: %s at byte %zu", what, at);
 	return attn_fail(ps->err, ATTN_ERR_FORMAT, "header", 0,
 			 "safetensors header: %s at byte %zu (tensor '%s')", what, at,
 			 st_printable(name, ps->cur->name, ps->cur->name_len));
@@ -159,10 +159,11 @@ static int st_next_item(struct st_parser *ps, int close)
 /* Length of the valid UTF-8 sequence at p (RFC 3629, table 3-7), or 0. */
 static size_t st_utf8_len(const uint8_t *p, const uint8_t *end)
 {
-	size_t n = *p < 0x80 ? 1 : *p < 0xc2 ? 0 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : *p < 0xf5 ? 4 : 0;
+	/* sequence length from the lead byte; 0x80..0xc1 and 0xf5.. never lead */
+	size_t n = *p < 0x80 ? 1 : *p < 0xc2 ? 0 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
 	uint8_t lo = 0x80, hi = 0xbf; /* range of the second byte */
 
-	if (n == 0 || (size_t)(end - p) < n)
+	if (n == 0 || *p > 0xf4 || (size_t)(end - p) < n)
 		return 0;
 	if (*p == 0xe0)
 		lo = 0xa0; /* no overlong 3-byte forms */
@@ -313,7 +314,8 @@ static enum attn_status st_size(struct st_parser *ps, size_t *out)
 	while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
 		if (size_mul(&v, v, 10) != 0 || size_add(&v, v, (size_t)(*ps->p - '0')) != 0)
 			return attn_fail(ps->err, ATTN_ERR_OVERFLOW, "header", 0,
-					 "safetensors header: integer at byte %zu does not fit size_t",
+					 "safetensors header: integer at byte %zu does not fit "
+					 "size_t",
 					 (size_t)(ps->p - ps->file));
 		ps->p++;
 	}
@@ -419,7 +421,8 @@ static enum attn_status st_tensor_info(struct st_parser *ps, struct st_tensor *t
 			if (n == strlen(st_fields[f].key) && memcmp(key, st_fields[f].key, n) == 0)
 				break;
 		if (f == ST_NFIELDS)
-			return st_syntax(ps, "unknown key in tensor (want dtype, shape, data_offsets)");
+			return st_syntax(ps, "unknown key in tensor (want dtype, shape, "
+					     "data_offsets)");
 		if (seen & 1u << f)
 			return st_syntax(ps, "duplicate key in tensor");
 		seen |= 1u << f;
@@ -477,7 +480,8 @@ static enum attn_status st_check_entry(const struct st_tensor *t, size_t data_le
 				 t->begin, t->end);
 	if (t->end > data_len)
 		return attn_fail(err, ATTN_ERR_TRUNCATED, "data_offsets", 0,
-				 "tensor '%s': data ends at %zu, past the %zu data bytes in the file",
+				 "tensor '%s': data ends at %zu, past the %zu data bytes in the "
+				 "file",
 				 name, t->end, data_len);
 	if (t->kind == ST_UNKNOWN)
 		return ATTN_OK; /* element size unknown: skipped unless the model needs it */
@@ -820,8 +824,8 @@ static enum attn_status st_infer_config(struct st_plan *pl, size_t H, struct att
 	if (pl->cfg.E % H != 0)
 		return attn_fail(err, ATTN_ERR_HEADS, "num_heads", 0,
 				 "'%.*s%s' gives E = %zu, not divisible by num_heads %zu",
-				 pl->prefix_shown, pl->prefix, pl->scheme->slots[0].suffix, pl->cfg.E,
-				 H);
+				 pl->prefix_shown, pl->prefix, pl->scheme->slots[0].suffix,
+				 pl->cfg.E, H);
 	pl->D = pl->cfg.E / H;
 	pl->cfg.Hkv = H;
 	if (pl->scheme->kv_slot != 0) {
@@ -830,9 +834,10 @@ static enum attn_status st_infer_config(struct st_plan *pl, size_t H, struct att
 			return st;
 		if (kv_rows % pl->D != 0 || H % (kv_rows / pl->D) != 0)
 			return attn_fail(err, ATTN_ERR_KV_HEADS, key->suffix, 0,
-					 "'%.*s%s' has %zu rows: not a number of kv heads of D = %zu "
-					 "dividing num_heads %zu",
-					 pl->prefix_shown, pl->prefix, key->suffix, kv_rows, pl->D, H);
+					 "'%.*s%s' has %zu rows: not a number of kv heads of "
+					 "D = %zu dividing num_heads %zu",
+					 pl->prefix_shown, pl->prefix, key->suffix, kv_rows, pl->D,
+					 H);
 		pl->cfg.Hkv = kv_rows / pl->D;
 	}
 	for (size_t i = 0; i < pl->scheme->n; i++) {
@@ -888,7 +893,8 @@ static enum attn_status st_check_shapes(const struct st_plan *pl, struct attn_er
 					 pl->prefix_shown, pl->prefix, s->suffix, rows, pl->cfg.E,
 					 pl->cfg.Hkv);
 		return attn_fail(err, ATTN_ERR_SHAPE_MISMATCH, s->suffix, 0,
-				 "tensor '%.*s%s' should have shape [%zu, %zu] (E = %zu, Hkv = %zu)",
+				 "tensor '%.*s%s' should have shape [%zu, %zu] (E = %zu, "
+				 "Hkv = %zu)",
 				 pl->prefix_shown, pl->prefix, s->suffix, rows, cols, pl->cfg.E,
 				 pl->cfg.Hkv);
 	}

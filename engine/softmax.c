@@ -50,23 +50,6 @@ static void scale_scalar(float *x, size_t n, float a)
 		x[i] *= a;
 }
 
-void softmax_row_scalar(float *row, size_t n, size_t lo, size_t hi)
-{
-	float m;
-
-	if (lo >= hi) {
-		memset(row, 0, n * sizeof(float));
-		return;
-	}
-	zero_outside(row, n, lo, hi);
-	m = max_scalar(row + lo, hi - lo);
-	if (m == -INFINITY) {
-		memset(row, 0, n * sizeof(float));
-		return;
-	}
-	scale_scalar(row + lo, hi - lo, 1.0f / exp_sum_scalar(row + lo, hi - lo, m));
-}
-
 #ifdef HAVE_AVX2_KERNEL
 __attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x)
 {
@@ -154,21 +137,6 @@ __attribute__((target("avx2,fma"))) static void scale_avx2(float *x, size_t n, f
 		x[i] *= a;
 }
 
-__attribute__((target("avx2,fma"))) static void softmax_row_avx2(float *row, size_t n,
-								  size_t lo, size_t hi)
-{
-	float m, sum;
-
-	zero_outside(row, n, lo, hi);
-	m = max_avx2(row + lo, hi - lo);
-	if (m == -INFINITY) {
-		memset(row, 0, n * sizeof(float));
-		return;
-	}
-	sum = exp_sum_avx2(row + lo, hi - lo, m);
-	scale_avx2(row + lo, hi - lo, 1.0f / sum);
-}
-
 __attribute__((target("avx2,fma"))) static void vexp_avx2(float *y, const float *x, size_t n)
 {
 	size_t i = 0;
@@ -185,15 +153,93 @@ static int have_avx2(void)
 }
 #endif
 
-void softmax_row(float *row, size_t n, size_t lo, size_t hi)
+/* The row kernels, vector or scalar as simd says. */
+static float row_max(const float *x, size_t n, int simd)
 {
 #ifdef HAVE_AVX2_KERNEL
-	if (lo < hi && have_avx2()) {
-		softmax_row_avx2(row, n, lo, hi);
+	if (simd)
+		return max_avx2(x, n);
+#endif
+	(void)simd;
+	return max_scalar(x, n);
+}
+
+static float row_exp_sum(float *x, size_t n, float m, int simd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (simd)
+		return exp_sum_avx2(x, n, m);
+#endif
+	return exp_sum_scalar(x, n, m);
+}
+
+static void row_scale(float *x, size_t n, float a, int simd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (simd) {
+		scale_avx2(x, n, a);
 		return;
 	}
 #endif
-	softmax_row_scalar(row, n, lo, hi);
+	scale_scalar(x, n, a);
+}
+
+static int simd_available(void)
+{
+#ifdef HAVE_AVX2_KERNEL
+	return have_avx2();
+#else
+	return 0;
+#endif
+}
+
+static void softmax_row_with(float *row, size_t n, size_t lo, size_t hi, int simd)
+{
+	float m;
+
+	if (lo >= hi) {
+		memset(row, 0, n * sizeof(float));
+		return;
+	}
+	zero_outside(row, n, lo, hi);
+	m = row_max(row + lo, hi - lo, simd);
+	if (m == -INFINITY) {
+		memset(row, 0, n * sizeof(float));
+		return;
+	}
+	row_scale(row + lo, hi - lo, 1.0f / row_exp_sum(row + lo, hi - lo, m, simd), simd);
+}
+
+void softmax_row(float *row, size_t n, size_t lo, size_t hi)
+{
+	softmax_row_with(row, n, lo, hi, simd_available());
+}
+
+void softmax_row_scalar(float *row, size_t n, size_t lo, size_t hi)
+{
+	softmax_row_with(row, n, lo, hi, 0);
+}
+
+float softmax_online(float *s, size_t n, size_t lo, size_t hi, float *m, float *l)
+{
+	int simd = simd_available();
+	float block_max, m_new, alpha;
+
+	if (lo >= hi) {
+		memset(s, 0, n * sizeof(float));
+		return 1.0f;
+	}
+	zero_outside(s, n, lo, hi);
+	block_max = row_max(s + lo, hi - lo, simd);
+	if (block_max == -INFINITY) {
+		memset(s, 0, n * sizeof(float));
+		return 1.0f;
+	}
+	m_new = block_max > *m ? block_max : *m;
+	alpha = *m == -INFINITY ? 0.0f : expf(*m - m_new);
+	*l = *l * alpha + row_exp_sum(s + lo, hi - lo, m_new, simd);
+	*m = m_new;
+	return alpha;
 }
 
 void softmax_vexp(float *y, const float *x, size_t n)

@@ -14,6 +14,16 @@
 void softmax_row(float *row /* [n] */, size_t n, size_t lo, size_t hi);
 void softmax_row_scalar(float *row /* [n] */, size_t n, size_t lo, size_t hi);
 
+/*
+ * One key block of an online (streaming) softmax (Milakov & Gimelshein 2018):
+ * with the row's running max *m and sum *l over earlier blocks, turns
+ * s[lo, hi) into exp(s - m_new) (zero elsewhere), updates *m and *l, and
+ * returns alpha = exp(m_old - m_new), the factor the caller applies to its
+ * running output. A block with no visible key leaves *m, *l alone and
+ * returns 1. Start a row with *m = -INFINITY, *l = 0.
+ */
+float softmax_online(float *s /* [n] */, size_t n, size_t lo, size_t hi, float *m, float *l);
+
 /* y[i] = exp(x[i]) for x <= 88 (the vector kernel; scalar fallback). */
 void softmax_vexp(float *y, const float *x, size_t n);
 

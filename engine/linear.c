@@ -1,0 +1,51 @@
+/* linear.c: row-split projections (see linear.h). */
+#include "linear.h"
+
+#include <cblas.h>
+#include <string.h>
+
+#include "team.h"
+
+void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+		 const float *W, const float *bias, size_t width, size_t E)
+{
+	float beta = 0.0f;
+
+	if (n == 0)
+		return;
+	if (bias) {
+		for (size_t r = 0; r < n; r++)
+			memcpy(out + r * ld_out, bias, width * sizeof(float));
+		beta = 1.0f;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)width, (int)E, 1.0f, x,
+		    (int)ld_x, W, (int)E, beta, out, (int)ld_out);
+}
+
+struct linear_job {
+	float *out;
+	size_t ld_out;
+	const float *x;
+	size_t ld_x, n;
+	const float *W, *bias;
+	size_t width, E;
+};
+
+static void linear_member(void *arg, size_t t, size_t T, struct team *team)
+{
+	const struct linear_job *j = arg;
+	size_t r0, r1;
+
+	(void)team;
+	team_share(j->n, t, T, &r0, &r1);
+	linear_rows(j->out + r0 * j->ld_out, j->ld_out, j->x + r0 * j->ld_x, j->ld_x, r1 - r0,
+		    j->W, j->bias, j->width, j->E);
+}
+
+void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+		    const float *W, const float *bias, size_t width, size_t E, size_t threads)
+{
+	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E };
+
+	team_run(threads, linear_member, &job);
+}

@@ -1,0 +1,24 @@
+/*
+ * mha_stream.h: the layer's key-streaming path, taken when neither weights
+ * nor scores are asked for (see mha_stream.c). Internal to the engine; the
+ * request is validated by mha.c before it gets here.
+ */
+#ifndef ATTN_MHA_STREAM_H
+#define ATTN_MHA_STREAM_H
+
+#include "attention.h"
+#include "mha.h"
+
+/* Workspace floats the path needs. */
+enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats,
+				      struct attn_error *err);
+
+/*
+ * Runs the layer. core carries the mask, scale and softcap (its views are not
+ * used); ws holds mha_stream_workspace floats. req->out is written, and used
+ * as scratch for Q before that.
+ */
+enum attn_status mha_stream_forward(const struct attn_mha *req, const struct attn_sdpa *core,
+				    float *ws);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * team.h: a fork-join team of threads with a barrier, for one engine call.
+ *
+ * team_run calls fn(arg, t, T, team) on T threads (t = 0 is the caller's own
+ * thread) and returns when all have returned. If fewer threads can be created
+ * than asked for, T is whatever could be had (at least 1): callers split work
+ * by t and T, so the result does not depend on T. Nothing outlives the call.
+ */
+#ifndef ATTN_TEAM_H
+#define ATTN_TEAM_H
+
+#include <stddef.h>
+
+struct team;
+
+typedef void (*team_fn)(void *arg, size_t t, size_t T, struct team *team);
+
+/* Runs fn on up to `threads` threads (0 counts as 1, at most TEAM_MAX). */
+void team_run(size_t threads, team_fn fn, void *arg);
+
+/* Blocks until all T threads of the team have reached it. */
+void team_barrier(struct team *team);
+
+/* Rows [*r0, *r1) of n that thread t of T takes (contiguous, balanced). */
+void team_share(size_t n, size_t t, size_t T, size_t *r0, size_t *r1);
+
+enum { TEAM_MAX = 64 };
+
+#endif
