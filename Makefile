@@ -92,6 +92,7 @@ bench: $(BUILD)/bench/bench_engine
 
 fixtures:
 	$(PYTHON) tests/fixtures/make_fixtures.py tests/fixtures
+	$(PYTHON) tests/fixtures/make_safetensors.py tests/fixtures/safetensors
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
