@@ -142,8 +142,8 @@ struct attn_sdpa {
 };
 
 /*
- * Validates the request and stores in *bytes the workspace attn_sdpa_forward
- * needs. Memory is O(threads * block * Lk): no [H, Lq, Lk] block is held
+ * Validates the request's shape and options (the views' data may still be
+ * NULL) and stores in *bytes the workspace attn_sdpa_forward needs. Memory is O(threads * block * Lk): no [H, Lq, Lk] block is held
  * unless the caller asked for per-head weights or scores, which it owns.
  */
 enum attn_status attn_sdpa_workspace(const struct attn_sdpa *req, size_t *bytes,

@@ -52,8 +52,8 @@ static int reserve(size_t *total, size_t *off, size_t a, size_t b)
 
 /*
  * The core's views of q, k, v and ctx: [B, L, heads, D] inside row widths
- * qw / kw. Sizing needs only the strides, so the data pointers are set to the
- * (valid, unread) query until layout_views points them into the workspace.
+ * qw / kw. Sizing needs only the strides; layout_views points the data into
+ * the workspace.
  */
 static void layout_strides(struct mha_layout *lay, const struct attn_mha *req)
 {
@@ -61,10 +61,10 @@ static void layout_strides(struct mha_layout *lay, const struct attn_mha *req)
 	size_t kw = lay->self ? lay->qkv_w : lay->shared_kv ? 2 * kv_width(m) : kv_width(m);
 	size_t qw = lay->self ? lay->qkv_w : q_width(m);
 
-	lay->core.q = (struct attn_cview){ req->query, req->Lq * qw, m->D, qw };
-	lay->core.k = (struct attn_cview){ req->query, req->Lk * kw, m->D, kw };
-	lay->core.v = (struct attn_cview){ req->query, req->Lk * kw, m->D, kw };
-	lay->core.out = (struct attn_view){ req->out, req->Lq * q_width(m), m->D, q_width(m) };
+	lay->core.q = (struct attn_cview){ NULL, req->Lq * qw, m->D, qw };
+	lay->core.k = (struct attn_cview){ NULL, req->Lk * kw, m->D, kw };
+	lay->core.v = (struct attn_cview){ NULL, req->Lk * kw, m->D, kw };
+	lay->core.out = (struct attn_view){ NULL, req->Lq * q_width(m), m->D, q_width(m) };
 }
 
 static void layout_views(struct mha_layout *lay, const struct attn_mha *req, float *base)

@@ -43,8 +43,9 @@ struct attn_mha {
 	size_t threads; /* as struct attn_sdpa */
 };
 
-/* Validates the request (inputs included: non-finite values are rejected) and
- * stores the workspace size attn_mha_forward needs in *bytes. */
+/* Validates the request's dimensions and options (not the input values, and
+ * out may still be NULL) and stores the workspace size attn_mha_forward needs
+ * in *bytes. The forward pass also rejects non-finite inputs. */
 enum attn_status attn_mha_workspace(const struct attn_mha *req, size_t *bytes,
 				    struct attn_error *err);
 

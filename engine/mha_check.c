@@ -57,9 +57,8 @@ enum attn_status mha_check_request(const struct attn_mha *req, struct attn_error
 {
 	size_t n;
 
-	if (req == NULL || req->model == NULL || req->query == NULL || req->out == NULL)
-		return attn_fail(err, ATTN_ERR_ARGUMENT, "query", 0,
-				 "model, query and out are required");
+	if (req == NULL || req->model == NULL || req->query == NULL)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "query", 0, "model and query are required");
 	if (req->B == 0)
 		return attn_fail(err, ATTN_ERR_DIMENSION, "batch", 0, "batch must be positive");
 	if (req->Lq == 0 || req->Lk == 0)
@@ -75,9 +74,9 @@ enum attn_status mha_check_request(const struct attn_mha *req, struct attn_error
 				 "B = %zu, L = %zu is too large", req->B,
 				 req->Lq > req->Lk ? req->Lq : req->Lk);
 	n = req->B * req->Lq * req->model->E;
-	if (overlaps(req->out, n, req->query, n) ||
+	if (req->out != NULL && (overlaps(req->out, n, req->query, n) ||
 	    overlaps(req->out, n, req->key, req->B * req->Lk * req->model->E) ||
-	    overlaps(req->out, n, req->value, req->B * req->Lk * req->model->E))
+	    overlaps(req->out, n, req->value, req->B * req->Lk * req->model->E)))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "out", 0,
 				 "out must not overlap the query, key or value");
 	return check_positional(req, err);
@@ -88,6 +87,8 @@ enum attn_status mha_check_values(const struct attn_mha *req, struct attn_error 
 	size_t E = req->model->E;
 	enum attn_status st;
 
+	if (req->out == NULL)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "out", 0, "out is required");
 	st = attn_check_finite(req->query, req->B * req->Lq * E, "query", err);
 	if (st == ATTN_OK && req->key)
 		st = attn_check_finite(req->key, req->B * req->Lk * E, "key", err);

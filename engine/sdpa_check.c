@@ -55,9 +55,6 @@ static enum attn_status check_outputs(const struct attn_sdpa *req, struct attn_e
 {
 	size_t n;
 
-	if (req->q.data == NULL || req->k.data == NULL || req->v.data == NULL ||
-	    req->out.data == NULL)
-		return attn_fail(err, ATTN_ERR_ARGUMENT, "q", 0, "q, k, v and out are required");
 	if ((unsigned)req->weights_mode > ATTN_WEIGHTS_MEAN ||
 	    (unsigned)req->scores_view > ATTN_SCORES_SOFTMAX)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights", 0,
@@ -117,6 +114,9 @@ enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_erro
 {
 	enum attn_status st;
 
+	if (req->q.data == NULL || req->k.data == NULL || req->v.data == NULL ||
+	    req->out.data == NULL)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "q", 0, "q, k, v and out are required");
 	st = check_view(req->q, req->B, req->H, req->Lq, req->D, "q", err);
 	if (st == ATTN_OK)
 		st = check_view(req->k, req->B, req->Hkv, req->Lk, req->D, "k", err);

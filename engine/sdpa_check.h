@@ -7,10 +7,12 @@
 
 #include "attention.h"
 
-/* Dimensions, pointers, BLAS int limits, output sizes and the mask. */
+/* Dimensions, BLAS int limits, output modes and the mask (not the data
+ * pointers of q, k, v, out: sizing may leave them NULL). */
 enum attn_status sdpa_check_request(const struct attn_sdpa *req, struct attn_error *err);
 
-/* Every element of q, k and v is finite (index = flat [B, heads, L, dim]). */
+/* q, k, v, out are given and every element of q, k, v is finite
+ * (index = flat [B, heads, L, dim]). */
 enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_error *err);
 
 /* The scale in use: req->scale, or 1 / sqrt(D) when it is 0. */
