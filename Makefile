@@ -31,12 +31,21 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsu
 LDLIBS  := $(BLAS_LIBS) -lm -pthread
 
 # Debian 12 packages the build, tests and tools need.
+# (python3-torch only for `make fixtures` and the PyTorch column of `make bench`.)
 DEB_PACKAGES := build-essential pkg-config libopenblas-dev check libjansson-dev \
-                libmicrohttpd-dev
+                libmicrohttpd-dev python3 python3-yaml
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 ENGINE_LIB := $(BUILD)/libattn_engine.a
+
+API_SRC    := $(wildcard api/*.c)
+API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o
+API_LIB    := $(BUILD)/libattn_api.a
+
+SERVER_SRC := $(wildcard server/*.c)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+ATTND      := $(BUILD)/attnd
 
 TEST_SRC   := $(wildcard tests/check_*.c)
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -48,7 +57,9 @@ BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all test bench deps fixtures check-deps clean run format
 
-all: $(ENGINE_LIB) $(TEST_BIN) $(BENCH_BIN)
+PORT ?= 8080
+
+all: $(ENGINE_LIB) $(API_LIB) $(ATTND) $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -58,24 +69,48 @@ $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+# api/ sees the engine's headers; server/ sees api's and the engine's.
+$(BUILD)/api/%.o: api/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iengine -c $< -o $@
+
+# The OpenAPI document is written in YAML and served as JSON, embedded.
+$(BUILD)/gen/openapi_json.c: api/openapi.yaml tools/embed_openapi.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/embed_openapi.py $< $@
+
+$(BUILD)/gen/openapi_json.o: $(BUILD)/gen/openapi_json.c
+	$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
+
+$(API_LIB): $(API_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BUILD)/server/%.o: server/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iapi -Iengine -c $< -o $@
+
+$(ATTND): $(SERVER_OBJ) $(API_LIB) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
+
 # Test binaries link Check and jansson (to read fixtures); the engine does not.
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Iengine -Itests -c $< -o $@
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Iengine -Iapi -Itests -c $< -o $@
 
-$(BUILD)/tests/check_%: $(BUILD)/tests/check_%.o $(TEST_UTIL_OBJ) $(ENGINE_LIB)
+$(BUILD)/tests/check_%: $(BUILD)/tests/check_%.o $(TEST_UTIL_OBJ) $(API_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(LDLIBS)
 
 $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iengine -c $< -o $@
+	$(CC) $(CFLAGS) -Iengine -Iapi -c $< -o $@
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ -ljansson $(LDLIBS)
 
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
 # not the end of the run. The closing line sums every suite.
-test: $(TEST_BIN)
+test: $(TEST_BIN) $(ATTND)
 	@pass=0; fail=0; \
 	for t in $(TEST_BIN); do \
 		echo "== $$t"; \
@@ -89,6 +124,11 @@ bench: $(BUILD)/bench/bench_engine
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		$(PYTHON) bench/torch_mha.py; \
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
+
+# The quickstart: install what is missing, build, serve the built-in models.
+run: deps
+	$(MAKE) all
+	$(ATTND) --port $(PORT)
 
 fixtures:
 	$(PYTHON) tests/fixtures/make_fixtures.py tests/fixtures
@@ -109,6 +149,7 @@ deps:
 check-deps:
 	@! grep -nE '#include *<(microhttpd|jansson)\.h>|\b(getenv|exit|printf|fprintf|puts|fopen) *\(' engine/*.[ch]
 	@! grep -n '#include *<microhttpd.h>' api/*.[ch] 2>/dev/null
+	@! grep -n '#include *<jansson.h>' server/*.[ch] 2>/dev/null
 	@echo "check-deps: layering ok"
 
 format:

@@ -59,10 +59,6 @@ static enum attn_status check_outputs(const struct attn_sdpa *req, struct attn_e
 	    (unsigned)req->scores_view > ATTN_SCORES_SOFTMAX)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights", 0,
 				 "unknown weights mode or scores view");
-	if ((req->weights_mode != ATTN_WEIGHTS_NONE && req->weights == NULL) ||
-	    (req->scores_view != ATTN_SCORES_NONE && req->scores == NULL))
-		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights", 0,
-				 "weights or scores asked for without a buffer");
 	if (size_mul4(&n, req->B, req->H, req->Lq, req->Lk) != 0 ||
 	    size_mul(&n, n, sizeof(float)) != 0)
 		return attn_fail(err, ATTN_ERR_OVERFLOW, "weights", 0,
@@ -117,6 +113,10 @@ enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_erro
 	if (req->q.data == NULL || req->k.data == NULL || req->v.data == NULL ||
 	    req->out.data == NULL)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "q", 0, "q, k, v and out are required");
+	if ((req->weights_mode != ATTN_WEIGHTS_NONE && req->weights == NULL) ||
+	    (req->scores_view != ATTN_SCORES_NONE && req->scores == NULL))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights", 0,
+				 "weights or scores asked for without a buffer");
 	st = check_view(req->q, req->B, req->H, req->Lq, req->D, "q", err);
 	if (st == ATTN_OK)
 		st = check_view(req->k, req->B, req->Hkv, req->Lk, req->D, "k", err);

@@ -1,0 +1,414 @@
+/*
+ * fmt.c: float32 to decimal text (see fmt.h).
+ *
+ * fmt_float_shortest uses Schubfach, after Raffaello Giulietti, "The Schubfach
+ * way to render doubles" (2020, revised 2022), specialised to binary32 as in
+ * his FloatToDecimal (OpenJDK 19+). Written here from the paper, with one
+ * deliberate difference: Java prints at least two digits (Float.MIN_VALUE is
+ * "1.4E-45") by scaling tiny subnormals by 10 and skipping the shorter
+ * candidate when s < 100; we want the truly shortest ("1e-45", "1e-44"), so
+ * tiny subnormals go through unscaled and the shorter candidate is always
+ * tried (for normal numbers s >= 2^23 and the two agree).
+ *
+ * Layout, decided here (as JavaScript's Number::toString): with the decimal
+ * d1.d2...dn x 10^E (n <= 9 significant digits, no trailing zeros),
+ *   -6 <= E < 21   plain:    123.5   0.001   0.000001   100000000000000000000
+ *   otherwise      exponent: 1e21    1.5e-7  3.4028235e38  1e-45
+ * the exponent with no '+' and no leading zeros. Zero is "0", negative zero
+ * "-0". NaN and infinities, which callers must not pass, come out as "null".
+ * Every output is a JSON number; note that plain integers of 19 or more digits
+ * (|x| >= 1e18) exceed int64, and parsers that read integers as int64 (jansson
+ * without JSON_DECODE_INT_AS_REAL) reject them.
+ *
+ * fmt_float_digits asks the C library for the correctly rounded digits
+ * (snprintf "%.*e" of the exactly converted double: glibc rounds exactly,
+ * ties to even) and lays them out as above; it is off the hot path. The
+ * decimal point snprintf writes is skipped, so the locale does not matter.
+ */
+#include "fmt.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* binary32: precision P = 24 bits, c = significand, x = c 2^q. */
+#define FLT_P 24
+#define FLT_Q_MIN (-149)
+#define FLT_C_MIN (UINT32_C(1) << (FLT_P - 1))
+#define MASK32 UINT64_C(0xffffffff)
+
+/* A positive decimal f 10^e. */
+struct dec {
+	uint32_t f;
+	int e;
+};
+
+/*
+ * G[k - G_K_MIN] = floor(g / 2^63) + 1, where 10^-k = beta 2^r with
+ * 2^125 <= beta < 2^126 and g = floor(beta) + 1 (the paper's appendix; Java's
+ * float code uses the same g1(k) + 1). k runs over every value to_decimal
+ * needs for binary32: flog10pow2(q) and flog10_3q_pow2(q), q in [-149, 104].
+ * Generated with exact rational arithmetic by this Python:
+ *   from fractions import Fraction as F
+ *   import math
+ *   for k in range(-45, 32):
+ *       v = F(10) ** -k
+ *       r = math.floor(math.log2(v)) - 125       # then fix r so that
+ *       while v / F(2)**r >= 2**126: r += 1       #   2^125 <= beta < 2^126
+ *       while v / F(2)**r < 2**125: r -= 1
+ *       print(hex(((math.floor(v / F(2)**r) + 1) >> 63) + 1))
+ * check_api_util's exhaustive ranges and random round trips check the result.
+ */
+#define G_K_MIN (-45)
+#define G_K_MAX 31
+static const uint64_t G[G_K_MAX - G_K_MIN + 1] = {
+	0x59aedfc10d7279c6ULL, 0x47bf19673df52e38ULL, /* k = -45 */
+	0x72cb5bd86321e38dULL, 0x5bd5e313828182d7ULL, /* k = -43 */
+	0x4977e8dc68679be0ULL, 0x758ca7c70d7292ffULL, /* k = -41 */
+	0x5e0a1fd271287599ULL, 0x4b3b4ca85a86c47bULL, /* k = -39 */
+	0x785ee10d5da46d91ULL, 0x604be73de4838adaULL, /* k = -37 */
+	0x4d0985cb1d3608afULL, 0x7b426fab61f00de4ULL, /* k = -35 */
+	0x629b8c891b267183ULL, 0x4ee2d6d415b85acfULL, /* k = -33 */
+	0x7e37be2022c0914cULL, 0x64f964e68233a770ULL, /* k = -31 */
+	0x50c783eb9b5c85f3ULL, 0x409f9cbc7c4a04c3ULL, /* k = -29 */
+	0x6765c793fa10079eULL, 0x52b7d2dcc80cd2e5ULL, /* k = -27 */
+	0x422ca8b0a00a4251ULL, 0x69e10de76676d081ULL, /* k = -25 */
+	0x54b40b1f852bda01ULL, 0x43c33c1937564801ULL, /* k = -23 */
+	0x6c6b935b8bbd4001ULL, 0x56bc75e2d6310001ULL, /* k = -21 */
+	0x4563918244f40001ULL, 0x6f05b59d3b200001ULL, /* k = -19 */
+	0x58d15e1762800001ULL, 0x470de4df82000001ULL, /* k = -17 */
+	0x71afd498d0000001ULL, 0x5af3107a40000001ULL, /* k = -15 */
+	0x48c2739500000001ULL, 0x746a528800000001ULL, /* k = -13 */
+	0x5d21dba000000001ULL, 0x4a817c8000000001ULL, /* k = -11 */
+	0x7735940000000001ULL, 0x5f5e100000000001ULL, /* k = -9 */
+	0x4c4b400000000001ULL, 0x7a12000000000001ULL, /* k = -7 */
+	0x61a8000000000001ULL, 0x4e20000000000001ULL, /* k = -5 */
+	0x7d00000000000001ULL, 0x6400000000000001ULL, /* k = -3 */
+	0x5000000000000001ULL, 0x4000000000000001ULL, /* k = -1 */
+	0x6666666666666667ULL, 0x51eb851eb851eb86ULL, /* k = 1 */
+	0x4189374bc6a7ef9eULL, 0x68db8bac710cb296ULL, /* k = 3 */
+	0x53e2d6238da3c212ULL, 0x431bde82d7b634dbULL, /* k = 5 */
+	0x6b5fca6af2bd215fULL, 0x55e63b88c230e77fULL, /* k = 7 */
+	0x44b82fa09b5a52ccULL, 0x6df37f675ef6eae0ULL, /* k = 9 */
+	0x57f5ff85e5925580ULL, 0x465e6604b7a84466ULL, /* k = 11 */
+	0x709709a125da070aULL, 0x5a126e1a84ae6c08ULL, /* k = 13 */
+	0x480ebe7b9d58566dULL, 0x734aca5f6226f0aeULL, /* k = 15 */
+	0x5c3bd5191b525a25ULL, 0x49c97747490eae84ULL, /* k = 17 */
+	0x760f253edb4ab0d3ULL, 0x5e72843249088d76ULL, /* k = 19 */
+	0x4b8ed0283a6d3df8ULL, 0x78e480405d7b9659ULL, /* k = 21 */
+	0x60b6cd004ac94514ULL, 0x4d5f0a66a23a9daaULL, /* k = 23 */
+	0x7bcb43d769f762a9ULL, 0x63090312bb2c4eeeULL, /* k = 25 */
+	0x4f3a68dbc8f03f25ULL, 0x7ec3daf941806507ULL, /* k = 27 */
+	0x65697bfa9acd1da0ULL, 0x51212ffbaf0a7e19ULL, /* k = 29 */
+	0x40e7599625a1fe7bULL,                        /* k = 31 */
+};
+
+/* "00" "01" ... "99": two digits per lookup. */
+static const char DIGITS2[200] = "0001020304050607080910111213141516171819"
+				 "2021222324252627282930313233343536373839"
+				 "4041424344454647484950515253545556575859"
+				 "6061626364656667686970717273747576777879"
+				 "8081828384858687888990919293949596979899";
+
+/* The paper's fixed-point floor-logs (exact over |e| < 10^6, far more than
+ * the |e| <= 150 used here):
+ * floor(log10(2^e)), floor(log10(3/4 2^e)), floor(log2(10^e)).
+ * Right shifts of negative values are arithmetic on every compiler we use. */
+static int flog10pow2(int e)
+{
+	return (int)((int64_t)e * 661971961083LL >> 41);
+}
+
+static int flog10_3q_pow2(int e)
+{
+	return (int)(((int64_t)e * 661971961083LL - 274743187321LL) >> 41);
+}
+
+static int flog2pow10(int e)
+{
+	return (int)((int64_t)e * 913124641741LL >> 38);
+}
+
+/* The paper's r_o': cp g 2^-95 rounded to odd, as an integer (figure 11). */
+static uint64_t rop(uint64_t g, uint64_t cp)
+{
+	__extension__ typedef unsigned __int128 u128;
+	uint64_t x1 = (uint64_t)(((u128)g * cp) >> 64);
+	uint64_t vbp = x1 >> 31;
+
+	return vbp | (((x1 & MASK32) + MASK32) >> 32);
+}
+
+/*
+ * The shortest decimal in the rounding interval R of c 2^q (c > 0), and the
+ * closest to it among the shortest (ties to an even last digit). Figure 7 of
+ * the paper, in the variables of its section 9: everything is scaled by 4 so
+ * that the interval bounds vbl, vbr and v itself (vb) are integers.
+ */
+static struct dec to_decimal(int q, uint32_t c)
+{
+	uint64_t out = c & 1; /* R is closed when c is even (ties to even) */
+	uint64_t cb = (uint64_t)c << 2;
+	uint64_t cbr = cb + 2;
+	uint64_t cbl;
+	int k;
+
+	/* pass 1: k = floor(log10(width of R)); at c = C_MIN the gap below is half */
+	if (c != FLT_C_MIN || q == FLT_Q_MIN) {
+		cbl = cb - 2;
+		k = flog10pow2(q);
+	} else {
+		cbl = cb - 1;
+		k = flog10_3q_pow2(q);
+	}
+
+	/* pass 2: v, its bounds, all times 10^-k, times 4, rounded to odd */
+	int h = q + flog2pow10(-k) + 33;
+	uint64_t g = G[k - G_K_MIN];
+	uint64_t vb = rop(g, cb << h);
+	uint64_t vbl = rop(g, cbl << h);
+	uint64_t vbr = rop(g, cbr << h);
+
+	/* pass 3: R holds at most one multiple of 10^(k+1); if so it is shortest */
+	uint64_t s = vb >> 2;
+	uint64_t sp10 = s / 10 * 10;
+	uint64_t tp10 = sp10 + 10;
+	int upin = vbl + out <= sp10 << 2;
+	int wpin = (tp10 << 2) + out <= vbr;
+
+	/* pass 4: else u = s 10^k or w = t 10^k, whichever is in R, or the closer
+	 * (ties to even). Computed unconditionally: selects, not branches, as
+	 * which case applies is random. */
+	uint64_t t = s + 1;
+	int uin = vbl + out <= s << 2;
+	int win = (t << 2) + out <= vbr;
+	int64_t cmp = (int64_t)vb - (int64_t)((s + t) << 1);
+	uint64_t closer = cmp < 0 || (cmp == 0 && (s & 1) == 0) ? s : t;
+	uint64_t one_in = uin ? s : t;
+	uint64_t full = uin != win ? one_in : closer;
+	uint64_t shorter = upin ? sp10 : tp10;
+
+	return (struct dec){(uint32_t)(upin != wpin ? shorter : full), k};
+}
+
+/* Decodes a finite nonzero |x| (its bits without the sign) and runs
+ * to_decimal, with the paper's fast path for integers below 2^24 (sec. 8.3). */
+static struct dec float_to_decimal(uint32_t bits)
+{
+	uint32_t bq = bits >> (FLT_P - 1);
+	uint32_t t = bits & (FLT_C_MIN - 1);
+
+	if (bq == 0) /* subnormal: c = t, q = Q_MIN */
+		return to_decimal(FLT_Q_MIN, t);
+
+	int mq = FLT_P + 126 - (int)bq; /* -q */
+	uint32_t c = FLT_C_MIN | t;
+
+	if (mq > 0 && mq < FLT_P) {
+		uint32_t f = c >> mq;
+		if (f << mq == c)
+			return (struct dec){f, 0};
+	}
+	return to_decimal(-mq, c);
+}
+
+/* 10^i, i = 0..9 */
+static const uint32_t POW10[10] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+};
+
+/* The number of decimal digits of f > 0: floor(log10(2^bits)) from the bit
+ * length (1233 / 4096 ~ log10 2), then one more if f reaches the next power. */
+static int decimal_len(uint32_t f)
+{
+	uint32_t t = ((uint32_t)(32 - __builtin_clz(f)) * 1233) >> 12;
+
+	return (int)(t + (f >= POW10[t]));
+}
+
+/*
+ * Digits travel as words of 8 characters in memory order, built and shifted
+ * in registers and stored whole: storing pieces to a scratch array and
+ * loading them back would stall store forwarding, and exact-length copies
+ * would be calls.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define WORD_BIG_ENDIAN 1
+#else
+#define WORD_BIG_ENDIAN 0
+#endif
+#define ZEROS8 UINT64_C(0x3030303030303030) /* "00000000" */
+
+/* The two ASCII digits of v < 100, in memory order. */
+static uint64_t pair(uint32_t v)
+{
+	uint16_t p;
+
+	memcpy(&p, DIGITS2 + 2 * v, 2);
+	return p;
+}
+
+/* The 8 ASCII digits of v < 10^8, zero-padded, as one word; the two halves
+ * are independent, so their divisions overlap. */
+static uint64_t digits8(uint32_t v)
+{
+	uint32_t a = v / 10000;
+	uint32_t b = v - a * 10000;
+	uint64_t p0 = pair(a / 100);
+	uint64_t p1 = pair(a % 100);
+	uint64_t p2 = pair(b / 100);
+	uint64_t p3 = pair(b % 100);
+
+	if (WORD_BIG_ENDIAN)
+		return p0 << 48 | p1 << 32 | p2 << 16 | p3;
+	return p0 | p1 << 16 | p2 << 32 | p3 << 48;
+}
+
+/* The number of '0's ending the 8 characters of w (w != ZEROS8): '0' bytes
+ * xor to zero, and the last character is the most significant byte on a
+ * little-endian machine. One instruction where a loop would mispredict. */
+static int trailing_zeros8(uint64_t w)
+{
+	w ^= ZEROS8;
+	if (WORD_BIG_ENDIAN)
+		return __builtin_ctzll(w) / 8;
+	return __builtin_clzll(w) / 8;
+}
+
+/* w without its first i characters (0 <= i < 8). */
+static uint64_t skip_chars(uint64_t w, int i)
+{
+	if (WORD_BIG_ENDIAN)
+		return w << (8 * i);
+	return w >> (8 * i);
+}
+
+static void store8(char *p, uint64_t w)
+{
+	memcpy(p, &w, sizeof w);
+}
+
+/* Writes "e" and the exponent e (|e| < 100). */
+static char *write_exponent(char *p, int e)
+{
+	*p++ = 'e';
+	if (e < 0) {
+		*p++ = '-';
+		e = -e;
+	}
+	if (e >= 10) {
+		memcpy(p, DIGITS2 + e * 2, 2);
+		return p + 2;
+	}
+	*p++ = (char)('0' + e);
+	return p;
+}
+
+/*
+ * Writes f 10^k (0 < f < 10^9, trailing zeros allowed) after a '-' when neg,
+ * laid out as in the comment at the top; returns the length, at most
+ * 1 + 21 = 22 (a plain integer below 1e21). Words are stored whole, so bytes
+ * of out past the returned length, never past out[FMT_FLOAT_MAX - 1], may be
+ * overwritten; each case notes its bound.
+ */
+static size_t write_decimal(char *out, uint32_t neg, uint32_t f, int k)
+{
+	/* pass 1: nine digits h.w1..w8 10^e, and how many of them count (n) */
+	int len = decimal_len(f);
+	uint32_t f9 = f * POW10[9 - len];
+	uint32_t h = f9 / 100000000;
+	uint64_t w = digits8(f9 - h * 100000000);
+	int n = w == ZEROS8 ? 1 : 9 - trailing_zeros8(w);
+	int e = k + len - 1;
+	char *p = out + neg;
+
+	/* pass 2: the layout */
+	out[0] = '-';
+	if (e < -6 || e >= 21) { /* 1.5e-7: out[0..11), then the exponent */
+		p[0] = (char)('0' + h);
+		p[1] = '.';
+		store8(p + 2, w);
+		p += n > 1 ? n + 1 : 1;
+		return (size_t)(write_exponent(p, e) - out);
+	}
+	if (e < 0) { /* 0.00015: p <= out + 8 after the zeros, out[0..17) */
+		memcpy(p, "0.000000", 8);
+		p += 1 - e;
+		p[0] = (char)('0' + h);
+		store8(p + 1, w);
+		return (size_t)(p + n - out);
+	}
+	if (e + 1 >= n) { /* 1500: out[0..22) */
+		p[0] = (char)('0' + h);
+		store8(p + 1, w);
+		if (e > 8)
+			memset(p + 9, '0', (size_t)e - 8);
+		return (size_t)(p + e + 1 - out);
+	}
+	/* 1.5: e <= 7; all 8, then those after the point moved right, out[0..18) */
+	p[0] = (char)('0' + h);
+	store8(p + 1, w);
+	store8(p + e + 2, skip_chars(w, e));
+	p[e + 1] = '.';
+	return (size_t)(p + n + 1 - out);
+}
+
+/* Zero, NaN or an infinity (|x|'s bits abs): "0", "-0", or "null". */
+static size_t write_special(char *out, uint32_t neg, uint32_t abs)
+{
+	if (abs != 0) {
+		memcpy(out, "null", 4);
+		return 4;
+	}
+	out[0] = '-';
+	out[neg] = '0';
+	return 1 + neg;
+}
+
+size_t fmt_float_shortest(char *out, float x)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &x, sizeof bits);
+
+	uint32_t neg = bits >> 31;
+	uint32_t abs = bits & 0x7fffffffu;
+
+	if (abs == 0 || abs >= 0x7f800000u)
+		return write_special(out, neg, abs);
+
+	/* f < 1.7e8: s < 2^23 2^q / 10^k 10 with 2^q / 10^k < 10 (pass 1 of
+	 * to_decimal), and integers on the fast path are below 2^24 */
+	struct dec v = float_to_decimal(abs);
+
+	return write_decimal(out, neg, v.f, v.e);
+}
+
+size_t fmt_float_digits(char *out, float x, int digits)
+{
+	char tmp[48];
+	uint32_t f = 0;
+	int nd = 0;
+	uint32_t bits;
+	const char *p;
+	int e;
+
+	memcpy(&bits, &x, sizeof bits);
+	if ((bits & 0x7fffffffu) == 0 || (bits & 0x7fffffffu) >= 0x7f800000u)
+		return write_special(out, bits >> 31, bits & 0x7fffffffu);
+	if (digits < 1)
+		digits = 1;
+	if (digits > 9)
+		digits = 9;
+	/* "-d.ddde-XX": the digits (whatever the decimal point), then the exponent */
+	snprintf(tmp, sizeof tmp, "%.*e", digits - 1, (double)x);
+	for (p = tmp; *p != 'e' && *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			continue;
+		f = f * 10 + (uint32_t)(*p - '0');
+		nd++;
+	}
+	e = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
+	return write_decimal(out, bits >> 31, f, e - (nd - 1));
+}

@@ -1,0 +1,213 @@
+/* registry.c: named models, their vocabularies, the built-ins (see registry.h). */
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t registry_fnv1a(const char *s, size_t len)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+static void entry_release(struct api_model_entry *e)
+{
+	if (e->vocab && e->model)
+		for (size_t i = 0; i < e->model->vocab; i++)
+			free(e->vocab[i]);
+	free(e->vocab);
+	free(e->vocab_idx);
+	attn_model_free(e->model);
+	memset(e, 0, sizeof(*e));
+}
+
+struct api_service *api_service_new(const struct api_limits *limits)
+{
+	struct api_service *svc = calloc(1, sizeof(*svc));
+
+	if (svc != NULL)
+		svc->limits = *limits;
+	return svc;
+}
+
+void api_service_free(struct api_service *svc)
+{
+	if (svc == NULL)
+		return;
+	for (size_t i = 0; i < svc->n_models; i++)
+		entry_release(&svc->models[i]);
+	free(svc->models);
+	free(svc);
+}
+
+size_t api_service_model_count(const struct api_service *svc)
+{
+	return svc->n_models;
+}
+
+const struct api_model_entry *registry_find(const struct api_service *svc, const char *name)
+{
+	for (size_t i = 0; i < svc->n_models; i++)
+		if (strcmp(svc->models[i].name, name) == 0)
+			return &svc->models[i];
+	return NULL;
+}
+
+static int valid_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Copies the vocabulary and indexes it in an open-addressing table. */
+static int index_vocab(struct api_model_entry *e, const char *const *vocab)
+{
+	size_t V = e->model->vocab, slots = 16;
+
+	while (slots < 2 * V)
+		slots *= 2;
+	e->vocab = calloc(V, sizeof(char *));
+	e->vocab_idx = calloc(slots, sizeof(uint32_t));
+	if (e->vocab == NULL || e->vocab_idx == NULL)
+		return -1;
+	e->vocab_slots = slots;
+	for (size_t id = 0; id < V; id++) {
+		size_t len = strlen(vocab[id]), h;
+
+		e->vocab[id] = malloc(len + 1);
+		if (e->vocab[id] == NULL)
+			return -1;
+		memcpy(e->vocab[id], vocab[id], len + 1);
+		h = (size_t)registry_fnv1a(vocab[id], len) & (slots - 1);
+		while (e->vocab_idx[h] != 0)
+			h = (h + 1) & (slots - 1);
+		e->vocab_idx[h] = (uint32_t)id + 1;
+	}
+	return 0;
+}
+
+int64_t registry_token_id(const struct api_model_entry *e, const char *token, size_t len)
+{
+	size_t h;
+
+	if (e->vocab_idx == NULL)
+		return (int64_t)(registry_fnv1a(token, len) % e->model->vocab);
+	h = (size_t)registry_fnv1a(token, len) & (e->vocab_slots - 1);
+	while (e->vocab_idx[h] != 0) {
+		const char *cand = e->vocab[e->vocab_idx[h] - 1];
+
+		if (strlen(cand) == len && memcmp(cand, token, len) == 0)
+			return (int64_t)e->vocab_idx[h] - 1;
+		h = (h + 1) & (e->vocab_slots - 1);
+	}
+	return -1;
+}
+
+int api_service_add_model(struct api_service *svc, const char *name, struct attn_model *model,
+			  const char *source, const char *const *vocab, struct api_error *err)
+{
+	struct api_model_entry *e;
+
+	if (!valid_name(name) || registry_find(svc, name) != NULL) {
+		attn_model_free(model);
+		return api_fail(err, 422, "invalid_model_name", "",
+				"model name '%s' is invalid or taken (1-64 of [A-Za-z0-9_.-])", name);
+	}
+	if (vocab != NULL && model->vocab == 0) {
+		attn_model_free(model);
+		return api_fail(err, 422, "invalid_model", "", "a vocabulary needs an embedding table");
+	}
+	if (svc->n_models == svc->cap_models) {
+		size_t cap = svc->cap_models ? 2 * svc->cap_models : 4;
+		struct api_model_entry *grown = realloc(svc->models, cap * sizeof(*grown));
+
+		if (grown == NULL) {
+			attn_model_free(model);
+			return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		}
+		svc->models = grown;
+		svc->cap_models = cap;
+	}
+	e = &svc->models[svc->n_models];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->source, sizeof(e->source), "%s", source ? source : "");
+	e->model = model;
+	if (vocab != NULL && index_vocab(e, vocab) != 0) {
+		entry_release(e);
+		return api_fail(err, 503, "out_of_memory", "", "out of memory for the vocabulary");
+	}
+	svc->n_models++;
+	return 0;
+}
+
+int api_service_set_default(struct api_service *svc, const char *name, struct api_error *err)
+{
+	const struct api_model_entry *e = registry_find(svc, name);
+
+	if (e == NULL)
+		return api_fail(err, 404, "model_not_found", "/model", "no model named '%s'", name);
+	svc->default_model = (size_t)(e - svc->models);
+	return 0;
+}
+
+/* Built-in seeded layers: `base` at a real model's scale, `tiny` at the seeds'. */
+static const struct builtin {
+	const char *name;
+	struct attn_model_config cfg;
+	uint64_t seed;
+} builtins[] = {
+	{ "base", { 512, 8, 8, 1, 32000 }, 1 },
+	{ "tiny", { 8, 2, 2, 0, 64 }, 42 },
+};
+
+int api_service_add_builtins(struct api_service *svc, struct api_error *err)
+{
+	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
+		const struct builtin *b = &builtins[i];
+		struct attn_model *m;
+		struct attn_error aerr;
+		char source[64];
+
+		if (attn_model_new_seeded(&m, &b->cfg, b->seed, &aerr) != ATTN_OK)
+			return api_fail(err, 503, "out_of_memory", "", "built-in model %s: %s",
+					b->name, aerr.message);
+		snprintf(source, sizeof(source), "seed:%llu", (unsigned long long)b->seed);
+		if (api_service_add_model(svc, b->name, m, source, NULL, err) != 0)
+			return -1;
+	}
+	return api_service_set_default(svc, "base", err);
+}
+
+void registry_describe(const struct api_service *svc, const struct api_model_entry *e,
+		       struct buf *out)
+{
+	const struct attn_model *m = e->model;
+
+	buf_puts(out, "{\"name\":");
+	api_json_string(out, e->name);
+	buf_printf(out,
+		   ",\"d_model\":%zu,\"num_heads\":%zu,\"num_kv_heads\":%zu,\"head_dim\":%zu,"
+		   "\"vocab_size\":%zu,\"bias\":%s,\"has_vocabulary\":%s,\"source\":",
+		   m->E, m->H, m->Hkv, m->D, m->vocab, m->b_qkv ? "true" : "false",
+		   e->vocab ? "true" : "false");
+	api_json_string(out, e->source);
+	buf_printf(out, ",\"default\":%s}",
+		   e == &svc->models[svc->default_model] ? "true" : "false");
+}

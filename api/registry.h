@@ -1,0 +1,50 @@
+/*
+ * registry.h: the models a service holds, and the service itself. Internal to
+ * api/ (server/ sees only service.h).
+ *
+ * Ownership: the service owns every entry, each entry its model and its
+ * vocabulary. Read-only once the server starts, so lookups need no lock.
+ */
+#ifndef API_REGISTRY_H
+#define API_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "service.h"
+
+struct api_model_entry {
+	char name[65];
+	struct attn_model *model;
+	char source[256];
+	char **vocab;        /* [model->vocab] token strings, or NULL */
+	uint32_t *vocab_idx; /* open-addressing table of vocab ids + 1, or NULL */
+	size_t vocab_slots;  /* a power of two */
+};
+
+struct api_service {
+	struct api_limits limits;
+	struct api_model_entry *models;
+	size_t n_models, cap_models;
+	size_t default_model; /* index; valid when n_models > 0 */
+};
+
+/* The entry named `name`, or NULL. */
+const struct api_model_entry *registry_find(const struct api_service *svc, const char *name);
+
+/*
+ * Id of a string token: its index in the entry's vocabulary when it has one
+ * (-1 when absent), else FNV-1a 64 of its UTF-8 bytes modulo the embedding
+ * table size (a stable hash: the same string gives the same id everywhere).
+ */
+int64_t registry_token_id(const struct api_model_entry *e, const char *token, size_t len);
+
+/* FNV-1a, 64 bit (Fowler, Noll, Vo): offset 14695981039346656037, prime 1099511628211. */
+uint64_t registry_fnv1a(const char *s, size_t len);
+
+/* Appends the JSON description of an entry ({"name", "d_model", ...}). */
+void registry_describe(const struct api_service *svc, const struct api_model_entry *e,
+		       struct buf *out);
+
+#endif
