@@ -1,0 +1,333 @@
+/*
+ * config.c: the option table and its parser.
+ */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum cfg_kind {
+	CFG_STR,  /* --flag VALUE */
+	CFG_NUM,  /* --flag N, within [min, max] */
+	CFG_BOOL, /* --flag (env: 1/true/yes or 0/false/no) */
+	CFG_LIST, /* --flag VALUE, repeatable; env: entries separated by ';' */
+};
+
+struct cfg_option {
+	const char *flag;
+	const char *env; /* NULL: command line only */
+	enum cfg_kind kind;
+	const char *def; /* as text, shown by --help; NULL: none */
+	unsigned long long min, max;
+	size_t offset; /* into struct attnd_config */
+	const char *help;
+};
+
+#define OFF(field) offsetof(struct attnd_config, field)
+#define MiB (1024ULL * 1024ULL)
+
+static const struct cfg_option options[] = {
+    {"--host", "ATTND_HOST", CFG_STR, "0.0.0.0", 0, 0, OFF(host),
+     "numeric IPv4/IPv6 address to bind (0.0.0.0: every interface, for containers)"},
+    {"--port", "ATTND_PORT", CFG_NUM, "8080", 0, 65535, OFF(port),
+     "TCP port; 0 picks a free one (the bound port is printed as `listening on HOST:PORT`)"},
+    {"--threads", "ATTND_THREADS", CFG_NUM, "0", 0, 1024, OFF(threads),
+     "compute workers; 0 = the CPUs of the container's quota"},
+    {"--queue", "ATTND_QUEUE", CFG_NUM, "0", 0, 1000000, OFF(queue),
+     "compute queue capacity (503 overloaded when full); 0 = 4 x threads"},
+    {"--model", "ATTND_MODEL", CFG_LIST, NULL, 0, 0, OFF(models),
+     "NAME=PATH.safetensors[,heads=H][,prefix=P]; repeatable (env: ';'-separated); heads required"},
+    {"--default-model", "ATTND_DEFAULT_MODEL", CFG_STR, NULL, 0, 0, OFF(default_model),
+     "model used when a request names none (default: base, or the first --model)"},
+    {"--max-body", "ATTND_MAX_BODY", CFG_NUM, "16777216", 1, 1ULL << 34, OFF(max_body),
+     "largest request body in bytes (413 above)"},
+    {"--max-request-mb", "ATTND_MAX_REQUEST_MB", CFG_NUM, "1024", 1, 1ULL << 20,
+     OFF(max_request_mb), "memory one request may need, in MiB (422 above)"},
+    {"--api-key", "ATTND_API_KEY", CFG_STR, NULL, 0, 0, OFF(api_key),
+     "require `Authorization: Bearer KEY` (except /healthz, /readyz, /metrics)"},
+    {"--cors-origins", "ATTND_CORS_ORIGINS", CFG_STR, "*", 0, 0, OFF(cors_origins),
+     "allowed browser origins: *, a comma list, or empty for no CORS headers"},
+    {"--drain-seconds", "ATTND_DRAIN_SECONDS", CFG_NUM, "10", 0, 3600, OFF(drain_seconds),
+     "on SIGTERM/SIGINT, time for in-flight requests to finish (exit 1 if they do not)"},
+    {"--log-format", "ATTND_LOG_FORMAT", CFG_STR, "text", 0, 0, OFF(log_format),
+     "access and error log on stderr: text or json"},
+    {"--connection-limit", "ATTND_CONNECTION_LIMIT", CFG_NUM, "1024", 1, 1000000,
+     OFF(connection_limit), "most concurrent connections"},
+    {"--per-ip-limit", "ATTND_PER_IP_LIMIT", CFG_NUM, "256", 0, 1000000, OFF(per_ip_limit),
+     "most concurrent connections from one IP address; 0 = no limit"},
+    {"--connection-memory", "ATTND_CONNECTION_MEMORY", CFG_NUM, "65536", 4096, 16 * MiB,
+     OFF(connection_memory), "bytes of header/read buffer per connection"},
+    {"--timeout", "ATTND_TIMEOUT", CFG_NUM, "30", 1, 86400, OFF(timeout),
+     "seconds a connection may stay idle"},
+    {"--request-deadline", "ATTND_REQUEST_DEADLINE", CFG_NUM, "60", 1, 86400, OFF(request_deadline),
+     "seconds to receive a whole request body (408 after)"},
+    {"--no-builtins", "ATTND_NO_BUILTINS", CFG_BOOL, "false", 0, 0, OFF(no_builtins),
+     "do not load the built-in models base and tiny"},
+    {"--probe", NULL, CFG_STR, NULL, 0, 0, OFF(probe),
+     "GET http://127.0.0.1:PORT/path and exit 0 on 2xx, 1 otherwise (container HEALTHCHECK)"},
+    {"--version", NULL, CFG_BOOL, NULL, 0, 0, OFF(version), "print `attnd VERSION` and exit"},
+    {"--help", NULL, CFG_BOOL, NULL, 0, 0, OFF(help), "print this help and exit"},
+};
+
+enum { N_OPTIONS = sizeof options / sizeof options[0] };
+
+static void *field_of(struct attnd_config *cfg, const struct cfg_option *o)
+{
+	return (char *)cfg + o->offset;
+}
+
+static int parse_num(const struct cfg_option *o, const char *text, unsigned long long *out,
+		     char *err, size_t errlen)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	errno = 0;
+	if (text[0] < '0' || text[0] > '9')
+		goto bad;
+	v = strtoull(text, &end, 10);
+	if (errno != 0 || *end != '\0' || v < o->min || v > o->max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	snprintf(err, errlen, "%s: '%s' is not an integer in [%llu, %llu]", o->flag, text, o->min,
+		 o->max);
+	return -1;
+}
+
+static int parse_bool(const struct cfg_option *o, const char *text, int *out, char *err,
+		      size_t errlen)
+{
+	static const char *const yes[] = {"1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off", ""};
+
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+		if (strcasecmp(text, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		if (strcasecmp(text, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "%s: '%s' is not a boolean", o->flag, text);
+	return -1;
+}
+
+/* Appends one entry to cfg->models (room for argc + env entries was made). */
+static void list_push(struct attnd_config *cfg, const char *value)
+{
+	cfg->models[cfg->n_models] = value;
+	cfg->n_models++;
+}
+
+/* Sets option o from text (a default, an env value or a flag's value). */
+static int apply(struct attnd_config *cfg, const struct cfg_option *o, const char *text, char *err,
+		 size_t errlen)
+{
+	switch (o->kind) {
+	case CFG_STR:
+		*(const char **)field_of(cfg, o) = text;
+		return 0;
+	case CFG_NUM:
+		return parse_num(o, text, field_of(cfg, o), err, errlen);
+	case CFG_BOOL:
+		return parse_bool(o, text, field_of(cfg, o), err, errlen);
+	case CFG_LIST:
+		list_push(cfg, text);
+		return 0;
+	}
+	return -1;
+}
+
+static int apply_defaults(struct attnd_config *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct cfg_option *o = &options[i];
+
+		if (o->def == NULL || o->kind == CFG_LIST)
+			continue;
+		if (apply(cfg, o, o->def, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ATTND_MODEL holds ';'-separated entries, split in a copy cfg owns. */
+static int apply_env_list(struct attnd_config *cfg, const char *text)
+{
+	char *save = NULL;
+
+	free(cfg->models_env);
+	cfg->models_env = strdup(text);
+	if (cfg->models_env == NULL)
+		return -1;
+	for (char *tok = strtok_r(cfg->models_env, ";", &save); tok != NULL;
+	     tok = strtok_r(NULL, ";", &save)) {
+		if (*tok != '\0')
+			list_push(cfg, tok);
+	}
+	return 0;
+}
+
+static int apply_env(struct attnd_config *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct cfg_option *o = &options[i];
+		const char *text = o->env != NULL ? getenv(o->env) : NULL;
+		int rc;
+
+		if (text == NULL)
+			continue;
+		if (o->kind == CFG_LIST)
+			rc = apply_env_list(cfg, text);
+		else
+			rc = apply(cfg, o, text, err, errlen);
+		if (rc != 0) {
+			if (err[0] == '\0')
+				snprintf(err, errlen, "%s: out of memory", o->env);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static const struct cfg_option *find_flag(const char *arg, size_t namelen)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		if (strlen(options[i].flag) == namelen &&
+		    strncmp(options[i].flag, arg, namelen) == 0)
+			return &options[i];
+	}
+	return NULL;
+}
+
+/* Parses argv[*i] (and its value, which may be argv[*i + 1]). */
+static int apply_arg(struct attnd_config *cfg, int argc, char **argv, int *i, int *list_seen,
+		     char *err, size_t errlen)
+{
+	const char *arg = argv[*i];
+	const char *eq = strchr(arg, '=');
+	size_t namelen = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+	const struct cfg_option *o = find_flag(arg, namelen);
+	const char *value = eq != NULL ? eq + 1 : NULL;
+
+	if (o == NULL) {
+		snprintf(err, errlen, "unknown option '%s' (see --help)", arg);
+		return -1;
+	}
+	if (o->kind == CFG_BOOL && value == NULL)
+		value = "true";
+	if (value == NULL) {
+		if (*i + 1 >= argc) {
+			snprintf(err, errlen, "%s needs a value", o->flag);
+			return -1;
+		}
+		*i += 1;
+		value = argv[*i];
+	}
+	/* the first --model on the command line replaces ATTND_MODEL's list */
+	if (o->kind == CFG_LIST && !*list_seen) {
+		cfg->n_models = 0;
+		*list_seen = 1;
+	}
+	return apply(cfg, o, value, err, errlen);
+}
+
+static int check_choices(const struct attnd_config *cfg, char *err, size_t errlen)
+{
+	if (strcmp(cfg->log_format, "text") != 0 && strcmp(cfg->log_format, "json") != 0) {
+		snprintf(err, errlen, "--log-format: '%s' is not text or json", cfg->log_format);
+		return -1;
+	}
+	return 0;
+}
+
+int config_parse(struct attnd_config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	int list_seen = 0;
+	const char *env_list = getenv("ATTND_MODEL");
+	size_t room = (size_t)argc + 1 + (env_list != NULL ? strlen(env_list) : 0);
+
+	memset(cfg, 0, sizeof *cfg);
+	err[0] = '\0';
+	cfg->models = calloc(room, sizeof *cfg->models);
+	if (cfg->models == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (apply_defaults(cfg, err, errlen) != 0 || apply_env(cfg, err, errlen) != 0)
+		return -1;
+	for (int i = 1; i < argc; i++) {
+		if (apply_arg(cfg, argc, argv, &i, &list_seen, err, errlen) != 0)
+			return -1;
+	}
+	return check_choices(cfg, err, errlen);
+}
+
+void config_release(struct attnd_config *cfg)
+{
+	free(cfg->models);
+	cfg->models = NULL;
+	cfg->n_models = 0;
+	free(cfg->models_env);
+	cfg->models_env = NULL;
+}
+
+void config_print_help(FILE *out)
+{
+	fprintf(out, "usage: attnd [OPTIONS]\n\n"
+		     "attnd " ATTND_VERSION ": an HTTP attention-inference daemon.\n"
+		     "Every option may also come from its environment variable; flags win.\n\n");
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct cfg_option *o = &options[i];
+
+		fprintf(out, "  %-20s %-24s default: %s\n      %s\n", o->flag,
+			o->env != NULL ? o->env : "(no env)", o->def != NULL ? o->def : "(none)",
+			o->help);
+	}
+}
+
+/* The cgroup v2 CPU quota as a CPU count (rounded up), or 0 when unlimited. */
+static size_t cgroup_cpu_quota(void)
+{
+	FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+	char quota[32] = "";
+	unsigned long long period = 0;
+	unsigned long long q;
+	int n;
+
+	if (f == NULL)
+		return 0;
+	n = fscanf(f, "%31s %llu", quota, &period);
+	fclose(f);
+	if (n != 2 || period == 0 || strcmp(quota, "max") == 0)
+		return 0;
+	q = strtoull(quota, NULL, 10);
+	return q == 0 ? 0 : (size_t)((q + period - 1) / period);
+}
+
+size_t config_worker_count(const struct attnd_config *cfg)
+{
+	cpu_set_t set;
+	size_t cpus = 1;
+	size_t quota;
+
+	if (cfg->threads > 0)
+		return (size_t)cfg->threads;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		cpus = (size_t)CPU_COUNT(&set);
+	quota = cgroup_cpu_quota();
+	if (quota > 0 && quota < cpus)
+		cpus = quota;
+	return cpus;
+}

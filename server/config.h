@@ -1,0 +1,63 @@
+/*
+ * config.h: every attnd option, from one table {flag, env, default, min, max, help}.
+ *
+ * Each option comes from its default, then its ATTND_* environment variable,
+ * then its command-line flag (flags win). Numbers are checked against the
+ * table's [min, max]; anything else is a configuration error.
+ *
+ * Ownership: a struct attnd_config borrows its strings from argv and the
+ * environment (both live as long as the process) and owns only the `models`
+ * array and models_env, which config_release frees.
+ */
+#ifndef SERVER_CONFIG_H
+#define SERVER_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define ATTND_VERSION "0.1.0"
+
+struct attnd_config {
+	const char *host;
+	unsigned long long port;
+	unsigned long long threads; /* 0: the CPUs of the container's quota */
+	unsigned long long queue;   /* 0: 4 * threads */
+	const char **models;	    /* NAME=PATH[,heads=H][,prefix=P] */
+	size_t n_models;
+	char *models_env; /* owned copy of ATTND_MODEL, split in place */
+	const char *default_model;
+	unsigned long long max_body;	   /* bytes */
+	unsigned long long max_request_mb; /* MiB one request may need */
+	const char *api_key;		   /* NULL or "": no auth */
+	const char *cors_origins;	   /* "*", a comma list, or "" (off) */
+	unsigned long long drain_seconds;
+	const char *log_format; /* "text" or "json" */
+	unsigned long long connection_limit;
+	unsigned long long per_ip_limit;      /* 0: off */
+	unsigned long long connection_memory; /* bytes per connection */
+	unsigned long long timeout;	      /* inactivity seconds */
+	unsigned long long request_deadline;  /* seconds to receive one request */
+	int no_builtins;
+	/* actions */
+	int help, version;
+	const char *probe;
+};
+
+/*
+ * Fills cfg from defaults, the environment and argv. Returns 0, or -1 with a
+ * message naming the option in err (cfg then holds what was parsed so far and
+ * must still be config_release()d).
+ */
+int config_parse(struct attnd_config *cfg, int argc, char **argv, char *err, size_t errlen);
+
+/* Frees what cfg owns (the models array); cfg may then be parsed again. */
+void config_release(struct attnd_config *cfg);
+
+/* Writes the usage text: every option with its env name, default and help. */
+void config_print_help(FILE *out);
+
+/* The number of workers to run: --threads, or the CPUs of this process's
+ * affinity mask capped by the cgroup v2 cpu.max quota (at least 1). */
+size_t config_worker_count(const struct attnd_config *cfg);
+
+#endif

@@ -1,0 +1,690 @@
+/*
+ * http.c: the libmicrohttpd request lifecycle, after libmicrohttpd's
+ * doc/examples/simplepost.c:
+ *
+ *   first callback   a struct request is made and stored in *con_cls; the
+ *                    route, framing, auth, media type and Content-Length are
+ *                    checked from the headers alone, so a refusal (413 among
+ *                    them) is queued before any body byte is read and before
+ *                    libmicrohttpd would send `100 Continue`;
+ *   body callbacks   chunks are appended to a buf with a hard maximum
+ *                    (--max-body), which also counts chunked bodies;
+ *   final callback   a compute request is suspended and queued to the pool;
+ *                    the worker runs api_handle, then resumes the connection,
+ *                    and the callback after that queues the reply;
+ *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
+ *                    metrics, and every free.
+ */
+#include "http.h"
+
+#include <microhttpd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "error.h"
+#include "headers.h"
+#include "log.h"
+#include "route.h"
+#include "service.h"
+
+enum { SMALL_BODY_MAX = 4096, METRICS_BODY_MAX = 4 << 20 };
+
+struct http_server {
+	const struct attnd_config *cfg;
+	const struct api_service *svc;
+	struct metrics *metrics;
+	struct pool *pool;
+	size_t max_response_bytes;
+	struct MHD_Daemon *daemon;
+	unsigned port;
+	atomic_int draining;
+	atomic_long active;
+	atomic_ullong next_id;
+	unsigned long long id_seed;
+};
+
+enum request_state {
+	REQ_RECEIVING = 0, /* headers checked, body arriving */
+	REQ_INLINE,	   /* answered on the final callback, on this thread */
+	REQ_QUEUED,	   /* suspended, waiting for or running on a worker */
+	REQ_REPLIED,	   /* the worker's reply is ready (connection resumed) */
+	REQ_REFUSED,	   /* a refusal is waiting for the next callback */
+	REQ_ANSWERED,	   /* a response is queued */
+};
+
+struct request {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	const struct route *route; /* NULL: no route for this method and path */
+	enum metric_route metric;
+	enum request_state state;
+	enum rejection refusal; /* when REQ_REFUSED */
+	int too_large;		/* the body passed --max-body: discard the rest */
+	int timed_out;		/* the body passed --request-deadline */
+	int preflight;		/* answering an OPTIONS preflight */
+	int has_body;		/* Content-Length > 0 or chunked */
+	char method[16];
+	char path[256];
+	char param[ROUTE_PARAM_MAX];
+	char allow[ROUTE_ALLOW_MAX];
+	char request_id[HDR_REQUEST_ID_MAX + 1];
+	struct buf body;
+	struct api_reply reply;
+	int status; /* 0 until a response is queued */
+	size_t bytes_in, bytes_out;
+	double t_start, t_queued, queue_ms;
+};
+
+/* The transport's refusals: status, code and message, one row per reason. */
+static const struct {
+	int status;
+	const char *code;
+	const char *message;
+} refusal_reply[REJ_COUNT] = {
+    [REJ_NOT_FOUND] = {404, "not_found", "no route matches this path"},
+    [REJ_METHOD] = {405, "method_not_allowed", "this path does not take this method"},
+    [REJ_MEDIA_TYPE] = {415, "unsupported_media_type",
+			"the body must be JSON: Content-Type: application/json"},
+    [REJ_TOO_LARGE] = {413, "payload_too_large", "the request body is larger than --max-body"},
+    [REJ_BAD_FRAMING] = {400, "bad_request",
+			 "ambiguous body framing: several Content-Length headers, or "
+			 "Content-Length with chunked Transfer-Encoding"},
+    [REJ_UNAUTHORIZED] = {401, "unauthorized",
+			  "missing or wrong API key (Authorization: Bearer KEY)"},
+    [REJ_OVERLOADED] = {503, "overloaded", "the compute queue is full; retry shortly"},
+    [REJ_DRAINING] = {503, "draining", "the server is shutting down; retry elsewhere"},
+    [REJ_TIMEOUT] = {408, "request_timeout",
+		     "the request body was not received within --request-deadline"},
+};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- request headers ---------------------------------------------------- */
+
+/* splitmix64: a well-mixed 64-bit id from a counter */
+static unsigned long long mix64(unsigned long long x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Echoes a valid client X-Request-Id, else makes 16 hex digits. */
+static void set_request_id(struct request *r)
+{
+	const char *given = hdr_client_request_id(r->conn);
+	unsigned long long n;
+
+	if (given != NULL) {
+		snprintf(r->request_id, sizeof r->request_id, "%s", given);
+		return;
+	}
+	n = atomic_fetch_add(&r->srv->next_id, 1);
+	snprintf(r->request_id, sizeof r->request_id, "%016llx", mix64(r->srv->id_seed ^ n));
+}
+
+static int authorized(const struct request *r)
+{
+	const char *key = r->srv->cfg->api_key;
+
+	if (key == NULL || key[0] == '\0' || r->route->open)
+		return 1;
+	return hdr_bearer_matches(r->conn, key);
+}
+
+/* ---- responses ---------------------------------------------------------- */
+
+struct header_pair {
+	const char *name;
+	const char *value;
+};
+
+enum { HEADERS_MAX = 16 };
+
+static size_t cors_headers(const struct request *r, struct header_pair *h, size_t n)
+{
+	int vary = 0;
+	const char *origin = hdr_cors_origin(r->conn, r->srv->cfg->cors_origins, &vary);
+
+	if (vary)
+		h[n++] = (struct header_pair){"Vary", "Origin"};
+	if (origin == NULL)
+		return n;
+	h[n++] = (struct header_pair){"Access-Control-Allow-Origin", origin};
+	h[n++] =
+	    (struct header_pair){"Access-Control-Expose-Headers", "X-Request-Id, Server-Timing"};
+	if (r->preflight) {
+		h[n++] = (struct header_pair){"Access-Control-Allow-Methods", r->allow};
+		h[n++] = (struct header_pair){"Access-Control-Allow-Headers",
+					      "Content-Type, Authorization, X-Request-Id"};
+		h[n++] = (struct header_pair){"Access-Control-Max-Age", "600"};
+	}
+	return n;
+}
+
+/* Headers a status implies: 401 names the scheme, 405 (and a preflight)
+ * lists the methods, 503 says when to retry. */
+static size_t status_headers(const struct request *r, int status, struct header_pair *h, size_t n)
+{
+	if (status == 401)
+		h[n++] = (struct header_pair){"WWW-Authenticate", "Bearer"};
+	if (status == 405 || r->preflight)
+		h[n++] = (struct header_pair){"Allow", r->allow};
+	if (status == 503)
+		h[n++] = (struct header_pair){"Retry-After", "1"};
+	return n;
+}
+
+static int add_headers(const struct request *r, struct MHD_Response *resp, int status,
+		       const char *content_type)
+{
+	struct header_pair h[HEADERS_MAX];
+	char timing[160];
+	size_t n = 0;
+
+	snprintf(timing, sizeof timing,
+		 "parse;dur=%.3f, queue;dur=%.3f, compute;dur=%.3f, encode;dur=%.3f",
+		 r->reply.parse_ms, r->queue_ms, r->reply.compute_ms, r->reply.encode_ms);
+	if (content_type != NULL)
+		h[n++] = (struct header_pair){"Content-Type", content_type};
+	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
+	h[n++] = (struct header_pair){"Server-Timing", timing};
+	h[n++] = (struct header_pair){"Cache-Control", "no-store"};
+	if (atomic_load(&r->srv->draining))
+		h[n++] = (struct header_pair){"Connection", "close"};
+	n = status_headers(r, status, h, n);
+	n = cors_headers(r, h, n);
+	for (size_t i = 0; i < n; i++) {
+		if (MHD_add_response_header(resp, h[i].name, h[i].value) != MHD_YES)
+			return -1;
+	}
+	return 0;
+}
+
+/* Queues status with the bytes of body (taken; body is left empty). */
+static enum MHD_Result respond(struct request *r, int status, struct buf *body,
+			       const char *content_type)
+{
+	size_t len = 0;
+	char *data = buf_detach(body, &len);
+	struct MHD_Response *resp;
+	enum MHD_Result ret = MHD_NO;
+
+	resp = MHD_create_response_from_buffer_with_free_callback(len, data, free);
+	if (resp == NULL) {
+		free(data);
+		return MHD_NO;
+	}
+	if (add_headers(r, resp, status, content_type) != 0)
+		goto out;
+	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
+	if (ret == MHD_YES) {
+		r->status = status;
+		r->bytes_out = len;
+		r->state = REQ_ANSWERED;
+	}
+out:
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result respond_text(struct request *r, int status, const char *text,
+				    const char *content_type)
+{
+	struct buf b;
+	enum MHD_Result ret;
+
+	buf_init(&b, SMALL_BODY_MAX);
+	buf_puts(&b, text);
+	ret = respond(r, status, &b, content_type);
+	buf_release(&b);
+	return ret;
+}
+
+static enum MHD_Result refuse(struct request *r, enum rejection why)
+{
+	struct api_error e;
+	struct buf b;
+	enum MHD_Result ret;
+
+	api_fail(&e, refusal_reply[why].status, refusal_reply[why].code, NULL, "%s",
+		 refusal_reply[why].message);
+	buf_init(&b, SMALL_BODY_MAX);
+	api_error_body(&e, &b);
+	ret = respond(r, e.status, &b, "application/json");
+	buf_release(&b);
+	if (ret == MHD_YES)
+		metrics_reject(r->srv->metrics, why);
+	return ret;
+}
+
+static enum MHD_Result answer_reply(struct request *r)
+{
+	return respond(r, r->reply.status, &r->reply.body, r->reply.content_type);
+}
+
+/* A refusal of a request with a body is queued now, before the body is read
+ * (libmicrohttpd then discards it, skips `100 Continue` and closes). One
+ * without a body waits for the final callback, so the connection can stay
+ * open for the next request. */
+static enum MHD_Result refuse_early(struct request *r, enum rejection why)
+{
+	if (r->has_body)
+		return refuse(r, why);
+	r->state = REQ_REFUSED;
+	r->refusal = why;
+	return MHD_YES;
+}
+
+/* ---- handlers ------------------------------------------------------------ */
+
+static enum MHD_Result answer_healthz(struct request *r)
+{
+	return respond_text(r, 200, "{\"status\":\"ok\"}", "application/json");
+}
+
+static enum MHD_Result answer_readyz(struct request *r)
+{
+	if (atomic_load(&r->srv->draining))
+		return respond_text(r, 503, "{\"status\":\"draining\"}", "application/json");
+	if (api_service_model_count(r->srv->svc) == 0)
+		return respond_text(r, 503, "{\"status\":\"no_models\"}", "application/json");
+	return respond_text(r, 200, "{\"status\":\"ready\"}", "application/json");
+}
+
+static enum MHD_Result answer_metrics(struct request *r)
+{
+	struct buf b;
+	enum MHD_Result ret = MHD_NO;
+
+	buf_init(&b, METRICS_BODY_MAX);
+	if (metrics_render(r->srv->metrics, &b) == 0)
+		ret = respond(r, 200, &b, METRICS_CONTENT_TYPE);
+	buf_release(&b);
+	return ret;
+}
+
+static enum MHD_Result answer_api(struct request *r)
+{
+	const char *param = r->route->has_param ? r->param : NULL;
+
+	api_handle(r->srv->svc, r->route->api, param, NULL, 0, &r->reply);
+	return answer_reply(r);
+}
+
+/* Runs on a worker: the connection is suspended, so r is ours alone until
+ * MHD_resume_connection, after which this thread must not touch r. */
+static void compute_job(void *arg)
+{
+	struct request *r = arg;
+	const char *body = r->body.data != NULL ? r->body.data : "";
+
+	metrics_queued(r->srv->metrics, -1);
+	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
+	api_handle(r->srv->svc, r->route->api, NULL, body, r->body.len, &r->reply);
+	r->state = REQ_REPLIED;
+	MHD_resume_connection(r->conn);
+}
+
+/* Suspends first, then queues, so a fast worker can never resume a
+ * connection that is not yet suspended. A full queue resumes at once and the
+ * next callback answers 503. */
+static enum MHD_Result submit_compute(struct request *r)
+{
+	r->state = REQ_QUEUED;
+	r->t_queued = now_seconds();
+	metrics_queued(r->srv->metrics, +1);
+	MHD_suspend_connection(r->conn);
+	if (pool_submit(r->srv->pool, compute_job, r) != 0) {
+		metrics_queued(r->srv->metrics, -1);
+		r->state = REQ_REFUSED;
+		r->refusal = REJ_OVERLOADED;
+		MHD_resume_connection(r->conn);
+	}
+	return MHD_YES;
+}
+
+/* First-call checks of a compute request: draining, media type, declared size. */
+static enum MHD_Result admit_compute(struct request *r)
+{
+	if (atomic_load(&r->srv->draining))
+		return refuse_early(r, REJ_DRAINING);
+	if (!hdr_media_type_json(r->conn))
+		return refuse_early(r, REJ_MEDIA_TYPE);
+	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))
+		return refuse(r, REJ_TOO_LARGE);
+	r->state = REQ_RECEIVING;
+	return MHD_YES;
+}
+
+/* The final callback of a request answered on the I/O thread. */
+static enum MHD_Result answer_inline(struct request *r)
+{
+	if (r->preflight)
+		return respond_text(r, 204, "", NULL);
+	switch (r->route->kind) {
+	case ROUTE_COMPUTE:
+		return MHD_NO; /* never inline */
+	case ROUTE_API:
+		return answer_api(r);
+	case ROUTE_HEALTHZ:
+		return answer_healthz(r);
+	case ROUTE_READYZ:
+		return answer_readyz(r);
+	case ROUTE_METRICS:
+		return answer_metrics(r);
+	}
+	return MHD_NO;
+}
+
+/* ---- the request lifecycle ---------------------------------------------- */
+
+static struct request *request_new(struct http_server *srv, struct MHD_Connection *conn,
+				   const char *url, const char *method)
+{
+	struct request *r = calloc(1, sizeof *r);
+
+	if (r == NULL)
+		return NULL;
+	r->srv = srv;
+	r->conn = conn;
+	r->t_start = now_seconds();
+	snprintf(r->method, sizeof r->method, "%s", method);
+	snprintf(r->path, sizeof r->path, "%s", url);
+	buf_init(&r->body, (size_t)srv->cfg->max_body);
+	api_reply_init(&r->reply, srv->max_response_bytes);
+	set_request_id(r);
+	atomic_fetch_add(&srv->active, 1);
+	metrics_in_flight(srv->metrics, +1);
+	return r;
+}
+
+static void request_free(struct request *r)
+{
+	if (r == NULL)
+		return;
+	buf_release(&r->body);
+	api_reply_release(&r->reply);
+	free(r);
+}
+
+/* Everything decided from the request line and headers alone. */
+static enum MHD_Result on_headers(struct request *r, const char *url, const char *method)
+{
+	int options = strcmp(method, "OPTIONS") == 0;
+	enum route_result found;
+
+	r->has_body = hdr_announces_body(r->conn);
+	found =
+	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
+	if (found == ROUTE_NO_PATH)
+		return refuse_early(r, REJ_NOT_FOUND);
+	if (options) {
+		r->route = NULL;
+		r->preflight = 1;
+		r->state = REQ_INLINE;
+		return MHD_YES;
+	}
+	if (found == ROUTE_NO_METHOD)
+		return refuse_early(r, REJ_METHOD);
+	if (hdr_framing_ambiguous(r->conn))
+		return refuse(r, REJ_BAD_FRAMING);
+	if (!authorized(r))
+		return refuse_early(r, REJ_UNAUTHORIZED);
+	if (r->route->kind == ROUTE_COMPUTE)
+		return admit_compute(r);
+	r->state = REQ_INLINE;
+	return MHD_YES;
+}
+
+static int past_deadline(const struct request *r)
+{
+	return now_seconds() - r->t_start > (double)r->srv->cfg->request_deadline;
+}
+
+/* A body chunk: appended, or counted and dropped once past --max-body.
+ * libmicrohttpd 0.9.75 takes no response in the middle of a body, so a
+ * refusal found here is answered on the final callback. A request past
+ * --request-deadline gets one more chunk to end its body (then 408); after
+ * that the connection is closed rather than read forever. */
+static enum MHD_Result on_body(struct request *r, const char *data, size_t *size)
+{
+	size_t n = *size;
+
+	*size = 0;
+	r->bytes_in += n;
+	if (r->state != REQ_RECEIVING)
+		return MHD_YES; /* answered or refusing: the body is not needed */
+	if (r->timed_out)
+		return MHD_NO;
+	if (past_deadline(r)) {
+		r->timed_out = 1;
+		return MHD_YES;
+	}
+	if (r->too_large)
+		return MHD_YES;
+	if (n > r->body.max - r->body.len) {
+		r->too_large = 1;
+		return MHD_YES;
+	}
+	if (buf_append(&r->body, data, n) != 0)
+		return MHD_NO; /* out of memory: close the connection */
+	return MHD_YES;
+}
+
+/* The call after the whole body, and the call after a resume. */
+static enum MHD_Result on_complete(struct request *r)
+{
+	switch (r->state) {
+	case REQ_RECEIVING:
+		if (r->timed_out || past_deadline(r))
+			return refuse(r, REJ_TIMEOUT);
+		if (r->too_large)
+			return refuse(r, REJ_TOO_LARGE);
+		return submit_compute(r);
+	case REQ_INLINE:
+		return answer_inline(r);
+	case REQ_REPLIED:
+		return answer_reply(r);
+	case REQ_REFUSED:
+		return refuse(r, r->refusal);
+	case REQ_QUEUED:
+	case REQ_ANSWERED:
+		return MHD_YES;
+	}
+	return MHD_NO;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	struct request *r = *con_cls;
+
+	(void)version;
+	if (r == NULL) {
+		r = request_new(cls, conn, url, method);
+		if (r == NULL)
+			return MHD_NO;
+		*con_cls = r;
+		return on_headers(r, url, method);
+	}
+	if (*upload_data_size > 0)
+		return on_body(r, upload_data, upload_data_size);
+	return on_complete(r);
+}
+
+static void log_and_count(const struct request *r)
+{
+	struct access_entry e;
+	double seconds = now_seconds() - r->t_start;
+
+	e.method = r->method;
+	e.path = r->path;
+	e.status = r->status;
+	e.bytes_in = r->bytes_in;
+	e.bytes_out = r->bytes_out;
+	e.ms = seconds * 1e3;
+	e.request_id = r->request_id;
+	log_access(&e);
+	metrics_request(r->srv->metrics, r->metric, r->status, seconds, r->bytes_in, r->bytes_out,
+			r->reply.flops);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *srv = cls;
+	struct request *r = *con_cls;
+
+	(void)conn;
+	(void)toe;
+	if (r == NULL)
+		return;
+	log_and_count(r);
+	request_free(r);
+	*con_cls = NULL;
+	metrics_in_flight(srv->metrics, -1);
+	atomic_fetch_sub(&srv->active, 1);
+}
+
+/* ---- the daemon ---------------------------------------------------------- */
+
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	log_verror(fmt, ap);
+}
+
+union sockaddr_any {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
+/* Fills addr from the numeric --host; returns the MHD flag it needs, or -1. */
+static int bind_address(const struct attnd_config *cfg, union sockaddr_any *addr)
+{
+	memset(addr, 0, sizeof *addr);
+	if (inet_pton(AF_INET, cfg->host, &addr->in4.sin_addr) == 1) {
+		addr->in4.sin_family = AF_INET;
+		addr->in4.sin_port = htons((uint16_t)cfg->port);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, cfg->host, &addr->in6.sin6_addr) == 1) {
+		addr->in6.sin6_family = AF_INET6;
+		addr->in6.sin6_port = htons((uint16_t)cfg->port);
+		return MHD_USE_IPv6;
+	}
+	return -1;
+}
+
+static unsigned long long seed_ids(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return mix64((unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^
+		     (unsigned long long)getpid());
+}
+
+static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sockaddr_any *addr,
+				       unsigned extra_flags)
+{
+	const struct attnd_config *cfg = srv->cfg;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | extra_flags;
+
+	/* the logger comes first so that every message of the set-up reaches it */
+	return MHD_start_daemon(
+	    flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+	    mhd_log, srv, MHD_OPTION_SOCK_ADDR, &addr->sa, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)cfg->connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    (unsigned)cfg->per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)cfg->connection_memory, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+}
+
+struct http_server *http_start(const struct http_deps *deps, char *err, size_t errlen)
+{
+	struct http_server *srv = calloc(1, sizeof *srv);
+	union sockaddr_any addr;
+	const union MHD_DaemonInfo *info;
+	int family_flag;
+
+	if (srv == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	srv->cfg = deps->cfg;
+	srv->svc = deps->svc;
+	srv->metrics = deps->metrics;
+	srv->pool = deps->pool;
+	srv->max_response_bytes = deps->max_response_bytes;
+	srv->id_seed = seed_ids();
+	family_flag = bind_address(deps->cfg, &addr);
+	if (family_flag < 0) {
+		snprintf(err, errlen, "--host '%s' is not a numeric IPv4 or IPv6 address",
+			 deps->cfg->host);
+		goto fail;
+	}
+	srv->daemon = start_daemon(srv, &addr, (unsigned)family_flag);
+	if (srv->daemon == NULL) {
+		snprintf(err, errlen, "cannot listen on %s:%llu (in use, or not allowed?)",
+			 deps->cfg->host, deps->cfg->port);
+		goto fail;
+	}
+	info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	srv->port = info != NULL ? info->port : (unsigned)deps->cfg->port;
+	return srv;
+fail:
+	free(srv);
+	return NULL;
+}
+
+unsigned http_port(const struct http_server *srv)
+{
+	return srv->port;
+}
+
+void http_begin_drain(struct http_server *srv)
+{
+	MHD_socket listener;
+
+	atomic_store(&srv->draining, 1);
+	listener = MHD_quiesce_daemon(srv->daemon);
+	if (listener != MHD_INVALID_SOCKET)
+		close(listener);
+	else
+		log_error("drain: could not stop listening");
+}
+
+long http_active(const struct http_server *srv)
+{
+	return atomic_load(&srv->active);
+}
+
+void http_stop(struct http_server *srv)
+{
+	if (srv == NULL)
+		return;
+	if (srv->daemon != NULL)
+		MHD_stop_daemon(srv->daemon);
+	free(srv);
+}

@@ -1,0 +1,48 @@
+/*
+ * http.h: the HTTP transport: libmicrohttpd's daemon, routing, limits, CORS,
+ * auth, the compute hand-off to the worker pool, and the access log.
+ *
+ * Ownership: http_start borrows cfg, svc, metrics and pool for the server's
+ * whole life (they must outlive http_stop); http_stop stops the daemon and
+ * frees the server (NULL accepted). Per-request state is created on a
+ * request's first callback and freed in libmicrohttpd's completion callback.
+ */
+#ifndef SERVER_HTTP_H
+#define SERVER_HTTP_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "metrics.h"
+#include "pool.h"
+
+struct api_service;
+struct http_server;
+
+struct http_deps {
+	const struct attnd_config *cfg;
+	const struct api_service *svc;
+	struct metrics *metrics;
+	struct pool *pool;
+	size_t max_response_bytes;
+};
+
+/* Binds and starts serving. Returns NULL with a message in err on failure. */
+struct http_server *http_start(const struct http_deps *deps, char *err, size_t errlen);
+
+/* The bound TCP port (useful with --port 0). */
+unsigned http_port(const struct http_server *srv);
+
+/* Starts draining: /readyz answers 503, new compute requests get 503
+ * `draining`, the listening socket is closed, and responses carry
+ * `Connection: close`. Requests already received run to completion. */
+void http_begin_drain(struct http_server *srv);
+
+/* Requests received (headers read) and not yet completed. */
+long http_active(const struct http_server *srv);
+
+/* Stops the daemon and frees srv. Call only when http_active() is 0:
+ * libmicrohttpd cannot stop with suspended connections. */
+void http_stop(struct http_server *srv);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * log.h: the access log and the error log, both on stderr, as text or JSON.
+ *
+ * One line per event, written with a single write(2) so lines from different
+ * threads never interleave. The log keeps no state but the chosen format,
+ * set once at start-up before any thread runs; nothing here allocates memory
+ * that outlives a call. A line that cannot be formatted is dropped.
+ */
+#ifndef SERVER_LOG_H
+#define SERVER_LOG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+enum log_format { LOG_TEXT = 0, LOG_JSON };
+
+struct access_entry {
+	const char *method;
+	const char *path;
+	int status; /* 0: no response was sent */
+	size_t bytes_in, bytes_out;
+	double ms;
+	const char *request_id;
+};
+
+/* Chooses the format; call once before starting threads. */
+void log_set_format(enum log_format format);
+
+/* One error line: "ts error message" or {"ts","level","msg"}. */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* One info line (start-up, shutdown). */
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One access line: "ts method path status bytes_in bytes_out ms request_id". */
+void log_access(const struct access_entry *e);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * main.c: attnd's start-up, signal wait and graceful shutdown.
+ *
+ * Thread model (chosen on purpose; see STYLE.md rule 3):
+ *
+ * - libmicrohttpd runs ONE internal polling thread on epoll
+ *   (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY) that does all
+ *   network I/O: accepting, reading headers and bodies, writing responses.
+ *   Its error log is routed to ours (MHD_USE_ERROR_LOG + EXTERNAL_LOGGER).
+ * - Compute (POST /v1/attention, /v1/sdpa) runs on a fixed pool of N worker
+ *   threads (--threads; default: the CPUs of this process's affinity mask,
+ *   capped by the cgroup v2 quota in /sys/fs/cgroup/cpu.max), fed by a
+ *   bounded FIFO queue (--queue, default 4 N). A full queue answers 503
+ *   `overloaded` at once instead of building latency.
+ * - A connection whose request is queued or computing is suspended
+ *   (MHD_suspend_connection, MHD_ALLOW_SUSPEND_RESUME) and resumed by its
+ *   worker once the reply is ready, so a slow client never holds a compute
+ *   thread and a long computation never blocks the I/O thread. Parsing,
+ *   compute and encoding all happen inside api_handle on the worker.
+ * - Cheap GET routes (/v1/models, /version, /openapi.json, /healthz, /readyz,
+ *   /metrics) are answered inline on the I/O thread.
+ * - OpenBLAS runs single-threaded (openblas_set_num_threads(1)) and engine
+ *   calls use one thread (api_limits.engine_threads = 1): parallelism comes
+ *   from the workers, and OpenBLAS's notes ask for single-threaded BLAS inside
+ *   a multi-threaded program, else N workers x N BLAS threads oversubscribe.
+ * - Signals: the SIGTERM/SIGINT handler only writes to a self-pipe that main
+ *   reads, so no work happens in a signal handler. On one, the
+ *   server drains: /readyz turns 503, the listening socket closes
+ *   (MHD_quiesce_daemon), requests already received complete and are sent,
+ *   then the daemon stops and attnd exits 0. If that takes longer than
+ *   --drain-seconds, attnd logs it and exits 1 at once.
+ */
+#include <cblas.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "error.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "models.h"
+#include "pool.h"
+#include "probe.h"
+#include "service.h"
+
+#define MiB ((size_t)1 << 20)
+enum { MAX_INLINE_D_MODEL = 4096, EXIT_CONFIG = 2 };
+
+/* Everything a running daemon holds; stop_all frees it in reverse order. */
+struct daemon_parts {
+	struct api_service *svc;
+	struct metrics *metrics;
+	struct pool *pool;
+	struct http_server *http;
+};
+
+static int start_service(struct daemon_parts *d, const struct attnd_config *cfg)
+{
+	struct api_limits limits;
+	char err[512];
+
+	limits.max_request_bytes = (size_t)cfg->max_request_mb * MiB;
+	limits.max_response_bytes = (size_t)cfg->max_request_mb * MiB;
+	limits.max_inline_d_model = MAX_INLINE_D_MODEL;
+	limits.engine_threads = 1;
+	d->svc = api_service_new(&limits);
+	if (d->svc == NULL) {
+		log_error("out of memory creating the service");
+		return -1;
+	}
+	if (models_load(d->svc, cfg, err, sizeof err) != 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
+{
+	size_t workers = config_worker_count(cfg);
+	size_t queue = cfg->queue > 0 ? (size_t)cfg->queue : 4 * workers;
+	struct http_deps deps;
+	char err[512];
+
+	if (start_service(d, cfg) != 0)
+		return -1;
+	d->metrics = metrics_new();
+	d->pool = pool_new(workers, queue);
+	if (d->metrics == NULL || d->pool == NULL) {
+		log_error("cannot start %zu workers with a queue of %zu", workers, queue);
+		return -1;
+	}
+	deps =
+	    (struct http_deps){cfg, d->svc, d->metrics, d->pool, (size_t)cfg->max_request_mb * MiB};
+	d->http = http_start(&deps, err, sizeof err);
+	if (d->http == NULL) {
+		log_error("%s", err);
+		return -1;
+	}
+	log_info("attnd %s: %zu models, %zu workers, queue %zu", ATTND_VERSION,
+		 api_service_model_count(d->svc), workers, queue);
+	return 0;
+}
+
+/* The daemon first (it may resume into the pool), then the pool, then the
+ * service the workers read. */
+static void stop_all(struct daemon_parts *d)
+{
+	http_stop(d->http);
+	pool_free(d->pool);
+	metrics_free(d->metrics);
+	api_service_free(d->svc);
+}
+
+/* The self-pipe: the handler only writes the signal number into it, main
+ * reads it. A file-scope global because a signal handler can reach no other
+ * state. (sigwait would need the signals blocked in every thread, and
+ * OpenBLAS starts its threads before main runs.) */
+static int signal_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+	ssize_t n = write(signal_pipe[1], &b, 1);
+
+	(void)n; /* a full pipe already holds a wake-up */
+	errno = saved;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa;
+
+	if (pipe(signal_pipe) != 0)
+		return -1;
+	if (fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK) != 0)
+		return -1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+		return -1;
+	return signal(SIGPIPE, SIG_IGN) == SIG_ERR ? -1 : 0;
+}
+
+static void wait_for_signal(void)
+{
+	unsigned char sig = 0;
+	ssize_t n;
+
+	do {
+		n = read(signal_pipe[0], &sig, 1);
+	} while (n < 0 && errno == EINTR);
+	log_info("signal %d: draining", (int)sig);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Waits for every in-flight request; 0 when they all finished in time. */
+static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
+{
+	double deadline = now_seconds() + (double)cfg->drain_seconds;
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+
+	http_begin_drain(d->http);
+	while (http_active(d->http) > 0) {
+		if (now_seconds() > deadline) {
+			log_error("drain: %ld requests still running after %llu s; exiting 1",
+				  http_active(d->http), cfg->drain_seconds);
+			return -1;
+		}
+		nanosleep(&tick, NULL);
+	}
+	log_info("drained; exiting");
+	return 0;
+}
+
+static int serve(const struct attnd_config *cfg)
+{
+	struct daemon_parts d = {NULL, NULL, NULL, NULL};
+	log_set_format(strcmp(cfg->log_format, "json") == 0 ? LOG_JSON : LOG_TEXT);
+	openblas_set_num_threads(1);
+	if (install_signals() != 0 || start_all(&d, cfg) != 0) {
+		stop_all(&d);
+		return EXIT_CONFIG;
+	}
+	printf("listening on %s:%u\n", cfg->host, http_port(d.http));
+	fflush(stdout);
+	wait_for_signal();
+	if (drain(&d, cfg) != 0) {
+		/* libmicrohttpd cannot stop with suspended connections: leave now */
+		_exit(1);
+	}
+	stop_all(&d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct attnd_config cfg;
+	char err[512];
+	int rc;
+
+	if (config_parse(&cfg, argc, argv, err, sizeof err) != 0) {
+		fprintf(stderr, "attnd: %s\n", err);
+		config_release(&cfg);
+		return EXIT_CONFIG;
+	}
+	if (cfg.help) {
+		config_print_help(stdout);
+		rc = 0;
+	} else if (cfg.version) {
+		printf("attnd %s\n", ATTND_VERSION);
+		rc = 0;
+	} else if (cfg.probe != NULL) {
+		rc = probe_run(cfg.probe);
+	} else {
+		rc = serve(&cfg);
+	}
+	config_release(&cfg);
+	return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * metrics.h: the daemon's counters, rendered in Prometheus text format 0.0.4.
+ *
+ * Every counter is an atomic, so any thread may record without a lock.
+ * Ownership: metrics_new returns a struct the caller frees with metrics_free
+ * (NULL accepted); metrics_render appends to a buf the caller owns.
+ */
+#ifndef SERVER_METRICS_H
+#define SERVER_METRICS_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/* The route label of a request ("other" for unknown paths). */
+enum metric_route {
+	MR_ATTENTION = 0,
+	MR_SDPA,
+	MR_MODELS,
+	MR_MODEL,
+	MR_VERSION,
+	MR_OPENAPI,
+	MR_HEALTHZ,
+	MR_READYZ,
+	MR_METRICS,
+	MR_OTHER,
+	MR_COUNT
+};
+
+/* Why the transport turned a request away before it reached the API. */
+enum rejection {
+	REJ_NOT_FOUND = 0,
+	REJ_METHOD,
+	REJ_MEDIA_TYPE,
+	REJ_TOO_LARGE,
+	REJ_BAD_FRAMING,
+	REJ_UNAUTHORIZED,
+	REJ_OVERLOADED,
+	REJ_DRAINING,
+	REJ_TIMEOUT,
+	REJ_COUNT
+};
+
+struct metrics;
+
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+
+/* One finished request: its status (0 if none was sent), latency, sizes and
+ * the engine FLOPs it cost. */
+void metrics_request(struct metrics *m, enum metric_route route, int status, double seconds,
+		     size_t bytes_in, size_t bytes_out, double flops);
+
+void metrics_reject(struct metrics *m, enum rejection why);
+
+/* Gauges: +1 / -1. */
+void metrics_in_flight(struct metrics *m, int delta);
+void metrics_queued(struct metrics *m, int delta);
+
+/* Appends the exposition text; returns 0, or -1 if out grew past its max. */
+int metrics_render(const struct metrics *m, struct buf *out);
+
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * models.c: --model NAME=PATH.safetensors[,heads=H][,prefix=P].
+ *
+ * The engine does no I/O, so the file is read whole here (bounded by
+ * MODEL_FILE_MAX) and handed to attn_model_from_safetensors.
+ */
+#include "models.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "safetensors.h"
+#include "service.h"
+
+#define MODEL_FILE_MAX (8ULL << 30) /* 8 GiB: one attention layer is far smaller */
+
+struct model_spec {
+	char name[80];
+	char path[1024];
+	char prefix[256];
+	size_t heads;
+};
+
+/* Parses one ",key=value" option of a --model entry. */
+static int spec_option(struct model_spec *s, const char *opt, size_t len, char *err, size_t errlen)
+{
+	char *end = NULL;
+
+	if (len > 6 && strncmp(opt, "heads=", 6) == 0) {
+		unsigned long long h = strtoull(opt + 6, &end, 10);
+
+		if (end != opt + len || h == 0 || h > 4096)
+			goto bad;
+		s->heads = (size_t)h;
+		return 0;
+	}
+	if (len >= 7 && strncmp(opt, "prefix=", 7) == 0 && len - 7 < sizeof s->prefix) {
+		memcpy(s->prefix, opt + 7, len - 7);
+		s->prefix[len - 7] = '\0';
+		return 0;
+	}
+bad:
+	snprintf(err, errlen, "--model: bad option '%.*s' (heads=H or prefix=P)", (int)len, opt);
+	return -1;
+}
+
+static int spec_parse(struct model_spec *s, const char *text, char *err, size_t errlen)
+{
+	const char *eq = strchr(text, '=');
+	const char *comma;
+	size_t path_len;
+
+	memset(s, 0, sizeof *s);
+	if (eq == NULL || eq == text || (size_t)(eq - text) >= sizeof s->name) {
+		snprintf(err, errlen, "--model '%s': expected NAME=PATH[,heads=H][,prefix=P]",
+			 text);
+		return -1;
+	}
+	memcpy(s->name, text, (size_t)(eq - text));
+	comma = strchr(eq + 1, ',');
+	path_len = comma != NULL ? (size_t)(comma - eq - 1) : strlen(eq + 1);
+	if (path_len == 0 || path_len >= sizeof s->path) {
+		snprintf(err, errlen, "--model '%s': missing or too long PATH", text);
+		return -1;
+	}
+	memcpy(s->path, eq + 1, path_len);
+	while (comma != NULL) {
+		const char *next = strchr(comma + 1, ',');
+		size_t len = next != NULL ? (size_t)(next - comma - 1) : strlen(comma + 1);
+
+		if (spec_option(s, comma + 1, len, err, errlen) != 0)
+			return -1;
+		comma = next;
+	}
+	if (s->heads == 0) {
+		snprintf(err, errlen, "--model %s: heads=H is required (the file does not say)",
+			 s->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads a whole file; *out is malloc'd (caller frees) on success. */
+static int read_file(const char *path, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	uint8_t *data = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (f == NULL) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (unsigned long long)st.st_size > MODEL_FILE_MAX) {
+		snprintf(err, errlen, "%s: not a regular, non-empty file under 8 GiB", path);
+		goto out;
+	}
+	data = malloc((size_t)st.st_size);
+	if (data == NULL) {
+		snprintf(err, errlen, "%s: out of memory for %lld bytes", path,
+			 (long long)st.st_size);
+		goto out;
+	}
+	if (fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		snprintf(err, errlen, "%s: read failed", path);
+		goto out;
+	}
+	*out = data;
+	*len = (size_t)st.st_size;
+	data = NULL;
+	rc = 0;
+out:
+	free(data);
+	fclose(f);
+	return rc;
+}
+
+/* Loads one --model entry; its name is copied to name[80]. */
+static int load_one(struct api_service *svc, const char *text, char name[80], char *err,
+		    size_t errlen)
+{
+	struct model_spec s;
+	struct attn_safetensors_options opts;
+	struct attn_model *model = NULL;
+	struct attn_error aerr;
+	struct api_error e;
+	char source[1100];
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	if (spec_parse(&s, text, err, errlen) != 0 ||
+	    read_file(s.path, &bytes, &len, err, errlen) != 0)
+		return -1;
+	memcpy(name, s.name, sizeof s.name);
+	opts.num_heads = s.heads;
+	opts.prefix = s.prefix[0] != '\0' ? s.prefix : NULL;
+	memset(&aerr, 0, sizeof aerr);
+	if (attn_model_from_safetensors(&model, bytes, len, &opts, &aerr) != ATTN_OK) {
+		snprintf(err, errlen, "model %s (%s): %s", s.name, s.path, aerr.message);
+		goto out;
+	}
+	snprintf(source, sizeof source, "file:%s", s.path);
+	if (api_service_add_model(svc, s.name, model, source, NULL, &e) != 0) {
+		snprintf(err, errlen, "model %s: %s", s.name, e.message);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(bytes);
+	return rc;
+}
+
+int models_load(struct api_service *svc, const struct attnd_config *cfg, char *err, size_t errlen)
+{
+	struct api_error e;
+	char first[80] = "";
+	char name[80];
+	const char *def = cfg->default_model;
+
+	if (!cfg->no_builtins && api_service_add_builtins(svc, &e) != 0) {
+		snprintf(err, errlen, "built-in models: %s", e.message);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->n_models; i++) {
+		if (load_one(svc, cfg->models[i], name, err, errlen) != 0)
+			return -1;
+		if (i == 0)
+			memcpy(first, name, sizeof first);
+	}
+	/* without the built-ins, the first --model is the default */
+	if ((def == NULL || def[0] == '\0') && cfg->no_builtins && first[0] != '\0')
+		def = first;
+	if (def != NULL && def[0] != '\0' && api_service_set_default(svc, def, &e) != 0) {
+		snprintf(err, errlen, "--default-model %s: %s", def, e.message);
+		return -1;
+	}
+	return 0;
+}
