@@ -6,6 +6,8 @@
 #   make deps       install the Debian packages the build needs (as root)
 #   make fixtures   regenerate tests/fixtures/ with PyTorch (python3-torch)
 #   make check-deps grep for layering violations
+#   make lint       check api/openapi.yaml with Redocly (npm; installs node_modules/)
+#   make test-contract  the daemon against its OpenAPI contract (tests/contract/)
 #   SANITIZE=address,undefined   build everything with those sanitizers
 #   WERROR=1                     turn warnings into errors (CI does)
 
@@ -51,6 +53,9 @@ TEST_SRC   := $(wildcard tests/check_*.c)
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_UTIL_SRC := $(filter-out tests/check_%.c,$(wildcard tests/*.c))
 TEST_UTIL_OBJ := $(TEST_UTIL_SRC:%.c=$(BUILD)/%.o)
+
+# Node tools for the OpenAPI contract (lint and contract test).
+NODE_DEPS  := node_modules/.package-lock.json
 
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -106,13 +111,13 @@ $(BUILD)/bench/%.o: bench/%.c
 	$(CC) $(CFLAGS) -Iengine -Iapi -c $< -o $@
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ -ljansson $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
 
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
 # not the end of the run. The closing line sums every suite.
-test: $(TEST_BIN) $(ATTND)
+test: $(TEST_BIN) $(ATTND) $(NODE_DEPS)
 	@pass=0; fail=0; \
-	for t in $(TEST_BIN); do \
+	for t in $(TEST_BIN) "node tests/contract/contract.mjs"; do \
 		echo "== $$t"; \
 		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
 	done; \
@@ -130,6 +135,22 @@ run: deps
 	$(MAKE) all
 	$(ATTND) --port $(PORT)
 
+# Node tools for the OpenAPI contract, pinned in package.json and
+# package-lock.json (no build step); `npm ci` installs them when missing.
+
+.PHONY: lint test-contract
+
+$(NODE_DEPS): package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+lint: $(NODE_DEPS)
+	npx --no-install redocly lint api/openapi.yaml
+
+# Sends every example of the spec to the real daemon on an ephemeral port and
+# validates each answer against the spec; also compares the route tables.
+test-contract: $(ATTND) $(NODE_DEPS)
+	node tests/contract/contract.mjs
+
 fixtures:
 	$(PYTHON) tests/fixtures/make_fixtures.py tests/fixtures
 	$(PYTHON) tests/fixtures/make_safetensors.py tests/fixtures/safetensors
@@ -144,6 +165,8 @@ deps:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+	@command -v node >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y -qq nodejs npm; }
 
 # engine/ is a pure library; api/ alone speaks JSON; server/ alone speaks HTTP.
 check-deps:

@@ -14,7 +14,11 @@
  *     v_proj.weight [Hkv D, E], o_proj.weight [E, H D], optional
  *     q_proj.bias / k_proj.bias / v_proj.bias / o_proj.bias; Hkv is inferred
  *     from the k_proj rows.
- *   Either: optional embed_tokens.weight [vocab, E].
+ *   Either: optional embed_tokens.weight [vocab, E]. Real Llama / Qwen files
+ *     keep it outside the layer ("model.embed_tokens.weight" beside
+ *     "model.layers.N.self_attn."): the caller then gives its full name as
+ *     embed_name, and the table becomes required (MISSING_TENSOR, field
+ *     "embed_name", when absent).
  * The head count is not in the file; the caller gives it.
  *
  * The engine does no I/O: the caller reads the file and passes its bytes. The
@@ -22,8 +26,8 @@
  * out-of-range data offsets, shapes whose byte size disagrees with the offsets,
  * duplicate names and malformed headers, each with a named status and message.
  *
- * Ownership: buf is borrowed for the call; on success *out owns a new model
- * (free with attn_model_free), on failure *out is NULL.
+ * Ownership: buf, opts and its strings are borrowed for the call; on success
+ * *out owns a new model (free with attn_model_free), on failure *out is NULL.
  */
 #ifndef ATTN_SAFETENSORS_H
 #define ATTN_SAFETENSORS_H
@@ -35,8 +39,10 @@
 #include "status.h"
 
 struct attn_safetensors_options {
-	size_t num_heads;   /* H, required */
-	const char *prefix; /* prepended to every tensor name, or NULL */
+	size_t num_heads;       /* H, required */
+	const char *prefix;     /* prepended to every tensor name, or NULL */
+	const char *embed_name; /* full name of the embedding table, or NULL:
+	                           prefix + "embed_tokens.weight" */
 };
 
 enum attn_status attn_model_from_safetensors(struct attn_model **out, const uint8_t *buf,

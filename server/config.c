@@ -71,6 +71,8 @@ static const struct cfg_option options[] = {
     {"--probe", NULL, CFG_STR, NULL, 0, 0, OFF(probe),
      "GET http://127.0.0.1:PORT/path and exit 0 on 2xx, 1 otherwise (container HEALTHCHECK)"},
     {"--version", NULL, CFG_BOOL, NULL, 0, 0, OFF(version), "print `attnd VERSION` and exit"},
+    {"--routes", NULL, CFG_BOOL, NULL, 0, 0, OFF(routes),
+     "print the routing table (METHOD PATH per line) and exit"},
     {"--help", NULL, CFG_BOOL, NULL, 0, 0, OFF(help), "print this help and exit"},
 };
 

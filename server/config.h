@@ -39,7 +39,7 @@ struct attnd_config {
 	unsigned long long request_deadline;  /* seconds to receive one request */
 	int no_builtins;
 	/* actions */
-	int help, version;
+	int help, version, routes;
 	const char *probe;
 };
 

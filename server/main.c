@@ -47,6 +47,7 @@
 #include "models.h"
 #include "pool.h"
 #include "probe.h"
+#include "route.h"
 #include "service.h"
 
 #define MiB ((size_t)1 << 20)
@@ -225,6 +226,9 @@ int main(int argc, char **argv)
 		rc = 0;
 	} else if (cfg.version) {
 		printf("attnd %s\n", ATTND_VERSION);
+		rc = 0;
+	} else if (cfg.routes) {
+		route_print(stdout);
 		rc = 0;
 	} else if (cfg.probe != NULL) {
 		rc = probe_run(cfg.probe);

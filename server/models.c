@@ -128,7 +128,7 @@ static int load_one(struct api_service *svc, const char *text, char name[80], ch
 		    size_t errlen)
 {
 	struct model_spec s;
-	struct attn_safetensors_options opts;
+	struct attn_safetensors_options opts = { 0 };
 	struct attn_model *model = NULL;
 	struct attn_error aerr;
 	struct api_error e;

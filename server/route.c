@@ -21,6 +21,13 @@ static const struct route routes[] = {
 
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
+void route_print(FILE *out)
+{
+	for (size_t i = 0; i < N_ROUTES; i++)
+		fprintf(out, "%s %s%s\n", routes[i].method, routes[i].path,
+			routes[i].has_param ? "{name}" : "");
+}
+
 /* Does path match rt's path? Copies the {name} segment into param. */
 static int path_matches(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX])
 {

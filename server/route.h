@@ -8,6 +8,7 @@
 #define SERVER_ROUTE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "metrics.h"
 #include "service.h"
@@ -44,6 +45,10 @@ enum { ROUTE_PARAM_MAX = 160, ROUTE_ALLOW_MAX = 64 };
  * gets the methods it takes ("GET, HEAD, OPTIONS") and *metric its label;
  * otherwise allow is "" and *metric MR_OTHER. HEAD matches GET routes.
  */
+/* Prints the routing table, one `METHOD PATH` line per route ({name} for a
+ * path parameter), for the contract test that compares it with the spec. */
+void route_print(FILE *out);
+
 enum route_result route_match(const char *method, const char *path, const struct route **out,
 			      char param[ROUTE_PARAM_MAX], char allow[ROUTE_ALLOW_MAX],
 			      enum metric_route *metric);
