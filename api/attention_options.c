@@ -105,8 +105,24 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 	if (attn_model_config_check(&cfg, &D, &aerr) != ATTN_OK)
 		return api_engine_error(&aerr, err);
 	job->model_name = "inline";
-	if (json_object_get(m, "in_proj_weight") != NULL)
+	if (json_object_get(m, "in_proj_weight") != NULL) {
+		if (json_object_get(m, "bias") != NULL)
+			return api_fail(err, 422, "invalid_model", "/model/bias",
+					"with explicit weights, biases are given or not; "
+					"bias is for seeded models");
 		return inline_explicit(job, m, &cfg, err);
+	}
+	{
+		static const char *const explicit_only[] = { "in_proj_bias", "out_proj_weight",
+							     "out_proj_bias", "embed_tokens" };
+		char ptr[API_PTR_MAX];
+
+		for (size_t i = 0; i < 4; i++)
+			if (json_object_get(m, explicit_only[i]) != NULL)
+				return api_fail(err, 422, "invalid_model",
+						req_child(ptr, "/model", explicit_only[i]),
+						"explicit weights need in_proj_weight too");
+	}
 	if (attn_model_new_seeded(&job->inline_model, &cfg, seed, &aerr) != ATTN_OK)
 		return api_engine_error(&aerr, err);
 	return 0;
@@ -245,6 +261,8 @@ int attention_decode_mask(struct attention_job *job, struct api_error *err)
 	    req_size(m, "window", "/mask", 1, (size_t)1 << 30, 0, &window, err) != 0)
 		return -1;
 	job->mask.window = window;
+	if (job->ragged)
+		job->mask.q_lengths = job->q_len; /* each item aligns on its own length */
 	if (causal)
 		job->mask.causal = align ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_TOP_LEFT;
 	else if (align)
@@ -360,5 +378,10 @@ int api_engine_error(const struct attn_error *aerr, struct api_error *err)
 			ptr = engine_fields[i].pointer;
 	if (aerr->status == ATTN_ERR_NOMEM)
 		status = 503;
+	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1)
+		/* q, k or v: the engine's own projections of finite inputs */
+		return api_fail(err, 422, "projection_overflow", "/embeddings",
+				"the projected %s overflow float32; scale the inputs down",
+				aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values");
 	return api_fail(err, status, attn_status_str(aerr->status), ptr, "%s", aerr->message);
 }

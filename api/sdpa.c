@@ -86,6 +86,10 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 		j->H = hq, j->Hkv = hkv;
 		j->D = j->q.shape[2] / hq, j->Dv = j->v.shape[2] / hkv;
 	} else {
+		if (json_object_get(r, "num_heads") || json_object_get(r, "num_kv_heads"))
+			return api_fail(err, 422, "invalid_input", "/num_heads",
+					"num_heads and num_kv_heads are for 3D q, k, v; 4D shapes "
+					"carry the heads");
 		j->B = j->q.shape[0], j->H = j->q.shape[1], j->Lq = j->q.shape[2];
 		j->D = j->q.shape[3], j->Hkv = j->k.shape[1], j->S = j->k.shape[2];
 		j->Dv = j->v.shape[3];
@@ -133,7 +137,7 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 	if (req_bool(j->root, "is_causal", "", 0, &causal, err) != 0)
 		return -1;
 	if (m != NULL) {
-		const json_t *first = m;
+		const json_t *first = json_is_object(m) ? json_object_get(m, "data") : m;
 
 		while (json_is_array(first))
 			first = json_array_get(first, 0);

@@ -111,7 +111,7 @@ static int nested_shape(const json_t *v, const char *ptr, size_t max_rank, unsig
 					"empty array: every dimension must be positive");
 		cur = json_array_get(cur, 0);
 	}
-	if ((flags & API_T_RAGGED) && t->rank >= 2) {
+	if ((flags & API_T_RAGGED) && t->rank >= 3) {
 		size_t longest = 0;
 
 		for (size_t b = 0; b < t->shape[0]; b++) {
@@ -197,7 +197,7 @@ static int read_nested(const json_t *v, const char *ptr, size_t min_rank, size_t
 				max_rank, t->rank);
 	if (alloc_tensor(t, ptr, max_elems, err) != 0)
 		return -1;
-	if ((flags & API_T_RAGGED) && t->rank >= 2) {
+	if ((flags & API_T_RAGGED) && t->rank >= 3) {
 		t->lengths = calloc(t->shape[0], sizeof(size_t));
 		if (t->lengths == NULL)
 			return api_fail(err, 503, "out_of_memory", ptr, "out of memory");

@@ -38,7 +38,8 @@ struct api_tensor {
 enum api_tensor_flags {
 	API_T_NONFINITE = 1 << 0, /* accept "-Infinity" / "Infinity" / "NaN" strings */
 	API_T_BOOL = 1 << 1,      /* elements are true / false (read as 1 / 0) */
-	API_T_RAGGED = 1 << 2,    /* axis 1 may differ per item of axis 0 (nested form) */
+	API_T_RAGGED = 1 << 2,    /* in rank >= 3 tensors, axis 1 may differ per item of
+				     axis 0 (nested form); deeper axes never */
 	API_T_INTEGER = 1 << 3,   /* elements must be integers (stored exactly as float
 				     when |x| < 2^24; use api_ints_read for ids) */
 };

@@ -70,8 +70,9 @@ enum attn_user_mask {
 /*
  * Everything that masks or biases a score. The query's aligned position is
  * qpos(b, i) = i + q_offset + offset_b, with offset_b = 0 for top-left (and no
- * causal) and offset_b = len_b - Lq for bottom-right,
- * len_b = kv_lengths ? kv_lengths[b] : Lk. q_offset is an explicit shift, for
+ * causal) and offset_b = len_b - qlen_b for bottom-right,
+ * len_b = kv_lengths ? kv_lengths[b] : Lk, qlen_b = q_lengths ? q_lengths[b] : Lq
+ * (a ragged batch aligns each item's own last query with its own last key). q_offset is an explicit shift, for
  * ONNX with a past cache of P keys: top-left with q_offset = P (which differs
  * from bottom-right when the new key count differs from Lq).
  * Key j is visible from query i of batch b iff all of these hold:
@@ -91,6 +92,7 @@ struct attn_mask {
 	size_t window;            /* 0 = no sliding window */
 	ptrdiff_t q_offset;       /* shift of query positions, usually 0 */
 	const size_t *kv_lengths; /* [B] valid keys per batch item, or NULL */
+	const size_t *q_lengths;  /* [B] valid queries per item (alignment only), or NULL */
 	enum attn_user_mask user_kind;
 	const void *user;         /* uint8_t or float, shape user_shape */
 	size_t user_rank;         /* 2, 3 or 4 */

@@ -10,10 +10,11 @@
 static ptrdiff_t query_offset(const struct attn_sdpa *req, size_t b)
 {
 	size_t len = req->mask.kv_lengths ? req->mask.kv_lengths[b] : req->Lk;
+	size_t qlen = req->mask.q_lengths ? req->mask.q_lengths[b] : req->Lq;
 
 	if (req->mask.causal != ATTN_CAUSAL_BOTTOM_RIGHT)
 		return req->mask.q_offset;
-	return req->mask.q_offset + (ptrdiff_t)len - (ptrdiff_t)req->Lq;
+	return req->mask.q_offset + (ptrdiff_t)len - (ptrdiff_t)qlen;
 }
 
 void mask_range(const struct attn_sdpa *req, size_t b, size_t i, size_t *lo, size_t *hi)
@@ -169,6 +170,12 @@ enum attn_status mask_validate(const struct attn_sdpa *req, struct attn_error *e
 				return attn_fail(err, ATTN_ERR_POSITION, "kv_lengths", b,
 						 "kv_lengths[%zu] = %zu exceeds the key length %zu",
 						 b, m->kv_lengths[b], req->Lk);
+	if (m->q_lengths)
+		for (size_t b = 0; b < req->B; b++)
+			if (m->q_lengths[b] > req->Lq)
+				return attn_fail(err, ATTN_ERR_POSITION, "q_lengths", b,
+						 "q_lengths[%zu] = %zu exceeds the query length %zu",
+						 b, m->q_lengths[b], req->Lq);
 	if (req->alibi_slopes) {
 		for (size_t h = 0; h < req->H; h++)
 			if (!isfinite(req->alibi_slopes[h]))

@@ -62,7 +62,7 @@ struct sdpa_case {
 	struct attn_sdpa req;
 	float *q, *k, *v, *mask;
 	uint8_t *bmask;
-	size_t lens[8];
+	size_t lens[8], qlens[8];
 	float slopes[16];
 };
 
@@ -97,9 +97,13 @@ static void sdpa_case_random(struct sdpa_case *c, struct attn_prng *g)
 	r->mask.causal = (enum attn_causal)pick(g, 0, 2);
 	r->mask.window = pick(g, 0, 2) == 0 ? pick(g, 1, 9) : 0;
 	if (pick(g, 0, 2) == 0) {
-		for (size_t b = 0; b < r->B; b++)
+		for (size_t b = 0; b < r->B; b++) {
 			c->lens[b] = pick(g, 0, r->Lk);
+			c->qlens[b] = pick(g, 1, r->Lq);
+		}
 		r->mask.kv_lengths = c->lens;
+		if (pick(g, 0, 1)) /* a ragged batch aligns on each item's own lengths */
+			r->mask.q_lengths = c->qlens;
 	}
 	if (pick(g, 0, 2) == 0) { /* a user mask [B or 1, 1, Lq, Lk] */
 		size_t mb = pick(g, 0, 1) ? r->B : 1, n = mb * r->Lq * r->Lk;
