@@ -129,6 +129,8 @@ bench: $(BUILD)/bench/bench_engine
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		$(PYTHON) bench/torch_mha.py; \
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
+	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server
+	bench/http_bench.sh
 
 # The quickstart: install what is missing, build, serve the built-in models.
 run: deps

@@ -1,0 +1,177 @@
+/*
+ * bare_server.c: the baseline of `make bench`'s HTTP table (bench/http_bench.sh).
+ *
+ * A libmicrohttpd server that answers every request, whatever its method and
+ * path, with 200 and one fixed small JSON body. It runs libmicrohttpd exactly
+ * as attnd does (server/http.c start_daemon, server/main.c's thread model):
+ * one internal polling thread on epoll, suspend/resume allowed, the same
+ * connection limits, per-connection memory and idle timeout as attnd's
+ * defaults, and a request body read to its end before the answer is queued
+ * (doc/examples/simplepost.c's lifecycle). So the gap between the two servers'
+ * requests/s is attnd's own work per request: routing, headers, body copy,
+ * the hand-off to a compute worker and back, api_handle, the access log.
+ *
+ *   bare_server [--port N]      N = 0 (the default) picks a free port
+ *
+ * It binds 127.0.0.1 only, prints `listening on 127.0.0.1:PORT` like attnd,
+ * and exits 0 on SIGTERM or SIGINT. Exit 2 on a bad argument, 1 when the
+ * daemon cannot start.
+ */
+#include <microhttpd.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* attnd's defaults (server/config.c): --connection-limit, --per-ip-limit,
+ * --connection-memory, --timeout */
+enum {
+	CONNECTION_LIMIT = 1024,
+	PER_IP_LIMIT = 256,
+	CONNECTION_MEMORY = 65536,
+	TIMEOUT_SECONDS = 30,
+	EXIT_USAGE = 2,
+};
+
+static const char BODY[] = "{\"status\":\"ok\"}";
+
+/* Any non-NULL value marks "first callback done" in *con_cls; the bare
+ * server keeps no per-request state, so nothing is allocated or freed. */
+static int seen_headers;
+
+/* The one response, made before the daemon starts and only read after:
+ * libmicrohttpd reference-counts it, so every connection may queue it. */
+static struct MHD_Response *fixed_response;
+
+/* simplepost.c's three phases: headers (remember we saw them), body chunks
+ * (consume them), final call (queue the answer). */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	(void)cls;
+	(void)url;
+	(void)method;
+	(void)version;
+	(void)upload_data;
+	if (*con_cls == NULL) {
+		*con_cls = &seen_headers;
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return MHD_queue_response(conn, MHD_HTTP_OK, fixed_response);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	fputs("bare_server: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+/* Returns 0 and sets *port, or -1 on a bad command line. */
+static int parse_args(int argc, char **argv, unsigned *port)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	*port = 0;
+	if (argc == 1)
+		return 0;
+	if (argc != 3 || strcmp(argv[1], "--port") != 0)
+		return -1;
+	errno = 0;
+	v = strtoul(argv[2], &end, 10);
+	if (errno != 0 || end == argv[2] || *end != '\0' || v > 65535)
+		return -1;
+	*port = (unsigned)v;
+	return 0;
+}
+
+static struct MHD_Daemon *start_daemon(unsigned port)
+{
+	struct sockaddr_in addr;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+
+	memset(&addr, 0, sizeof addr);
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)port);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, NULL,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+				(struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+				(unsigned)CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				(unsigned)PER_IP_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned)TIMEOUT_SECONDS, MHD_OPTION_END);
+}
+
+/* Blocks SIGTERM and SIGINT in every thread (libmicrohttpd's thread inherits
+ * this mask), so main can sigwait for them. SIGPIPE is ignored as in attnd. */
+static int block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, set, NULL) != 0)
+		return -1;
+	return signal(SIGPIPE, SIG_IGN) == SIG_ERR ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct MHD_Daemon *daemon = NULL;
+	const union MHD_DaemonInfo *info;
+	sigset_t set;
+	unsigned port;
+	int sig = 0;
+	int status = 1;
+
+	if (parse_args(argc, argv, &port) != 0) {
+		fprintf(stderr,
+			"usage: bare_server [--port N]   (N in [0, 65535]; 0: a free port)\n");
+		return EXIT_USAGE;
+	}
+	if (block_signals(&set) != 0) {
+		perror("bare_server: signals");
+		return 1;
+	}
+	/* PERSISTENT: libmicrohttpd never writes to or frees BODY; its API
+	 * (0.9.75 has no _from_buffer_static) takes void *, hence the cast. */
+	fixed_response = MHD_create_response_from_buffer(sizeof BODY - 1, (void *)(uintptr_t)BODY,
+							 MHD_RESPMEM_PERSISTENT);
+	if (fixed_response == NULL ||
+	    MHD_add_response_header(fixed_response, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    "application/json") != MHD_YES) {
+		fprintf(stderr, "bare_server: cannot build the response\n");
+		goto out;
+	}
+	daemon = start_daemon(port);
+	if (daemon == NULL) {
+		fprintf(stderr, "bare_server: cannot listen on 127.0.0.1:%u\n", port);
+		goto out;
+	}
+	info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+	printf("listening on 127.0.0.1:%u\n", info != NULL ? (unsigned)info->port : port);
+	fflush(stdout);
+	if (sigwait(&set, &sig) != 0)
+		goto out;
+	status = 0;
+out:
+	if (daemon != NULL)
+		MHD_stop_daemon(daemon);
+	if (fixed_response != NULL)
+		MHD_destroy_response(fixed_response);
+	return status;
+}
