@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "request.h"
+#include "sizes.h"
 
 /* Elements any one tensor of a request may have before limits say more. */
 #define MAX_TENSOR_ELEMS ((size_t)1 << 31)
@@ -52,7 +53,7 @@ static size_t *item_lengths(const struct api_tensor *t, size_t B, size_t L, int 
 }
 
 /* "embeddings": [L, E] or [B, L, E] (items may differ in length). */
-static int decode_embeddings(struct attention_job *job, const json_t *v, struct api_error *err)
+static int decode_embeddings(struct attention_job *job, json_t *v, struct api_error *err)
 {
 	struct api_tensor t;
 	size_t E = job->model->E;
@@ -164,14 +165,28 @@ static json_t *text_item(struct attention_job *job, const json_t *v, size_t b, c
 	return arr;
 }
 
+/* Token inputs grow into [B, Lq, E] floats: refuse before allocating them when
+ * that alone passes the request memory limit. */
+static int check_embed_memory(size_t limit, size_t B, size_t L, size_t E, const char *field,
+			      struct api_error *err)
+{
+	size_t bytes;
+
+	if (size_mul4(&bytes, B, L, E, sizeof(float)) != 0 || bytes > limit)
+		return api_fail(err, 422, "request_too_large", field,
+				"%zu x %zu tokens of d_model %zu pass the request memory limit of "
+				"%zu MB",
+				B, L, E, limit >> 20);
+	return 0;
+}
+
 /* "tokens" or "text": ids into embeddings [B, Lq, E] via the embedding table. */
-static int decode_tokens(struct attention_job *job, json_t *v, int is_text,
+static int decode_tokens(struct attention_job *job, json_t *v, int is_text, size_t svc_limit,
 			 struct api_error *err)
 {
 	const char *field = is_text ? "/text" : "/tokens";
-	size_t B, total = 0, E = job->model->E;
+	size_t B, E = job->model->E;
 	json_t *items;
-	int rc = -1;
 
 	if (job->model->embed == NULL)
 		return api_fail(err, 422, "no_embedding_table", field,
@@ -190,10 +205,12 @@ static int decode_tokens(struct attention_job *job, json_t *v, int is_text,
 
 		for (size_t b = 0; b < B; b++) {
 			const json_t *s = json_is_array(v) ? json_array_get(v, b) : v;
+			char ptr[API_PTR_MAX];
 
+			api_ptr_index(ptr, sizeof(ptr), "/text", b);
 			if (!json_is_string(s))
-				return api_fail(err, 422, "invalid_type", "/text",
-						"text is a string or an array of strings");
+				return api_fail(err, 422, "invalid_type", job->batched ? ptr : "/text",
+						"expected a string");
 			bytes += json_string_length(s) + 1;
 		}
 		job->tok_store = store = malloc(bytes + 1);
@@ -208,18 +225,21 @@ static int decode_tokens(struct attention_job *job, json_t *v, int is_text,
 	job->B = B;
 	job->Lq = 0;
 	for (size_t b = 0; b < B; b++) {
-		size_t n = json_array_size(json_array_get(items, b));
+		const json_t *item = json_array_get(items, b);
+		size_t n = json_array_size(item);
+		char ptr[API_PTR_MAX];
 
-		if (n == 0) {
-			char ptr[API_PTR_MAX];
-
-			api_ptr_index(ptr, sizeof(ptr), field, b);
+		api_ptr_index(ptr, sizeof(ptr), field, b);
+		if (!json_is_array(item))
+			return api_fail(err, 422, "invalid_type", job->batched ? ptr : field,
+					"expected an array of tokens");
+		if (n == 0)
 			return api_fail(err, 422, "empty_sequence", job->batched ? ptr : field,
 					"a sequence needs at least one token");
-		}
 		job->Lq = n > job->Lq ? n : job->Lq;
-		total += n;
 	}
+	if (check_embed_memory(svc_limit, B, job->Lq, E, field, err) != 0)
+		return -1;
 	job->q_len = calloc(B, sizeof(size_t));
 	job->tokens = calloc(B * job->Lq, sizeof(char *));
 	job->token_ids = calloc(B * job->Lq, sizeof(int64_t));
@@ -242,15 +262,13 @@ static int decode_tokens(struct attention_job *job, json_t *v, int is_text,
 			return api_engine_error(&aerr, err);
 		job->ragged |= job->q_len[b] < job->Lq;
 	}
-	rc = 0;
-	(void)total;
-	return rc;
+	return 0;
 }
 
 /* The one input: exactly one of embeddings, tokens and text. */
-static int decode_input(struct attention_job *job, struct api_error *err)
+static int decode_input(struct attention_job *job, size_t limit, struct api_error *err)
 {
-	const json_t *emb = json_object_get(job->root, "embeddings");
+	json_t *emb = json_object_get(job->root, "embeddings");
 	json_t *tok = json_object_get(job->root, "tokens");
 	json_t *text = json_object_get(job->root, "text");
 
@@ -259,14 +277,14 @@ static int decode_input(struct attention_job *job, struct api_error *err)
 				"give exactly one of embeddings, tokens and text");
 	if (emb != NULL)
 		return decode_embeddings(job, emb, err);
-	return decode_tokens(job, tok ? tok : text, text != NULL, err);
+	return decode_tokens(job, tok ? tok : text, text != NULL, limit, err);
 }
 
 /* "key" / "value": embeddings with the query's batch; value defaults to key. */
 static int decode_kv(struct attention_job *job, struct api_error *err)
 {
-	const json_t *k = json_object_get(job->root, "key");
-	const json_t *v = json_object_get(job->root, "value");
+	json_t *k = json_object_get(job->root, "key");
+	json_t *v = json_object_get(job->root, "value");
 	size_t E = job->model->E;
 	int ragged = 0;
 
@@ -290,6 +308,7 @@ static int decode_kv(struct attention_job *job, struct api_error *err)
 	job->k_len = item_lengths(&job->key, job->B, job->Lk, &ragged);
 	if (job->k_len == NULL)
 		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	job->ragged |= ragged; /* answers are trimmed to each item's own lengths */
 	if (v == NULL)
 		return 0;
 	if (api_tensor_read(v, "/value", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED, &job->value,
@@ -299,6 +318,15 @@ static int decode_kv(struct attention_job *job, struct api_error *err)
 	    memcmp(job->value.shape, job->key.shape, sizeof(job->key.shape)) != 0)
 		return api_fail(err, 422, "dimension_mismatch", "/value",
 				"value must have the shape of key");
+	for (size_t b = 0; job->value.lengths && b < job->B; b++)
+		if (job->value.lengths[b] != job->k_len[b]) {
+			char ptr[API_PTR_MAX];
+
+			api_ptr_index(ptr, sizeof(ptr), "/value", b);
+			return api_fail(err, 422, "dimension_mismatch", ptr,
+					"has %zu rows where the key has %zu", job->value.lengths[b],
+					job->k_len[b]);
+		}
 	return 0;
 }
 
@@ -334,7 +362,8 @@ int attention_decode(const struct api_service *svc, const char *body, size_t len
 	memset(job, 0, sizeof(*job));
 	if (req_parse(body, len, &job->root, err) != 0 ||
 	    req_known_fields(job->root, "", top_fields, err) != 0 ||
-	    attention_decode_model(svc, job, err) != 0 || decode_input(job, err) != 0 ||
+	    attention_decode_model(svc, job, err) != 0 ||
+	    decode_input(job, svc->limits.max_request_bytes, err) != 0 ||
 	    decode_kv(job, err) != 0 || attention_decode_mask(job, err) != 0 ||
 	    attention_decode_positional(job, err) != 0 || decode_outputs(job, err) != 0)
 		return -1;

@@ -20,7 +20,7 @@ static const char *const inline_fields[] = { "d_model",	     "num_heads",	"num_k
 static int read_weight(const json_t *obj, const char *key, size_t rank, size_t d0, size_t d1,
 		       struct api_tensor *t, struct api_error *err)
 {
-	const json_t *v = json_object_get(obj, key);
+	json_t *v = json_object_get(obj, key);
 	char ptr[API_PTR_MAX];
 
 	memset(t, 0, sizeof(*t));
@@ -106,10 +106,12 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 		return api_engine_error(&aerr, err);
 	job->model_name = "inline";
 	if (json_object_get(m, "in_proj_weight") != NULL) {
-		if (json_object_get(m, "bias") != NULL)
+		int has_bias = json_object_get(m, "in_proj_bias") != NULL;
+
+		if (json_object_get(m, "bias") != NULL && bias != has_bias)
 			return api_fail(err, 422, "invalid_model", "/model/bias",
-					"with explicit weights, biases are given or not; "
-					"bias is for seeded models");
+					"bias is %s but in_proj_bias is %s", bias ? "true" : "false",
+					has_bias ? "given" : "absent");
 		return inline_explicit(job, m, &cfg, err);
 	}
 	{
@@ -161,7 +163,7 @@ static const char *const mask_fields[] = { "causal", "alignment", "window", "all
 					   "bias",   "lengths",	  NULL };
 
 /* allow / bias: [Lq, Lk], [B, Lq, Lk] (as [B, 1, Lq, Lk]) or [B, H, Lq, Lk]. */
-static int decode_user_mask(struct attention_job *job, const json_t *v, int is_bool,
+static int decode_user_mask(struct attention_job *job, json_t *v, int is_bool,
 			    struct api_error *err)
 {
 	const char *ptr = is_bool ? "/mask/allow" : "/mask/bias";
@@ -170,7 +172,7 @@ static int decode_user_mask(struct attention_job *job, const json_t *v, int is_b
 	size_t full[4] = { job->B, job->model->H, job->Lq, job->Lk };
 
 	if (api_tensor_read(v, ptr, 2, 4, (size_t)1 << 31,
-			    is_bool ? API_T_BOOL : API_T_NONFINITE, t, err) != 0)
+			    is_bool ? API_T_BOOL : API_T_NEG_INF, t, err) != 0)
 		return -1;
 	m->user_rank = 4;
 	m->user_shape[0] = t->rank == 2 ? 1 : t->shape[0];
@@ -185,12 +187,6 @@ static int decode_user_mask(struct attention_job *job, const json_t *v, int is_b
 					full[0], full[1], full[2], full[3]);
 	m->user_kind = is_bool ? ATTN_USER_MASK_BOOL : ATTN_USER_MASK_ADDITIVE;
 	if (!is_bool) {
-		for (size_t k = 0; k < t->n; k++)
-			if (t->data[k] != t->data[k] || t->data[k] > 3.4e38f)
-				return api_fail(err, 422, "out_of_range", ptr,
-						"element %zu: an additive mask holds finite numbers "
-						"or \"-Infinity\"",
-						k);
 		m->user = t->data;
 		return 0;
 	}
@@ -290,7 +286,7 @@ static const char *const pos_kinds[] = { "none", "sinusoidal", "rope", "alibi", 
 static int read_positions(const json_t *obj, const char *key, size_t n, double **out,
 			  struct api_error *err)
 {
-	const json_t *v = json_object_get(obj, key);
+	json_t *v = json_object_get(obj, key);
 	char ptr[API_PTR_MAX];
 	struct api_tensor t;
 

@@ -25,7 +25,7 @@
 
 #define XX 0xff /* not in the alphabet (nor is '=') */
 
-static const char ENC[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char ENC[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* DEC[c] = the 6-bit value of character c, or XX. Generated from ENC. */
 static const uint8_t DEC[256] = {

@@ -76,6 +76,8 @@ static int buf_grow(struct buf *b, size_t n)
 	size_t cap;
 	char *p;
 
+	if (n < b->cap - b->len && !b->failed) /* the usual case: it fits */
+		return 0;
 	if (b->failed)
 		return -1;
 	if (n > b->max - b->len) {
@@ -87,8 +89,6 @@ static int buf_grow(struct buf *b, size_t n)
 		b->failed = 1;
 		return -1;
 	}
-	if (need <= b->cap)
-		return 0;
 	cap = grown_cap(b, need);
 	p = realloc(b->cap > 0 ? b->data : NULL, cap);
 	if (p == NULL) {
@@ -120,7 +120,12 @@ int buf_puts(struct buf *b, const char *s)
 
 int buf_putc(struct buf *b, char c)
 {
-	return buf_append(b, &c, 1);
+	if (buf_grow(b, 1) != 0)
+		return -1;
+	b->data[b->len] = c;
+	b->len++;
+	b->data[b->len] = '\0';
+	return 0;
 }
 
 int buf_printf(struct buf *b, const char *fmt, ...)

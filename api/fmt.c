@@ -12,13 +12,20 @@
  *
  * Layout, decided here (as JavaScript's Number::toString): with the decimal
  * d1.d2...dn x 10^E (n <= 9 significant digits, no trailing zeros),
- *   -6 <= E < 21   plain:    123.5   0.001   0.000001   100000000000000000000
- *   otherwise      exponent: 1e21    1.5e-7  3.4028235e38  1e-45
+ *   -6 <= E < 16   plain:    123.5   0.001   0.000001   1000000000000000
+ *   otherwise      exponent: 1e16    1.5e-7  3.4028235e38  1e-45
+ * (JavaScript switches at 1e21; attnd at 1e16, because strict JSON readers
+ * such as jansson refuse integer literals past int64 and doubles stop holding
+ * every integer past 2^53.)
  * the exponent with no '+' and no leading zeros. Zero is "0", negative zero
  * "-0". NaN and infinities, which callers must not pass, come out as "null".
  * Every output is a JSON number; note that plain integers of 19 or more digits
  * (|x| >= 1e18) exceed int64, and parsers that read integers as int64 (jansson
  * without JSON_DECODE_INT_AS_REAL) reject them.
+ *
+ * Speed: digits are written as 8-byte words, so out must have FMT_FLOAT_MAX
+ * bytes even for a short number; bytes after the returned length (at most
+ * out[0..22) in all) may have been overwritten.
  *
  * fmt_float_digits asks the C library for the correctly rounded digits
  * (snprintf "%.*e" of the exactly converted double: glibc rounds exactly,
@@ -308,7 +315,7 @@ static char *write_exponent(char *p, int e)
 /*
  * Writes f 10^k (0 < f < 10^9, trailing zeros allowed) after a '-' when neg,
  * laid out as in the comment at the top; returns the length, at most
- * 1 + 21 = 22 (a plain integer below 1e21). Words are stored whole, so bytes
+ * 1 + 21 = 22. Words are stored whole, so bytes
  * of out past the returned length, never past out[FMT_FLOAT_MAX - 1], may be
  * overwritten; each case notes its bound.
  */
@@ -325,7 +332,7 @@ static size_t write_decimal(char *out, uint32_t neg, uint32_t f, int k)
 
 	/* pass 2: the layout */
 	out[0] = '-';
-	if (e < -6 || e >= 21) { /* 1.5e-7: out[0..11), then the exponent */
+	if (e < -6 || e >= 16) { /* 1.5e-7: out[0..11), then the exponent */
 		p[0] = (char)('0' + h);
 		p[1] = '.';
 		store8(p + 2, w);
@@ -410,5 +417,7 @@ size_t fmt_float_digits(char *out, float x, int digits)
 		nd++;
 	}
 	e = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
+	if (f == 0) /* not for a finite nonzero x; kept out of write_decimal anyway */
+		return write_special(out, bits >> 31, 0);
 	return write_decimal(out, bits >> 31, f, e - (nd - 1));
 }

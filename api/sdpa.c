@@ -105,8 +105,8 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 /* past_key / past_value [B, Hkv, P, D / Dv] and the present they make. */
 static int decode_past(struct sdpa_job *j, struct api_error *err)
 {
-	const json_t *pk = json_object_get(j->root, "past_key");
-	const json_t *pv = json_object_get(j->root, "past_value");
+	json_t *pk = json_object_get(j->root, "past_key");
+	json_t *pv = json_object_get(j->root, "past_value");
 
 	if ((pk == NULL) != (pv == NULL))
 		return api_fail(err, 422, "invalid_input", pk ? "/past_value" : "/past_key",
@@ -129,8 +129,8 @@ static int decode_past(struct sdpa_job *j, struct api_error *err)
 /* attn_mask: bool or additive, numpy broadcast; kv_lengths; is_causal. */
 static int decode_mask(struct sdpa_job *j, struct api_error *err)
 {
-	const json_t *m = json_object_get(j->root, "attn_mask");
-	const json_t *kl = json_object_get(j->root, "kv_lengths");
+	json_t *m = json_object_get(j->root, "attn_mask");
+	json_t *kl = json_object_get(j->root, "kv_lengths");
 	struct attn_mask *mask = &j->req.mask;
 	int causal;
 
@@ -142,7 +142,7 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 		while (json_is_array(first))
 			first = json_array_get(first, 0);
 		if (api_tensor_read(m, "/attn_mask", 2, 4, SDPA_MAX_ELEMS,
-				    json_is_boolean(first) ? API_T_BOOL : API_T_NONFINITE, &j->mask,
+				    json_is_boolean(first) ? API_T_BOOL : API_T_NEG_INF, &j->mask,
 				    err) != 0)
 			return -1;
 		mask->user_rank = j->mask.rank;

@@ -28,6 +28,13 @@ void api_ptr_key(char *dst, size_t dstsz, const char *base, const char *key)
 		dst[len] = '\0';
 }
 
+/* api_ptr_key into a 192-byte dst, returned for use in an argument list. */
+static const char *api_ptr_key_r(char *dst, const char *base, const char *key)
+{
+	api_ptr_key(dst, 192, base, key);
+	return dst;
+}
+
 void api_ptr_index(char *dst, size_t dstsz, const char *base, size_t index)
 {
 	char digits[24];
@@ -65,6 +72,13 @@ static int read_elem(const json_t *v, const char *ptr, unsigned flags, float *ou
 		if (!json_is_boolean(v))
 			return api_fail(err, 422, "invalid_type", ptr, "expected true or false");
 		*out = json_is_true(v) ? 1.0f : 0.0f;
+		return 0;
+	}
+	if (json_is_string(v) && (flags & API_T_NEG_INF)) {
+		if (strcmp(json_string_value(v), "-Infinity") != 0)
+			return api_fail(err, 422, "invalid_number", ptr,
+					"expected a number or \"-Infinity\"");
+		*out = -INFINITY;
 		return 0;
 	}
 	if (json_is_string(v) && (flags & API_T_NONFINITE)) {
@@ -208,19 +222,50 @@ static int read_nested(const json_t *v, const char *ptr, size_t min_rank, size_t
 	return nested_fill(&f, v, ptr, 0, 0);
 }
 
+/* The declared shape must match the data actually sent before anything of
+ * that size is allocated (a shape alone is a cheap way to ask for gigabytes). */
+static int check_declared(struct api_tensor *t, const json_t *data, const json_t *b64,
+			  const char *ptr, size_t max_elems, struct api_error *err)
+{
+	size_t n = 1;
+	char child[192];
+
+	for (size_t a = 0; a < t->rank; a++)
+		if (size_mul(&n, n, t->shape[a]) != 0 || n > max_elems)
+			return api_fail(err, 422, "too_large", ptr,
+					"tensor has more than %zu elements", max_elems);
+	if (data != NULL && (!json_is_array(data) || json_array_size(data) != n))
+		return api_fail(err, 422, "invalid_shape", api_ptr_key_r(child, ptr, "data"),
+				"data must be a flat array of %zu elements", n);
+	if (b64 != NULL && !json_is_string(b64))
+		return api_fail(err, 422, "invalid_type", api_ptr_key_r(child, ptr, "base64"),
+				"base64 must be a string of float32 bytes");
+	if (b64 != NULL && json_string_length(b64) != base64_encoded_len(n * sizeof(float)))
+		return api_fail(err, 422, "invalid_base64", api_ptr_key_r(child, ptr, "base64"),
+				"base64 must be a string of %zu characters (%zu float32 values)",
+				base64_encoded_len(n * sizeof(float)), n);
+	return 0;
+}
+
 /* {"shape": [...], "data": [...]} or {"shape": [...], "base64": "..."} */
-static int read_object(const json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
+static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
 		       size_t max_elems, unsigned flags, struct api_tensor *t,
 		       struct api_error *err)
 {
 	const json_t *shape = json_object_get(v, "shape"), *data = json_object_get(v, "data");
 	const json_t *b64 = json_object_get(v, "base64");
 	char child[192];
-	size_t known = (shape != NULL) + (data != NULL) + (b64 != NULL);
+	const char *key;
+	json_t *val;
 
-	if (json_object_size(v) != known)
-		return api_fail(err, 422, "unknown_field", ptr,
-				"a tensor object has only the fields shape and data or base64");
+	json_object_foreach(v, key, val) {
+		if (strcmp(key, "shape") != 0 && strcmp(key, "data") != 0 &&
+		    strcmp(key, "base64") != 0) {
+			api_ptr_key(child, sizeof(child), ptr, key);
+			return api_fail(err, 422, "unknown_field", child,
+					"unknown field; a tensor object has shape and data or base64");
+		}
+	}
 	api_ptr_key(child, sizeof(child), ptr, "shape");
 	if (!json_is_array(shape) || json_array_size(shape) < min_rank ||
 	    json_array_size(shape) > max_rank)
@@ -243,7 +288,8 @@ static int read_object(const json_t *v, const char *ptr, size_t min_rank, size_t
 	if ((data == NULL) == (b64 == NULL))
 		return api_fail(err, 422, "invalid_tensor", ptr,
 				"a tensor object needs exactly one of data and base64");
-	if (alloc_tensor(t, ptr, max_elems, err) != 0)
+	if (check_declared(t, data, b64, ptr, max_elems, err) != 0 ||
+	    alloc_tensor(t, ptr, max_elems, err) != 0)
 		return -1;
 	if (b64 != NULL) {
 		size_t bad = 0, len;
@@ -274,7 +320,8 @@ static int read_object(const json_t *v, const char *ptr, size_t min_rank, size_t
 						: "decodes to a size the shape does not match (%zu)",
 					bad);
 		for (size_t k = 0; k < t->n; k++)
-			if (!isfinite(t->data[k]) && !(flags & API_T_NONFINITE)) {
+			if (!isfinite(t->data[k]) && !(flags & API_T_NONFINITE) &&
+			    !((flags & API_T_NEG_INF) && t->data[k] == -INFINITY)) {
 				api_ptr_key(child, sizeof(child), ptr, "base64");
 				return api_fail(err, 422, "out_of_range", child,
 						"element %zu is not finite", k);
@@ -295,7 +342,7 @@ static int read_object(const json_t *v, const char *ptr, size_t min_rank, size_t
 	return 0;
 }
 
-int api_tensor_read(const json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
+int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
 		    size_t max_elems, unsigned flags, struct api_tensor *out,
 		    struct api_error *err)
 {

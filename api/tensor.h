@@ -40,6 +40,7 @@ enum api_tensor_flags {
 	API_T_BOOL = 1 << 1,      /* elements are true / false (read as 1 / 0) */
 	API_T_RAGGED = 1 << 2,    /* in rank >= 3 tensors, axis 1 may differ per item of
 				     axis 0 (nested form); deeper axes never */
+	API_T_NEG_INF = 1 << 4,   /* accept the string "-Infinity" only (additive masks) */
 	API_T_INTEGER = 1 << 3,   /* elements must be integers (stored exactly as float
 				     when |x| < 2^24; use api_ints_read for ids) */
 };
@@ -49,7 +50,7 @@ enum api_tensor_flags {
  * max_rank. max_elems bounds the element count before anything is allocated.
  * Errors are 422 with the pointer of the offending element.
  */
-int api_tensor_read(const json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
+int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
 		    size_t max_elems, unsigned flags, struct api_tensor *out,
 		    struct api_error *err);
 

@@ -20,7 +20,8 @@
  *           truncation to whole UTF-8 characters
  *
  * Environment:
- *   ATTN_TEST_LIGHT=1      about 1/1000 of the float sweeps (valgrind runs)
+ *   ATTN_TEST_LIGHT=1      about 1/1000 of the float sweeps; the default under
+ *                          valgrind (ATTN_TEST_LIGHT=0 forces the full run)
  *   ATTN_FMT_EXHAUSTIVE=1  adds the sweep over all 2^32 bit patterns, with
  *                          the one-digit-shorter check (minutes, all cores)
  * Buffers handed to the decoders are malloc'd at their exact size, so a write
@@ -42,11 +43,16 @@
 #include "fmt.h"
 #include "prng.h"
 
+/* ATTN_TEST_LIGHT=1, or unset under valgrind (which preloads its
+ * vgpreload_*.so): a full run there would take many minutes. */
 static int light(void)
 {
 	const char *v = getenv("ATTN_TEST_LIGHT");
+	const char *preload = getenv("LD_PRELOAD");
 
-	return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+	if (v != NULL && v[0] != '\0')
+		return strcmp(v, "0") != 0;
+	return preload != NULL && strstr(preload, "vgpreload") != NULL;
 }
 
 /* n, or n / 1000 (at least 1) in light mode */
@@ -390,8 +396,11 @@ static int parse_decimal(const char *s, uint64_t *m, int *e)
 	return nd - first;
 }
 
-/* No decimal with one digit fewer than s reads back as x: checks the two
- * such decimals around s, which straddle x unless one lies between them. */
+/* No decimal with one digit fewer than s reads back as x. The decimals that
+ * read back as x form an interval holding x and s; checks the two (n-1)-digit
+ * decimals either side of s: any (n-1)-digit one in the interval would lie
+ * between x and s (then it is one of the two) or beyond the one on its side,
+ * which is then in the interval too. */
 static int no_shorter(const char *s, float x)
 {
 	uint64_t m;
@@ -616,9 +625,11 @@ static const struct {
 	{0x7e967699, "1e38"},
 	{0x4ceb79a3, "123456790"}, /* 123456792 */
 	{0x6258d727, "1e21"},
-	{0x6258d719, "999999000000000000000"},
-	{0x60ad78ec, "100000000000000000000"}, /* 1e20 */
-	{0x5f000000, "9223372000000000000"},   /* 2^63 */
+	{0x6258d719, "9.99999e20"},
+	{0x60ad78ec, "1e20"},
+	{0x5f000000, "9.223372e18"},   /* 2^63: exponent form from 1e16 on */
+	{0x5a0e1bca, "1e16"},
+	{0x58635fa9, "1000000000000000"}, /* 1e15, still plain */
 	{0x501502f9, "10000000000"},
 	{0x358637bd, "0.000001"},
 	{0x3727c5ac, "0.00001"},

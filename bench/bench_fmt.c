@@ -1,0 +1,345 @@
+/*
+ * bench_fmt.c: the API layer's leaf utilities, timed (api/fmt.h, api/base64.h).
+ *
+ * Floats: 1M values of each set, formatted as JSON numbers
+ *   normal   N(0, 1), the values attention layers emit
+ *   bits     random finite bit patterns, every binary exponent alike
+ * by
+ *   shortest     fmt_float_shortest into one buffer
+ *   array        the same with commas into a struct buf (a whole JSON array)
+ *   %.9g         snprintf, enough digits to read back, not the shortest
+ *   json_dumps   jansson's json_dumps of a json array of json_real (it prints
+ *                "%.17g" of the double, then trims); per number, the array
+ *                built beforehand
+ * Bytes: base64_encode and base64_decode of 16 MiB, against memcpy of the same;
+ * MB/s of binary bytes (MB = 10^6).
+ *
+ * Times are the median (and for floats the best) of REPS runs; ratios are
+ * of medians taken within one run, as the machine may be shared (the load
+ * average is printed first). Targets (fmt_float_shortest < 30 ns, >= 5x
+ * json_dumps) are marked PASS / MISS for information; the exit status is 0
+ * unless the bench itself fails.
+ *
+ *   bench_fmt [--quick]    --quick: 100k floats, 1 MiB
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base64.h"
+#include "buf.h"
+#include "fmt.h"
+#include "prng.h"
+
+enum { REPS = 7 };
+
+#define TARGET_NS 30.0
+#define TARGET_JANSSON_RATIO 5.0
+
+static volatile size_t sink; /* keeps results alive */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a;
+	double y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *t, size_t n)
+{
+	qsort(t, n, sizeof *t, cmp_double);
+	return t[n / 2];
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_fmt: %s failed\n", what);
+	exit(EXIT_FAILURE);
+}
+
+/* ---- floats ---------------------------------------------------------------- */
+
+struct float_set {
+	const char *name;
+	float *x; /* [n] */
+	size_t n;
+	json_t *arr; /* the same as a jansson array of reals */
+};
+
+static void float_set_fill(struct float_set *fs, const char *name, size_t n, int bits)
+{
+	struct attn_prng g;
+	size_t i;
+
+	fs->name = name;
+	fs->n = n;
+	fs->x = malloc(n * sizeof *fs->x);
+	fs->arr = json_array();
+	if (fs->x == NULL || fs->arr == NULL)
+		die("allocation");
+	attn_prng_seed(&g, bits ? 1234 : 5678);
+	for (i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)(attn_prng_next(&g) >> 32);
+
+		if ((u & 0x7f800000u) == 0x7f800000u)
+			u &= 0xbfffffffu; /* NaN / inf: clear the top exponent bit */
+		if (bits)
+			memcpy(&fs->x[i], &u, sizeof u);
+		else
+			fs->x[i] = (float)attn_prng_normal(&g);
+		if (json_array_append_new(fs->arr, json_real((double)fs->x[i])) != 0)
+			die("json_array_append_new");
+	}
+}
+
+static void float_set_release(struct float_set *fs)
+{
+	free(fs->x);
+	json_decref(fs->arr);
+}
+
+static double time_shortest(const struct float_set *fs)
+{
+	char out[FMT_FLOAT_MAX];
+	size_t total = 0;
+	double t0 = now_s();
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		total += fmt_float_shortest(out, fs->x[i]);
+	sink += total;
+	return now_s() - t0;
+}
+
+static double time_array(const struct float_set *fs)
+{
+	struct buf b;
+	double t0;
+	double t;
+	size_t i;
+
+	buf_init(&b, (size_t)1 << 30);
+	t0 = now_s();
+	buf_putc(&b, '[');
+	for (i = 0; i < fs->n; i++) {
+		char *p = buf_reserve(&b, FMT_FLOAT_MAX + 1);
+
+		if (p == NULL)
+			die("buf_reserve");
+		buf_commit(&b, fmt_float_shortest(p, fs->x[i]));
+		buf_putc(&b, ',');
+	}
+	b.data[b.len - 1] = ']';
+	t = now_s() - t0;
+	sink += b.len;
+	buf_release(&b);
+	return t;
+}
+
+static double time_snprintf(const struct float_set *fs)
+{
+	char out[32];
+	size_t total = 0;
+	double t0 = now_s();
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		total += (size_t)snprintf(out, sizeof out, "%.9g", (double)fs->x[i]);
+	sink += total;
+	return now_s() - t0;
+}
+
+static double time_jansson(const struct float_set *fs)
+{
+	double t0 = now_s();
+	char *s = json_dumps(fs->arr, JSON_COMPACT);
+	double t = now_s() - t0;
+
+	if (s == NULL)
+		die("json_dumps");
+	sink += strlen(s);
+	free(s);
+	return t;
+}
+
+struct timing {
+	double median, best; /* ns per float */
+};
+
+/* ns per float of one method over REPS runs. */
+static struct timing ns_per_float(double (*run)(const struct float_set *),
+				  const struct float_set *fs)
+{
+	double t[REPS];
+	size_t r;
+
+	run(fs); /* warm-up: page faults, caches */
+	for (r = 0; r < REPS; r++)
+		t[r] = 1e9 * run(fs) / (double)fs->n;
+	median(t, REPS); /* sorts */
+	return (struct timing){t[REPS / 2], t[0]};
+}
+
+static const struct method {
+	const char *name;
+	double (*run)(const struct float_set *);
+} methods[] = {
+	{"shortest", time_shortest},
+	{"array", time_array},
+	{"%.9g", time_snprintf},
+	{"json_dumps", time_jansson},
+};
+
+enum { NMETHODS = sizeof methods / sizeof methods[0], NSETS = 2 };
+
+static void bench_floats(const struct float_set *sets)
+{
+	struct timing t[NMETHODS][NSETS];
+	size_t m;
+	size_t s;
+
+	for (m = 0; m < NMETHODS; m++)
+		for (s = 0; s < NSETS; s++)
+			t[m][s] = ns_per_float(methods[m].run, &sets[s]);
+	printf("%-11s %14s %9s %14s %9s\n", "method", sets[0].name, "", sets[1].name, "");
+	printf("%-11s %14s %9s %14s %9s\n", "", "median", "best", "median", "best");
+	for (m = 0; m < NMETHODS; m++)
+		printf("%-11s %14.1f %9.1f %14.1f %9.1f\n", methods[m].name, t[m][0].median,
+		       t[m][0].best, t[m][1].median, t[m][1].best);
+	printf("json_dumps / shortest (median): %.1fx, %.1fx   target >= %.0fx: %s\n",
+	       t[3][0].median / t[0][0].median, t[3][1].median / t[0][1].median,
+	       TARGET_JANSSON_RATIO,
+	       t[3][0].median >= TARGET_JANSSON_RATIO * t[0][0].median &&
+				       t[3][1].median >= TARGET_JANSSON_RATIO * t[0][1].median
+		       ? "PASS"
+		       : "MISS");
+	printf("%%.9g / shortest (median):       %.1fx, %.1fx\n", t[2][0].median / t[0][0].median,
+	       t[2][1].median / t[0][1].median);
+	printf("shortest (median) < %.0f ns:      %s, %s\n", TARGET_NS,
+	       t[0][0].median < TARGET_NS ? "PASS" : "MISS",
+	       t[0][1].median < TARGET_NS ? "PASS" : "MISS");
+}
+
+/* ---- base64 ---------------------------------------------------------------- */
+
+struct bytes {
+	uint8_t *raw;   /* [n] */
+	char *text;     /* [base64_encoded_len(n)] */
+	uint8_t *back;  /* [n] decoded, or memcpy'd */
+	size_t n;
+};
+
+static double time_encode(struct bytes *b)
+{
+	double t0 = now_s();
+
+	base64_encode(b->text, b->raw, b->n);
+	return now_s() - t0;
+}
+
+static double time_decode(struct bytes *b)
+{
+	size_t bad;
+	double t0 = now_s();
+	long long got = base64_decode(b->back, b->text, base64_encoded_len(b->n), &bad);
+	double t = now_s() - t0;
+
+	if (got != (long long)b->n || memcmp(b->back, b->raw, b->n) != 0)
+		die("base64 round trip");
+	return t;
+}
+
+static double time_memcpy(struct bytes *b)
+{
+	double t0 = now_s();
+
+	memcpy(b->back, b->raw, b->n);
+	sink += b->back[b->n / 2];
+	return now_s() - t0;
+}
+
+/* The median MB/s (10^6 binary bytes per second) of one operation. */
+static double mb_per_s(double (*run)(struct bytes *), struct bytes *b)
+{
+	double t[REPS];
+	size_t r;
+
+	run(b);
+	for (r = 0; r < REPS; r++)
+		t[r] = run(b);
+	return (double)b->n / median(t, REPS) / 1e6;
+}
+
+static void bench_base64(size_t n)
+{
+	struct bytes b = {.n = n};
+	struct attn_prng g;
+	size_t i;
+
+	b.raw = malloc(n);
+	b.text = malloc(base64_encoded_len(n));
+	b.back = malloc(n);
+	if (b.raw == NULL || b.text == NULL || b.back == NULL)
+		die("allocation");
+	attn_prng_seed(&g, 99);
+	for (i = 0; i < n; i++)
+		b.raw[i] = (uint8_t)(attn_prng_next(&g) >> 56);
+
+	double enc = mb_per_s(time_encode, &b);
+	double dec = mb_per_s(time_decode, &b);
+	double cpy = mb_per_s(time_memcpy, &b);
+
+	printf("\nbase64 of %zu MiB (MB/s of binary bytes, median of %d)\n", n >> 20, REPS);
+	printf("%-8s %10s %12s\n", "op", "MB/s", "of memcpy");
+	printf("%-8s %10.0f %11.1f%%\n", "encode", enc, 100 * enc / cpy);
+	printf("%-8s %10.0f %11.1f%%\n", "decode", dec, 100 * dec / cpy);
+	printf("%-8s %10.0f %11.1f%%\n", "memcpy", cpy, 100.0);
+	free(b.raw);
+	free(b.text);
+	free(b.back);
+}
+
+static void print_load(void)
+{
+	char line[128] = "unknown";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f != NULL) {
+		if (fgets(line, sizeof line, f) == NULL)
+			snprintf(line, sizeof line, "unknown\n");
+		fclose(f);
+	}
+	printf("load average: %s", line);
+}
+
+int main(int argc, char **argv)
+{
+	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	size_t nfloats = quick ? 100000 : 1000000;
+	struct float_set sets[NSETS];
+
+	printf("attnd fmt / base64 benchmark%s\n", quick ? " (--quick)" : "");
+	print_load();
+	float_set_fill(&sets[0], "normal", nfloats, 0);
+	float_set_fill(&sets[1], "bits", nfloats, 1);
+	printf("\nfloat32 -> JSON number, %zu floats per set, ns per float (median and best "
+	       "of %d)\n",
+	       nfloats, REPS);
+	bench_floats(sets);
+	float_set_release(&sets[0]);
+	float_set_release(&sets[1]);
+	bench_base64(quick ? (size_t)1 << 20 : (size_t)16 << 20);
+	return EXIT_SUCCESS;
+}
