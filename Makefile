@@ -8,6 +8,9 @@
 #   make check-deps grep for layering violations
 #   make lint       check api/openapi.yaml with Redocly (npm; installs node_modules/)
 #   make test-contract  the daemon against its OpenAPI contract (tests/contract/)
+#   make test-web   the viewer (web/) in headless Chromium (tests/web/)
+#   make container-test  build and run the Dockerfile with Podman (deploy/)
+#   make load       wrk scenarios and an overload against a loopback attnd (deploy/)
 #   SANITIZE=address,undefined   build everything with those sanitizers
 #   WERROR=1                     turn warnings into errors (CI does)
 
@@ -33,9 +36,11 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsu
 LDLIBS  := $(BLAS_LIBS) -lm -pthread
 
 # Debian 12 packages the build, tests and tools need.
-# (python3-torch only for `make fixtures` and the PyTorch column of `make bench`.)
+# (python3-torch only for `make fixtures` and the PyTorch column of `make bench`;
+# chromium only for `make test-web`, driven by playwright-core from npm, and
+# fonts-nanum so that its screenshot shows the Korean tokens, not boxes.)
 DEB_PACKAGES := build-essential pkg-config libopenblas-dev check libjansson-dev \
-                libmicrohttpd-dev python3 python3-yaml
+                libmicrohttpd-dev python3 python3-yaml chromium fonts-nanum
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -47,6 +52,8 @@ API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+WEB_FILES  := $(wildcard web/*.html web/*.js web/*.css)
+WEB_OBJ    := $(BUILD)/gen/web_assets.o
 ATTND      := $(BUILD)/attnd
 
 TEST_SRC   := $(wildcard tests/check_*.c)
@@ -95,7 +102,15 @@ $(BUILD)/server/%.o: server/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iapi -Iengine -c $< -o $@
 
-$(ATTND): $(SERVER_OBJ) $(API_LIB) $(ENGINE_LIB)
+# The viewer's files, embedded like the OpenAPI document; server side only.
+$(BUILD)/gen/web_assets.c: $(WEB_FILES) tools/embed_web.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/embed_web.py $@ $(WEB_FILES)
+
+$(WEB_OBJ): $(BUILD)/gen/web_assets.c
+	$(CC) $(CFLAGS) -Iserver -c $< -o $@
+
+$(ATTND): $(SERVER_OBJ) $(WEB_OBJ) $(API_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
 
 # Test binaries link Check and jansson (to read fixtures); the engine does not.
@@ -117,7 +132,8 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
 # not the end of the run. The closing line sums every suite.
 test: $(TEST_BIN) $(ATTND) $(NODE_DEPS)
 	@pass=0; fail=0; \
-	for t in $(TEST_BIN) "node tests/contract/contract.mjs"; do \
+	for t in $(TEST_BIN) "node tests/contract/contract.mjs" "node tests/web/viewer.test.mjs" \
+		"$(PYTHON) tests/deploy/check_manifests.py"; do \
 		echo "== $$t"; \
 		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
 	done; \
@@ -140,7 +156,7 @@ run: deps
 # Node tools for the OpenAPI contract, pinned in package.json and
 # package-lock.json (no build step); `npm ci` installs them when missing.
 
-.PHONY: lint test-contract
+.PHONY: lint test-contract test-web
 
 $(NODE_DEPS): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -152,6 +168,23 @@ lint: $(NODE_DEPS)
 # validates each answer against the spec; also compares the route tables.
 test-contract: $(ATTND) $(NODE_DEPS)
 	node tests/contract/contract.mjs
+
+# The viewer in Debian's chromium, headless (playwright-core drives it; no
+# browser is downloaded): the page, its heatmaps, causal masks, API errors,
+# CORS from a second origin; a screenshot goes to build/web-viewer.png.
+test-web: $(ATTND) $(NODE_DEPS)
+	node tests/web/viewer.test.mjs
+
+# The container image and its deployment (deploy/): the Dockerfile built with
+# `podman build --isolation=chroot` and run, no Docker engine needed; then the
+# wrk scenarios of bench/wrk/ and an overload at -c 512 against build/attnd.
+.PHONY: container-test load
+
+container-test:
+	deploy/container-test.sh
+
+load: $(ATTND)
+	deploy/load.sh
 
 fixtures:
 	$(PYTHON) tests/fixtures/make_fixtures.py tests/fixtures

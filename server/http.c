@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include "log.h"
 #include "route.h"
 #include "service.h"
+#include "web_assets.h"
 
 enum { SMALL_BODY_MAX = 4096, METRICS_BODY_MAX = 4 << 20 };
 
@@ -77,6 +79,7 @@ struct request {
 	char param[ROUTE_PARAM_MAX];
 	char allow[ROUTE_ALLOW_MAX];
 	char request_id[HDR_REQUEST_ID_MAX + 1];
+	const char *cache_control; /* "no-store", but for the viewer's files */
 	struct buf body;
 	struct api_reply reply;
 	int status; /* 0 until a response is queued */
@@ -205,7 +208,7 @@ static int add_headers(const struct request *r, struct MHD_Response *resp, int s
 		h[n++] = (struct header_pair){"Content-Type", content_type};
 	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
 	h[n++] = (struct header_pair){"Server-Timing", timing};
-	h[n++] = (struct header_pair){"Cache-Control", "no-store"};
+	h[n++] = (struct header_pair){"Cache-Control", r->cache_control};
 	if (atomic_load(&r->srv->draining))
 		h[n++] = (struct header_pair){"Connection", "close"};
 	n = status_headers(r, status, h, n);
@@ -217,6 +220,24 @@ static int add_headers(const struct request *r, struct MHD_Response *resp, int s
 	return 0;
 }
 
+/* Adds the headers and queues resp (len bytes of body); resp stays the
+ * caller's to destroy. */
+static enum MHD_Result queue_response(struct request *r, int status, struct MHD_Response *resp,
+				      size_t len, const char *content_type)
+{
+	enum MHD_Result ret;
+
+	if (add_headers(r, resp, status, content_type) != 0)
+		return MHD_NO;
+	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
+	if (ret == MHD_YES) {
+		r->status = status;
+		r->bytes_out = len;
+		r->state = REQ_ANSWERED;
+	}
+	return ret;
+}
+
 /* Queues status with the bytes of body (taken; body is left empty). */
 static enum MHD_Result respond(struct request *r, int status, struct buf *body,
 			       const char *content_type)
@@ -224,22 +245,14 @@ static enum MHD_Result respond(struct request *r, int status, struct buf *body,
 	size_t len = 0;
 	char *data = buf_detach(body, &len);
 	struct MHD_Response *resp;
-	enum MHD_Result ret = MHD_NO;
+	enum MHD_Result ret;
 
 	resp = MHD_create_response_from_buffer_with_free_callback(len, data, free);
 	if (resp == NULL) {
 		free(data);
 		return MHD_NO;
 	}
-	if (add_headers(r, resp, status, content_type) != 0)
-		goto out;
-	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
-	if (ret == MHD_YES) {
-		r->status = status;
-		r->bytes_out = len;
-		r->state = REQ_ANSWERED;
-	}
-out:
+	ret = queue_response(r, status, resp, len, content_type);
 	MHD_destroy_response(resp);
 	return ret;
 }
@@ -322,10 +335,43 @@ static enum MHD_Result answer_metrics(struct request *r)
 
 static enum MHD_Result answer_api(struct request *r)
 {
-	const char *param = r->route->has_param ? r->param : NULL;
+	const char *param = r->route->param != NULL ? r->param : NULL;
 
 	api_handle(r->srv->svc, r->route->api, param, NULL, 0, &r->reply);
 	return answer_reply(r);
+}
+
+static const struct web_asset *web_asset_find(const char *name)
+{
+	for (size_t i = 0; i < web_assets_count; i++) {
+		if (strcmp(web_assets[i].path, name) == 0)
+			return &web_assets[i];
+	}
+	return NULL;
+}
+
+/* A file of the viewer; GET / is index.html, an unknown file 404. The files
+ * change only with the binary, so browsers may keep them but must ask again
+ * (no-cache) rather than show a stale page after an upgrade. */
+static enum MHD_Result answer_web(struct request *r)
+{
+	const char *name = r->route->param != NULL ? r->param : "index.html";
+	const struct web_asset *a = web_asset_find(name);
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (a == NULL)
+		return refuse(r, REJ_NOT_FOUND);
+	/* PERSISTENT: libmicrohttpd only reads the static bytes, never writes or
+	 * frees them; the cast through uintptr_t drops const for its signature */
+	resp = MHD_create_response_from_buffer(a->len, (void *)(uintptr_t)a->bytes,
+					       MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL)
+		return MHD_NO;
+	r->cache_control = "no-cache";
+	ret = queue_response(r, 200, resp, a->len, a->content_type);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 /* Runs on a worker: the connection is suspended, so r is ours alone until
@@ -389,6 +435,8 @@ static enum MHD_Result answer_inline(struct request *r)
 		return answer_readyz(r);
 	case ROUTE_METRICS:
 		return answer_metrics(r);
+	case ROUTE_WEB:
+		return answer_web(r);
 	}
 	return MHD_NO;
 }
@@ -407,6 +455,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	r->t_start = now_seconds();
 	snprintf(r->method, sizeof r->method, "%s", method);
 	snprintf(r->path, sizeof r->path, "%s", url);
+	r->cache_control = "no-store";
 	buf_init(&r->body, (size_t)srv->cfg->max_body);
 	api_reply_init(&r->reply, srv->max_response_bytes);
 	set_request_id(r);

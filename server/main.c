@@ -18,7 +18,8 @@
  *   thread and a long computation never blocks the I/O thread. Parsing,
  *   compute and encoding all happen inside api_handle on the worker.
  * - Cheap GET routes (/v1/models, /version, /openapi.json, /healthz, /readyz,
- *   /metrics) are answered inline on the I/O thread.
+ *   /metrics, and the viewer's embedded files at / and /web/{file}) are
+ *   answered inline on the I/O thread.
  * - OpenBLAS runs single-threaded (openblas_set_num_threads(1)) and engine
  *   calls use one thread (api_limits.engine_threads = 1): parallelism comes
  *   from the workers, and OpenBLAS's notes ask for single-threaded BLAS inside

@@ -14,7 +14,8 @@ static const char *const route_label[MR_COUNT] = {
     [MR_MODELS] = "/v1/models",	      [MR_MODEL] = "/v1/models/{name}",
     [MR_VERSION] = "/version",	      [MR_OPENAPI] = "/openapi.json",
     [MR_HEALTHZ] = "/healthz",	      [MR_READYZ] = "/readyz",
-    [MR_METRICS] = "/metrics",	      [MR_OTHER] = "other",
+    [MR_METRICS] = "/metrics",	      [MR_WEB_INDEX] = "/",
+    [MR_WEB_FILE] = "/web/{file}",    [MR_OTHER] = "other",
 };
 
 static const char *const reject_label[REJ_COUNT] = {

@@ -23,6 +23,8 @@ enum metric_route {
 	MR_HEALTHZ,
 	MR_READYZ,
 	MR_METRICS,
+	MR_WEB_INDEX,
+	MR_WEB_FILE,
 	MR_OTHER,
 	MR_COUNT
 };

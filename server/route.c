@@ -7,34 +7,41 @@
 #include <string.h>
 
 static const struct route routes[] = {
-    {"POST", "/v1/attention", 0, ROUTE_COMPUTE, API_ROUTE_ATTENTION, MR_ATTENTION, 0},
-    {"POST", "/v1/sdpa", 0, ROUTE_COMPUTE, API_ROUTE_SDPA, MR_SDPA, 0},
-    {"GET", "/v1/models", 0, ROUTE_API, API_ROUTE_MODELS, MR_MODELS, 0},
-    {"GET", "/v1/models/", 1, ROUTE_API, API_ROUTE_MODEL, MR_MODEL, 0},
-    {"GET", "/version", 0, ROUTE_API, API_ROUTE_VERSION, MR_VERSION, 0},
-    {"GET", "/openapi.json", 0, ROUTE_API, API_ROUTE_OPENAPI, MR_OPENAPI, 0},
-    {"GET", "/healthz", 0, ROUTE_HEALTHZ, API_ROUTE_COUNT, MR_HEALTHZ, 1},
-    {"GET", "/readyz", 0, ROUTE_READYZ, API_ROUTE_COUNT, MR_READYZ, 1},
-    {"GET", "/metrics", 0, ROUTE_METRICS, API_ROUTE_COUNT, MR_METRICS, 1},
-    /* slot: GET / and GET /web/{file} for the browser frontend, when it lands */
+    {"POST", "/v1/attention", NULL, ROUTE_COMPUTE, API_ROUTE_ATTENTION, MR_ATTENTION, 0},
+    {"POST", "/v1/sdpa", NULL, ROUTE_COMPUTE, API_ROUTE_SDPA, MR_SDPA, 0},
+    {"GET", "/v1/models", NULL, ROUTE_API, API_ROUTE_MODELS, MR_MODELS, 0},
+    {"GET", "/v1/models/", "name", ROUTE_API, API_ROUTE_MODEL, MR_MODEL, 0},
+    {"GET", "/version", NULL, ROUTE_API, API_ROUTE_VERSION, MR_VERSION, 0},
+    {"GET", "/openapi.json", NULL, ROUTE_API, API_ROUTE_OPENAPI, MR_OPENAPI, 0},
+    {"GET", "/healthz", NULL, ROUTE_HEALTHZ, API_ROUTE_COUNT, MR_HEALTHZ, 1},
+    {"GET", "/readyz", NULL, ROUTE_READYZ, API_ROUTE_COUNT, MR_READYZ, 1},
+    {"GET", "/metrics", NULL, ROUTE_METRICS, API_ROUTE_COUNT, MR_METRICS, 1},
+    /* the viewer: static files with no secret in them, so open like /healthz */
+    {"GET", "/", NULL, ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_INDEX, 1},
+    {"GET", "/web/", "file", ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_FILE, 1},
 };
 
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
 void route_print(FILE *out)
 {
-	for (size_t i = 0; i < N_ROUTES; i++)
-		fprintf(out, "%s %s%s\n", routes[i].method, routes[i].path,
-			routes[i].has_param ? "{name}" : "");
+	for (size_t i = 0; i < N_ROUTES; i++) {
+		const struct route *rt = &routes[i];
+
+		if (rt->param != NULL)
+			fprintf(out, "%s %s{%s}\n", rt->method, rt->path, rt->param);
+		else
+			fprintf(out, "%s %s\n", rt->method, rt->path);
+	}
 }
 
-/* Does path match rt's path? Copies the {name} segment into param. */
+/* Does path match rt's path? Copies the parameter's segment into param. */
 static int path_matches(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX])
 {
 	size_t n = strlen(rt->path);
 	const char *rest;
 
-	if (!rt->has_param)
+	if (rt->param == NULL)
 		return strcmp(rt->path, path) == 0;
 	if (strncmp(rt->path, path, n) != 0)
 		return 0;

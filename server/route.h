@@ -19,12 +19,13 @@ enum route_kind {
 	ROUTE_HEALTHZ,
 	ROUTE_READYZ,
 	ROUTE_METRICS,
+	ROUTE_WEB, /* a file of the viewer (web/, embedded), inline */
 };
 
 struct route {
 	const char *method;
-	const char *path; /* exact, or the prefix before {name} when has_param */
-	int has_param;	  /* path + one segment: /v1/models/{name} */
+	const char *path;  /* exact, or the prefix before the segment when param */
+	const char *param; /* NULL, or the name of one last segment: /v1/models/{name} */
 	enum route_kind kind;
 	enum api_route api; /* ROUTE_COMPUTE / ROUTE_API only */
 	enum metric_route metric;
@@ -46,7 +47,8 @@ enum { ROUTE_PARAM_MAX = 160, ROUTE_ALLOW_MAX = 64 };
  * otherwise allow is "" and *metric MR_OTHER. HEAD matches GET routes.
  */
 /* Prints the routing table, one `METHOD PATH` line per route ({name} for a
- * path parameter), for the contract test that compares it with the spec. */
+ * path parameter named name), for the contract test that compares it with
+ * the spec. */
 void route_print(FILE *out);
 
 enum route_result route_match(const char *method, const char *path, const struct route **out,

@@ -395,6 +395,11 @@ function documentedAnswer(o, status, name) {
 
 // ---- the checks ------------------------------------------------------------------
 
+// A path with its parameter filled in: {name} a model, {file} a viewer file.
+function concretePath(path) {
+	return path.replace("{name}", "tiny").replace("{file}", "app.js");
+}
+
 async function checkStatic() {
 	for (const req of exampleRequests()) {
 		if (req.value === undefined || req.expected >= 300) continue;
@@ -480,7 +485,7 @@ async function checkTransport(d) {
 	for (const path of paths) {
 		const declared = ops.filter((o) => o.path === path).map((o) => o.method.toUpperCase());
 		const allow = [...declared.flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m])), "OPTIONS"];
-		const concrete = path.replace("{name}", "tiny");
+		const concrete = concretePath(path);
 		const other = declared.includes("DELETE") ? "PATCH" : "DELETE";
 		await check(`${other} ${path} -> 405 with Allow: ${allow.join(", ")}`, async (p) => {
 			const answer = await send(d.base, other, concrete);
@@ -508,7 +513,7 @@ async function checkTransport(d) {
 	}
 	for (const o of ops) {
 		const method = o.method.toUpperCase();
-		const path = o.path.replace("{name}", "tiny");
+		const path = concretePath(o.path);
 		await check(`${method} ${o.path} with two Content-Length headers -> 400`, async (p) => {
 			const bytes = `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
 				"Content-Length: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -547,7 +552,7 @@ async function checkRestricted(d) {
 	const auth = { Authorization: `Bearer ${API_KEY}` };
 	for (const o of operations()) {
 		const method = o.method.toUpperCase();
-		const path = o.path.replace("{name}", "tiny");
+		const path = concretePath(o.path);
 		const body = o.op.requestBody ? "{}" : null;
 		const open = Array.isArray(o.op.security) && o.op.security.length === 0;
 		if (open) {
