@@ -37,7 +37,7 @@ DOCKERFILE = os.path.join(ROOT, "Dockerfile")
 
 # DEB_PACKAGES that only tests outside the image need (make test-web, make
 # test-contract, make fixtures); the image's build stage leaves them out.
-TEST_ONLY_PACKAGES = {"chromium", "fonts-nanum", "nodejs", "npm", "python3-torch"}
+TEST_ONLY_PACKAGES = {"chromium", "fonts-nanum", "nodejs", "npm", "python3-torch", "wrk"}
 
 passed = 0
 failed = 0

@@ -1,0 +1,44 @@
+/*
+ * fuzz.h: the libFuzzer entry points every harness of tests/fuzz/ defines,
+ * and the API services the request harnesses share.
+ *
+ * A harness is built twice: with clang -fsanitize=fuzzer (build-fuzz/fuzz/,
+ * `make fuzz`), where libFuzzer supplies main, and with the project's compiler
+ * beside replay.c (BUILD/tests/fuzz/replay_*, `make test`), whose main runs
+ * the files of the seed corpus and the regressions once each.
+ *
+ * Ownership: fuzz_api_init builds services that live until the process exits
+ * (libFuzzer has no teardown hook); fuzz_api_run frees everything it
+ * allocates, so a leak inside one input is a leak report.
+ */
+#ifndef ATTN_FUZZ_H
+#define ATTN_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "service.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * Two services holding the built-in `tiny` model alone (E 8, H 2, vocab 64,
+ * seed 42) as their default, with small limits so that large requests are
+ * refused fast: one reads number arrays through api/fastjson.h (as the
+ * server does), the other with jansson alone (api_service_set_plain_json).
+ * Exits on failure: a harness cannot run without them.
+ */
+void fuzz_api_init(void);
+
+/*
+ * One request of `route` with body[0 .. len) on both services (api_handle_v2
+ * with call when call is not NULL); aborts, so that libFuzzer reports the
+ * input, unless each reply is complete (a status; an error code with a 4xx
+ * or 5xx) and both are the same (status, error code and body, but the
+ * timing in a v1 answer's usage).
+ */
+void fuzz_api_run(enum api_route route, const struct api_v2_call *call, const uint8_t *body,
+		  size_t len);
+
+#endif
