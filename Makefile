@@ -11,12 +11,23 @@
 #   make test-web   the viewer (web/) in headless Chromium (tests/web/)
 #   make container-test  build and run the Dockerfile with Podman (deploy/)
 #   make load       wrk scenarios and an overload against a loopback attnd (deploy/)
-#   SANITIZE=address,undefined   build everything with those sanitizers
+#   make hostile / concurrency / soak / faults   the daemon under hostile
+#                   input, concurrency, a soak and faults (tests/<name>/run.py)
+#   make valgrind   the unit suites under valgrind (tests/valgrind.supp)
+#   make fuzz       libFuzzer on each harness of tests/fuzz/ for FUZZ_SECONDS
+#   make fuzz-regress   replay tests/fuzz/{corpus,regressions}/ with libFuzzer
+#   SANITIZE=address,undefined   build everything with those sanitizers, in
+#                                build-san/ (unless BUILD is given); fatal on
+#                                any report, `make test` runs under them
 #   WERROR=1                     turn warnings into errors (CI does)
 
 CC      ?= cc
 PYTHON  ?= /usr/bin/python3
-BUILD   := build
+# A sanitized build never shares objects with the plain one (BUILD=dir on the
+# command line chooses another; an environment BUILD is ignored).
+ifneq ($(origin BUILD),command line)
+BUILD   := $(if $(SANITIZE),build-san,build)
+endif
 
 WARN    := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
            -Wmissing-prototypes -Wvla -Wformat=2 -Wcast-qual -Wundef
@@ -26,7 +37,7 @@ ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
 ifneq ($(SANITIZE),)
-CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
@@ -40,7 +51,7 @@ LDLIBS  := $(BLAS_LIBS) -lm -pthread
 # chromium only for `make test-web`, driven by playwright-core from npm, and
 # fonts-nanum so that its screenshot shows the Korean tokens, not boxes.)
 DEB_PACKAGES := build-essential pkg-config libopenblas-dev check libjansson-dev \
-                libmicrohttpd-dev python3 python3-yaml chromium fonts-nanum
+                libmicrohttpd-dev python3 python3-yaml chromium fonts-nanum wrk
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -61,6 +72,12 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_UTIL_SRC := $(filter-out tests/check_%.c,$(wildcard tests/*.c))
 TEST_UTIL_OBJ := $(TEST_UTIL_SRC:%.c=$(BUILD)/%.o)
 
+# libFuzzer harnesses (tests/fuzz/), each also built with $(CC) beside
+# tests/fuzz/replay.c so that `make test` replays their corpus and regressions.
+FUZZ_NAMES  := $(filter-out fuzz_api,$(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_COMMON := $(BUILD)/tests/fuzz/fuzz_api.o
+FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
+
 # Node tools for the OpenAPI contract (lint and contract test).
 NODE_DEPS  := node_modules/.package-lock.json
 
@@ -71,7 +88,7 @@ BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 PORT ?= 8080
 
-all: $(ENGINE_LIB) $(API_LIB) $(ATTND) $(TEST_BIN) $(BENCH_BIN)
+all: $(ENGINE_LIB) $(API_LIB) $(ATTND) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -121,6 +138,13 @@ $(BUILD)/tests/%.o: tests/%.c
 $(BUILD)/tests/check_%: $(BUILD)/tests/check_%.o $(TEST_UTIL_OBJ) $(API_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(LDLIBS)
 
+# (kept: make would delete them as intermediates of the pattern rules)
+.SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
+
+$(BUILD)/tests/fuzz/replay_%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON) \
+			      $(API_LIB) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ -ljansson $(LDLIBS)
+
 $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iengine -Iapi -c $< -o $@
@@ -129,16 +153,136 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
 
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
-# not the end of the run. The closing line sums every suite.
-test: $(TEST_BIN) $(ATTND) $(NODE_DEPS)
-	@pass=0; fail=0; \
+# not the end of the run. The suites that start the daemon start $(ATTND)
+# (ATTND_BIN for check_server, ATTND for the node ones). The closing line sums
+# every suite.
+#
+# Under SANITIZE every process (the daemons too) writes its reports to
+# $(SAN_LOGS)/, and the run fails when any is there: a suite need not check its
+# daemon's exit status for a leak or a UBSan report to count. Check's timeouts
+# are stretched, as sanitized code runs 2-4 times slower.
+SAN_LOGS := $(abspath $(BUILD))/sanitizer-logs
+SAN_ENV  := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:print_stacktrace=1:log_path=$(SAN_LOGS)/asan \
+            UBSAN_OPTIONS=halt_on_error=1:abort_on_error=0:print_stacktrace=1:log_path=$(SAN_LOGS)/ubsan \
+            LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+            CK_TIMEOUT_MULTIPLIER=4
+# The seeds and regressions of each fuzz harness, replayed without libFuzzer.
+FUZZ_REPLAY_CMDS := $(foreach h,$(FUZZ_NAMES),\
+	"$(BUILD)/tests/fuzz/replay_$(h) tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h)")
+TEST_ENV := ATTND_BIN=$(ATTND) ATTND=$(abspath $(ATTND)) $(if $(SANITIZE),$(SAN_ENV))
+
+test: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
+	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); \
+	export $(TEST_ENV); pass=0; fail=0; \
 	for t in $(TEST_BIN) "node tests/contract/contract.mjs" "node tests/web/viewer.test.mjs" \
-		"$(PYTHON) tests/deploy/check_manifests.py"; do \
+		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" $(FUZZ_REPLAY_CMDS) \
+		"$(PYTHON) tests/hostile/run.py" "$(PYTHON) tests/concurrency/run.py" \
+		"$(PYTHON) tests/soak/run.py --seconds $(SOAK_TEST_SECONDS)"; do \
 		echo "== $$t"; \
 		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
 	done; \
+	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
+		echo "== sanitizer reports ($(SAN_LOGS))"; cat $(SAN_LOGS)/*; fail=$$((fail+1)); \
+	fi; \
 	echo "suites: $$pass passed, $$fail failed"; \
 	test $$fail -eq 0
+
+# The unit suites under valgrind (memcheck), in one process each (CK_FORK=no)
+# so that a leak anywhere in a suite is counted; check_server is left out, as
+# it tests a daemon it starts (which `make test SANITIZE=...` covers). The
+# suites that sweep millions of values run light there (ATTN_TEST_LIGHT).
+# tests/valgrind.supp says what it hides and why.
+VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
+            --suppressions=tests/valgrind.supp
+VALGRIND_SUITES := $(filter-out $(BUILD)/tests/check_server,$(TEST_BIN))
+
+.PHONY: valgrind valgrind-deps fuzz fuzz-deps fuzz-build fuzz-bins fuzz-regress
+
+valgrind-deps:
+	$(call apt_install,valgrind)
+
+valgrind: valgrind-deps $(VALGRIND_SUITES) $(FUZZ_REPLAY)
+	@test -z "$(SANITIZE)" || { echo "valgrind: not with SANITIZE"; exit 2; }
+	@pass=0; fail=0; \
+	for t in $(VALGRIND_SUITES); do \
+		echo "== valgrind $$t"; \
+		if CK_FORK=no $(VALGRIND) $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
+	done; \
+	for h in $(FUZZ_NAMES); do \
+		echo "== valgrind replay $$h"; \
+		if $(VALGRIND) $(BUILD)/tests/fuzz/replay_$$h tests/fuzz/corpus/$$h \
+			tests/fuzz/regressions/$$h; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
+	done; \
+	echo "valgrind: $$pass passed, $$fail failed"; \
+	test $$fail -eq 0
+
+# libFuzzer (clang 14 and its runtime, Debian's libclang-rt-14-dev): the
+# library and the harnesses built in build-fuzz/ with coverage, ASan and UBSan.
+# `make fuzz` runs each harness for FUZZ_SECONDS on its seed corpus
+# (tests/fuzz/corpus/) and its regressions (tests/fuzz/regressions/); inputs
+# it finds go to build-fuzz/corpus/, and a crash, leak, timeout or
+# out-of-memory input to build-fuzz/crashes/<harness>/ and fails the run. Such
+# an input, once fixed, is copied to tests/fuzz/regressions/<harness>/, which
+# `make fuzz-regress` and `make test` (tests/fuzz/replay.c) replay.
+FUZZ_CC      := clang-14
+FUZZ_BUILD   := build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_DEB_PACKAGES := clang-14 libclang-rt-14-dev
+FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:print_stacktrace=1 \
+            UBSAN_OPTIONS=halt_on_error=1:abort_on_error=0:print_stacktrace=1 \
+            OPENBLAS_NUM_THREADS=1
+# 8 KiB holds a request with rows long enough for api/fastjson.c to pool
+# (64 numbers); a safetensors file needs room for its header and tensors.
+# The dictionaries hold the JSON grammar's tokens and the contract's names.
+FUZZ_MAX_LEN = $(if $(filter fuzz_safetensors,$(1)),16384,8192)
+FUZZ_DICT = tests/fuzz/$(if $(filter fuzz_safetensors,$(1)),safetensors,request).dict
+FUZZ_FLAGS = -max_len=$(call FUZZ_MAX_LEN,$(1)) -timeout=5 -rss_limit_mb=2048 \
+             -dict=$(call FUZZ_DICT,$(1))
+
+fuzz-deps:
+	$(call apt_install,$(FUZZ_DEB_PACKAGES))
+
+fuzz-build: fuzz-deps
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
+		SANITIZE=fuzzer-no-link,address,undefined fuzz-bins
+
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
+
+$(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_COMMON) $(API_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ -o $@ -ljansson $(LDLIBS)
+
+fuzz: fuzz-build
+	@for h in $(FUZZ_NAMES); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$h $(FUZZ_BUILD)/crashes/$$h; \
+	done
+	@set -e; $(foreach h,$(FUZZ_NAMES),\
+	echo "== fuzz $(h), $(FUZZ_SECONDS) s"; \
+	if $(FUZZ_ENV) $(FUZZ_BUILD)/fuzz/$(h) $(call FUZZ_FLAGS,$(h)) \
+		-max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-artifact_prefix=$(FUZZ_BUILD)/crashes/$(h)/ $(FUZZ_BUILD)/corpus/$(h) \
+		tests/fuzz/corpus/$(h) $(wildcard tests/fuzz/regressions/$(h)) \
+		>$(FUZZ_BUILD)/$(h).log 2>&1; then \
+		grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus)|^#[0-9]+ *DONE' \
+			$(FUZZ_BUILD)/$(h).log || true; \
+	else \
+		tail -n 60 $(FUZZ_BUILD)/$(h).log; \
+		echo "fuzz: $(h) FAILED; the input is in $(FUZZ_BUILD)/crashes/$(h)/," \
+			"the log in $(FUZZ_BUILD)/$(h).log"; \
+		exit 1; \
+	fi;)
+
+# Every seed and regression once under the libFuzzer build (file arguments
+# make libFuzzer run them and exit).
+fuzz-regress: fuzz-build
+	@set -e; $(foreach h,$(FUZZ_NAMES),\
+	files=$$(find tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h) -type f 2>/dev/null); \
+	if $(FUZZ_ENV) $(FUZZ_BUILD)/fuzz/$(h) $(call FUZZ_FLAGS,$(h)) $$files \
+		>$(FUZZ_BUILD)/$(h).regress.log 2>&1; then \
+		echo "fuzz-regress: $(h): $$(echo $$files | wc -w) inputs ok"; \
+	else \
+		tail -n 60 $(FUZZ_BUILD)/$(h).regress.log; exit 1; \
+	fi;)
 
 bench: $(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_engine
@@ -175,6 +319,33 @@ test-contract: $(ATTND) $(NODE_DEPS)
 test-web: $(ATTND) $(NODE_DEPS)
 	node tests/web/viewer.test.mjs
 
+# The daemon under attack, with python3's standard library and wrk; each
+# starts $(ATTND) on 127.0.0.1 --port 0 and prints `NAME: N passed, M failed`.
+#   hostile      tests/hostile/cases/*.json against it: status, code, pointer,
+#                then alive, /healthz < 100 ms, memory back (about 15 s)
+#   concurrency  64 random-shape requests at once, bit-identical to each one
+#                alone; explicit weights against a float64 reference (5 s)
+#   soak         wrk's mix of valid, invalid, oversized for SOAK_SECONDS, RSS
+#                and descriptors sampled (SOAK_SECONDS + 15 s)
+#   faults       disconnects, a stalled reader, 500 idle connections, SIGTERM
+#                and kill -9 under wrk load (about 65 s)
+# `make test` runs hostile, concurrency and a SOAK_TEST_SECONDS soak.
+.PHONY: hostile concurrency soak faults
+SOAK_SECONDS      ?= 60
+SOAK_TEST_SECONDS ?= 10
+
+hostile: $(ATTND)
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/hostile/run.py
+
+concurrency: $(ATTND)
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/concurrency/run.py
+
+soak: $(ATTND)
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/soak/run.py --seconds $(SOAK_SECONDS)
+
+faults: $(ATTND)
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/faults/run.py
+
 # The container image and its deployment (deploy/): the Dockerfile built with
 # `podman build --isolation=chroot` and run, no Docker engine needed; then the
 # wrk scenarios of bench/wrk/ and an overload at -c 512 against build/attnd.
@@ -190,8 +361,9 @@ fixtures:
 	$(PYTHON) tests/fixtures/make_fixtures.py tests/fixtures
 	$(PYTHON) tests/fixtures/make_safetensors.py tests/fixtures/safetensors
 
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# $(call apt_install,PACKAGES): installs those of PACKAGES that are missing.
+define apt_install
+	@missing=""; for p in $(1); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -200,6 +372,10 @@ deps:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(DEB_PACKAGES))
 	@command -v node >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get install -y -qq nodejs npm; }
 
@@ -214,6 +390,6 @@ format:
 	clang-format -i engine/*.[ch] tests/*.[ch] bench/*.c
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-san $(FUZZ_BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

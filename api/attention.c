@@ -13,18 +13,10 @@
 #include <time.h>
 
 #include "attention_job.h"
+#include "json_write.h"
 #include "sizes.h"
 
-struct attention_out {
-	float *out;     /* [B, Lq, E] */
-	float *weights; /* [B, H, Lq, Lk] or [B, Lq, Lk] */
-	float *scores;  /* [B, H, Lq, Lk] */
-	float *scratch; /* one item's trimmed [H, Lq, Lk] when ragged */
-	void *ws;
-	size_t ws_bytes;
-};
-
-static void outputs_release(struct attention_out *o)
+void attention_out_release(struct attention_out *o)
 {
 	free(o->out);
 	free(o->weights);
@@ -83,6 +75,15 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	return 0;
 }
 
+/* Small enough to answer on the I/O thread (service.h)? floats: the answer's. */
+static int is_small(const struct attention_job *job, const struct attn_mha *r, size_t floats)
+{
+	double cells = (double)job->B * (double)job->model->H * (double)job->Lq * (double)job->Lk;
+
+	return attn_mha_flops(r) <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS &&
+	       floats <= API_SMALL_FLOATS;
+}
+
 /* The largest one-item tensor write_batched trims: [H, Lq, Lk] or [Lq, E]. */
 static size_t item_cells(const struct attention_job *job)
 {
@@ -110,11 +111,16 @@ static int alloc_outputs(struct attention_out *o, size_t out_n, size_t w_n, size
 static void write_shape(struct buf *b, const struct attention_job *job)
 {
 	const struct attn_model *m = job->model;
+	const struct api_json_size fields[] = {
+		{ "{\"batch\":", job->B },	 { ",\"query_length\":", job->Lq },
+		{ ",\"key_length\":", job->Lk }, { ",\"d_model\":", m->E },
+		{ ",\"num_heads\":", m->H },	 { ",\"num_kv_heads\":", m->Hkv },
+		{ ",\"head_dim\":", m->D },
+	};
 
-	buf_printf(b,
-		   "\"shape\":{\"batch\":%zu,\"query_length\":%zu,\"key_length\":%zu,"
-		   "\"d_model\":%zu,\"num_heads\":%zu,\"num_kv_heads\":%zu,\"head_dim\":%zu}",
-		   job->B, job->Lq, job->Lk, m->E, m->H, m->Hkv, m->D);
+	buf_puts(b, "\"shape\":");
+	api_json_sizes(b, fields, sizeof fields / sizeof fields[0]);
+	buf_putc(b, '}');
 }
 
 static void write_tokens(struct buf *b, const struct attention_job *job)
@@ -134,7 +140,7 @@ static void write_tokens(struct buf *b, const struct attention_job *job)
 			if (label)
 				api_json_string(b, label);
 			else
-				buf_printf(b, "%lld", (long long)job->token_ids[bi * job->Lq + i]);
+				buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
 		}
 		buf_putc(b, ']');
 	}
@@ -204,14 +210,25 @@ static int encode(const struct attention_job *job, const struct attention_out *o
 		if (write_batched(&w, job, o->scores, H, job->Lk, job->k_len, o->scratch) != 0)
 			return -1;
 	}
-	buf_printf(b, ",\"usage\":{\"flops\":%.0f,\"milliseconds\":%.3f}}", flops, compute_ms);
+	api_json_usage(b, flops, compute_ms);
+	buf_putc(b, '}');
 	return b->failed ? -1 : 0;
 }
 
 /* ---- the handler ------------------------------------------------------- */
 
-static int run(const struct api_service *svc, struct attention_job *job,
-	       struct attention_out *o, struct api_reply *reply, struct api_error *err)
+/* A failed decode or run: the error, or the decline of a request not small. */
+static void answer_failure(struct api_reply *reply, const struct attention_job *job,
+			   const struct api_error *err)
+{
+	if (job->declined)
+		reply->declined = 1;
+	else
+		api_reply_error(reply, err);
+}
+
+int attention_run(const struct api_service *svc, struct attention_job *job,
+		  struct attention_out *o, struct api_reply *reply, struct api_error *err)
 {
 	struct attn_error aerr;
 	struct attn_mha r;
@@ -221,8 +238,11 @@ static int run(const struct api_service *svc, struct attention_job *job,
 	request_of(job, o, svc, &r); /* o->out is still NULL: sizing only */
 	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
 		return api_engine_error(&aerr, err);
-	if (check_memory(svc, job, o->ws_bytes, &out_n, &w_n, &s_n, err) != 0 ||
-	    alloc_outputs(o, out_n, w_n, s_n, job->ragged ? item_cells(job) : 0, err) != 0)
+	if (check_memory(svc, job, o->ws_bytes, &out_n, &w_n, &s_n, err) != 0)
+		return -1;
+	if (job->small_only && !is_small(job, &r, out_n + w_n + s_n))
+		return attention_decline(job);
+	if (alloc_outputs(o, out_n, w_n, s_n, job->ragged ? item_cells(job) : 0, err) != 0)
 		return -1;
 	request_of(job, o, svc, &r);
 	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
@@ -244,14 +264,19 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 	struct timespec t0;
 
 	memset(&o, 0, sizeof(o));
+	memset(&job, 0, sizeof(job));
+	if (reply->small_only && len > API_SMALL_BODY) {
+		reply->declined = 1;
+		return;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (attention_decode(svc, body, len, &job, &err) != 0) {
-		api_reply_error(reply, &err);
+	if (attention_decode(svc, body, len, reply->small_only, &job, &err) != 0) {
+		answer_failure(reply, &job, &err);
 		goto out;
 	}
 	reply->parse_ms = api_ms_since(&t0);
-	if (run(svc, &job, &o, reply, &err) != 0) {
-		api_reply_error(reply, &err);
+	if (attention_run(svc, &job, &o, reply, &err) != 0) {
+		answer_failure(reply, &job, &err);
 		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -264,6 +289,6 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 	reply->status = 200;
 	reply->encode_ms = api_ms_since(&t0);
 out:
-	outputs_release(&o);
+	attention_out_release(&o);
 	attention_job_release(&job);
 }

@@ -13,6 +13,13 @@
 /* Elements any one tensor of a request may have before limits say more. */
 #define MAX_TENSOR_ELEMS ((size_t)1 << 31)
 
+/* Where large rows of numbers are read before jansson (fastjson.h); each is
+ * read with api_tensor_read_pool(&job->numbers, ...) and nothing else. */
+static const char *const pooled_fields[] = { "/embeddings",	       "/key",
+					     "/value",		       "/model/in_proj_weight",
+					     "/model/out_proj_weight", "/model/embed_tokens",
+					     "/mask/bias",	       NULL };
+
 static const char *const top_fields[] = { "model", "embeddings", "tokens", "text", "key",
 					  "value", "mask", "positional", "scale", "softcap",
 					  "weights", "scores", "encoding", "precision", NULL };
@@ -20,6 +27,7 @@ static const char *const top_fields[] = { "model", "embeddings", "tokens", "text
 void attention_job_release(struct attention_job *job)
 {
 	json_decref(job->root);
+	fastjson_pool_release(&job->numbers);
 	attn_model_free(job->inline_model);
 	free(job->query);
 	api_tensor_release(&job->key);
@@ -58,7 +66,8 @@ static int decode_embeddings(struct attention_job *job, json_t *v, struct api_er
 	struct api_tensor t;
 	size_t E = job->model->E;
 
-	if (api_tensor_read(v, "/embeddings", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED, &t, err) != 0)
+	if (api_tensor_read_pool(&job->numbers, v, "/embeddings", 2, 3, MAX_TENSOR_ELEMS,
+				 API_T_RAGGED, &t, err) != 0)
 		return -1;
 	if (t.shape[t.rank - 1] != E) {
 		size_t got = t.shape[t.rank - 1];
@@ -77,18 +86,24 @@ static int decode_embeddings(struct attention_job *job, json_t *v, struct api_er
 	return job->q_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
 }
 
+/* One of " \t\n\r\f\v" (not NUL): what splits text into words. */
+static int is_ascii_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 /* Splits text on ASCII whitespace into tok_store; returns the token count. */
 static size_t split_text(const char *s, char *store, const char **tok)
 {
 	size_t n = 0;
 
 	while (*s) {
-		while (*s && strchr(" \t\n\r\f\v", *s))
+		while (is_ascii_space(*s))
 			s++;
 		if (!*s)
 			break;
 		tok[n++] = store;
-		while (*s && !strchr(" \t\n\r\f\v", *s))
+		while (*s && !is_ascii_space(*s))
 			*store++ = *s++;
 		*store++ = '\0';
 	}
@@ -146,6 +161,23 @@ static int item_ids(struct attention_job *job, const json_t *item, const char *p
 	return 0;
 }
 
+/* The number of words split_text finds in s. */
+static size_t count_words(const char *s)
+{
+	size_t n = 0;
+
+	while (*s) {
+		while (is_ascii_space(*s))
+			s++;
+		if (!*s)
+			break;
+		n++;
+		while (*s && !is_ascii_space(*s))
+			s++;
+	}
+	return n;
+}
+
 /* "text" items become JSON arrays of their whitespace-split words. */
 static json_t *text_item(struct attention_job *job, const json_t *v, size_t b, char **store,
 			 const char **scratch)
@@ -181,8 +213,8 @@ static int check_embed_memory(size_t limit, size_t B, size_t L, size_t E, const 
 }
 
 /* "tokens" or "text": ids into embeddings [B, Lq, E] via the embedding table. */
-static int decode_tokens(struct attention_job *job, json_t *v, int is_text, size_t svc_limit,
-			 struct api_error *err)
+int attention_decode_tokens(struct attention_job *job, json_t *v, int is_text, size_t svc_limit,
+			    struct api_error *err)
 {
 	const char *field = is_text ? "/text" : "/tokens";
 	size_t B, E = job->model->E;
@@ -199,22 +231,29 @@ static int decode_tokens(struct attention_job *job, json_t *v, int is_text, size
 	items = json_array(); /* the items as arrays of tokens, kept alive in root */
 	json_object_set_new(job->root, " items", items);
 	if (is_text) {
-		size_t bytes = 0;
+		size_t bytes = 0, longest = 0;
 		const char **scratch;
 		char *store;
 
 		for (size_t b = 0; b < B; b++) {
 			const json_t *s = json_is_array(v) ? json_array_get(v, b) : v;
 			char ptr[API_PTR_MAX];
+			size_t words;
 
 			api_ptr_index(ptr, sizeof(ptr), "/text", b);
 			if (!json_is_string(s))
 				return api_fail(err, 422, "invalid_type", job->batched ? ptr : "/text",
 						"expected a string");
 			bytes += json_string_length(s) + 1;
+			words = count_words(json_string_value(s));
+			longest = words > longest ? words : longest;
 		}
+		/* before the words become strings (some 80 bytes each): a 10 MB text
+		 * would otherwise take half a gigabyte to be refused below */
+		if (check_embed_memory(svc_limit, B, longest, E, field, err) != 0)
+			return -1;
 		job->tok_store = store = malloc(bytes + 1);
-		scratch = malloc((bytes + 1) * sizeof(char *));
+		scratch = malloc((longest + 1) * sizeof(char *));
 		for (size_t b = 0; store && scratch && b < B; b++)
 			json_array_append_new(items, text_item(job, v, b, &store, scratch));
 		free((void *)scratch);
@@ -240,6 +279,9 @@ static int decode_tokens(struct attention_job *job, json_t *v, int is_text, size
 	}
 	if (check_embed_memory(svc_limit, B, job->Lq, E, field, err) != 0)
 		return -1;
+	/* the answer has [B, Lq, E] numbers: too many for a small request */
+	if (job->small_only && (double)B * (double)job->Lq * (double)E > API_SMALL_FLOATS)
+		return attention_decline(job);
 	job->q_len = calloc(B, sizeof(size_t));
 	job->tokens = calloc(B * job->Lq, sizeof(char *));
 	job->token_ids = calloc(B * job->Lq, sizeof(int64_t));
@@ -277,7 +319,7 @@ static int decode_input(struct attention_job *job, size_t limit, struct api_erro
 				"give exactly one of embeddings, tokens and text");
 	if (emb != NULL)
 		return decode_embeddings(job, emb, err);
-	return decode_tokens(job, tok ? tok : text, text != NULL, limit, err);
+	return attention_decode_tokens(job, tok ? tok : text, text != NULL, limit, err);
 }
 
 /* "key" / "value": embeddings with the query's batch; value defaults to key. */
@@ -297,7 +339,8 @@ static int decode_kv(struct attention_job *job, struct api_error *err)
 			memcpy(job->k_len, job->q_len, job->B * sizeof(size_t));
 		return job->k_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
 	}
-	if (api_tensor_read(k, "/key", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED, &job->key, err) != 0)
+	if (api_tensor_read_pool(&job->numbers, k, "/key", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED,
+				 &job->key, err) != 0)
 		return -1;
 	if ((job->key.rank == 3) != job->batched || job->key.shape[job->key.rank - 1] != E ||
 	    (job->batched && job->key.shape[0] != job->B))
@@ -311,8 +354,8 @@ static int decode_kv(struct attention_job *job, struct api_error *err)
 	job->ragged |= ragged; /* answers are trimmed to each item's own lengths */
 	if (v == NULL)
 		return 0;
-	if (api_tensor_read(v, "/value", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED, &job->value,
-			    err) != 0)
+	if (api_tensor_read_pool(&job->numbers, v, "/value", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED,
+				 &job->value, err) != 0)
 		return -1;
 	if (job->value.rank != job->key.rank ||
 	    memcmp(job->value.shape, job->key.shape, sizeof(job->key.shape)) != 0)
@@ -356,12 +399,28 @@ static int decode_outputs(struct attention_job *job, struct api_error *err)
 	return 0;
 }
 
+int attention_decline(struct attention_job *job)
+{
+	job->declined = 1;
+	return -1;
+}
+
+/* An inline model is never small: a seeded one is made from d_model alone. */
+static int check_small_model(struct attention_job *job)
+{
+	if (job->small_only && json_is_object(json_object_get(job->root, "model")))
+		return attention_decline(job);
+	return 0;
+}
+
 int attention_decode(const struct api_service *svc, const char *body, size_t len,
-		     struct attention_job *job, struct api_error *err)
+		     int small_only, struct attention_job *job, struct api_error *err)
 {
 	memset(job, 0, sizeof(*job));
-	if (req_parse(body, len, &job->root, err) != 0 ||
-	    req_known_fields(job->root, "", top_fields, err) != 0 ||
+	job->small_only = small_only;
+	if (req_parse_pooled(body, len, pooled_fields,
+			     svc->plain_json ? NULL : &job->numbers, &job->root, err) != 0 ||
+	    req_known_fields(job->root, "", top_fields, err) != 0 || check_small_model(job) != 0 ||
 	    attention_decode_model(svc, job, err) != 0 ||
 	    decode_input(job, svc->limits.max_request_bytes, err) != 0 ||
 	    decode_kv(job, err) != 0 || attention_decode_mask(job, err) != 0 ||

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "request.h"
+#include "sizes.h"
 
 /* ---- model ------------------------------------------------------------- */
 
@@ -17,8 +18,9 @@ static const char *const inline_fields[] = { "d_model",	     "num_heads",	"num_k
 					     "out_proj_bias",  "embed_tokens",	NULL };
 
 /* Reads an optional weight tensor of exactly `shape` (rank 1 or 2). */
-static int read_weight(const json_t *obj, const char *key, size_t rank, size_t d0, size_t d1,
-		       struct api_tensor *t, struct api_error *err)
+static int read_weight(const struct attention_job *job, const json_t *obj, const char *key,
+		       size_t rank, size_t d0, size_t d1, struct api_tensor *t,
+		       struct api_error *err)
 {
 	json_t *v = json_object_get(obj, key);
 	char ptr[API_PTR_MAX];
@@ -27,7 +29,7 @@ static int read_weight(const json_t *obj, const char *key, size_t rank, size_t d
 	if (v == NULL)
 		return 0;
 	req_child(ptr, "/model", key);
-	if (api_tensor_read(v, ptr, rank, rank, d0 * d1, 0, t, err) != 0)
+	if (api_tensor_read_pool(&job->numbers, v, ptr, rank, rank, d0 * d1, 0, t, err) != 0)
 		return -1;
 	if (rank == 1 && t->shape[0] != d0)
 		return api_fail(err, 422, "dimension_mismatch", ptr, "must have shape [%zu]", d0);
@@ -50,11 +52,12 @@ static int inline_explicit(struct attention_job *job, const json_t *m,
 	memset(&w_o, 0, sizeof(w_o));
 	memset(&b_o, 0, sizeof(b_o));
 	memset(&emb, 0, sizeof(emb));
-	if (read_weight(m, "in_proj_weight", 2, rows, cfg->E, &w_qkv, err) != 0 ||
-	    read_weight(m, "in_proj_bias", 1, rows, 1, &b_qkv, err) != 0 ||
-	    read_weight(m, "out_proj_weight", 2, cfg->E, cfg->E, &w_o, err) != 0 ||
-	    read_weight(m, "out_proj_bias", 1, cfg->E, 1, &b_o, err) != 0 ||
-	    read_weight(m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &emb, err) != 0)
+	if (read_weight(job, m, "in_proj_weight", 2, rows, cfg->E, &w_qkv, err) != 0 ||
+	    read_weight(job, m, "in_proj_bias", 1, rows, 1, &b_qkv, err) != 0 ||
+	    read_weight(job, m, "out_proj_weight", 2, cfg->E, cfg->E, &w_o, err) != 0 ||
+	    read_weight(job, m, "out_proj_bias", 1, cfg->E, 1, &b_o, err) != 0 ||
+	    read_weight(job, m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &emb,
+			err) != 0)
 		goto out;
 	if (w_o.data == NULL || (b_qkv.data == NULL) != (b_o.data == NULL)) {
 		api_fail(err, 422, "invalid_model", "/model",
@@ -82,6 +85,26 @@ out:
 	return rc;
 }
 
+/* An inline model's weights count against the request memory limit: at the
+ * d_model and vocab_size caps a seeded model is about 1.9 GB (and half a
+ * minute of drawing), so it is refused before anything is allocated. */
+static int check_model_memory(const struct attn_model_config *cfg, size_t D, size_t limit,
+			      struct api_error *err)
+{
+	size_t rows = 0, floats = 0, tmp = 0, bytes = 0;
+	int bad = size_mul3(&rows, cfg->H + 2 * cfg->Hkv, D, 1) ||
+		  size_mul(&floats, rows, cfg->E + (cfg->bias ? 1 : 0)) || /* w_qkv, b_qkv */
+		  size_mul(&tmp, cfg->E, cfg->E + 1 + cfg->vocab) ||	     /* w_o, b_o, embed */
+		  size_add(&floats, floats, tmp) || size_mul(&bytes, floats, sizeof(float));
+
+	if (bad || bytes > limit)
+		return api_fail(err, 422, "request_too_large", "/model",
+				"the model's weights need %s%zu MB; the limit is %zu MB",
+				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
+				limit >> 20);
+	return 0;
+}
+
 static int decode_inline(const struct api_service *svc, struct attention_job *job,
 			 json_t *m, struct api_error *err)
 {
@@ -104,6 +127,8 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 	cfg.bias = bias;
 	if (attn_model_config_check(&cfg, &D, &aerr) != ATTN_OK)
 		return api_engine_error(&aerr, err);
+	if (check_model_memory(&cfg, D, svc->limits.max_request_bytes, err) != 0)
+		return -1;
 	job->model_name = "inline";
 	if (json_object_get(m, "in_proj_weight") != NULL) {
 		int has_bias = json_object_get(m, "in_proj_bias") != NULL;
@@ -171,8 +196,8 @@ static int decode_user_mask(struct attention_job *job, json_t *v, int is_bool,
 	struct attn_mask *m = &job->mask;
 	size_t full[4] = { job->B, job->model->H, job->Lq, job->Lk };
 
-	if (api_tensor_read(v, ptr, 2, 4, (size_t)1 << 31,
-			    is_bool ? API_T_BOOL : API_T_NEG_INF, t, err) != 0)
+	if (api_tensor_read_pool(&job->numbers, v, ptr, 2, 4, (size_t)1 << 31,
+				 is_bool ? API_T_BOOL : API_T_NEG_INF, t, err) != 0)
 		return -1;
 	m->user_rank = 4;
 	m->user_shape[0] = t->rank == 2 ? 1 : t->shape[0];

@@ -160,6 +160,18 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
+int buf_put_u64(struct buf *b, unsigned long long v)
+{
+	char digits[20]; /* 2^64 - 1 has 20 */
+	size_t n = sizeof digits;
+
+	do {
+		digits[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	return buf_append(b, digits + n, sizeof digits - n);
+}
+
 char *buf_reserve(struct buf *b, size_t n)
 {
 	if (buf_grow(b, n) != 0)

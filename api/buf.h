@@ -27,6 +27,9 @@ int buf_puts(struct buf *b, const char *s);
 int buf_putc(struct buf *b, char c);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Appends v in decimal, as "%llu" would, without printf (for hot paths). */
+int buf_put_u64(struct buf *b, unsigned long long v);
+
 /* Makes room for n more bytes and returns where they go (NULL on failure);
  * the caller writes up to n bytes there, then buf_commit()s how many. */
 char *buf_reserve(struct buf *b, size_t n);

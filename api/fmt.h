@@ -8,7 +8,8 @@
  * "3.4028235e38"). fmt.c says why 16. fmt_float_digits writes `digits` (1..9) significant digits, like
  * "%.*g". Neither handles NaN or infinities (callers write those as strings).
  * Both write at most FMT_FLOAT_MAX bytes, no NUL, and return the length.
- * Pure functions, no allocation, no locale.
+ * Pure functions, no allocation, no locale (fmt_fixed's snprintf fallback
+ * excepted, see below).
  */
 #ifndef API_FMT_H
 #define API_FMT_H
@@ -19,5 +20,20 @@ enum { FMT_FLOAT_MAX = 24 };
 
 size_t fmt_float_shortest(char *out, float x);
 size_t fmt_float_digits(char *out, float x, int digits);
+
+/*
+ * Plain numbers for headers, logs and small JSON fields, without printf.
+ * fmt_u64 writes v in decimal ("%llu"), at most FMT_U64_MAX bytes.
+ * fmt_fixed writes x with `decimals` (0..9) digits after the point, exactly
+ * as "%.*f" does (glibc: the exact binary value, ties to even; "-0.000" for
+ * a small negative): by integer arithmetic when |x| < 2^52 / 10^decimals and
+ * the rounding is clear, else through snprintf. At most FMT_FIXED_MAX bytes
+ * (a larger result, |x| >= 1e300 or so, is cut there). NaN and infinities
+ * come out as snprintf writes them ("nan", "inf"). Neither writes a NUL.
+ */
+enum { FMT_U64_MAX = 20, FMT_FIXED_MAX = 340 };
+
+size_t fmt_u64(char *out, unsigned long long v);
+size_t fmt_fixed(char *out, double x, int decimals);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_write.h"
+
 uint64_t registry_fnv1a(const char *s, size_t len)
 {
 	uint64_t h = UINT64_C(14695981039346656037);
@@ -34,6 +36,11 @@ struct api_service *api_service_new(const struct api_limits *limits)
 	if (svc != NULL)
 		svc->limits = *limits;
 	return svc;
+}
+
+void api_service_set_plain_json(struct api_service *svc, int plain)
+{
+	svc->plain_json = plain;
 }
 
 void api_service_free(struct api_service *svc)
@@ -199,15 +206,19 @@ void registry_describe(const struct api_service *svc, const struct api_model_ent
 		       struct buf *out)
 {
 	const struct attn_model *m = e->model;
+	const struct api_json_size sizes[] = {
+		{ ",\"d_model\":", m->E },	     { ",\"num_heads\":", m->H },
+		{ ",\"num_kv_heads\":", m->Hkv }, { ",\"head_dim\":", m->D },
+		{ ",\"vocab_size\":", m->vocab },
+	};
 
 	buf_puts(out, "{\"name\":");
 	api_json_string(out, e->name);
-	buf_printf(out,
-		   ",\"d_model\":%zu,\"num_heads\":%zu,\"num_kv_heads\":%zu,\"head_dim\":%zu,"
-		   "\"vocab_size\":%zu,\"bias\":%s,\"has_vocabulary\":%s,\"source\":",
-		   m->E, m->H, m->Hkv, m->D, m->vocab, m->b_qkv ? "true" : "false",
-		   e->vocab ? "true" : "false");
+	api_json_sizes(out, sizes, sizeof sizes / sizeof sizes[0]);
+	buf_puts(out, m->b_qkv ? ",\"bias\":true" : ",\"bias\":false");
+	buf_puts(out, e->vocab ? ",\"has_vocabulary\":true" : ",\"has_vocabulary\":false");
+	buf_puts(out, ",\"source\":");
 	api_json_string(out, e->source);
-	buf_printf(out, ",\"default\":%s}",
-		   e == &svc->models[svc->default_model] ? "true" : "false");
+	buf_puts(out, e == &svc->models[svc->default_model] ? ",\"default\":true}"
+							     : ",\"default\":false}");
 }

@@ -28,6 +28,7 @@ struct api_service {
 	struct api_model_entry *models;
 	size_t n_models, cap_models;
 	size_t default_model; /* index; valid when n_models > 0 */
+	int plain_json;       /* api_service_set_plain_json */
 };
 
 /* The entry named `name`, or NULL. */

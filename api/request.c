@@ -2,8 +2,10 @@
 #include "request.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "fastjson.h"
 #include "tensor.h"
 
 const char *req_child(char *dst, const char *ptr, const char *key)
@@ -14,9 +16,27 @@ const char *req_child(char *dst, const char *ptr, const char *key)
 
 int req_parse(const char *body, size_t len, json_t **root, struct api_error *err)
 {
-	json_error_t jerr;
+	return req_parse_pooled(body, len, NULL, NULL, root, err);
+}
 
-	*root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
+int req_parse_pooled(const char *body, size_t len, const char *const *fields,
+		     struct fastjson_pool *pool, json_t **root, struct api_error *err)
+{
+	json_error_t jerr;
+	char *copy = NULL;
+	size_t copy_len = 0;
+
+	body = body ? body : "";
+	if (pool != NULL)
+		copy = fastjson_scan(body, len, fields, pool, &copy_len);
+	*root = copy ? json_loadb(copy, copy_len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	free(copy);
+	if (*root == NULL) {
+		/* no rows pooled, or the body is not valid JSON: then the copy is
+		 * not either, and the error's line and column are the body's own */
+		fastjson_pool_release(pool);
+		*root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	}
 	if (*root == NULL) {
 		int dup = strstr(jerr.text, "duplicate") != NULL;
 

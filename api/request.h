@@ -17,6 +17,18 @@
  */
 int req_parse(const char *body, size_t len, json_t **root, struct api_error *err);
 
+/*
+ * req_parse, with the rows of large number arrays under `fields` (JSON
+ * pointers, NULL-terminated) read into pool first and left in the tree as
+ * placeholders (fastjson.h): read those fields with api_tensor_read_pool.
+ * Answers, errors and their line and column are those of req_parse. pool
+ * (zeroed, or NULL for plain req_parse) is the caller's to release, on
+ * failure too.
+ */
+struct fastjson_pool;
+int req_parse_pooled(const char *body, size_t len, const char *const *fields,
+		     struct fastjson_pool *pool, json_t **root, struct api_error *err);
+
 /* 422 unknown_field for any key of obj not in names (NULL-terminated). */
 int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 		     struct api_error *err);

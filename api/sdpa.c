@@ -15,11 +15,18 @@
 #include <time.h>
 
 #include "attention.h"
+#include "fastjson.h"
+#include "json_write.h"
 #include "request.h"
 #include "sizes.h"
 #include "tensor.h"
 
 #define SDPA_MAX_ELEMS ((size_t)1 << 31)
+
+/* Where large rows of numbers are read before jansson (fastjson.h); each is
+ * read with api_tensor_read_pool(&j->numbers, ...) and nothing else. */
+static const char *const pooled_fields[] = { "/q",	  "/k",		 "/v", "/past_key",
+					     "/past_value", "/attn_mask", NULL };
 
 static const char *const sdpa_fields[] = { "q",	      "k",	     "v",	 "num_heads",
 					   "num_kv_heads", "attn_mask", "is_causal", "scale",
@@ -29,6 +36,7 @@ static const char *const sdpa_fields[] = { "q",	      "k",	     "v",	 "num_heads
 
 struct sdpa_job {
 	json_t *root;
+	struct fastjson_pool numbers; /* rows of root's large number arrays */
 	struct api_tensor q, k, v, mask, past_k, past_v;
 	uint8_t *allow;
 	size_t *kv_lengths;
@@ -45,6 +53,7 @@ struct sdpa_job {
 static void sdpa_release(struct sdpa_job *j)
 {
 	json_decref(j->root);
+	fastjson_pool_release(&j->numbers);
 	api_tensor_release(&j->q);
 	api_tensor_release(&j->k);
 	api_tensor_release(&j->v);
@@ -67,9 +76,14 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 	const json_t *r = j->root;
 	size_t hq, hkv;
 
-	if (api_tensor_read(json_object_get(r, "q"), "/q", 3, 4, SDPA_MAX_ELEMS, 0, &j->q, err) ||
-	    api_tensor_read(json_object_get(r, "k"), "/k", 3, 4, SDPA_MAX_ELEMS, 0, &j->k, err) ||
-	    api_tensor_read(json_object_get(r, "v"), "/v", 3, 4, SDPA_MAX_ELEMS, 0, &j->v, err))
+	const struct fastjson_pool *pool = &j->numbers;
+
+	if (api_tensor_read_pool(pool, json_object_get(r, "q"), "/q", 3, 4, SDPA_MAX_ELEMS, 0,
+				 &j->q, err) ||
+	    api_tensor_read_pool(pool, json_object_get(r, "k"), "/k", 3, 4, SDPA_MAX_ELEMS, 0,
+				 &j->k, err) ||
+	    api_tensor_read_pool(pool, json_object_get(r, "v"), "/v", 3, 4, SDPA_MAX_ELEMS, 0,
+				 &j->v, err))
 		return -1;
 	if (j->k.rank != j->q.rank || j->v.rank != j->q.rank)
 		return api_fail(err, 422, "dimension_mismatch", "/k", "q, k and v must have one rank");
@@ -113,8 +127,10 @@ static int decode_past(struct sdpa_job *j, struct api_error *err)
 				"past_key and past_value come together");
 	if (pk == NULL)
 		return 0;
-	if (api_tensor_read(pk, "/past_key", 4, 4, SDPA_MAX_ELEMS, 0, &j->past_k, err) ||
-	    api_tensor_read(pv, "/past_value", 4, 4, SDPA_MAX_ELEMS, 0, &j->past_v, err))
+	if (api_tensor_read_pool(&j->numbers, pk, "/past_key", 4, 4, SDPA_MAX_ELEMS, 0, &j->past_k,
+				 err) ||
+	    api_tensor_read_pool(&j->numbers, pv, "/past_value", 4, 4, SDPA_MAX_ELEMS, 0,
+				 &j->past_v, err))
 		return -1;
 	j->P = j->past_k.shape[2];
 	if (j->past_k.shape[0] != j->B || j->past_k.shape[1] != j->Hkv ||
@@ -141,9 +157,9 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 
 		while (json_is_array(first))
 			first = json_array_get(first, 0);
-		if (api_tensor_read(m, "/attn_mask", 2, 4, SDPA_MAX_ELEMS,
-				    json_is_boolean(first) ? API_T_BOOL : API_T_NEG_INF, &j->mask,
-				    err) != 0)
+		if (api_tensor_read_pool(&j->numbers, m, "/attn_mask", 2, 4, SDPA_MAX_ELEMS,
+					 json_is_boolean(first) ? API_T_BOOL : API_T_NEG_INF,
+					 &j->mask, err) != 0)
 			return -1;
 		mask->user_rank = j->mask.rank;
 		memcpy(mask->user_shape, j->mask.shape, sizeof(mask->user_shape));
@@ -275,11 +291,15 @@ static int encode(struct sdpa_job *j, double ms, struct buf *b)
 	size_t cells[4] = { j->B, j->H, j->Lq, Lk };
 	size_t mean[3] = { j->B, j->Lq, Lk };
 
-	buf_printf(b,
-		   "{\"shape\":{\"batch\":%zu,\"num_heads\":%zu,\"num_kv_heads\":%zu,"
-		   "\"query_length\":%zu,\"key_length\":%zu,\"head_dim\":%zu,\"v_head_dim\":%zu},"
-		   "\"output\":",
-		   j->B, j->H, j->Hkv, j->Lq, Lk, j->D, j->Dv);
+	const struct api_json_size shape[] = {
+		{ "{\"shape\":{\"batch\":", j->B }, { ",\"num_heads\":", j->H },
+		{ ",\"num_kv_heads\":", j->Hkv },	{ ",\"query_length\":", j->Lq },
+		{ ",\"key_length\":", Lk },		{ ",\"head_dim\":", j->D },
+		{ ",\"v_head_dim\":", j->Dv },
+	};
+
+	api_json_sizes(b, shape, sizeof shape / sizeof shape[0]);
+	buf_puts(b, "},\"output\":");
 	api_tensor_write(&w, j->out, j->rank3 ? 3 : 4, j->rank3 ? out3 : out4);
 	if (j->P > 0) {
 		buf_puts(b, ",\"present_key\":");
@@ -298,11 +318,26 @@ static int encode(struct sdpa_job *j, double ms, struct buf *b)
 		buf_puts(b, ",\"scores\":");
 		api_tensor_write(&w, j->scores, 4, cells);
 	}
-	buf_printf(b, ",\"usage\":{\"flops\":%.0f,\"milliseconds\":%.3f}}",
-		   2.0 * (double)j->B * (double)j->H * (double)j->Lq * (double)Lk *
-			   (double)(j->D + j->Dv),
-		   ms);
+	api_json_usage(b, 2.0 * (double)j->B * (double)j->H * (double)j->Lq * (double)Lk *
+			       (double)(j->D + j->Dv),
+		       ms);
+	buf_putc(b, '}');
 	return b->failed ? -1 : 0;
+}
+
+/* Small enough to answer on the I/O thread (service.h)? Decoded up to the
+ * options: the engine's FLOPs and every number of the answer, counted. */
+static int is_small(const struct sdpa_job *j)
+{
+	double Lk = (double)(j->P + j->S), cells = (double)j->B * (double)j->H * (double)j->Lq * Lk;
+	double flops = 2.0 * cells * (double)(j->D + j->Dv);
+	double floats = (double)j->B * (double)j->H * (double)j->Lq * (double)j->Dv;
+
+	floats += j->req.weights_mode != ATTN_WEIGHTS_NONE ? cells : 0.0;
+	floats += j->req.scores_view != ATTN_SCORES_NONE ? cells : 0.0;
+	if (j->P > 0) /* present_key and present_value */
+		floats += (double)j->B * (double)j->Hkv * Lk * (double)(j->D + j->Dv);
+	return flops <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS && floats <= API_SMALL_FLOATS;
 }
 
 void api_sdpa(const struct api_service *svc, const char *body, size_t len,
@@ -314,10 +349,23 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 	struct timespec t0;
 
 	memset(&j, 0, sizeof(j));
+	if (reply->small_only && len > API_SMALL_BODY) {
+		reply->declined = 1;
+		return;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (req_parse(body, len, &j.root, &err) || req_known_fields(j.root, "", sdpa_fields, &err) ||
+	if (req_parse_pooled(body, len, pooled_fields, svc->plain_json ? NULL : &j.numbers,
+			     &j.root, &err) ||
+	    req_known_fields(j.root, "", sdpa_fields, &err) ||
 	    decode_qkv(&j, &err) || decode_past(&j, &err) || decode_mask(&j, &err) ||
-	    decode_options(&j, &err) || prepare(svc, &j, &err))
+	    decode_options(&j, &err))
+		goto fail;
+	if (reply->small_only && !is_small(&j)) {
+		reply->declined = 1;
+		sdpa_release(&j);
+		return;
+	}
+	if (prepare(svc, &j, &err))
 		goto fail;
 	reply->parse_ms = api_ms_since(&t0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);

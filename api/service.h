@@ -38,8 +38,21 @@ enum api_route {
 	API_ROUTE_MODEL,         /* GET /v1/models/{name}: param = name */
 	API_ROUTE_VERSION,       /* GET /version */
 	API_ROUTE_OPENAPI,       /* GET /openapi.json */
+	/* the Open Inference Protocol (KServe v2), through api_handle_v2 */
+	API_ROUTE_V2_SERVER,      /* GET /v2 */
+	API_ROUTE_V2_LIVE,        /* GET /v2/health/live */
+	API_ROUTE_V2_READY,       /* GET /v2/health/ready */
+	API_ROUTE_V2_MODEL,       /* GET /v2/models/{name}[/versions/{version}] */
+	API_ROUTE_V2_MODEL_READY, /* GET /v2/models/{name}[/versions/{version}]/ready */
+	API_ROUTE_V2_INFER,       /* POST /v2/models/{name}[/versions/{version}]/infer */
 	API_ROUTE_COUNT
 };
+
+/* Routes answered by api_handle_v2 rather than api_handle. */
+static inline int api_route_is_v2(enum api_route route)
+{
+	return route >= API_ROUTE_V2_SERVER && route < API_ROUTE_COUNT;
+}
 
 struct api_reply {
 	int status;
@@ -49,10 +62,38 @@ struct api_reply {
 	double parse_ms, compute_ms, encode_ms;
 	double flops; /* engine FLOPs of the request, for metrics */
 	const char *error_code; /* the error's code, or NULL on success */
+	/* > 0: the body is this many bytes of JSON, then binary tensor data; the
+	 * server sends it as the Inference-Header-Content-Length header */
+	size_t inference_header_len;
+	int small_only; /* in: answer only a small compute request (api_handle) */
+	int declined;   /* out: small_only, and the request was not small */
+};
+
+/*
+ * A small compute request: a body of at most API_SMALL_BODY bytes, a named
+ * model (not an inline one), at most API_SMALL_FLOPS of engine work (as the
+ * usage field counts it), API_SMALL_CELLS attention scores (B H Lq Lk, each
+ * an exp) and API_SMALL_FLOATS numbers in the answer. Each bound caps a part
+ * of its cost (parsing, the engine, the answer's text): in all at most about
+ * 30 microseconds on the 2-core bench machine (the seeds' request: 6), about
+ * what handing it to another thread and back costs; the server answers such
+ * requests on its I/O thread (server/main.c). A request found not small is
+ * declined after at most its parse (512 bytes of JSON: some 20 us).
+ */
+enum {
+	API_SMALL_BODY = 512,
+	API_SMALL_FLOPS = 1 << 18,
+	API_SMALL_CELLS = 1 << 12,
+	API_SMALL_FLOATS = 1 << 10,
 };
 
 struct api_service *api_service_new(const struct api_limits *limits);
 void api_service_free(struct api_service *svc);
+
+/* plain = 1: large number arrays are read by jansson node by node, as
+ * everything else, instead of pooled first (api/fastjson.h); answers are the
+ * same either way (tests compare the two). Call before sharing svc. */
+void api_service_set_plain_json(struct api_service *svc, int plain);
 
 /*
  * Adds a model under `name` (unique, [A-Za-z0-9_.-]{1,64}), taking ownership
@@ -80,8 +121,34 @@ void api_reply_release(struct api_reply *reply);
  * Answers one request of `route` (body may be NULL for GET routes). Always
  * leaves a complete reply: a 2xx with its JSON, or an error body. Never
  * aborts for anything in the body. Thread-safe for concurrent calls.
+ * With reply->small_only set, a compute request that is not small (see
+ * API_SMALL_BODY) is declined as soon as that is known, before any costly
+ * step: reply->declined is set and nothing else in reply means anything
+ * (release it, and answer the request again without small_only).
  */
 void api_handle(const struct api_service *svc, enum api_route route, const char *param,
 		const char *body, size_t len, struct api_reply *reply);
+
+/* One request of the v2 family: the path's segments and what the transport knows. */
+struct api_v2_call {
+	const char *model;	/* {name}, or NULL */
+	const char *version;	/* {version}, or NULL when the path has no /versions/ */
+	const char *header_len; /* the Inference-Header-Content-Length header, or NULL */
+	int draining;		/* the server is shutting down (health/ready: 503) */
+};
+
+/*
+ * Answers one request of a v2 route (api_route_is_v2) with the Open Inference
+ * Protocol's bodies: errors are {"error": "message"}, not api_handle's. With
+ * call->header_len the body's first that many bytes are the JSON header and
+ * the rest binary tensor data (Triton's binary tensor extension); a reply with
+ * binary outputs sets inference_header_len. Same guarantees as api_handle.
+ */
+void api_handle_v2(const struct api_service *svc, enum api_route route,
+		   const struct api_v2_call *call, const char *body, size_t len,
+		   struct api_reply *reply);
+
+/* Appends the v2 error body {"error": message} (for the transport's refusals). */
+void api_v2_error_body(const char *message, struct buf *out);
 
 #endif

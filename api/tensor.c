@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base64.h"
+#include "fastjson.h"
 #include "fmt.h"
 #include "sizes.h"
 
@@ -107,30 +108,49 @@ static int read_elem(const json_t *v, const char *ptr, unsigned flags, float *ou
 	return 0;
 }
 
+/* The length of v as the nested reader sees it: a JSON array's, or the
+ * count of the pooled row a placeholder stands for (*row set); 0 and *row
+ * NULL for anything else. */
+static size_t nested_len(const struct fastjson_pool *pool, const json_t *v,
+			 const struct fastjson_row **row)
+{
+	*row = fastjson_row(pool, v);
+	if (*row != NULL)
+		return (*row)->count;
+	return json_array_size(v); /* 0 for a non-array */
+}
+
 /* Shape of nested arrays by following first elements; ragged axis 1 takes the
- * longest item. */
-static int nested_shape(const json_t *v, const char *ptr, size_t max_rank, unsigned flags,
-			struct api_tensor *t, struct api_error *err)
+ * longest item. A pooled row counts as the array of numbers it was. */
+static int nested_shape(const struct fastjson_pool *pool, const json_t *v, const char *ptr,
+			size_t max_rank, unsigned flags, struct api_tensor *t,
+			struct api_error *err)
 {
 	const json_t *cur = v;
+	const struct fastjson_row *row = NULL;
 
 	t->rank = 0;
-	while (json_is_array(cur)) {
+	for (;;) {
+		size_t n = nested_len(pool, cur, &row);
+
+		if (row == NULL && !json_is_array(cur))
+			break;
 		if (t->rank == max_rank)
 			return api_fail(err, 422, "invalid_shape", ptr,
 					"nested deeper than rank %zu", max_rank);
-		t->shape[t->rank++] = json_array_size(cur);
-		if (json_array_size(cur) == 0)
+		t->shape[t->rank++] = n;
+		if (n == 0)
 			return api_fail(err, 422, "invalid_shape", ptr,
 					"empty array: every dimension must be positive");
+		if (row != NULL)
+			break; /* its first element is a number */
 		cur = json_array_get(cur, 0);
 	}
 	if ((flags & API_T_RAGGED) && t->rank >= 3) {
 		size_t longest = 0;
 
 		for (size_t b = 0; b < t->shape[0]; b++) {
-			const json_t *item = json_array_get(v, b);
-			size_t n = json_is_array(item) ? json_array_size(item) : 0;
+			size_t n = nested_len(pool, json_array_get(v, b), &row);
 
 			longest = n > longest ? n : longest;
 		}
@@ -143,27 +163,59 @@ struct nested_fill {
 	const struct api_tensor *t;
 	unsigned flags;
 	struct api_error *err;
+	const struct fastjson_pool *pool; /* NULL: no pooled rows */
 };
+
+/*
+ * Fills data[offset ...] from a pooled row at depth d (ptr its pointer), with
+ * the errors read_elem and nested_fill would give its numbers: the row holds
+ * only numbers, finite and within float32's range (fastjson.h).
+ */
+static int fill_pooled(const struct nested_fill *f, const struct fastjson_row *row,
+		       const char *ptr, size_t d, size_t offset)
+{
+	const struct api_tensor *t = f->t;
+	char child[192];
+
+	if (d + 1 < t->rank) { /* its first element is a number, not an array */
+		api_ptr_index(child, sizeof(child), ptr, 0);
+		return api_fail(f->err, 422, "invalid_shape", child,
+				"expected an array (rank %zu tensor)", t->rank);
+	}
+	if (f->flags & API_T_BOOL) {
+		api_ptr_index(child, sizeof(child), ptr, 0);
+		return api_fail(f->err, 422, "invalid_type", child, "expected true or false");
+	}
+	if ((f->flags & API_T_INTEGER) && row->first_real < row->count) {
+		api_ptr_index(child, sizeof(child), ptr, row->first_real);
+		return api_fail(f->err, 422, "invalid_type", child, "expected an integer");
+	}
+	memcpy(&t->data[offset], f->pool->values + row->offset, row->count * sizeof(float));
+	return 0;
+}
 
 /* Fills data[offset ...] from the array v at depth d, checking every length. */
 static int nested_fill(const struct nested_fill *f, const json_t *v, const char *ptr, size_t d,
 		       size_t offset)
 {
 	const struct api_tensor *t = f->t;
+	const struct fastjson_row *row;
 	size_t stride = 1, n;
 	char child[192];
 
 	for (size_t a = d + 1; a < t->rank; a++)
 		stride *= t->shape[a];
-	if (!json_is_array(v))
+	n = nested_len(f->pool, v, &row);
+	if (row == NULL && !json_is_array(v))
 		return api_fail(f->err, 422, "invalid_shape", ptr,
 				"expected an array (rank %zu tensor)", t->rank);
-	n = json_array_size(v);
 	if (d == 1 && (f->flags & API_T_RAGGED) ? (n == 0 || n > t->shape[1]) : n != t->shape[d])
 		return api_fail(f->err, 422, "ragged_array", ptr,
 				"has %zu elements where %zu are expected", n, t->shape[d]);
 	if (d == 1 && (f->flags & API_T_RAGGED))
 		t->lengths[offset / (t->shape[1] * stride)] = n;
+	if (row != NULL)
+		return fill_pooled(f, row, ptr, d, offset);
 	for (size_t k = 0; k < n; k++) {
 		const json_t *e = json_array_get(v, k);
 
@@ -171,7 +223,7 @@ static int nested_fill(const struct nested_fill *f, const json_t *v, const char 
 		if (d + 1 < t->rank) {
 			if (nested_fill(f, e, child, d + 1, offset + k * stride) != 0)
 				return -1;
-		} else if (json_is_array(e)) {
+		} else if (json_is_array(e) || fastjson_row(f->pool, e) != NULL) {
 			return api_fail(f->err, 422, "invalid_shape", child,
 					"nested deeper than the rest of the tensor");
 		} else if (read_elem(e, child, f->flags, &t->data[offset + k], f->err) != 0) {
@@ -197,13 +249,13 @@ static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems,
 	return 0;
 }
 
-static int read_nested(const json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
-		       size_t max_elems, unsigned flags, struct api_tensor *t,
-		       struct api_error *err)
+static int read_nested(const struct fastjson_pool *pool, const json_t *v, const char *ptr,
+		       size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
+		       struct api_tensor *t, struct api_error *err)
 {
-	struct nested_fill f = { t, flags, err };
+	struct nested_fill f = { t, flags, err, pool };
 
-	if (nested_shape(v, ptr, max_rank, flags, t, err) != 0)
+	if (nested_shape(pool, v, ptr, max_rank, flags, t, err) != 0)
 		return -1;
 	if (t->rank < min_rank)
 		return api_fail(err, 422, "invalid_shape", ptr,
@@ -346,11 +398,18 @@ int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank
 		    size_t max_elems, unsigned flags, struct api_tensor *out,
 		    struct api_error *err)
 {
+	return api_tensor_read_pool(NULL, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
+}
+
+int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char *ptr,
+			 size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
+			 struct api_tensor *out, struct api_error *err)
+{
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (json_is_array(v))
-		rc = read_nested(v, ptr, min_rank, max_rank, max_elems, flags, out, err);
+		rc = read_nested(pool, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 	else if (json_is_object(v))
 		rc = read_object(v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 	else
@@ -446,7 +505,9 @@ static int write_base64(struct api_writer *w, const float *x, size_t rank, const
 
 	buf_puts(w->out, "{\"shape\":[");
 	for (size_t a = 0; a < rank; a++) {
-		buf_printf(w->out, a ? ",%zu" : "%zu", shape[a]);
+		if (a > 0)
+			buf_putc(w->out, ',');
+		buf_put_u64(w->out, shape[a]);
 		n *= shape[a];
 	}
 	buf_puts(w->out, "],\"base64\":\"");

@@ -54,6 +54,16 @@ int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank
 		    size_t max_elems, unsigned flags, struct api_tensor *out,
 		    struct api_error *err);
 
+/*
+ * api_tensor_read for a body parsed with req_parse_pooled: where a row of
+ * numbers is expected, the placeholder of a pooled row (fastjson.h) is read
+ * as the row it replaced, with the same errors. pool may be NULL.
+ */
+struct fastjson_pool;
+int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char *ptr,
+			 size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
+			 struct api_tensor *out, struct api_error *err);
+
 void api_tensor_release(struct api_tensor *t);
 
 /* Reads an array of integers (nested up to rank 2 when allow_batch) in

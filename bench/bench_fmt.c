@@ -13,6 +13,11 @@
  *                built beforehand
  * Bytes: base64_encode and base64_decode of 16 MiB, against memcpy of the same;
  * MB/s of binary bytes (MB = 10^6).
+ * Small numbers (headers, the access log, answer shapes): fmt_fixed against
+ * snprintf "%.3f" of durations in ms, fmt_u64 against "%llu"; ns per number.
+ * Number arrays: a [128, 512] JSON matrix of "%.4f" numbers (the bench's
+ * l128 body) read by req_parse (jansson, a node per number) and by
+ * req_parse_pooled (api/fastjson.h) then api_tensor_read_pool; ms.
  *
  * Times are the median (and for floats the best) of REPS runs; ratios are
  * of medians taken within one run, as the machine may be shared (the load
@@ -31,7 +36,10 @@
 
 #include "base64.h"
 #include "buf.h"
+#include "fastjson.h"
 #include "fmt.h"
+#include "request.h"
+#include "tensor.h"
 #include "prng.h"
 
 enum { REPS = 7 };
@@ -311,6 +319,96 @@ static void bench_base64(size_t n)
 	free(b.back);
 }
 
+/* ---- small numbers ------------------------------------------------------ */
+
+enum { SMALL_N = 1000000 };
+
+static double time_small(int lib, int fixed)
+{
+	char out[FMT_FIXED_MAX + 1];
+	size_t total = 0;
+	double t0 = now_s();
+
+	for (size_t i = 0; i < SMALL_N; i++) {
+		double ms = (double)(i * 7919 % 100000) * 1e-3 + 0.0001;
+		unsigned long long v = (unsigned long long)i * 2654435761u;
+
+		if (fixed)
+			total += lib ? (size_t)snprintf(out, sizeof out, "%.3f", ms) : fmt_fixed(out, ms, 3);
+		else
+			total += lib ? (size_t)snprintf(out, sizeof out, "%llu", v) : fmt_u64(out, v);
+	}
+	sink += total;
+	return (now_s() - t0) * 1e9 / SMALL_N;
+}
+
+static void bench_small(void)
+{
+	double t[2][2][REPS];
+
+	for (int r = 0; r < REPS; r++)
+		for (int fixed = 0; fixed < 2; fixed++)
+			for (int lib = 0; lib < 2; lib++)
+				t[fixed][lib][r] = time_small(lib, fixed);
+	printf("\nsmall numbers, ns per number (median of %d)\n", REPS);
+	printf("fmt_fixed %%.3f %6.1f   snprintf %%.3f %6.1f\n", median(t[1][0], REPS),
+	       median(t[1][1], REPS));
+	printf("fmt_u64        %6.1f   snprintf %%llu %6.1f\n", median(t[0][0], REPS),
+	       median(t[0][1], REPS));
+}
+
+/* ---- number arrays -------------------------------------------------------- */
+
+/* ms to read body's "x" into a tensor, pooled or not */
+static double time_read(const char *body, size_t len, int pooled)
+{
+	static const char *const fields[] = { "/x", NULL };
+	struct fastjson_pool pool = { 0 };
+	struct api_tensor t;
+	struct api_error err;
+	json_t *root;
+	double t0 = now_s();
+
+	if (req_parse_pooled(body, len, fields, pooled ? &pool : NULL, &root, &err) != 0 ||
+	    api_tensor_read_pool(&pool, json_object_get(root, "x"), "/x", 2, 2, (size_t)1 << 30,
+				 0, &t, &err) != 0)
+		die("reading the matrix");
+	sink += t.n;
+	api_tensor_release(&t);
+	json_decref(root);
+	fastjson_pool_release(&pool);
+	return (now_s() - t0) * 1e3;
+}
+
+static void bench_arrays(void)
+{
+	struct buf b;
+	double t[2][REPS];
+	struct attn_prng g;
+
+	attn_prng_seed(&g, 12345);
+	buf_init(&b, (size_t)16 << 20);
+	buf_puts(&b, "{\"x\":[");
+	for (int i = 0; i < 128; i++) {
+		buf_puts(&b, i ? ",[" : "[");
+		for (int j = 0; j < 512; j++)
+			buf_printf(&b, j ? ",%.4f" : "%.4f",
+				   2.0 * (double)(attn_prng_next(&g) >> 11) * 0x1p-53 - 1.0);
+		buf_putc(&b, ']');
+	}
+	buf_puts(&b, "]}");
+	if (b.failed)
+		die("building the matrix");
+	for (int r = 0; r < REPS; r++)
+		for (int pooled = 0; pooled < 2; pooled++)
+			t[pooled][r] = time_read(b.data, b.len, pooled);
+	printf("\n[128, 512] numbers as JSON (%zu bytes) to a tensor, ms (median of %d)\n", b.len,
+	       REPS);
+	printf("jansson %6.2f   pooled %6.2f   (%.1fx)\n", median(t[0], REPS), median(t[1], REPS),
+	       median(t[0], REPS) / median(t[1], REPS));
+	buf_release(&b);
+}
+
 static void print_load(void)
 {
 	char line[128] = "unknown";
@@ -341,5 +439,7 @@ int main(int argc, char **argv)
 	float_set_release(&sets[0]);
 	float_set_release(&sets[1]);
 	bench_base64(quick ? (size_t)1 << 20 : (size_t)16 << 20);
+	bench_small();
+	bench_arrays();
 	return EXIT_SUCCESS;
 }

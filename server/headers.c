@@ -33,18 +33,18 @@ const char *hdr_client_request_id(struct MHD_Connection *conn)
 
 struct framing {
 	unsigned content_length;
-	unsigned chunked;
+	unsigned transfer_encoding;
+	unsigned chunked; /* Transfer-Encoding exactly "chunked" */
 };
 
-static int contains_nocase(const char *s, const char *word)
+/* value is "chunked" exactly as libmicrohttpd 0.9.75 decodes it: without
+ * case, after the leading spaces it strips (trailing ones make it another
+ * coding there, so here too). */
+static int is_chunked(const char *value)
 {
-	size_t n = strlen(word);
-
-	for (; *s != '\0'; s++) {
-		if (strncasecmp(s, word, n) == 0)
-			return 1;
-	}
-	return 0;
+	while (*value == ' ' || *value == '\t')
+		value++;
+	return strcasecmp(value, "chunked") == 0;
 }
 
 static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -55,21 +55,27 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 	(void)kind;
 	if (strcasecmp(key, "Content-Length") == 0)
 		f->content_length++;
-	if (strcasecmp(key, "Transfer-Encoding") == 0 && value != NULL &&
-	    contains_nocase(value, "chunked"))
-		f->chunked++;
+	if (strcasecmp(key, "Transfer-Encoding") == 0) {
+		f->transfer_encoding++;
+		if (value != NULL && is_chunked(value))
+			f->chunked++;
+	}
 	return MHD_YES;
 }
 
-/* Two Content-Length headers, or one with chunked encoding: request smuggling
- * bait, refused (RFC 9112 section 6.3). */
+/* Two Content-Length headers, one with a Transfer-Encoding, or a
+ * Transfer-Encoding other than one plain "chunked": request smuggling bait,
+ * refused (RFC 9112 section 6.3). libmicrohttpd 0.9.75 decodes only an exact
+ * "chunked" and reads any other coding ("gzip, chunked") as a body without
+ * length, up to the connection's close: without this the request would hang. */
 int hdr_framing_ambiguous(struct MHD_Connection *conn)
 {
-	struct framing f = {0, 0};
+	struct framing f = {0, 0, 0};
 
 	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f) < 0)
 		return 1;
-	return f.content_length > 1 || (f.content_length > 0 && f.chunked > 0);
+	return f.content_length > 1 || (f.content_length > 0 && f.transfer_encoding > 0) ||
+	       f.transfer_encoding > 1 || f.transfer_encoding != f.chunked;
 }
 
 /* Compares a client token with the key in time that depends only on the
@@ -100,20 +106,29 @@ int hdr_bearer_matches(struct MHD_Connection *conn, const char *key)
 	return secret_equal(auth, key);
 }
 
-/* application/json, optionally with parameters (; charset=utf-8). */
-int hdr_media_type_json(struct MHD_Connection *conn)
+/* type, optionally with parameters (; charset=utf-8). */
+int hdr_media_type_is(struct MHD_Connection *conn, const char *type)
 {
 	const char *ct = header(conn, "Content-Type");
-	const char *json = "application/json";
-	size_t n = strlen(json);
+	size_t n = strlen(type);
 
 	if (ct == NULL)
 		return 0;
 	while (*ct == ' ' || *ct == '\t')
 		ct++;
-	if (strncasecmp(ct, json, n) != 0)
+	if (strncasecmp(ct, type, n) != 0)
 		return 0;
 	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t';
+}
+
+int hdr_media_type_json(struct MHD_Connection *conn)
+{
+	return hdr_media_type_is(conn, "application/json");
+}
+
+const char *hdr_inference_header_length(struct MHD_Connection *conn)
+{
+	return header(conn, "Inference-Header-Content-Length");
 }
 
 /* Content-Length above max, read digit by digit without overflow
@@ -139,7 +154,7 @@ int hdr_announces_body(struct MHD_Connection *conn)
 	const char *cl = header(conn, "Content-Length");
 	const char *te = header(conn, "Transfer-Encoding");
 
-	if (te != NULL && contains_nocase(te, "chunked"))
+	if (te != NULL) /* any coding: libmicrohttpd then expects a body */
 		return 1;
 	return cl != NULL && strspn(cl, "0") != strlen(cl);
 }

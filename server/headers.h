@@ -26,6 +26,14 @@ int hdr_bearer_matches(struct MHD_Connection *conn, const char *key);
 /* Content-Type application/json, parameters allowed. */
 int hdr_media_type_json(struct MHD_Connection *conn);
 
+/* Content-Type `type` (lower case, e.g. "application/octet-stream"),
+ * compared without case, parameters allowed. */
+int hdr_media_type_is(struct MHD_Connection *conn, const char *type);
+
+/* The Inference-Header-Content-Length value (Triton's binary tensor
+ * extension, POST /v2/.../infer) as sent, or NULL. */
+const char *hdr_inference_header_length(struct MHD_Connection *conn);
+
 /* A Content-Length above max. */
 int hdr_declared_too_large(struct MHD_Connection *conn, unsigned long long max);
 

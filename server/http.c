@@ -9,8 +9,9 @@
  *                    libmicrohttpd would send `100 Continue`;
  *   body callbacks   chunks are appended to a buf with a hard maximum
  *                    (--max-body), which also counts chunked bodies;
- *   final callback   a compute request is suspended and queued to the pool;
- *                    the worker runs api_handle, then resumes the connection,
+ *   final callback   a small compute request (main.c) is answered at once;
+ *                    any other is suspended and queued to the pool; the
+ *                    worker runs api_handle, then resumes the connection,
  *                    and the callback after that queues the reply;
  *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
  *                    metrics, and every free.
@@ -32,6 +33,7 @@
 
 #include "buf.h"
 #include "error.h"
+#include "fmt.h"
 #include "headers.h"
 #include "log.h"
 #include "route.h"
@@ -80,6 +82,7 @@ struct request {
 	char allow[ROUTE_ALLOW_MAX];
 	char request_id[HDR_REQUEST_ID_MAX + 1];
 	const char *cache_control; /* "no-store", but for the viewer's files */
+	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
 	struct buf body;
 	struct api_reply reply;
 	int status; /* 0 until a response is queued */
@@ -99,8 +102,9 @@ static const struct {
 			"the body must be JSON: Content-Type: application/json"},
     [REJ_TOO_LARGE] = {413, "payload_too_large", "the request body is larger than --max-body"},
     [REJ_BAD_FRAMING] = {400, "bad_request",
-			 "ambiguous body framing: several Content-Length headers, or "
-			 "Content-Length with chunked Transfer-Encoding"},
+			 "ambiguous body framing: several Content-Length headers, "
+			 "Content-Length with Transfer-Encoding, or a Transfer-Encoding "
+			 "other than chunked"},
     [REJ_UNAUTHORIZED] = {401, "unauthorized",
 			  "missing or wrong API key (Authorization: Bearer KEY)"},
     [REJ_OVERLOADED] = {503, "overloaded", "the compute queue is full; retry shortly"},
@@ -128,18 +132,31 @@ static unsigned long long mix64(unsigned long long x)
 	return x ^ (x >> 31);
 }
 
-/* Echoes a valid client X-Request-Id, else makes 16 hex digits. */
+/* snprintf(dst, size, "%s", src) without printf: src cut to size - 1 bytes. */
+static void copy_text(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Echoes a valid client X-Request-Id, else makes 16 hex digits ("%016llx"). */
 static void set_request_id(struct request *r)
 {
+	static const char hex[] = "0123456789abcdef";
 	const char *given = hdr_client_request_id(r->conn);
 	unsigned long long n;
 
 	if (given != NULL) {
-		snprintf(r->request_id, sizeof r->request_id, "%s", given);
+		copy_text(r->request_id, sizeof r->request_id, given);
 		return;
 	}
 	n = atomic_fetch_add(&r->srv->next_id, 1);
-	snprintf(r->request_id, sizeof r->request_id, "%016llx", mix64(r->srv->id_seed ^ n));
+	n = mix64(r->srv->id_seed ^ n);
+	for (int i = 15; i >= 0; i--, n >>= 4)
+		r->request_id[i] = hex[n & 15];
+	r->request_id[16] = '\0';
 }
 
 static int authorized(const struct request *r)
@@ -170,12 +187,13 @@ static size_t cors_headers(const struct request *r, struct header_pair *h, size_
 	if (origin == NULL)
 		return n;
 	h[n++] = (struct header_pair){"Access-Control-Allow-Origin", origin};
-	h[n++] =
-	    (struct header_pair){"Access-Control-Expose-Headers", "X-Request-Id, Server-Timing"};
+	h[n++] = (struct header_pair){"Access-Control-Expose-Headers",
+				      "X-Request-Id, Server-Timing, Inference-Header-Content-Length"};
 	if (r->preflight) {
 		h[n++] = (struct header_pair){"Access-Control-Allow-Methods", r->allow};
-		h[n++] = (struct header_pair){"Access-Control-Allow-Headers",
-					      "Content-Type, Authorization, X-Request-Id"};
+		h[n++] = (struct header_pair){
+		    "Access-Control-Allow-Headers",
+		    "Content-Type, Authorization, X-Request-Id, Inference-Header-Content-Length"};
 		h[n++] = (struct header_pair){"Access-Control-Max-Age", "600"};
 	}
 	return n;
@@ -194,16 +212,39 @@ static size_t status_headers(const struct request *r, int status, struct header_
 	return n;
 }
 
+/* One Server-Timing entry, "name;dur=%.3f" (fmt_fixed is exact), at p;
+ * returns its end. p needs strlen(part) + FMT_FIXED_MAX bytes. */
+static char *put_timing(char *p, const char *part, double ms)
+{
+	size_t n = strlen(part);
+
+	memcpy(p, part, n);
+	return p + n + fmt_fixed(p + n, ms, 3);
+}
+
+/* "parse;dur=P, queue;dur=Q, compute;dur=C, encode;dur=E" into timing. */
+enum { TIMING_MAX = 4 * (FMT_FIXED_MAX + 16) };
+
+static void server_timing(const struct request *r, char *timing)
+{
+	char *p = timing;
+
+	p = put_timing(p, "parse;dur=", r->reply.parse_ms);
+	p = put_timing(p, ", queue;dur=", r->queue_ms);
+	p = put_timing(p, ", compute;dur=", r->reply.compute_ms);
+	p = put_timing(p, ", encode;dur=", r->reply.encode_ms);
+	*p = '\0';
+}
+
 static int add_headers(const struct request *r, struct MHD_Response *resp, int status,
 		       const char *content_type)
 {
 	struct header_pair h[HEADERS_MAX];
-	char timing[160];
+	char timing[TIMING_MAX];
+	char json_len[24];
 	size_t n = 0;
 
-	snprintf(timing, sizeof timing,
-		 "parse;dur=%.3f, queue;dur=%.3f, compute;dur=%.3f, encode;dur=%.3f",
-		 r->reply.parse_ms, r->queue_ms, r->reply.compute_ms, r->reply.encode_ms);
+	server_timing(r, timing);
 	if (content_type != NULL)
 		h[n++] = (struct header_pair){"Content-Type", content_type};
 	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
@@ -211,6 +252,10 @@ static int add_headers(const struct request *r, struct MHD_Response *resp, int s
 	h[n++] = (struct header_pair){"Cache-Control", r->cache_control};
 	if (atomic_load(&r->srv->draining))
 		h[n++] = (struct header_pair){"Connection", "close"};
+	if (r->reply.inference_header_len > 0) { /* a v2 answer with binary tensors */
+		snprintf(json_len, sizeof json_len, "%zu", r->reply.inference_header_len);
+		h[n++] = (struct header_pair){"Inference-Header-Content-Length", json_len};
+	}
 	n = status_headers(r, status, h, n);
 	n = cors_headers(r, h, n);
 	for (size_t i = 0; i < n; i++) {
@@ -270,6 +315,13 @@ static enum MHD_Result respond_text(struct request *r, int status, const char *t
 	return ret;
 }
 
+/* /v2 and below: the Open Inference Protocol's paths, whose errors are
+ * {"error": "message"} (api_v2_error_body). */
+static int v2_path(const char *path)
+{
+	return strncmp(path, "/v2", 3) == 0 && (path[3] == '\0' || path[3] == '/');
+}
+
 static enum MHD_Result refuse(struct request *r, enum rejection why)
 {
 	struct api_error e;
@@ -279,7 +331,10 @@ static enum MHD_Result refuse(struct request *r, enum rejection why)
 	api_fail(&e, refusal_reply[why].status, refusal_reply[why].code, NULL, "%s",
 		 refusal_reply[why].message);
 	buf_init(&b, SMALL_BODY_MAX);
-	api_error_body(&e, &b);
+	if (v2_path(r->path))
+		api_v2_error_body(e.message, &b);
+	else
+		api_error_body(&e, &b);
 	ret = respond(r, e.status, &b, "application/json");
 	buf_release(&b);
 	if (ret == MHD_YES)
@@ -333,11 +388,31 @@ static enum MHD_Result answer_metrics(struct request *r)
 	return ret;
 }
 
-static enum MHD_Result answer_api(struct request *r)
+/* Runs the API on r's route: api_handle, or api_handle_v2 with the path's
+ * {name} and {version} (a version segment too long to copy matches no
+ * version) and the binary extension's header. */
+static void call_api(struct request *r, const char *body, size_t len)
 {
 	const char *param = r->route->param != NULL ? r->param : NULL;
+	char version[ROUTE_PARAM_MAX];
+	struct api_v2_call call;
 
-	api_handle(r->srv->svc, r->route->api, param, NULL, 0, &r->reply);
+	if (!api_route_is_v2(r->route->api)) {
+		api_handle(r->srv->svc, r->route->api, param, body, len, &r->reply);
+		return;
+	}
+	call.model = param;
+	call.version = NULL;
+	if (strstr(r->route->path, "{version}") != NULL)
+		call.version = route_segment(r->route, r->path, "version", version) == 0 ? version : "";
+	call.header_len = r->inference_header;
+	call.draining = atomic_load(&r->srv->draining);
+	api_handle_v2(r->srv->svc, r->route->api, &call, body, len, &r->reply);
+}
+
+static enum MHD_Result answer_api(struct request *r)
+{
+	call_api(r, NULL, 0);
 	return answer_reply(r);
 }
 
@@ -383,9 +458,29 @@ static void compute_job(void *arg)
 
 	metrics_queued(r->srv->metrics, -1);
 	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
-	api_handle(r->srv->svc, r->route->api, NULL, body, r->body.len, &r->reply);
+	call_api(r, body, r->body.len);
 	r->state = REQ_REPLIED;
 	MHD_resume_connection(r->conn);
+}
+
+/* A small compute request (service.h: API_SMALL_BODY) is answered here on
+ * the I/O thread, without the queue's hand-off to a worker and back (main.c:
+ * the thread model). Returns 0, with r->reply fresh again, for any other. */
+static int compute_small(struct request *r)
+{
+	const char *param = r->route->param != NULL ? r->param : NULL;
+	const char *body = r->body.data != NULL ? r->body.data : "";
+
+	if (r->body.len > API_SMALL_BODY || api_route_is_v2(r->route->api))
+		return 0;
+	r->reply.small_only = 1;
+	api_handle(r->srv->svc, r->route->api, param, body, r->body.len, &r->reply);
+	r->reply.small_only = 0;
+	if (!r->reply.declined)
+		return 1;
+	api_reply_release(&r->reply);
+	api_reply_init(&r->reply, r->srv->max_response_bytes);
+	return 0;
 }
 
 /* Suspends first, then queues, so a fast worker can never resume a
@@ -411,8 +506,11 @@ static enum MHD_Result admit_compute(struct request *r)
 {
 	if (atomic_load(&r->srv->draining))
 		return refuse_early(r, REJ_DRAINING);
-	if (!hdr_media_type_json(r->conn))
+	if (!((r->route->media & ROUTE_MEDIA_JSON) && hdr_media_type_json(r->conn)) &&
+	    !((r->route->media & ROUTE_MEDIA_OCTET) &&
+	      hdr_media_type_is(r->conn, "application/octet-stream")))
 		return refuse_early(r, REJ_MEDIA_TYPE);
+	r->inference_header = hdr_inference_header_length(r->conn);
 	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
 	r->state = REQ_RECEIVING;
@@ -453,8 +551,8 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	r->srv = srv;
 	r->conn = conn;
 	r->t_start = now_seconds();
-	snprintf(r->method, sizeof r->method, "%s", method);
-	snprintf(r->path, sizeof r->path, "%s", url);
+	copy_text(r->method, sizeof r->method, method);
+	copy_text(r->path, sizeof r->path, url);
 	r->cache_control = "no-store";
 	buf_init(&r->body, (size_t)srv->cfg->max_body);
 	api_reply_init(&r->reply, srv->max_response_bytes);
@@ -473,6 +571,18 @@ static void request_free(struct request *r)
 	free(r);
 }
 
+/* A route answered on the I/O thread reads no body, but libmicrohttpd reads
+ * (and on_body drops) all of one before the final callback, so a body is
+ * bounded by --max-body here too: else `GET /healthz` with a 10 GB
+ * Content-Length would hold its connection while it streams. */
+static enum MHD_Result admit_inline(struct request *r)
+{
+	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))
+		return refuse(r, REJ_TOO_LARGE);
+	r->state = REQ_INLINE;
+	return MHD_YES;
+}
+
 /* Everything decided from the request line and headers alone. */
 static enum MHD_Result on_headers(struct request *r, const char *url, const char *method)
 {
@@ -487,8 +597,9 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	if (options) {
 		r->route = NULL;
 		r->preflight = 1;
-		r->state = REQ_INLINE;
-		return MHD_YES;
+		if (hdr_framing_ambiguous(r->conn))
+			return refuse(r, REJ_BAD_FRAMING);
+		return admit_inline(r);
 	}
 	if (found == ROUTE_NO_METHOD)
 		return refuse_early(r, REJ_METHOD);
@@ -498,8 +609,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		return refuse_early(r, REJ_UNAUTHORIZED);
 	if (r->route->kind == ROUTE_COMPUTE)
 		return admit_compute(r);
-	r->state = REQ_INLINE;
-	return MHD_YES;
+	return admit_inline(r);
 }
 
 static int past_deadline(const struct request *r)
@@ -518,8 +628,8 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 
 	*size = 0;
 	r->bytes_in += n;
-	if (r->state != REQ_RECEIVING)
-		return MHD_YES; /* answered or refusing: the body is not needed */
+	if (r->state != REQ_RECEIVING) /* answered or refusing: the body is not needed; */
+		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES; /* chunked: bounded */
 	if (r->timed_out)
 		return MHD_NO;
 	if (past_deadline(r)) {
@@ -546,6 +656,8 @@ static enum MHD_Result on_complete(struct request *r)
 			return refuse(r, REJ_TIMEOUT);
 		if (r->too_large)
 			return refuse(r, REJ_TOO_LARGE);
+		if (compute_small(r))
+			return answer_reply(r);
 		return submit_compute(r);
 	case REQ_INLINE:
 		return answer_inline(r);

@@ -10,8 +10,9 @@
 
 #include "buf.h"
 #include "error.h"
+#include "fmt.h"
 
-enum { LOG_LINE_MAX = 8192 };
+enum { LOG_LINE_MAX = 8192, ACCESS_LINE_GUESS = 512 };
 
 static enum log_format log_format_chosen = LOG_TEXT;
 
@@ -20,22 +21,66 @@ void log_set_format(enum log_format format)
 	log_format_chosen = format;
 }
 
+/* The text of the current second, "2024-05-01T12:00:00", per thread: gmtime
+ * and strftime run once a second, not once a line. */
+struct second_text {
+	time_t sec;
+	size_t len; /* 0: nothing cached yet */
+	char text[32];
+};
+
+static _Thread_local struct second_text second_cache;
+
 /* RFC 3339 UTC time with milliseconds: 2024-05-01T12:00:00.123Z */
 static void put_timestamp(struct buf *b)
 {
+	struct second_text *c = &second_cache;
 	struct timespec ts;
 	struct tm tm;
-	char text[40];
+	long ms;
+	char frac[5];
 
-	if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || gmtime_r(&ts.tv_sec, &tm) == NULL) {
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0) {
 		buf_puts(b, "-");
 		return;
 	}
-	if (strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		buf_puts(b, "-");
+	if (c->len == 0 || c->sec != ts.tv_sec) {
+		c->len = 0;
+		if (gmtime_r(&ts.tv_sec, &tm) != NULL)
+			c->len = strftime(c->text, sizeof c->text, "%Y-%m-%dT%H:%M:%S", &tm);
+		if (c->len == 0) {
+			buf_puts(b, "-");
+			return;
+		}
+		c->sec = ts.tv_sec;
+	}
+	ms = ts.tv_nsec / 1000000L;
+	frac[0] = '.';
+	frac[1] = (char)('0' + ms / 100);
+	frac[2] = (char)('0' + ms / 10 % 10);
+	frac[3] = (char)('0' + ms % 10);
+	frac[4] = 'Z';
+	buf_append(b, c->text, c->len);
+	buf_append(b, frac, sizeof frac);
+}
+
+/* " %d" of a status, without printf. */
+static void put_status(struct buf *b, int status)
+{
+	if (status < 0) {
+		buf_putc(b, '-');
+		buf_put_u64(b, 0ULL - (unsigned long long)status);
 		return;
 	}
-	buf_printf(b, "%s.%03ldZ", text, ts.tv_nsec / 1000000L);
+	buf_put_u64(b, (unsigned long long)status);
+}
+
+/* "%.3f" of milliseconds, without printf (fmt_fixed is exact). */
+static void put_ms(struct buf *b, double ms)
+{
+	char text[FMT_FIXED_MAX];
+
+	buf_append(b, text, fmt_fixed(text, ms, 3));
 }
 
 /* Writes b plus a newline in one write(2); drops the line on failure. */
@@ -103,8 +148,14 @@ static void access_json(struct buf *b, const struct access_entry *e)
 	api_json_string(b, e->method);
 	buf_puts(b, ",\"path\":");
 	api_json_string(b, e->path);
-	buf_printf(b, ",\"status\":%d,\"bytes_in\":%zu,\"bytes_out\":%zu,\"ms\":%.3f", e->status,
-		   e->bytes_in, e->bytes_out, e->ms);
+	buf_puts(b, ",\"status\":");
+	put_status(b, e->status);
+	buf_puts(b, ",\"bytes_in\":");
+	buf_put_u64(b, e->bytes_in);
+	buf_puts(b, ",\"bytes_out\":");
+	buf_put_u64(b, e->bytes_out);
+	buf_puts(b, ",\"ms\":");
+	put_ms(b, e->ms);
 	buf_puts(b, ",\"request_id\":");
 	api_json_string(b, e->request_id);
 	buf_putc(b, '}');
@@ -112,13 +163,30 @@ static void access_json(struct buf *b, const struct access_entry *e)
 
 static void access_text(struct buf *b, const struct access_entry *e)
 {
+	size_t n = strlen(e->path);
+	char *p;
+
 	put_timestamp(b);
-	buf_printf(b, " %s ", e->method);
+	buf_putc(b, ' ');
+	buf_puts(b, e->method);
+	buf_putc(b, ' ');
 	/* the path is as the client sent it (unescaped): keep the line one line */
-	for (const char *p = e->path; *p != '\0'; p++)
-		buf_putc(b, (*p > ' ' && *p < 0x7f) ? *p : '?');
-	buf_printf(b, " %d %zu %zu %.3f %s", e->status, e->bytes_in, e->bytes_out, e->ms,
-		   e->request_id);
+	p = buf_reserve(b, n);
+	if (p != NULL) {
+		for (size_t i = 0; i < n; i++)
+			p[i] = (e->path[i] > ' ' && e->path[i] < 0x7f) ? e->path[i] : '?';
+		buf_commit(b, n);
+	}
+	buf_putc(b, ' ');
+	put_status(b, e->status);
+	buf_putc(b, ' ');
+	buf_put_u64(b, e->bytes_in);
+	buf_putc(b, ' ');
+	buf_put_u64(b, e->bytes_out);
+	buf_putc(b, ' ');
+	put_ms(b, e->ms);
+	buf_putc(b, ' ');
+	buf_puts(b, e->request_id);
 }
 
 void log_access(const struct access_entry *e)
@@ -126,6 +194,7 @@ void log_access(const struct access_entry *e)
 	struct buf b;
 
 	buf_init(&b, LOG_LINE_MAX);
+	buf_reserve(&b, ACCESS_LINE_GUESS); /* one allocation for a usual line */
 	if (log_format_chosen == LOG_JSON)
 		access_json(&b, e);
 	else

@@ -3,8 +3,9 @@
  *
  * One line per event, written with a single write(2) so lines from different
  * threads never interleave. The log keeps no state but the chosen format,
- * set once at start-up before any thread runs; nothing here allocates memory
- * that outlives a call. A line that cannot be formatted is dropped.
+ * set once at start-up before any thread runs, and a per-thread cache of the
+ * current second's timestamp text; nothing here allocates memory that
+ * outlives a call. A line that cannot be formatted is dropped.
  */
 #ifndef SERVER_LOG_H
 #define SERVER_LOG_H

@@ -7,19 +7,32 @@
  *   (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY) that does all
  *   network I/O: accepting, reading headers and bodies, writing responses.
  *   Its error log is routed to ours (MHD_USE_ERROR_LOG + EXTERNAL_LOGGER).
- * - Compute (POST /v1/attention, /v1/sdpa) runs on a fixed pool of N worker
- *   threads (--threads; default: the CPUs of this process's affinity mask,
- *   capped by the cgroup v2 quota in /sys/fs/cgroup/cpu.max), fed by a
- *   bounded FIFO queue (--queue, default 4 N). A full queue answers 503
- *   `overloaded` at once instead of building latency.
+ * - Compute (POST /v1/attention, /v1/sdpa, /v2/models/{name}/infer) runs on
+ *   a fixed pool of N worker threads (--threads; default: the CPUs of this
+ *   process's affinity mask, capped by the cgroup v2 quota in
+ *   /sys/fs/cgroup/cpu.max), fed by a bounded FIFO queue (--queue, default
+ *   4 N). A full queue answers 503 `overloaded` at once instead of building
+ *   latency.
  * - A connection whose request is queued or computing is suspended
  *   (MHD_suspend_connection, MHD_ALLOW_SUSPEND_RESUME) and resumed by its
  *   worker once the reply is ready, so a slow client never holds a compute
  *   thread and a long computation never blocks the I/O thread. Parsing,
  *   compute and encoding all happen inside api_handle on the worker.
+ * - Except for small v1 compute requests (api/service.h, API_SMALL_BODY: a
+ *   body of at most 512 bytes on a named model, at most 2^18 FLOPs, 2^12
+ *   attention scores and 2^10 numbers in the answer, e.g. the seeds'
+ *   four-word request). Their whole work costs at most about 30 us, no more
+ *   than the queue's hand-off to a worker and back (a condvar wake-up, two
+ *   epoll_ctl, an eventfd write: measured, a small request took 36 us of CPU
+ *   queued and 24 inline), so the I/O thread answers them itself, once the
+ *   whole body is in: still no slow client holds a compute thread, and
+ *   nothing long runs on the I/O thread. The API checks each bound before
+ *   the step it caps and declines a request that passes one (after at most
+ *   its parse, about 20 us); the request then goes to the queue as any other.
+ *   tests/check_server.c checks both sides of the line.
  * - Cheap GET routes (/v1/models, /version, /openapi.json, /healthz, /readyz,
- *   /metrics, and the viewer's embedded files at / and /web/{file}) are
- *   answered inline on the I/O thread.
+ *   /metrics, the viewer's embedded files at / and /web/{file}, and the v2
+ *   metadata and health routes) are answered inline on the I/O thread.
  * - OpenBLAS runs single-threaded (openblas_set_num_threads(1)) and engine
  *   calls use one thread (api_limits.engine_threads = 1): parallelism comes
  *   from the workers, and OpenBLAS's notes ask for single-threaded BLAS inside

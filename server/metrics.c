@@ -15,7 +15,10 @@ static const char *const route_label[MR_COUNT] = {
     [MR_VERSION] = "/version",	      [MR_OPENAPI] = "/openapi.json",
     [MR_HEALTHZ] = "/healthz",	      [MR_READYZ] = "/readyz",
     [MR_METRICS] = "/metrics",	      [MR_WEB_INDEX] = "/",
-    [MR_WEB_FILE] = "/web/{file}",    [MR_OTHER] = "other",
+    [MR_WEB_FILE] = "/web/{file}",    [MR_V2_SERVER] = "/v2",
+    [MR_V2_LIVE] = "/v2/health/live", [MR_V2_READY] = "/v2/health/ready",
+    [MR_V2_MODEL] = "/v2/models/{name}", [MR_V2_MODEL_READY] = "/v2/models/{name}/ready",
+    [MR_V2_INFER] = "/v2/models/{name}/infer", [MR_OTHER] = "other",
 };
 
 static const char *const reject_label[REJ_COUNT] = {

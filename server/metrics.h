@@ -25,6 +25,12 @@ enum metric_route {
 	MR_METRICS,
 	MR_WEB_INDEX,
 	MR_WEB_FILE,
+	MR_V2_SERVER,
+	MR_V2_LIVE,
+	MR_V2_READY,
+	MR_V2_MODEL, /* with or without /versions/{version}, as the two below */
+	MR_V2_MODEL_READY,
+	MR_V2_INFER,
 	MR_OTHER,
 	MR_COUNT
 };

@@ -114,10 +114,14 @@ int pool_submit(struct pool *p, pool_fn run, void *arg)
 	if (!p->stopping && p->count < p->capacity) {
 		p->ring[(p->head + p->count) % p->capacity] = (struct pool_job){run, arg};
 		p->count++;
-		pthread_cond_signal(&p->nonempty);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&p->lock);
+	/* signalled after unlocking, so the woken worker does not block at once
+	 * on the lock we still hold; safe: the job is in the ring, and a worker
+	 * rechecks count under the lock before it waits */
+	if (rc == 0)
+		pthread_cond_signal(&p->nonempty);
 	return rc;
 }
 

@@ -6,19 +6,36 @@
 #include <stdio.h>
 #include <string.h>
 
+/* {method, path, param, kind, api, metric, open, media} */
 static const struct route routes[] = {
-    {"POST", "/v1/attention", NULL, ROUTE_COMPUTE, API_ROUTE_ATTENTION, MR_ATTENTION, 0},
-    {"POST", "/v1/sdpa", NULL, ROUTE_COMPUTE, API_ROUTE_SDPA, MR_SDPA, 0},
-    {"GET", "/v1/models", NULL, ROUTE_API, API_ROUTE_MODELS, MR_MODELS, 0},
-    {"GET", "/v1/models/", "name", ROUTE_API, API_ROUTE_MODEL, MR_MODEL, 0},
-    {"GET", "/version", NULL, ROUTE_API, API_ROUTE_VERSION, MR_VERSION, 0},
-    {"GET", "/openapi.json", NULL, ROUTE_API, API_ROUTE_OPENAPI, MR_OPENAPI, 0},
-    {"GET", "/healthz", NULL, ROUTE_HEALTHZ, API_ROUTE_COUNT, MR_HEALTHZ, 1},
-    {"GET", "/readyz", NULL, ROUTE_READYZ, API_ROUTE_COUNT, MR_READYZ, 1},
-    {"GET", "/metrics", NULL, ROUTE_METRICS, API_ROUTE_COUNT, MR_METRICS, 1},
+    {"POST", "/v1/attention", NULL, ROUTE_COMPUTE, API_ROUTE_ATTENTION, MR_ATTENTION, 0,
+     ROUTE_MEDIA_JSON},
+    {"POST", "/v1/sdpa", NULL, ROUTE_COMPUTE, API_ROUTE_SDPA, MR_SDPA, 0, ROUTE_MEDIA_JSON},
+    {"GET", "/v1/models", NULL, ROUTE_API, API_ROUTE_MODELS, MR_MODELS, 0, 0},
+    {"GET", "/v1/models/", "name", ROUTE_API, API_ROUTE_MODEL, MR_MODEL, 0, 0},
+    {"GET", "/version", NULL, ROUTE_API, API_ROUTE_VERSION, MR_VERSION, 0, 0},
+    {"GET", "/openapi.json", NULL, ROUTE_API, API_ROUTE_OPENAPI, MR_OPENAPI, 0, 0},
+    {"GET", "/healthz", NULL, ROUTE_HEALTHZ, API_ROUTE_COUNT, MR_HEALTHZ, 1, 0},
+    {"GET", "/readyz", NULL, ROUTE_READYZ, API_ROUTE_COUNT, MR_READYZ, 1, 0},
+    {"GET", "/metrics", NULL, ROUTE_METRICS, API_ROUTE_COUNT, MR_METRICS, 1, 0},
     /* the viewer: static files with no secret in them, so open like /healthz */
-    {"GET", "/", NULL, ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_INDEX, 1},
-    {"GET", "/web/", "file", ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_FILE, 1},
+    {"GET", "/", NULL, ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_INDEX, 1, 0},
+    {"GET", "/web/", "file", ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_FILE, 1, 0},
+    /* the Open Inference Protocol (KServe v2); its probes are open like /healthz */
+    {"GET", "/v2", NULL, ROUTE_API, API_ROUTE_V2_SERVER, MR_V2_SERVER, 0, 0},
+    {"GET", "/v2/health/live", NULL, ROUTE_API, API_ROUTE_V2_LIVE, MR_V2_LIVE, 1, 0},
+    {"GET", "/v2/health/ready", NULL, ROUTE_API, API_ROUTE_V2_READY, MR_V2_READY, 1, 0},
+    {"GET", "/v2/models/{name}", "name", ROUTE_API, API_ROUTE_V2_MODEL, MR_V2_MODEL, 0, 0},
+    {"GET", "/v2/models/{name}/versions/{version}", "name", ROUTE_API, API_ROUTE_V2_MODEL,
+     MR_V2_MODEL, 0, 0},
+    {"GET", "/v2/models/{name}/ready", "name", ROUTE_API, API_ROUTE_V2_MODEL_READY,
+     MR_V2_MODEL_READY, 0, 0},
+    {"GET", "/v2/models/{name}/versions/{version}/ready", "name", ROUTE_API,
+     API_ROUTE_V2_MODEL_READY, MR_V2_MODEL_READY, 0, 0},
+    {"POST", "/v2/models/{name}/infer", "name", ROUTE_COMPUTE, API_ROUTE_V2_INFER, MR_V2_INFER,
+     0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET},
+    {"POST", "/v2/models/{name}/versions/{version}/infer", "name", ROUTE_COMPUTE,
+     API_ROUTE_V2_INFER, MR_V2_INFER, 0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET},
 };
 
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
@@ -28,11 +45,51 @@ void route_print(FILE *out)
 	for (size_t i = 0; i < N_ROUTES; i++) {
 		const struct route *rt = &routes[i];
 
-		if (rt->param != NULL)
+		if (rt->param != NULL && strchr(rt->path, '{') == NULL)
 			fprintf(out, "%s %s{%s}\n", rt->method, rt->path, rt->param);
 		else
 			fprintf(out, "%s %s\n", rt->method, rt->path);
 	}
+}
+
+/*
+ * Does path match the template tmpl, where each {x} matches one non-empty
+ * segment? Copies the segment of {want} (when want and out are not NULL).
+ */
+static int template_matches(const char *tmpl, const char *path, const char *want,
+			    char out[ROUTE_PARAM_MAX])
+{
+	while (*tmpl != '\0') {
+		const char *close = *tmpl == '{' ? strchr(tmpl, '}') : NULL;
+		size_t seg, name_len;
+
+		if (close == NULL) {
+			if (*tmpl++ != *path++)
+				return 0;
+			continue;
+		}
+		seg = strcspn(path, "/");
+		name_len = (size_t)(close - tmpl - 1);
+		if (seg == 0 || seg >= ROUTE_PARAM_MAX)
+			return 0;
+		if (want != NULL && out != NULL && strncmp(tmpl + 1, want, name_len) == 0 &&
+		    want[name_len] == '\0') {
+			memcpy(out, path, seg);
+			out[seg] = '\0';
+		}
+		tmpl = close + 1;
+		path += seg;
+	}
+	return *path == '\0';
+}
+
+int route_segment(const struct route *rt, const char *path, const char *name,
+		  char out[ROUTE_PARAM_MAX])
+{
+	out[0] = '\0';
+	if (!template_matches(rt->path, path, name, out) || out[0] == '\0')
+		return -1;
+	return 0;
 }
 
 /* Does path match rt's path? Copies the parameter's segment into param. */
@@ -41,6 +98,8 @@ static int path_matches(const struct route *rt, const char *path, char param[ROU
 	size_t n = strlen(rt->path);
 	const char *rest;
 
+	if (rt->param != NULL && strchr(rt->path, '{') != NULL)
+		return template_matches(rt->path, path, rt->param, param);
 	if (rt->param == NULL)
 		return strcmp(rt->path, path) == 0;
 	if (strncmp(rt->path, path, n) != 0)
@@ -60,11 +119,17 @@ static int method_matches(const struct route *rt, const char *method)
 	return strcmp(method, "HEAD") == 0 && strcmp(rt->method, "GET") == 0;
 }
 
+/* Appends ", " (unless first) and method, cut at ROUTE_ALLOW_MAX - 1 bytes as
+ * snprintf would; without printf, as it runs on every request. */
 static void allow_add(char allow[ROUTE_ALLOW_MAX], const char *method)
 {
 	size_t len = strlen(allow);
+	const char *parts[2] = { len > 0 ? ", " : "", method };
 
-	snprintf(allow + len, ROUTE_ALLOW_MAX - len, "%s%s", len > 0 ? ", " : "", method);
+	for (size_t i = 0; i < 2; i++)
+		for (const char *p = parts[i]; *p != '\0' && len + 1 < ROUTE_ALLOW_MAX; p++)
+			allow[len++] = *p;
+	allow[len] = '\0';
 }
 
 enum route_result route_match(const char *method, const char *path, const struct route **out,

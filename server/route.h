@@ -22,14 +22,24 @@ enum route_kind {
 	ROUTE_WEB, /* a file of the viewer (web/, embedded), inline */
 };
 
+/* Media types a compute route's body may have. */
+enum route_media {
+	ROUTE_MEDIA_JSON = 1 << 0,  /* application/json */
+	ROUTE_MEDIA_OCTET = 1 << 1, /* application/octet-stream (v2 binary tensors) */
+};
+
 struct route {
 	const char *method;
-	const char *path;  /* exact, or the prefix before the segment when param */
-	const char *param; /* NULL, or the name of one last segment: /v1/models/{name} */
+	/* exact; or the prefix before the segment when param; or, when it holds
+	 * '{', a template whose every {x} matches one segment (the v2 family:
+	 * /v2/models/{name}/versions/{version}/infer) */
+	const char *path;
+	const char *param; /* NULL, or the segment copied out: /v1/models/{name} */
 	enum route_kind kind;
 	enum api_route api; /* ROUTE_COMPUTE / ROUTE_API only */
 	enum metric_route metric;
-	int open; /* answered without the API key */
+	int open;	/* answered without the API key */
+	unsigned media; /* ROUTE_MEDIA_* a body may have; 0 for routes without one */
 };
 
 enum route_result {
@@ -54,5 +64,10 @@ void route_print(FILE *out);
 enum route_result route_match(const char *method, const char *path, const struct route **out,
 			      char param[ROUTE_PARAM_MAX], char allow[ROUTE_ALLOW_MAX],
 			      enum metric_route *metric);
+
+/* Copies the segment of path that rt's template names {name} into out;
+ * returns 0, or -1 (out "") when rt has no such segment or path no match. */
+int route_segment(const struct route *rt, const char *path, const char *name,
+		  char out[ROUTE_PARAM_MAX]);
 
 #endif

@@ -699,6 +699,59 @@ START_TEST(test_overloaded)
 }
 END_TEST
 
+/* Small compute requests are answered on the I/O thread, others queued (the
+ * thread model in server/main.c). One worker busy for some 0.3 s with a long
+ * request A; then a request N that is not small (the 512-wide model) and the
+ * small seeds' request S: S is answered while A still computes (queue time
+ * 0), N only after A, since it waits for the one worker. */
+START_TEST(test_small_compute_skips_queue)
+{
+	enum { WORDS = 3072 };
+	static char body[WORDS * 8 + 128];
+	static char req[sizeof body + 512];
+	const char *small = "{\"model\":\"tiny\",\"text\":\"I ate a delicious apple\"}";
+	const char *not_small = "{\"text\":\"a\"}";
+	struct pollfd pending[2];
+	struct resp r;
+	int a, n, sm;
+	size_t len = 0;
+
+	DAEMON(d, "--threads", "1", "--queue", "4");
+	len += (size_t)snprintf(body, sizeof body, "{\"weights\":\"none\",\"encoding\":\"base64\",\"text\":\"");
+	for (int i = 0; i < WORDS; i++)
+		len += (size_t)snprintf(body + len, sizeof body - len, "%sw%d", i > 0 ? " " : "", i);
+	snprintf(body + len, sizeof body - len, "\"}");
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", post_head, strlen(body), body);
+	a = conn_open(d.port);
+	send_str(a, req);
+	usleep(50000); /* A reaches the worker */
+	n = conn_open(d.port);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", post_head, strlen(not_small),
+		 not_small);
+	send_str(n, req);
+	sm = conn_open(d.port);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", post_head, strlen(small), small);
+	send_str(sm, req);
+	read_response(sm, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"tokens\":[\"I\",\"ate\",\"a\",\"delicious\",\"apple\"]"));
+	ck_assert_ptr_nonnull(strstr(resp_header(&r, "Server-Timing"), "queue;dur=0.000,"));
+	/* A still computes, and N waits behind it */
+	pending[0] = (struct pollfd){a, POLLIN, 0};
+	pending[1] = (struct pollfd){n, POLLIN, 0};
+	ck_assert_int_eq(poll(pending, 2, 0), 0);
+	read_response(a, &r);
+	ck_assert_int_eq(r.status, 200);
+	read_response(n, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_null(strstr(resp_header(&r, "Server-Timing"), "queue;dur=0.000,"));
+	close(a);
+	close(n);
+	close(sm);
+	daemon_stop(&d);
+}
+END_TEST
+
 /* Reads /metrics on fd (keep-alive) and returns the in-flight gauge. */
 static double in_flight(int fd)
 {
@@ -909,6 +962,7 @@ static Suite *server_suite(void)
 	tcase_add_test(http, test_compute_reply_and_keepalive);
 	tcase_add_test(http, test_request_deadline);
 	tcase_add_test(ops, test_overloaded);
+	tcase_add_test(ops, test_small_compute_skips_queue);
 	tcase_add_test(ops, test_drain_with_request_in_flight);
 	tcase_add_test(ops, test_help_lists_every_option);
 	tcase_add_test(ops, test_bad_model_exits_2);

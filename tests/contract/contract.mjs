@@ -9,8 +9,9 @@
 //   1. GET /openapi.json equals api/openapi.yaml read as YAML 1.2 (what Redocly reads).
 //   2. The routes of `attnd --routes` and the spec's paths and methods are the same
 //      set (OPTIONS preflight and HEAD are the transport's, left out on both sides).
-//   3. Every request example (requestBody examples; path parameter examples for GET)
-//      is sent to its route on the real daemon; the status must be the example's
+//   3. Every request example (requestBody examples, on the path parameters' first
+//      examples; path parameter examples for GET, each varied in turn) is sent to
+//      its route on the real daemon; the status must be the example's
 //      `x-expected-status` (200 when absent) and the answer must match the spec's
 //      response for that status: media type, body (ajv, JSON Schema 2020-12, as
 //      OpenAPI 3.1 uses), required headers and their schemas. A response example
@@ -149,17 +150,46 @@ function componentResponse(name) {
 	return deref(spec.components.responses[name], pointerOf(["components", "responses", name]));
 }
 
+// The JSON request body of an operation ($ref followed): {media, pointer} or null.
+function requestMedia(o) {
+	if (!o.op.requestBody) return null;
+	const { node, pointer } = deref(o.op.requestBody, `${o.pointer}/requestBody`);
+	const media = node?.content?.["application/json"];
+	return media ? { media, pointer: `${pointer}/content/application~1json` } : null;
+}
+
+// The paths to call an operation with: every path parameter at its first
+// example, then each other example of each parameter in turn (the others at
+// their first), named by that example.
+function examplePaths(o) {
+	const params = (o.op.parameters ?? []).map((p) => deref(p, "").node).filter((p) => p.in === "path");
+	if (params.length === 0) return [{ name: "default", path: o.path, expected: 200 }];
+	const choices = params.map((p) => Object.entries(p.examples ?? { default: { value: p.example } }));
+	const fill = (picks) =>
+		params.reduce((path, p, i) => path.replace(`{${p.name}}`, encodeURIComponent(picks[i][1].value)), o.path);
+	const first = choices.map((c) => c[0]);
+	const out = [{ name: first[0][0], path: fill(first), expected: first[0][1]["x-expected-status"] ?? 200 }];
+	choices.forEach((c, i) => {
+		for (const pick of c.slice(1)) {
+			const picks = first.map((f, j) => (j === i ? pick : f));
+			out.push({ name: pick[0], path: fill(picks), expected: pick[1]["x-expected-status"] ?? 200 });
+		}
+	});
+	return out;
+}
+
 // Every request to send: {o, name, url path, body (string) or null, expected status}.
 function exampleRequests() {
 	const out = [];
 	for (const o of operations()) {
-		const media = o.op.requestBody?.content?.["application/json"];
-		if (media) {
-			for (const [name, ex] of Object.entries(media.examples ?? {})) {
+		const body = requestMedia(o);
+		if (body) {
+			const path = examplePaths(o)[0].path;
+			for (const [name, ex] of Object.entries(body.media.examples ?? {})) {
 				out.push({
 					o,
 					name,
-					path: o.path,
+					path,
 					body: JSON.stringify(ex.value),
 					value: ex.value,
 					expected: ex["x-expected-status"] ?? 200,
@@ -167,24 +197,14 @@ function exampleRequests() {
 			}
 			continue;
 		}
-		const params = (o.op.parameters ?? []).map((p) => deref(p, "").node).filter((p) => p.in === "path");
-		if (params.length === 0) {
-			out.push({ o, name: "default", path: o.path, body: null, expected: 200 });
-			continue;
-		}
-		if (params.length > 1) throw new Error(`${o.path}: one path parameter is supported`);
-		const p = params[0];
-		for (const [name, ex] of Object.entries(p.examples ?? { default: { value: p.example } })) {
-			out.push({
-				o,
-				name,
-				path: o.path.replace(`{${p.name}}`, encodeURIComponent(ex.value)),
-				body: null,
-				expected: ex["x-expected-status"] ?? 200,
-			});
-		}
+		for (const { name, path, expected } of examplePaths(o)) out.push({ o, name, path, body: null, expected });
 	}
 	return out;
+}
+
+// The Open Inference Protocol's paths, whose errors are {"error": "message"}.
+function isV2(path) {
+	return path === "/v2" || path.startsWith("/v2/");
 }
 
 // ---- the daemon --------------------------------------------------------------
@@ -395,15 +415,16 @@ function documentedAnswer(o, status, name) {
 
 // ---- the checks ------------------------------------------------------------------
 
-// A path with its parameter filled in: {name} a model, {file} a viewer file.
+// A path with its parameters filled in: {name} a model, {version} its
+// version, {file} a viewer file.
 function concretePath(path) {
-	return path.replace("{name}", "tiny").replace("{file}", "app.js");
+	return path.replace("{name}", "tiny").replace("{version}", "1").replace("{file}", "app.js");
 }
 
 async function checkStatic() {
 	for (const req of exampleRequests()) {
 		if (req.value === undefined || req.expected >= 300) continue;
-		const media = `${req.o.pointer}/requestBody/content/application~1json/schema`;
+		const media = `${requestMedia(req.o).pointer}/schema`;
 		await check(`request example ${req.o.path} ${req.name} matches the request schema`, (p) => {
 			p.push(...schemaProblems(media, req.value, "example"));
 		});
@@ -489,7 +510,7 @@ async function checkTransport(d) {
 		const other = declared.includes("DELETE") ? "PATCH" : "DELETE";
 		await check(`${other} ${path} -> 405 with Allow: ${allow.join(", ")}`, async (p) => {
 			const answer = await send(d.base, other, concrete);
-			expectComponent(p, "MethodNotAllowed", answer, 405);
+			expectComponent(p, isV2(path) ? "V2MethodNotAllowed" : "MethodNotAllowed", answer, 405);
 			const got = (answer.headers.get("allow") ?? "").split(",").map((s) => s.trim());
 			if (!isDeepStrictEqual([...got].sort(), [...allow].sort())) p.push(`Allow is "${got.join(", ")}"`);
 		});
@@ -524,18 +545,28 @@ async function checkTransport(d) {
 		expectComponent(p, "NotFound", await send(d.base, "GET", "/no/such/path"), 404);
 	});
 	for (const o of ops.filter((x) => x.method === "post")) {
+		const path = concretePath(o.path);
 		await check(`POST ${o.path} text/plain -> 415`, async (p) => {
-			const answer = await send(d.base, "POST", o.path, { body: "{}", headers: { "Content-Type": "text/plain" } });
+			const answer = await send(d.base, "POST", path, { body: "{}", headers: { "Content-Type": "text/plain" } });
 			expectAnswer(p, o, answer, 415);
 		});
 		await check(`POST ${o.path} malformed JSON -> 400`, async (p) => {
-			expectAnswer(p, o, await send(d.base, "POST", o.path, { body: '{"q": [1,' }), 400);
+			expectAnswer(p, o, await send(d.base, "POST", path, { body: '{"q": [1,' }), 400);
 		});
 		await check(`POST ${o.path} duplicate key -> 400`, async (p) => {
-			expectAnswer(p, o, await send(d.base, "POST", o.path, { body: '{"q": 1, "q": 2}' }), 400);
+			expectAnswer(p, o, await send(d.base, "POST", path, { body: '{"q": 1, "q": 2}' }), 400);
 		});
+		if (isV2(o.path)) {
+			await check(`POST ${o.path} unknown field -> 400 naming it`, async (p) => {
+				const answer = await send(d.base, "POST", path, { body: '{"temperature": 1}' });
+				expectAnswer(p, o, answer, 400);
+				const e = JSON.parse(answer.text).error;
+				if (typeof e !== "string" || !e.includes("/temperature")) p.push(`error ${JSON.stringify(e)}`);
+			});
+			continue;
+		}
 		await check(`POST ${o.path} unknown field -> 422 with its pointer`, async (p) => {
-			const answer = await send(d.base, "POST", o.path, { body: '{"temperature": 1}' });
+			const answer = await send(d.base, "POST", path, { body: '{"temperature": 1}' });
 			expectAnswer(p, o, answer, 422);
 			const e = JSON.parse(answer.text).error;
 			if (e?.code !== "unknown_field" || e?.pointer !== "/temperature") p.push(`error ${JSON.stringify(e)}`);
@@ -559,7 +590,8 @@ async function checkRestricted(d) {
 			await check(`${method} ${o.path} needs no API key`, async (p) => {
 				const answer = await send(d.base, method, path, { body });
 				if (answer.status === 401) p.push("answered 401");
-				expectAnswer(p, o, answer, o.path === "/readyz" ? 503 : 200);
+				const unready = o.path === "/readyz" || o.path === "/v2/health/ready";
+				expectAnswer(p, o, answer, unready ? 503 : 200);
 			});
 			continue;
 		}

@@ -1,0 +1,85 @@
+/*
+ * fastjson.h: large arrays of plain numbers, read before jansson sees the body.
+ *
+ * jansson builds a node per number, so reading [128, 512] embeddings as JSON
+ * takes tens of milliseconds, several times the attention itself. So
+ * fastjson_scan walks the body once (a small state machine that knows JSON's
+ * grammar, strings and escapes included) and finds every innermost array of
+ * at least FASTJSON_MIN_ROW plain numbers that is an element of another array
+ * under one of the caller's fields (JSON pointers such as "/embeddings": the
+ * field's value may be nested arrays, and only the rows inside them count).
+ * It reads each such row into a pool, exactly as the jansson path reads it
+ * (the C library's strtod, or the integer for an integer literal, then
+ * (float); an exact shortcut when the result is the same: fastjson.c), and
+ * returns a copy of the body in which the row is replaced by a placeholder
+ * object, its pool index as the value:
+ *
+ *     [0.25, -1, 3.5e-2, ...]   ->   {"\u0001":17}
+ *
+ * The tensor readers (api_tensor_read_pool) take a placeholder where a row
+ * is expected, with the errors the row would have had, so what a request
+ * means is unchanged. The copy is shorter than the body, not padded to its
+ * length: jansson skips blanks a byte at a time, and padding [128, 512]
+ * embeddings cost it 3 ms, as much as the scan. Line and column of a syntax
+ * error stay right all the same: a row is only replaced where jansson
+ * expects a value, after checking it, so the copy parses if and only if the
+ * body does, and when it does not, req_parse_pooled parses the body itself
+ * for the error.
+ *
+ * Nothing is ever rejected here: a row with anything unusual is left as it
+ * is, for jansson and the tensor readers to judge as before: a string, a
+ * literal or a nested value in it, an integer literal of 19 or more digits,
+ * a number token longer than 64 characters, a number outside float32's range
+ * (so its 422 still names the element), a row where jansson would report an
+ * error, or one whose lines are too short to hold the placeholder's tokens.
+ * The scan also stops (keeping the rows found so far) at the first byte that
+ * is not valid JSON in that place, or past FASTJSON_MAX_DEPTH nested values.
+ *
+ * The placeholder cannot be forged: a body that contains the text \u0001
+ * anywhere is left whole to jansson (no row is pooled), so every object with
+ * the key "\u0001" that a pooled parse yields was made here.
+ *
+ * Ownership: a struct fastjson_pool is a value owned by its caller, zeroed
+ * before first use and released with fastjson_pool_release (safe on a zeroed
+ * or released pool). fastjson_scan's copy belongs to the caller (free()).
+ */
+#ifndef API_FASTJSON_H
+#define API_FASTJSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+enum { FASTJSON_MIN_ROW = 64, FASTJSON_MAX_DEPTH = 64 };
+
+/* One pooled row: values[offset .. offset + count). first_real is the index
+ * of its first number written with a fraction or exponent (count if none),
+ * which integer-only readers report. */
+struct fastjson_row {
+	size_t offset, count, first_real;
+};
+
+struct fastjson_pool {
+	float *values; /* [n_values] every row's numbers, row after row */
+	size_t n_values, cap_values;
+	struct fastjson_row *rows; /* [n_rows] */
+	size_t n_rows, cap_rows;
+};
+
+void fastjson_pool_release(struct fastjson_pool *pool);
+
+/*
+ * Scans body[0 .. len) for rows under `fields` (NULL-terminated JSON
+ * pointers, object keys only) and pools them. Returns a new NUL-terminated
+ * copy of the body with the pooled rows replaced (*copy_len bytes, at most
+ * len), or NULL when no row was pooled (the caller then parses body itself).
+ * Out of memory is not an error: the rows found until then are kept, the
+ * rest left to jansson.
+ */
+char *fastjson_scan(const char *body, size_t len, const char *const *fields,
+		    struct fastjson_pool *pool, size_t *copy_len);
+
+/* The row that v, a placeholder object of this pool, stands for; NULL when v
+ * is anything else (or pool is NULL). */
+const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const json_t *v);
+
+#endif
