@@ -1,7 +1,10 @@
 /*
  * check_api_sdpa.c: POST /v1/sdpa, through api_handle (api_harness.h): a few
  * cases by hand, and the 76 ONNX Attention conformance cases of
- * ../shared/conformance/onnx-attention (or $ATTN_ONNX_DIR) sent as requests.
+ * ../shared/conformance/onnx-attention (or $ATTN_ONNX_DIR) sent as requests,
+ * once through api_handle and once over HTTP to the real daemon (live_daemon.h:
+ * build/attnd on an ephemeral loopback port), so /v1/sdpa is the ONNX
+ * Attention operator over HTTP.
  *
  * The cases are read by onnx_case.c, as for check_onnx, and turned into
  * requests here; their outputs are compared by its rule: float32 within
@@ -17,9 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <signal.h>
+
 #include "api_harness.h"
 #include "api_tensor.h"
 #include "case_files.h"
+#include "live_daemon.h"
 #include "onnx_case.h"
 
 /* The case files, listed by main. */
@@ -151,6 +157,50 @@ START_TEST(test_onnx_case)
 }
 END_TEST
 
+/* The same cases over HTTP: one daemon for the test case (unchecked fixture). */
+static struct live_daemon daemon_http;
+
+static void daemon_start(void)
+{
+	live_start(&daemon_http, NULL);
+}
+
+static void daemon_stop(void)
+{
+	live_stop(&daemon_http);
+}
+
+START_TEST(test_onnx_case_http)
+{
+	struct onnx_case *c = load(cases.names[_i]);
+	json_t *req = case_request(c);
+	char *body = json_dumps(req, JSON_COMPACT);
+	struct live_resp r;
+	struct answer a;
+	json_error_t jerr;
+
+	ck_assert_ptr_nonnull(body);
+	live_post(daemon_http.port, "/v1/sdpa", "application/json", "", body, strlen(body), &r);
+	free(body);
+	json_decref(req);
+	memset(&a, 0, sizeof(a));
+	a.status = r.status;
+	a.text = r.body;
+	a.json = json_loadb(r.body, r.body_len, 0, &jerr);
+	ck_assert_msg(a.status == 200 && a.json != NULL, "%s over HTTP: %d %.300s", c->name,
+		      r.status, r.body);
+	compare_slot(c, &a, "output", ONNX_OUT_Y, 0);
+	if (c->out[ONNX_OUT_PRESENT_K].present) {
+		compare_slot(c, &a, "present_key", ONNX_OUT_PRESENT_K, 1);
+		compare_slot(c, &a, "present_value", ONNX_OUT_PRESENT_V, 1);
+	}
+	if (c->out[ONNX_OUT_QK].present)
+		compare_slot(c, &a, "scores", ONNX_OUT_QK, 0);
+	json_decref(a.json);
+	live_resp_release(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* By hand                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -236,13 +286,19 @@ static Suite *sdpa_suite(void)
 	tcase_add_test(tc, test_sdpa_bool_mask_object);
 	tcase_add_test(tc, test_onnx_count);
 	tcase_add_loop_test(tc, test_onnx_case, 0, (int)cases.n);
+	tc = harness_tcase(s, "sdpa_http", 120);
+	tcase_add_unchecked_fixture(tc, daemon_start, daemon_stop);
+	tcase_add_loop_test(tc, test_onnx_case_http, 0, (int)cases.n);
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int rc;
 
+	(void)argc;
+	live_find_attnd(argv[0]);
+	signal(SIGPIPE, SIG_IGN);
 	onnx_case_list(&cases);
 	rc = harness_run(sdpa_suite);
 	case_list_release(&cases);
