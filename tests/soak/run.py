@@ -19,11 +19,12 @@ samples and checks:
   - after the run: RSS within max(16 MiB, 10 %) of the baseline, the daemon
     alive, /healthz under 100 ms, exit 0 on SIGTERM.
 
-The warm-up is the same mix for a quarter of the time (3 to 10 s), so the
-malloc arenas of every worker have reached their working size before the
-baseline (why that matters: tests/hostile/run.py, TOLERANCE). The baseline
-is the highest RSS of the warm-up's second half or after it settled: under
-load RSS swings by about 10 MiB with what is in flight when it is sampled.
+The warm-up is the same mix in 3 s rounds until RSS stops climbing (at
+most half the run, 9 to 30 s), so the malloc arenas of every worker have
+reached their working size before the baseline (why that matters:
+tests/hostile/run.py, TOLERANCE). The baseline is the highest RSS of the
+warm-up: under load RSS swings by about 10 MiB with what is in flight when
+it is sampled.
 
 Usage: /usr/bin/python3 tests/soak/run.py [--seconds N]   (default
 $SOAK_SECONDS or 60). Prints `soak: N passed, M failed`.
@@ -40,12 +41,14 @@ import tempfile
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 import attnd  # noqa: E402
 
 MIX_LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness", "mix.lua")
 MAX_BODY = 262144  # small, so that an oversized body costs little to send
 CONNECTIONS = 16
+WARM_ROUND = 3  # seconds
 ALLOWED = {"s200", "s400", "s413", "s422", "s503"}
 
 
@@ -90,6 +93,22 @@ class Sampler(threading.Thread):
             self.stop.wait(self.period)
 
 
+def warm_up(d, sampler, files, most):
+    """The mix in 3 s rounds until a round's highest RSS is no higher than
+    the rounds' before (+2 MiB), at least 2 and at most `most` seconds;
+    returns the seconds spent."""
+    spent, best = 0, 0
+    while spent < most:
+        sampler.phase = "warm-%d" % (spent // WARM_ROUND + 1)
+        run_wrk(d.port, WARM_ROUND, files)
+        spent += WARM_ROUND
+        top = max(s[2] for s in sampler.samples if s[1] == sampler.phase)
+        if best and top <= best + 2048:
+            break
+        best = max(best, top)
+    return spent
+
+
 def run_wrk(port, seconds, files):
     cmd = [os.environ.get("WRK", "wrk"), "-t2", "-c%d" % CONNECTIONS, "-d%ds" % seconds,
            "--timeout", "10s", "-s", MIX_LUA, "http://127.0.0.1:%d" % port, "--", "/v1/attention"] + files
@@ -105,7 +124,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=int(os.environ.get("SOAK_SECONDS", "60")))
     args = ap.parse_args()
     seconds = max(6, args.seconds)
-    warmup = max(3, min(10, seconds // 4))
+    warmup_max = max(9, min(30, seconds // 2))
     report = attnd.Report("soak")
     if shutil.which(os.environ.get("WRK", "wrk")) is None:
         report.check("wrk installed", False, "wrk not found (Debian package wrk)")
@@ -125,14 +144,13 @@ def main():
             sampler = Sampler(d)
             sampler.start()
             time.sleep(1.0)
-            sampler.phase = "warm-up"
-            run_wrk(d.port, warmup, files)
+            warmup = warm_up(d, sampler, files, warmup_max)
             rss_settled = attnd.settle_rss(d)
             fds0 = d.fds()
             # the baseline: the working size the arenas reached under the mix
             # (RSS swings by +-10 MiB with what is in flight at the sample)
-            warm = [s[2] for s in sampler.samples if s[1] == "warm-up"]
-            rss0 = max([rss_settled] + warm[len(warm) // 2:])
+            warm = [s[2] for s in sampler.samples if s[1].startswith("warm")]
+            rss0 = max([rss_settled] + warm)
             sampler.phase = "run"
             stats, out = run_wrk(d.port, seconds, files)
             sampler.phase = "after"
