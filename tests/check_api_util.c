@@ -41,27 +41,8 @@
 #include "buf.h"
 #include "error.h"
 #include "fmt.h"
+#include "light.h"
 #include "prng.h"
-
-/* ATTN_TEST_LIGHT=1, or unset under valgrind (which preloads its
- * vgpreload_*.so): a full run there would take many minutes. */
-static int light(void)
-{
-	const char *v = getenv("ATTN_TEST_LIGHT");
-	const char *preload = getenv("LD_PRELOAD");
-
-	if (v != NULL && v[0] != '\0')
-		return strcmp(v, "0") != 0;
-	return preload != NULL && strstr(preload, "vgpreload") != NULL;
-}
-
-/* n, or n / 1000 (at least 1) in light mode */
-static uint64_t scaled(uint64_t n)
-{
-	if (!light())
-		return n;
-	return n / 1000 > 0 ? n / 1000 : 1;
-}
 
 /* ---- buf --------------------------------------------------------------- */
 
@@ -688,7 +669,7 @@ START_TEST(test_fmt_exponent_ranges)
 	struct sweep w = {.base = biased[_i] << 23, .stride = 1, .every = 8,
 			  .kind = CHECK_NO_SHORTER};
 
-	if (light())
+	if (test_light())
 		w.stride = 1009;
 	ck_assert_uint_eq(sweep(&w, (UINT64_C(1) << 23) / w.stride), (UINT64_C(1) << 23) / w.stride);
 }
@@ -697,7 +678,7 @@ END_TEST
 START_TEST(test_fmt_random)
 {
 	struct sweep w = {.seed = 0x5eed, .kind = CHECK_READ_BACK};
-	uint64_t n = scaled(20000000);
+	uint64_t n = test_scaled(20000000);
 
 	ck_assert_uint_gt(sweep(&w, n), n / 2); /* 1 / 256 are not finite */
 }
@@ -707,7 +688,7 @@ START_TEST(test_fmt_shortest_vs_reference)
 {
 	struct sweep w = {.seed = 7, .normal = 1, .kind = CHECK_REFERENCE};
 
-	sweep(&w, scaled(1000000));
+	sweep(&w, test_scaled(1000000));
 }
 END_TEST
 
@@ -745,7 +726,7 @@ static void json_array_of(struct buf *b, const float *x, size_t n)
 START_TEST(test_fmt_json)
 {
 	size_t ntable = sizeof shortest_table / sizeof shortest_table[0];
-	size_t n = (size_t)scaled(100000) + ntable;
+	size_t n = (size_t)test_scaled(100000) + ntable;
 	float *x = malloc(n * sizeof *x);
 	struct attn_prng g;
 	struct buf b;
@@ -818,7 +799,7 @@ END_TEST
 START_TEST(test_fmt_digits_random)
 {
 	struct attn_prng g;
-	uint64_t n = scaled(200000);
+	uint64_t n = test_scaled(200000);
 	uint64_t i;
 
 	attn_prng_seed(&g, 13);

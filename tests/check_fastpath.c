@@ -24,6 +24,9 @@
  *            a body over 512 bytes, an inline model, a model too wide, too
  *            many FLOPs or numbers in the answer are declined, reply untouched
  *   fmt      fmt_u64, fmt_fixed and buf_put_u64 against snprintf
+ *
+ * ATTN_TEST_LIGHT=1 (the default under valgrind; light.h) runs the random sweeps of
+ * same and fmt a thousand times shorter.
  */
 #include <check.h>
 #include <jansson.h>
@@ -36,6 +39,7 @@
 #include "buf.h"
 #include "fastjson.h"
 #include "fmt.h"
+#include "light.h"
 #include "request.h"
 #include "service.h"
 #include "tensor.h"
@@ -619,7 +623,7 @@ START_TEST(test_same_mutations)
 	len = b.len;
 	body = malloc(len + 8);
 	ck_assert_ptr_nonnull(body);
-	for (int round = 0; round < 3000; round++) {
+	for (int round = 0; round < (int)test_scaled(3000); round++) {
 		size_t n = len;
 
 		memcpy(body, b.data, len);
@@ -776,7 +780,7 @@ START_TEST(test_fmt_fixed)
 			snprintf(want, sizeof want, "%.*f", d, edge[i]);
 			ck_assert_str_eq(got, want);
 		}
-	for (int i = 0; i < 2000000; i++) {
+	for (int i = 0; i < (int)test_scaled(2000000); i++) {
 		int d = (int)(rng() % 10);
 		double x;
 
@@ -809,7 +813,7 @@ START_TEST(test_fmt_u64)
 	struct buf b;
 
 	buf_init(&b, 64);
-	for (int i = 0; i < 100000; i++) {
+	for (int i = 0; i < (int)test_scaled(100000); i++) {
 		unsigned long long v = i < 1000 ? (unsigned long long)i : rng() >> (rng() % 64);
 
 		got[fmt_u64(got, v)] = '\0';

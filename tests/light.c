@@ -1,0 +1,22 @@
+/* light.c - see light.h */
+#include "light.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int test_light(void)
+{
+	const char *v = getenv("ATTN_TEST_LIGHT");
+	const char *preload = getenv("LD_PRELOAD");
+
+	if (v != NULL && v[0] != '\0')
+		return strcmp(v, "0") != 0;
+	return preload != NULL && strstr(preload, "vgpreload") != NULL;
+}
+
+uint64_t test_scaled(uint64_t n)
+{
+	if (!test_light())
+		return n;
+	return n / 1000 > 0 ? n / 1000 : 1;
+}
