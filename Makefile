@@ -154,8 +154,8 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
 
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
 # not the end of the run. The suites that start the daemon start $(ATTND)
-# (ATTND_BIN for check_server, ATTND for the node ones). The closing line sums
-# every suite.
+# (ATTND_BIN for check_server, ATTND for the node ones). The closing lines sum
+# every suite and name the ones that failed (CI shows only the tail).
 #
 # Under SANITIZE every process (the daemons too) writes its reports to
 # $(SAN_LOGS)/, and the run fails when any is there: a suite need not check its
@@ -173,23 +173,26 @@ TEST_ENV := ATTND_BIN=$(ATTND) ATTND=$(abspath $(ATTND)) $(if $(SANITIZE),$(SAN_
 
 test: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); \
-	export $(TEST_ENV); pass=0; fail=0; \
+	export $(TEST_ENV); pass=0; fail=0; failed=; \
 	for t in $(TEST_BIN) "node tests/contract/contract.mjs" "node tests/web/viewer.test.mjs" \
 		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" $(FUZZ_REPLAY_CMDS) \
 		"$(PYTHON) tests/hostile/run.py" "$(PYTHON) tests/concurrency/run.py" \
 		"$(PYTHON) tests/soak/run.py --seconds $(SOAK_TEST_SECONDS)"; do \
 		echo "== $$t"; \
-		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
+		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); failed="$$failed$$t; "; fi; \
 	done; \
 	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
 		echo "== sanitizer reports ($(SAN_LOGS))"; cat $(SAN_LOGS)/*; fail=$$((fail+1)); \
+		failed="$$failed""sanitizer reports; "; \
 	fi; \
 	echo "suites: $$pass passed, $$fail failed"; \
+	test -z "$$failed" || echo "failed: $$failed"; \
 	test $$fail -eq 0
 
 # The unit suites under valgrind (memcheck), in one process each (CK_FORK=no)
 # so that a leak anywhere in a suite is counted; check_server is left out, as
-# it tests a daemon it starts (which `make test SANITIZE=...` covers). The
+# it tests the daemon alone (which `make test SANITIZE=...` covers), and the
+# daemons other suites start for their HTTP cases run outside valgrind. The
 # suites that sweep millions of values run light there (ATTN_TEST_LIGHT).
 # tests/valgrind.supp says what it hides and why.
 VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
@@ -201,19 +204,22 @@ VALGRIND_SUITES := $(filter-out $(BUILD)/tests/check_server,$(TEST_BIN))
 valgrind-deps:
 	$(call apt_install,valgrind)
 
-valgrind: valgrind-deps $(VALGRIND_SUITES) $(FUZZ_REPLAY)
+valgrind: valgrind-deps $(VALGRIND_SUITES) $(FUZZ_REPLAY) $(ATTND)
 	@test -z "$(SANITIZE)" || { echo "valgrind: not with SANITIZE"; exit 2; }
-	@pass=0; fail=0; \
+	@export ATTND_BIN=$(ATTND); pass=0; fail=0; failed=; \
 	for t in $(VALGRIND_SUITES); do \
 		echo "== valgrind $$t"; \
-		if CK_FORK=no $(VALGRIND) $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
+		if CK_FORK=no $(VALGRIND) $$t; then pass=$$((pass+1)); \
+		else fail=$$((fail+1)); failed="$$failed$$t; "; fi; \
 	done; \
 	for h in $(FUZZ_NAMES); do \
 		echo "== valgrind replay $$h"; \
 		if $(VALGRIND) $(BUILD)/tests/fuzz/replay_$$h tests/fuzz/corpus/$$h \
-			tests/fuzz/regressions/$$h; then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
+			tests/fuzz/regressions/$$h; then pass=$$((pass+1)); \
+		else fail=$$((fail+1)); failed="$$failed""replay $$h; "; fi; \
 	done; \
 	echo "valgrind: $$pass passed, $$fail failed"; \
+	test -z "$$failed" || echo "failed: $$failed"; \
 	test $$fail -eq 0
 
 # libFuzzer (clang 14 and its runtime, Debian's libclang-rt-14-dev): the
@@ -276,7 +282,7 @@ fuzz: fuzz-build
 # make libFuzzer run them and exit).
 fuzz-regress: fuzz-build
 	@set -e; $(foreach h,$(FUZZ_NAMES),\
-	files=$$(find tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h) -type f 2>/dev/null); \
+	files=$$(find tests/fuzz/corpus/$(h) $(wildcard tests/fuzz/regressions/$(h)) -type f); \
 	if $(FUZZ_ENV) $(FUZZ_BUILD)/fuzz/$(h) $(call FUZZ_FLAGS,$(h)) $$files \
 		>$(FUZZ_BUILD)/$(h).regress.log 2>&1; then \
 		echo "fuzz-regress: $(h): $$(echo $$files | wc -w) inputs ok"; \
