@@ -32,11 +32,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_api_init(void);
 
 /*
- * One request of `route` with body[0 .. len) on both services (api_handle_v2
- * with call when call is not NULL); aborts, so that libFuzzer reports the
- * input, unless each reply is complete (a status; an error code with a 4xx
- * or 5xx) and both are the same (status, error code and body, but the
- * timing in a v1 answer's usage).
+ * One request of `route` with body[0 .. len) (api_handle_v2 with call when
+ * call is not NULL). Aborts, so that libFuzzer reports the input, unless
+ * each reply is complete (a status; an error code with a 4xx or 5xx) and all
+ * are the same answer (status, error code and body, but the timing in a v1
+ * answer's usage): the pooled service's, the jansson-only one's, and, for
+ * v1 routes, the pooled service's with small_only unless it declined.
  */
 void fuzz_api_run(enum api_route route, const struct api_v2_call *call, const uint8_t *body,
 		  size_t len);
