@@ -41,7 +41,8 @@ static const struct cfg_option options[] = {
     {"--queue", "ATTND_QUEUE", CFG_NUM, "0", 0, 1000000, OFF(queue),
      "compute queue capacity (503 overloaded when full); 0 = 4 x threads"},
     {"--model", "ATTND_MODEL", CFG_LIST, NULL, 0, 0, OFF(models),
-     "NAME=PATH.safetensors[,heads=H][,prefix=P]; repeatable (env: ';'-separated); heads required"},
+     "NAME=PATH.safetensors[,heads=H][,prefix=P][,vocab=FILE]; repeatable (env: ';'-separated); "
+     "heads required; vocab=FILE maps string tokens to ids (one token a line, or vocab.json)"},
     {"--default-model", "ATTND_DEFAULT_MODEL", CFG_STR, NULL, 0, 0, OFF(default_model),
      "model used when a request names none (default: base, or the first --model)"},
     {"--max-body", "ATTND_MAX_BODY", CFG_NUM, "16777216", 1, 1ULL << 34, OFF(max_body),

@@ -1,8 +1,10 @@
 /*
- * models.c: --model NAME=PATH.safetensors[,heads=H][,prefix=P].
+ * models.c: --model NAME=PATH.safetensors[,heads=H][,prefix=P][,vocab=FILE].
  *
  * The engine does no I/O, so the file is read whole here (bounded by
- * MODEL_FILE_MAX) and handed to attn_model_from_safetensors.
+ * MODEL_FILE_MAX) and handed to attn_model_from_safetensors; a vocab= file is
+ * read whole too (bounded by API_VOCAB_FILE_MAX) and parsed by api/vocab.c
+ * against the model's embedding table, after the weights' bytes are freed.
  */
 #include "models.h"
 
@@ -16,6 +18,7 @@
 #include "error.h"
 #include "safetensors.h"
 #include "service.h"
+#include "vocab.h"
 
 #define MODEL_FILE_MAX (8ULL << 30) /* 8 GiB: one attention layer is far smaller */
 
@@ -23,6 +26,7 @@ struct model_spec {
 	char name[80];
 	char path[1024];
 	char prefix[256];
+	char vocab[1024]; /* "" when not given */
 	size_t heads;
 };
 
@@ -44,8 +48,14 @@ static int spec_option(struct model_spec *s, const char *opt, size_t len, char *
 		s->prefix[len - 7] = '\0';
 		return 0;
 	}
+	if (len > 6 && strncmp(opt, "vocab=", 6) == 0 && len - 6 < sizeof s->vocab) {
+		memcpy(s->vocab, opt + 6, len - 6);
+		s->vocab[len - 6] = '\0';
+		return 0;
+	}
 bad:
-	snprintf(err, errlen, "--model: bad option '%.*s' (heads=H or prefix=P)", (int)len, opt);
+	snprintf(err, errlen, "--model: bad option '%.*s' (heads=H, prefix=P or vocab=FILE)",
+		 (int)len, opt);
 	return -1;
 }
 
@@ -57,7 +67,8 @@ static int spec_parse(struct model_spec *s, const char *text, char *err, size_t 
 
 	memset(s, 0, sizeof *s);
 	if (eq == NULL || eq == text || (size_t)(eq - text) >= sizeof s->name) {
-		snprintf(err, errlen, "--model '%s': expected NAME=PATH[,heads=H][,prefix=P]",
+		snprintf(err, errlen,
+			 "--model '%s': expected NAME=PATH[,heads=H][,prefix=P][,vocab=FILE]",
 			 text);
 		return -1;
 	}
@@ -85,12 +96,38 @@ static int spec_parse(struct model_spec *s, const char *text, char *err, size_t 
 	return 0;
 }
 
-/* Reads a whole file; *out is malloc'd (caller frees) on success. */
-static int read_file(const char *path, uint8_t **out, size_t *len, char *err, size_t errlen)
+/* Checks that f is a regular, non-empty file of at most max bytes (named
+ * max_text in the message); its size goes to *size. */
+static int file_size(FILE *f, const char *path, unsigned long long max, const char *max_text,
+		     size_t *size, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		return -1;
+	}
+	if (st.st_size <= 0) {
+		snprintf(err, errlen, "%s: empty file", path);
+		return -1;
+	}
+	if ((unsigned long long)st.st_size > max || (unsigned long long)st.st_size > SIZE_MAX) {
+		snprintf(err, errlen, "%s: %lld bytes, over the %s limit", path,
+			 (long long)st.st_size, max_text);
+		return -1;
+	}
+	*size = (size_t)st.st_size;
+	return 0;
+}
+
+/* Reads a whole file of at most max bytes; *out is malloc'd (caller frees)
+ * on success, NULL on failure. */
+static int read_file(const char *path, unsigned long long max, const char *max_text,
+		     uint8_t **out, size_t *len, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
-	struct stat st;
 	uint8_t *data = NULL;
+	size_t size = 0;
 	int rc = -1;
 
 	*out = NULL;
@@ -98,23 +135,19 @@ static int read_file(const char *path, uint8_t **out, size_t *len, char *err, si
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (unsigned long long)st.st_size > MODEL_FILE_MAX) {
-		snprintf(err, errlen, "%s: not a regular, non-empty file under 8 GiB", path);
+	if (file_size(f, path, max, max_text, &size, err, errlen) != 0)
 		goto out;
-	}
-	data = malloc((size_t)st.st_size);
+	data = malloc(size);
 	if (data == NULL) {
-		snprintf(err, errlen, "%s: out of memory for %lld bytes", path,
-			 (long long)st.st_size);
+		snprintf(err, errlen, "%s: out of memory for %zu bytes", path, size);
 		goto out;
 	}
-	if (fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+	if (fread(data, 1, size, f) != size) {
 		snprintf(err, errlen, "%s: read failed", path);
 		goto out;
 	}
 	*out = data;
-	*len = (size_t)st.st_size;
+	*len = size;
 	data = NULL;
 	rc = 0;
 out:
@@ -123,39 +156,86 @@ out:
 	return rc;
 }
 
+/* Reads and parses s's safetensors file; *model is new (caller frees) on
+ * success, NULL on failure. The file's bytes are freed either way. */
+static int load_weights(const struct model_spec *s, struct attn_model **model, char *err,
+			size_t errlen)
+{
+	struct attn_safetensors_options opts = { 0 };
+	struct attn_error aerr;
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	*model = NULL;
+	if (read_file(s->path, MODEL_FILE_MAX, "8 GiB", &bytes, &len, err, errlen) != 0)
+		return -1;
+	opts.num_heads = s->heads;
+	opts.prefix = s->prefix[0] != '\0' ? s->prefix : NULL;
+	memset(&aerr, 0, sizeof aerr);
+	if (attn_model_from_safetensors(model, bytes, len, &opts, &aerr) != ATTN_OK) {
+		snprintf(err, errlen, "model %s (%s): %s", s->name, s->path, aerr.message);
+		rc = -1;
+	}
+	free(bytes);
+	return rc;
+}
+
+/* Reads and parses s's vocab= file for model's embedding table; v is filled
+ * (caller releases) on success, zeroed on failure. */
+static int load_vocab(const struct model_spec *s, const struct attn_model *model,
+		      struct api_vocab *v, char *err, size_t errlen)
+{
+	char msg[512];
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	if (model->vocab == 0) {
+		snprintf(err, errlen,
+			 "model %s: vocab=%s given, but %s has no embedding table "
+			 "(embed_tokens.weight) for its ids to index",
+			 s->name, s->vocab, s->path);
+		return -1;
+	}
+	if (read_file(s->vocab, API_VOCAB_FILE_MAX, "64 MiB", &bytes, &len, msg, sizeof msg) != 0) {
+		snprintf(err, errlen, "model %s: vocab: %s", s->name, msg);
+		return -1;
+	}
+	rc = api_vocab_parse(v, (const char *)bytes, len, model->vocab, s->vocab, msg, sizeof msg);
+	if (rc != 0)
+		snprintf(err, errlen, "model %s: vocab: %s", s->name, msg);
+	free(bytes);
+	return rc;
+}
+
 /* Loads one --model entry; its name is copied to name[80]. */
 static int load_one(struct api_service *svc, const char *text, char name[80], char *err,
 		    size_t errlen)
 {
 	struct model_spec s;
-	struct attn_safetensors_options opts = { 0 };
 	struct attn_model *model = NULL;
-	struct attn_error aerr;
+	struct api_vocab vocab = { 0 };
 	struct api_error e;
 	char source[1100];
-	uint8_t *bytes = NULL;
-	size_t len = 0;
 	int rc = -1;
 
-	if (spec_parse(&s, text, err, errlen) != 0 ||
-	    read_file(s.path, &bytes, &len, err, errlen) != 0)
+	if (spec_parse(&s, text, err, errlen) != 0 || load_weights(&s, &model, err, errlen) != 0)
 		return -1;
 	memcpy(name, s.name, sizeof s.name);
-	opts.num_heads = s.heads;
-	opts.prefix = s.prefix[0] != '\0' ? s.prefix : NULL;
-	memset(&aerr, 0, sizeof aerr);
-	if (attn_model_from_safetensors(&model, bytes, len, &opts, &aerr) != ATTN_OK) {
-		snprintf(err, errlen, "model %s (%s): %s", s.name, s.path, aerr.message);
+	if (s.vocab[0] != '\0' && load_vocab(&s, model, &vocab, err, errlen) != 0)
 		goto out;
-	}
 	snprintf(source, sizeof source, "file:%s", s.path);
-	if (api_service_add_model(svc, s.name, model, source, NULL, &e) != 0) {
+	/* the service takes the model, on failure too; it copies the tokens */
+	rc = api_service_add_model(svc, s.name, model, source,
+				   vocab.n > 0 ? (const char *const *)vocab.tokens : NULL, &e);
+	model = NULL;
+	if (rc != 0)
 		snprintf(err, errlen, "model %s: %s", s.name, e.message);
-		goto out;
-	}
-	rc = 0;
 out:
-	free(bytes);
+	attn_model_free(model);
+	api_vocab_release(&vocab);
 	return rc;
 }
 
