@@ -8,16 +8,20 @@
  *   Q          [B, Lq, H D]     in the caller's `out` (dead before out is written)
  *   acc        [B, Lq, H D]     running sum of p V, then the heads' context
  *   run_max, run_sum [B, H, Lq] online softmax state
- *   kv         [B, KEY_BLOCK, 2 Hkv D]  this block's keys and values
- *   per thread: scores [QUERY_BLOCK, KEY_BLOCK] and an input chunk [CHUNK, E]
+ *   kv         [KEY_BLOCK, 2 Hkv D]  this block's keys and values, one batch item
+ *   kt, vh     [Hkv, D, ldk], [Hkv, KEY_BLOCK, D]  the same per head, laid out
+ *              for tile.h's kernels (when they run here)
+ *   per thread: scores [QUERY_BLOCK, ldk] and an input chunk [CHUNK, E]
  * so peak memory is inputs + outputs + one more [B, Lq, E], whatever Lk is.
  *
  * One team of threads runs the phases with barriers between them:
  *   0. Q = (Xq + pe) Wq^T + bq, RoPE        rows split over threads
- *   for each key block:
+ *   for each batch item, for each key block (so kv stays in cache):
  *     1. K, V = (Xk + pe) [Wk; Wv]^T + b, RoPE on K   rows split
- *     2. per (batch, query block) task, per head:
+ *        then kt, vh per head (tile kernels only)     heads split
+ *     2. per (query block, head) task:
  *        S = scale Q K^T; softcap; mask; P = exp(S - m); acc = alpha acc + P V
+ *        with tile.h's kernels (AVX-512F, D % 16 == 0), else cblas_sgemm
  *   3. ctx = acc / run_sum; out = ctx Wo^T + bo     rows split
  * Tasks and row shares depend only on t and T; each output element is summed
  * in key order by one thread, so the thread count changes no number.
@@ -34,6 +38,7 @@
 #include "sizes.h"
 #include "softmax.h"
 #include "team.h"
+#include "tile.h"
 
 enum {
 	/* query rows per task: OpenBLAS packs each key block again for every
@@ -41,6 +46,8 @@ enum {
 	 * L = 2048); scores [256, 512] floats still fit L2 */
 	QUERY_BLOCK = 256,
 	KEY_BLOCK = 512,  /* keys per streaming step */
+	SUB_ROWS = 48,    /* query rows per tile kernel pass: their scores
+			   * [48, ldk] stay in L2 beside kt and vh */
 	CHUNK = 64,       /* input rows per projection sgemm when a pe is added */
 };
 
@@ -53,7 +60,10 @@ struct stream {
 	float *q;               /* [B, Lq, qw], in req->out */
 	float *acc;             /* [B, Lq, qw] */
 	float *run_max, *run_sum; /* [B, H, Lq] */
-	float *kv;              /* [B, kb, 2 kw] for the current block */
+	float *kv;              /* [kb, 2 kw]: the current block of one item */
+	float *kt, *vh;         /* [Hkv, D, ldk], [Hkv, kb, D]: the same */
+	size_t ldk;             /* tile_ld(kb_max): row stride of kt and scores */
+	int simd;               /* tile kernels (tile_simd_available) */
 	float *scratch;         /* [T, thread_floats] */
 	size_t thread_floats;
 };
@@ -74,12 +84,14 @@ enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats
 {
 	const struct attn_model *m = req->model;
 	size_t T = req->threads < 1 ? 1 : min_size(req->threads, TEAM_MAX);
-	size_t qrows = req->B * req->Lq, kb = min_size(KEY_BLOCK, req->Lk), acc, stats, kv;
+	size_t qrows = req->B * req->Lq, kb = min_size(KEY_BLOCK, req->Lk), acc, stats, kv, packed;
 	size_t per_thread, total;
 
 	if (size_mul(&acc, qrows, m->H * m->D) != 0 || size_mul3(&stats, 2, qrows, m->H) != 0 ||
-	    size_mul3(&kv, req->B, kb, 2 * m->Hkv * m->D) != 0 ||
-	    size_add(&per_thread, (size_t)QUERY_BLOCK * kb, (size_t)CHUNK * m->E) != 0 ||
+	    size_mul3(&kv, 1, kb, 2 * m->Hkv * m->D) != 0 ||
+	    size_mul3(&packed, m->Hkv, m->D, tile_ld(kb) + kb) != 0 ||
+	    size_add(&kv, kv, packed) != 0 ||
+	    size_add(&per_thread, (size_t)QUERY_BLOCK * tile_ld(kb), (size_t)CHUNK * m->E) != 0 ||
 	    size_mul(&per_thread, per_thread, T) != 0 || size_add(&total, acc, stats) != 0 ||
 	    size_add(&total, total, kv) != 0 || size_add(&total, total, per_thread) != 0 ||
 	    size_add(&total, total, m->H) != 0 || size_mul(&kv, total, sizeof(float)) != 0)
@@ -138,9 +150,9 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 	}
 }
 
-/* Phase 1 for rows [r0, r1) of [B, kb]: this block's K (rotated) and V. */
-static void phase_keys(const struct stream *st, struct key_block blk, size_t r0, size_t r1,
-		       float *chunk)
+/* Phase 1 for rows [r0, r1) of [kb]: batch item b's K (rotated) and V. */
+static void phase_keys(const struct stream *st, size_t b, struct key_block blk, size_t r0,
+		       size_t r1, float *chunk)
 {
 	const struct attn_mha *req = st->req;
 	const struct attn_model *m = req->model;
@@ -149,17 +161,24 @@ static void phase_keys(const struct stream *st, struct key_block blk, size_t r0,
 	const float *bv = m->b_qkv ? bk + st->kw : NULL;
 	const double *kpos = mha_k_positions(req);
 
-	while (r0 < r1) {
-		size_t b = r0 / blk.kb, jj = r0 % blk.kb, n = min_size(r1 - r0, blk.kb - jj);
-		/* the block's row (b, jj) is input row (b, k0 + jj) */
-		size_t in_row = b * req->Lk + blk.k0 + jj;
-		float *k_rows = st->kv + r0 * 2 * st->kw, *v_rows = k_rows + st->kw;
+	/* the block's row r is input row (b, k0 + r) */
+	size_t in_row = b * req->Lk + blk.k0 + r0;
+	float *k_rows = st->kv + r0 * 2 * st->kw, *v_rows = k_rows + st->kw;
 
-		project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in_row, in_row + n, Wk, bk,
-			     st->kw, kpos, 1, chunk);
-		project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, in_row, in_row + n, Wv, bv,
-			     st->kw, kpos, 0, chunk);
-		r0 += n;
+	project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in_row, in_row + (r1 - r0), Wk, bk,
+		     st->kw, kpos, 1, chunk);
+	project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, in_row, in_row + (r1 - r0), Wv, bv,
+		     st->kw, kpos, 0, chunk);
+}
+
+/* Phase 1b for kv heads [h0, h1): this block's kt and vh. */
+static void phase_pack(const struct stream *st, struct key_block blk, size_t h0, size_t h1)
+{
+	for (size_t kvh = h0; kvh < h1; kvh++) {
+		const float *k = st->kv + kvh * st->D; /* k[0, kvh, :] */
+
+		tile_pack_kt(st->kt + kvh * st->D * st->ldk, st->ldk, k, 2 * st->kw, blk.kb, st->D);
+		tile_pack_v(st->vh + kvh * st->kb_max * st->D, k + st->kw, 2 * st->kw, blk.kb, st->D);
 	}
 }
 
@@ -178,25 +197,17 @@ static int block_visible(const struct stream *st, struct key_block blk, size_t b
 	return 0;
 }
 
-/* Phase 2 for one head of one task: fold this key block into acc. */
-static void fold_head(const struct stream *st, struct key_block blk, float *S, size_t b,
-		      size_t h, size_t i0, size_t m)
+/* Softcap, mask and the online softmax on the m score rows of S (lds
+ * apart) for queries i0 .., then acc rows scaled by each row's alpha. */
+static void fold_rows(const struct stream *st, struct key_block blk, float *S, size_t lds,
+		      float *acc_bih, size_t b, size_t h, size_t i0, size_t m)
 {
 	const struct attn_mha *req = st->req;
-	size_t kvh = h / (st->H / st->Hkv), kb = blk.kb, Lq = req->Lq;
-	/* seek to q[b, i0, h, :], acc[b, i0, h, :], k[b, 0, kvh, :], v[b, 0, kvh, :] */
-	const float *q_bih = st->q + (b * Lq + i0) * st->qw + h * st->D;
-	float *acc_bih = st->acc + (b * Lq + i0) * st->qw + h * st->D;
-	const float *k_bh = st->kv + b * kb * 2 * st->kw + kvh * st->D;
-	const float *v_bh = k_bh + st->kw;
-	float scale = st->core.scale != 0.0f ? st->core.scale : (float)(1.0 / sqrt((double)st->D));
+	size_t kb = blk.kb;
 
-	/* S = scale * Q_blk K_blk^T, [m, kb] */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)kb, (int)st->D, scale,
-		    q_bih, (int)st->qw, k_bh, (int)(2 * st->kw), 0.0f, S, (int)kb);
 	for (size_t r = 0; r < m; r++) {
-		float *s_row = S + r * kb, *acc_row = acc_bih + r * st->qw;
-		size_t cell = (b * st->H + h) * Lq + i0 + r, lo, hi;
+		float *s_row = S + r * lds, *acc_row = acc_bih + r * st->qw;
+		size_t cell = (b * st->H + h) * req->Lq + i0 + r, lo, hi;
 		float alpha;
 
 		if (req->softcap > 0.0f)
@@ -208,24 +219,72 @@ static void fold_head(const struct stream *st, struct key_block blk, float *S, s
 			for (size_t d = 0; d < st->D; d++)
 				acc_row[d] *= alpha;
 	}
+}
+
+static float head_scale(const struct stream *st)
+{
+	return st->core.scale != 0.0f ? st->core.scale : (float)(1.0 / sqrt((double)st->D));
+}
+
+/* Phase 2 for one head of one task: fold this key block into acc (sgemm). */
+static void fold_head_sgemm(const struct stream *st, struct key_block blk, float *S, size_t b,
+			    size_t h, size_t i0, size_t m)
+{
+	size_t kvh = h / (st->H / st->Hkv), kb = blk.kb, Lq = st->req->Lq;
+	/* seek to q[b, i0, h, :], acc[b, i0, h, :], k[0, kvh, :], v[0, kvh, :] */
+	const float *q_bih = st->q + (b * Lq + i0) * st->qw + h * st->D;
+	float *acc_bih = st->acc + (b * Lq + i0) * st->qw + h * st->D;
+	const float *k_bh = st->kv + kvh * st->D;
+	const float *v_bh = k_bh + st->kw;
+
+	/* S = scale * Q_blk K_blk^T, [m, kb] */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)kb, (int)st->D,
+		    head_scale(st), q_bih, (int)st->qw, k_bh, (int)(2 * st->kw), 0.0f, S, (int)kb);
+	fold_rows(st, blk, S, kb, acc_bih, b, h, i0, m);
 	/* acc_blk += P V_blk, [m, D] */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)st->D, (int)kb, 1.0f,
 		    S, (int)kb, v_bh, (int)(2 * st->kw), 1.0f, acc_bih, (int)st->qw);
 }
 
-static void phase_fold(const struct stream *st, struct key_block blk, size_t t, size_t T,
-		       float *S)
+/* The same with tile.h's kernels on kt and vh, SUB_ROWS queries at a time. */
+static void fold_head_tiles(const struct stream *st, struct key_block blk, float *S, size_t b,
+			    size_t h, size_t i0, size_t m)
 {
-	size_t n_tasks = st->req->B * st->n_qblocks;
+	size_t kvh = h / (st->H / st->Hkv), Lq = st->req->Lq;
+	/* seek to kt[kvh], vh[kvh] */
+	const float *kt_bh = st->kt + kvh * st->D * st->ldk;
+	const float *vh_bh = st->vh + kvh * st->kb_max * st->D;
+
+	for (size_t r0 = 0; r0 < m; r0 += SUB_ROWS) {
+		size_t n = min_size(SUB_ROWS, m - r0);
+		/* seek to q[b, i0 + r0, h, :], acc[b, i0 + r0, h, :] */
+		const float *q_bih = st->q + (b * Lq + i0 + r0) * st->qw + h * st->D;
+		float *acc_bih = st->acc + (b * Lq + i0 + r0) * st->qw + h * st->D;
+
+		tile_qk(S, st->ldk, q_bih, st->qw, kt_bh, st->ldk, n, blk.kb, st->D,
+			head_scale(st), 1);
+		fold_rows(st, blk, S, st->ldk, acc_bih, b, h, i0 + r0, n);
+		tile_pv(acc_bih, st->qw, S, st->ldk, vh_bh, n, blk.kb, st->D, 1);
+	}
+}
+
+/* Phase 2 for batch item b: tasks (query block, head), dealt round-robin
+ * (a short sequence still has H tasks for the threads). */
+static void phase_fold(const struct stream *st, size_t b, struct key_block blk, size_t t,
+		       size_t T, float *S)
+{
+	size_t n_tasks = st->n_qblocks * st->H;
 
 	for (size_t task = t; task < n_tasks; task += T) {
-		size_t b = task / st->n_qblocks, i0 = (task % st->n_qblocks) * QUERY_BLOCK;
+		size_t h = task % st->H, i0 = task / st->H * QUERY_BLOCK;
 		size_t m = min_size(QUERY_BLOCK, st->req->Lq - i0);
 
 		if (!block_visible(st, blk, b, i0, m))
 			continue;
-		for (size_t h = 0; h < st->H; h++)
-			fold_head(st, blk, S, b, h, i0, m);
+		if (st->simd)
+			fold_head_tiles(st, blk, S, b, h, i0, m);
+		else
+			fold_head_sgemm(st, blk, S, b, h, i0, m);
 	}
 }
 
@@ -256,20 +315,26 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 	struct stream *st = arg;
 	const struct attn_mha *req = st->req;
 	float *S = st->scratch + t * st->thread_floats;
-	float *chunk = S + (size_t)QUERY_BLOCK * st->kb_max;
+	float *chunk = S + (size_t)QUERY_BLOCK * st->ldk;
 	size_t r0, r1, q0, q1;
 
 	team_share(req->B * req->Lq, t, T, &q0, &q1);
 	phase_queries(st, q0, q1, chunk);
-	for (size_t k0 = 0; k0 < req->Lk; k0 += KEY_BLOCK) {
-		struct key_block blk = { k0, min_size(KEY_BLOCK, req->Lk - k0) };
+	for (size_t b = 0; b < req->B; b++)
+		for (size_t k0 = 0; k0 < req->Lk; k0 += KEY_BLOCK) {
+			struct key_block blk = { k0, min_size(KEY_BLOCK, req->Lk - k0) };
 
-		team_barrier(team); /* Q ready, and every task done with the last block */
-		team_share(req->B * blk.kb, t, T, &r0, &r1);
-		phase_keys(st, blk, r0, r1, chunk);
-		team_barrier(team); /* this block's K and V ready */
-		phase_fold(st, blk, t, T, S);
-	}
+			team_barrier(team); /* Q ready, every task done with the last block */
+			team_share(blk.kb, t, T, &r0, &r1);
+			phase_keys(st, b, blk, r0, r1, chunk);
+			team_barrier(team); /* this block's K and V ready */
+			if (st->simd) {
+				team_share(st->Hkv, t, T, &r0, &r1);
+				phase_pack(st, blk, r0, r1);
+				team_barrier(team); /* and laid out per head */
+			}
+			phase_fold(st, b, blk, t, T, S);
+		}
 	team_barrier(team);
 	phase_output(st, q0, q1);
 }
@@ -299,8 +364,12 @@ enum attn_status mha_stream_forward(const struct attn_mha *req, const struct att
 	st.run_max = st.acc + qrows * st.qw;
 	st.run_sum = st.run_max + qrows * st.H;
 	st.kv = st.run_sum + qrows * st.H;
-	st.scratch = st.kv + req->B * st.kb_max * 2 * st.kw;
-	st.thread_floats = (size_t)QUERY_BLOCK * st.kb_max + (size_t)CHUNK * st.E;
+	st.ldk = tile_ld(st.kb_max);
+	st.simd = tile_simd_available(st.D);
+	st.kt = st.kv + st.kb_max * 2 * st.kw;
+	st.vh = st.kt + st.Hkv * st.D * st.ldk;
+	st.scratch = st.vh + st.Hkv * st.kb_max * st.D;
+	st.thread_floats = (size_t)QUERY_BLOCK * st.ldk + (size_t)CHUNK * st.E;
 	if (req->pos.kind == ATTN_POS_ALIBI) {
 		float *slopes = st.scratch + min_size(req->threads < 1 ? 1 : req->threads, TEAM_MAX) *
 						     st.thread_floats;

@@ -6,6 +6,7 @@
  *   mha    attn_mha_forward (key-streaming without weights, whole rows with
  *          them) vs attn_mha_forward_ref, every option combined
  *   mask   mask_apply_span (key ranges) vs mask_bias_at (per cell)
+ *   tile   the streaming kernels (AVX-512F) vs their scalar twins, bitwise
  *   exp    the AVX2 exp / softmax vs libm expf
  * Tolerance: |fast - ref| <= 1e-5 + 1e-4 |ref|; -inf cells must match exactly.
  */
@@ -21,6 +22,9 @@
 #include "model.h"
 #include "prng.h"
 #include "softmax.h"
+#include "tile.h"
+
+#include "light.h"
 
 #define TOL_ABS 1e-5
 #define TOL_REL 1e-4
@@ -272,7 +276,13 @@ END_TEST
 
 /* ---- mha: fast vs ref ------------------------------------------------- */
 
-START_TEST(mha_fast_matches_ref)
+/*
+ * One random layer, fast path against the reference. wide: head dimensions
+ * that are multiples of 16 and key lengths past KEY_BLOCK (512), so the
+ * streaming path runs tile.h's kernels over several key blocks (on a CPU
+ * with AVX-512F; elsewhere its sgemm twin); otherwise D <= 12 (sgemm).
+ */
+static void mha_twins(int seed, int wide)
 {
 	struct attn_model_config cfg = { 0 };
 	struct attn_model *model = NULL;
@@ -281,25 +291,25 @@ START_TEST(mha_fast_matches_ref)
 	struct attn_error err;
 	float *x, *xk = NULL, *xv = NULL, *out_f, *out_r, *w_f, *w_r;
 	size_t nw, ws_bytes, lens[4];
-	double qpos[64], kpos[64];
+	double qpos[1100], kpos[1100]; /* explicit positions, up to the longest wide case */
 	void *ws;
 	int cross;
 
-	attn_prng_seed(&g, 5000 + (uint64_t)_i);
+	attn_prng_seed(&g, (wide ? 7000 : 5000) + (uint64_t)seed);
 	cfg.H = pick(&g, 1, 4);
 	cfg.Hkv = cfg.H % 2 == 0 && pick(&g, 0, 1) ? cfg.H / 2 : cfg.H;
-	cfg.E = cfg.H * 2 * pick(&g, 1, 6); /* even D for RoPE */
+	cfg.E = cfg.H * (wide ? 16 * pick(&g, 1, 5) : 2 * pick(&g, 1, 6)); /* even D for RoPE */
 	cfg.bias = (int)pick(&g, 0, 1);
-	ck_assert_int_eq(attn_model_new_seeded(&model, &cfg, _i, &err), ATTN_OK);
+	ck_assert_int_eq(attn_model_new_seeded(&model, &cfg, (uint64_t)seed, &err), ATTN_OK);
 	if (cfg.bias) /* nonzero biases so they are tested */
 		for (size_t i = 0; i < (cfg.H + 2 * model->Hkv) * model->D; i++)
 			model->b_qkv[i] = (float)attn_prng_normal(&g);
 	memset(&r, 0, sizeof(r));
 	r.model = model;
 	r.B = pick(&g, 1, 3);
-	r.Lq = pick(&g, 1, 40);
+	r.Lq = pick(&g, 1, wide ? 100 : 40);
 	cross = (int)pick(&g, 0, 2); /* 0 self, 1 key only, 2 key and value */
-	r.Lk = cross ? pick(&g, 1, 40) : r.Lq;
+	r.Lk = cross ? pick(&g, 1, wide ? 1100 : 40) : r.Lq;
 	x = randn(&g, r.B * r.Lq * cfg.E);
 	r.query = x;
 	if (cross) {
@@ -310,13 +320,13 @@ START_TEST(mha_fast_matches_ref)
 		xv = randn(&g, r.B * r.Lk * cfg.E);
 		r.value = xv;
 	}
-	r.pos.kind = (enum attn_pos_kind)(_i % 4);
+	r.pos.kind = (enum attn_pos_kind)(seed % 4);
 	r.pos.style = (enum attn_rope_style)pick(&g, 0, 1);
 	r.pos.rotary_dim = pick(&g, 0, 1) ? 0 : 2;
 	r.pos.offset = pick(&g, 0, 5);
 	r.pos.scaling = pick(&g, 0, 1) ? 0.0 : 2.0;
 	if (pick(&g, 0, 3) == 0) {
-		for (size_t i = 0; i < 64; i++) {
+		for (size_t i = 0; i < 1100; i++) {
 			qpos[i] = (double)(3 * i + 1);
 			kpos[i] = (double)(2 * i);
 		}
@@ -332,7 +342,8 @@ START_TEST(mha_fast_matches_ref)
 	}
 	r.softcap = pick(&g, 0, 3) == 0 ? 2.0f : 0.0f;
 	r.threads = pick(&g, 1, 2);
-	r.weights_mode = (enum attn_weights_mode)pick(&g, 0, 2);
+	r.weights_mode = wide && pick(&g, 0, 3) > 0 ? ATTN_WEIGHTS_NONE
+						    : (enum attn_weights_mode)pick(&g, 0, 2);
 	nw = r.B * cfg.H * r.Lq * r.Lk;
 	out_f = calloc(r.B * r.Lq * cfg.E, 4);
 	out_r = calloc(r.B * r.Lq * cfg.E, 4);
@@ -346,10 +357,10 @@ START_TEST(mha_fast_matches_ref)
 	r.out = out_r;
 	r.weights = w_r;
 	ck_assert_msg(attn_mha_forward_ref(&r, &err) == ATTN_OK, "%s", err.message);
-	assert_close(out_f, out_r, r.B * r.Lq * cfg.E, "mha out", _i);
+	assert_close(out_f, out_r, r.B * r.Lq * cfg.E, "mha out", seed);
 	if (r.weights_mode != ATTN_WEIGHTS_NONE)
 		assert_close(w_f, w_r, r.weights_mode == ATTN_WEIGHTS_MEAN ? nw / cfg.H : nw,
-			     "mha weights", _i);
+			     "mha weights", seed);
 	free(ws);
 	free(x);
 	free(xk);
@@ -360,9 +371,82 @@ START_TEST(mha_fast_matches_ref)
 	free(w_r);
 	attn_model_free(model);
 }
+
+START_TEST(mha_fast_matches_ref)
+{
+	mha_twins(_i, 0);
+}
+END_TEST
+
+START_TEST(mha_wide_heads_match_ref)
+{
+	mha_twins(_i, 1);
+}
 END_TEST
 
 /* ---- kernels ---------------------------------------------------------- */
+
+/* tile.h: the vector kernels give the scalar twins' bits (same fma chains),
+ * and the twins agree with a double-precision product. */
+START_TEST(tile_kernels_match_twins)
+{
+	struct attn_prng g;
+	size_t m, n, D, ldq, ldk, lds;
+	float *q, *k, *kt, *v, *vh, *s_vec, *s_sc, *acc_vec, *acc_sc;
+	int simd;
+
+	attn_prng_seed(&g, 9000 + (uint64_t)_i);
+	D = 16 * pick(&g, 1, 9);
+	m = pick(&g, 1, 50);
+	n = pick(&g, 1, 600);
+	ldq = D + pick(&g, 0, 20);
+	ldk = tile_ld(n);
+	lds = ldk;
+	simd = tile_simd_available(D);
+	q = randn(&g, m * ldq);
+	k = randn(&g, n * 2 * D); /* rows 2 D apart, as the layer's kv block */
+	v = k + D;
+	kt = randn(&g, D * ldk);
+	vh = randn(&g, n * D);
+	s_vec = calloc(m * lds, sizeof(float));
+	s_sc = calloc(m * lds, sizeof(float));
+	acc_vec = randn(&g, m * ldq);
+	acc_sc = malloc(m * ldq * sizeof(float));
+	ck_assert_ptr_nonnull(s_vec);
+	ck_assert_ptr_nonnull(s_sc);
+	ck_assert_ptr_nonnull(acc_sc);
+	memcpy(acc_sc, acc_vec, m * ldq * sizeof(float));
+	tile_pack_kt(kt, ldk, k, 2 * D, n, D);
+	tile_pack_v(vh, v, 2 * D, n, D);
+	tile_qk(s_vec, lds, q, ldq, kt, ldk, m, n, D, 0.125f, simd);
+	tile_qk(s_sc, lds, q, ldq, kt, ldk, m, n, D, 0.125f, 0);
+	tile_pv(acc_vec, ldq, s_vec, lds, vh, m, n, D, simd);
+	tile_pv(acc_sc, ldq, s_sc, lds, vh, m, n, D, 0);
+	for (size_t r = 0; r < m; r++) {
+		ck_assert_msg(memcmp(s_vec + r * lds, s_sc + r * lds, tile_cols(n) * sizeof(float)) == 0,
+			      "qk row %zu differs (iter %d)", r, _i);
+		ck_assert_msg(memcmp(acc_vec + r * ldq, acc_sc + r * ldq, D * sizeof(float)) == 0,
+			      "pv row %zu differs (iter %d)", r, _i);
+		for (size_t j = 0; j < tile_cols(n); j++) {
+			double want = 0.0;
+
+			for (size_t d = 0; j < n && d < D; d++)
+				want += (double)q[r * ldq + d] * k[j * 2 * D + d];
+			want *= 0.125;
+			ck_assert_msg(fabs(s_sc[r * lds + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+				      "qk [%zu, %zu] = %g, want %g", r, j, s_sc[r * lds + j], want);
+		}
+	}
+	free(q);
+	free(k);
+	free(kt);
+	free(vh);
+	free(s_vec);
+	free(s_sc);
+	free(acc_vec);
+	free(acc_sc);
+}
+END_TEST
 
 /* Spans of keys [j0, j0 + n), as the streaming path asks, against single cells. */
 START_TEST(mask_spans_match_cells)
@@ -601,6 +685,8 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, sdpa_threads_bit_identical);
 	tcase_add_test(tc, sdpa_fully_masked_row_is_zero);
 	tcase_add_loop_test(tc, mha_fast_matches_ref, 0, 120);
+	tcase_add_loop_test(tc, mha_wide_heads_match_ref, 0, test_light() ? 3 : 24);
+	tcase_add_loop_test(tc, tile_kernels_match_twins, 0, 30);
 	tcase_add_loop_test(tc, mask_spans_match_cells, 0, 40);
 	tcase_add_test(tc, mask_rules_by_hand);
 	tcase_add_test(tc, vector_exp_matches_expf);

@@ -1,0 +1,273 @@
+/*
+ * tile.c: the streaming layer's two products (see tile.h).
+ *
+ * Vector kernels work on register tiles of ROWS query rows by VECS vectors
+ * of 16 floats (24 accumulators of the 32 zmm registers):
+ *   qk: for each d, the 4 vectors kt[d, j0 .. j0 + 64) times q[r, d]
+ *       broadcast, for 6 rows r
+ *   pv: for each key j, the 4 vectors v[j, c0 .. c0 + 64) times p[r, j]
+ *       broadcast, for 6 rows r
+ * Every element is one chain of fused multiply-adds in d (qk) or j (pv)
+ * order; the scalar twins do the same chain with fmaf, so both give the
+ * same bits.
+ */
+#include "tile.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_TILE_AVX512 1
+#endif
+
+enum {
+	ROWS = 6, /* query rows per register tile */
+	VECS = 4, /* vectors of 16 floats per register tile row */
+	VEC = 16,
+};
+
+size_t tile_cols(size_t n)
+{
+	return (n + TILE_COLS - 1) / TILE_COLS * TILE_COLS;
+}
+
+size_t tile_ld(size_t n)
+{
+	return tile_cols(n) + TILE_COLS;
+}
+
+int tile_simd_available(size_t D)
+{
+#ifdef HAVE_TILE_AVX512
+	return D % VEC == 0 && __builtin_cpu_supports("avx512f");
+#else
+	(void)D;
+	return 0;
+#endif
+}
+
+/* Key rows are read whole (their stride is a multiple of 4 KiB at E = 512,
+ * which walking down a column would make every read miss L1). */
+void tile_pack_kt(float *kt, size_t ldk, const float *k, size_t ldk_in, size_t n, size_t D)
+{
+	size_t cols = tile_cols(n);
+
+	for (size_t j = 0; j < n; j++) {
+		const float *key = k + j * ldk_in;
+
+		for (size_t d = 0; d < D; d++)
+			kt[d * ldk + j] = key[d];
+	}
+	for (size_t d = 0; d < D; d++)
+		memset(kt + d * ldk + n, 0, (cols - n) * sizeof(float));
+}
+
+void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D)
+{
+	for (size_t j = 0; j < n; j++)
+		memcpy(v_out + j * D, v + j * ldv_in, D * sizeof(float));
+}
+
+/* ---- scalar twins -------------------------------------------------------- */
+
+static void qk_scalar(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
+		      size_t ldk, size_t m, size_t n, size_t D, float scale)
+{
+	size_t cols = tile_cols(n);
+
+	for (size_t r = 0; r < m; r++)
+		for (size_t j = 0; j < cols; j++) {
+			float acc = 0.0f;
+
+			for (size_t d = 0; d < D; d++)
+				acc = fmaf(q[r * ldq + d], kt[d * ldk + j], acc);
+			s[r * lds + j] = acc * scale;
+		}
+}
+
+static void pv_scalar(float *acc, size_t lda, const float *p, size_t ldp, const float *v,
+		      size_t m, size_t n, size_t D)
+{
+	for (size_t r = 0; r < m; r++)
+		for (size_t c = 0; c < D; c++) {
+			float a = acc[r * lda + c];
+
+			for (size_t j = 0; j < n; j++)
+				a = fmaf(p[r * ldp + j], v[j * D + c], a);
+			acc[r * lda + c] = a;
+		}
+}
+
+/* ---- AVX-512F kernels ---------------------------------------------------- */
+
+#ifdef HAVE_TILE_AVX512
+#define AVX512 __attribute__((target("avx512f")))
+#define INLINE_AVX512 __attribute__((target("avx512f"), always_inline)) static inline
+/* R and V are constants at each call: unrolled, the tiles live in registers */
+#define UNROLL _Pragma("GCC unroll 8")
+
+/*
+ * s[r, j0 + 16 c] for r < R (<= ROWS), c < V (<= VECS): one register tile
+ * of q kt (unscaled: a scale held through the loop pushes two of the tile's
+ * registers to the stack, 20% slower).
+ */
+INLINE_AVX512 void qk_block(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
+			    size_t ldk, size_t D, int R, int V)
+{
+	__m512 acc[ROWS][VECS];
+
+	UNROLL
+	for (int r = 0; r < R; r++)
+		UNROLL
+		for (int c = 0; c < V; c++)
+			acc[r][c] = _mm512_setzero_ps();
+	for (size_t d = 0; d < D; d++) {
+		__m512 k[VECS];
+
+		UNROLL
+		for (int c = 0; c < V; c++)
+			k[c] = _mm512_loadu_ps(kt + d * ldk + (size_t)c * VEC);
+		UNROLL
+		for (int r = 0; r < R; r++) {
+			__m512 qv = _mm512_set1_ps(q[(size_t)r * ldq + d]);
+
+			UNROLL
+			for (int c = 0; c < V; c++)
+				acc[r][c] = _mm512_fmadd_ps(qv, k[c], acc[r][c]);
+		}
+	}
+	UNROLL
+	for (int r = 0; r < R; r++)
+		UNROLL
+		for (int c = 0; c < V; c++)
+			_mm512_storeu_ps(s + (size_t)r * lds + (size_t)c * VEC, acc[r][c]);
+}
+
+/* s[r, 16 c] *= scale for r < m, c < V, while the strip is still in L1; not
+ * inlined, so that the compiler keeps it apart from qk_block's registers. */
+__attribute__((target("avx512f"), noinline)) static void scale_strip(float *s, size_t lds,
+								     size_t m, int V, float scale)
+{
+	__m512 f = _mm512_set1_ps(scale);
+
+	for (size_t r = 0; r < m; r++)
+		for (int c = 0; c < V; c++) {
+			float *p = s + r * lds + (size_t)c * VEC;
+
+			_mm512_storeu_ps(p, _mm512_mul_ps(_mm512_loadu_ps(p), f));
+		}
+}
+
+/* Rows [0, m) of one column strip of V vectors: ROWS at a time, then 3,
+ * then 1; then scaled. */
+INLINE_AVX512 void qk_strip(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
+			    size_t ldk, size_t m, size_t D, float scale, int V)
+{
+	size_t r = 0;
+
+	for (; r + ROWS <= m; r += ROWS)
+		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, ROWS, V);
+	for (; r + 3 <= m; r += 3)
+		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, 3, V);
+	for (; r < m; r++)
+		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, 1, V);
+	scale_strip(s, lds, m, V, scale);
+}
+
+AVX512 static void qk_avx512(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
+			     size_t ldk, size_t m, size_t n, size_t D, float scale)
+{
+	size_t vecs = tile_cols(n) / VEC, c = 0;
+
+	/* column strips outermost: a strip of kt (D x 64 floats) stays in L1
+	 * while every row of the tile passes over it */
+	for (; c + VECS <= vecs; c += VECS)
+		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale, VECS);
+	for (; c < vecs; c++)
+		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale, 1);
+}
+
+/* acc[r, c0 + 16 c] += p[r, :n] v[:n, c0 + 16 c] for r < R, c < V. */
+INLINE_AVX512 void pv_block(float *acc, size_t lda, const float *p, size_t ldp, const float *v,
+			    size_t n, size_t D, int R, int V)
+{
+	__m512 a[ROWS][VECS];
+
+	UNROLL
+	for (int r = 0; r < R; r++)
+		UNROLL
+		for (int c = 0; c < V; c++)
+			a[r][c] = _mm512_loadu_ps(acc + (size_t)r * lda + (size_t)c * VEC);
+	for (size_t j = 0; j < n; j++) {
+		__m512 vv[VECS];
+
+		UNROLL
+		for (int c = 0; c < V; c++)
+			vv[c] = _mm512_loadu_ps(v + j * D + (size_t)c * VEC);
+		UNROLL
+		for (int r = 0; r < R; r++) {
+			__m512 pv = _mm512_set1_ps(p[(size_t)r * ldp + j]);
+
+			UNROLL
+			for (int c = 0; c < V; c++)
+				a[r][c] = _mm512_fmadd_ps(pv, vv[c], a[r][c]);
+		}
+	}
+	UNROLL
+	for (int r = 0; r < R; r++)
+		UNROLL
+		for (int c = 0; c < V; c++)
+			_mm512_storeu_ps(acc + (size_t)r * lda + (size_t)c * VEC, a[r][c]);
+}
+
+INLINE_AVX512 void pv_strip(float *acc, size_t lda, const float *p, size_t ldp, const float *v,
+			    size_t m, size_t n, size_t D, int V)
+{
+	size_t r = 0;
+
+	for (; r + ROWS <= m; r += ROWS)
+		pv_block(acc + r * lda, lda, p + r * ldp, ldp, v, n, D, ROWS, V);
+	for (; r + 3 <= m; r += 3)
+		pv_block(acc + r * lda, lda, p + r * ldp, ldp, v, n, D, 3, V);
+	for (; r < m; r++)
+		pv_block(acc + r * lda, lda, p + r * ldp, ldp, v, n, D, 1, V);
+}
+
+AVX512 static void pv_avx512(float *acc, size_t lda, const float *p, size_t ldp, const float *v,
+			     size_t m, size_t n, size_t D)
+{
+	size_t vecs = D / VEC, c = 0;
+
+	for (; c + VECS <= vecs; c += VECS)
+		pv_strip(acc + c * VEC, lda, p, ldp, v + c * VEC, m, n, D, VECS);
+	for (; c < vecs; c++)
+		pv_strip(acc + c * VEC, lda, p, ldp, v + c * VEC, m, n, D, 1);
+}
+#endif
+
+void tile_qk(float *s, size_t lds, const float *q, size_t ldq, const float *kt, size_t ldk,
+	     size_t m, size_t n, size_t D, float scale, int simd)
+{
+#ifdef HAVE_TILE_AVX512
+	if (simd) {
+		qk_avx512(s, lds, q, ldq, kt, ldk, m, n, D, scale);
+		return;
+	}
+#endif
+	(void)simd;
+	qk_scalar(s, lds, q, ldq, kt, ldk, m, n, D, scale);
+}
+
+void tile_pv(float *acc, size_t lda, const float *p, size_t ldp, const float *v, size_t m,
+	     size_t n, size_t D, int simd)
+{
+#ifdef HAVE_TILE_AVX512
+	if (simd) {
+		pv_avx512(acc, lda, p, ldp, v, m, n, D);
+		return;
+	}
+#endif
+	(void)simd;
+	pv_scalar(acc, lda, p, ldp, v, m, n, D);
+}
