@@ -4,7 +4,8 @@
  * The vector exp is Cephes' expf (S. L. Moshier): n = round(x log2 e),
  * r = x - n ln2 (in two parts), exp(r) by a degree-6 polynomial on
  * [-ln2/2, ln2/2], then scaled by 2^n built in the exponent bits. Below
- * -87.34 it returns 0 (where expf is subnormal or zero).
+ * -87.34 it returns 0 (where expf is subnormal or zero). It runs on 8 floats
+ * (AVX2) or 16 (AVX-512F), whichever the CPU has; the scalar twin uses expf.
  */
 #include "softmax.h"
 
@@ -151,32 +152,132 @@ static int have_avx2(void)
 {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+
+/* The same kernels on 16 floats, the tail under a mask (no scalar tail). */
+#define AVX512 __attribute__((target("avx512f")))
+
+AVX512 static inline __m512 exp16(__m512 x)
+{
+	const __m512 lo = _mm512_set1_ps(-87.33654f), hi = _mm512_set1_ps(88.37626f);
+	__mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+	__m512 fx, r, p, r2;
+	__m512i n;
+
+	x = _mm512_max_ps(_mm512_min_ps(x, hi), lo);
+	fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+				  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+	r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), r);
+	p = _mm512_set1_ps(1.9875691500e-4f);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+	r2 = _mm512_mul_ps(r, r);
+	p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+	n = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fx), _mm512_set1_epi32(127)),
+			      23);
+	p = _mm512_mul_ps(p, _mm512_castsi512_ps(n));
+	return _mm512_maskz_mov_ps((__mmask16)~under, p);
+}
+
+/* Lanes [0, n - i) of a vector at i, at most 16. */
+static inline __mmask16 tail_mask(size_t n, size_t i)
+{
+	size_t left = n - i;
+
+	return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
+}
+
+AVX512 static float max_avx512(const float *x, size_t n)
+{
+	__m512 m16 = _mm512_set1_ps(-INFINITY);
+
+	for (size_t i = 0; i < n; i += 16)
+		m16 = _mm512_mask_max_ps(m16, tail_mask(n, i), m16,
+					 _mm512_maskz_loadu_ps(tail_mask(n, i), x + i));
+	return _mm512_reduce_max_ps(m16);
+}
+
+AVX512 static float exp_sum_avx512(float *x, size_t n, float m)
+{
+	__m512 m16 = _mm512_set1_ps(m), s16 = _mm512_setzero_ps();
+
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 k = tail_mask(n, i);
+		__m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m16));
+
+		_mm512_mask_storeu_ps(x + i, k, e);
+		s16 = _mm512_mask_add_ps(s16, k, s16, e);
+	}
+	return _mm512_reduce_add_ps(s16);
+}
+
+AVX512 static void scale_avx512(float *x, size_t n, float a)
+{
+	__m512 a16 = _mm512_set1_ps(a);
+
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 k = tail_mask(n, i);
+
+		_mm512_mask_storeu_ps(x + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), a16));
+	}
+}
+
+AVX512 static void vexp_avx512(float *y, const float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 k = tail_mask(n, i);
+
+		_mm512_mask_storeu_ps(y + i, k, exp16(_mm512_maskz_loadu_ps(k, x + i)));
+	}
+}
 #endif
 
-/* The row kernels, vector or scalar as simd says. */
-static float row_max(const float *x, size_t n, int simd)
+enum softmax_isa softmax_isa_best(void)
 {
 #ifdef HAVE_AVX2_KERNEL
-	if (simd)
+	if (__builtin_cpu_supports("avx512f"))
+		return SOFTMAX_AVX512;
+	if (have_avx2())
+		return SOFTMAX_AVX2;
+#endif
+	return SOFTMAX_SCALAR;
+}
+
+/* The row kernels of one instruction set. */
+static float row_max(const float *x, size_t n, enum softmax_isa isa)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (isa == SOFTMAX_AVX512)
+		return max_avx512(x, n);
+	if (isa == SOFTMAX_AVX2)
 		return max_avx2(x, n);
 #endif
-	(void)simd;
+	(void)isa;
 	return max_scalar(x, n);
 }
 
-static float row_exp_sum(float *x, size_t n, float m, int simd)
+static float row_exp_sum(float *x, size_t n, float m, enum softmax_isa isa)
 {
 #ifdef HAVE_AVX2_KERNEL
-	if (simd)
+	if (isa == SOFTMAX_AVX512)
+		return exp_sum_avx512(x, n, m);
+	if (isa == SOFTMAX_AVX2)
 		return exp_sum_avx2(x, n, m);
 #endif
 	return exp_sum_scalar(x, n, m);
 }
 
-static void row_scale(float *x, size_t n, float a, int simd)
+static void row_scale(float *x, size_t n, float a, enum softmax_isa isa)
 {
 #ifdef HAVE_AVX2_KERNEL
-	if (simd) {
+	if (isa == SOFTMAX_AVX512) {
+		scale_avx512(x, n, a);
+		return;
+	}
+	if (isa == SOFTMAX_AVX2) {
 		scale_avx2(x, n, a);
 		return;
 	}
@@ -184,16 +285,7 @@ static void row_scale(float *x, size_t n, float a, int simd)
 	scale_scalar(x, n, a);
 }
 
-static int simd_available(void)
-{
-#ifdef HAVE_AVX2_KERNEL
-	return have_avx2();
-#else
-	return 0;
-#endif
-}
-
-static void softmax_row_with(float *row, size_t n, size_t lo, size_t hi, int simd)
+void softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_isa isa)
 {
 	float m;
 
@@ -202,27 +294,27 @@ static void softmax_row_with(float *row, size_t n, size_t lo, size_t hi, int sim
 		return;
 	}
 	zero_outside(row, n, lo, hi);
-	m = row_max(row + lo, hi - lo, simd);
+	m = row_max(row + lo, hi - lo, isa);
 	if (m == -INFINITY) {
 		memset(row, 0, n * sizeof(float));
 		return;
 	}
-	row_scale(row + lo, hi - lo, 1.0f / row_exp_sum(row + lo, hi - lo, m, simd), simd);
+	row_scale(row + lo, hi - lo, 1.0f / row_exp_sum(row + lo, hi - lo, m, isa), isa);
 }
 
 void softmax_row(float *row, size_t n, size_t lo, size_t hi)
 {
-	softmax_row_with(row, n, lo, hi, simd_available());
-}
-
-void softmax_row_scalar(float *row, size_t n, size_t lo, size_t hi)
-{
-	softmax_row_with(row, n, lo, hi, 0);
+	softmax_row_isa(row, n, lo, hi, softmax_isa_best());
 }
 
 float softmax_online(float *s, size_t n, size_t lo, size_t hi, float *m, float *l)
 {
-	int simd = simd_available();
+	return softmax_online_isa(s, n, lo, hi, m, l, softmax_isa_best());
+}
+
+float softmax_online_isa(float *s, size_t n, size_t lo, size_t hi, float *m, float *l,
+			 enum softmax_isa isa)
+{
 	float block_max, m_new, alpha;
 
 	if (lo >= hi) {
@@ -230,26 +322,36 @@ float softmax_online(float *s, size_t n, size_t lo, size_t hi, float *m, float *
 		return 1.0f;
 	}
 	zero_outside(s, n, lo, hi);
-	block_max = row_max(s + lo, hi - lo, simd);
+	block_max = row_max(s + lo, hi - lo, isa);
 	if (block_max == -INFINITY) {
 		memset(s, 0, n * sizeof(float));
 		return 1.0f;
 	}
 	m_new = block_max > *m ? block_max : *m;
 	alpha = *m == -INFINITY ? 0.0f : expf(*m - m_new);
-	*l = *l * alpha + row_exp_sum(s + lo, hi - lo, m_new, simd);
+	*l = *l * alpha + row_exp_sum(s + lo, hi - lo, m_new, isa);
 	*m = m_new;
 	return alpha;
 }
 
 void softmax_vexp(float *y, const float *x, size_t n)
 {
+	softmax_vexp_isa(y, x, n, softmax_isa_best());
+}
+
+void softmax_vexp_isa(float *y, const float *x, size_t n, enum softmax_isa isa)
+{
 #ifdef HAVE_AVX2_KERNEL
-	if (have_avx2()) {
+	if (isa == SOFTMAX_AVX512) {
+		vexp_avx512(y, x, n);
+		return;
+	}
+	if (isa == SOFTMAX_AVX2) {
 		vexp_avx2(y, x, n);
 		return;
 	}
 #endif
+	(void)isa;
 	for (size_t i = 0; i < n; i++)
 		y[i] = expf(x[i]);
 }

@@ -2,17 +2,23 @@
  * softmax.h: row softmax for the fast path. Internal to the engine.
  *
  * softmax_row normalises row[lo, hi) in place and zeroes the rest; a row whose
- * visible cells are all -inf becomes all zeros (no visible key, no NaN). It uses
- * an AVX2 exp when the CPU has it and the scalar twin otherwise;
- * softmax_row_scalar is that twin (libm expf), which the tests compare with.
+ * visible cells are all -inf becomes all zeros (no visible key, no NaN). It
+ * uses the widest vector exp the CPU has (softmax_isa_best); the *_isa forms
+ * take the instruction set, so that the tests can run each one against the
+ * scalar twin (SOFTMAX_SCALAR, libm expf).
  */
 #ifndef ATTN_SOFTMAX_H
 #define ATTN_SOFTMAX_H
 
 #include <stddef.h>
 
+enum softmax_isa { SOFTMAX_SCALAR, SOFTMAX_AVX2, SOFTMAX_AVX512 };
+
+/* The widest set this CPU runs; every narrower one runs too. */
+enum softmax_isa softmax_isa_best(void);
+
 void softmax_row(float *row /* [n] */, size_t n, size_t lo, size_t hi);
-void softmax_row_scalar(float *row /* [n] */, size_t n, size_t lo, size_t hi);
+void softmax_row_isa(float *row /* [n] */, size_t n, size_t lo, size_t hi, enum softmax_isa isa);
 
 /*
  * One key block of an online (streaming) softmax (Milakov & Gimelshein 2018):
@@ -23,8 +29,11 @@ void softmax_row_scalar(float *row /* [n] */, size_t n, size_t lo, size_t hi);
  * returns 1. Start a row with *m = -INFINITY, *l = 0.
  */
 float softmax_online(float *s /* [n] */, size_t n, size_t lo, size_t hi, float *m, float *l);
+float softmax_online_isa(float *s /* [n] */, size_t n, size_t lo, size_t hi, float *m, float *l,
+			 enum softmax_isa isa);
 
 /* y[i] = exp(x[i]) for x <= 88 (the vector kernel; scalar fallback). */
 void softmax_vexp(float *y, const float *x, size_t n);
+void softmax_vexp_isa(float *y, const float *x, size_t n, enum softmax_isa isa);
 
 #endif

@@ -7,7 +7,7 @@
  *          them) vs attn_mha_forward_ref, every option combined
  *   mask   mask_apply_span (key ranges) vs mask_bias_at (per cell)
  *   tile   the streaming kernels (AVX-512F) vs their scalar twins, bitwise
- *   exp    the AVX2 exp / softmax vs libm expf
+ *   exp    the AVX2 and AVX-512 exp / softmax vs libm expf
  * Tolerance: |fast - ref| <= 1e-5 + 1e-4 |ref|; -inf cells must match exactly.
  */
 #include <check.h>
@@ -507,39 +507,65 @@ START_TEST(mask_rules_by_hand)
 }
 END_TEST
 
+/* Each vector exp this CPU runs (_i: the instruction set) against expf. */
 START_TEST(vector_exp_matches_expf)
 {
+	enum softmax_isa isa = (enum softmax_isa)_i;
 	float x[1000], y[1000];
 
+	if (isa > softmax_isa_best())
+		return;
 	for (size_t i = 0; i < 1000; i++)
 		x[i] = -100.0f + (float)i * 0.0885f; /* -100 .. -11.5, plus the 0 side below */
 	x[0] = -INFINITY;
 	x[999] = 0.0f;
 	x[998] = 1e-8f;
-	softmax_vexp(y, x, 1000);
-	for (size_t i = 0; i < 1000; i++) {
-		float want = expf(x[i]);
+	for (size_t n = 993; n <= 1000; n++) { /* every tail length of 8 */
+		memset(y, 0xff, sizeof(y));
+		softmax_vexp_isa(y, x + 1000 - n, n, isa);
+		for (size_t i = 0; i < n; i++) {
+			float want = expf(x[1000 - n + i]);
 
-		ck_assert_msg(fabsf(y[i] - want) <= 2e-7f * want + 1e-37f, "exp(%g): %g vs %g", x[i],
-			      y[i], want);
+			ck_assert_msg(fabsf(y[i] - want) <= 2e-7f * want + 1e-37f,
+				      "isa %d exp(%g): %g vs %g", _i, x[1000 - n + i], y[i], want);
+		}
 	}
+	softmax_vexp_isa(y, x, 1000, isa);
 	ck_assert(y[0] == 0.0f);
 }
 END_TEST
 
+/* Each vector softmax (whole rows, and the online form over two blocks)
+ * against the scalar twin; _i is the instruction set. */
 START_TEST(softmax_fast_matches_scalar)
 {
+	enum softmax_isa isa = (enum softmax_isa)_i;
 	struct attn_prng g;
 	float a[301], b[301];
 
+	if (isa > softmax_isa_best())
+		return;
 	attn_prng_seed(&g, 3);
 	for (size_t n = 1; n <= 301; n += 25) {
+		size_t lo = n / 7, hi = n - n / 9;
+		float ma = -INFINITY, mb = -INFINITY, la = 0.0f, lb = 0.0f, fa, fb;
+
 		for (size_t i = 0; i < n; i++)
 			a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
 		a[n / 2] = b[n / 2] = -INFINITY;
-		softmax_row(a, n, 0, n);
-		softmax_row_scalar(b, n, 0, n);
+		softmax_row_isa(a, n, 0, n, isa);
+		softmax_row_isa(b, n, 0, n, SOFTMAX_SCALAR);
 		assert_close(a, b, n, "softmax", (int)n);
+		for (int block = 0; block < 2; block++) {
+			for (size_t i = 0; i < n; i++)
+				a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
+			fa = softmax_online_isa(a, n, lo, hi, &ma, &la, isa);
+			fb = softmax_online_isa(b, n, lo, hi, &mb, &lb, SOFTMAX_SCALAR);
+			assert_close(a, b, n, "online softmax", (int)n);
+			ck_assert_msg(fabsf(fa - fb) <= 1e-6f + 1e-5f * fb, "alpha %g vs %g", fa, fb);
+			ck_assert_msg(fabsf(la - lb) <= 1e-5f * lb, "sum %g vs %g", la, lb);
+			ck_assert(ma == mb);
+		}
 	}
 }
 END_TEST
@@ -689,8 +715,8 @@ static Suite *engine_suite(void)
 	tcase_add_loop_test(tc, tile_kernels_match_twins, 0, 30);
 	tcase_add_loop_test(tc, mask_spans_match_cells, 0, 40);
 	tcase_add_test(tc, mask_rules_by_hand);
-	tcase_add_test(tc, vector_exp_matches_expf);
-	tcase_add_test(tc, softmax_fast_matches_scalar);
+	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
+	tcase_add_loop_test(tc, softmax_fast_matches_scalar, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, prng_is_splitmix64);
