@@ -11,6 +11,11 @@
  * S lives in the caller's per-head weights when those were asked for (no copy),
  * else in a [block, Lk] slice of the workspace, so memory is O(block * Lk) per
  * thread and no [H, Lq, Lk] block is held unless the caller owns it.
+ *
+ * Where tile.h's kernels run (AVX-512F, D and Dv multiples of 16), passes 1
+ * and 4 use them instead of sgemm, on K and V laid out once per call
+ *   kt [B, Hkv, D, ldk], vh [B, Hkv, Lk, Dv]     (a phase before the tasks)
+ * rather than packed again by sgemm for every (query block, head).
  */
 #include "attention.h"
 
@@ -23,6 +28,7 @@
 #include "sizes.h"
 #include "softmax.h"
 #include "team.h"
+#include "tile.h"
 
 /* Query rows per task: a [64, Lk] float block stays in L2 up to Lk ~ 4096. */
 enum { QUERY_BLOCK = 64 };
@@ -35,7 +41,29 @@ struct sdpa_plan {
 	size_t threads;
 	float *ws;        /* [threads, block, Lk] */
 	size_t ws_stride; /* floats per thread */
+	int tiles;        /* passes 1 and 4 on tile.h (sdpa_tiles) */
+	size_t ldk;       /* tile_ld(Lk) */
+	float *kt, *vh;   /* [B, Hkv, D, ldk], [B, Hkv, Lk, Dv] when tiles */
 };
+
+static int sdpa_tiles(const struct attn_sdpa *req)
+{
+	return tile_simd_available(req->D) && req->Dv % 16 == 0;
+}
+
+/* Floats of kt and vh (0 without tiles); -1 on overflow. */
+static int packed_floats(const struct attn_sdpa *req, size_t *n)
+{
+	size_t per_head;
+
+	*n = 0;
+	if (!sdpa_tiles(req))
+		return 0;
+	if (size_mul(&per_head, req->D, tile_ld(req->Lk)) != 0 ||
+	    size_mul(n, req->Lk, req->Dv) != 0 || size_add(&per_head, per_head, *n) != 0)
+		return -1;
+	return size_mul3(n, req->B, req->Hkv, per_head);
+}
 
 static size_t plan_threads(const struct attn_sdpa *req)
 {
@@ -46,13 +74,14 @@ enum attn_status attn_sdpa_workspace(const struct attn_sdpa *req, size_t *bytes,
 				     struct attn_error *err)
 {
 	enum attn_status st = sdpa_check_request(req, err);
-	size_t per_thread;
+	size_t per_thread, packed;
 
 	if (st != ATTN_OK)
 		return st;
-	if (size_mul3(&per_thread, QUERY_BLOCK < req->Lq ? QUERY_BLOCK : req->Lq, req->Lk,
-		      sizeof(float)) != 0 ||
-	    size_mul(bytes, per_thread, plan_threads(req)) != 0)
+	if (size_mul(&per_thread, QUERY_BLOCK < req->Lq ? QUERY_BLOCK : req->Lq, req->Lk) != 0 ||
+	    size_mul(&per_thread, per_thread, plan_threads(req)) != 0 ||
+	    packed_floats(req, &packed) != 0 || size_add(&per_thread, per_thread, packed) != 0 ||
+	    size_mul(bytes, per_thread, sizeof(float)) != 0)
 		return attn_fail(err, ATTN_ERR_OVERFLOW, "k", 0,
 				 "workspace for %zu keys overflows", req->Lk);
 	return ATTN_OK;
@@ -111,6 +140,34 @@ static void mask_and_softmax(float *S, const struct attn_sdpa *req, size_t b, si
 		copy_view(req->scores, S, req, b, h, i0, m);
 }
 
+/* kt[b, kvh] and vh[b, kvh] of the tiles' layout. */
+static float *packed_kt(const struct sdpa_plan *plan, size_t b, size_t kvh)
+{
+	return plan->kt + (b * plan->req->Hkv + kvh) * plan->req->D * plan->ldk;
+}
+
+static float *packed_vh(const struct sdpa_plan *plan, size_t b, size_t kvh)
+{
+	return plan->vh + (b * plan->req->Hkv + kvh) * plan->req->Lk * plan->req->Dv;
+}
+
+/* K and V of (batch, kv head) pairs [p0, p1) into kt and vh. */
+static void pack_pairs(const struct sdpa_plan *plan, size_t p0, size_t p1)
+{
+	const struct attn_sdpa *req = plan->req;
+
+	for (size_t pair = p0; pair < p1; pair++) {
+		size_t b = pair / req->Hkv, kvh = pair % req->Hkv;
+		/* seek to k[b, kvh, 0, :], v[b, kvh, 0, :] */
+		const float *k_bh = req->k.data + b * req->k.batch_stride + kvh * req->k.head_stride;
+		const float *v_bh = req->v.data + b * req->v.batch_stride + kvh * req->v.head_stride;
+
+		tile_pack_kt(packed_kt(plan, b, kvh), plan->ldk, k_bh, req->k.row_stride, req->Lk,
+			     req->D);
+		tile_pack_v(packed_vh(plan, b, kvh), v_bh, req->v.row_stride, req->Lk, req->Dv);
+	}
+}
+
 /* One head of one query block: the four passes of the file comment. */
 static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t h, size_t i0,
 		      size_t m)
@@ -130,9 +187,13 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 		S = req->weights + ((b * req->H + h) * req->Lq + i0) * req->Lk;
 
 	/* pass 1: S = scale * Q_blk K^T, [m, Lk] */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)req->Lk, (int)req->D,
-		    plan->scale, q_bhi, (int)req->q.row_stride, k_bh, (int)req->k.row_stride, 0.0f,
-		    S, (int)req->Lk);
+	if (plan->tiles)
+		tile_qk(S, req->Lk, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh), plan->ldk, m,
+			req->Lk, req->D, plan->scale, 1);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)req->Lk,
+			    (int)req->D, plan->scale, q_bhi, (int)req->q.row_stride, k_bh,
+			    (int)req->k.row_stride, 0.0f, S, (int)req->Lk);
 	if (req->scores_view == ATTN_SCORES_RAW)
 		copy_view(req->scores, S, req, b, h, i0, m);
 	/* pass 2: softcap before the mask (Gemma 2), so -inf stays -inf */
@@ -148,6 +209,13 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 	if (req->weights_mode == ATTN_WEIGHTS_MEAN)
 		accumulate_mean(req, S, b, h, i0, m);
 	/* pass 4: Y_blk = P V, [m, Dv] */
+	if (plan->tiles) {
+		for (size_t r = 0; r < m; r++)
+			memset(out_bhi + r * req->out.row_stride, 0, req->Dv * sizeof(float));
+		tile_pv(out_bhi, req->out.row_stride, S, req->Lk, packed_vh(plan, b, kvh), m, req->Lk,
+			req->Dv, 1);
+		return;
+	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv, (int)req->Lk,
 		    1.0f, S, (int)req->Lk, v_bh, (int)req->v.row_stride, 0.0f, out_bhi,
 		    (int)req->out.row_stride);
@@ -168,10 +236,14 @@ static void sdpa_task(const struct sdpa_plan *plan, float *ws, size_t task)
 static void sdpa_member(void *arg, size_t t, size_t T, struct team *team)
 {
 	const struct sdpa_plan *plan = arg;
-	size_t n_tasks = plan->req->B * plan->n_blocks;
+	size_t n_tasks = plan->req->B * plan->n_blocks, p0, p1;
 	float *ws = plan->ws + t * plan->ws_stride;
 
-	(void)team;
+	if (plan->tiles) {
+		team_share(plan->req->B * plan->req->Hkv, t, T, &p0, &p1);
+		pack_pairs(plan, p0, p1);
+		team_barrier(team); /* every head's K and V laid out */
+	}
 	for (size_t task = t; task < n_tasks; task += T)
 		sdpa_task(plan, ws, task);
 }
@@ -199,6 +271,10 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	plan.threads = plan_threads(req);
 	plan.ws = ws;
 	plan.ws_stride = plan.block * req->Lk;
+	plan.tiles = sdpa_tiles(req);
+	plan.ldk = tile_ld(req->Lk);
+	plan.kt = plan.ws + plan.threads * plan.ws_stride;
+	plan.vh = plan.kt + req->B * req->Hkv * req->D * plan.ldk;
 	team_run(plan.threads, sdpa_member, &plan);
 	return ATTN_OK;
 }

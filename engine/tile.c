@@ -74,10 +74,8 @@ void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D
 static void qk_scalar(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
 		      size_t ldk, size_t m, size_t n, size_t D, float scale)
 {
-	size_t cols = tile_cols(n);
-
 	for (size_t r = 0; r < m; r++)
-		for (size_t j = 0; j < cols; j++) {
+		for (size_t j = 0; j < n; j++) {
 			float acc = 0.0f;
 
 			for (size_t d = 0; d < D; d++)
@@ -113,7 +111,7 @@ static void pv_scalar(float *acc, size_t lda, const float *p, size_t ldp, const 
  * registers to the stack, 20% slower).
  */
 INLINE_AVX512 void qk_block(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
-			    size_t ldk, size_t D, int R, int V)
+			    size_t ldk, size_t D, __mmask16 last, int R, int V)
 {
 	__m512 acc[ROWS][VECS];
 
@@ -138,54 +136,65 @@ INLINE_AVX512 void qk_block(float *s, size_t lds, const float *q, size_t ldq, co
 		}
 	}
 	UNROLL
-	for (int r = 0; r < R; r++)
+	for (int r = 0; r < R; r++) {
 		UNROLL
-		for (int c = 0; c < V; c++)
+		for (int c = 0; c + 1 < V; c++)
 			_mm512_storeu_ps(s + (size_t)r * lds + (size_t)c * VEC, acc[r][c]);
+		_mm512_mask_storeu_ps(s + (size_t)r * lds + (size_t)(V - 1) * VEC, last,
+				      acc[r][V - 1]);
+	}
 }
 
-/* s[r, 16 c] *= scale for r < m, c < V, while the strip is still in L1; not
- * inlined, so that the compiler keeps it apart from qk_block's registers. */
+/* s[r, 16 c] *= scale for r < m, c < V (the last vector under the mask
+ * `last`), while the strip is still in L1; not inlined, so that the compiler
+ * keeps it apart from qk_block's registers. */
 __attribute__((target("avx512f"), noinline)) static void scale_strip(float *s, size_t lds,
-								     size_t m, int V, float scale)
+								     size_t m, __mmask16 last,
+								     int V, float scale)
 {
 	__m512 f = _mm512_set1_ps(scale);
 
 	for (size_t r = 0; r < m; r++)
 		for (int c = 0; c < V; c++) {
 			float *p = s + r * lds + (size_t)c * VEC;
+			__mmask16 k = c + 1 < V ? (__mmask16)0xffff : last;
 
-			_mm512_storeu_ps(p, _mm512_mul_ps(_mm512_loadu_ps(p), f));
+			_mm512_mask_storeu_ps(p, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, p), f));
 		}
 }
 
-/* Rows [0, m) of one column strip of V vectors: ROWS at a time, then 3,
- * then 1; then scaled. */
+/* Rows [0, m) of one column strip of V vectors, the last one stored under
+ * the mask `last`: ROWS at a time, then 3, then 1; then scaled. */
 INLINE_AVX512 void qk_strip(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
-			    size_t ldk, size_t m, size_t D, float scale, int V)
+			    size_t ldk, size_t m, size_t D, float scale, __mmask16 last, int V)
 {
 	size_t r = 0;
 
 	for (; r + ROWS <= m; r += ROWS)
-		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, ROWS, V);
+		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, ROWS, V);
 	for (; r + 3 <= m; r += 3)
-		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, 3, V);
+		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, 3, V);
 	for (; r < m; r++)
-		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, 1, V);
-	scale_strip(s, lds, m, V, scale);
+		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, 1, V);
+	scale_strip(s, lds, m, last, V, scale);
 }
 
 AVX512 static void qk_avx512(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
 			     size_t ldk, size_t m, size_t n, size_t D, float scale)
 {
 	size_t vecs = tile_cols(n) / VEC, c = 0;
+	const __mmask16 full = 0xffff;
+	/* lanes of the last vector that hold keys (n % 16 of them, or all) */
+	__mmask16 tail = n % VEC == 0 ? full : (__mmask16)((1u << (n % VEC)) - 1u);
 
 	/* column strips outermost: a strip of kt (D x 64 floats) stays in L1
 	 * while every row of the tile passes over it */
 	for (; c + VECS <= vecs; c += VECS)
-		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale, VECS);
+		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale,
+			 c + VECS == vecs ? tail : full, VECS);
 	for (; c < vecs; c++)
-		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale, 1);
+		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale,
+			 c + 1 == vecs ? tail : full, 1);
 }
 
 /* acc[r, c0 + 16 c] += p[r, :n] v[:n, c0 + 16 c] for r < R, c < V. */

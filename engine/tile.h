@@ -40,8 +40,8 @@ void tile_pack_kt(float *kt, size_t ldk, const float *k, size_t ldk_in, size_t n
 void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D);
 
 /*
- * s [m, tile_cols(n)] (rows lds apart) = scale * q [m, D] (rows ldq apart) kt;
- * columns n .. tile_cols(n) - 1 come out 0. Sums over d in order.
+ * s [m, n] (rows lds apart, lds >= n) = scale * q [m, D] (rows ldq apart) kt.
+ * Nothing past column n is written. Sums over d in order.
  */
 void tile_qk(float *s, size_t lds, const float *q, size_t ldq, const float *kt, size_t ldk,
 	     size_t m, size_t n, size_t D, float scale, int simd);

@@ -70,7 +70,8 @@ struct sdpa_case {
 	float slopes[16];
 };
 
-static void sdpa_case_random(struct sdpa_case *c, struct attn_prng *g)
+/* wide: head dimensions that are multiples of 16 (tile.h's kernels) */
+static void sdpa_case_random(struct sdpa_case *c, struct attn_prng *g, int wide)
 {
 	struct attn_sdpa *r = &c->req;
 	size_t group;
@@ -84,6 +85,11 @@ static void sdpa_case_random(struct sdpa_case *c, struct attn_prng *g)
 	r->Lk = pick(g, 0, 3) == 0 ? 1 : pick(g, 1, 90);
 	r->D = pick(g, 0, 4) == 0 ? 1 : pick(g, 1, 17);
 	r->Dv = pick(g, 0, 1) ? r->D : pick(g, 1, 11);
+	if (wide) {
+		r->Lk = pick(g, 1, 300);
+		r->D = 16 * pick(g, 1, 5);
+		r->Dv = pick(g, 0, 1) ? r->D : 16 * pick(g, 1, 3);
+	}
 	c->q = randn(g, r->B * r->H * r->Lq * r->D);
 	c->k = randn(g, r->B * r->Hkv * r->Lk * r->D);
 	c->v = randn(g, r->B * r->Hkv * r->Lk * r->Dv);
@@ -194,7 +200,7 @@ START_TEST(sdpa_fast_matches_ref)
 	struct sdpa_case c;
 
 	attn_prng_seed(&g, 1000 + (uint64_t)_i);
-	sdpa_case_random(&c, &g);
+	sdpa_case_random(&c, &g, _i % 4 == 3);
 	sdpa_compare(&c, (enum attn_weights_mode)(_i % 3), (enum attn_scores_view)(_i % 5), _i);
 	sdpa_case_free(&c);
 }
@@ -210,7 +216,7 @@ START_TEST(sdpa_threads_bit_identical)
 	void *ws;
 
 	attn_prng_seed(&g, 77);
-	sdpa_case_random(&c, &g);
+	sdpa_case_random(&c, &g, _i); /* 1: the tile kernels too */
 	c.req.Lq = 130; /* three query blocks */
 	free(c.q);
 	c.q = randn(&g, c.req.B * c.req.H * c.req.Lq * c.req.D);
@@ -342,8 +348,8 @@ static void mha_twins(int seed, int wide)
 	}
 	r.softcap = pick(&g, 0, 3) == 0 ? 2.0f : 0.0f;
 	r.threads = pick(&g, 1, 2);
-	r.weights_mode = wide && pick(&g, 0, 3) > 0 ? ATTN_WEIGHTS_NONE
-						    : (enum attn_weights_mode)pick(&g, 0, 2);
+	/* wide: a third each, streaming (none) and whole rows (per head, mean) */
+	r.weights_mode = (enum attn_weights_mode)(wide ? (size_t)seed % 3 : pick(&g, 0, 2));
 	nw = r.B * cfg.H * r.Lq * r.Lk;
 	out_f = calloc(r.B * r.Lq * cfg.E, 4);
 	out_r = calloc(r.B * r.Lq * cfg.E, 4);
@@ -401,7 +407,7 @@ START_TEST(tile_kernels_match_twins)
 	n = pick(&g, 1, 600);
 	ldq = D + pick(&g, 0, 20);
 	ldk = tile_ld(n);
-	lds = ldk;
+	lds = n + pick(&g, 0, 20); /* as tight as a weights row, or wider */
 	simd = tile_simd_available(D);
 	q = randn(&g, m * ldq);
 	k = randn(&g, n * 2 * D); /* rows 2 D apart, as the layer's kv block */
@@ -423,11 +429,11 @@ START_TEST(tile_kernels_match_twins)
 	tile_pv(acc_vec, ldq, s_vec, lds, vh, m, n, D, simd);
 	tile_pv(acc_sc, ldq, s_sc, lds, vh, m, n, D, 0);
 	for (size_t r = 0; r < m; r++) {
-		ck_assert_msg(memcmp(s_vec + r * lds, s_sc + r * lds, tile_cols(n) * sizeof(float)) == 0,
+		ck_assert_msg(memcmp(s_vec + r * lds, s_sc + r * lds, lds * sizeof(float)) == 0,
 			      "qk row %zu differs (iter %d)", r, _i);
 		ck_assert_msg(memcmp(acc_vec + r * ldq, acc_sc + r * ldq, D * sizeof(float)) == 0,
 			      "pv row %zu differs (iter %d)", r, _i);
-		for (size_t j = 0; j < tile_cols(n); j++) {
+		for (size_t j = 0; j < lds; j++) {
 			double want = 0.0;
 
 			for (size_t d = 0; j < n && d < D; d++)
@@ -456,7 +462,7 @@ START_TEST(mask_spans_match_cells)
 	float *row;
 
 	attn_prng_seed(&g, 9000 + (uint64_t)_i);
-	sdpa_case_random(&c, &g);
+	sdpa_case_random(&c, &g, 0);
 	row = calloc(c.req.Lk, sizeof(float));
 	for (size_t b = 0; b < c.req.B; b++)
 		for (size_t h = 0; h < c.req.H; h++)
@@ -708,7 +714,7 @@ static Suite *engine_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, sdpa_fast_matches_ref, 0, 200);
-	tcase_add_test(tc, sdpa_threads_bit_identical);
+	tcase_add_loop_test(tc, sdpa_threads_bit_identical, 0, 2);
 	tcase_add_test(tc, sdpa_fully_masked_row_is_zero);
 	tcase_add_loop_test(tc, mha_fast_matches_ref, 0, 120);
 	tcase_add_loop_test(tc, mha_wide_heads_match_ref, 0, test_light() ? 3 : 24);
