@@ -31,7 +31,7 @@
 #include "tile.h"
 
 /* Query rows per task: a [64, Lk] float block stays in L2 up to Lk ~ 4096. */
-enum { QUERY_BLOCK = 64 };
+enum { QUERY_BLOCK = 64, PV_KEYS = 512 };
 
 struct sdpa_plan {
 	const struct attn_sdpa *req;
@@ -212,8 +212,12 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 	if (plan->tiles) {
 		for (size_t r = 0; r < m; r++)
 			memset(out_bhi + r * req->out.row_stride, 0, req->Dv * sizeof(float));
-		tile_pv(out_bhi, req->out.row_stride, S, req->Lk, packed_vh(plan, b, kvh), m, req->Lk,
-			req->Dv, 1);
+		/* keys PV_KEYS at a time, so their rows of vh stay in L2 while
+		 * every query row passes over them (the same sums, in order) */
+		for (size_t k0 = 0; k0 < req->Lk; k0 += PV_KEYS)
+			tile_pv(out_bhi, req->out.row_stride, S + k0, req->Lk,
+				packed_vh(plan, b, kvh) + k0 * req->Dv, m,
+				req->Lk - k0 < PV_KEYS ? req->Lk - k0 : PV_KEYS, req->Dv, 1);
 		return;
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv, (int)req->Lk,
