@@ -8,15 +8,17 @@
  *   Q          [B, Lq, H D]     in the caller's `out` (dead before out is written)
  *   acc        [B, Lq, H D]     running sum of p V, then the heads' context
  *   run_max, run_sum [B, H, Lq] online softmax state
- *   kv         [KEY_BLOCK, 2 Hkv D]  this block's keys and values, one batch item
- *   kt, vh     [Hkv, D, ldk], [Hkv, KEY_BLOCK, D]  the same per head, laid out
+ *   kv         [G, kb, 2 Hkv D]  this block's keys and values, G batch items
+ *   kt, vh     [G, Hkv, D, ldk], [G, Hkv, kb, D]  the same per head, laid out
  *              for tile.h's kernels (when they run here)
+ * where kb = min(Lk, KEY_BLOCK) and G = KEY_ROWS / kb (at least 1, at most B)
  *   per thread: scores [QUERY_BLOCK, ldk] and an input chunk [CHUNK, E]
  * so peak memory is inputs + outputs + one more [B, Lq, E], whatever Lk is.
  *
  * One team of threads runs the phases with barriers between them:
  *   0. Q = (Xq + pe) Wq^T + bq, RoPE        rows split over threads
- *   for each batch item, for each key block (so kv stays in cache):
+ *   for each group of G batch items, for each key block (kv stays in cache;
+ *   short sequences still make sgemms of KEY_ROWS rows):
  *     1. K, V = (Xk + pe) [Wk; Wv]^T + b, RoPE on K   rows split
  *        then kt, vh per head (tile kernels only)     heads split
  *     2. per (query block, head) task:
@@ -46,6 +48,7 @@ enum {
 	 * L = 2048); scores [256, 512] floats still fit L2 */
 	QUERY_BLOCK = 256,
 	KEY_BLOCK = 512,  /* keys per streaming step */
+	KEY_ROWS = 512,   /* and at least this many key rows when items are short */
 	SUB_ROWS = 48,    /* query rows per tile kernel pass: their scores
 			   * [48, ldk] stay in L2 beside kt and vh */
 	CHUNK = 64,       /* input rows per projection sgemm when a pe is added */
@@ -57,11 +60,12 @@ struct stream {
 	const float *xk, *xv;  /* key and value inputs */
 	size_t E, H, Hkv, D, qw, kw;
 	size_t n_qblocks, kb_max;
+	size_t group;           /* G: batch items per streaming step */
 	float *q;               /* [B, Lq, qw], in req->out */
 	float *acc;             /* [B, Lq, qw] */
 	float *run_max, *run_sum; /* [B, H, Lq] */
-	float *kv;              /* [kb, 2 kw]: the current block of one item */
-	float *kt, *vh;         /* [Hkv, D, ldk], [Hkv, kb, D]: the same */
+	float *kv;              /* [G, kb, 2 kw]: the current block of G items */
+	float *kt, *vh;         /* [G, Hkv, D, ldk], [G, Hkv, kb_max, D]: the same */
 	size_t ldk;             /* tile_ld(kb_max): row stride of kt and scores */
 	int simd;               /* tile kernels (tile_simd_available) */
 	float *scratch;         /* [T, thread_floats] */
@@ -78,6 +82,14 @@ static size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* G of the file comment. */
+static size_t items_per_step(size_t B, size_t kb)
+{
+	size_t g = kb > 0 ? KEY_ROWS / kb : 1;
+
+	return g < 1 ? 1 : min_size(g, B);
+}
+
 /* Floats of the workspace, per layout in the file comment. */
 enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats,
 				      struct attn_error *err)
@@ -88,8 +100,8 @@ enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats
 	size_t per_thread, total;
 
 	if (size_mul(&acc, qrows, m->H * m->D) != 0 || size_mul3(&stats, 2, qrows, m->H) != 0 ||
-	    size_mul3(&kv, 1, kb, 2 * m->Hkv * m->D) != 0 ||
-	    size_mul3(&packed, m->Hkv, m->D, tile_ld(kb) + kb) != 0 ||
+	    size_mul3(&kv, items_per_step(req->B, kb), kb, 2 * m->Hkv * m->D) != 0 ||
+	    size_mul3(&packed, items_per_step(req->B, kb) * m->Hkv, m->D, tile_ld(kb) + kb) != 0 ||
 	    size_add(&kv, kv, packed) != 0 ||
 	    size_add(&per_thread, (size_t)QUERY_BLOCK * tile_ld(kb), (size_t)CHUNK * m->E) != 0 ||
 	    size_mul(&per_thread, per_thread, T) != 0 || size_add(&total, acc, stats) != 0 ||
@@ -102,29 +114,32 @@ enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats
 }
 
 /* Rows [r0, r1) of a [B, L, E] input, with the sinusoidal encoding added when
- * asked, projected by W into out rows (ld_out apart), then rotated (RoPE) when
- * rope is set; chunked so the pe copy needs only [CHUNK, E]. Row r is batch
- * r / L, sequence index r % L. */
+ * asked, projected by W into out rows (ld_out apart), then the first
+ * rope_width columns rotated (RoPE, when that is the encoding). One sgemm per
+ * batch item, or per CHUNK rows when the pe copy needs [CHUNK, E] (each
+ * sgemm packs W again: short calls cost). Row r is batch r / L, sequence
+ * index r % L. */
 static void project_rows(const struct stream *st, float *out, size_t ld_out, const float *x,
 			 size_t L, size_t r0, size_t r1, const float *W, const float *bias,
-			 size_t width, const double *positions, int rope, float *chunk)
+			 size_t width, const double *positions, size_t rope_width, float *chunk)
 {
 	const struct attn_positional *pos = &st->req->pos;
 	size_t E = st->E;
 
 	while (r0 < r1) {
 		size_t b = r0 / L, l = r0 % L;
-		size_t n = min_size(min_size(r1 - r0, L - l), CHUNK); /* one batch item */
+		size_t n = min_size(r1 - r0, L - l); /* one batch item */
 		const float *x_rows = x + (b * L + l) * E;
 
 		if (pos->kind == ATTN_POS_SINUSOIDAL) {
+			n = min_size(n, CHUNK);
 			memcpy(chunk, x_rows, n * E * sizeof(float));
 			attn_sinusoidal_add(chunk, n, E, l, pos, positions);
 			x_rows = chunk;
 		}
 		linear_rows(out, ld_out, x_rows, E, n, W, bias, width, E);
-		if (rope && pos->kind == ATTN_POS_ROPE)
-			attn_rope_rows(out, 0, 1, ld_out, n, l, width / st->D, st->D, st->D, pos,
+		if (rope_width > 0 && pos->kind == ATTN_POS_ROPE)
+			attn_rope_rows(out, 0, 1, ld_out, n, l, rope_width / st->D, st->D, st->D, pos,
 				       positions);
 		out += n * ld_out;
 		r0 += n;
@@ -138,7 +153,7 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 	const struct attn_model *m = req->model;
 
 	project_rows(st, st->q + r0 * st->qw, st->qw, req->query, req->Lq, r0, r1, m->w_qkv,
-		     m->b_qkv, st->qw, req->pos.q_positions, 1, chunk);
+		     m->b_qkv, st->qw, req->pos.q_positions, st->qw, chunk);
 	memset(st->acc + r0 * st->qw, 0, (r1 - r0) * st->qw * sizeof(float));
 	for (size_t r = r0; r < r1; r++) {
 		size_t b = r / req->Lq, i = r % req->Lq;
@@ -150,8 +165,9 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 	}
 }
 
-/* Phase 1 for rows [r0, r1) of [kb]: batch item b's K (rotated) and V. */
-static void phase_keys(const struct stream *st, size_t b, struct key_block blk, size_t r0,
+/* Phase 1 for rows [r0, r1) of [g, kb]: K (rotated) and V of batch items
+ * b0 .. b0 + g - 1, one sgemm (or two) per item. */
+static void phase_keys(const struct stream *st, size_t b0, struct key_block blk, size_t r0,
 		       size_t r1, float *chunk)
 {
 	const struct attn_mha *req = st->req;
@@ -161,24 +177,35 @@ static void phase_keys(const struct stream *st, size_t b, struct key_block blk, 
 	const float *bv = m->b_qkv ? bk + st->kw : NULL;
 	const double *kpos = mha_k_positions(req);
 
-	/* the block's row r is input row (b, k0 + r) */
-	size_t in_row = b * req->Lk + blk.k0 + r0;
-	float *k_rows = st->kv + r0 * 2 * st->kw, *v_rows = k_rows + st->kw;
+	while (r0 < r1) {
+		size_t gi = r0 / blk.kb, jj = r0 % blk.kb, n = min_size(r1 - r0, blk.kb - jj);
+		/* the block's row (gi, jj) is input row (b0 + gi, k0 + jj) */
+		size_t in_row = (b0 + gi) * req->Lk + blk.k0 + jj;
+		float *k_rows = st->kv + r0 * 2 * st->kw, *v_rows = k_rows + st->kw;
 
-	project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in_row, in_row + (r1 - r0), Wk, bk,
-		     st->kw, kpos, 1, chunk);
-	project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, in_row, in_row + (r1 - r0), Wv, bv,
-		     st->kw, kpos, 0, chunk);
+		if (st->xk == st->xv) /* K and V in one sgemm: [Wk; Wv] are adjacent */
+			project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in_row, in_row + n, Wk,
+				     bk, 2 * st->kw, kpos, st->kw, chunk);
+		else {
+			project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in_row, in_row + n, Wk,
+				     bk, st->kw, kpos, st->kw, chunk);
+			project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, in_row, in_row + n, Wv,
+				     bv, st->kw, kpos, 0, chunk);
+		}
+		r0 += n;
+	}
 }
 
-/* Phase 1b for kv heads [h0, h1): this block's kt and vh. */
-static void phase_pack(const struct stream *st, struct key_block blk, size_t h0, size_t h1)
+/* Phase 1b for (item, kv head) pairs [p0, p1) of [g, Hkv]: kt and vh. */
+static void phase_pack(const struct stream *st, struct key_block blk, size_t p0, size_t p1)
 {
-	for (size_t kvh = h0; kvh < h1; kvh++) {
-		const float *k = st->kv + kvh * st->D; /* k[0, kvh, :] */
+	for (size_t pair = p0; pair < p1; pair++) {
+		size_t gi = pair / st->Hkv, kvh = pair % st->Hkv;
+		/* seek to k[gi, 0, kvh, :] */
+		const float *k = st->kv + gi * blk.kb * 2 * st->kw + kvh * st->D;
 
-		tile_pack_kt(st->kt + kvh * st->D * st->ldk, st->ldk, k, 2 * st->kw, blk.kb, st->D);
-		tile_pack_v(st->vh + kvh * st->kb_max * st->D, k + st->kw, 2 * st->kw, blk.kb, st->D);
+		tile_pack_kt(st->kt + pair * st->D * st->ldk, st->ldk, k, 2 * st->kw, blk.kb, st->D);
+		tile_pack_v(st->vh + pair * st->kb_max * st->D, k + st->kw, 2 * st->kw, blk.kb, st->D);
 	}
 }
 
@@ -228,13 +255,13 @@ static float head_scale(const struct stream *st)
 
 /* Phase 2 for one head of one task: fold this key block into acc (sgemm). */
 static void fold_head_sgemm(const struct stream *st, struct key_block blk, float *S, size_t b,
-			    size_t h, size_t i0, size_t m)
+			    size_t gi, size_t h, size_t i0, size_t m)
 {
 	size_t kvh = h / (st->H / st->Hkv), kb = blk.kb, Lq = st->req->Lq;
-	/* seek to q[b, i0, h, :], acc[b, i0, h, :], k[0, kvh, :], v[0, kvh, :] */
+	/* seek to q[b, i0, h, :], acc[b, i0, h, :], k[gi, 0, kvh, :], v[gi, 0, kvh, :] */
 	const float *q_bih = st->q + (b * Lq + i0) * st->qw + h * st->D;
 	float *acc_bih = st->acc + (b * Lq + i0) * st->qw + h * st->D;
-	const float *k_bh = st->kv + kvh * st->D;
+	const float *k_bh = st->kv + gi * kb * 2 * st->kw + kvh * st->D;
 	const float *v_bh = k_bh + st->kw;
 
 	/* S = scale * Q_blk K_blk^T, [m, kb] */
@@ -248,12 +275,12 @@ static void fold_head_sgemm(const struct stream *st, struct key_block blk, float
 
 /* The same with tile.h's kernels on kt and vh, SUB_ROWS queries at a time. */
 static void fold_head_tiles(const struct stream *st, struct key_block blk, float *S, size_t b,
-			    size_t h, size_t i0, size_t m)
+			    size_t gi, size_t h, size_t i0, size_t m)
 {
-	size_t kvh = h / (st->H / st->Hkv), Lq = st->req->Lq;
-	/* seek to kt[kvh], vh[kvh] */
-	const float *kt_bh = st->kt + kvh * st->D * st->ldk;
-	const float *vh_bh = st->vh + kvh * st->kb_max * st->D;
+	size_t kvh = h / (st->H / st->Hkv), Lq = st->req->Lq, pair = gi * st->Hkv + kvh;
+	/* seek to kt[gi, kvh], vh[gi, kvh] */
+	const float *kt_bh = st->kt + pair * st->D * st->ldk;
+	const float *vh_bh = st->vh + pair * st->kb_max * st->D;
 
 	for (size_t r0 = 0; r0 < m; r0 += SUB_ROWS) {
 		size_t n = min_size(SUB_ROWS, m - r0);
@@ -268,23 +295,24 @@ static void fold_head_tiles(const struct stream *st, struct key_block blk, float
 	}
 }
 
-/* Phase 2 for batch item b: tasks (query block, head), dealt round-robin
- * (a short sequence still has H tasks for the threads). */
-static void phase_fold(const struct stream *st, size_t b, struct key_block blk, size_t t,
-		       size_t T, float *S)
+/* Phase 2 for batch items b0 .. b0 + g - 1: tasks (item, query block, head),
+ * dealt round-robin (a short sequence still has H tasks for the threads). */
+static void phase_fold(const struct stream *st, size_t b0, size_t g, struct key_block blk,
+		       size_t t, size_t T, float *S)
 {
-	size_t n_tasks = st->n_qblocks * st->H;
+	size_t per_item = st->n_qblocks * st->H;
 
-	for (size_t task = t; task < n_tasks; task += T) {
-		size_t h = task % st->H, i0 = task / st->H * QUERY_BLOCK;
+	for (size_t task = t; task < g * per_item; task += T) {
+		size_t gi = task / per_item, h = task % st->H;
+		size_t i0 = task % per_item / st->H * QUERY_BLOCK;
 		size_t m = min_size(QUERY_BLOCK, st->req->Lq - i0);
 
-		if (!block_visible(st, blk, b, i0, m))
+		if (!block_visible(st, blk, b0 + gi, i0, m))
 			continue;
 		if (st->simd)
-			fold_head_tiles(st, blk, S, b, h, i0, m);
+			fold_head_tiles(st, blk, S, b0 + gi, gi, h, i0, m);
 		else
-			fold_head_sgemm(st, blk, S, b, h, i0, m);
+			fold_head_sgemm(st, blk, S, b0 + gi, gi, h, i0, m);
 	}
 }
 
@@ -320,21 +348,24 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 
 	team_share(req->B * req->Lq, t, T, &q0, &q1);
 	phase_queries(st, q0, q1, chunk);
-	for (size_t b = 0; b < req->B; b++)
+	for (size_t b0 = 0; b0 < req->B; b0 += st->group) {
+		size_t g = min_size(st->group, req->B - b0);
+
 		for (size_t k0 = 0; k0 < req->Lk; k0 += KEY_BLOCK) {
 			struct key_block blk = { k0, min_size(KEY_BLOCK, req->Lk - k0) };
 
 			team_barrier(team); /* Q ready, every task done with the last block */
-			team_share(blk.kb, t, T, &r0, &r1);
-			phase_keys(st, b, blk, r0, r1, chunk);
+			team_share(g * blk.kb, t, T, &r0, &r1);
+			phase_keys(st, b0, blk, r0, r1, chunk);
 			team_barrier(team); /* this block's K and V ready */
 			if (st->simd) {
-				team_share(st->Hkv, t, T, &r0, &r1);
+				team_share(g * st->Hkv, t, T, &r0, &r1);
 				phase_pack(st, blk, r0, r1);
 				team_barrier(team); /* and laid out per head */
 			}
-			phase_fold(st, b, blk, t, T, S);
+			phase_fold(st, b0, g, blk, t, T, S);
 		}
+	}
 	team_barrier(team);
 	phase_output(st, q0, q1);
 }
@@ -366,9 +397,10 @@ enum attn_status mha_stream_forward(const struct attn_mha *req, const struct att
 	st.kv = st.run_sum + qrows * st.H;
 	st.ldk = tile_ld(st.kb_max);
 	st.simd = tile_simd_available(st.D);
-	st.kt = st.kv + st.kb_max * 2 * st.kw;
-	st.vh = st.kt + st.Hkv * st.D * st.ldk;
-	st.scratch = st.vh + st.Hkv * st.kb_max * st.D;
+	st.group = items_per_step(req->B, st.kb_max);
+	st.kt = st.kv + st.group * st.kb_max * 2 * st.kw;
+	st.vh = st.kt + st.group * st.Hkv * st.D * st.ldk;
+	st.scratch = st.vh + st.group * st.Hkv * st.kb_max * st.D;
 	st.thread_floats = (size_t)QUERY_BLOCK * st.ldk + (size_t)CHUNK * st.E;
 	if (req->pos.kind == ATTN_POS_ALIBI) {
 		float *slopes = st.scratch + min_size(req->threads < 1 ? 1 : req->threads, TEAM_MAX) *

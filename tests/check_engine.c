@@ -296,7 +296,7 @@ static void mha_twins(int seed, int wide)
 	struct attn_prng g;
 	struct attn_error err;
 	float *x, *xk = NULL, *xv = NULL, *out_f, *out_r, *w_f, *w_r;
-	size_t nw, ws_bytes, lens[4];
+	size_t nw, ws_bytes, lens[8];
 	double qpos[1100], kpos[1100]; /* explicit positions, up to the longest wide case */
 	void *ws;
 	int cross;
@@ -316,6 +316,11 @@ static void mha_twins(int seed, int wide)
 	r.Lq = pick(&g, 1, wide ? 100 : 40);
 	cross = (int)pick(&g, 0, 2); /* 0 self, 1 key only, 2 key and value */
 	r.Lk = cross ? pick(&g, 1, wide ? 1100 : 40) : r.Lq;
+	if (wide && seed % 8 == 1) { /* streamed two items a step: groups of 2, 2, 1 */
+		r.B = 5;
+		r.Lq = r.Lk = 200;
+		cross = 0;
+	}
 	x = randn(&g, r.B * r.Lq * cfg.E);
 	r.query = x;
 	if (cross) {
