@@ -168,6 +168,44 @@ static void pack_pairs(const struct sdpa_plan *plan, size_t p0, size_t p1)
 	}
 }
 
+/* Pass 1: S [m, Lk] = scale Q_blk K^T, from q rows at q_bhi and K of (b, kvh). */
+static void qk_pass(const struct sdpa_plan *plan, float *S, const float *q_bhi,
+		    const float *k_bh, size_t b, size_t kvh, size_t m)
+{
+	const struct attn_sdpa *req = plan->req;
+
+	if (plan->tiles) {
+		tile_qk(S, req->Lk, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh), plan->ldk, m,
+			req->Lk, req->D, plan->scale, 1);
+		return;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)req->Lk, (int)req->D,
+		    plan->scale, q_bhi, (int)req->q.row_stride, k_bh, (int)req->k.row_stride, 0.0f,
+		    S, (int)req->Lk);
+}
+
+/* Pass 4: out rows [m, Dv] at out_bhi = P [m, Lk] V of (b, kvh). */
+static void pv_pass(const struct sdpa_plan *plan, float *out_bhi, const float *P,
+		    const float *v_bh, size_t b, size_t kvh, size_t m)
+{
+	const struct attn_sdpa *req = plan->req;
+
+	if (!plan->tiles) {
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv,
+			    (int)req->Lk, 1.0f, P, (int)req->Lk, v_bh, (int)req->v.row_stride, 0.0f,
+			    out_bhi, (int)req->out.row_stride);
+		return;
+	}
+	for (size_t r = 0; r < m; r++)
+		memset(out_bhi + r * req->out.row_stride, 0, req->Dv * sizeof(float));
+	/* keys PV_KEYS at a time, so their rows of vh stay in L2 while every
+	 * query row passes over them (the same sums, in order) */
+	for (size_t k0 = 0; k0 < req->Lk; k0 += PV_KEYS)
+		tile_pv(out_bhi, req->out.row_stride, P + k0, req->Lk,
+			packed_vh(plan, b, kvh) + k0 * req->Dv, m,
+			req->Lk - k0 < PV_KEYS ? req->Lk - k0 : PV_KEYS, req->Dv, 1);
+}
+
 /* One head of one query block: the four passes of the file comment. */
 static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t h, size_t i0,
 		      size_t m)
@@ -187,13 +225,7 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 		S = req->weights + ((b * req->H + h) * req->Lq + i0) * req->Lk;
 
 	/* pass 1: S = scale * Q_blk K^T, [m, Lk] */
-	if (plan->tiles)
-		tile_qk(S, req->Lk, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh), plan->ldk, m,
-			req->Lk, req->D, plan->scale, 1);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)req->Lk,
-			    (int)req->D, plan->scale, q_bhi, (int)req->q.row_stride, k_bh,
-			    (int)req->k.row_stride, 0.0f, S, (int)req->Lk);
+	qk_pass(plan, S, q_bhi, k_bh, b, kvh, m);
 	if (req->scores_view == ATTN_SCORES_RAW)
 		copy_view(req->scores, S, req, b, h, i0, m);
 	/* pass 2: softcap before the mask (Gemma 2), so -inf stays -inf */
@@ -209,20 +241,7 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 	if (req->weights_mode == ATTN_WEIGHTS_MEAN)
 		accumulate_mean(req, S, b, h, i0, m);
 	/* pass 4: Y_blk = P V, [m, Dv] */
-	if (plan->tiles) {
-		for (size_t r = 0; r < m; r++)
-			memset(out_bhi + r * req->out.row_stride, 0, req->Dv * sizeof(float));
-		/* keys PV_KEYS at a time, so their rows of vh stay in L2 while
-		 * every query row passes over them (the same sums, in order) */
-		for (size_t k0 = 0; k0 < req->Lk; k0 += PV_KEYS)
-			tile_pv(out_bhi, req->out.row_stride, S + k0, req->Lk,
-				packed_vh(plan, b, kvh) + k0 * req->Dv, m,
-				req->Lk - k0 < PV_KEYS ? req->Lk - k0 : PV_KEYS, req->Dv, 1);
-		return;
-	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv, (int)req->Lk,
-		    1.0f, S, (int)req->Lk, v_bh, (int)req->v.row_stride, 0.0f, out_bhi,
-		    (int)req->out.row_stride);
+	pv_pass(plan, out_bhi, S, v_bh, b, kvh, m);
 }
 
 static void sdpa_task(const struct sdpa_plan *plan, float *ws, size_t task)
@@ -277,6 +296,7 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	plan.ws_stride = plan.block * req->Lk;
 	plan.tiles = sdpa_tiles(req);
 	plan.ldk = tile_ld(req->Lk);
+	/* seek past every thread's score block: kt [B, Hkv, D, ldk], then vh */
 	plan.kt = plan.ws + plan.threads * plan.ws_stride;
 	plan.vh = plan.kt + req->B * req->Hkv * req->D * plan.ldk;
 	team_run(plan.threads, sdpa_member, &plan);

@@ -137,22 +137,24 @@ struct attn_sdpa {
 
 	/*
 	 * Worker threads for this call (0 or 1 = the calling thread only). Work is
-	 * split over (batch, head) pairs; each thread calls single-threaded BLAS,
-	 * so the caller should set OpenBLAS to one thread when using this.
+	 * split over (batch, query block) tasks; each thread calls single-threaded
+	 * BLAS, so the caller should set OpenBLAS to one thread when using this.
 	 */
 	size_t threads;
 };
 
 /*
  * Validates the request's shape and options (the views' data may still be
- * NULL) and stores in *bytes the workspace attn_sdpa_forward needs. Memory is O(threads * block * Lk): no [H, Lq, Lk] block is held
- * unless the caller asked for per-head weights or scores, which it owns.
+ * NULL) and stores in *bytes the workspace attn_sdpa_forward needs: a [64, Lk]
+ * score block per thread, and where tile.h's kernels run a copy of K and V
+ * laid out for them. No [H, Lq, Lk] block is held unless the caller asked
+ * for per-head weights or scores, which it owns.
  */
 enum attn_status attn_sdpa_workspace(const struct attn_sdpa *req, size_t *bytes,
 				     struct attn_error *err);
 
 /*
- * Runs the request on cblas_sgemm. ws holds ws_bytes of scratch (suitably
+ * Runs the request (on tile.h's kernels where they run, else cblas_sgemm). ws holds ws_bytes of scratch (suitably
  * aligned for float). On failure the outputs are unspecified and err says why.
  */
 enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,

@@ -10,9 +10,10 @@
  *   run_max, run_sum [B, H, Lq] online softmax state
  *   kv         [G, kb, 2 Hkv D]  this block's keys and values, G batch items
  *   kt, vh     [G, Hkv, D, ldk], [G, Hkv, kb, D]  the same per head, laid out
- *              for tile.h's kernels (when they run here)
+ *              for tile.h's kernels (only when they run here)
  * where kb = min(Lk, KEY_BLOCK) and G = KEY_ROWS / kb (at least 1, at most B)
- *   per thread: scores [QUERY_BLOCK, ldk] and an input chunk [CHUNK, E]
+ *   per thread: scores [SUB_ROWS, ldk] (tiles) or [QUERY_BLOCK, kb] (sgemm)
+ *               and an input chunk [CHUNK, E]
  * so peak memory is inputs + outputs + one more [B, Lq, E], whatever Lk is.
  *
  * One team of threads runs the phases with barriers between them:
@@ -20,13 +21,17 @@
  *   for each group of G batch items, for each key block (kv stays in cache;
  *   short sequences still make sgemms of KEY_ROWS rows):
  *     1. K, V = (Xk + pe) [Wk; Wv]^T + b, RoPE on K   rows split
- *        then kt, vh per head (tile kernels only)     heads split
- *     2. per (query block, head) task:
+ *        then kt, vh per head (tile kernels only)     (item, kv head) split
+ *     2. per (item, query block, head) task:
  *        S = scale Q K^T; softcap; mask; P = exp(S - m); acc = alpha acc + P V
  *        with tile.h's kernels (AVX-512F, D % 16 == 0), else cblas_sgemm
  *   3. ctx = acc / run_sum; out = ctx Wo^T + bo     rows split
- * Tasks and row shares depend only on t and T; each output element is summed
- * in key order by one thread, so the thread count changes no number.
+ * Tasks and row shares depend only on t and T, and each element of acc is
+ * summed in key order by one thread, so the attention itself does not depend
+ * on the thread count. The projections split rows by thread, and OpenBLAS
+ * may round a row differently with the row count of the call (its Haswell
+ * and Zen kernels do, SkylakeX's do not): tests compare thread counts with a
+ * tolerance (check_fixtures).
  */
 #include "mha_stream.h"
 
@@ -43,9 +48,9 @@
 #include "tile.h"
 
 enum {
-	/* query rows per task: OpenBLAS packs each key block again for every
-	 * call, so taller query blocks amortise it (64 -> 256 measured +14% at
-	 * L = 2048); scores [256, 512] floats still fit L2 */
+	/* query rows per task: on the sgemm path OpenBLAS packs the key block
+	 * again for every call, so taller query blocks amortise it (64 -> 256
+	 * measured +14% at L = 2048); the tile path runs them SUB_ROWS at a time */
 	QUERY_BLOCK = 256,
 	KEY_BLOCK = 512,  /* keys per streaming step */
 	KEY_ROWS = 512,   /* and at least this many key rows when items are short */
@@ -90,23 +95,35 @@ static size_t items_per_step(size_t B, size_t kb)
 	return g < 1 ? 1 : min_size(g, B);
 }
 
+/* Threads the team is asked for (team_run may start fewer). */
+static size_t stream_threads(const struct attn_mha *req)
+{
+	return req->threads < 1 ? 1 : min_size(req->threads, TEAM_MAX);
+}
+
+/* Floats of one thread's scores: [SUB_ROWS, ldk] on tiles, else [QUERY_BLOCK, kb]. */
+static size_t score_floats(int simd, size_t kb)
+{
+	return simd ? (size_t)SUB_ROWS * tile_ld(kb) : (size_t)QUERY_BLOCK * kb;
+}
+
 /* Floats of the workspace, per layout in the file comment. */
 enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats,
 				      struct attn_error *err)
 {
 	const struct attn_model *m = req->model;
-	size_t T = req->threads < 1 ? 1 : min_size(req->threads, TEAM_MAX);
-	size_t qrows = req->B * req->Lq, kb = min_size(KEY_BLOCK, req->Lk), acc, stats, kv, packed;
-	size_t per_thread, total;
+	int simd = tile_simd_available(m->D);
+	size_t kb = min_size(KEY_BLOCK, req->Lk), G = items_per_step(req->B, kb);
+	size_t qrows = req->B * req->Lq, acc, stats, kv, packed = 0, per_thread, total, bytes;
 
 	if (size_mul(&acc, qrows, m->H * m->D) != 0 || size_mul3(&stats, 2, qrows, m->H) != 0 ||
-	    size_mul3(&kv, items_per_step(req->B, kb), kb, 2 * m->Hkv * m->D) != 0 ||
-	    size_mul3(&packed, items_per_step(req->B, kb) * m->Hkv, m->D, tile_ld(kb) + kb) != 0 ||
-	    size_add(&kv, kv, packed) != 0 ||
-	    size_add(&per_thread, (size_t)QUERY_BLOCK * tile_ld(kb), (size_t)CHUNK * m->E) != 0 ||
-	    size_mul(&per_thread, per_thread, T) != 0 || size_add(&total, acc, stats) != 0 ||
-	    size_add(&total, total, kv) != 0 || size_add(&total, total, per_thread) != 0 ||
-	    size_add(&total, total, m->H) != 0 || size_mul(&kv, total, sizeof(float)) != 0)
+	    size_mul3(&kv, G, kb, 2 * m->Hkv * m->D) != 0 ||
+	    (simd && size_mul3(&packed, G * m->Hkv, m->D, tile_ld(kb) + kb) != 0) ||
+	    size_add(&per_thread, score_floats(simd, kb), (size_t)CHUNK * m->E) != 0 ||
+	    size_mul(&per_thread, per_thread, stream_threads(req)) != 0 ||
+	    size_add(&total, acc, stats) != 0 || size_add(&total, total, kv) != 0 ||
+	    size_add(&total, total, packed) != 0 || size_add(&total, total, per_thread) != 0 ||
+	    size_add(&total, total, m->H) != 0 || size_mul(&bytes, total, sizeof(float)) != 0)
 		return attn_fail(err, ATTN_ERR_OVERFLOW, "query", 0,
 				 "workspace for B = %zu, Lq = %zu overflows", req->B, req->Lq);
 	*floats = total;
@@ -343,7 +360,7 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 	struct stream *st = arg;
 	const struct attn_mha *req = st->req;
 	float *S = st->scratch + t * st->thread_floats;
-	float *chunk = S + (size_t)QUERY_BLOCK * st->ldk;
+	float *chunk = S + score_floats(st->simd, st->kb_max);
 	size_t r0, r1, q0, q1;
 
 	team_share(req->B * req->Lq, t, T, &q0, &q1);
@@ -398,13 +415,14 @@ enum attn_status mha_stream_forward(const struct attn_mha *req, const struct att
 	st.ldk = tile_ld(st.kb_max);
 	st.simd = tile_simd_available(st.D);
 	st.group = items_per_step(req->B, st.kb_max);
+	/* seek past kv [G, kb, 2 kw]; kt and vh only on the tile path */
 	st.kt = st.kv + st.group * st.kb_max * 2 * st.kw;
-	st.vh = st.kt + st.group * st.Hkv * st.D * st.ldk;
-	st.scratch = st.vh + st.group * st.Hkv * st.kb_max * st.D;
-	st.thread_floats = (size_t)QUERY_BLOCK * st.ldk + (size_t)CHUNK * st.E;
+	st.vh = st.kt + (st.simd ? st.group * st.Hkv * st.D * st.ldk : 0);
+	st.scratch = st.vh + (st.simd ? st.group * st.Hkv * st.kb_max * st.D : 0);
+	st.thread_floats = score_floats(st.simd, st.kb_max) + (size_t)CHUNK * st.E;
 	if (req->pos.kind == ATTN_POS_ALIBI) {
-		float *slopes = st.scratch + min_size(req->threads < 1 ? 1 : req->threads, TEAM_MAX) *
-						     st.thread_floats;
+		/* seek past every thread's scratch */
+		float *slopes = st.scratch + stream_threads(req) * st.thread_floats;
 
 		attn_alibi_slopes(slopes, m->H);
 		st.core.alibi_slopes = slopes;

@@ -1,5 +1,5 @@
 /*
- * tile.c: the streaming layer's two products (see tile.h).
+ * tile.c: the two attention products on register tiles (see tile.h).
  *
  * Vector kernels work on register tiles of ROWS query rows by VECS vectors
  * of 16 floats (24 accumulators of the 32 zmm registers):

@@ -1,12 +1,14 @@
 /*
- * tile.h: the two products of one (query tile, key block, head) step of the
- * streaming layer, without sgemm's packing. Internal to the engine.
+ * tile.h: the two attention products of one (query tile, keys, head) step,
+ * S = scale Q K^T and acc += P V, without sgemm's packing. Internal to the
+ * engine; used by the streaming layer (mha_stream.c) and the whole-row path
+ * (attention.c).
  *
- * sgemm packs both operands on every call; in the streaming loop the key
- * block's K and V are the same for every query tile, and the query tile's
- * probabilities are used once, so packing them again per call cost a quarter
- * of the time (perf, L = 2048). Here K and V are laid out once per key block
- * (tile_pack_kt, tile_pack_v) in the shapes the kernels read:
+ * sgemm packs both operands on every call; across query tiles the keys' K
+ * and V are the same, and a tile's probabilities are used once, so packing
+ * them again per call cost a quarter of the time (perf, L = 2048). Here K and
+ * V are laid out once (tile_pack_kt, tile_pack_v) in the shapes the kernels
+ * read:
  *   kt  [D, ldk]   K transposed: row d holds keys 0 .. n-1, then zeros up to
  *                  tile_cols(n); ldk = tile_ld(n) keeps rows off 4 KiB apart
  *   v   [n, D]     V rows, contiguous
@@ -40,7 +42,8 @@ void tile_pack_kt(float *kt, size_t ldk, const float *k, size_t ldk_in, size_t n
 void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D);
 
 /*
- * s [m, n] (rows lds apart, lds >= n) = scale * q [m, D] (rows ldq apart) kt.
+ * s [m, n] (rows lds apart, lds >= n) = scale * q [m, D] (rows ldq apart) kt,
+ * kt as tile_pack_kt left it (ldk >= tile_cols(n), read up to tile_cols(n)).
  * Nothing past column n is written. Sums over d in order.
  */
 void tile_qk(float *s, size_t lds, const float *q, size_t ldq, const float *kt, size_t ldk,
