@@ -1,5 +1,5 @@
 /*
- * log.c: formats each line into a buf, then writes it whole.
+ * log.c: formats each line into a buf, then hands it whole to log_writer.c.
  */
 #include "log.h"
 
@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "error.h"
 #include "fmt.h"
+#include "log_writer.h"
 
 enum { LOG_LINE_MAX = 8192, ACCESS_LINE_GUESS = 512 };
 
@@ -83,15 +84,13 @@ static void put_ms(struct buf *b, double ms)
 	buf_append(b, text, fmt_fixed(text, ms, 3));
 }
 
-/* Writes b plus a newline in one write(2); drops the line on failure. */
+/* Hands b plus a newline to the writer (log_writer.h) as one line; drops
+ * the line when it could not be formatted. */
 static void emit(struct buf *b)
 {
-	ssize_t n;
-
 	if (buf_putc(b, '\n') != 0 || b->failed)
 		return;
-	n = write(STDERR_FILENO, b->data, b->len);
-	(void)n; /* nowhere left to report a failed log write */
+	log_writer_put(b->data, b->len);
 }
 
 static void log_line(const char *level, const char *fmt, va_list ap)

@@ -1,8 +1,8 @@
 /*
  * log.h: the access log and the error log, both on stderr, as text or JSON.
  *
- * One line per event, written with a single write(2) so lines from different
- * threads never interleave. The log keeps no state but the chosen format,
+ * One line per event, handed whole to log_writer.h (a thread that writes
+ * batches of lines), so lines from different threads never interleave. The log keeps no state but the chosen format,
  * set once at start-up before any thread runs, and a per-thread cache of the
  * current second's timestamp text; nothing here allocates memory that
  * outlives a call. A line that cannot be formatted is dropped.

@@ -33,6 +33,10 @@
  * - Cheap GET routes (/v1/models, /version, /openapi.json, /healthz, /readyz,
  *   /metrics, the viewer's embedded files at / and /web/{file}, and the v2
  *   metadata and health routes) are answered inline on the I/O thread.
+ * - Log lines (access and error) are formatted by the thread that logs and
+ *   written by one log writer thread (log_writer.h), in batches, so the I/O
+ *   thread never waits on write(2) to stderr; it is started once the daemon
+ *   listens and stopped (everything written) before exit.
  * - OpenBLAS runs single-threaded (openblas_set_num_threads(1)) and engine
  *   calls use one thread (api_limits.engine_threads = 1): parallelism comes
  *   from the workers, and OpenBLAS's notes ask for single-threaded BLAS inside
@@ -57,6 +61,7 @@
 #include "error.h"
 #include "http.h"
 #include "log.h"
+#include "log_writer.h"
 #include "metrics.h"
 #include "models.h"
 #include "pool.h"
@@ -213,14 +218,18 @@ static int serve(const struct attnd_config *cfg)
 		stop_all(&d);
 		return EXIT_CONFIG;
 	}
+	if (log_writer_start() != 0)
+		log_error("no log writer thread: log lines are written by the threads that log");
 	printf("listening on %s:%u\n", cfg->host, http_port(d.http));
 	fflush(stdout);
 	wait_for_signal();
 	if (drain(&d, cfg) != 0) {
 		/* libmicrohttpd cannot stop with suspended connections: leave now */
+		log_writer_stop();
 		_exit(1);
 	}
 	stop_all(&d);
+	log_writer_stop();
 	return 0;
 }
 
