@@ -130,12 +130,12 @@ enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats
 	return ATTN_OK;
 }
 
-/* Rows [r0, r1) of a [B, L, E] input, with the sinusoidal encoding added when
- * asked, projected by W into out rows (ld_out apart), then the first
- * rope_width columns rotated (RoPE, when that is the encoding). One sgemm per
- * batch item, or per CHUNK rows when the pe copy needs [CHUNK, E] (each
- * sgemm packs W again: short calls cost). Row r is batch r / L, sequence
- * index r % L. */
+/* Rows [r0, r1) of a [B, L, E] input (row r is batch r / L, sequence index
+ * r % L) projected by W into out rows (ld_out apart), then the first
+ * rope_width columns rotated (RoPE, when that is the encoding). One sgemm
+ * for all the rows, across batch items: each call packs W again, so short
+ * calls cost. With a sinusoidal encoding the rows go CHUNK at a time through
+ * chunk, where the pe is added. */
 static void project_rows(const struct stream *st, float *out, size_t ld_out, const float *x,
 			 size_t L, size_t r0, size_t r1, const float *W, const float *bias,
 			 size_t width, const double *positions, size_t rope_width, float *chunk)
@@ -143,18 +143,17 @@ static void project_rows(const struct stream *st, float *out, size_t ld_out, con
 	const struct attn_positional *pos = &st->req->pos;
 	size_t E = st->E;
 
+	if (pos->kind != ATTN_POS_SINUSOIDAL)
+		linear_rows(out, ld_out, x + r0 * E, E, r1 - r0, W, bias, width, E);
 	while (r0 < r1) {
-		size_t b = r0 / L, l = r0 % L;
-		size_t n = min_size(r1 - r0, L - l); /* one batch item */
-		const float *x_rows = x + (b * L + l) * E;
+		size_t l = r0 % L, n = min_size(r1 - r0, L - l); /* within one batch item */
 
 		if (pos->kind == ATTN_POS_SINUSOIDAL) {
 			n = min_size(n, CHUNK);
-			memcpy(chunk, x_rows, n * E * sizeof(float));
+			memcpy(chunk, x + r0 * E, n * E * sizeof(float));
 			attn_sinusoidal_add(chunk, n, E, l, pos, positions);
-			x_rows = chunk;
+			linear_rows(out, ld_out, chunk, E, n, W, bias, width, E);
 		}
-		linear_rows(out, ld_out, x_rows, E, n, W, bias, width, E);
 		if (rope_width > 0 && pos->kind == ATTN_POS_ROPE)
 			attn_rope_rows(out, 0, 1, ld_out, n, l, rope_width / st->D, st->D, st->D, pos,
 				       positions);
@@ -183,7 +182,9 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 }
 
 /* Phase 1 for rows [r0, r1) of [g, kb]: K (rotated) and V of batch items
- * b0 .. b0 + g - 1, one sgemm (or two) per item. */
+ * b0 .. b0 + g - 1. The block's row r is input row (b0, k0 + r): with g > 1
+ * the block holds all of each item's keys (k0 = 0, kb = Lk), so the rows of
+ * consecutive items follow each other in the input as in the block. */
 static void phase_keys(const struct stream *st, size_t b0, struct key_block blk, size_t r0,
 		       size_t r1, float *chunk)
 {
@@ -193,24 +194,18 @@ static void phase_keys(const struct stream *st, size_t b0, struct key_block blk,
 	const float *bk = m->b_qkv ? m->b_qkv + st->qw : NULL;
 	const float *bv = m->b_qkv ? bk + st->kw : NULL;
 	const double *kpos = mha_k_positions(req);
+	size_t in0 = b0 * req->Lk + blk.k0 + r0, in1 = in0 + (r1 - r0);
+	float *k_rows = st->kv + r0 * 2 * st->kw, *v_rows = k_rows + st->kw;
 
-	while (r0 < r1) {
-		size_t gi = r0 / blk.kb, jj = r0 % blk.kb, n = min_size(r1 - r0, blk.kb - jj);
-		/* the block's row (gi, jj) is input row (b0 + gi, k0 + jj) */
-		size_t in_row = (b0 + gi) * req->Lk + blk.k0 + jj;
-		float *k_rows = st->kv + r0 * 2 * st->kw, *v_rows = k_rows + st->kw;
-
-		if (st->xk == st->xv) /* K and V in one sgemm: [Wk; Wv] are adjacent */
-			project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in_row, in_row + n, Wk,
-				     bk, 2 * st->kw, kpos, st->kw, chunk);
-		else {
-			project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in_row, in_row + n, Wk,
-				     bk, st->kw, kpos, st->kw, chunk);
-			project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, in_row, in_row + n, Wv,
-				     bv, st->kw, kpos, 0, chunk);
-		}
-		r0 += n;
+	if (st->xk == st->xv) { /* K and V in one sgemm: [Wk; Wv] are adjacent */
+		project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in0, in1, Wk, bk, 2 * st->kw,
+			     kpos, st->kw, chunk);
+		return;
 	}
+	project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in0, in1, Wk, bk, st->kw, kpos,
+		     st->kw, chunk);
+	project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, in0, in1, Wv, bv, st->kw, kpos, 0,
+		     chunk);
 }
 
 /* Phase 1b for (item, kv head) pairs [p0, p1) of [g, Hkv]: kt and vh. */
