@@ -17,7 +17,9 @@
  * Thread settings (struct variant):
  *   threads 1   engine 1 thread, OpenBLAS 1 thread
  *   threads 2   the better of eng2 (engine 2 threads, OpenBLAS 1 thread) and blas2
- *               (engine 1 thread, OpenBLAS 2 threads); the ceiling uses OpenBLAS 2
+ *               (engine 1 thread, OpenBLAS 2 threads); the ceiling uses OpenBLAS 2.
+ *               eng2's second thread is an attn_workers thread kept for the whole
+ *               run, as OpenBLAS keeps its own (workers.h)
  *
  * OpenBLAS's idle workers busy-wait about 0.1 s after a multi-threaded call
  * (measured here: a full core), which would steal the second core from eng2;
@@ -50,6 +52,7 @@
 #include "mha.h"
 #include "model.h"
 #include "prng.h"
+#include "workers.h"
 
 extern char **environ;
 
@@ -113,6 +116,7 @@ struct mem_row {
 
 struct bench {
 	const struct attn_model *model;
+	struct attn_workers *workers; /* eng2's second thread, kept between calls */
 	int quick;
 	double t0;			   /* run start, seconds */
 	double gflops_seen[N_VARIANTS][2]; /* last measured, to predict cell times */
@@ -311,6 +315,7 @@ static struct attn_mha make_request(const struct bench *bn, const struct bufs *b
 	req.weights_mode = with ? ATTN_WEIGHTS_PER_HEAD : ATTN_WEIGHTS_NONE;
 	req.weights = with ? b->weights : NULL;
 	req.threads = engine_threads;
+	req.workers = engine_threads > 1 ? bn->workers : NULL;
 	return req;
 }
 
@@ -675,6 +680,7 @@ static struct mem_result mem_child(const struct bench *bn, size_t B, const struc
 		struct attn_mha req = make_request(bn, &b, 0, v->engine_threads);
 		struct attn_error err;
 
+		req.workers = NULL; /* the parent's worker threads are not in this child */
 		if (attn_mha_workspace(&req, &b.ws_bytes, &err) != ATTN_OK)
 			return r;
 		b.ws = malloc(b.ws_bytes); /* untouched: the forward pass decides */
@@ -825,6 +831,8 @@ int main(int argc, char **argv)
 	if (attn_model_new_seeded(&model, &cfg, SEED, &err) != ATTN_OK)
 		die("attn_model_new_seeded", &err);
 	bn.model = model;
+	if (attn_workers_new(&bn.workers, 2, &err) != ATTN_OK)
+		die("attn_workers_new", &err);
 	bn.tsv = open_tsv(tsv, argv[0]);
 	bn.t0 = now_s();
 	print_machine(&bn);
@@ -838,6 +846,7 @@ int main(int argc, char **argv)
 	}
 	print_memory(&bn);
 	printf("\ntotal %.0f s; results also in the TSV for bench/torch_mha.py\n", now_s() - bn.t0);
+	attn_workers_free(bn.workers);
 	attn_model_free(model);
 	return fclose(bn.tsv) == 0 ? 0 : 1;
 }

@@ -299,6 +299,6 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	/* seek past every thread's score block: kt [B, Hkv, D, ldk], then vh */
 	plan.kt = plan.ws + plan.threads * plan.ws_stride;
 	plan.vh = plan.kt + req->B * req->Hkv * req->D * plan.ldk;
-	team_run(plan.threads, sdpa_member, &plan);
+	team_run(req->workers, plan.threads, sdpa_member, &plan);
 	return ATTN_OK;
 }

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "status.h"
+#include "workers.h"
 
 /*
  * A [B, heads, L, dim] tensor addressed by element strides; the innermost dim
@@ -141,6 +142,8 @@ struct attn_sdpa {
 	 * BLAS, so the caller should set OpenBLAS to one thread when using this.
 	 */
 	size_t threads;
+	/* Threads kept between calls (workers.h), or NULL: start them per call. */
+	struct attn_workers *workers;
 };
 
 /*

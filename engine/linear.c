@@ -43,9 +43,10 @@ static void linear_member(void *arg, size_t t, size_t T, struct team *team)
 }
 
 void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-		    const float *W, const float *bias, size_t width, size_t E, size_t threads)
+		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
+		    struct attn_workers *workers)
 {
 	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E };
 
-	team_run(threads, linear_member, &job);
+	team_run(workers, threads, linear_member, &job);
 }

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "workers.h"
+
 /*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,
  * W [width, E] row-major, bias [width] or NULL. n may be 0.
@@ -14,8 +16,10 @@
 void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		 const float *W, const float *bias, size_t width, size_t E);
 
-/* The same with the rows split over `threads` threads (a team per call). */
+/* The same with the rows split over `threads` threads (team.h: on workers
+ * when not NULL). */
 void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-		    const float *W, const float *bias, size_t width, size_t E, size_t threads);
+		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
+		    struct attn_workers *workers);
 
 #endif

@@ -110,6 +110,7 @@ static void layout_core(struct mha_layout *lay, const struct attn_mha *req)
 	c->scores_view = req->scores_view;
 	c->scores = req->scores;
 	c->threads = req->threads;
+	c->workers = req->workers;
 }
 
 static enum attn_status plan_layout(struct mha_layout *lay, const struct attn_mha *req,
@@ -230,18 +231,19 @@ static void mha_project(const struct mha_layout *lay, const struct attn_mha *req
 	const float *bv = m->b_qkv ? m->b_qkv + qw + kw : NULL;
 	const float *Wk = m->w_qkv + qw * E, *Wv = Wk + kw * E; /* rows of Wk, Wv */
 	size_t T = req->threads;
+	struct attn_workers *w = req->workers;
 
 	if (lay->self) {
-		linear_forward(ws + lay->q, lay->qkv_w, xq, E, nq, m->w_qkv, bq, lay->qkv_w, E, T);
+		linear_forward(ws + lay->q, lay->qkv_w, xq, E, nq, m->w_qkv, bq, lay->qkv_w, E, T, w);
 		return;
 	}
-	linear_forward(ws + lay->q, qw, xq, E, nq, m->w_qkv, bq, qw, E, T);
+	linear_forward(ws + lay->q, qw, xq, E, nq, m->w_qkv, bq, qw, E, T, w);
 	if (lay->shared_kv) {
-		linear_forward(ws + lay->k, 2 * kw, xk, E, nk, Wk, bk, 2 * kw, E, T);
+		linear_forward(ws + lay->k, 2 * kw, xk, E, nk, Wk, bk, 2 * kw, E, T, w);
 		return;
 	}
-	linear_forward(ws + lay->k, kw, xk, E, nk, Wk, bk, kw, E, T);
-	linear_forward(ws + lay->v, kw, xv, E, nk, Wv, bv, kw, E, T);
+	linear_forward(ws + lay->k, kw, xk, E, nk, Wk, bk, kw, E, T, w);
+	linear_forward(ws + lay->v, kw, xv, E, nk, Wv, bv, kw, E, T, w);
 }
 
 /* Step 3: rotate Q and K per head (RoPE). */
@@ -294,7 +296,7 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	/* out = ctx Wo^T + bo */
 	linear_forward(req->out, req->model->E, ws + lay.ctx, q_width(req->model),
 		       req->B * req->Lq, req->model->w_o, req->model->b_o, req->model->E,
-		       q_width(req->model), req->threads);
+		       q_width(req->model), req->threads, req->workers);
 	return ATTN_OK;
 }
 

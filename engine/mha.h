@@ -40,7 +40,8 @@ struct attn_mha {
 	enum attn_scores_view scores_view;
 	float *scores; /* [B, H, Lq, Lk] */
 
-	size_t threads; /* as struct attn_sdpa */
+	size_t threads;                /* as struct attn_sdpa */
+	struct attn_workers *workers;  /* as struct attn_sdpa */
 };
 
 /* Validates the request's dimensions and options (not the input values, and

@@ -422,6 +422,6 @@ enum attn_status mha_stream_forward(const struct attn_mha *req, const struct att
 		attn_alibi_slopes(slopes, m->H);
 		st.core.alibi_slopes = slopes;
 	}
-	team_run(req->threads, stream_member, &st);
+	team_run(req->workers, req->threads, stream_member, &st);
 	return ATTN_OK;
 }

@@ -2,21 +2,26 @@
  * team.h: a fork-join team of threads with a barrier, for one engine call.
  *
  * team_run calls fn(arg, t, T, team) on T threads (t = 0 is the caller's own
- * thread) and returns when all have returned. If fewer threads can be created
- * than asked for, T is whatever could be had (at least 1): callers split work
- * by t and T, so the result does not depend on T. Nothing outlives the call.
+ * thread) and returns when all have returned. Threads 1 .. T - 1 are the
+ * caller's attn_workers when it gave some and they are free, else started
+ * for this call and joined before it returns. If fewer threads can be had
+ * than asked for, T is whatever could be had (at least 1): callers split
+ * work by t and T, so the result does not depend on T.
  */
 #ifndef ATTN_TEAM_H
 #define ATTN_TEAM_H
 
 #include <stddef.h>
 
+#include "workers.h"
+
 struct team;
 
 typedef void (*team_fn)(void *arg, size_t t, size_t T, struct team *team);
 
-/* Runs fn on up to `threads` threads (0 counts as 1, at most TEAM_MAX). */
-void team_run(size_t threads, team_fn fn, void *arg);
+/* Runs fn on up to `threads` threads (0 counts as 1, at most TEAM_MAX), on
+ * workers when not NULL and not busy. */
+void team_run(struct attn_workers *workers, size_t threads, team_fn fn, void *arg);
 
 /* Blocks until all T threads of the team have reached it. */
 void team_barrier(struct team *team);
