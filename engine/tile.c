@@ -164,7 +164,8 @@ __attribute__((target("avx512f"), noinline)) static void scale_strip(float *s, s
 }
 
 /* Rows [0, m) of one column strip of V vectors, the last one stored under
- * the mask `last`: ROWS at a time, then 3, then 1; then scaled. */
+ * the mask `last`: ROWS at a time, then 3, then 1; then scaled (a caller
+ * that scaled q passes 1). */
 INLINE_AVX512 void qk_strip(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
 			    size_t ldk, size_t m, size_t D, float scale, __mmask16 last, int V)
 {
@@ -176,7 +177,8 @@ INLINE_AVX512 void qk_strip(float *s, size_t lds, const float *q, size_t ldq, co
 		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, 3, V);
 	for (; r < m; r++)
 		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, 1, V);
-	scale_strip(s, lds, m, last, V, scale);
+	if (scale != 1.0f)
+		scale_strip(s, lds, m, last, V, scale);
 }
 
 AVX512 static void qk_avx512(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
