@@ -11,8 +11,9 @@
  * and cblas_sgemm on the projection shape C [B L, 3E] = x [B L, E] W^T, W [3E, E]:
  * the machine's own ceiling. The machine is shared and noisy, so every time is a
  * median, and for each (B, L, thread count) the ceiling and all the engine's cells
- * run interleaved in rounds (time_interleaved): of-sgemm and with/none compare
- * times taken side by side. FLOPs are attn_mha_flops: 8 B L E^2 + 4 B L^2 E.
+ * run interleaved in rounds (time_interleaved): of-sgemm and with/none are the
+ * median over rounds of ratios of times taken in the same round, seconds apart
+ * (paired_ratio). FLOPs are attn_mha_flops: 8 B L E^2 + 4 B L^2 E.
  *
  * Thread settings (struct variant):
  *   threads 1   engine 1 thread, OpenBLAS 1 thread
@@ -62,7 +63,7 @@ enum { BENCH_E = 512, BENCH_H = 8 };
 #define CELL_BUDGET_S 2.0    /* timed reps per cell aim for about this long */
 #define CEILING_BUDGET_S 1.0 /* the same for the sgemm ceiling */
 #define MIN_REPS 3	     /* after one warm-up */
-#define ROUNDS 5	     /* a row's jobs alternate in up to this many rounds */
+#define ROUNDS 7	     /* a row's jobs alternate in up to this many rounds */
 #define MAX_REPS 25
 #define MAX_REP_S 60.0	   /* a cell whose reps would exceed this is skipped */
 #define RUN_BUDGET_S 450.0 /* the whole run: cells that would pass it are skipped */
@@ -141,6 +142,8 @@ struct bufs {
 struct cell {
 	double ms;
 	int reps;
+	int rounds;
+	double round_ms[ROUNDS]; /* the median of each round's reps */
 	const char *mode;
 	char skipped[96]; /* empty when measured */
 };
@@ -345,6 +348,8 @@ struct timed {
 	int reps;
 	double t[MAX_REPS]; /* ms */
 	double ms;	    /* median */
+	int rounds;
+	double round_ms[ROUNDS]; /* the median of each round's reps */
 };
 
 static double timed_once_ms(const struct timed *j)
@@ -386,8 +391,29 @@ static void time_interleaved(struct bench *bn, struct timed *jobs, int n)
 				j->t[k] = timed_once_ms(j);
 		}
 	}
-	for (int i = 0; i < n; i++)
-		jobs[i].ms = median(jobs[i].t, jobs[i].reps);
+	for (int i = 0; i < n; i++) {
+		struct timed *j = &jobs[i];
+
+		j->rounds = rounds;
+		for (int r = 0; r < rounds; r++) {
+			int k0 = j->reps * r / rounds, k1 = j->reps * (r + 1) / rounds;
+
+			j->round_ms[r] = median(j->t + k0, k1 - k0);
+		}
+		j->ms = median(j->t, j->reps);
+	}
+}
+
+/* The median over rounds of a[r] / b[r] (both timed in round r): a ratio of
+ * times taken seconds apart, which a slow spell of the machine moves less
+ * than a ratio of medians. */
+static double paired_ratio(const double *a, const double *b, int rounds)
+{
+	double q[ROUNDS];
+
+	for (int r = 0; r < rounds; r++)
+		q[r] = a[r] / b[r];
+	return median(q, rounds);
 }
 
 /* ---- cells ------------------------------------------------------------------- */
@@ -425,8 +451,9 @@ static int predict_skip(const struct bench *bn, struct cell *c, int v, int with,
 struct row {
 	int threads, with;
 	struct cell best, alt;
-	double ceiling; /* sgemm GFLOP/s, measured right before */
-	double none_ms; /* the same thread count without weights, for with rows */
+	double ceiling; /* sgemm GFLOP/s, median */
+	double of_sgemm;  /* engine GFLOP/s over sgemm's, paired by round */
+	double with_none; /* with rows: time over the without row's, paired by round */
 	double other;	/* % CPU of other processes during the row */
 };
 
@@ -434,7 +461,8 @@ static void print_header(void)
 {
 	printf("Engine vs the machine's sgemm (ms: median; GFLOP/s = (8BLE^2 + 4BL^2E) / time; "
 	       "sgemm: M = B*L, N = 3E, K = E, same threads,\ntimed interleaved with the row's "
-	       "cells; other: CPU used by other processes meanwhile, %% of all cores)\n");
+	       "cells in rounds; of-sgemm, with/none: the median over rounds of each round's "
+	       "ratio;\nother: CPU used by other processes meanwhile, %% of all cores)\n");
 	printf("%2s %5s %3s %-7s %-5s %9s %4s %7s %7s %8s %9s  %-15s %5s  %-12s %s\n", "B", "L",
 	       "thr", "weights", "run", "ms", "reps", "GFLOP/s", "sgemm", "of-sgemm", "with/none",
 	       "other-run ms", "other", "target", "verdict");
@@ -459,7 +487,7 @@ static void print_row(const struct bench *bn, const struct bufs *b, const struct
 {
 	struct attn_mha req = make_request(bn, b, r->with, 1);
 	double gf = attn_mha_flops(&req) / (1e6 * r->best.ms);
-	double ratio = r->with && r->none_ms > 0 ? r->best.ms / r->none_ms : 0;
+	double ratio = r->with ? r->with_none : 0;
 	char other[32] = "-", ratio_s[16] = "-", target[32], verdict[32], busy[16] = "?";
 
 	printf("%2zu %5zu %3d %-7s ", b->B, b->L, r->threads, weights_name[r->with]);
@@ -474,9 +502,9 @@ static void print_row(const struct bench *bn, const struct bufs *b, const struct
 		snprintf(ratio_s, sizeof(ratio_s), "%.2fx", ratio);
 	if (r->other >= 0)
 		snprintf(busy, sizeof(busy), "%.0f%%", r->other);
-	row_target(target, verdict, sizeof(target), r->with, b->L, gf / r->ceiling, ratio);
+	row_target(target, verdict, sizeof(target), r->with, b->L, r->of_sgemm, ratio);
 	printf("%-5s %9.2f %4d %7.1f %7.1f %7.0f%% %9s  %-15s %5s  %-12s %s\n", r->best.mode,
-	       r->best.ms, r->best.reps, gf, r->ceiling, 100 * gf / r->ceiling, ratio_s, other,
+	       r->best.ms, r->best.reps, gf, r->ceiling, 100 * r->of_sgemm, ratio_s, other,
 	       busy, target, verdict);
 	fprintf(bn->tsv, "%zu\t%zu\t%s\t%d\t%s\t%.4f\t%.3f\t%.3f\t%d\n", b->B, b->L,
 		weights_name[r->with], r->threads, r->best.mode, r->best.ms, gf, r->ceiling,
@@ -543,6 +571,8 @@ static void cell_done(struct bench *bn, struct cell *c, const struct timed *j, i
 {
 	c->ms = j->ms;
 	c->reps = j->reps;
+	c->rounds = j->rounds;
+	memcpy(c->round_ms, j->round_ms, sizeof(c->round_ms));
 	bn->gflops_seen[v][with] = attn_mha_flops(j->req) / (1e6 * j->ms);
 	if (!with && j->b->L == MEMORY_L)
 		bn->forward_ms[v] = j->ms;
@@ -613,8 +643,18 @@ static void bench_threads(struct bench *bn, const struct bufs *b, int row)
 		    2.0 * (double)(b->B * b->L) * 3.0 * BENCH_E * BENCH_E / (1e6 * jobs[0].ms);
 		r[with].other = others_pct(m0, cpu_mark());
 		pick_best(&r[with], cells[with], count);
+		if (r[with].best.ms >= 0) {
+			/* sgemm time over engine time, times engine FLOPs over sgemm's */
+			double flops = attn_mha_flops(&reqs[with][0]);
+			double sgemm_flops = 2.0 * (double)(b->B * b->L) * 3.0 * BENCH_E * BENCH_E;
+
+			r[with].of_sgemm = paired_ratio(jobs[0].round_ms, r[with].best.round_ms,
+							jobs[0].rounds) * flops / sgemm_flops;
+		}
 	}
-	r[1].none_ms = r[0].best.ms;
+	if (n_with > 1 && r[0].best.ms >= 0 && r[1].best.ms >= 0)
+		r[1].with_none = paired_ratio(r[1].best.round_ms, r[0].best.round_ms,
+					      r[0].best.rounds);
 	for (int with = 0; with < n_with; with++)
 		print_row(bn, b, &r[with]);
 }

@@ -2,11 +2,15 @@
  * team.c: fork-join teams, their barrier, and the workers that can serve them.
  *
  * Everything that waits here waits the same way (await_change): for a
- * counter to move on from a value it has seen, spinning up to SPIN_ROUNDS
- * pauses (some 50 us) before it sleeps on a condition variable. The phases a
+ * counter to move on from a value it has seen, spinning (pauses, then
+ * sched_yield) some 2 ms before it sleeps on a condition variable. The phases a
  * barrier separates are balanced, and a caller's next call is often as
- * close, so the other side is usually microseconds away, while a futex sleep
- * and wake-up costs tens of them. Whoever moves a counter does so holding
+ * close, so the other side is usually microseconds away. A sleep costs more
+ * than its futex calls: the scheduler often wakes the sleeper on the waker's
+ * own core, where the two then take turns until the load balancer moves one
+ * (measured: B = 1, L = 128 at 2 threads, 4-5 ms a call instead of 2.2 with
+ * 50 us of spinning, after OpenBLAS's threads had run; OpenBLAS's own
+ * workers spin some 100 ms). Whoever moves a counter does so holding
  * the lock its sleepers wait under, with release order, so a thread that
  * sees the new value (acquire) sees everything written before it.
  *
@@ -19,10 +23,16 @@
 #include "team.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-enum { SPIN_ROUNDS = 2000 };
+enum {
+	SPIN_ROUNDS = 2000,  /* pauses: some 50 us */
+	YIELD_ROUNDS = 4000, /* then sched_yield: some 2 ms in all, and a thread
+			      * sharing this core (or valgrind's one running
+			      * thread) gets it */
+};
 
 /* A counter, and the lock and condition its sleepers wait on. */
 struct signal {
@@ -96,11 +106,14 @@ static size_t await_change(struct signal *s, size_t seen)
 {
 	size_t now;
 
-	for (int i = 0; i < SPIN_ROUNDS; i++) {
+	for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
 		now = atomic_load_explicit(&s->value, memory_order_acquire);
 		if (now != seen)
 			return now;
-		cpu_pause();
+		if (i < SPIN_ROUNDS)
+			cpu_pause();
+		else
+			sched_yield();
 	}
 	pthread_mutex_lock(&s->lock);
 	while ((now = atomic_load_explicit(&s->value, memory_order_acquire)) == seen)

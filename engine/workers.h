@@ -9,7 +9,7 @@
  * `workers` points at them runs its threads 1 .. T - 1 there (T at most
  * threads). Results do not depend on which threads ran a call.
  *
- * An idle worker spins some 50 us after a call (a next call is often that
+ * An idle worker spins some 2 ms after a call (a next call is often that
  * close), then sleeps on a condition variable: it costs no CPU between calls
  * that are further apart. The workers run one call at a time; a call that
  * finds them busy (another thread's call) starts threads of its own, as if

@@ -4,11 +4,11 @@
  *
  *   same      the layer, streamed (no weights) and whole-row (per-head weights,
  *             which runs the projections and attn_sdpa_forward as teams of
- *             their own), over one and several key blocks: bit-identical with
+ *             their own), over one and several key or query blocks: bit-identical with
  *             and without workers at the same thread count; a request for
  *             more threads than the workers have runs on as many as they have
- *   many      200 calls in a row, with pauses long enough for idle workers to
- *             fall asleep, every answer the same
+ *   many      200 calls in a row (40 light: light.h), with pauses long enough
+ *             for idle workers to fall asleep, every answer the same
  *   shared    two caller threads using one set of workers at once (one runs on
  *             them, the other on threads of its own while they are busy)
  *   args      0 or 65 threads are refused by name; a set of 1 is the caller
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "light.h"
 #include "mha.h"
 #include "model.h"
 #include "prng.h"
@@ -92,15 +93,19 @@ static float *run_fresh(const struct layer_case *c, size_t threads, struct attn_
 	return run(c, threads, w, c->ws, malloc(c->n_out * sizeof(float)));
 }
 
-static const size_t lengths[] = { 37, 600 }; /* one key block, two */
+/* Streamed: one key block, two (KEY_BLOCK = 512); whole rows: one query
+ * block, three (attention.c's QUERY_BLOCK = 64). */
+static const size_t lengths[2][2] = { { 37, 600 }, { 37, 130 } };
 
 START_TEST(same_numbers_with_workers)
 {
 	struct layer_case c;
 	struct attn_workers *w;
 	float *own, *kept, *capped;
+	int whole_rows = _i % 2;
 
-	case_new(&c, lengths[_i / 2], _i % 2 ? ATTN_WEIGHTS_PER_HEAD : ATTN_WEIGHTS_NONE);
+	case_new(&c, lengths[whole_rows][_i / 2],
+		 whole_rows ? ATTN_WEIGHTS_PER_HEAD : ATTN_WEIGHTS_NONE);
 	ck_assert_int_eq(attn_workers_new(&w, 3, NULL), ATTN_OK);
 	ck_assert_uint_eq(attn_workers_threads(w), 3);
 	own = run_fresh(&c, 3, NULL);
@@ -120,14 +125,14 @@ START_TEST(many_calls_with_pauses)
 {
 	struct layer_case c;
 	struct attn_workers *w;
-	struct timespec pause = { 0, 2000000 }; /* 2 ms: workers fall asleep */
+	struct timespec pause = { 0, 20000000 }; /* 20 ms: idle workers fall asleep */
 	float *want, *got;
 
 	case_new(&c, 37, ATTN_WEIGHTS_NONE);
 	ck_assert_int_eq(attn_workers_new(&w, 2, NULL), ATTN_OK);
 	want = run_fresh(&c, 2, NULL);
 	got = malloc(c.n_out * sizeof(float));
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < (test_light() ? 40 : 200); i++) {
 		if (i % 20 == 0)
 			nanosleep(&pause, NULL);
 		memset(got, 0, c.n_out * sizeof(float));
