@@ -271,6 +271,28 @@ static void sdpa_member(void *arg, size_t t, size_t T, struct team *team)
 		sdpa_task(plan, ws, task);
 }
 
+/* Finite inputs can still give scores q . k past float32, which softmax.h
+ * turns into NaN rows: reported here rather than returned as numbers. */
+static enum attn_status check_result(const struct attn_sdpa *req, struct attn_error *err)
+{
+	for (size_t b = 0; b < req->B; b++)
+		for (size_t h = 0; h < req->H; h++)
+			for (size_t i = 0; i < req->Lq; i++) {
+				/* seek to out[b, h, i, :] */
+				const float *row = req->out.data + b * req->out.batch_stride +
+						   h * req->out.head_stride + i * req->out.row_stride;
+
+				for (size_t d = 0; d < req->Dv; d++)
+					if (!isfinite(row[d]))
+						return attn_fail(
+						    err, ATTN_ERR_RESULT_OVERFLOW, "q", i,
+						    "the scores q . k of batch item %zu, head %zu, query "
+						    "%zu overflow float32: scale q or k down",
+						    b, h, i);
+			}
+	return ATTN_OK;
+}
+
 enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
 				   struct attn_error *err)
 {
@@ -300,5 +322,5 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	plan.kt = plan.ws + plan.threads * plan.ws_stride;
 	plan.vh = plan.kt + req->B * req->Hkv * req->D * plan.ldk;
 	team_run(req->workers, plan.threads, sdpa_member, &plan);
-	return ATTN_OK;
+	return check_result(req, err);
 }

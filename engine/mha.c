@@ -259,6 +259,25 @@ static void mha_rope(const struct mha_layout *lay, const struct attn_mha *req)
 	attn_rope_apply(k, req->B, m->Hkv, req->Lk, m->D, &req->pos, mha_k_positions(req));
 }
 
+/* Finite inputs can still give scores q . k past float32, which softmax.h
+ * turns into NaN rows (and a projection can overflow): reported, with the
+ * first such query row, rather than returned as numbers. */
+static enum attn_status check_output(const struct attn_mha *req, struct attn_error *err)
+{
+	size_t E = req->model->E, n = req->B * req->Lq * E;
+
+	for (size_t k = 0; k < n; k++)
+		if (!isfinite(req->out[k])) {
+			size_t row = k / E;
+
+			return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "query", row,
+					 "the output of batch item %zu, query %zu overflows float32 "
+					 "(the scores q . k are too large): scale the inputs down",
+					 row / req->Lq, row % req->Lq);
+		}
+	return ATTN_OK;
+}
+
 enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr,
 				  size_t ws_bytes, struct attn_error *err)
 {
@@ -278,8 +297,10 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	st = mha_check_values(req, err);
 	if (st != ATTN_OK)
 		return st;
-	if (use_stream(req))
-		return mha_stream_forward(req, &lay.core, ws);
+	if (use_stream(req)) {
+		st = mha_stream_forward(req, &lay.core, ws);
+		return st != ATTN_OK ? st : check_output(req, err);
+	}
 	layout_views(&lay, req, ws);
 	if (req->pos.kind == ATTN_POS_ALIBI) {
 		attn_alibi_slopes(ws + lay.slopes, req->model->H);
@@ -291,13 +312,13 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 		mha_rope(&lay, req);
 	st = attn_sdpa_forward(&lay.core, ws + lay.sdpa, (lay.total - lay.sdpa) * sizeof(float),
 			       err);
-	if (st != ATTN_OK)
+	if (st != ATTN_OK && st != ATTN_ERR_RESULT_OVERFLOW) /* that one: reported below */
 		return st;
 	/* out = ctx Wo^T + bo */
 	linear_forward(req->out, req->model->E, ws + lay.ctx, q_width(req->model),
 		       req->B * req->Lq, req->model->w_o, req->model->b_o, req->model->E,
 		       q_width(req->model), req->threads, req->workers);
-	return ATTN_OK;
+	return check_output(req, err);
 }
 
 double attn_mha_flops(const struct attn_mha *req)

@@ -23,13 +23,16 @@ static void zero_outside(float *row, size_t n, size_t lo, size_t hi)
 	memset(row + hi, 0, (n - hi) * sizeof(float));
 }
 
-/* Max of x[0, n); n >= 1. */
+/* Max of x[0, n), NaN if any is NaN; n >= 1. */
 static float max_scalar(const float *x, size_t n)
 {
 	float m = x[0];
 
-	for (size_t i = 1; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(x[i]))
+			return x[i];
 		m = x[i] > m ? x[i] : m;
+	}
 	return m;
 }
 
@@ -89,12 +92,18 @@ __attribute__((target("avx2,fma"))) static float hsum8(__m256 v)
 
 __attribute__((target("avx2,fma"))) static float max_avx2(const float *x, size_t n)
 {
-	__m256 m8 = _mm256_set1_ps(-INFINITY);
+	__m256 m8 = _mm256_set1_ps(-INFINITY), nan8 = _mm256_setzero_ps();
 	float m;
 	size_t i = 0;
 
-	for (; i + 8 <= n; i += 8)
-		m8 = _mm256_max_ps(m8, _mm256_loadu_ps(x + i));
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+
+		m8 = _mm256_max_ps(m8, v);
+		nan8 = _mm256_or_ps(nan8, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+	}
+	if (_mm256_movemask_ps(nan8) != 0)
+		return NAN;
 	{
 		__m128 s = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
 
@@ -102,8 +111,11 @@ __attribute__((target("avx2,fma"))) static float max_avx2(const float *x, size_t
 		s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
 		m = _mm_cvtss_f32(s);
 	}
-	for (; i < n; i++)
+	for (; i < n; i++) {
+		if (isnan(x[i]))
+			return x[i];
 		m = x[i] > m ? x[i] : m;
+	}
 	return m;
 }
 
@@ -193,11 +205,16 @@ static inline __mmask16 tail_mask(size_t n, size_t i)
 AVX512 static float max_avx512(const float *x, size_t n)
 {
 	__m512 m16 = _mm512_set1_ps(-INFINITY);
+	__mmask16 nan = 0;
 
-	for (size_t i = 0; i < n; i += 16)
-		m16 = _mm512_mask_max_ps(m16, tail_mask(n, i), m16,
-					 _mm512_maskz_loadu_ps(tail_mask(n, i), x + i));
-	return _mm512_reduce_max_ps(m16);
+	for (size_t i = 0; i < n; i += 16) {
+		__mmask16 k = tail_mask(n, i);
+		__m512 v = _mm512_maskz_loadu_ps(k, x + i);
+
+		m16 = _mm512_mask_max_ps(m16, k, m16, v);
+		nan |= _mm512_mask_cmp_ps_mask(k, v, v, _CMP_UNORD_Q);
+	}
+	return nan ? NAN : _mm512_reduce_max_ps(m16);
 }
 
 AVX512 static float exp_sum_avx512(float *x, size_t n, float m)
@@ -285,6 +302,21 @@ static void row_scale(float *x, size_t n, float a, enum softmax_isa isa)
 	scale_scalar(x, n, a);
 }
 
+/* Whether a row max says the visible scores hold +inf or NaN: q . k
+ * overflowed float32. Such a row becomes all NaN (poison), so the failure
+ * reaches the output, where the forward passes report it, instead of
+ * turning into plausible numbers. */
+static int overflowed(float m)
+{
+	return isnan(m) || m == INFINITY;
+}
+
+static void poison(float *row, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		row[i] = NAN;
+}
+
 void softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_isa isa)
 {
 	float m;
@@ -297,6 +329,10 @@ void softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_is
 	m = row_max(row + lo, hi - lo, isa);
 	if (m == -INFINITY) {
 		memset(row, 0, n * sizeof(float));
+		return;
+	}
+	if (overflowed(m)) {
+		poison(row, n);
 		return;
 	}
 	row_scale(row + lo, hi - lo, 1.0f / row_exp_sum(row + lo, hi - lo, m, isa), isa);
@@ -326,6 +362,11 @@ float softmax_online_isa(float *s, size_t n, size_t lo, size_t hi, float *m, flo
 	if (block_max == -INFINITY) {
 		memset(s, 0, n * sizeof(float));
 		return 1.0f;
+	}
+	if (overflowed(block_max) || isnan(*m)) {
+		poison(s, n);
+		*m = *l = NAN;
+		return NAN;
 	}
 	m_new = block_max > *m ? block_max : *m;
 	alpha = *m == -INFINITY ? 0.0f : expf(*m - m_new);

@@ -2,7 +2,11 @@
  * softmax.h: row softmax for the fast path. Internal to the engine.
  *
  * softmax_row normalises row[lo, hi) in place and zeroes the rest; a row whose
- * visible cells are all -inf becomes all zeros (no visible key, no NaN). It
+ * visible cells are all -inf becomes all zeros (no visible key, no NaN); one
+ * whose visible cells hold +inf or NaN (scores that overflowed float32)
+ * becomes all NaN, and so does an online row from then on (*m = *l = NaN,
+ * alpha NaN), so that the overflow reaches the output, where
+ * attn_sdpa_forward and attn_mha_forward report it. It
  * uses the widest vector exp the CPU has (softmax_isa_best); the *_isa forms
  * take the instruction set, so that the tests can run each one against the
  * scalar twin (SOFTMAX_SCALAR, libm expf).

@@ -31,6 +31,7 @@ enum attn_status {
 	ATTN_ERR_DTYPE,          /* a weights tensor has an unsupported dtype */
 	ATTN_ERR_MISSING_TENSOR, /* a required weights tensor is absent */
 	ATTN_ERR_SHAPE_MISMATCH, /* weights tensors have inconsistent shapes */
+	ATTN_ERR_RESULT_OVERFLOW, /* finite inputs, a non-finite output: scores overflowed */
 	ATTN_STATUS_COUNT
 };
 

@@ -582,6 +582,105 @@ START_TEST(softmax_fast_matches_scalar)
 }
 END_TEST
 
+/* Scores past float32 (+inf, or NaN from inf - inf) poison their row in
+ * every twin, and an online row stays poisoned: the failure must reach the
+ * output rather than turn into plausible numbers. */
+START_TEST(softmax_overflowed_rows_are_nan)
+{
+	enum softmax_isa isa = (enum softmax_isa)_i;
+	const float bad[2] = { INFINITY, NAN };
+
+	if (isa > softmax_isa_best())
+		return;
+	for (size_t n = 1; n <= 40; n += 13)
+		for (int v = 0; v < 2; v++) {
+			float row[40], m = 0.5f, l = 2.0f, alpha;
+
+			for (size_t i = 0; i < n; i++)
+				row[i] = (float)i - 3.0f;
+			row[n - 1 - n / 3] = bad[v];
+			softmax_row_isa(row, n, 0, n, isa);
+			for (size_t i = 0; i < n; i++)
+				ck_assert_msg(isnan(row[i]), "isa %d n %zu: row[%zu] = %g", _i, n, i,
+					      row[i]);
+			for (size_t i = 0; i < n; i++)
+				row[i] = (float)i;
+			row[n / 2] = bad[v];
+			alpha = softmax_online_isa(row, n, 0, n, &m, &l, isa);
+			ck_assert(isnan(alpha) && isnan(m) && isnan(l) && isnan(row[n - 1]));
+			for (size_t i = 0; i < n; i++)
+				row[i] = 1.0f; /* a later, finite block */
+			alpha = softmax_online_isa(row, n, 0, n, &m, &l, isa);
+			ck_assert(isnan(alpha) && isnan(row[0]));
+		}
+}
+END_TEST
+
+/* x [1, 4, 8] = +-v alternating: at v = 1e30 the seeded tiny model's scores
+ * overflow float32 (its projections do not); at 1e18 they do not. */
+static enum attn_status tiny_layer(float v, enum attn_weights_mode wm, struct attn_error *err)
+{
+	struct attn_model_config cfg = { 8, 2, 0, 0, 0 };
+	struct attn_model *model;
+	float x[32], out[32], w[32];
+	struct attn_mha r;
+	enum attn_status st;
+	size_t ws_bytes;
+	void *ws;
+
+	ck_assert_int_eq(attn_model_new_seeded(&model, &cfg, 42, NULL), ATTN_OK);
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 8; j++)
+			x[i * 8 + j] = (i + j) % 2 ? -v : v;
+	memset(&r, 0, sizeof(r));
+	r.model = model;
+	r.B = 1;
+	r.Lq = r.Lk = 4;
+	r.query = x;
+	r.out = out;
+	r.weights_mode = wm;
+	r.weights = w;
+	ck_assert_int_eq(attn_mha_workspace(&r, &ws_bytes, NULL), ATTN_OK);
+	ws = malloc(ws_bytes);
+	st = attn_mha_forward(&r, ws, ws_bytes, err);
+	for (size_t i = 0; st == ATTN_OK && i < 32; i++)
+		ck_assert(isfinite(out[i]));
+	free(ws);
+	attn_model_free(model);
+	return st;
+}
+
+START_TEST(overflowing_scores_are_reported)
+{
+	float q[4] = { 1e30f, 1e30f, 1.0f, 2.0f }, v[4] = { 1, 2, 3, 4 }, out[4], ws[64];
+	struct attn_error err;
+	struct attn_sdpa r;
+	size_t ws_bytes;
+
+	for (int wm = ATTN_WEIGHTS_NONE; wm <= ATTN_WEIGHTS_PER_HEAD; wm++) {
+		ck_assert_int_eq(tiny_layer(1e18f, (enum attn_weights_mode)wm, NULL), ATTN_OK);
+		ck_assert_int_eq(tiny_layer(1e30f, (enum attn_weights_mode)wm, &err),
+				 ATTN_ERR_RESULT_OVERFLOW);
+		ck_assert_str_eq(err.field, "query");
+		ck_assert_uint_eq(err.index, 0);
+	}
+	/* raw attention: q . k = 2e60 in row 0 */
+	memset(&r, 0, sizeof(r));
+	r.B = r.H = r.Hkv = 1;
+	r.Lq = r.Lk = 2;
+	r.D = r.Dv = 2;
+	r.q = attn_cview_bhld(q, 1, 2, 2);
+	r.k = attn_cview_bhld(q, 1, 2, 2);
+	r.v = attn_cview_bhld(v, 1, 2, 2);
+	r.out = attn_view_bhld(out, 1, 2, 2);
+	ck_assert_int_eq(attn_sdpa_workspace(&r, &ws_bytes, NULL), ATTN_OK);
+	ck_assert_uint_le(ws_bytes, sizeof(ws));
+	ck_assert_int_eq(attn_sdpa_forward(&r, ws, ws_bytes, &err), ATTN_ERR_RESULT_OVERFLOW);
+	ck_assert_str_eq(err.field, "q");
+	ck_assert_str_eq(attn_status_str(err.status), "result_overflow");
+}
+END_TEST
+
 /* ---- weights ---------------------------------------------------------- */
 
 START_TEST(prng_is_splitmix64)
@@ -729,6 +828,9 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, mask_rules_by_hand);
 	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
 	tcase_add_loop_test(tc, softmax_fast_matches_scalar, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
+	tcase_add_loop_test(tc, softmax_overflowed_rows_are_nan, SOFTMAX_SCALAR,
+			    SOFTMAX_AVX512 + 1);
+	tcase_add_test(tc, overflowing_scores_are_reported);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, prng_is_splitmix64);
