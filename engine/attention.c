@@ -282,19 +282,18 @@ static enum attn_status check_result(const struct attn_sdpa *req, struct attn_er
 				const float *row = req->out.data + b * req->out.batch_stride +
 						   h * req->out.head_stride + i * req->out.row_stride;
 
-				for (size_t d = 0; d < req->Dv; d++)
-					if (!isfinite(row[d]))
-						return attn_fail(
-						    err, ATTN_ERR_RESULT_OVERFLOW, "q", i,
-						    "the scores q . k of batch item %zu, head %zu, query "
-						    "%zu overflow float32: scale q or k down",
-						    b, h, i);
+				if (!attn_all_finite(row, req->Dv))
+					return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "q", i,
+							 "the scores q . k of batch item %zu, head %zu, "
+							 "query %zu overflow float32: scale q or k down",
+							 b, h, i);
 			}
 	return ATTN_OK;
 }
 
-enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
-				   struct attn_error *err)
+/* attn_sdpa_forward, with q, k and v scanned for non-finite values or not. */
+static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
+				     int scan_values, struct attn_error *err)
 {
 	struct sdpa_plan plan;
 	enum attn_status st;
@@ -306,7 +305,7 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	if (ws_bytes < need || (need > 0 && ws == NULL))
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "workspace of %zu bytes given, %zu needed", ws_bytes, need);
-	st = sdpa_check_values(req, err);
+	st = scan_values ? sdpa_check_values(req, err) : sdpa_check_pointers(req, err);
 	if (st != ATTN_OK)
 		return st;
 	plan.req = req;
@@ -323,4 +322,16 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	plan.vh = plan.kt + req->B * req->Hkv * req->D * plan.ldk;
 	team_run(req->workers, plan.threads, sdpa_member, &plan);
 	return check_result(req, err);
+}
+
+enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
+				   struct attn_error *err)
+{
+	return sdpa_forward(req, ws, ws_bytes, 1, err);
+}
+
+enum attn_status sdpa_forward_finite(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
+				     struct attn_error *err)
+{
+	return sdpa_forward(req, ws, ws_bytes, 0, err);
 }

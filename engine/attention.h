@@ -181,6 +181,9 @@ void attn_kv_concat(float *present, const float *past, struct attn_cview fresh, 
  * Returns ATTN_OK when all n values are finite, else ATTN_ERR_NONFINITE with
  * err->index the first bad element and err->field = field.
  */
+/* 1 when x[0, n) holds no inf or NaN (a vectorised scan). */
+int attn_all_finite(const float *x, size_t n);
+
 enum attn_status attn_check_finite(const float *x, size_t n, const char *field,
 				   struct attn_error *err);
 

@@ -17,6 +17,7 @@
 
 #include "linear.h"
 #include "mha_check.h"
+#include "sdpa_check.h"
 #include "mha_stream.h"
 #include "sizes.h"
 
@@ -259,22 +260,30 @@ static void mha_rope(const struct mha_layout *lay, const struct attn_mha *req)
 	attn_rope_apply(k, req->B, m->Hkv, req->Lk, m->D, &req->pos, mha_k_positions(req));
 }
 
-/* Finite inputs can still give scores q . k past float32, which softmax.h
- * turns into NaN rows (and a projection can overflow): reported, with the
- * first such query row, rather than returned as numbers. */
-static enum attn_status check_output(const struct attn_mha *req, struct attn_error *err)
+/*
+ * Finite inputs can still overflow float32: a projection (inf in q, k or v)
+ * or the scores q . k, which softmax.h turns into NaN rows. Either reaches
+ * the output, which is checked once here rather than every projection on
+ * the way: the projections, when kept (core: the whole-row path), are then
+ * scanned to name the one that overflowed (NONFINITE, field q, k or v);
+ * else the first output row is reported.
+ */
+static enum attn_status check_output(const struct attn_mha *req, const struct attn_sdpa *core,
+				     struct attn_error *err)
 {
-	size_t E = req->model->E, n = req->B * req->Lq * E;
+	size_t E = req->model->E;
+	enum attn_status st;
 
-	for (size_t k = 0; k < n; k++)
-		if (!isfinite(req->out[k])) {
-			size_t row = k / E;
-
+	if (attn_all_finite(req->out, req->B * req->Lq * E))
+		return ATTN_OK;
+	if (core != NULL && (st = sdpa_check_values(core, err)) != ATTN_OK)
+		return st;
+	for (size_t row = 0; row < req->B * req->Lq; row++)
+		if (!attn_all_finite(req->out + row * E, E))
 			return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "query", row,
 					 "the output of batch item %zu, query %zu overflows float32 "
 					 "(the scores q . k are too large): scale the inputs down",
 					 row / req->Lq, row % req->Lq);
-		}
 	return ATTN_OK;
 }
 
@@ -299,7 +308,7 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 		return st;
 	if (use_stream(req)) {
 		st = mha_stream_forward(req, &lay.core, ws);
-		return st != ATTN_OK ? st : check_output(req, err);
+		return st != ATTN_OK ? st : check_output(req, NULL, err);
 	}
 	layout_views(&lay, req, ws);
 	if (req->pos.kind == ATTN_POS_ALIBI) {
@@ -310,15 +319,15 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	mha_project(&lay, req, ws, xq, xk, xv);
 	if (req->pos.kind == ATTN_POS_ROPE)
 		mha_rope(&lay, req);
-	st = attn_sdpa_forward(&lay.core, ws + lay.sdpa, (lay.total - lay.sdpa) * sizeof(float),
-			       err);
+	st = sdpa_forward_finite(&lay.core, ws + lay.sdpa, (lay.total - lay.sdpa) * sizeof(float),
+				 err);
 	if (st != ATTN_OK && st != ATTN_ERR_RESULT_OVERFLOW) /* that one: reported below */
 		return st;
 	/* out = ctx Wo^T + bo */
 	linear_forward(req->out, req->model->E, ws + lay.ctx, q_width(req->model),
 		       req->B * req->Lq, req->model->w_o, req->model->b_o, req->model->E,
 		       q_width(req->model), req->threads, req->workers);
-	return check_output(req, err);
+	return check_output(req, &lay.core, err);
 }
 
 double attn_mha_flops(const struct attn_mha *req)

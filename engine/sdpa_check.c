@@ -95,6 +95,8 @@ static enum attn_status check_view(struct attn_cview x, size_t B, size_t heads, 
 						   h * x.head_stride + l * x.row_stride;
 				size_t flat = ((b * heads + h) * L + l) * dim;
 
+				if (attn_all_finite(row, dim))
+					continue;
 				for (size_t d = 0; d < dim; d++)
 					if (!isfinite(row[d]))
 						return attn_fail(err, ATTN_ERR_NONFINITE, field,
@@ -106,10 +108,8 @@ static enum attn_status check_view(struct attn_cview x, size_t B, size_t heads, 
 	return ATTN_OK;
 }
 
-enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_error *err)
+enum attn_status sdpa_check_pointers(const struct attn_sdpa *req, struct attn_error *err)
 {
-	enum attn_status st;
-
 	if (req->q.data == NULL || req->k.data == NULL || req->v.data == NULL ||
 	    req->out.data == NULL)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "q", 0, "q, k, v and out are required");
@@ -117,7 +117,15 @@ enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_erro
 	    (req->scores_view != ATTN_SCORES_NONE && req->scores == NULL))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights", 0,
 				 "weights or scores asked for without a buffer");
-	st = check_view(req->q, req->B, req->H, req->Lq, req->D, "q", err);
+	return ATTN_OK;
+}
+
+enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_error *err)
+{
+	enum attn_status st = sdpa_check_pointers(req, err);
+
+	if (st == ATTN_OK)
+		st = check_view(req->q, req->B, req->H, req->Lq, req->D, "q", err);
 	if (st == ATTN_OK)
 		st = check_view(req->k, req->B, req->Hkv, req->Lk, req->D, "k", err);
 	if (st == ATTN_OK)

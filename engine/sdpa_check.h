@@ -11,9 +11,18 @@
  * pointers of q, k, v, out: sizing may leave them NULL). */
 enum attn_status sdpa_check_request(const struct attn_sdpa *req, struct attn_error *err);
 
-/* q, k, v, out are given and every element of q, k, v is finite
- * (index = flat [B, heads, L, dim]). */
+/* q, k, v, out are given (and weights, scores when asked for). */
+enum attn_status sdpa_check_pointers(const struct attn_sdpa *req, struct attn_error *err);
+
+/* The same, and every element of q, k, v is finite (index = flat
+ * [B, heads, L, dim]). */
 enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_error *err);
+
+/* attn_sdpa_forward for a caller that has checked q, k and v are finite
+ * itself (mha.c: its projections, in one contiguous scan): the rest of
+ * attn_sdpa_forward's checks stay. */
+enum attn_status sdpa_forward_finite(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
+				     struct attn_error *err);
 
 /* The scale in use: req->scale, or 1 / sqrt(D) when it is 0. */
 float sdpa_scale(const struct attn_sdpa *req);

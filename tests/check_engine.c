@@ -11,6 +11,7 @@
  * Tolerance: |fast - ref| <= 1e-5 + 1e-4 |ref|; -inf cells must match exactly.
  */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -616,6 +617,29 @@ START_TEST(softmax_overflowed_rows_are_nan)
 }
 END_TEST
 
+/* attn_all_finite (vector body, scalar tail) sees one inf or NaN anywhere,
+ * and takes FLT_MAX, subnormals and -0 for finite. */
+START_TEST(all_finite_finds_every_position)
+{
+	const float bad[3] = { INFINITY, -INFINITY, NAN };
+	float x[40] = { 0 };
+
+	for (size_t n = 0; n <= 40; n++) {
+		for (size_t i = 0; i < n; i++)
+			x[i] = i % 3 == 0 ? FLT_MAX : i % 3 == 1 ? 1e-40f : -0.0f;
+		ck_assert_int_eq(attn_all_finite(x, n), 1);
+		for (size_t p = 0; p < n; p++)
+			for (int b = 0; b < 3; b++) {
+				float keep = x[p];
+
+				x[p] = bad[b];
+				ck_assert_msg(!attn_all_finite(x, n), "n %zu, position %zu", n, p);
+				x[p] = keep;
+			}
+	}
+}
+END_TEST
+
 /* x [1, 4, 8] = +-v alternating: at v = 1e30 the seeded tiny model's scores
  * overflow float32 (its projections do not); at 1e18 they do not. */
 static enum attn_status tiny_layer(float v, enum attn_weights_mode wm, struct attn_error *err)
@@ -663,6 +687,16 @@ START_TEST(overflowing_scores_are_reported)
 				 ATTN_ERR_RESULT_OVERFLOW);
 		ck_assert_str_eq(err.field, "query");
 		ck_assert_uint_eq(err.index, 0);
+		/* at 3e38 the projections overflow: named when the path keeps them */
+		if (wm == ATTN_WEIGHTS_NONE) {
+			ck_assert_int_eq(tiny_layer(3e38f, ATTN_WEIGHTS_NONE, &err),
+					 ATTN_ERR_RESULT_OVERFLOW);
+		} else {
+			ck_assert_int_eq(tiny_layer(3e38f, (enum attn_weights_mode)wm, &err),
+					 ATTN_ERR_NONFINITE);
+			ck_assert_msg(strlen(err.field) == 1 && strchr("qkv", err.field[0]), "%s",
+				      err.field);
+		}
 	}
 	/* raw attention: q . k = 2e60 in row 0 */
 	memset(&r, 0, sizeof(r));
@@ -831,6 +865,7 @@ static Suite *engine_suite(void)
 	tcase_add_loop_test(tc, softmax_overflowed_rows_are_nan, SOFTMAX_SCALAR,
 			    SOFTMAX_AVX512 + 1);
 	tcase_add_test(tc, overflowing_scores_are_reported);
+	tcase_add_test(tc, all_finite_finds_every_position);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, prng_is_splitmix64);
