@@ -152,6 +152,19 @@ $(BUILD)/bench/%.o: bench/%.c
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
 
+# bench/timer: the engine as a shared library that bench/torch_mha.py loads
+# beside PyTorch, to time both in one process (position-independent objects).
+TIMER_SO := $(BUILD)/bench/libattnd_timer.so
+PIC_OBJ  := $(ENGINE_SRC:%.c=$(BUILD)/pic/%.o)
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(TIMER_SO): bench/timer/attnd_timer.c $(PIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -Iengine $^ -o $@ $(LDLIBS)
+
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
 # not the end of the run. The suites that start the daemon start $(ATTND)
 # (ATTND_BIN for check_server, ATTND for the node ones). The closing lines sum
@@ -290,7 +303,7 @@ fuzz-regress: fuzz-build
 		tail -n 60 $(FUZZ_BUILD)/$(h).regress.log; exit 1; \
 	fi;)
 
-bench: $(BUILD)/bench/bench_engine
+bench: $(BUILD)/bench/bench_engine $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		$(PYTHON) bench/torch_mha.py; \

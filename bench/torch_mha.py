@@ -21,6 +21,13 @@ It then reads bench_engine's build/bench/engine.tsv (B, L, weights, threads,
 mode, ms, ...) and prints attnd against torch: the best thread setting of each,
 and per thread count. speedup = torch ms / attnd ms (> 1: attnd is faster).
 
+Those attnd times were taken minutes before, and this VM's speed drifts (its
+two cores now and then run as one). So each child also times attnd itself,
+through build/bench/libattnd_timer.so (bench/timer/attnd_timer.c: the same
+layer and seed, threads as eng1 / eng2) loaded beside torch, in ROUNDS
+alternating rounds on the same x: the "same process" table's speedup is the
+median over rounds of torch's round median over attnd's.
+
   torch_mha.py [--quick] [--tsv PATH]     --quick: B = 1, L in {128, 512}
 """
 import argparse
@@ -42,10 +49,12 @@ MEMORY_LIMIT = 12 * 2**30       # bytes torch may use for one cell
 CELL_BUDGET_S = 2.0             # timed reps per cell aim for about this long
 MIN_REPS, MAX_REPS = 3, 25      # after one warm-up
 MAX_REP_S = 60.0                # predicted longer reps are skipped
-CHILD_BUDGET_S = 150.0          # per thread count; later cells are skipped
+CHILD_BUDGET_S = 240.0          # per thread count; later cells are skipped
+ROUNDS = 5                      # torch and attnd alternate in this many rounds
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_TSV = os.path.join(REPO, "build", "bench", "engine.tsv")
+TIMER_SO = os.path.join(REPO, "build", "bench", "libattnd_timer.so")
 
 
 def cpu_mark():
@@ -89,10 +98,34 @@ def grid(quick):
 
 # ---- the child: one thread count ------------------------------------------
 
-def time_cell(torch, mha, B, L, weights):
-    """One warm-up, then reps for CELL_BUDGET_S; (median ms, reps)."""
+def load_timer(threads):
+    """attnd's engine in this process (attnd_timer.c), or None without the library."""
+    import ctypes
+    if not os.path.exists(TIMER_SO):
+        return None
+    lib = ctypes.CDLL(TIMER_SO)
+    lib.attnd_timer_setup.argtypes = (ctypes.c_int, ctypes.c_uint64)
+    lib.attnd_timer_run.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                    ctypes.c_int, ctypes.POINTER(ctypes.c_double))
+    if lib.attnd_timer_setup(threads, SEED) != 0:
+        return None
+    return lib
+
+
+def attnd_reps(timer, B, L, weights, x, reps):
+    """reps forward passes of attnd on x; their times in ms."""
+    import ctypes
+    ms = (ctypes.c_double * reps)()
+    if timer.attnd_timer_run(B, L, weights == "with", x.data_ptr(), reps, ms) != 0:
+        raise RuntimeError(f"attnd_timer_run failed for B {B}, L {L}, {weights}")
+    return list(ms)
+
+
+def time_cell(torch, mha, timer, B, L, weights):
+    """One warm-up each, then reps for about CELL_BUDGET_S each: torch alone, or
+    torch and attnd (timer) alternating in rounds. Returns the row's fields."""
     g = torch.Generator().manual_seed(SEED + 1000 * B + L)
-    x = torch.randn(B, L, E, generator=g)
+    x = torch.randn(B, L, E, generator=g).contiguous()
     kwargs = ({"need_weights": True, "average_attn_weights": False}
               if weights == "with" else {"need_weights": False})
 
@@ -103,9 +136,24 @@ def time_cell(torch, mha, B, L, weights):
         del out
         return ms
 
-    warm = once()
-    reps = max(MIN_REPS, min(MAX_REPS, int(1e3 * CELL_BUDGET_S / max(warm, 1e-3))))
-    return statistics.median(once() for _ in range(reps)), reps
+    def reps_for(warm):
+        return max(MIN_REPS, min(MAX_REPS, int(1e3 * CELL_BUDGET_S / max(warm, 1e-3))))
+
+    reps = reps_for(once())
+    if timer is None:
+        return {"ms": statistics.median(once() for _ in range(reps)), "reps": reps}
+    a_reps = reps_for(attnd_reps(timer, B, L, weights, x, 1)[0])
+    rounds = min(ROUNDS, reps, a_reps)
+    t_all, a_all, ratios = [], [], []
+    for r in range(rounds):
+        t = [once() for _ in range(reps * r // rounds, reps * (r + 1) // rounds)]
+        a = attnd_reps(timer, B, L, weights, x,
+                       a_reps * (r + 1) // rounds - a_reps * r // rounds)
+        t_all += t
+        a_all += a
+        ratios.append(statistics.median(t) / statistics.median(a))
+    return {"ms": statistics.median(t_all), "reps": reps,
+            "attnd_ms": statistics.median(a_all), "paired": statistics.median(ratios)}
 
 
 def child(threads, cells):
@@ -118,6 +166,7 @@ def child(threads, cells):
                       f"interop {torch.get_num_interop_threads()}"}), flush=True)
     torch.manual_seed(SEED)
     mha = torch.nn.MultiheadAttention(E, H, batch_first=True).eval()
+    timer = load_timer(threads)
     seen = {}   # weights -> last GFLOP/s, to predict later cells
     t0 = time.perf_counter()
     with torch.inference_mode():
@@ -130,7 +179,7 @@ def child(threads, cells):
                 row["skipped"] = "time budget"
             else:
                 m0 = cpu_mark()
-                row["ms"], row["reps"] = time_cell(torch, mha, B, L, weights)
+                row.update(time_cell(torch, mha, timer, B, L, weights))
                 row["other"] = others_pct(m0, cpu_mark())
                 seen[weights] = flops(B, L) / (1e6 * row["ms"])
             print(json.dumps(row), flush=True)
@@ -222,6 +271,25 @@ def print_side_by_side(cells, engine, results):
         print("(no engine.tsv: run build/bench/bench_engine first)")
 
 
+def print_same_process(cells, results):
+    """The pairs timed in one child, round by round (attnd_timer.c)."""
+    if not any("paired" in r for r in results.values()):
+        print("\n(no same-process pairs: build/bench/libattnd_timer.so missing)")
+        return
+    print("\nattnd vs PyTorch in the same process, alternating rounds (attnd as eng1 / eng2; "
+          "speedup: the median over rounds\nof torch's round median over attnd's)")
+    print(f"{'B':>2} {'L':>5} {'weights':<7} {'thr':>3} {'attnd ms':>10} {'torch ms':>10} "
+          f"{'speedup':>8}")
+    for B, L, w in cells:
+        for n in THREADS:
+            r = results.get((B, L, w, n))
+            head = f"{B:>2} {L:>5} {w:<7} {n:>3}"
+            if r is None or "paired" not in r:
+                print(f"{head} {'-':>10} {'-':>10} {'-':>8}")
+            else:
+                print(f"{head} {r['attnd_ms']:>10.2f} {r['ms']:>10.2f} {r['paired']:>7.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -254,6 +322,7 @@ def main():
     print()
     print_torch(cells, skipped, results)
     print_side_by_side(cells, engine, results)
+    print_same_process(cells, results)
     print(f"\ntorch total {time.perf_counter() - t0:.0f} s")
 
 
