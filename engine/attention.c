@@ -291,7 +291,8 @@ static enum attn_status check_result(const struct attn_sdpa *req, struct attn_er
 	return ATTN_OK;
 }
 
-/* attn_sdpa_forward, with q, k and v scanned for non-finite values or not. */
+/* attn_sdpa_forward, with q, k, v and the output scanned for non-finite
+ * values or not (sdpa_forward_unchecked). */
 static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
 				     int scan_values, struct attn_error *err)
 {
@@ -321,7 +322,7 @@ static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size
 	plan.kt = plan.ws + plan.threads * plan.ws_stride;
 	plan.vh = plan.kt + req->B * req->Hkv * req->D * plan.ldk;
 	team_run(req->workers, plan.threads, sdpa_member, &plan);
-	return check_result(req, err);
+	return scan_values ? check_result(req, err) : ATTN_OK;
 }
 
 enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
@@ -330,8 +331,8 @@ enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t
 	return sdpa_forward(req, ws, ws_bytes, 1, err);
 }
 
-enum attn_status sdpa_forward_finite(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
-				     struct attn_error *err)
+enum attn_status sdpa_forward_unchecked(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
+					struct attn_error *err)
 {
 	return sdpa_forward(req, ws, ws_bytes, 0, err);
 }

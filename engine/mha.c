@@ -319,9 +319,9 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	mha_project(&lay, req, ws, xq, xk, xv);
 	if (req->pos.kind == ATTN_POS_ROPE)
 		mha_rope(&lay, req);
-	st = sdpa_forward_finite(&lay.core, ws + lay.sdpa, (lay.total - lay.sdpa) * sizeof(float),
-				 err);
-	if (st != ATTN_OK && st != ATTN_ERR_RESULT_OVERFLOW) /* that one: reported below */
+	st = sdpa_forward_unchecked(&lay.core, ws + lay.sdpa,
+				    (lay.total - lay.sdpa) * sizeof(float), err);
+	if (st != ATTN_OK)
 		return st;
 	/* out = ctx Wo^T + bo */
 	linear_forward(req->out, req->model->E, ws + lay.ctx, q_width(req->model),

@@ -18,11 +18,11 @@ enum attn_status sdpa_check_pointers(const struct attn_sdpa *req, struct attn_er
  * [B, heads, L, dim]). */
 enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_error *err);
 
-/* attn_sdpa_forward for a caller that has checked q, k and v are finite
- * itself (mha.c: its projections, in one contiguous scan): the rest of
- * attn_sdpa_forward's checks stay. */
-enum attn_status sdpa_forward_finite(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
-				     struct attn_error *err);
+/* attn_sdpa_forward without its scans of q, k, v and the output for
+ * non-finite values (the other checks stay): for mha.c, which scans its own
+ * output once and, only when that fails, these views to name the cause. */
+enum attn_status sdpa_forward_unchecked(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
+					struct attn_error *err);
 
 /* The scale in use: req->scale, or 1 / sqrt(D) when it is 0. */
 float sdpa_scale(const struct attn_sdpa *req);
