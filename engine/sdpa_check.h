@@ -1,6 +1,8 @@
 /*
  * sdpa_check.h: validation shared by the fast path and its reference twin, so
- * both accept and reject exactly the same requests. Internal to the engine.
+ * both accept and reject exactly the same requests, and the entry point of
+ * the fast path for a caller that does its own finiteness checks (mha.c).
+ * Internal to the engine.
  */
 #ifndef ATTN_SDPA_CHECK_H
 #define ATTN_SDPA_CHECK_H

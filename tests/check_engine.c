@@ -250,6 +250,20 @@ START_TEST(sdpa_threads_bit_identical)
 }
 END_TEST
 
+/* r: one batch item, one head, two queries and two keys of D = Dv = 2. */
+static void tiny_sdpa(struct attn_sdpa *r, const float *q, const float *k, const float *v,
+		      float *out)
+{
+	memset(r, 0, sizeof(*r));
+	r->B = r->H = r->Hkv = 1;
+	r->Lq = r->Lk = 2;
+	r->D = r->Dv = 2;
+	r->q = attn_cview_bhld(q, 1, 2, 2);
+	r->k = attn_cview_bhld(k, 1, 2, 2);
+	r->v = attn_cview_bhld(v, 1, 2, 2);
+	r->out = attn_view_bhld(out, 1, 2, 2);
+}
+
 /* A row with no visible key: zero output and zero weights, never NaN. */
 START_TEST(sdpa_fully_masked_row_is_zero)
 {
@@ -258,14 +272,7 @@ START_TEST(sdpa_fully_masked_row_is_zero)
 	uint8_t allow[4] = { 0, 0, 1, 1 }; /* row 0 sees nothing */
 	struct attn_sdpa r;
 
-	memset(&r, 0, sizeof(r));
-	r.B = r.H = r.Hkv = 1;
-	r.Lq = r.Lk = 2;
-	r.D = r.Dv = 2;
-	r.q = attn_cview_bhld(q, 1, 2, 2);
-	r.k = attn_cview_bhld(k, 1, 2, 2);
-	r.v = attn_cview_bhld(v, 1, 2, 2);
-	r.out = attn_view_bhld(out, 1, 2, 2);
+	tiny_sdpa(&r, q, k, v, out);
 	r.mask.user_kind = ATTN_USER_MASK_BOOL;
 	r.mask.user = allow;
 	r.mask.user_rank = 2;
@@ -699,14 +706,7 @@ START_TEST(overflowing_scores_are_reported)
 		}
 	}
 	/* raw attention: q . k = 2e60 in row 0 */
-	memset(&r, 0, sizeof(r));
-	r.B = r.H = r.Hkv = 1;
-	r.Lq = r.Lk = 2;
-	r.D = r.Dv = 2;
-	r.q = attn_cview_bhld(q, 1, 2, 2);
-	r.k = attn_cview_bhld(q, 1, 2, 2);
-	r.v = attn_cview_bhld(v, 1, 2, 2);
-	r.out = attn_view_bhld(out, 1, 2, 2);
+	tiny_sdpa(&r, q, q, v, out);
 	ck_assert_int_eq(attn_sdpa_workspace(&r, &ws_bytes, NULL), ATTN_OK);
 	ck_assert_uint_le(ws_bytes, sizeof(ws));
 	ck_assert_int_eq(attn_sdpa_forward(&r, ws, ws_bytes, &err), ATTN_ERR_RESULT_OVERFLOW);
