@@ -175,8 +175,8 @@ static void qk_pass(const struct sdpa_plan *plan, float *S, const float *q_bhi,
 	const struct attn_sdpa *req = plan->req;
 
 	if (plan->tiles) {
-		tile_qk(S, req->Lk, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh), plan->ldk, m,
-			req->Lk, req->D, plan->scale, 1);
+		tile_qk(S, req->Lk, NULL, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh),
+			plan->ldk, m, req->Lk, req->D, plan->scale, 1);
 		return;
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)req->Lk, (int)req->D,

@@ -12,7 +12,8 @@
  *   kt, vh     [G, Hkv, D, ldk], [G, Hkv, kb, D]  the same per head, laid out
  *              for tile.h's kernels (only when they run here)
  * where kb = min(Lk, KEY_BLOCK) and G = KEY_ROWS / kb (at least 1, at most B)
- *   per thread: scores [SUB_ROWS, ldk] (tiles) or [QUERY_BLOCK, kb] (sgemm)
+ *   per thread: scores [SUB_ROWS, ldk] and their lane maxima
+ *               [SUB_ROWS, TILE_COLS] (tiles), or [QUERY_BLOCK, kb] (sgemm),
  *               and an input chunk [CHUNK, E]
  * so peak memory is inputs + outputs + one more [B, Lq, E], whatever Lk is.
  *
@@ -24,7 +25,10 @@
  *        then kt, vh per head (tile kernels only)     (item, kv head) split
  *     2. per (item, query block, head) task:
  *        S = (scale Q) K^T; softcap; mask; P = exp(S - m); acc = alpha acc + P V
- *        with tile.h's kernels (AVX-512F, D % 16 == 0), else cblas_sgemm
+ *        with tile.h's kernels (AVX-512F, D % 16 == 0), else cblas_sgemm;
+ *        the tile kernel hands over each row's max where nothing changes
+ *        the scores after it (no softcap, ALiBi or user mask) and the row
+ *        sees the whole block, which saves the softmax a pass
  *   3. ctx = acc / run_sum; out = ctx Wo^T + bo     rows split
  * Tasks and row shares depend only on t and T, and each element of acc is
  * summed in key order by one thread, so the attention itself does not depend
@@ -73,6 +77,7 @@ struct stream {
 	float *kt, *vh;         /* [G, Hkv, D, ldk], [G, Hkv, kb_max, D]: the same */
 	size_t ldk;             /* tile_ld(kb_max): row stride of kt and scores */
 	int simd;               /* tile kernels (tile_simd_available) */
+	int plain;              /* no softcap, ALiBi or user mask: S is only Q K^T */
 	float *scratch;         /* [T, thread_floats] */
 	size_t thread_floats;
 };
@@ -101,10 +106,11 @@ static size_t stream_threads(const struct attn_mha *req)
 	return req->threads < 1 ? 1 : min_size(req->threads, TEAM_MAX);
 }
 
-/* Floats of one thread's scores: [SUB_ROWS, ldk] on tiles, else [QUERY_BLOCK, kb]. */
+/* Floats of one thread's scores: [SUB_ROWS, ldk + TILE_COLS] on tiles (with
+ * their lane maxima), else [QUERY_BLOCK, kb]. */
 static size_t score_floats(int simd, size_t kb)
 {
-	return simd ? (size_t)SUB_ROWS * tile_ld(kb) : (size_t)QUERY_BLOCK * kb;
+	return simd ? (size_t)SUB_ROWS * (tile_ld(kb) + TILE_COLS) : (size_t)QUERY_BLOCK * kb;
 }
 
 /* Floats of the workspace, per layout in the file comment. */
@@ -246,9 +252,10 @@ static int block_visible(const struct stream *st, struct key_block blk, size_t b
 }
 
 /* Softcap, mask and the online softmax on the m score rows of S (lds
- * apart) for queries i0 .., then acc rows scaled by each row's alpha. */
+ * apart) for queries i0 .., then acc rows scaled by each row's alpha.
+ * vmax [m, TILE_COLS], the rows' lane maxima from tile_qk, or NULL. */
 static void fold_rows(const struct stream *st, struct key_block blk, float *S, size_t lds,
-		      float *acc_bih, size_t b, size_t h, size_t i0, size_t m)
+		      const float *vmax, float *acc_bih, size_t b, size_t h, size_t i0, size_t m)
 {
 	const struct attn_mha *req = st->req;
 	size_t kb = blk.kb;
@@ -262,7 +269,12 @@ static void fold_rows(const struct stream *st, struct key_block blk, float *S, s
 			for (size_t j = 0; j < kb; j++)
 				s_row[j] = req->softcap * tanhf(s_row[j] / req->softcap);
 		mask_apply_span(s_row, &st->core, b, h, i0 + r, blk.k0, kb, &lo, &hi);
-		alpha = softmax_online(s_row, kb, lo, hi, &st->run_max[cell], &st->run_sum[cell]);
+		if (vmax != NULL && lo == 0 && hi == kb)
+			alpha = softmax_online_known(s_row, kb, tile_row_max(vmax + r * TILE_COLS),
+						     &st->run_max[cell], &st->run_sum[cell]);
+		else
+			alpha = softmax_online(s_row, kb, lo, hi, &st->run_max[cell],
+					       &st->run_sum[cell]);
 		if (alpha != 1.0f)
 			for (size_t d = 0; d < st->D; d++)
 				acc_row[d] *= alpha;
@@ -283,7 +295,7 @@ static void fold_head_sgemm(const struct stream *st, struct key_block blk, float
 	/* S = Q_blk K_blk^T, [m, kb] (Q is scaled) */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)kb, (int)st->D,
 		    1.0f, q_bih, (int)st->qw, k_bh, (int)(2 * st->kw), 0.0f, S, (int)kb);
-	fold_rows(st, blk, S, kb, acc_bih, b, h, i0, m);
+	fold_rows(st, blk, S, kb, NULL, acc_bih, b, h, i0, m);
 	/* acc_blk += P V_blk, [m, D] */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)st->D, (int)kb, 1.0f,
 		    S, (int)kb, v_bh, (int)(2 * st->kw), 1.0f, acc_bih, (int)st->qw);
@@ -297,6 +309,8 @@ static void fold_head_tiles(const struct stream *st, struct key_block blk, float
 	/* seek to kt[gi, kvh], vh[gi, kvh] */
 	const float *kt_bh = st->kt + pair * st->D * st->ldk;
 	const float *vh_bh = st->vh + pair * st->kb_max * st->D;
+	/* seek past the scores [SUB_ROWS, ldk]: the lane maxima, when of use */
+	float *vmax = st->plain ? S + (size_t)SUB_ROWS * st->ldk : NULL;
 
 	for (size_t r0 = 0; r0 < m; r0 += SUB_ROWS) {
 		size_t n = min_size(SUB_ROWS, m - r0);
@@ -304,9 +318,8 @@ static void fold_head_tiles(const struct stream *st, struct key_block blk, float
 		const float *q_bih = st->q + (b * Lq + i0 + r0) * st->qw + h * st->D;
 		float *acc_bih = st->acc + (b * Lq + i0 + r0) * st->qw + h * st->D;
 
-		tile_qk(S, st->ldk, q_bih, st->qw, kt_bh, st->ldk, n, blk.kb, st->D,
-			1.0f, 1);
-		fold_rows(st, blk, S, st->ldk, acc_bih, b, h, i0 + r0, n);
+		tile_qk(S, st->ldk, vmax, q_bih, st->qw, kt_bh, st->ldk, n, blk.kb, st->D, 1.0f, 1);
+		fold_rows(st, blk, S, st->ldk, vmax, acc_bih, b, h, i0 + r0, n);
 		tile_pv(acc_bih, st->qw, S, st->ldk, vh_bh, n, blk.kb, st->D, 1);
 	}
 }
@@ -426,6 +439,8 @@ enum attn_status mha_stream_forward(const struct attn_mha *req, const struct att
 		attn_alibi_slopes(slopes, m->H);
 		st.core.alibi_slopes = slopes;
 	}
+	st.plain = req->softcap <= 0.0f && st.core.alibi_slopes == NULL &&
+		   st.core.mask.user_kind == ATTN_USER_MASK_NONE;
 	team_run(req->workers, req->threads, stream_member, &st);
 	return ATTN_OK;
 }

@@ -36,6 +36,16 @@ float softmax_online(float *s /* [n] */, size_t n, size_t lo, size_t hi, float *
 float softmax_online_isa(float *s /* [n] */, size_t n, size_t lo, size_t hi, float *m, float *l,
 			 enum softmax_isa isa);
 
+/*
+ * The same step for a block whose every cell is visible (lo = 0, hi = n)
+ * and whose max the caller already has, block_max = max of s[0, n) (the
+ * streaming layer reads it off tile_qk's vmax): one pass over s instead of
+ * two. A NaN cell poisons the row even where block_max does not show it.
+ */
+float softmax_online_known(float *s /* [n] */, size_t n, float block_max, float *m, float *l);
+float softmax_online_known_isa(float *s /* [n] */, size_t n, float block_max, float *m,
+			       float *l, enum softmax_isa isa);
+
 /* y[i] = exp(x[i]) for x <= 88 (the vector kernel; scalar fallback). */
 void softmax_vexp(float *y, const float *x, size_t n);
 void softmax_vexp_isa(float *y, const float *x, size_t n, enum softmax_isa isa);

@@ -24,7 +24,7 @@
 enum {
 	ROWS = 6, /* query rows per register tile */
 	VECS = 4, /* vectors of 16 floats per register tile row */
-	VEC = 16,
+	VEC = TILE_COLS, /* floats per vector: kt's padding, vmax's lanes */
 };
 
 size_t tile_cols(size_t n)
@@ -71,8 +71,8 @@ void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D
 
 /* ---- scalar twins -------------------------------------------------------- */
 
-static void qk_scalar(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
-		      size_t ldk, size_t m, size_t n, size_t D, float scale)
+static void qk_scalar(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
+		      const float *kt, size_t ldk, size_t m, size_t n, size_t D, float scale)
 {
 	for (size_t r = 0; r < m; r++)
 		for (size_t j = 0; j < n; j++) {
@@ -81,6 +81,8 @@ static void qk_scalar(float *s, size_t lds, const float *q, size_t ldq, const fl
 			for (size_t d = 0; d < D; d++)
 				acc = fmaf(q[r * ldq + d], kt[d * ldk + j], acc);
 			s[r * lds + j] = acc * scale;
+			if (vmax != NULL && s[r * lds + j] > vmax[r * VEC + j % VEC])
+				vmax[r * VEC + j % VEC] = s[r * lds + j];
 		}
 }
 
@@ -110,8 +112,8 @@ static void pv_scalar(float *acc, size_t lda, const float *p, size_t ldp, const 
  * of q kt (unscaled: a scale held through the loop pushes two of the tile's
  * registers to the stack, 20% slower).
  */
-INLINE_AVX512 void qk_block(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
-			    size_t ldk, size_t D, __mmask16 last, int R, int V)
+INLINE_AVX512 void qk_block(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
+			    const float *kt, size_t ldk, size_t D, __mmask16 last, int R, int V)
 {
 	__m512 acc[ROWS][VECS];
 
@@ -143,6 +145,18 @@ INLINE_AVX512 void qk_block(float *s, size_t lds, const float *q, size_t ldq, co
 		_mm512_mask_storeu_ps(s + (size_t)r * lds + (size_t)(V - 1) * VEC, last,
 				      acc[r][V - 1]);
 	}
+	if (vmax == NULL)
+		return;
+	UNROLL
+	for (int r = 0; r < R; r++) {
+		__m512 mx = _mm512_loadu_ps(vmax + (size_t)r * VEC);
+
+		UNROLL
+		for (int c = 0; c + 1 < V; c++)
+			mx = _mm512_max_ps(mx, acc[r][c]);
+		mx = _mm512_mask_max_ps(mx, last, mx, acc[r][V - 1]);
+		_mm512_storeu_ps(vmax + (size_t)r * VEC, mx);
+	}
 }
 
 /* s[r, 16 c] *= scale for r < m, c < V (the last vector under the mask
@@ -166,23 +180,29 @@ __attribute__((target("avx512f"), noinline)) static void scale_strip(float *s, s
 /* Rows [0, m) of one column strip of V vectors, the last one stored under
  * the mask `last`: ROWS at a time, then 3, then 1; then scaled (a caller
  * that scaled q passes 1). */
-INLINE_AVX512 void qk_strip(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
-			    size_t ldk, size_t m, size_t D, float scale, __mmask16 last, int V)
+INLINE_AVX512 void qk_strip(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
+			    const float *kt, size_t ldk, size_t m, size_t D, float scale,
+			    __mmask16 last, int V)
 {
 	size_t r = 0;
 
+	/* vmax rows follow the tile's rows, when they are kept */
+#define VMAX_ROW(r) (vmax != NULL ? vmax + (r) * VEC : NULL)
 	for (; r + ROWS <= m; r += ROWS)
-		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, ROWS, V);
+		qk_block(s + r * lds, lds, VMAX_ROW(r), q + r * ldq, ldq, kt, ldk, D, last, ROWS,
+			 V);
 	for (; r + 3 <= m; r += 3)
-		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, 3, V);
+		qk_block(s + r * lds, lds, VMAX_ROW(r), q + r * ldq, ldq, kt, ldk, D, last, 3, V);
 	for (; r < m; r++)
-		qk_block(s + r * lds, lds, q + r * ldq, ldq, kt, ldk, D, last, 1, V);
+		qk_block(s + r * lds, lds, VMAX_ROW(r), q + r * ldq, ldq, kt, ldk, D, last, 1, V);
+#undef VMAX_ROW
 	if (scale != 1.0f)
 		scale_strip(s, lds, m, last, V, scale);
 }
 
-AVX512 static void qk_avx512(float *s, size_t lds, const float *q, size_t ldq, const float *kt,
-			     size_t ldk, size_t m, size_t n, size_t D, float scale)
+AVX512 static void qk_avx512(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
+			     const float *kt, size_t ldk, size_t m, size_t n, size_t D,
+			     float scale)
 {
 	size_t vecs = tile_cols(n) / VEC, c = 0;
 	const __mmask16 full = 0xffff;
@@ -192,10 +212,10 @@ AVX512 static void qk_avx512(float *s, size_t lds, const float *q, size_t ldq, c
 	/* column strips outermost: a strip of kt (D x 64 floats) stays in L1
 	 * while every row of the tile passes over it */
 	for (; c + VECS <= vecs; c += VECS)
-		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale,
+		qk_strip(s + c * VEC, lds, vmax, q, ldq, kt + c * VEC, ldk, m, D, scale,
 			 c + VECS == vecs ? tail : full, VECS);
 	for (; c < vecs; c++)
-		qk_strip(s + c * VEC, lds, q, ldq, kt + c * VEC, ldk, m, D, scale,
+		qk_strip(s + c * VEC, lds, vmax, q, ldq, kt + c * VEC, ldk, m, D, scale,
 			 c + 1 == vecs ? tail : full, 1);
 }
 
@@ -257,17 +277,50 @@ AVX512 static void pv_avx512(float *acc, size_t lda, const float *p, size_t ldp,
 }
 #endif
 
-void tile_qk(float *s, size_t lds, const float *q, size_t ldq, const float *kt, size_t ldk,
-	     size_t m, size_t n, size_t D, float scale, int simd)
+/* vmax of s [m, n] (rows lds apart) by a pass over it. */
+static void lane_max(float *vmax, const float *s, size_t lds, size_t m, size_t n)
+{
+	for (size_t r = 0; r < m; r++)
+		for (size_t j = 0; j < n; j++)
+			if (s[r * lds + j] > vmax[r * VEC + j % VEC])
+				vmax[r * VEC + j % VEC] = s[r * lds + j];
+}
+
+static void qk_kernel(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
+		      const float *kt, size_t ldk, size_t m, size_t n, size_t D, float scale,
+		      int simd)
 {
 #ifdef HAVE_TILE_AVX512
 	if (simd) {
-		qk_avx512(s, lds, q, ldq, kt, ldk, m, n, D, scale);
+		qk_avx512(s, lds, vmax, q, ldq, kt, ldk, m, n, D, scale);
 		return;
 	}
 #endif
 	(void)simd;
-	qk_scalar(s, lds, q, ldq, kt, ldk, m, n, D, scale);
+	qk_scalar(s, lds, vmax, q, ldq, kt, ldk, m, n, D, scale);
+}
+
+void tile_qk(float *s, size_t lds, float *vmax, const float *q, size_t ldq, const float *kt,
+	     size_t ldk, size_t m, size_t n, size_t D, float scale, int simd)
+{
+	/* the kernels keep vmax as they store unscaled tiles (a negative
+	 * scale would turn their max into a min); scaled, it takes a pass */
+	float *kept = scale == 1.0f ? vmax : NULL;
+
+	for (size_t k = 0; vmax != NULL && k < m * VEC; k++)
+		vmax[k] = -INFINITY;
+	qk_kernel(s, lds, kept, q, ldq, kt, ldk, m, n, D, scale, simd);
+	if (vmax != NULL && kept == NULL)
+		lane_max(vmax, s, lds, m, n);
+}
+
+float tile_row_max(const float *vmax_row)
+{
+	float mx = vmax_row[0];
+
+	for (size_t l = 1; l < VEC; l++)
+		mx = vmax_row[l] > mx ? vmax_row[l] : mx;
+	return mx;
 }
 
 void tile_pv(float *acc, size_t lda, const float *p, size_t ldp, const float *v, size_t m,

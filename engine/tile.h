@@ -45,9 +45,17 @@ void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D
  * s [m, n] (rows lds apart, lds >= n) = scale * q [m, D] (rows ldq apart) kt,
  * kt as tile_pack_kt left it (ldk >= tile_cols(n), read up to tile_cols(n)).
  * Nothing past column n is written. Sums over d in order.
+ *
+ * vmax [m, TILE_COLS], unless NULL: lane l of row r becomes the max of
+ * s[r, j] over the columns j = l (mod TILE_COLS), -inf where there is none,
+ * so that the row's max (tile_row_max) costs no pass over s. With scale 1
+ * the kernel keeps it from its registers. A NaN score need not show in it.
  */
-void tile_qk(float *s, size_t lds, const float *q, size_t ldq, const float *kt, size_t ldk,
-	     size_t m, size_t n, size_t D, float scale, int simd);
+void tile_qk(float *s, size_t lds, float *vmax, const float *q, size_t ldq, const float *kt,
+	     size_t ldk, size_t m, size_t n, size_t D, float scale, int simd);
+
+/* The max of one row of tile_qk's vmax (its TILE_COLS lanes). */
+float tile_row_max(const float *vmax_row);
 
 /*
  * acc [m, D] (rows lda apart) += p [m, n] (rows ldp apart) v [n, D].
