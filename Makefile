@@ -167,7 +167,7 @@ $(TIMER_SO): bench/timer/attnd_timer.c $(PIC_OBJ)
 
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
 # not the end of the run. The suites that start the daemon start $(ATTND)
-# (ATTND_BIN for check_server, ATTND for the node ones). The closing lines sum
+# (ATTND_BIN for the check_* ones, ATTND for the node ones). The closing lines sum
 # every suite and name the ones that failed (CI shows only the tail).
 #
 # Under SANITIZE every process (the daemons too) writes its reports to
@@ -203,14 +203,15 @@ test: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 	test $$fail -eq 0
 
 # The unit suites under valgrind (memcheck), in one process each (CK_FORK=no)
-# so that a leak anywhere in a suite is counted; check_server is left out, as
-# it tests the daemon alone (which `make test SANITIZE=...` covers), and the
-# daemons other suites start for their HTTP cases run outside valgrind. The
+# so that a leak anywhere in a suite is counted; check_server and
+# check_server_ops are left out, as they test the daemon alone (which
+# `make test SANITIZE=...` covers), and the daemons other suites start for
+# their HTTP cases run outside valgrind. The
 # suites that sweep millions of values run light there (ATTN_TEST_LIGHT).
 # tests/valgrind.supp says what it hides and why.
 VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
             --suppressions=tests/valgrind.supp
-VALGRIND_SUITES := $(filter-out $(BUILD)/tests/check_server,$(TEST_BIN))
+VALGRIND_SUITES := $(filter-out $(BUILD)/tests/check_server%,$(TEST_BIN))
 
 .PHONY: valgrind valgrind-deps fuzz fuzz-deps fuzz-build fuzz-bins fuzz-regress
 

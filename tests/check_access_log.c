@@ -79,7 +79,7 @@ static const char *const seeds = "{\"model\":\"tiny\",\"text\":\"I ate a delicio
  * and a malformed POST (400). */
 static void three_requests(unsigned port)
 {
-	struct live_resp r;
+	struct live_resp r = {0};
 
 	memset(&r, 0, sizeof r);
 	live_request(port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: log-test-1\r\n", NULL, 0,
@@ -166,7 +166,7 @@ START_TEST(test_burst_every_line_whole_in_order)
 	const char *const args[] = {"--log-format", "json", NULL};
 	struct live_daemon d;
 	char head[128], line[4096], id[32], *text, *at;
-	struct live_resp r;
+	struct live_resp r = {0};
 	json_t *o;
 
 	fresh_log();

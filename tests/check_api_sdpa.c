@@ -175,7 +175,7 @@ START_TEST(test_onnx_case_http)
 	struct onnx_case *c = load(cases.names[_i]);
 	json_t *req = case_request(c);
 	char *body = json_dumps(req, JSON_COMPACT);
-	struct live_resp r;
+	struct live_resp r = {0};
 	struct answer a;
 	json_error_t jerr;
 

@@ -190,7 +190,7 @@ static void post_binary(const char *path, const char *json, const void *bin, siz
 
 START_TEST(test_server_metadata_and_health)
 {
-	struct live_resp r;
+	struct live_resp r = {0};
 	json_t *j;
 
 	live_get(d.port, "/v2", &r);
@@ -217,7 +217,7 @@ START_TEST(test_not_ready_and_api_key)
 {
 	const char *const args[] = {"--no-builtins", "--api-key", "k3y", NULL};
 	struct live_daemon bare;
-	struct live_resp r;
+	struct live_resp r = {0};
 
 	live_start(&bare, args);
 	live_get(bare.port, "/v2/health/ready", &r); /* open, and no model: 503 */
@@ -241,7 +241,7 @@ END_TEST
 
 START_TEST(test_model_metadata)
 {
-	struct live_resp r, v;
+	struct live_resp r = {0}, v = {0};
 	json_t *j, *in, *out;
 
 	live_get(d.port, "/v2/models/tiny", &r);
@@ -288,7 +288,7 @@ START_TEST(test_versions_and_unknown_models)
 	static const char *const missing[] = {
 	    "/v2/models/huge", "/v2/models/huge/ready", "/v2/models/tiny/versions/2",
 	    "/v2/models/tiny/versions/2/ready", "/v2/models/tiny/versions/latest"};
-	struct live_resp r;
+	struct live_resp r = {0};
 	char body[] = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
 		      "\"data\":" ROW0 "}]}";
 
@@ -322,7 +322,7 @@ END_TEST
 START_TEST(test_infer_json_equals_v1)
 {
 	static const size_t out_shape[] = {3, 8}, w_shape[] = {2, 3, 3}, m_shape[] = {3, 3};
-	struct live_resp v1, v1m, v2;
+	struct live_resp v1 = {0}, v1m = {0}, v2 = {0};
 	float a[MAXF], b[MAXF];
 	size_t na, nb;
 	json_t *j;
@@ -364,7 +364,7 @@ END_TEST
 START_TEST(test_infer_text_equals_v1)
 {
 	static const size_t out_shape[] = {1, 4, 8};
-	struct live_resp v1, v2;
+	struct live_resp v1 = {0}, v2 = {0};
 	float a[MAXF], b[MAXF];
 	size_t na, nb;
 	json_t *j;
@@ -396,7 +396,7 @@ START_TEST(test_infer_tokens_int64_int32)
 	static const size_t w_shape[] = {2, 2, 3, 3};
 	const char *params = "\"parameters\":{\"causal\":true,\"positional\":\"rope\"}";
 	char body[512];
-	struct live_resp v1, v64, v32;
+	struct live_resp v1 = {0}, v64 = {0}, v32 = {0};
 	float a[MAXF], b[MAXF], c[MAXF];
 	size_t na, nb, nc;
 	json_t *j;
@@ -439,7 +439,7 @@ END_TEST
 START_TEST(test_infer_text_batch_padded)
 {
 	static const size_t m_shape[] = {2, 3, 3};
-	struct live_resp v1, v2;
+	struct live_resp v1 = {0}, v2 = {0};
 	float a[MAXF], b[MAXF];
 	size_t na, nb;
 	json_t *j;
@@ -474,7 +474,7 @@ START_TEST(test_outputs_selection)
 	const char *in = "\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
 			 "\"data\":" X3 "}]";
 	char body[1024];
-	struct live_resp r;
+	struct live_resp r = {0};
 	json_t *j;
 
 	snprintf(body, sizeof body, "{%s,\"parameters\":{\"weights\":\"none\"}}", in);
@@ -530,7 +530,7 @@ static const char bin_request[] =
  * the same bits as the JSON answer to the same numbers as JSON. */
 START_TEST(test_binary_both_ways)
 {
-	struct live_resp bin, js;
+	struct live_resp bin = {0}, js = {0};
 	float a[MAXF], b[MAXF];
 	size_t json_len, na, nb;
 	const char *ihcl;
@@ -586,7 +586,7 @@ START_TEST(test_binary_bytes_and_int64)
 					 5, 0, 0, 0, 'x', ' ', ' ', 'y', ' '};
 	const unsigned char ids[] = {3, 0, 0, 0, 0, 0, 0, 0, 14, 0, 0, 0, 0, 0, 0, 0,
 				     15, 0, 0, 0, 0, 0, 0, 0};
-	struct live_resp r, v1;
+	struct live_resp r = {0}, v1 = {0};
 	float a[MAXF], b[MAXF];
 	size_t na, json_len;
 
@@ -620,7 +620,7 @@ END_TEST
 
 static void expect_400(const char *body, const char *needle)
 {
-	struct live_resp r;
+	struct live_resp r = {0};
 
 	post_json(INFER, body, &r);
 	assert_v2_error(&r, 400, needle);
@@ -684,7 +684,7 @@ START_TEST(test_binary_errors)
 			   "\"parameters\":{\"binary_data_size\":6}}]}";
 	const unsigned char long_prefix[] = {9, 0, 0, 0, 'a', 'b'};
 	float nan_row[8] = {0};
-	struct live_resp r;
+	struct live_resp r = {0};
 	char hdr[128];
 
 	post_binary(INFER, two, x3, 31, &r); /* a byte short */
@@ -727,7 +727,7 @@ END_TEST
  * label the v2 routes. */
 START_TEST(test_cors_and_metrics)
 {
-	struct live_resp r;
+	struct live_resp r = {0};
 
 	live_request(d.port,
 		     "OPTIONS " INFER " HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"

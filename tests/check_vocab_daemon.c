@@ -93,7 +93,7 @@ static void post_attention(unsigned port, const char *body, struct live_resp *r)
 static void compare_answers(unsigned port, const char *a, const char *b, int equal)
 {
 	static char body_a[1 << 16], body_b[1 << 16];
-	struct live_resp r;
+	struct live_resp r = {0};
 
 	post_attention(port, a, &r);
 	ck_assert_msg(r.status == 200, "%s: %d %s", a, r.status, r.body);
@@ -113,7 +113,7 @@ static void check_daemon_maps(const char *vocab_path)
 	char spec[1024];
 	const char *args[] = {"--no-builtins", "--model", spec, NULL};
 	struct live_daemon d;
-	struct live_resp r;
+	struct live_resp r = {0};
 
 	snprintf(spec, sizeof spec, "gqa=%s,heads=4,vocab=%s", FIXTURE, vocab_path);
 	live_start(&d, args);

@@ -57,67 +57,86 @@ static void live_exec(int out_fd, char *const *argv)
 	_exit(127);
 }
 
-/* Reads the child's stdout up to the `listening on` line or the timeout. */
-static void live_read_banner(int fd, char *out, size_t cap)
+int live_spawn(const char *const *args, pid_t *pid)
+{
+	char *argv[LIVE_ARGS_MAX];
+	size_t n = 0;
+	int fds[2];
+
+	argv[n++] = live_bin;
+	for (size_t i = 0; args != NULL && args[i] != NULL && n + 1 < LIVE_ARGS_MAX; i++)
+		argv[n++] = (char *)(uintptr_t)args[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe(fds), 0);
+	*pid = fork();
+	ck_assert_int_ge(*pid, 0);
+	if (*pid == 0) {
+		close(fds[0]);
+		live_exec(fds[1], argv);
+	}
+	close(fds[1]);
+	return fds[0];
+}
+
+size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms)
 {
 	size_t got = 0;
 	struct pollfd p = {fd, POLLIN, 0};
 
-	while (got + 1 < cap && poll(&p, 1, LIVE_WAIT_MS) > 0) {
+	while (got + 1 < cap && poll(&p, 1, timeout_ms) > 0) {
 		ssize_t n = read(fd, out + got, cap - 1 - got);
+		const char *banner;
 
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 		out[got] = '\0';
-		if (strstr(out, "listening on") != NULL && strchr(strstr(out, "listening on"), '\n'))
+		banner = strstr(out, "listening on");
+		if (banner != NULL && strchr(banner, '\n') != NULL)
 			break;
 	}
 	out[got] = '\0';
+	return got;
 }
 
 void live_start(struct live_daemon *d, const char *const *extra)
 {
-	const char *fixed[] = {"--port", "0", "--host", "127.0.0.1"};
-	char *argv[LIVE_ARGS_MAX];
+	const char *args[LIVE_ARGS_MAX] = {"--port", "0", "--host", "127.0.0.1"};
 	char line[512];
 	const char *at;
-	size_t n = 0;
-	int fds[2];
+	size_t n = 4;
+	int fd;
 
-	argv[n++] = live_bin;
-	for (size_t i = 0; i < 4; i++)
-		argv[n++] = (char *)(uintptr_t)fixed[i];
-	for (size_t i = 0; extra != NULL && extra[i] != NULL && n + 1 < LIVE_ARGS_MAX; i++)
-		argv[n++] = (char *)(uintptr_t)extra[i];
-	argv[n] = NULL;
-	ck_assert_int_eq(pipe(fds), 0);
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0) {
-		close(fds[0]);
-		live_exec(fds[1], argv);
-	}
-	close(fds[1]);
-	live_read_banner(fds[0], line, sizeof line);
-	close(fds[0]);
+	for (size_t i = 0; extra != NULL && extra[i] != NULL && n + 2 < LIVE_ARGS_MAX; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	fd = live_spawn(args, &d->pid);
+	live_read_stdout(fd, line, sizeof line, LIVE_WAIT_MS);
+	close(fd);
 	at = strstr(line, "listening on 127.0.0.1:");
 	ck_assert_msg(at != NULL, "attnd did not start: '%s'", line);
 	d->port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
 	ck_assert_uint_gt(d->port, 0);
 }
 
-void live_stop(struct live_daemon *d)
+int live_wait_exit(pid_t pid, int timeout_ms)
 {
-	int status = -1;
+	int status = 0;
 
-	kill(d->pid, SIGTERM);
-	for (int waited = 0; waited < LIVE_WAIT_MS; waited += 10) {
-		if (waitpid(d->pid, &status, WNOHANG) == d->pid)
-			break;
-		status = -1;
+	for (int waited = 0; waited < timeout_ms; waited += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
 		usleep(10000);
 	}
+	return -1;
+}
+
+void live_stop(struct live_daemon *d)
+{
+	int status;
+
+	kill(d->pid, SIGTERM);
+	status = live_wait_exit(d->pid, LIVE_WAIT_MS);
 	if (status == -1) {
 		kill(d->pid, SIGKILL);
 		waitpid(d->pid, NULL, 0);
@@ -128,7 +147,7 @@ void live_stop(struct live_daemon *d)
 
 /* ---- the client ------------------------------------------------------------ */
 
-static int live_connect(unsigned port)
+int live_connect(unsigned port)
 {
 	struct sockaddr_in addr;
 	struct timeval tv = {LIVE_WAIT_MS / 1000, 0};
@@ -144,7 +163,7 @@ static int live_connect(unsigned port)
 	return fd;
 }
 
-static void live_send_all(int fd, const void *p, size_t n)
+void live_send_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 
@@ -157,6 +176,34 @@ static void live_send_all(int fd, const void *p, size_t n)
 	}
 }
 
+void live_send_str(int fd, const char *s)
+{
+	live_send_all(fd, s, strlen(s));
+}
+
+/* A growing receive buffer: raw [len] of cap (plus a NUL). */
+struct live_buf {
+	char *raw;
+	size_t len, cap;
+};
+
+/* One recv into b, growing it; the bytes read, or <= 0 at close or timeout. */
+static ssize_t live_recv(int fd, struct live_buf *b)
+{
+	ssize_t n;
+
+	if (b->len == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 1 << 16;
+		b->raw = realloc(b->raw, b->cap + 1);
+		ck_assert_ptr_nonnull(b->raw);
+	}
+	n = recv(fd, b->raw + b->len, b->cap - b->len, 0);
+	if (n > 0)
+		b->len += (size_t)n;
+	b->raw[b->len] = '\0';
+	return n;
+}
+
 /* The end of the head ("\r\n\r\n") in raw[0..n), or NULL. */
 static const char *live_head_end(const char *raw, size_t n)
 {
@@ -166,41 +213,61 @@ static const char *live_head_end(const char *raw, size_t n)
 	return NULL;
 }
 
-/* Reads until the server closes (Connection: close was asked). */
-static void live_read_response(int fd, struct live_resp *r)
+/* Reads up to the end of the head into b; copies the head into r. */
+static size_t live_read_head(int fd, struct live_buf *b, struct live_resp *r)
 {
-	size_t cap = 1 << 16, got = 0;
-	char *raw = malloc(cap + 1);
-	const char *end;
+	const char *end = NULL;
 	size_t head_len;
 
-	ck_assert_ptr_nonnull(raw);
-	for (;;) {
-		ssize_t n;
-
-		if (got == cap) {
-			cap *= 2;
-			raw = realloc(raw, cap + 1);
-			ck_assert_ptr_nonnull(raw);
-		}
-		n = recv(fd, raw + got, cap - got, 0);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
+	while (end == NULL) {
+		ck_assert_msg(live_recv(fd, b) > 0, "closed or timed out before a response head");
+		end = live_head_end(b->raw, b->len);
 	}
-	end = live_head_end(raw, got);
-	ck_assert_msg(end != NULL, "no complete response head (%zu bytes)", got);
-	head_len = (size_t)(end - raw);
+	head_len = (size_t)(end - b->raw);
 	ck_assert_uint_lt(head_len, sizeof r->head);
-	memcpy(r->head, raw, head_len);
+	memcpy(r->head, b->raw, head_len);
 	r->head[head_len] = '\0';
 	ck_assert_int_eq(sscanf(r->head, "HTTP/1.%*d %d", &r->status), 1);
-	r->body_len = got - head_len - 4;
-	memmove(raw, end + 4, r->body_len);
-	raw[r->body_len] = '\0';
-	r->body = raw;
-	if (live_header(r, "Content-Length") != NULL)
-		ck_assert_uint_eq(strtoul(live_header(r, "Content-Length"), NULL, 10), r->body_len);
+	return head_len + 4;
+}
+
+void live_read_response(int fd, struct live_resp *r)
+{
+	struct live_buf b = {NULL, 0, 0};
+	const char *cl, *conn;
+	size_t body_at, want;
+
+	live_resp_release(r);
+	memset(r, 0, sizeof *r);
+	body_at = live_read_head(fd, &b, r);
+	cl = live_header(r, "Content-Length");
+	want = cl != NULL ? (size_t)strtoul(cl, NULL, 10) : r->status == 204 ? 0 : SIZE_MAX;
+	while (b.len - body_at < want) {
+		if (live_recv(fd, &b) <= 0) {
+			ck_assert_msg(want == SIZE_MAX, "short body: %zu of %zu bytes",
+				      b.len - body_at, want);
+			r->closed = 1;
+			break;
+		}
+	}
+	ck_assert_msg(want == SIZE_MAX || b.len - body_at == want, "%zu bytes past the body",
+		      b.len - body_at - want);
+	r->body_len = b.len - body_at;
+	memmove(b.raw, b.raw + body_at, r->body_len);
+	b.raw[r->body_len] = '\0';
+	r->body = b.raw;
+	conn = live_header(r, "Connection");
+	if (conn != NULL && strcasecmp(conn, "close") == 0)
+		r->closed = 1;
+}
+
+void live_exchange(unsigned port, const char *request, struct live_resp *r)
+{
+	int fd = live_connect(port);
+
+	live_send_str(fd, request);
+	live_read_response(fd, r);
+	close(fd);
 }
 
 void live_request(unsigned port, const char *head, const void *body, size_t body_len,
@@ -209,10 +276,9 @@ void live_request(unsigned port, const char *head, const void *body, size_t body
 	char extra[128];
 	int fd = live_connect(port);
 
-	memset(r, 0, sizeof *r);
 	snprintf(extra, sizeof extra, "Content-Length: %zu\r\nConnection: close\r\n\r\n", body_len);
-	live_send_all(fd, head, strlen(head));
-	live_send_all(fd, extra, strlen(extra));
+	live_send_str(fd, head);
+	live_send_str(fd, extra);
 	if (body_len > 0)
 		live_send_all(fd, body, body_len);
 	live_read_response(fd, r);
@@ -269,4 +335,26 @@ const char *live_header(const struct live_resp *r, const char *name)
 		}
 	}
 	return NULL;
+}
+
+void live_assert_error(const struct live_resp *r, int status, const char *code)
+{
+	char want[128];
+
+	snprintf(want, sizeof want, "\"code\":\"%s\"", code);
+	ck_assert_int_eq(r->status, status);
+	ck_assert_msg(strstr(r->body, want) != NULL, "body %s lacks %s", r->body, want);
+	ck_assert_str_eq(live_header(r, "Content-Type"), "application/json");
+}
+
+double live_metric(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = text; p != NULL && *p != '\0';
+	     p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		if (strncmp(p, series, n) == 0 && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	}
+	return -1;
 }

@@ -1,15 +1,17 @@
 /*
  * live_daemon.h: the real daemon for a test, and a binary-safe HTTP/1.1
- * client to talk to it (check_v2; check_server's approach: build/attnd with
- * --port 0 --host 127.0.0.1, `listening on HOST:PORT` read from its stdout).
+ * client to talk to it: build/attnd with --port 0 --host 127.0.0.1,
+ * `listening on HOST:PORT` read from its stdout. The client also speaks raw
+ * bytes on kept-alive connections, for the framing cases of check_server.
  *
  * The daemon's stderr goes to $ATTND_TEST_LOG when set, else /dev/null; it
  * dies with the test process (PR_SET_PDEATHSIG). Failures are Check
  * assertions. Every name starts with live_: the Makefile links this file into
  * every test binary.
  *
- * Ownership: a struct live_resp owns its body (live_resp_release, safe on a
- * zeroed or released one); everything else is the caller's.
+ * Ownership: a struct live_resp owns its body. It starts zeroed ({0}); each
+ * call that fills it frees the body it held, and live_resp_release frees the
+ * last one. Everything else is the caller's.
  */
 #ifndef ATTN_TESTS_LIVE_DAEMON_H
 #define ATTN_TESTS_LIVE_DAEMON_H
@@ -32,12 +34,36 @@ void live_start(struct live_daemon *d, const char *const *extra);
 /* SIGTERM, expecting exit status 0. */
 void live_stop(struct live_daemon *d);
 
+/* Runs attnd with args (after argv[0]; NULL-terminated, may be NULL), its
+ * stderr as live_start's; returns the read end of its stdout. */
+int live_spawn(const char *const *args, pid_t *pid);
+
+/* Reads fd into out (NUL-terminated) until EOF, a whole `listening on`
+ * line, or timeout_ms without data; returns the bytes read. */
+size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms);
+
+/* Waits up to timeout_ms for pid to exit: its wait status, or -1. */
+int live_wait_exit(pid_t pid, int timeout_ms);
+
 struct live_resp {
 	int status;
 	char head[16384]; /* status line and headers, NUL-terminated */
 	char *body;	  /* body_len bytes, plus a NUL not counted */
 	size_t body_len;
+	int closed; /* the server closed the connection, or said it would */
 };
+
+/* A connection to 127.0.0.1:port, reads timing out after 30 s. */
+int live_connect(unsigned port);
+void live_send_all(int fd, const void *p, size_t n);
+void live_send_str(int fd, const char *s);
+
+/* One response from fd: its head, then Content-Length bytes, or up to the
+ * close when it gives none; the connection stays usable unless r->closed. */
+void live_read_response(int fd, struct live_resp *r);
+
+/* request sent byte for byte on a fresh connection; one response. */
+void live_exchange(unsigned port, const char *request, struct live_resp *r);
 
 /*
  * Sends `head` (request line and headers, without the blank line; a
@@ -57,5 +83,23 @@ void live_post(unsigned port, const char *path, const char *content_type,
 
 /* A response header's value (copied into a static buffer), or NULL. */
 const char *live_header(const struct live_resp *r, const char *name);
+
+/* r is the error body of status with this code, as application/json. */
+void live_assert_error(const struct live_resp *r, int status, const char *code);
+
+/* The value of one sample ("name{labels}") in Prometheus text, or -1. */
+double live_metric(const char *text, const char *series);
+
+/* struct live_daemon name, started with the extra args given. */
+#define LIVE_DAEMON(name, ...)                                                                     \
+	struct live_daemon name;                                                                   \
+	do {                                                                                       \
+		const char *const name##_args[] = {__VA_ARGS__, NULL};                             \
+		live_start(&name, name##_args);                                                    \
+	} while (0)
+
+/* The head of a JSON POST to /v1/attention, for raw requests. */
+#define LIVE_POST_ATTENTION                                                                        \
+	"POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
 
 #endif
