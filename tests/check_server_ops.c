@@ -366,19 +366,6 @@ static Suite *server_ops_suite(void)
 
 int main(int argc, char **argv)
 {
-	SRunner *runner;
-	int failed;
-
 	(void)argc;
-	live_find_attnd(argv[0]);
-	if (access(live_attnd(), X_OK) != 0) {
-		fprintf(stderr, "check_server_ops: %s is not built\n", live_attnd());
-		return 1;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	runner = srunner_create(server_ops_suite());
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed == 0 ? 0 : 1;
+	return live_run(server_ops_suite(), argv[0]);
 }

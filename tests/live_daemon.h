@@ -16,6 +16,7 @@
 #ifndef ATTN_TESTS_LIVE_DAEMON_H
 #define ATTN_TESTS_LIVE_DAEMON_H
 
+#include <check.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -23,6 +24,11 @@ struct live_daemon {
 	pid_t pid;
 	unsigned port;
 };
+
+/* A suite's main: finds attnd (live_find_attnd), fails at once when it is
+ * not built, ignores SIGPIPE (a daemon may close first), runs the suite and
+ * frees it; returns the process's exit status. */
+int live_run(Suite *suite, const char *argv0);
 
 /* $ATTND_BIN, else attnd beside the test binary's directory (build/tests/.. ). */
 void live_find_attnd(const char *argv0);
