@@ -69,6 +69,12 @@ void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D
 		memcpy(v_out + j * D, v + j * ldv_in, D * sizeof(float));
 }
 
+/* Row r of vmax [m, VEC], or NULL when the lane maxima are not kept. */
+static inline float *vmax_row(float *vmax, size_t r)
+{
+	return vmax != NULL ? vmax + r * VEC : NULL;
+}
+
 /* ---- scalar twins -------------------------------------------------------- */
 
 static void qk_scalar(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
@@ -186,16 +192,15 @@ INLINE_AVX512 void qk_strip(float *s, size_t lds, float *vmax, const float *q, s
 {
 	size_t r = 0;
 
-	/* vmax rows follow the tile's rows, when they are kept */
-#define VMAX_ROW(r) (vmax != NULL ? vmax + (r) * VEC : NULL)
 	for (; r + ROWS <= m; r += ROWS)
-		qk_block(s + r * lds, lds, VMAX_ROW(r), q + r * ldq, ldq, kt, ldk, D, last, ROWS,
-			 V);
+		qk_block(s + r * lds, lds, vmax_row(vmax, r), q + r * ldq, ldq, kt, ldk, D, last,
+			 ROWS, V);
 	for (; r + 3 <= m; r += 3)
-		qk_block(s + r * lds, lds, VMAX_ROW(r), q + r * ldq, ldq, kt, ldk, D, last, 3, V);
+		qk_block(s + r * lds, lds, vmax_row(vmax, r), q + r * ldq, ldq, kt, ldk, D, last, 3,
+			 V);
 	for (; r < m; r++)
-		qk_block(s + r * lds, lds, VMAX_ROW(r), q + r * ldq, ldq, kt, ldk, D, last, 1, V);
-#undef VMAX_ROW
+		qk_block(s + r * lds, lds, vmax_row(vmax, r), q + r * ldq, ldq, kt, ldk, D, last, 1,
+			 V);
 	if (scale != 1.0f)
 		scale_strip(s, lds, m, last, V, scale);
 }
