@@ -10,7 +10,11 @@
  *   pass 4: Y_blk = P V_h                           sgemm  [m, Dv]
  * S lives in the caller's per-head weights when those were asked for (no copy),
  * else in a [block, Lk] slice of the workspace, so memory is O(block * Lk) per
- * thread and no [H, Lq, Lk] block is held unless the caller owns it.
+ * thread and no [H, Lq, Lk] block is held unless the caller owns it. Beside
+ * it, vmax [block, TILE_COLS]: where scale > 0 and nothing changes S after
+ * pass 1 (no softcap, ALiBi or user mask), pass 1's tile kernel hands each
+ * row's max to pass 3, which then takes one pass fewer over rows that see
+ * every key.
  *
  * Where tile.h's kernels run (AVX-512F, D and Dv multiples of 16), passes 1
  * and 4 use them instead of sgemm, on K and V laid out once per call
@@ -39,9 +43,10 @@ struct sdpa_plan {
 	size_t block;     /* query rows per task */
 	size_t n_blocks;  /* per batch item */
 	size_t threads;
-	float *ws;        /* [threads, block, Lk] */
+	float *ws;        /* [threads, block, Lk + TILE_COLS]: S, then vmax */
 	size_t ws_stride; /* floats per thread */
 	int tiles;        /* passes 1 and 4 on tile.h (sdpa_tiles) */
+	int plain;        /* tiles, scale 1, S only Q K^T: pass 1 keeps vmax */
 	size_t ldk;       /* tile_ld(Lk) */
 	float *kt, *vh;   /* [B, Hkv, D, ldk], [B, Hkv, Lk, Dv] when tiles */
 };
@@ -78,7 +83,8 @@ enum attn_status attn_sdpa_workspace(const struct attn_sdpa *req, size_t *bytes,
 
 	if (st != ATTN_OK)
 		return st;
-	if (size_mul(&per_thread, QUERY_BLOCK < req->Lq ? QUERY_BLOCK : req->Lq, req->Lk) != 0 ||
+	if (size_mul(&per_thread, QUERY_BLOCK < req->Lq ? QUERY_BLOCK : req->Lq,
+		     req->Lk + TILE_COLS) != 0 ||
 	    size_mul(&per_thread, per_thread, plan_threads(req)) != 0 ||
 	    packed_floats(req, &packed) != 0 || size_add(&per_thread, per_thread, packed) != 0 ||
 	    size_mul(bytes, per_thread, sizeof(float)) != 0)
@@ -121,9 +127,10 @@ static void accumulate_mean(const struct attn_sdpa *req, const float *P, size_t 
 	}
 }
 
-/* Passes 2 and 3 for m rows of S: mask, the masked view, softmax, the P view. */
-static void mask_and_softmax(float *S, const struct attn_sdpa *req, size_t b, size_t h,
-			     size_t i0, size_t m)
+/* Passes 2 and 3 for m rows of S: mask, the masked view, softmax, the P view.
+ * vmax [m, TILE_COLS], the rows' lane maxima from pass 1, or NULL. */
+static void mask_and_softmax(float *S, const float *vmax, const struct attn_sdpa *req, size_t b,
+			     size_t h, size_t i0, size_t m)
 {
 	size_t Lk = req->Lk;
 
@@ -134,7 +141,10 @@ static void mask_and_softmax(float *S, const struct attn_sdpa *req, size_t b, si
 		mask_apply_span(s_row, req, b, h, i0 + r, 0, Lk, &lo, &hi);
 		if (req->scores_view == ATTN_SCORES_MASKED)
 			copy_view(req->scores, s_row, req, b, h, i0 + r, 1);
-		softmax_row(s_row, Lk, lo, hi);
+		if (vmax != NULL && lo == 0 && hi == Lk)
+			softmax_row_known(s_row, Lk, tile_row_max(vmax + r * TILE_COLS));
+		else
+			softmax_row(s_row, Lk, lo, hi);
 	}
 	if (req->scores_view == ATTN_SCORES_SOFTMAX)
 		copy_view(req->scores, S, req, b, h, i0, m);
@@ -168,14 +178,15 @@ static void pack_pairs(const struct sdpa_plan *plan, size_t p0, size_t p1)
 	}
 }
 
-/* Pass 1: S [m, Lk] = scale Q_blk K^T, from q rows at q_bhi and K of (b, kvh). */
-static void qk_pass(const struct sdpa_plan *plan, float *S, const float *q_bhi,
+/* Pass 1: S [m, Lk] = scale Q_blk K^T, from q rows at q_bhi and K of (b, kvh);
+ * vmax [m, TILE_COLS] too, unless NULL (tiles only). */
+static void qk_pass(const struct sdpa_plan *plan, float *S, float *vmax, const float *q_bhi,
 		    const float *k_bh, size_t b, size_t kvh, size_t m)
 {
 	const struct attn_sdpa *req = plan->req;
 
 	if (plan->tiles) {
-		tile_qk(S, req->Lk, NULL, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh),
+		tile_qk(S, req->Lk, vmax, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh),
 			plan->ldk, m, req->Lk, req->D, plan->scale, 1);
 		return;
 	}
@@ -220,12 +231,14 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 	float *out_bhi = req->out.data + b * req->out.batch_stride + h * req->out.head_stride +
 			 i0 * req->out.row_stride;
 	float *S = ws;
+	/* seek past the thread's [block, Lk] scores */
+	float *vmax = plan->plain ? ws + plan->block * req->Lk : NULL;
 
 	if (req->weights_mode == ATTN_WEIGHTS_PER_HEAD)
 		S = req->weights + ((b * req->H + h) * req->Lq + i0) * req->Lk;
 
 	/* pass 1: S = scale * Q_blk K^T, [m, Lk] */
-	qk_pass(plan, S, q_bhi, k_bh, b, kvh, m);
+	qk_pass(plan, S, vmax, q_bhi, k_bh, b, kvh, m);
 	if (req->scores_view == ATTN_SCORES_RAW)
 		copy_view(req->scores, S, req, b, h, i0, m);
 	/* pass 2: softcap before the mask (Gemma 2), so -inf stays -inf */
@@ -237,7 +250,7 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 		copy_view(req->scores, S, req, b, h, i0, m);
 	}
 	/* pass 2 (cont.) and 3: bias, mask, softmax */
-	mask_and_softmax(S, req, b, h, i0, m);
+	mask_and_softmax(S, vmax, req, b, h, i0, m);
 	if (req->weights_mode == ATTN_WEIGHTS_MEAN)
 		accumulate_mean(req, S, b, h, i0, m);
 	/* pass 4: Y_blk = P V, [m, Dv] */
@@ -315,8 +328,10 @@ static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size
 	plan.n_blocks = (req->Lq + plan.block - 1) / plan.block;
 	plan.threads = plan_threads(req);
 	plan.ws = ws;
-	plan.ws_stride = plan.block * req->Lk;
+	plan.ws_stride = plan.block * (req->Lk + TILE_COLS);
 	plan.tiles = sdpa_tiles(req);
+	plan.plain = plan.tiles && plan.scale > 0.0f && req->softcap <= 0.0f &&
+		     req->mask.user_kind == ATTN_USER_MASK_NONE && req->alibi_slopes == NULL;
 	plan.ldk = tile_ld(req->Lk);
 	/* seek past every thread's score block: kt [B, Hkv, D, ldk], then vh */
 	plan.kt = plan.ws + plan.threads * plan.ws_stride;

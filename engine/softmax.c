@@ -319,16 +319,10 @@ static void poison(float *row, size_t n)
 		row[i] = NAN;
 }
 
-void softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_isa isa)
+/* The row's step once the max m over row[lo, hi) is known. A NaN score
+ * that a caller's max did not show makes the sum NaN, and so every cell. */
+static void row_step(float *row, size_t n, size_t lo, size_t hi, float m, enum softmax_isa isa)
 {
-	float m;
-
-	if (lo >= hi) {
-		memset(row, 0, n * sizeof(float));
-		return;
-	}
-	zero_outside(row, n, lo, hi);
-	m = row_max(row + lo, hi - lo, isa);
 	if (m == -INFINITY) {
 		memset(row, 0, n * sizeof(float));
 		return;
@@ -338,6 +332,26 @@ void softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_is
 		return;
 	}
 	row_scale(row + lo, hi - lo, 1.0f / row_exp_sum(row + lo, hi - lo, m, isa), isa);
+}
+
+void softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_isa isa)
+{
+	if (lo >= hi) {
+		memset(row, 0, n * sizeof(float));
+		return;
+	}
+	zero_outside(row, n, lo, hi);
+	row_step(row, n, lo, hi, row_max(row + lo, hi - lo, isa), isa);
+}
+
+void softmax_row_known(float *row, size_t n, float row_max_known)
+{
+	softmax_row_known_isa(row, n, row_max_known, softmax_isa_best());
+}
+
+void softmax_row_known_isa(float *row, size_t n, float row_max_known, enum softmax_isa isa)
+{
+	row_step(row, n, 0, n, row_max_known, isa);
 }
 
 void softmax_row(float *row, size_t n, size_t lo, size_t hi)

@@ -25,6 +25,15 @@ void softmax_row(float *row /* [n] */, size_t n, size_t lo, size_t hi);
 void softmax_row_isa(float *row /* [n] */, size_t n, size_t lo, size_t hi, enum softmax_isa isa);
 
 /*
+ * The same for a row whose every cell is visible (lo = 0, hi = n) and whose
+ * max the caller already has, row_max_known = max of row[0, n) (read off
+ * tile_qk's vmax): one pass fewer. A NaN cell still poisons the row.
+ */
+void softmax_row_known(float *row /* [n] */, size_t n, float row_max_known);
+void softmax_row_known_isa(float *row /* [n] */, size_t n, float row_max_known,
+			   enum softmax_isa isa);
+
+/*
  * One key block of an online (streaming) softmax (Milakov & Gimelshein 2018):
  * with the row's running max *m and sum *l over earlier blocks, turns
  * s[lo, hi) into exp(s - m_new) (zero elsewhere), updates *m and *l, and

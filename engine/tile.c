@@ -87,8 +87,8 @@ static void qk_scalar(float *s, size_t lds, float *vmax, const float *q, size_t 
 			for (size_t d = 0; d < D; d++)
 				acc = fmaf(q[r * ldq + d], kt[d * ldk + j], acc);
 			s[r * lds + j] = acc * scale;
-			if (vmax != NULL && s[r * lds + j] > vmax[r * VEC + j % VEC])
-				vmax[r * VEC + j % VEC] = s[r * lds + j];
+			if (vmax != NULL && acc > vmax[r * VEC + j % VEC]) /* unscaled, as qk_block */
+				vmax[r * VEC + j % VEC] = acc;
 		}
 }
 
@@ -308,13 +308,17 @@ static void qk_kernel(float *s, size_t lds, float *vmax, const float *q, size_t 
 void tile_qk(float *s, size_t lds, float *vmax, const float *q, size_t ldq, const float *kt,
 	     size_t ldk, size_t m, size_t n, size_t D, float scale, int simd)
 {
-	/* the kernels keep vmax as they store unscaled tiles (a negative
-	 * scale would turn their max into a min); scaled, it takes a pass */
-	float *kept = scale == 1.0f ? vmax : NULL;
+	/* the vector kernel keeps the max of its unscaled tiles; for a scale
+	 * above 0 the max of the rounded products scale x is the rounded
+	 * product of the max (rounding is monotone), but below 0 it would be
+	 * the min: that takes a pass */
+	float *kept = scale > 0.0f ? vmax : NULL;
 
 	for (size_t k = 0; vmax != NULL && k < m * VEC; k++)
 		vmax[k] = -INFINITY;
 	qk_kernel(s, lds, kept, q, ldq, kt, ldk, m, n, D, scale, simd);
+	for (size_t k = 0; kept != NULL && scale != 1.0f && k < m * VEC; k++)
+		vmax[k] *= scale;
 	if (vmax != NULL && kept == NULL)
 		lane_max(vmax, s, lds, m, n);
 }

@@ -48,8 +48,9 @@ void tile_pack_v(float *v_out, const float *v, size_t ldv_in, size_t n, size_t D
  *
  * vmax [m, TILE_COLS], unless NULL: lane l of row r becomes the max of
  * s[r, j] over the columns j = l (mod TILE_COLS), -inf where there is none,
- * so that the row's max (tile_row_max) costs no pass over s. With scale 1
- * the kernel keeps it from its registers. A NaN score need not show in it.
+ * so that the row's max (tile_row_max) costs no pass over s. With a scale
+ * above 0 the kernel keeps it from its registers (below 0 it takes a pass
+ * over s). A NaN score need not show in it.
  */
 void tile_qk(float *s, size_t lds, float *vmax, const float *q, size_t ldq, const float *kt,
 	     size_t ldk, size_t m, size_t n, size_t D, float scale, int simd);

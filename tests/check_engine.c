@@ -262,10 +262,10 @@ END_TEST
  * with AVX-512F; elsewhere its sgemm twin); otherwise D <= 12 (sgemm).
  */
 /* Kinds of random layer: small heads, wide heads (D % 16 == 0, the tile
- * kernels' shapes), and wide heads streamed with nothing after Q K^T that
- * changes scores (no weights, softcap, ALiBi), where the tile kernel hands
- * the softmax each row's max; long windows leave rows that see whole
- * blocks. */
+ * kernels' shapes), and wide heads with nothing after Q K^T that changes
+ * scores (no softcap or ALiBi), where the tile kernel hands the softmax each
+ * row's max, streamed or on whole rows; long windows leave rows that see
+ * every key of a block. */
 enum twin_kind { TWIN_SMALL, TWIN_WIDE, TWIN_PLAIN };
 
 static void mha_twins(int seed, enum twin_kind kind)
@@ -335,9 +335,7 @@ static void mha_twins(int seed, enum twin_kind kind)
 	r.softcap = test_pick(&g, 0, 3) == 0 && !plain ? 2.0f : 0.0f;
 	r.threads = test_pick(&g, 1, 2);
 	/* wide: a third each, streaming (none) and whole rows (per head, mean) */
-	r.weights_mode = (enum attn_weights_mode)(plain ? ATTN_WEIGHTS_NONE
-						   : wide ? (size_t)seed % 3
-							  : test_pick(&g, 0, 2));
+	r.weights_mode = (enum attn_weights_mode)(wide ? (size_t)seed % 3 : test_pick(&g, 0, 2));
 	nw = r.B * cfg.H * r.Lq * r.Lk;
 	out_f = calloc(r.B * r.Lq * cfg.E, 4);
 	out_r = calloc(r.B * r.Lq * cfg.E, 4);

@@ -137,6 +137,15 @@ END_TEST
 
 /* ---- exp and softmax -------------------------------------------------- */
 
+static float row_top(const float *x, size_t n)
+{
+	float top = -INFINITY;
+
+	for (size_t i = 0; i < n; i++)
+		top = fmaxf(top, x[i]);
+	return top;
+}
+
 /* Each vector exp this CPU runs (_i: the instruction set) against expf. */
 START_TEST(vector_exp_matches_expf)
 {
@@ -203,10 +212,10 @@ START_TEST(softmax_fast_matches_scalar)
 }
 END_TEST
 
-/* The online step told the block's max (as the streaming layer reads it
- * off tile_qk) gives the bits of the step that finds it, each instruction
- * set; a NaN cell its max does not show still poisons the row. */
-START_TEST(softmax_known_max_matches_online)
+/* The softmax told the row's max (as the attention reads it off tile_qk),
+ * online or on a whole row, gives the bits of the one that finds it, each
+ * instruction set; a NaN cell its max does not show still poisons the row. */
+START_TEST(softmax_known_max_matches_search)
 {
 	enum softmax_isa isa = (enum softmax_isa)_i;
 	struct attn_prng g;
@@ -219,13 +228,11 @@ START_TEST(softmax_known_max_matches_online)
 		float ma = -INFINITY, mb = -INFINITY, la = 0.0f, lb = 0.0f;
 
 		for (int block = 0; block < 3; block++) {
-			float top = -INFINITY, fa, fb;
+			float fa, fb;
 
-			for (size_t i = 0; i < n; i++) {
+			for (size_t i = 0; i < n; i++)
 				a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
-				top = fmaxf(top, a[i]);
-			}
-			fa = softmax_online_known_isa(a, n, top, &ma, &la, isa);
+			fa = softmax_online_known_isa(a, n, row_top(a, n), &ma, &la, isa);
 			fb = softmax_online_isa(b, n, 0, n, &mb, &lb, isa);
 			ck_assert_msg(memcmp(a, b, n * sizeof(float)) == 0, "isa %d n %zu", _i, n);
 			ck_assert(fa == fb && ma == mb && la == lb);
@@ -233,6 +240,15 @@ START_TEST(softmax_known_max_matches_online)
 		a[n / 2] = NAN;
 		ck_assert(isnan(softmax_online_known_isa(a, n, 1.0f, &ma, &la, isa)));
 		ck_assert(isnan(ma) && isnan(la) && isnan(a[0]) && isnan(a[n - 1]));
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
+		softmax_row_known_isa(a, n, row_top(a, n), isa);
+		softmax_row_isa(b, n, 0, n, isa);
+		ck_assert_msg(memcmp(a, b, n * sizeof(float)) == 0, "row, isa %d n %zu", _i, n);
+		b[n / 2] = NAN;
+		softmax_row_known_isa(b, n, 1.0f, isa);
+		ck_assert(isnan(b[0]) && isnan(b[n - 1]));
 	}
 }
 END_TEST
@@ -309,7 +325,7 @@ static Suite *kernels_suite(void)
 	tc = tcase_create("softmax");
 	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
 	tcase_add_loop_test(tc, softmax_fast_matches_scalar, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
-	tcase_add_loop_test(tc, softmax_known_max_matches_online, SOFTMAX_SCALAR,
+	tcase_add_loop_test(tc, softmax_known_max_matches_search, SOFTMAX_SCALAR,
 			    SOFTMAX_AVX512 + 1);
 	tcase_add_loop_test(tc, softmax_overflowed_rows_are_nan, SOFTMAX_SCALAR,
 			    SOFTMAX_AVX512 + 1);
