@@ -52,6 +52,7 @@ struct http_server {
 	unsigned port;
 	atomic_int draining;
 	atomic_long active;
+	atomic_ulong completed; /* requests freed since start */
 	atomic_ullong next_id;
 	unsigned long long id_seed;
 };
@@ -722,6 +723,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	request_free(r);
 	*con_cls = NULL;
 	metrics_in_flight(srv->metrics, -1);
+	atomic_fetch_add(&srv->completed, 1);
 	atomic_fetch_sub(&srv->active, 1);
 }
 
@@ -839,6 +841,11 @@ void http_begin_drain(struct http_server *srv)
 long http_active(const struct http_server *srv)
 {
 	return atomic_load(&srv->active);
+}
+
+unsigned long http_completed(const struct http_server *srv)
+{
+	return atomic_load(&srv->completed);
 }
 
 void http_stop(struct http_server *srv)
