@@ -41,15 +41,15 @@
  *   calls use one thread (api_limits.engine_threads = 1): parallelism comes
  *   from the workers, and OpenBLAS's notes ask for single-threaded BLAS inside
  *   a multi-threaded program, else N workers x N BLAS threads oversubscribe.
- * - Memory goes back after a burst: main waits for a signal in 1 s ticks,
- *   and after a tick with no request in flight or completed, if some
- *   completed since the last trim, it calls malloc_trim(0) (trim_when_idle). glibc keeps what
- *   a request frees in the malloc arena of the thread that freed it; with
- *   large answers (a 9 MiB one in the soak's mix) the arenas grew the
- *   daemon 25-90 MiB over idle and kept it there after the load ended.
- *   Fixing M_MMAP_THRESHOLD instead (every big buffer its own mmap) gave
- *   the memory back too, but made that 9 MiB answer 20-40 % slower with the
- *   page faults of fresh mappings; a trim costs nothing while busy.
+ * - Memory goes back after a burst. glibc keeps what a request frees in the
+ *   malloc arena of the thread that freed it; with large answers (9 MiB in
+ *   the soak's mix) the arenas grew the daemon 25-90 MiB over idle and kept
+ *   it there after the load. So main waits for its signal in 1 s ticks, and
+ *   after a tick in which no request was in flight or completed, if some
+ *   completed since the last trim, calls malloc_trim(0) (trim_when_idle).
+ *   Fixing M_MMAP_THRESHOLD instead (every big buffer its own mmap) gave the
+ *   memory back too, but made that 9 MiB answer 20-40 % slower with the page
+ *   faults of fresh mappings; a trim costs nothing while busy.
  * - Signals: the SIGTERM/SIGINT handler only writes to a self-pipe that main
  *   reads, so no work happens in a signal handler. On one, the
  *   server drains: /readyz turns 503, the listening socket closes
@@ -218,16 +218,20 @@ static void wait_for_signal(const struct daemon_parts *d)
 	struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
 	struct idle_trim trim = {0, 0};
 	unsigned char sig = 0;
-	ssize_t n = -1;
 
-	while (n <= 0) {
-		if (poll(&pfd, 1, 1000) == 0) {
+	for (;;) {
+		int ready = poll(&pfd, 1, 1000);
+
+		if (ready == 0) {
 			trim_when_idle(d, &trim);
-			continue;
-		}
-		n = read(signal_pipe[0], &sig, 1);
-		if (n < 0 && errno != EINTR && errno != EAGAIN)
+		} else if (ready > 0) {
+			ssize_t n = read(signal_pipe[0], &sig, 1);
+
+			if (n >= 0 || errno != EINTR)
+				break;
+		} else if (errno != EINTR) {
 			break;
+		}
 	}
 	log_info("signal %d: draining", (int)sig);
 }
