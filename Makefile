@@ -82,7 +82,9 @@ FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 NODE_DEPS  := node_modules/.package-lock.json
 
 BENCH_SRC  := $(wildcard bench/*.c)
-BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/bench_engine
+# bench_engine is the one bench program in parts: bench/engine/*.c
+BENCH_ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 
 .PHONY: all test bench deps fixtures check-deps clean run format
 
@@ -151,6 +153,9 @@ $(BUILD)/bench/%.o: bench/%.c
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
+
+$(BUILD)/bench/bench_engine: $(BENCH_ENGINE_OBJ) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # bench/timer: the engine as a shared library that bench/torch_mha.py loads
 # beside PyTorch, to time both in one process (position-independent objects).
@@ -407,7 +412,7 @@ check-deps:
 	@echo "check-deps: layering ok"
 
 format:
-	clang-format -i engine/*.[ch] tests/*.[ch] bench/*.c
+	clang-format -i engine/*.[ch] tests/*.[ch] bench/*.c bench/engine/*.[ch]
 
 clean:
 	rm -rf $(BUILD) build-san $(FUZZ_BUILD)

@@ -1,5 +1,5 @@
 /*
- * bench_engine.c: `make bench`, the engine's performance tables (bench/README.md).
+ * main.c: bench_engine, `make bench`'s engine tables (bench/README.md).
  *
  * Shapes, outermost first (self-attention, Lq = Lk = L; E = 512, H = 8, D = E / H):
  *   x       [B, L, E]     input, N(0, 1)
@@ -29,9 +29,8 @@
  * steal) took during a row, in % of all cores, from /proc/stat: a row with a
  * large value was measured on a busy machine.
  *
- * Then, for the L = 8192 rows, peak memory: the workspace the engine asks for
- * against inputs + outputs, and the ru_maxrss growth of a forked child running
- * that forward pass. Targets are marked PASS / MISS for information only: the exit
+ * Then, for the L = 8192 rows, peak memory (memory.c). Targets are marked PASS / MISS for
+information only: the exit
  * status is 0 unless the bench itself fails (allocation, engine error, I/O).
  *
  * Every measured cell is also written to engine.tsv next to the binary (or
@@ -41,60 +40,19 @@
  *   bench_engine [--quick] [--tsv PATH]    --quick: B = 1, L in {128, 512}
  */
 #include <cblas.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "mha.h"
-#include "model.h"
-#include "prng.h"
-#include "workers.h"
+#include "bench.h"
 
 extern char **environ;
 
-enum { BENCH_E = 512, BENCH_H = 8 };
-
-#define SEED 20240601u
-#define CELL_BUDGET_S 2.0    /* timed reps per cell aim for about this long */
-#define CEILING_BUDGET_S 1.0 /* the same for the sgemm ceiling */
-#define MIN_REPS 3	     /* after one warm-up */
-#define ROUNDS 7	     /* a row's jobs alternate in up to this many rounds */
-#define MAX_REPS 25
-#define MAX_REP_S 60.0	   /* a cell whose reps would exceed this is skipped */
-#define RUN_BUDGET_S 450.0 /* the whole run: cells that would pass it are skipped */
-#define WEIGHTS_MAX_L 4096 /* above this, weights are not benchmarked */
-#define TARGET_SGEMM 0.80  /* without weights, L >= 512: >= 80% of sgemm */
-#define TARGET_SGEMM_MIN_L 512
-#define TARGET_WEIGHTS 1.3 /* with weights <= 1.3x without */
-#define TARGET_MEMORY 2.0  /* L = 8192: (ws + in + out) / (in + out) < 2 */
-#define MEMORY_L 8192
-#define SETTLE_NS 150000000L /* OpenBLAS workers spin ~0.1 s after a call */
-/* A 2-thread ceiling under this many times the 1-thread one of its (B, L)
- * ran at one core's speed (seen twice for B = 8, L = 2048 in full runs, never
- * when that row ran alone): the row is timed again, once. */
-#define CEILING_SCALING_MIN 1.3
-
 static const size_t batches[] = {1, 8};
 static const size_t lengths[] = {128, 512, 2048, 8192};
-
-/* How the two cores are split between the engine and OpenBLAS. */
-struct variant {
-	const char *name;
-	size_t engine_threads;
-	int blas_threads;
-};
-
-static const struct variant variants[] = {
-    {"eng1", 1, 1},  /* threads 1 */
-    {"eng2", 2, 1},  /* threads 2, split by the engine */
-    {"blas2", 1, 2}, /* threads 2, split inside OpenBLAS */
-};
-enum { N_VARIANTS = sizeof(variants) / sizeof(variants[0]) };
 
 /* Variants per thread count: threads 1 -> {eng1}, threads 2 -> {eng2, blas2}. */
 static const struct {
@@ -103,45 +61,6 @@ static const struct {
 
 enum { W_NONE = 0, W_WITH = 1 };
 static const char *const weights_name[] = {"without", "with"};
-
-/* What a memory child reports through its pipe. */
-struct mem_result {
-	int ok;
-	long rss_base_kb, rss_peak_kb; /* ru_maxrss after allocating in/out, and at the end */
-};
-
-/* One row of the peak-memory table. */
-struct mem_row {
-	size_t B;
-	int threads, v; /* v: index into variants */
-	size_t io, ws;	/* bytes: x + out, and the engine's workspace */
-	int ran;	/* the child ran (else skipped for time) */
-	struct mem_result r;
-};
-
-struct bench {
-	const struct attn_model *model;
-	struct attn_workers *workers; /* eng2's second thread, kept between calls */
-	int quick;
-	double t0;			   /* run start, seconds */
-	double gflops_seen[N_VARIANTS][2]; /* last measured, to predict cell times */
-	double forward_ms[N_VARIANTS];	   /* this B's L = 8192 forward, 0 if skipped */
-	int blas_threads;		   /* OpenBLAS's current setting, 0 = unknown */
-	double ceiling_1t;		   /* this (B, L)'s 1-thread ceiling, GFLOP/s */
-	struct mem_row mem[4];
-	int n_mem;
-	FILE *tsv;
-};
-
-/* The buffers of one (B, L): every pointer owned here, freed by bufs_free. */
-struct bufs {
-	size_t B, L;
-	float *x;	/* [B, L, E] */
-	float *out;	/* [B, L, E] */
-	float *weights; /* [B, H, L, L], or NULL above WEIGHTS_MAX_L */
-	float *ws;	/* the engine's workspace (also C of the ceiling sgemm) */
-	size_t ws_bytes;
-};
 
 /* One timed cell: a median, or a reason it was skipped. */
 struct cell {
@@ -153,15 +72,7 @@ struct cell {
 	char skipped[96]; /* empty when measured */
 };
 
-/* ---- small utilities ---------------------------------------------------- */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* ---- medians -------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -174,38 +85,6 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static double mib(size_t bytes)
-{
-	return (double)bytes / (1024.0 * 1024.0);
-}
-
-/* 64-byte aligned, every page written (so page faults stay out of the timings). */
-static float *alloc_touched(size_t bytes)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0)
-		return NULL;
-	memset(p, 0, bytes);
-	return p;
-}
-
-/* x [n] ~ N(0, 1), seeded per shape. */
-static void fill_normal(float *x, size_t n, uint64_t shape)
-{
-	struct attn_prng g;
-
-	attn_prng_seed(&g, SEED ^ shape);
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)attn_prng_normal(&g);
-}
-
-static void die(const char *what, const struct attn_error *err)
-{
-	fprintf(stderr, "bench_engine: %s: %s\n", what, err ? err->message : strerror(errno));
-	exit(1);
 }
 
 /* ---- the machine ---------------------------------------------------------- */
@@ -308,24 +187,6 @@ static double others_pct(struct cpu_mark a, struct cpu_mark b)
 }
 
 /* ---- requests and timing ---------------------------------------------------- */
-
-static struct attn_mha make_request(const struct bench *bn, const struct bufs *b, int with,
-				    size_t engine_threads)
-{
-	struct attn_mha req;
-
-	memset(&req, 0, sizeof(req));
-	req.model = bn->model;
-	req.B = b->B;
-	req.Lq = req.Lk = b->L;
-	req.query = b->x; /* key = value = NULL: self-attention */
-	req.out = b->out;
-	req.weights_mode = with ? ATTN_WEIGHTS_PER_HEAD : ATTN_WEIGHTS_NONE;
-	req.weights = with ? b->weights : NULL;
-	req.threads = engine_threads;
-	req.workers = engine_threads > 1 ? bn->workers : NULL;
-	return req;
-}
 
 static void run_forward(const struct attn_mha *req, float *ws, size_t ws_bytes)
 {
@@ -431,8 +292,7 @@ static double ceiling_flops(const struct bufs *b)
 
 /* Times a row's jobs (jobs[0]: the ceiling); a 2-thread ceiling that ran at
  * one core's speed (CEILING_SCALING_MIN) gets the row timed again. */
-static void time_row(struct bench *bn, const struct bufs *b, int threads, struct timed *jobs,
-		     int n)
+static void time_row(struct bench *bn, const struct bufs *b, int threads, struct timed *jobs, int n)
 {
 	double gflops;
 
@@ -483,10 +343,10 @@ static int predict_skip(const struct bench *bn, struct cell *c, int v, int with,
 struct row {
 	int threads, with;
 	struct cell best, alt;
-	double ceiling; /* sgemm GFLOP/s, median */
+	double ceiling;	  /* sgemm GFLOP/s, median */
 	double of_sgemm;  /* engine GFLOP/s over sgemm's, paired by round */
 	double with_none; /* with rows: time over the without row's, paired by round */
-	double other;	/* % CPU of other processes during the row */
+	double other;	  /* % CPU of other processes during the row */
 };
 
 static void print_header(void)
@@ -536,8 +396,8 @@ static void print_row(const struct bench *bn, const struct bufs *b, const struct
 		snprintf(busy, sizeof(busy), "%.0f%%", r->other);
 	row_target(target, verdict, sizeof(target), r->with, b->L, r->of_sgemm, ratio);
 	printf("%-5s %9.2f %4d %7.1f %7.1f %7.0f%% %9s  %-15s %5s  %-12s %s\n", r->best.mode,
-	       r->best.ms, r->best.reps, gf, r->ceiling, 100 * r->of_sgemm, ratio_s, other,
-	       busy, target, verdict);
+	       r->best.ms, r->best.reps, gf, r->ceiling, 100 * r->of_sgemm, ratio_s, other, busy,
+	       target, verdict);
 	fprintf(bn->tsv, "%zu\t%zu\t%s\t%d\t%s\t%.4f\t%.3f\t%.3f\t%d\n", b->B, b->L,
 		weights_name[r->with], r->threads, r->best.mode, r->best.ms, gf, r->ceiling,
 		r->best.reps);
@@ -678,13 +538,14 @@ static void bench_threads(struct bench *bn, const struct bufs *b, int row)
 			/* sgemm time over engine time, times engine FLOPs over sgemm's */
 			double flops = attn_mha_flops(&reqs[with][0]);
 
-			r[with].of_sgemm = paired_ratio(jobs[0].round_ms, r[with].best.round_ms,
-							jobs[0].rounds) * flops / ceiling_flops(b);
+			r[with].of_sgemm =
+			    paired_ratio(jobs[0].round_ms, r[with].best.round_ms, jobs[0].rounds) *
+			    flops / ceiling_flops(b);
 		}
 	}
 	if (n_with > 1 && r[0].best.ms >= 0 && r[1].best.ms >= 0)
-		r[1].with_none = paired_ratio(r[1].best.round_ms, r[0].best.round_ms,
-					      r[0].best.rounds);
+		r[1].with_none =
+		    paired_ratio(r[1].best.round_ms, r[0].best.round_ms, r[0].best.rounds);
 	for (int with = 0; with < n_with; with++)
 		print_row(bn, b, &r[with]);
 }
@@ -704,153 +565,6 @@ static void bench_shape(struct bench *bn, size_t B, size_t L)
 			       mib(B * BENCH_H * L * L * sizeof(float)) / 1024.0);
 	}
 	bufs_free(&b);
-}
-
-/* ---- peak memory ------------------------------------------------------------------- */
-
-static long maxrss_kb(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss;
-}
-
-/* Reads every page of the model so its shared pages count in the baseline. */
-static void touch_model(const struct attn_model *m)
-{
-	volatile float sink = 0;
-	size_t n_qkv = 3 * m->E * m->E, n_o = m->E * m->E;
-
-	for (size_t i = 0; i < n_qkv; i += 1024)
-		sink += m->w_qkv[i];
-	for (size_t i = 0; i < n_o; i += 1024)
-		sink += m->w_o[i];
-	(void)sink;
-}
-
-/* In the child: allocate and touch in/out, baseline, then workspace + forward. */
-static struct mem_result mem_child(const struct bench *bn, size_t B, const struct variant *v)
-{
-	struct mem_result r = {0, 0, 0};
-	struct bufs b;
-	size_t n = B * MEMORY_L * BENCH_E;
-
-	memset(&b, 0, sizeof(b));
-	b.B = B;
-	b.L = MEMORY_L;
-	openblas_set_num_threads(v->blas_threads);
-	touch_model(bn->model);
-	b.x = alloc_touched(n * sizeof(float));
-	b.out = alloc_touched(n * sizeof(float));
-	if (b.x == NULL || b.out == NULL)
-		return r;
-	fill_normal(b.x, n, B);
-	r.rss_base_kb = maxrss_kb();
-	{
-		struct attn_mha req = make_request(bn, &b, 0, v->engine_threads);
-		struct attn_error err;
-
-		req.workers = NULL; /* the parent's worker threads are not in this child */
-		if (attn_mha_workspace(&req, &b.ws_bytes, &err) != ATTN_OK)
-			return r;
-		b.ws = malloc(b.ws_bytes); /* untouched: the forward pass decides */
-		if (b.ws == NULL || attn_mha_forward(&req, b.ws, b.ws_bytes, &err) != ATTN_OK)
-			return r;
-	}
-	r.rss_peak_kb = maxrss_kb();
-	r.ok = 1;
-	return r;
-}
-
-/* Forks a child running mem_child; its result, or ok = 0 on any failure. */
-static struct mem_result mem_fork(const struct bench *bn, size_t B, const struct variant *v)
-{
-	struct mem_result r = {0, 0, 0};
-	int fd[2], status;
-	pid_t pid;
-
-	fflush(stdout);
-	if (pipe(fd) != 0)
-		return r;
-	pid = fork();
-	if (pid == 0) {
-		close(fd[0]);
-		r = mem_child(bn, B, v);
-		_exit(write(fd[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
-	}
-	close(fd[1]);
-	if (pid > 0 && read(fd[0], &r, sizeof(r)) != (ssize_t)sizeof(r))
-		r.ok = 0;
-	close(fd[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	return r;
-}
-
-/* Sizes one L = 8192 row and, when its forward pass fits the budget, forks the child. */
-static void memory_measure(struct bench *bn, size_t B, int threads, int v)
-{
-	struct mem_row *row = &bn->mem[bn->n_mem++];
-	struct bufs b = {B, MEMORY_L, NULL, NULL, NULL, NULL, 0};
-	struct attn_mha req;
-	struct attn_error err;
-
-	memset(row, 0, sizeof(*row));
-	row->B = B;
-	row->threads = threads;
-	row->v = v;
-	row->io = 2 * B * MEMORY_L * BENCH_E * sizeof(float);
-	b.x = bn->model->w_qkv; /* sizing only: never read; out may be NULL */
-	req = make_request(bn, &b, 0, variants[v].engine_threads);
-	if (attn_mha_workspace(&req, &row->ws, &err) != ATTN_OK)
-		die("attn_mha_workspace", &err);
-	if (bn->forward_ms[v] <= 0 || now_s() - bn->t0 + bn->forward_ms[v] / 1e3 > RUN_BUDGET_S)
-		return;
-	row->ran = 1;
-	row->r = mem_fork(bn, B, &variants[v]);
-}
-
-/* After a B's L = 8192 timings: threads 1 (eng1) and threads 2 (the faster run). */
-static void memory_shape(struct bench *bn, size_t B)
-{
-	double eng2 = bn->forward_ms[1], blas2 = bn->forward_ms[2];
-
-	memory_measure(bn, B, 1, 0);
-	memory_measure(bn, B, 2, blas2 > 0 && (eng2 <= 0 || blas2 < eng2) ? 2 : 1);
-	for (int v = 0; v < N_VARIANTS; v++)
-		bn->forward_ms[v] = 0;
-}
-
-static void print_memory(const struct bench *bn)
-{
-	printf("\nPeak memory at L = %d without weights (in = x [B,L,E], key = value = x; "
-	       "out [B,L,E]; MiB = 2^20 B)\n",
-	       MEMORY_L);
-	printf("%2s %3s %-5s %10s %10s %11s %12s %12s  %-12s %s\n", "B", "thr", "run", "in+out MiB",
-	       "ws MiB", "(ws+io)/io", "maxrss +MiB", "(rss+io)/io", "target", "verdict");
-	for (int i = 0; i < bn->n_mem; i++) {
-		const struct mem_row *m = &bn->mem[i];
-		double ratio = (double)(m->ws + m->io) / (double)m->io;
-		double grown = m->r.ok ? 1024.0 * (double)(m->r.rss_peak_kb - m->r.rss_base_kb) : 0;
-		char rss[24] = "skipped", rss_ratio[24] = "-";
-
-		if (m->ran && !m->r.ok)
-			snprintf(rss, sizeof(rss), "failed");
-		if (m->r.ok) {
-			snprintf(rss, sizeof(rss), "%.1f", grown / (1024.0 * 1024.0));
-			snprintf(rss_ratio, sizeof(rss_ratio), "%.2f",
-				 (grown + (double)m->io) / (double)m->io);
-		}
-		printf("%2zu %3d %-5s %10.1f %10.1f %11.2f %12s %12s  %-12s %s\n", m->B, m->threads,
-		       variants[m->v].name, mib(m->io), mib(m->ws), ratio, rss, rss_ratio,
-		       "< 2x in+out", ratio < TARGET_MEMORY ? "PASS" : "MISS");
-	}
-	if (bn->n_mem == 0)
-		printf("(no L = %d rows in this run)\n", MEMORY_L);
-	printf("maxrss +MiB: ru_maxrss growth of a forked child running the forward pass, over "
-	       "its baseline taken after\nallocating and touching x and out; it includes "
-	       "OpenBLAS buffers and thread stacks. \"skipped\": no time left or no timing.\n");
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
