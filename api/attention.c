@@ -75,12 +75,16 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	return 0;
 }
 
+/* The attention scores a request computes: B H Lq Lk. */
+static double scores(const struct attention_job *job)
+{
+	return (double)job->B * (double)job->model->H * (double)job->Lq * (double)job->Lk;
+}
+
 /* Small enough to answer on the I/O thread (service.h)? floats: the answer's. */
 static int is_small(const struct attention_job *job, const struct attn_mha *r, size_t floats)
 {
-	double cells = (double)job->B * (double)job->model->H * (double)job->Lq * (double)job->Lk;
-
-	return attn_mha_flops(r) <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS &&
+	return attn_mha_flops(r) <= API_SMALL_FLOPS && scores(job) <= API_SMALL_CELLS &&
 	       floats <= API_SMALL_FLOATS;
 }
 
@@ -238,7 +242,8 @@ int attention_run(const struct api_service *svc, struct attention_job *job,
 	request_of(job, o, svc, &r); /* o->out is still NULL: sizing only */
 	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
 		return api_engine_error(&aerr, err);
-	if (check_memory(svc, job, o->ws_bytes, &out_n, &w_n, &s_n, err) != 0)
+	if (check_memory(svc, job, o->ws_bytes, &out_n, &w_n, &s_n, err) != 0 ||
+	    api_check_work(&svc->limits, attn_mha_flops(&r), scores(job), err) != 0)
 		return -1;
 	if (job->small_only && !is_small(job, &r, out_n + w_n + s_n))
 		return attention_decline(job);

@@ -225,7 +225,19 @@ static int decode_options(struct sdpa_job *j, struct api_error *err)
 	return 0;
 }
 
-/* The views, the present K/V, outputs and workspace, within the memory limit. */
+/* The attention scores B H Lq Lk, and the engine's FLOPs: q . k and p v. */
+static double sdpa_scores(const struct sdpa_job *j)
+{
+	return (double)j->B * (double)j->H * (double)j->Lq * (double)(j->P + j->S);
+}
+
+static double sdpa_flops(const struct sdpa_job *j)
+{
+	return 2.0 * sdpa_scores(j) * (double)(j->D + j->Dv);
+}
+
+/* The views, the present K/V, outputs and workspace, within the memory and
+ * work limits. */
 static int prepare(const struct api_service *svc, struct sdpa_job *j, struct api_error *err)
 {
 	struct attn_sdpa *r = &j->req;
@@ -255,6 +267,8 @@ static int prepare(const struct api_service *svc, struct sdpa_job *j, struct api
 				"this request needs %s MB; the limit is %zu MB",
 				bad ? "too many" : "more than the limit of",
 				svc->limits.max_request_bytes >> 20);
+	if (api_check_work(&svc->limits, sdpa_flops(j), sdpa_scores(j), err) != 0)
+		return -1;
 	j->present_k = malloc(j->B * j->Hkv * Lk * j->D * sizeof(float));
 	j->present_v = malloc(j->B * j->Hkv * Lk * j->Dv * sizeof(float));
 	j->out = malloc(out_n * sizeof(float));
@@ -318,9 +332,7 @@ static int encode(struct sdpa_job *j, double ms, struct buf *b)
 		buf_puts(b, ",\"scores\":");
 		api_tensor_write(&w, j->scores, 4, cells);
 	}
-	api_json_usage(b, 2.0 * (double)j->B * (double)j->H * (double)j->Lq * (double)Lk *
-			       (double)(j->D + j->Dv),
-		       ms);
+	api_json_usage(b, sdpa_flops(j), ms);
 	buf_putc(b, '}');
 	return b->failed ? -1 : 0;
 }
@@ -329,15 +341,14 @@ static int encode(struct sdpa_job *j, double ms, struct buf *b)
  * options: the engine's FLOPs and every number of the answer, counted. */
 static int is_small(const struct sdpa_job *j)
 {
-	double Lk = (double)(j->P + j->S), cells = (double)j->B * (double)j->H * (double)j->Lq * Lk;
-	double flops = 2.0 * cells * (double)(j->D + j->Dv);
+	double Lk = (double)(j->P + j->S), cells = sdpa_scores(j);
 	double floats = (double)j->B * (double)j->H * (double)j->Lq * (double)j->Dv;
 
 	floats += j->req.weights_mode != ATTN_WEIGHTS_NONE ? cells : 0.0;
 	floats += j->req.scores_view != ATTN_SCORES_NONE ? cells : 0.0;
 	if (j->P > 0) /* present_key and present_value */
 		floats += (double)j->B * (double)j->Hkv * Lk * (double)(j->D + j->Dv);
-	return flops <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS && floats <= API_SMALL_FLOATS;
+	return sdpa_flops(j) <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS && floats <= API_SMALL_FLOATS;
 }
 
 void api_sdpa(const struct api_service *svc, const char *body, size_t len,
@@ -379,6 +390,7 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 		goto fail;
 	}
 	reply->compute_ms = api_ms_since(&t0);
+	reply->flops = sdpa_flops(&j);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (encode(&j, reply->compute_ms, &reply->body) != 0) {
 		api_fail(&err, 422, "response_too_large", "", "the answer exceeds the response limit");

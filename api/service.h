@@ -28,6 +28,7 @@ struct api_limits {
 	size_t max_request_bytes;  /* memory one request may need (--max-request-mb) */
 	size_t max_response_bytes; /* hard cap on a response body */
 	size_t max_inline_d_model; /* largest inline model d_model */
+	double max_request_gflop;  /* engine work one request may ask for, API_WORK; 0: none */
 	size_t engine_threads;     /* threads each engine call uses (1 in the server) */
 };
 
@@ -86,6 +87,22 @@ enum {
 	API_SMALL_CELLS = 1 << 12,
 	API_SMALL_FLOATS = 1 << 10,
 };
+
+/*
+ * The work of a request, in FLOPs, as api_limits.max_request_gflop bounds it:
+ * the engine's FLOPs (the usage field's count) plus API_SCORE_FLOPS for each
+ * attention score (B H Lq Lk). The FLOPs alone undercount small heads: the
+ * seeds' `tiny` (head size 4) runs 23 GFLOP/s against `base`'s 80-90 (head
+ * size 64), its time going to each score's exp and softmax instead. With the
+ * scores counted, both run at about 100-120 GFLOP/s of work on one core of
+ * the bench machine, so the default 2000 is some 20 s of one worker.
+ */
+enum { API_SCORE_FLOPS = 64 };
+
+/* 0 when flops + API_SCORE_FLOPS * scores is within the limit; else fills err
+ * (422 request_too_expensive) and returns -1. */
+int api_check_work(const struct api_limits *limits, double flops, double scores,
+		   struct api_error *err);
 
 struct api_service *api_service_new(const struct api_limits *limits);
 void api_service_free(struct api_service *svc);

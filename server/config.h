@@ -28,6 +28,7 @@ struct attnd_config {
 	const char *default_model;
 	unsigned long long max_body;	   /* bytes */
 	unsigned long long max_request_mb; /* MiB one request may need */
+	unsigned long long max_request_gflop; /* work one request may ask for (api/service.h) */
 	const char *api_key;		   /* NULL or "": no auth */
 	const char *cors_origins;	   /* "*", a comma list, or "" (off) */
 	unsigned long long drain_seconds;

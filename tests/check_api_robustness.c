@@ -279,6 +279,72 @@ START_TEST(test_concurrent)
 }
 END_TEST
 
+/* A call on svc, its answer checked as every answer is and kept in the arena. */
+static struct answer call_on(const struct api_service *svc, enum api_route route, const char *body)
+{
+	struct answer a =
+	    harness_run_request(svc, route, NULL, body, strlen(body), HARNESS_RESPONSE_MAX);
+
+	harness_keep(a.text);
+	harness_keep_json(a.json);
+	harness_check_reply(&a, body, strlen(body));
+	return a;
+}
+
+static void free_service(void *svc)
+{
+	api_service_free(svc);
+}
+
+/* n word tokens (id 1) on tiny, no weights. */
+static const char *tiny_tokens(size_t n)
+{
+	return repeat(
+	    "{\"model\":\"tiny\",\"weights\":\"none\",\"encoding\":\"base64\",\"tokens\":[", "1,",
+	    n - 1, "1]}");
+}
+
+/*
+ * The work limit (api_check_work). tiny on L tokens: the engine's FLOPs are
+ * 32 L^2 + 512 L (usage.flops) and its scores 2 L^2, so its work is
+ * 160 L^2 + 512 L: under a 1 GFLOP limit, 2490 tokens (0.993 GFLOP) run and
+ * 2500 (1.001) are refused, as is an sdpa request of 4.4 GFLOP (q, k, v
+ * [1, 1, 8000, 1]: 6.4e7 scores); 0 means no limit. (v2's infer runs the
+ * same check: tests/check_server_ops.c.)
+ */
+START_TEST(test_work_limit)
+{
+	struct api_limits limits = harness_limits;
+	struct api_service *own;
+	struct api_error err;
+	const char *col = repeat("{\"shape\":[1,1,8000,1],\"data\":[", "0,", 7999, "0]}");
+	const char *sdpa = harness_fmt("{\"q\":%s,\"k\":%s,\"v\":%s}", col, col, col);
+	struct answer a;
+
+	limits.max_request_gflop = 1;
+	own = api_service_new(&limits);
+	if (own == NULL || api_service_add_builtins(own, &err) != 0) {
+		api_service_free(own);
+		ck_abort_msg("could not build the service");
+	}
+	harness_defer(free_service, own);
+	a = call_on(own, API_ROUTE_ATTENTION, tiny_tokens(2490));
+	harness_expect_ok(&a);
+	ck_assert_double_eq(
+	    json_number_value(json_object_get(harness_field(a.json, "usage"), "flops")),
+	    32.0 * 2490 * 2490 + 512.0 * 2490);
+	a = call_on(own, API_ROUTE_ATTENTION, tiny_tokens(2500));
+	harness_expect_error(&a, 422, "request_too_expensive", "");
+	ck_assert_msg(strstr(a.text, "about 1 GFLOP of work; the limit is 1 GFLOP") != NULL, "%s",
+		      a.text);
+	a = call_on(own, API_ROUTE_SDPA, sdpa);
+	harness_expect_error(&a, 422, "request_too_expensive", "");
+	ck_assert_msg(strstr(a.text, "about 4 GFLOP") != NULL, "%s", a.text);
+	a = call_on(harness_service, API_ROUTE_ATTENTION, tiny_tokens(2500)); /* limit 0 */
+	harness_expect_ok(&a);
+}
+END_TEST
+
 /* A service of its own: no models yet, then one with a vocabulary. */
 START_TEST(test_own_service)
 {
@@ -351,6 +417,7 @@ static Suite *robustness_suite(void)
 	tcase_add_test(tc, test_declared_sizes_unallocated);
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_own_service);
+	tcase_add_test(tc, test_work_limit);
 	return s;
 }
 

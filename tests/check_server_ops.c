@@ -41,7 +41,8 @@ START_TEST(test_overloaded)
 		len +=
 		    (size_t)snprintf(body + len, sizeof body - len, "%sw%d", i > 0 ? " " : "", i);
 	snprintf(body + len, sizeof body - len, "\"}");
-	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION, strlen(body), body);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
 	for (int i = 0; i < N; i++) {
 		fds[i] = live_connect(d.port);
 		live_send_str(fds[i], req);
@@ -87,21 +88,23 @@ static int small_skips_queue_round(int port, const char *long_body)
 	double a_queue, n_queue;
 	int a, n, sm;
 
-	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION, strlen(long_body),
-		 long_body);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(long_body), long_body);
 	a = live_connect(port);
 	live_send_str(a, req);
 	usleep(100000); /* A reaches the worker (checked below from the queue times) */
 	n = live_connect(port);
-	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION, strlen(not_small),
-		 not_small);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(not_small), not_small);
 	live_send_str(n, req);
 	sm = live_connect(port);
-	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION, strlen(small), small);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(small), small);
 	live_send_str(sm, req);
 	live_read_response(sm, &r);
 	ck_assert_int_eq(r.status, 200);
-	ck_assert_ptr_nonnull(strstr(r.body, "\"tokens\":[\"I\",\"ate\",\"a\",\"delicious\",\"apple\"]"));
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "\"tokens\":[\"I\",\"ate\",\"a\",\"delicious\",\"apple\"]"));
 	ck_assert_ptr_nonnull(strstr(live_header(&r, "Server-Timing"), "queue;dur=0.000,"));
 	/* neither A nor N is answered yet: both wait for the one worker */
 	pending[0] = (struct pollfd){a, POLLIN, 0};
@@ -136,9 +139,11 @@ START_TEST(test_small_compute_skips_queue)
 	int done = 0;
 
 	LIVE_DAEMON(d, "--threads", "1", "--queue", "4");
-	len += (size_t)snprintf(body, sizeof body, "{\"weights\":\"none\",\"encoding\":\"base64\",\"text\":\"");
+	len += (size_t)snprintf(body, sizeof body,
+				"{\"weights\":\"none\",\"encoding\":\"base64\",\"text\":\"");
 	for (int i = 0; i < WORDS; i++)
-		len += (size_t)snprintf(body + len, sizeof body - len, "%sw%d", i > 0 ? " " : "", i);
+		len +=
+		    (size_t)snprintf(body + len, sizeof body - len, "%sw%d", i > 0 ? " " : "", i);
 	snprintf(body + len, sizeof body - len, "\"}");
 	for (int round = 0; round < 5 && !done; round++)
 		done = small_skips_queue_round(d.port, body);
@@ -182,8 +187,8 @@ START_TEST(test_drain_with_request_in_flight)
 	live_read_response(late, &r);
 	/* a request whose body is half sent is in flight */
 	busy = live_connect(d.port);
-	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION, strlen(body),
-		 body);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
 	live_send_str(busy, req);
 	for (int i = 0; i < 500 && in_flight(probe) < 2; i++)
 		usleep(10000);
@@ -257,6 +262,7 @@ START_TEST(test_help_lists_every_option)
 					    "--default-model",
 					    "--max-body",
 					    "--max-request-mb",
+					    "--max-request-gflop",
 					    "--api-key",
 					    "--cors-origins",
 					    "--drain-seconds",
@@ -322,6 +328,50 @@ START_TEST(test_bad_model_exits_2)
 }
 END_TEST
 
+/* "tiny", no weights, on n tokens (id 1): into buf, NUL-terminated. */
+static size_t tiny_tokens(char *buf, size_t cap, size_t n)
+{
+	size_t len =
+	    (size_t)snprintf(buf, cap, "{\"model\":\"tiny\",\"weights\":\"none\",\"tokens\":[");
+
+	for (size_t i = 0; i < n && len + 4 < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, i ? ",1" : "1");
+	len += (size_t)snprintf(buf + len, cap - len, "]}");
+	ck_assert_uint_lt(len, cap);
+	return len;
+}
+
+/* --max-request-gflop reaches the API, on v1 and on v2's infer (whose errors
+ * are 400 {"error": message}): tiny on 2500 tokens is 1.001 GFLOP of work
+ * (tests/check_api_robustness.c, test_work_limit), 2490 are 0.993. */
+START_TEST(test_work_limit_flag)
+{
+	static char body[16384];
+	struct live_resp r = {0};
+	size_t len;
+
+	LIVE_DAEMON(d, "--max-request-gflop", "1");
+	len = tiny_tokens(body, sizeof body, 2500);
+	live_post(d.port, "/v1/attention", "application/json", "", body, len, &r);
+	live_assert_error(&r, 422, "request_too_expensive");
+	len = tiny_tokens(body, sizeof body, 2490);
+	live_post(d.port, "/v1/attention", "application/json", "", body, len, &r);
+	ck_assert_int_eq(r.status, 200);
+	len = (size_t)snprintf(body, sizeof body,
+			       "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\","
+			       "\"shape\":[1,2500],\"data\":[1");
+	for (size_t i = 1; i < 2500; i++)
+		len += (size_t)snprintf(body + len, sizeof body - len, ",1");
+	len += (size_t)snprintf(body + len, sizeof body - len, "]}]}");
+	ck_assert_uint_lt(len, sizeof body);
+	live_post(d.port, "/v2/models/tiny/infer", "application/json", "", body, len, &r);
+	ck_assert_int_eq(r.status, 400);
+	ck_assert_msg(strstr(r.body, "GFLOP of work") != NULL, "%s", r.body);
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
 START_TEST(test_probe)
 {
 	static char out[4096];
@@ -359,6 +409,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(cli, test_bad_model_exits_2);
 	tcase_add_test(cli, test_model_from_file);
 	tcase_add_test(cli, test_probe);
+	tcase_add_test(cli, test_work_limit_flag);
 	suite_add_tcase(s, load);
 	suite_add_tcase(s, cli);
 	return s;
