@@ -348,7 +348,8 @@ static int is_small(const struct sdpa_job *j)
 	floats += j->req.scores_view != ATTN_SCORES_NONE ? cells : 0.0;
 	if (j->P > 0) /* present_key and present_value */
 		floats += (double)j->B * (double)j->Hkv * Lk * (double)(j->D + j->Dv);
-	return sdpa_flops(j) <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS && floats <= API_SMALL_FLOATS;
+	return sdpa_flops(j) <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS &&
+	       floats <= API_SMALL_FLOATS;
 }
 
 void api_sdpa(const struct api_service *svc, const char *body, size_t len,

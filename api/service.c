@@ -13,8 +13,8 @@ int api_check_work(const struct api_limits *limits, double flops, double scores,
 	if (limits->max_request_gflop <= 0 || gflop <= limits->max_request_gflop)
 		return 0;
 	return api_fail(err, 422, "request_too_expensive", "",
-			"this request needs about %.0f GFLOP of work; the limit is %.0f GFLOP", gflop,
-			limits->max_request_gflop);
+			"this request needs about %.*f GFLOP of work; the limit is %.0f GFLOP",
+			gflop < 10 ? 3 : 0, gflop, limits->max_request_gflop);
 }
 
 void api_reply_init(struct api_reply *reply, size_t max_body)
