@@ -28,8 +28,8 @@ struct api_limits {
 	size_t max_request_bytes;  /* memory one request may need (--max-request-mb) */
 	size_t max_response_bytes; /* hard cap on a response body */
 	size_t max_inline_d_model; /* largest inline model d_model */
-	double max_request_gflop;  /* work one request may ask for (api_check_work); 0: none */
 	size_t engine_threads;     /* threads each engine call uses (1 in the server) */
+	double max_request_gflop;  /* work one request may ask for (api_check_work); 0: none */
 };
 
 enum api_route {

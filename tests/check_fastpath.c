@@ -64,7 +64,10 @@ static double rng_unit(void) /* in [0, 1) */
 
 static void setup(void)
 {
-	struct api_limits limits = {(size_t)256 << 20, (size_t)64 << 20, 1024, 1};
+	struct api_limits limits = {.max_request_bytes = (size_t)256 << 20,
+				    .max_response_bytes = (size_t)64 << 20,
+				    .max_inline_d_model = 1024,
+				    .engine_threads = 1};
 	struct api_error err;
 
 	svc_fast = api_service_new(&limits);

@@ -7,13 +7,16 @@
 #include "fuzz.h"
 #include "model.h"
 
-/* Small limits: a request that needs more than a few MiB is refused (422)
- * before anything is allocated, so no input can run into -timeout or
- * -rss_limit_mb by asking for a large computation. */
+/* Small limits: a request that needs more than a few MiB, or more than
+ * 1 GFLOP of work (api_check_work: some 10 ms), is refused (422) before
+ * anything is allocated or computed, so no input can run into -timeout or
+ * -rss_limit_mb by asking for a large computation. (Memory alone did not
+ * bound time: without weights, attention is O(L) in memory, O(L^2) in time.) */
 enum {
 	FUZZ_MAX_REQUEST = 4 << 20,
 	FUZZ_MAX_RESPONSE = 1 << 20,
 	FUZZ_MAX_INLINE_D_MODEL = 64,
+	FUZZ_MAX_GFLOP = 1,
 };
 
 static struct api_service *fast, *plain;
@@ -22,8 +25,11 @@ static struct api_service *service_new(int plain_json)
 {
 	/* as registry.c's built-in `tiny` */
 	const struct attn_model_config tiny = { 8, 2, 2, 0, 64 };
-	const struct api_limits limits = { FUZZ_MAX_REQUEST, FUZZ_MAX_RESPONSE,
-					   FUZZ_MAX_INLINE_D_MODEL, 1 };
+	const struct api_limits limits = { .max_request_bytes = FUZZ_MAX_REQUEST,
+					   .max_response_bytes = FUZZ_MAX_RESPONSE,
+					   .max_inline_d_model = FUZZ_MAX_INLINE_D_MODEL,
+					   .engine_threads = 1,
+					   .max_request_gflop = FUZZ_MAX_GFLOP };
 	struct api_service *svc = api_service_new(&limits);
 	struct attn_model *m = NULL;
 	struct attn_error aerr;
