@@ -50,7 +50,7 @@
  *   That returns every whole free page in every arena, and the main arena's
  *   top; a worker arena keeps its top chunk, up to twice the largest big
  *   buffer freed so far (glibc 2.36 trims only the main arena's top): so
- *   3-35 MiB can stay over idle: 79-99 MiB after the 10 s soak, 109 after
+ *   3-50 MiB can stay over idle: 79-125 MiB after the 10 s soak, 109 after
  *   six 9 MiB answers at once, against 100-165 before (idle: 76 MiB).
  *   Fixing M_MMAP_THRESHOLD instead (every big buffer its own mmap) gave the
  *   memory back too, but made that 9 MiB answer 20-40 % slower with the page
