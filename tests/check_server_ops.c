@@ -328,18 +328,23 @@ START_TEST(test_bad_model_exits_2)
 }
 END_TEST
 
-/* "tiny", no weights, on n tokens (id 1): into buf, NUL-terminated. */
-static size_t tiny_tokens(char *buf, size_t cap, size_t n)
+/* head, n tokens of id 1 ("1,1,...,1"), tail: into buf, NUL-terminated. */
+static size_t ones_body(char *buf, size_t cap, const char *head, size_t n, const char *tail)
 {
-	size_t len =
-	    (size_t)snprintf(buf, cap, "{\"model\":\"tiny\",\"weights\":\"none\",\"tokens\":[");
+	size_t len = strlen(head), t = strlen(tail);
 
-	for (size_t i = 0; i < n && len + 4 < cap; i++)
-		len += (size_t)snprintf(buf + len, cap - len, i ? ",1" : "1");
-	len += (size_t)snprintf(buf + len, cap - len, "]}");
-	ck_assert_uint_lt(len, cap);
-	return len;
+	ck_assert_uint_lt(len + 2 * n + t, cap);
+	memcpy(buf, head, len);
+	for (size_t i = 0; i < n; i++) {
+		buf[len++] = '1';
+		buf[len++] = ',';
+	}
+	len -= n > 0; /* no comma after the last */
+	memcpy(buf + len, tail, t + 1);
+	return len + t;
 }
+
+#define TINY_TOKENS "{\"model\":\"tiny\",\"weights\":\"none\",\"tokens\":["
 
 /* --max-request-gflop reaches the API, on v1 and on v2's infer (whose errors
  * are 400 {"error": message}): tiny on 2500 tokens is 1.001 GFLOP of work
@@ -351,19 +356,16 @@ START_TEST(test_work_limit_flag)
 	size_t len;
 
 	LIVE_DAEMON(d, "--max-request-gflop", "1");
-	len = tiny_tokens(body, sizeof body, 2500);
+	len = ones_body(body, sizeof body, TINY_TOKENS, 2500, "]}");
 	live_post(d.port, "/v1/attention", "application/json", "", body, len, &r);
 	live_assert_error(&r, 422, "request_too_expensive");
-	len = tiny_tokens(body, sizeof body, 2490);
+	len = ones_body(body, sizeof body, TINY_TOKENS, 2490, "]}");
 	live_post(d.port, "/v1/attention", "application/json", "", body, len, &r);
 	ck_assert_int_eq(r.status, 200);
-	len = (size_t)snprintf(body, sizeof body,
-			       "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\","
-			       "\"shape\":[1,2500],\"data\":[1");
-	for (size_t i = 1; i < 2500; i++)
-		len += (size_t)snprintf(body + len, sizeof body - len, ",1");
-	len += (size_t)snprintf(body + len, sizeof body - len, "]}]}");
-	ck_assert_uint_lt(len, sizeof body);
+	len = ones_body(body, sizeof body,
+			"{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\","
+			"\"shape\":[1,2500],\"data\":[",
+			2500, "]}]}");
 	live_post(d.port, "/v2/models/tiny/infer", "application/json", "", body, len, &r);
 	ck_assert_int_eq(r.status, 400);
 	ck_assert_msg(strstr(r.body, "GFLOP of work") != NULL, "%s", r.body);
