@@ -31,10 +31,9 @@ COPY . .
 # The suites that need neither the network nor a running daemon, run here
 # against the same OpenBLAS build the runtime stage installs: the engine's
 # fast paths against their naive twins, the PyTorch golden fixtures, the
-# safetensors loader. check_onnx is left out: its conformance data lives in
-# ../shared/, outside this build context (CI runs it with `make test`).
-ARG UNIT_TESTS="check_engine check_fixtures check_safetensors_format \
-check_safetensors_fixtures check_safetensors_models"
+# safetensors loader and the ONNX conformance cases (tests/data/).
+ARG UNIT_TESTS="engine/check_engine engine/check_fixtures engine/check_onnx \
+engine/check_safetensors_format engine/check_safetensors_fixtures engine/check_safetensors_models"
 RUN make -j"$(nproc)" build/attnd $(for t in $UNIT_TESTS; do printf 'build/tests/%s ' "$t"; done) \
  && for t in $UNIT_TESTS; do \
         echo "== $t" && OPENBLAS_NUM_THREADS=1 "build/tests/$t" || exit 1; \

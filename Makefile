@@ -4,16 +4,16 @@
 #   make test       run every Check suite (needs no PyTorch)
 #   make bench      print the engine benchmark tables (bench/README.md)
 #   make deps       install the Debian packages the build needs (as root)
-#   make fixtures   regenerate tests/fixtures/ with PyTorch (python3-torch)
+#   make fixtures   regenerate tests/data/fixtures/ with PyTorch (python3-torch)
 #   make check-deps grep for layering violations
 #   make lint       check api/openapi.yaml with Redocly (npm; installs node_modules/)
-#   make test-contract  the daemon against its OpenAPI contract (tests/contract/)
-#   make test-web   the viewer (web/) in headless Chromium (tests/web/)
+#   make test-contract  the daemon against its OpenAPI contract (tests/node/)
+#   make test-web   the viewer (web/) in headless Chromium (tests/node/)
 #   make container-test  build and run the Dockerfile with Podman (deploy/)
 #   make load       wrk scenarios and an overload against a loopback attnd (deploy/)
 #   make hostile / concurrency / soak / faults   the daemon under hostile
 #                   input, concurrency, a soak and faults (tests/<name>/run.py)
-#   make valgrind   the unit suites under valgrind (tests/valgrind.supp)
+#   make valgrind   the unit suites under valgrind (tests/lib/valgrind.supp)
 #   make fuzz       libFuzzer on each harness of tests/fuzz/ for FUZZ_SECONDS
 #   make fuzz-regress   replay tests/fuzz/{corpus,regressions}/ with libFuzzer
 #   SANITIZE=address,undefined   build everything with those sanitizers, in
@@ -32,7 +32,9 @@ endif
 WARN    := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
            -Wmissing-prototypes -Wvla -Wformat=2 -Wcast-qual -Wundef
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP -pthread
+# Every include of the project is written from the repository's root
+# ("engine/attention.h", "common/buf.h"), so no name means two headers.
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -MMD -MP -pthread -I.
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
@@ -46,18 +48,27 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
 LDLIBS  := $(BLAS_LIBS) -lm -pthread
 
-# Debian 12 packages the build, tests and tools need.
-# (python3-torch only for `make fixtures` and the PyTorch column of `make bench`;
-# chromium only for `make test-web`, driven by playwright-core from npm, and
-# fonts-nanum so that its screenshot shows the Korean tokens, not boxes.)
-DEB_PACKAGES := build-essential pkg-config libopenblas-dev check libjansson-dev \
-                libmicrohttpd-dev python3 python3-yaml chromium fonts-nanum wrk
+# Debian 12 packages: what building and running the daemon needs (`make run`),
+# what the C suites add (`make check`), and what the rest of `make test` adds:
+# node and npm for the contract and viewer tests (their packages come pinned
+# from npm), chromium driven by playwright-core (it downloads no browser) with
+# fonts-nanum so its screenshot shows the Korean tokens, wrk and curl for the
+# daemon suites. (python3-torch only for `make fixtures` and the PyTorch
+# column of `make bench`.)
+RUN_DEB_PACKAGES   := build-essential pkg-config libopenblas-dev libjansson-dev \
+                      libmicrohttpd-dev python3 python3-yaml
+CHECK_DEB_PACKAGES := $(RUN_DEB_PACKAGES) check
+TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) nodejs npm chromium fonts-nanum wrk curl
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 ENGINE_LIB := $(BUILD)/libattn_engine.a
 
-API_SRC    := $(wildcard api/*.c)
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
+COMMON_LIB := $(BUILD)/libattn_common.a
+
+API_SRC    := $(wildcard api/*.c api/*/*.c)
 API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o
 API_LIB    := $(BUILD)/libattn_api.a
 
@@ -67,9 +78,11 @@ WEB_FILES  := $(wildcard web/*.html web/*.js web/*.css)
 WEB_OBJ    := $(BUILD)/gen/web_assets.o
 ATTND      := $(BUILD)/attnd
 
-TEST_SRC   := $(wildcard tests/check_*.c)
+# tests/<what>/check_*.c: one Check suite a file, grouped by what it tests
+# (engine, common, api, daemon); tests/lib/ holds what they share.
+TEST_SRC   := $(wildcard tests/*/check_*.c)
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-TEST_UTIL_SRC := $(filter-out tests/check_%.c,$(wildcard tests/*.c))
+TEST_UTIL_SRC := $(wildcard tests/lib/*.c)
 TEST_UTIL_OBJ := $(TEST_UTIL_SRC:%.c=$(BUILD)/%.o)
 
 # libFuzzer harnesses (tests/fuzz/), each also built with $(CC) beside
@@ -86,11 +99,12 @@ BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/bench_engin
 # bench_engine is the one bench program in parts: bench/engine/*.c
 BENCH_ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 
-.PHONY: all test bench deps fixtures check-deps clean run format
+.PHONY: all test test-suites check check-suites bench deps run-deps check-tools test-tools \
+        fixtures check-deps clean run format
 
 PORT ?= 8080
 
-all: $(ENGINE_LIB) $(API_LIB) $(ATTND) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
+all: $(ENGINE_LIB) $(COMMON_LIB) $(API_LIB) $(ATTND) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -100,10 +114,9 @@ $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-# api/ sees the engine's headers; server/ sees api's and the engine's.
-$(BUILD)/api/%.o: api/%.c
+$(COMMON_LIB): $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iengine -c $< -o $@
+	$(AR) rcs $@ $^
 
 # The OpenAPI document is written in YAML and served as JSON, embedded.
 $(BUILD)/gen/openapi_json.c: api/openapi.yaml tools/embed_openapi.py
@@ -117,41 +130,33 @@ $(API_LIB): $(API_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(BUILD)/server/%.o: server/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iapi -Iengine -c $< -o $@
-
 # The viewer's files, embedded like the OpenAPI document; server side only.
 $(BUILD)/gen/web_assets.c: $(WEB_FILES) tools/embed_web.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) tools/embed_web.py $@ $(WEB_FILES)
 
 $(WEB_OBJ): $(BUILD)/gen/web_assets.c
-	$(CC) $(CFLAGS) -Iserver -c $< -o $@
+	$(CC) $(CFLAGS) -c $< -o $@
 
-$(ATTND): $(SERVER_OBJ) $(WEB_OBJ) $(API_LIB) $(ENGINE_LIB)
+$(ATTND): $(SERVER_OBJ) $(WEB_OBJ) $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
 
 # Test binaries link Check and jansson (to read fixtures); the engine does not.
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Iengine -Iapi -Itests -c $< -o $@
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/check_%: $(BUILD)/tests/check_%.o $(TEST_UTIL_OBJ) $(API_LIB) $(ENGINE_LIB)
+$(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(LDLIBS)
 
 # (kept: make would delete them as intermediates of the pattern rules)
 .SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
 
 $(BUILD)/tests/fuzz/replay_%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON) \
-			      $(API_LIB) $(ENGINE_LIB)
+			      $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ -ljansson $(LDLIBS)
 
-$(BUILD)/bench/%.o: bench/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iengine -Iapi -c $< -o $@
-
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(ENGINE_LIB)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
 
 $(BUILD)/bench/bench_engine: $(BENCH_ENGINE_OBJ) $(ENGINE_LIB)
@@ -168,7 +173,7 @@ $(BUILD)/pic/%.o: %.c
 
 $(TIMER_SO): bench/timer/attnd_timer.c $(PIC_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -Iengine $^ -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) -fPIC -shared $^ -o $@ $(LDLIBS)
 
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
 # not the end of the run. The suites that start the daemon start $(ATTND)
@@ -182,20 +187,46 @@ $(TIMER_SO): bench/timer/attnd_timer.c $(PIC_OBJ)
 SAN_LOGS := $(abspath $(BUILD))/sanitizer-logs
 SAN_ENV  := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:print_stacktrace=1:log_path=$(SAN_LOGS)/asan \
             UBSAN_OPTIONS=halt_on_error=1:abort_on_error=0:print_stacktrace=1:log_path=$(SAN_LOGS)/ubsan \
-            LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+            LSAN_OPTIONS=suppressions=$(abspath tests/lib/lsan.supp):print_suppressions=0 \
             CK_TIMEOUT_MULTIPLIER=4
 # The seeds and regressions of each fuzz harness, replayed without libFuzzer.
 FUZZ_REPLAY_CMDS := $(foreach h,$(FUZZ_NAMES),\
 	"$(BUILD)/tests/fuzz/replay_$(h) tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h)")
 TEST_ENV := ATTND_BIN=$(ATTND) ATTND=$(abspath $(ATTND)) $(if $(SANITIZE),$(SAN_ENV))
 
-test: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
+# `make test` and `make check` first install what they need (as `make run`
+# does), then build and run in a second make, which finds Check's flags.
+test: test-tools
+	@$(MAKE) --no-print-directory test-suites
+
+check: check-tools
+	@$(MAKE) --no-print-directory check-suites
+
+# The inner loop: every C suite and fuzz replay, two at a time, no node, no
+# browser, no soak. Each suite's output goes to $(BUILD)/check-logs/ and is
+# shown when it fails.
+CHECK_CMDS := $(TEST_BIN) $(FUZZ_REPLAY_CMDS)
+check-suites: $(TEST_BIN) $(ATTND) $(FUZZ_REPLAY)
+	@rm -rf $(SAN_LOGS) $(BUILD)/check-logs; mkdir -p $(SAN_LOGS) $(BUILD)/check-logs; \
+	export $(TEST_ENV); \
+	printf '%s\n' $(CHECK_CMDS) | xargs -d '\n' -P 2 -I{} sh -c \
+		'log=$(BUILD)/check-logs/$$(echo "{}" | cut -d" " -f1 | tr / _).log; \
+		 if {} >$$log 2>&1; then echo "ok   {}"; else echo "FAIL {}"; cat $$log; echo "{}" >>$(BUILD)/check-logs/FAILED; fi'; \
+	total=$$(printf '%s\n' $(CHECK_CMDS) | wc -l); \
+	fail=$$(cat $(BUILD)/check-logs/FAILED 2>/dev/null | wc -l); \
+	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
+		echo "== sanitizer reports ($(SAN_LOGS))"; cat $(SAN_LOGS)/*; fail=$$((fail+1)); \
+	fi; \
+	echo "suites: $$((total-fail)) passed, $$fail failed"; \
+	test $$fail -eq 0
+
+test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); \
 	export $(TEST_ENV); pass=0; fail=0; failed=; \
-	for t in $(TEST_BIN) "node tests/contract/contract.mjs" "node tests/web/viewer.test.mjs" \
+	for t in $(TEST_BIN) "node tests/node/contract.mjs" "node tests/node/viewer.test.mjs" \
 		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" $(FUZZ_REPLAY_CMDS) \
-		"$(PYTHON) tests/hostile/run.py" "$(PYTHON) tests/concurrency/run.py" \
-		"$(PYTHON) tests/soak/run.py --seconds $(SOAK_TEST_SECONDS)"; do \
+		"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
+		"$(PYTHON) tests/daemon/soak/run.py --seconds $(SOAK_TEST_SECONDS)"; do \
 		echo "== $$t"; \
 		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); failed="$$failed$$t; "; fi; \
 	done; \
@@ -215,8 +246,8 @@ test: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 # suites that sweep millions of values run light there (ATTN_TEST_LIGHT).
 # tests/valgrind.supp says what it hides and why.
 VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
-            --suppressions=tests/valgrind.supp
-VALGRIND_SUITES := $(filter-out $(BUILD)/tests/check_server%,$(TEST_BIN))
+            --suppressions=tests/lib/valgrind.supp
+VALGRIND_SUITES := $(filter-out $(BUILD)/tests/daemon/check_server%,$(TEST_BIN))
 
 .PHONY: valgrind valgrind-deps fuzz fuzz-deps fuzz-build fuzz-bins fuzz-regress
 
@@ -273,7 +304,7 @@ fuzz-build: fuzz-deps
 
 fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 
-$(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_COMMON) $(API_LIB) $(ENGINE_LIB)
+$(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_COMMON) $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ -o $@ -ljansson $(LDLIBS)
 
@@ -318,8 +349,8 @@ bench: $(BUILD)/bench/bench_engine $(TIMER_SO)
 	bench/http_bench.sh
 
 # The quickstart: install what is missing, build, serve the built-in models.
-run: deps
-	$(MAKE) all
+run: run-deps
+	$(MAKE) --no-print-directory $(ATTND)
 	$(ATTND) --port $(PORT)
 
 # Node tools for the OpenAPI contract, pinned in package.json and
@@ -336,17 +367,17 @@ lint: $(NODE_DEPS)
 # Sends every example of the spec to the real daemon on an ephemeral port and
 # validates each answer against the spec; also compares the route tables.
 test-contract: $(ATTND) $(NODE_DEPS)
-	node tests/contract/contract.mjs
+	node tests/node/contract.mjs
 
 # The viewer in Debian's chromium, headless (playwright-core drives it; no
 # browser is downloaded): the page, its heatmaps, causal masks, API errors,
 # CORS from a second origin; a screenshot goes to build/web-viewer.png.
 test-web: $(ATTND) $(NODE_DEPS)
-	node tests/web/viewer.test.mjs
+	node tests/node/viewer.test.mjs
 
 # The daemon under attack, with python3's standard library and wrk; each
 # starts $(ATTND) on 127.0.0.1 --port 0 and prints `NAME: N passed, M failed`.
-#   hostile      tests/hostile/cases/*.json against it: status, code, pointer,
+#   hostile      tests/daemon/hostile/cases/*.json against it: status, code, pointer,
 #                then alive, /healthz < 100 ms, memory back (about 15 s)
 #   concurrency  64 random-shape requests at once, bit-identical to each one
 #                alone; explicit weights against a float64 reference (5 s)
@@ -360,16 +391,16 @@ SOAK_SECONDS      ?= 60
 SOAK_TEST_SECONDS ?= 10
 
 hostile: $(ATTND)
-	ATTND_BIN=$(ATTND) $(PYTHON) tests/hostile/run.py
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/hostile/run.py
 
 concurrency: $(ATTND)
-	ATTND_BIN=$(ATTND) $(PYTHON) tests/concurrency/run.py
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/concurrency/run.py
 
 soak: $(ATTND)
-	ATTND_BIN=$(ATTND) $(PYTHON) tests/soak/run.py --seconds $(SOAK_SECONDS)
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/soak/run.py --seconds $(SOAK_SECONDS)
 
 faults: $(ATTND)
-	ATTND_BIN=$(ATTND) $(PYTHON) tests/faults/run.py
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/faults/run.py
 
 # The container image and its deployment (deploy/): the Dockerfile built with
 # `podman build --isolation=chroot` and run, no Docker engine needed; then the
@@ -383,8 +414,8 @@ load: $(ATTND)
 	deploy/load.sh
 
 fixtures:
-	$(PYTHON) tests/fixtures/make_fixtures.py tests/fixtures
-	$(PYTHON) tests/fixtures/make_safetensors.py tests/fixtures/safetensors
+	$(PYTHON) tests/data/fixtures/make_fixtures.py tests/data/fixtures
+	$(PYTHON) tests/data/fixtures/make_safetensors.py tests/data/fixtures/safetensors
 
 # $(call apt_install,PACKAGES): installs those of PACKAGES that are missing.
 define apt_install
@@ -399,17 +430,21 @@ define apt_install
 	fi
 endef
 
-deps:
-	$(call apt_install,$(DEB_PACKAGES))
-	@command -v node >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-		$$SUDO apt-get install -y -qq nodejs npm; }
+run-deps:
+	$(call apt_install,$(RUN_DEB_PACKAGES))
 
-# engine/ is a pure library; api/ alone speaks JSON; server/ alone speaks HTTP.
-check-deps:
-	@! grep -nE '#include *<(microhttpd|jansson)\.h>|\b(getenv|exit|printf|fprintf|puts|fopen) *\(' engine/*.[ch]
-	@! grep -n '#include *<microhttpd.h>' api/*.[ch] 2>/dev/null
-	@! grep -n '#include *<jansson.h>' server/*.[ch] 2>/dev/null
-	@echo "check-deps: layering ok"
+check-tools:
+	$(call apt_install,$(CHECK_DEB_PACKAGES))
+
+test-tools:
+	$(call apt_install,$(TEST_DEB_PACKAGES))
+
+deps: test-tools
+
+# The layers point one way (tools/check_deps.py: allowed includes per folder,
+# no I/O in engine/ and common/, no include cycles, no call cycles in api/).
+check-deps: $(API_OBJ)
+	$(PYTHON) tools/check_deps.py $(BUILD)
 
 format:
 	clang-format -i engine/*.[ch] tests/*.[ch] bench/*.c bench/engine/*.[ch]

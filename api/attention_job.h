@@ -15,11 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attention.h"
-#include "fastjson.h"
-#include "mha.h"
+#include "engine/attention.h"
+#include "api/json/fastjson.h"
+#include "engine/mha.h"
 #include "registry.h"
-#include "tensor.h"
+#include "api/json/json_tensor.h"
 
 struct attention_job {
 	int small_only; /* in: decline what is not small (API_SMALL_BODY) */

@@ -9,7 +9,7 @@
 #ifndef API_ERROR_H
 #define API_ERROR_H
 
-#include "buf.h"
+#include "common/buf.h"
 
 struct api_error {
 	int status;       /* HTTP status: 400, 404, 405, 413, 415, 422, 503, ... */

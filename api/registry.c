@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_write.h"
+#include "api/json/json_write.h"
 
 uint64_t registry_fnv1a(const char *s, size_t len)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "engine/model.h"
 #include "service.h"
 
 struct api_model_entry {

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "common/buf.h"
 #include "error.h"
 
 struct attn_model;

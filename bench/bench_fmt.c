@@ -34,13 +34,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "base64.h"
-#include "buf.h"
-#include "fastjson.h"
-#include "fmt.h"
-#include "request.h"
-#include "tensor.h"
-#include "prng.h"
+#include "common/base64.h"
+#include "common/buf.h"
+#include "api/json/fastjson.h"
+#include "common/fmt.h"
+#include "api/json/json_read.h"
+#include "api/json/json_tensor.h"
+#include "engine/prng.h"
 
 enum { REPS = 7 };
 

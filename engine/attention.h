@@ -8,7 +8,7 @@
  * Query head h reads key/value head h / (H / Hkv) (grouped-query attention).
  *
  * Semantics are those of the ONNX Attention operator (opset 23/24), see
- * shared/conformance/onnx-attention/README.md:
+ * tests/data/onnx-attention/README.md:
  *   S   = scale * Q K^T                       scores view RAW     (ONNX mode 0)
  *   S'  = softcap > 0 ? c * tanh(S / c) : S   scores view SOFTCAP (ONNX mode 1)
  *   S'' = S' + bias                           scores view MASKED  (ONNX mode 2)

@@ -31,13 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "error.h"
-#include "fmt.h"
+#include "common/buf.h"
+#include "api/error.h"
+#include "common/fmt.h"
 #include "headers.h"
 #include "log.h"
 #include "route.h"
-#include "service.h"
+#include "api/service.h"
 #include "web_assets.h"
 
 enum { SMALL_BODY_MAX = 4096, METRICS_BODY_MAX = 4 << 20 };

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "error.h"
-#include "fmt.h"
+#include "common/buf.h"
+#include "api/error.h"
+#include "common/fmt.h"
 #include "log_writer.h"
 
 enum { LOG_LINE_MAX = 8192, ACCESS_LINE_GUESS = 512 };

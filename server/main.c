@@ -76,7 +76,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "error.h"
+#include "api/error.h"
 #include "http.h"
 #include "log.h"
 #include "log_writer.h"
@@ -85,7 +85,7 @@
 #include "pool.h"
 #include "probe.h"
 #include "route.h"
-#include "service.h"
+#include "api/service.h"
 
 #define MiB ((size_t)1 << 20)
 enum { MAX_INLINE_D_MODEL = 4096, EXIT_CONFIG = 2 };

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "common/buf.h"
 
 /* The route label of a request ("other" for unknown paths). */
 enum metric_route {

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "safetensors.h"
-#include "service.h"
-#include "vocab.h"
+#include "api/error.h"
+#include "engine/safetensors.h"
+#include "api/service.h"
+#include "api/vocab.h"
 
 #define MODEL_FILE_MAX (8ULL << 30) /* 8 GiB: one attention layer is far smaller */
 

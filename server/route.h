@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "metrics.h"
-#include "service.h"
+#include "api/service.h"
 
 enum route_kind {
 	ROUTE_COMPUTE = 0, /* body in, api_handle on a worker */

@@ -19,9 +19,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "mha.h"
-#include "model.h"
-#include "workers.h"
+#include "engine/mha.h"
+#include "engine/model.h"
+#include "engine/workers.h"
 
 enum { BENCH_E = 512, BENCH_H = 8 };
 

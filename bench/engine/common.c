@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "prng.h"
+#include "engine/prng.h"
 
 const struct variant variants[N_VARIANTS] = {
     {"eng1", 1, 1},  /* threads 1 */

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "mha.h"
-#include "model.h"
-#include "workers.h"
+#include "engine/mha.h"
+#include "engine/model.h"
+#include "engine/workers.h"
 
 void openblas_set_num_threads(int n);
 int openblas_get_num_threads(void);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "model.h"
+#include "engine/model.h"
 
 /* Small limits: a request that needs more than a few MiB, or more than
  * 1 GFLOP of work (api_check_work: some 10 ms), is refused (422) before

@@ -3,7 +3,7 @@
  *
  * Byte 0 chooses the options, the rest is the file:
  *   bits 0-6  num_heads (0 exercises the argument check)
- *   bit 7     the Qwen-style names of tests/fixtures/safetensors/
+ *   bit 7     the Qwen-style names of tests/data/fixtures/safetensors/
  *             qwen_prefixed_bf16: prefix "model.layers.0.self_attn.",
  *             embedding table "model.embed_tokens.weight"
  * A loaded model must be consistent with model.h (E = H D, Hkv divides H,
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "safetensors.h"
+#include "engine/safetensors.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -1,0 +1,603 @@
+/*
+ * fastjson.c: rows of plain numbers pooled before jansson (see fastjson.h).
+ *
+ * The scanner follows JSON's grammar as jansson's lexer and parser do
+ * (load.c): whitespace is space, tab, newline and carriage return; a number
+ * is -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; a literal is a run of
+ * letters; a string ends at the first '"' not escaped by '\'. It tracks what
+ * may come next in each open container, so a row is only ever replaced where
+ * jansson expects a value, and by a value of the same depth; anything it does
+ * not expect stops the scan (the rows before stay pooled). So jansson accepts
+ * the copy exactly when it accepts the body: the copy differs only inside
+ * rows, each checked here to be a valid array.
+ *
+ * Numbers. The jansson path reads a literal with a fraction or exponent with
+ * strtod, an integer literal with strtoll (then (double)); read_elem then
+ * takes (float) of that double. Here an integer literal of at most 18 digits
+ * is read the same way; a real with at most 15 significant digits and a
+ * decimal exponent in [-22, 22] is m * 10^e or m / 10^-e, one correctly
+ * rounded operation on exact operands (m < 2^53, 10^22 < 2^53 * 2^22 is
+ * exact), which is the correctly rounded decimal value: what glibc's strtod
+ * returns (Clinger, "How to read floating point numbers accurately", PLDI
+ * 1990, the fast path). Every other real goes to strtod itself. jansson reads
+ * the decimal point locale-independently; so, in a locale whose decimal
+ * point is not '.', nothing is pooled.
+ */
+#include "fastjson.h"
+
+#include <float.h>
+#include <locale.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fmt.h"
+
+enum { NUMBER_TOKEN_MAX = 64, FIELD_PATH_MAX = 192 };
+
+/* A placeholder up to its index as it is written; its key as jansson reads it. */
+static const char PLACEHOLDER_OPEN[] = "{\"\\u0001\":";
+static const char PLACEHOLDER_KEY[] = "\x01";
+
+/* What may come next: at the top level, or in the innermost open container. */
+enum expect {
+	X_VALUE,	  /* at the start, after ':', after ',' in an array */
+	X_VALUE_OR_CLOSE, /* after '[' */
+	X_KEY,		  /* after ',' in an object */
+	X_KEY_OR_CLOSE,	  /* after '{' */
+	X_COLON,	  /* after a key */
+	X_COMMA_OR_CLOSE, /* after a value in a container */
+	X_END,		  /* after the top-level value: whitespace only */
+};
+
+struct frame {
+	char type; /* '[' or '{' */
+	enum expect expect;
+	/* objects: chain = every container above is an object, so path[0 ..
+	 * path_len) is this object's JSON pointer; key_ok = the current key is
+	 * in path, which then runs to key_end */
+	int chain, key_ok;
+	size_t path_len, key_end;
+	/* arrays: in_field = under one of the fields, through arrays only;
+	 * row = still possibly a row: in a field, inside an array, numbers only */
+	int in_field, row;
+	size_t start;		  /* offset of the '[' */
+	size_t mark;		  /* pool->n_values at the '[' */
+	size_t count, first_real; /* numbers pooled so far; first one with . or e */
+};
+
+struct scan {
+	const char *s;
+	size_t len, i;
+	const char *const *fields;
+	struct fastjson_pool *pool;
+	char *copy;	 /* made at the first row pooled */
+	size_t copy_len; /* bytes in copy */
+	size_t copied;	 /* body[0 .. copied) is in the copy */
+	struct frame stack[FASTJSON_MAX_DEPTH];
+	size_t depth;
+	enum expect top; /* what may come next at depth 0 */
+	char path[FIELD_PATH_MAX];
+	int stop;
+};
+
+void fastjson_pool_release(struct fastjson_pool *pool)
+{
+	if (pool == NULL)
+		return;
+	free(pool->values);
+	free(pool->rows);
+	memset(pool, 0, sizeof(*pool));
+}
+
+const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const json_t *v)
+{
+	const json_t *index;
+	json_int_t k;
+
+	if (pool == NULL || pool->n_rows == 0 || !json_is_object(v) || json_object_size(v) != 1)
+		return NULL;
+	index = json_object_get(v, PLACEHOLDER_KEY);
+	if (!json_is_integer(index))
+		return NULL;
+	k = json_integer_value(index);
+	if (k < 0 || (unsigned long long)k >= pool->n_rows)
+		return NULL;
+	return &pool->rows[k];
+}
+
+/* ---- tokens ------------------------------------------------------------ */
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static size_t skip_blank(const char *s, size_t i, size_t n)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The end of the string whose '"' is at s[i], or 0 if it never ends. */
+static size_t string_end(const char *s, size_t i, size_t n, int *escaped)
+{
+	*escaped = 0;
+	for (size_t k = i + 1; k < n; k++) {
+		if (s[k] == '"')
+			return k + 1;
+		if (s[k] == '\\') {
+			*escaped = 1;
+			k++;
+		}
+	}
+	return 0;
+}
+
+/* A number token as read: +-m 10^e10, m the first 19 significant digits. */
+struct number {
+	uint64_t m;
+	int sig;	  /* significant digits in m */
+	int exact;	  /* no digit was dropped from m */
+	int neg, is_real; /* is_real: written with a fraction or an exponent */
+	long e10;
+};
+
+static void add_digit(struct number *x, char c, int fraction)
+{
+	if (fraction)
+		x->e10--;
+	if (x->m == 0 && c == '0')
+		return; /* a leading zero: not significant */
+	if (x->sig == 19) {
+		x->exact = 0; /* m would overflow; the token goes to strtod */
+		return;
+	}
+	x->m = x->m * 10 + (uint64_t)(c - '0');
+	x->sig++;
+}
+
+/* Reads the JSON number at s[0 .. n) into x; returns its length, or 0 when
+ * jansson would not read a number there. */
+static size_t lex_number(const char *s, size_t n, struct number *x)
+{
+	size_t k = 0;
+	long e = 0, esign = 1;
+
+	memset(x, 0, sizeof(*x));
+	x->exact = 1;
+	if (k < n && s[k] == '-')
+		x->neg = (int)++k;
+	if (k >= n || !is_digit(s[k]))
+		return 0;
+	if (s[k] == '0') {
+		if (++k < n && is_digit(s[k]))
+			return 0; /* a leading zero */
+	} else {
+		while (k < n && is_digit(s[k]))
+			add_digit(x, s[k++], 0);
+	}
+	if (k < n && s[k] == '.') {
+		x->is_real = 1;
+		if (++k >= n || !is_digit(s[k]))
+			return 0;
+		while (k < n && is_digit(s[k]))
+			add_digit(x, s[k++], 1);
+	}
+	if (k < n && (s[k] == 'e' || s[k] == 'E')) {
+		x->is_real = 1;
+		if (++k < n && (s[k] == '+' || s[k] == '-'))
+			esign = s[k++] == '-' ? -1 : 1;
+		if (k >= n || !is_digit(s[k]))
+			return 0;
+		for (; k < n && is_digit(s[k]); k++)
+			e = e < 100000 ? e * 10 + (s[k] - '0') : e; /* capped: it only decides */
+		x->e10 += esign * e;
+	}
+	return k;
+}
+
+/* ---- numbers ----------------------------------------------------------- */
+
+/* 10^k, k = 0 .. 22: exact in a double. */
+static const double pow10_exact[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
+				     1e8,  1e9,	 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * The double the jansson path gives the number token s[0 .. n) read as x:
+ * 0, or -1 when it is left to jansson (an integer literal of 19 or more
+ * digits, which strtoll may refuse; a real token too long to copy).
+ */
+static int number_value(const struct number *x, const char *s, size_t n, double *out)
+{
+	char text[NUMBER_TOKEN_MAX + 1];
+
+	if (!x->is_real) {
+		if (!x->exact || x->sig > 18)
+			return -1;
+		/* strtoll, then (double); "-0" is the integer 0, so +0.0 */
+		*out = (double)(x->neg ? -(long long)x->m : (long long)x->m);
+		return 0;
+	}
+	if (x->exact && x->sig <= 15 && x->e10 >= -22 && x->e10 <= 22) {
+		double v = (double)x->m;
+
+		v = x->e10 < 0 ? v / pow10_exact[-x->e10] : v * pow10_exact[x->e10];
+		*out = x->neg ? -v : v;
+		return 0;
+	}
+	if (n > NUMBER_TOKEN_MAX)
+		return -1;
+	memcpy(text, s, n);
+	text[n] = '\0';
+	*out = strtod(text, NULL);
+	return 0;
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+/* Grows *p (of *cap elements of size) to hold need; 0, or -1 out of memory. */
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 256;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX / size)
+		return -1;
+	q = realloc(*p, n * size);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* f is no row after all: its numbers leave the pool. */
+static void not_a_row(struct scan *sc, struct frame *f)
+{
+	if (f->row)
+		sc->pool->n_values = f->mark;
+	f->row = 0;
+}
+
+/* The number x (its token at sc->i, n bytes) joins the row f, or f is no row. */
+static void pool_number(struct scan *sc, struct frame *f, const struct number *x, size_t n)
+{
+	struct fastjson_pool *pool = sc->pool;
+	double v;
+
+	if (number_value(x, sc->s + sc->i, n, &v) != 0 || !(v >= -FLT_MAX && v <= FLT_MAX) ||
+	    grow((void **)&pool->values, &pool->cap_values, pool->n_values + 1,
+		 sizeof *pool->values) != 0) {
+		not_a_row(sc, f);
+		return;
+	}
+	pool->values[pool->n_values++] = (float)v; /* read_elem's (float) */
+	if (x->is_real && f->first_real == SIZE_MAX)
+		f->first_real = f->count;
+	f->count++;
+}
+
+/* ---- the copy -------------------------------------------------------------- */
+
+/* Appends body[sc->copied .. upto) to the copy. */
+static void copy_through(struct scan *sc, size_t upto)
+{
+	memcpy(sc->copy + sc->copy_len, sc->s + sc->copied, upto - sc->copied);
+	sc->copy_len += upto - sc->copied;
+	sc->copied = upto;
+}
+
+/* f, an array closing at sc->i, is a row: pooled, and its placeholder goes
+ * into the copy in its place. The copy never outgrows the body: a
+ * placeholder has at most 31 bytes, a row at least 2 FASTJSON_MIN_ROW + 1. */
+static void commit_row(struct scan *sc, struct frame *f)
+{
+	struct fastjson_pool *pool = sc->pool;
+	char *p;
+
+	if (sc->copy == NULL) {
+		sc->copy = malloc(sc->len + 1);
+		if (sc->copy == NULL) {
+			not_a_row(sc, f);
+			return;
+		}
+	}
+	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) !=
+	    0) {
+		not_a_row(sc, f);
+		return;
+	}
+	copy_through(sc, f->start);
+	p = sc->copy + sc->copy_len;
+	memcpy(p, PLACEHOLDER_OPEN, sizeof PLACEHOLDER_OPEN - 1);
+	p += sizeof PLACEHOLDER_OPEN - 1;
+	p += fmt_u64(p, pool->n_rows);
+	*p++ = '}';
+	sc->copy_len = (size_t)(p - sc->copy);
+	sc->copied = sc->i + 1;
+	pool->rows[pool->n_rows++] = (struct fastjson_row){
+	    f->mark, f->count, f->first_real < f->count ? f->first_real : f->count};
+}
+
+/* ---- the scanner --------------------------------------------------------- */
+
+static struct frame *innermost(struct scan *sc)
+{
+	return sc->depth > 0 ? &sc->stack[sc->depth - 1] : NULL;
+}
+
+/* A value just ended: what its container (or the top level) expects now. */
+static void after_value(struct scan *sc)
+{
+	struct frame *f = innermost(sc);
+
+	if (f == NULL)
+		sc->top = X_END;
+	else
+		f->expect = X_COMMA_OR_CLOSE;
+}
+
+/* Is path[0 .. len) one of the fields? */
+static int is_field(const struct scan *sc, size_t len)
+{
+	for (size_t i = 0; sc->fields[i] != NULL; i++)
+		if (strlen(sc->fields[i]) == len && memcmp(sc->fields[i], sc->path, len) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The fast loop of a possible row just opened: numbers, commas and blanks.
+ * It returns at anything else (the ']' among them) with f->expect saying
+ * what was read, and step() goes on from there.
+ */
+static void scan_row(struct scan *sc, struct frame *f)
+{
+	const char *s = sc->s;
+	size_t n = sc->len, i = sc->i, len;
+	struct number x;
+
+	for (i = skip_blank(s, i, n); f->row && i < n; i = skip_blank(s, i, n)) {
+		if (f->expect == X_COMMA_OR_CLOSE) {
+			if (s[i] != ',')
+				break;
+			f->expect = X_VALUE;
+			i++;
+			continue;
+		}
+		len = s[i] == ']' ? 0 : lex_number(s + i, n - i, &x);
+		if (len == 0)
+			break;
+		sc->i = i;
+		pool_number(sc, f, &x, len);
+		f->expect = X_COMMA_OR_CLOSE;
+		i += len;
+	}
+	sc->i = i;
+}
+
+static void open_container(struct scan *sc, char type)
+{
+	struct frame *parent = innermost(sc), *f;
+
+	if (sc->depth == FASTJSON_MAX_DEPTH) {
+		sc->stop = 1;
+		return;
+	}
+	if (parent != NULL && parent->type == '[')
+		not_a_row(sc, parent); /* it holds a container: not innermost */
+	f = &sc->stack[sc->depth++];
+	memset(f, 0, sizeof(*f));
+	f->type = type;
+	f->start = sc->i;
+	f->mark = sc->pool->n_values;
+	f->first_real = SIZE_MAX;
+	if (type == '{') {
+		f->expect = X_KEY_OR_CLOSE;
+		f->chain =
+		    parent == NULL || (parent->type == '{' && parent->chain && parent->key_ok);
+		f->path_len = parent != NULL ? parent->key_end : 0;
+	} else {
+		f->expect = X_VALUE_OR_CLOSE;
+		if (parent != NULL && parent->type == '[')
+			f->in_field = parent->in_field;
+		else if (parent != NULL)
+			f->in_field =
+			    parent->chain && parent->key_ok && is_field(sc, parent->key_end);
+		f->row = parent != NULL && parent->type == '[' && f->in_field;
+	}
+	sc->i++;
+	if (f->row)
+		scan_row(sc, f);
+}
+
+static void close_container(struct scan *sc)
+{
+	struct frame *f = innermost(sc);
+
+	if (f->row && f->count >= FASTJSON_MIN_ROW)
+		commit_row(sc, f);
+	else
+		not_a_row(sc, f);
+	sc->depth--;
+	sc->i++;
+	after_value(sc);
+}
+
+/* A key at sc->i; in a chain of objects it extends the path. */
+static void read_key(struct scan *sc, struct frame *f)
+{
+	size_t start = sc->i, end, klen;
+	int escaped;
+
+	end = sc->s[start] == '"' ? string_end(sc->s, start, sc->len, &escaped) : 0;
+	if (end == 0) {
+		sc->stop = 1;
+		return;
+	}
+	klen = end - start - 2;
+	f->key_ok = f->chain && !escaped && f->path_len + 1 + klen <= sizeof sc->path &&
+		    memchr(sc->s + start + 1, '~', klen) == NULL &&
+		    memchr(sc->s + start + 1, '/', klen) == NULL;
+	if (f->key_ok) {
+		sc->path[f->path_len] = '/';
+		memcpy(sc->path + f->path_len + 1, sc->s + start + 1, klen);
+		f->key_end = f->path_len + 1 + klen;
+	}
+	f->expect = X_COLON;
+	sc->i = end;
+}
+
+/* A string, number or literal at sc->i, where a value is expected. */
+static void read_scalar(struct scan *sc)
+{
+	struct frame *f = innermost(sc);
+	const char *s = sc->s + sc->i;
+	size_t rest = sc->len - sc->i, n = 0;
+	struct number x;
+	int escaped;
+
+	if (s[0] == '"') {
+		n = string_end(sc->s, sc->i, sc->len, &escaped);
+		n = n ? n - sc->i : 0;
+	} else if (s[0] == '-' || is_digit(s[0])) {
+		n = lex_number(s, rest, &x);
+	} else if (is_alpha(s[0])) {
+		while (n < rest && is_alpha(s[n]))
+			n++;
+		if (!((n == 4 && memcmp(s, "true", 4) == 0) ||
+		      (n == 5 && memcmp(s, "false", 5) == 0) ||
+		      (n == 4 && memcmp(s, "null", 4) == 0)))
+			n = 0;
+	}
+	if (n == 0) {
+		sc->stop = 1;
+		return;
+	}
+	if (f != NULL && f->type == '[' && f->row) {
+		if (s[0] == '-' || is_digit(s[0]))
+			pool_number(sc, f, &x, n);
+		else
+			not_a_row(sc, f);
+	}
+	sc->i += n;
+	after_value(sc);
+}
+
+static void read_value(struct scan *sc, char c)
+{
+	if (c == '[' || c == '{')
+		open_container(sc, c);
+	else
+		read_scalar(sc);
+}
+
+/* One step at the non-blank byte c = s[i]. */
+static void step(struct scan *sc, char c)
+{
+	struct frame *f = innermost(sc);
+	enum expect x = f != NULL ? f->expect : sc->top;
+	char close = f != NULL && f->type == '[' ? ']' : '}';
+
+	switch (x) {
+	case X_VALUE:
+		read_value(sc, c);
+		return;
+	case X_VALUE_OR_CLOSE:
+		if (c == ']')
+			close_container(sc);
+		else
+			read_value(sc, c);
+		return;
+	case X_KEY_OR_CLOSE:
+		if (c == '}')
+			close_container(sc);
+		else
+			read_key(sc, f);
+		return;
+	case X_KEY:
+		read_key(sc, f);
+		return;
+	case X_COLON:
+		if (c != ':')
+			break;
+		f->expect = X_VALUE;
+		sc->i++;
+		return;
+	case X_COMMA_OR_CLOSE:
+		if (c == close) {
+			close_container(sc);
+			return;
+		}
+		if (c != ',')
+			break;
+		f->expect = f->type == '[' ? X_VALUE : X_KEY;
+		sc->i++;
+		return;
+	case X_END:
+		break;
+	}
+	sc->stop = 1;
+}
+
+/* Does s[0 .. n) contain the placeholder key's escape? */
+static int has_placeholder_key(const char *s, size_t n)
+{
+	static const char esc[] = "\\u0001";
+	const char *p = s, *end = s + n;
+
+	while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+		if ((size_t)(end - p) >= sizeof esc - 1 && memcmp(p, esc, sizeof esc - 1) == 0)
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+char *fastjson_scan(const char *body, size_t len, const char *const *fields,
+		    struct fastjson_pool *pool, size_t *copy_len)
+{
+	struct scan *sc;
+	char *copy = NULL;
+	const char *point = localeconv()->decimal_point;
+
+	*copy_len = 0;
+	if (fields == NULL || len < 2 * FASTJSON_MIN_ROW || has_placeholder_key(body, len) ||
+	    point == NULL || strcmp(point, ".") != 0)
+		return NULL;
+	sc = calloc(1, sizeof(*sc));
+	if (sc == NULL)
+		return NULL;
+	sc->s = body;
+	sc->len = len;
+	sc->fields = fields;
+	sc->pool = pool;
+	sc->top = X_VALUE;
+	for (sc->i = skip_blank(body, 0, len); !sc->stop && sc->i < len;
+	     sc->i = skip_blank(body, sc->i, len))
+		step(sc, body[sc->i]);
+	for (size_t d = sc->depth; d > 0; d--) /* stopped or ended inside a row */
+		not_a_row(sc, &sc->stack[d - 1]);
+	if (sc->copy != NULL && pool->n_rows > 0) {
+		copy_through(sc, len);
+		sc->copy[sc->copy_len] = '\0';
+		copy = sc->copy;
+		*copy_len = sc->copy_len;
+	} else {
+		free(sc->copy);
+	}
+	free(sc);
+	return copy;
+}

@@ -1,0 +1,149 @@
+/* request.c: strict field readers (see request.h). */
+#include "json_read.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastjson.h"
+#include "json_tensor.h"
+
+const char *req_child(char *dst, const char *ptr, const char *key)
+{
+	api_ptr_key(dst, API_PTR_MAX, ptr, key);
+	return dst;
+}
+
+int req_parse(const char *body, size_t len, json_t **root, struct api_error *err)
+{
+	return req_parse_pooled(body, len, NULL, NULL, root, err);
+}
+
+int req_parse_pooled(const char *body, size_t len, const char *const *fields,
+		     struct fastjson_pool *pool, json_t **root, struct api_error *err)
+{
+	json_error_t jerr;
+	char *copy = NULL;
+	size_t copy_len = 0;
+
+	body = body ? body : "";
+	if (pool != NULL)
+		copy = fastjson_scan(body, len, fields, pool, &copy_len);
+	*root = copy ? json_loadb(copy, copy_len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	free(copy);
+	if (*root == NULL) {
+		/* no rows pooled, or the body is not valid JSON: then the copy is
+		 * not either, and the error's line and column are the body's own */
+		fastjson_pool_release(pool);
+		*root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	}
+	if (*root == NULL) {
+		int dup = strstr(jerr.text, "duplicate") != NULL;
+
+		return api_fail(err, 400, dup ? "duplicate_key" : "malformed_json", "",
+				"%s at line %d, column %d", jerr.text, jerr.line, jerr.column);
+	}
+	if (!json_is_object(*root)) {
+		json_decref(*root);
+		*root = NULL;
+		return api_fail(err, 422, "invalid_type", "", "the request must be a JSON object");
+	}
+	return 0;
+}
+
+int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
+		     struct api_error *err)
+{
+	const char *key;
+	json_t *val;
+	char child[API_PTR_MAX];
+
+	json_object_foreach(obj, key, val) {
+		size_t i = 0;
+
+		while (names[i] != NULL && strcmp(names[i], key) != 0)
+			i++;
+		if (names[i] == NULL)
+			return api_fail(err, 422, "unknown_field", req_child(child, ptr, key),
+					"unknown field '%s'", key);
+	}
+	return 0;
+}
+
+int req_enum(const json_t *obj, const char *key, const char *ptr, const char *const *names,
+	     int dflt, int *out, struct api_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+	char child[API_PTR_MAX];
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (json_is_string(v))
+		for (int i = 0; names[i] != NULL; i++)
+			if (strcmp(names[i], json_string_value(v)) == 0) {
+				*out = i;
+				return 0;
+			}
+	{
+		char list[160] = "";
+
+		for (int i = 0; names[i] != NULL; i++) {
+			strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+			strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+		}
+		return api_fail(err, 422, "invalid_value", req_child(child, ptr, key),
+				"must be one of: %s", list);
+	}
+}
+
+int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,
+	     size_t dflt, size_t *out, struct api_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+	char child[API_PTR_MAX];
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (unsigned long long)json_integer_value(v) < lo ||
+	    (unsigned long long)json_integer_value(v) > hi)
+		return api_fail(err, 422, json_is_integer(v) ? "out_of_range" : "invalid_type",
+				req_child(child, ptr, key), "must be an integer in [%zu, %zu]", lo,
+				hi);
+	*out = (size_t)json_integer_value(v);
+	return 0;
+}
+
+int req_number(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
+	       double dflt, double *out, struct api_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+	char child[API_PTR_MAX];
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (!json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi))
+		return api_fail(err, 422, json_is_number(v) ? "out_of_range" : "invalid_type",
+				req_child(child, ptr, key), "must be a number in [%g, %g]", lo, hi);
+	*out = json_number_value(v);
+	return 0;
+}
+
+int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,
+	     struct api_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+	char child[API_PTR_MAX];
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (!json_is_boolean(v))
+		return api_fail(err, 422, "invalid_type", req_child(child, ptr, key),
+				"must be true or false");
+	*out = json_is_true(v);
+	return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * request.h: strict reading of request fields, each failure a 4xx with the
+ * JSON pointer of the field. Internal to api/. Nothing here keeps a json_t.
+ */
+#ifndef API_REQUEST_H
+#define API_REQUEST_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "api/error.h"
+
+/*
+ * Parses body as one JSON object. Malformed JSON (reported with line and
+ * column) and duplicate keys are 400; anything but an object at the top is
+ * 422. On success *root is a new reference the caller json_decref()s.
+ */
+int req_parse(const char *body, size_t len, json_t **root, struct api_error *err);
+
+/*
+ * req_parse, with the rows of large number arrays under `fields` (JSON
+ * pointers, NULL-terminated) read into pool first and left in the tree as
+ * placeholders (fastjson.h): read those fields with api_tensor_read_pool.
+ * Answers, errors and their line and column are those of req_parse. pool
+ * (zeroed, or NULL for plain req_parse) is the caller's to release, on
+ * failure too.
+ */
+struct fastjson_pool;
+int req_parse_pooled(const char *body, size_t len, const char *const *fields,
+		     struct fastjson_pool *pool, json_t **root, struct api_error *err);
+
+/* 422 unknown_field for any key of obj not in names (NULL-terminated). */
+int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
+		     struct api_error *err);
+
+/* A string among names (NULL-terminated) -> its index; absent -> dflt. */
+int req_enum(const json_t *obj, const char *key, const char *ptr, const char *const *names,
+	     int dflt, int *out, struct api_error *err);
+
+/* An integer in [lo, hi]; absent -> dflt. */
+int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,
+	     size_t dflt, size_t *out, struct api_error *err);
+
+/* A number in [lo, hi]; absent -> dflt. */
+int req_number(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
+	       double dflt, double *out, struct api_error *err);
+
+/* A boolean; absent -> dflt. */
+int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,
+	     struct api_error *err);
+
+/* ptr + "/" + key into a caller buffer of API_PTR_MAX bytes; returns dst. */
+enum { API_PTR_MAX = 192 };
+const char *req_child(char *dst, const char *ptr, const char *key);
+
+#endif

@@ -1,0 +1,529 @@
+/* tensor.c: reading and writing tensors in the JSON contract (see tensor.h). */
+#include "json_tensor.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base64.h"
+#include "fastjson.h"
+#include "common/fmt.h"
+#include "engine/sizes.h"
+
+void api_ptr_key(char *dst, size_t dstsz, const char *base, const char *key)
+{
+	size_t len = (size_t)snprintf(dst, dstsz, "%s/", base);
+
+	/* RFC 6901: '~' is written "~0" and '/' is written "~1" */
+	for (const char *k = key; *k && len + 3 < dstsz; k++) {
+		if (*k == '~' || *k == '/') {
+			dst[len++] = '~';
+			dst[len++] = *k == '~' ? '0' : '1';
+		} else {
+			dst[len++] = *k;
+		}
+	}
+	if (len < dstsz)
+		dst[len] = '\0';
+}
+
+/* api_ptr_key into a 192-byte dst, returned for use in an argument list. */
+static const char *api_ptr_key_r(char *dst, const char *base, const char *key)
+{
+	api_ptr_key(dst, 192, base, key);
+	return dst;
+}
+
+void api_ptr_index(char *dst, size_t dstsz, const char *base, size_t index)
+{
+	char digits[24];
+	size_t n = 0, len = strlen(base);
+
+	do {
+		digits[n++] = (char)('0' + index % 10);
+		index /= 10;
+	} while (index > 0);
+	if (len + n + 2 > dstsz) /* no room: keep the base, truncated */
+		len = n + 2 < dstsz ? dstsz - n - 2 : 0;
+	memmove(dst, base, len);
+	dst[len++] = '/';
+	while (n > 0 && len + 1 < dstsz)
+		dst[len++] = digits[--n];
+	dst[len] = '\0';
+}
+
+void api_tensor_release(struct api_tensor *t)
+{
+	if (t == NULL)
+		return;
+	free(t->data);
+	free(t->lengths);
+	memset(t, 0, sizeof(*t));
+}
+
+/* One element: a number in float32 range, a bool, or a non-finite string. */
+static int read_elem(const json_t *v, const char *ptr, unsigned flags, float *out,
+		     struct api_error *err)
+{
+	double x;
+
+	if (flags & API_T_BOOL) {
+		if (!json_is_boolean(v))
+			return api_fail(err, 422, "invalid_type", ptr, "expected true or false");
+		*out = json_is_true(v) ? 1.0f : 0.0f;
+		return 0;
+	}
+	if (json_is_string(v) && (flags & API_T_NEG_INF)) {
+		if (strcmp(json_string_value(v), "-Infinity") != 0)
+			return api_fail(err, 422, "invalid_number", ptr,
+					"expected a number or \"-Infinity\"");
+		*out = -INFINITY;
+		return 0;
+	}
+	if (json_is_string(v) && (flags & API_T_NONFINITE)) {
+		const char *s = json_string_value(v);
+
+		if (strcmp(s, "-Infinity") == 0)
+			*out = -INFINITY;
+		else if (strcmp(s, "Infinity") == 0)
+			*out = INFINITY;
+		else if (strcmp(s, "NaN") == 0)
+			*out = NAN;
+		else
+			return api_fail(err, 422, "invalid_number", ptr,
+					"expected a number, \"-Infinity\", \"Infinity\" or \"NaN\"");
+		return 0;
+	}
+	if (!json_is_number(v))
+		return api_fail(err, 422, "invalid_type", ptr, "expected a number");
+	x = json_number_value(v);
+	if ((flags & API_T_INTEGER) && !json_is_integer(v))
+		return api_fail(err, 422, "invalid_type", ptr, "expected an integer");
+	if (!isfinite(x) || fabs(x) > FLT_MAX)
+		return api_fail(err, 422, "out_of_range", ptr,
+				"%g is outside the float32 range", x);
+	*out = (float)x;
+	return 0;
+}
+
+/* The length of v as the nested reader sees it: a JSON array's, or the
+ * count of the pooled row a placeholder stands for (*row set); 0 and *row
+ * NULL for anything else. */
+static size_t nested_len(const struct fastjson_pool *pool, const json_t *v,
+			 const struct fastjson_row **row)
+{
+	*row = fastjson_row(pool, v);
+	if (*row != NULL)
+		return (*row)->count;
+	return json_array_size(v); /* 0 for a non-array */
+}
+
+/* Shape of nested arrays by following first elements; ragged axis 1 takes the
+ * longest item. A pooled row counts as the array of numbers it was. */
+static int nested_shape(const struct fastjson_pool *pool, const json_t *v, const char *ptr,
+			size_t max_rank, unsigned flags, struct api_tensor *t,
+			struct api_error *err)
+{
+	const json_t *cur = v;
+	const struct fastjson_row *row = NULL;
+
+	t->rank = 0;
+	for (;;) {
+		size_t n = nested_len(pool, cur, &row);
+
+		if (row == NULL && !json_is_array(cur))
+			break;
+		if (t->rank == max_rank)
+			return api_fail(err, 422, "invalid_shape", ptr,
+					"nested deeper than rank %zu", max_rank);
+		t->shape[t->rank++] = n;
+		if (n == 0)
+			return api_fail(err, 422, "invalid_shape", ptr,
+					"empty array: every dimension must be positive");
+		if (row != NULL)
+			break; /* its first element is a number */
+		cur = json_array_get(cur, 0);
+	}
+	if ((flags & API_T_RAGGED) && t->rank >= 3) {
+		size_t longest = 0;
+
+		for (size_t b = 0; b < t->shape[0]; b++) {
+			size_t n = nested_len(pool, json_array_get(v, b), &row);
+
+			longest = n > longest ? n : longest;
+		}
+		t->shape[1] = longest;
+	}
+	return 0;
+}
+
+struct nested_fill {
+	const struct api_tensor *t;
+	unsigned flags;
+	struct api_error *err;
+	const struct fastjson_pool *pool; /* NULL: no pooled rows */
+};
+
+/*
+ * Fills data[offset ...] from a pooled row at depth d (ptr its pointer), with
+ * the errors read_elem and nested_fill would give its numbers: the row holds
+ * only numbers, finite and within float32's range (fastjson.h).
+ */
+static int fill_pooled(const struct nested_fill *f, const struct fastjson_row *row,
+		       const char *ptr, size_t d, size_t offset)
+{
+	const struct api_tensor *t = f->t;
+	char child[192];
+
+	if (d + 1 < t->rank) { /* its first element is a number, not an array */
+		api_ptr_index(child, sizeof(child), ptr, 0);
+		return api_fail(f->err, 422, "invalid_shape", child,
+				"expected an array (rank %zu tensor)", t->rank);
+	}
+	if (f->flags & API_T_BOOL) {
+		api_ptr_index(child, sizeof(child), ptr, 0);
+		return api_fail(f->err, 422, "invalid_type", child, "expected true or false");
+	}
+	if ((f->flags & API_T_INTEGER) && row->first_real < row->count) {
+		api_ptr_index(child, sizeof(child), ptr, row->first_real);
+		return api_fail(f->err, 422, "invalid_type", child, "expected an integer");
+	}
+	memcpy(&t->data[offset], f->pool->values + row->offset, row->count * sizeof(float));
+	return 0;
+}
+
+/* Fills data[offset ...] from the array v at depth d, checking every length. */
+static int nested_fill(const struct nested_fill *f, const json_t *v, const char *ptr, size_t d,
+		       size_t offset)
+{
+	const struct api_tensor *t = f->t;
+	const struct fastjson_row *row;
+	size_t stride = 1, n;
+	char child[192];
+
+	for (size_t a = d + 1; a < t->rank; a++)
+		stride *= t->shape[a];
+	n = nested_len(f->pool, v, &row);
+	if (row == NULL && !json_is_array(v))
+		return api_fail(f->err, 422, "invalid_shape", ptr,
+				"expected an array (rank %zu tensor)", t->rank);
+	if (d == 1 && (f->flags & API_T_RAGGED) ? (n == 0 || n > t->shape[1]) : n != t->shape[d])
+		return api_fail(f->err, 422, "ragged_array", ptr,
+				"has %zu elements where %zu are expected", n, t->shape[d]);
+	if (d == 1 && (f->flags & API_T_RAGGED))
+		t->lengths[offset / (t->shape[1] * stride)] = n;
+	if (row != NULL)
+		return fill_pooled(f, row, ptr, d, offset);
+	for (size_t k = 0; k < n; k++) {
+		const json_t *e = json_array_get(v, k);
+
+		api_ptr_index(child, sizeof(child), ptr, k);
+		if (d + 1 < t->rank) {
+			if (nested_fill(f, e, child, d + 1, offset + k * stride) != 0)
+				return -1;
+		} else if (json_is_array(e) || fastjson_row(f->pool, e) != NULL) {
+			return api_fail(f->err, 422, "invalid_shape", child,
+					"nested deeper than the rest of the tensor");
+		} else if (read_elem(e, child, f->flags, &t->data[offset + k], f->err) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems,
+			struct api_error *err)
+{
+	size_t n = 1;
+
+	for (size_t a = 0; a < t->rank; a++)
+		if (size_mul(&n, n, t->shape[a]) != 0 || n > max_elems)
+			return api_fail(err, 422, "too_large", ptr,
+					"tensor has more than %zu elements", max_elems);
+	t->n = n;
+	t->data = calloc(n ? n : 1, sizeof(float));
+	if (t->data == NULL)
+		return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+	return 0;
+}
+
+static int read_nested(const struct fastjson_pool *pool, const json_t *v, const char *ptr,
+		       size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
+		       struct api_tensor *t, struct api_error *err)
+{
+	struct nested_fill f = { t, flags, err, pool };
+
+	if (nested_shape(pool, v, ptr, max_rank, flags, t, err) != 0)
+		return -1;
+	if (t->rank < min_rank)
+		return api_fail(err, 422, "invalid_shape", ptr,
+				"expected a tensor of rank %zu..%zu, got rank %zu", min_rank,
+				max_rank, t->rank);
+	if (alloc_tensor(t, ptr, max_elems, err) != 0)
+		return -1;
+	if ((flags & API_T_RAGGED) && t->rank >= 3) {
+		t->lengths = calloc(t->shape[0], sizeof(size_t));
+		if (t->lengths == NULL)
+			return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+	} else {
+		flags &= ~(unsigned)API_T_RAGGED;
+		f.flags = flags;
+	}
+	return nested_fill(&f, v, ptr, 0, 0);
+}
+
+/* The declared shape must match the data actually sent before anything of
+ * that size is allocated (a shape alone is a cheap way to ask for gigabytes). */
+static int check_declared(struct api_tensor *t, const json_t *data, const json_t *b64,
+			  const char *ptr, size_t max_elems, struct api_error *err)
+{
+	size_t n = 1;
+	char child[192];
+
+	for (size_t a = 0; a < t->rank; a++)
+		if (size_mul(&n, n, t->shape[a]) != 0 || n > max_elems)
+			return api_fail(err, 422, "too_large", ptr,
+					"tensor has more than %zu elements", max_elems);
+	if (data != NULL && (!json_is_array(data) || json_array_size(data) != n))
+		return api_fail(err, 422, "invalid_shape", api_ptr_key_r(child, ptr, "data"),
+				"data must be a flat array of %zu elements", n);
+	if (b64 != NULL && !json_is_string(b64))
+		return api_fail(err, 422, "invalid_type", api_ptr_key_r(child, ptr, "base64"),
+				"base64 must be a string of float32 bytes");
+	if (b64 != NULL && json_string_length(b64) != base64_encoded_len(n * sizeof(float)))
+		return api_fail(err, 422, "invalid_base64", api_ptr_key_r(child, ptr, "base64"),
+				"base64 must be a string of %zu characters (%zu float32 values)",
+				base64_encoded_len(n * sizeof(float)), n);
+	return 0;
+}
+
+/* {"shape": [...], "data": [...]} or {"shape": [...], "base64": "..."} */
+static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
+		       size_t max_elems, unsigned flags, struct api_tensor *t,
+		       struct api_error *err)
+{
+	const json_t *shape = json_object_get(v, "shape"), *data = json_object_get(v, "data");
+	const json_t *b64 = json_object_get(v, "base64");
+	char child[192];
+	const char *key;
+	json_t *val;
+
+	json_object_foreach(v, key, val) {
+		if (strcmp(key, "shape") != 0 && strcmp(key, "data") != 0 &&
+		    strcmp(key, "base64") != 0) {
+			api_ptr_key(child, sizeof(child), ptr, key);
+			return api_fail(err, 422, "unknown_field", child,
+					"unknown field; a tensor object has shape and data or base64");
+		}
+	}
+	api_ptr_key(child, sizeof(child), ptr, "shape");
+	if (!json_is_array(shape) || json_array_size(shape) < min_rank ||
+	    json_array_size(shape) > max_rank)
+		return api_fail(err, 422, "invalid_shape", child,
+				"shape must be an array of %zu..%zu positive integers", min_rank,
+				max_rank);
+	t->rank = json_array_size(shape);
+	for (size_t a = 0; a < t->rank; a++) {
+		const json_t *d = json_array_get(shape, a);
+
+		if (!json_is_integer(d) || json_integer_value(d) <= 0) {
+			char dim[192];
+
+			api_ptr_index(dim, sizeof(dim), child, a);
+			return api_fail(err, 422, "invalid_shape", dim,
+					"dimensions must be positive integers");
+		}
+		t->shape[a] = (size_t)json_integer_value(d);
+	}
+	if ((data == NULL) == (b64 == NULL))
+		return api_fail(err, 422, "invalid_tensor", ptr,
+				"a tensor object needs exactly one of data and base64");
+	if (check_declared(t, data, b64, ptr, max_elems, err) != 0 ||
+	    alloc_tensor(t, ptr, max_elems, err) != 0)
+		return -1;
+	if (b64 != NULL) {
+		size_t bad = 0, len;
+		long long got;
+
+		api_ptr_key(child, sizeof(child), ptr, "base64");
+		if (!json_is_string(b64) || (flags & API_T_BOOL))
+			return api_fail(err, 422, "invalid_type", child,
+					"base64 must be a string of float32 bytes");
+		len = json_string_length(b64);
+		if (len != base64_encoded_len(t->n * sizeof(float)))
+			return api_fail(err, 422, "invalid_base64", child,
+					"has %zu characters; %zu float32 values need %zu", len, t->n,
+					base64_encoded_len(t->n * sizeof(float)));
+		{
+			uint8_t *bytes = malloc(len / 4 * 3 + 3);
+
+			if (bytes == NULL)
+				return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+			got = base64_decode(bytes, json_string_value(b64), len, &bad);
+			if (got == (long long)(t->n * sizeof(float)))
+				memcpy(t->data, bytes, t->n * sizeof(float));
+			free(bytes);
+		}
+		if (got != (long long)(t->n * sizeof(float)))
+			return api_fail(err, 422, "invalid_base64", child,
+					got < 0 ? "invalid base64 at character %zu"
+						: "decodes to a size the shape does not match (%zu)",
+					bad);
+		for (size_t k = 0; k < t->n; k++)
+			if (!isfinite(t->data[k]) && !(flags & API_T_NONFINITE) &&
+			    !((flags & API_T_NEG_INF) && t->data[k] == -INFINITY)) {
+				api_ptr_key(child, sizeof(child), ptr, "base64");
+				return api_fail(err, 422, "out_of_range", child,
+						"element %zu is not finite", k);
+			}
+		return 0;
+	}
+	api_ptr_key(child, sizeof(child), ptr, "data");
+	if (!json_is_array(data) || json_array_size(data) != t->n)
+		return api_fail(err, 422, "invalid_shape", child,
+				"data must be a flat array of %zu elements", t->n);
+	for (size_t k = 0; k < t->n; k++) {
+		char elem[192];
+
+		api_ptr_index(elem, sizeof(elem), child, k);
+		if (read_elem(json_array_get(data, k), elem, flags, &t->data[k], err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
+		    size_t max_elems, unsigned flags, struct api_tensor *out,
+		    struct api_error *err)
+{
+	return api_tensor_read_pool(NULL, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
+}
+
+int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char *ptr,
+			 size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
+			 struct api_tensor *out, struct api_error *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (json_is_array(v))
+		rc = read_nested(pool, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
+	else if (json_is_object(v))
+		rc = read_object(v, ptr, min_rank, max_rank, max_elems, flags, out, err);
+	else
+		rc = api_fail(err, 422, "invalid_type", ptr,
+			      "expected a tensor: nested arrays or {\"shape\", \"data\"}");
+	if (rc != 0)
+		api_tensor_release(out);
+	return rc;
+}
+
+int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64_t **out,
+		  size_t *n, struct api_error *err)
+{
+	char child[192];
+
+	*out = NULL;
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return api_fail(err, 422, "invalid_type", ptr, "expected a non-empty array of integers");
+	*n = json_array_size(v);
+	*out = malloc(*n * sizeof(int64_t));
+	if (*out == NULL)
+		return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+	for (size_t k = 0; k < *n; k++) {
+		const json_t *e = json_array_get(v, k);
+
+		api_ptr_index(child, sizeof(child), ptr, k);
+		if (!json_is_integer(e) || json_integer_value(e) < lo || json_integer_value(e) > hi) {
+			free(*out);
+			*out = NULL;
+			return api_fail(err, 422, json_is_integer(e) ? "out_of_range" : "invalid_type",
+					child, "expected an integer in [%lld, %lld]", (long long)lo,
+					(long long)hi);
+		}
+		(*out)[k] = json_integer_value(e);
+	}
+	return 0;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static int write_row(struct api_writer *w, const float *x, size_t n)
+{
+	char *p = buf_reserve(w->out, n * (FMT_FLOAT_MAX + 2) + 2);
+	char *start = p;
+
+	if (p == NULL)
+		return -1;
+	*p++ = '[';
+	for (size_t k = 0; k < n; k++) {
+		if (k > 0)
+			*p++ = ',';
+		if (isnan(x[k])) {
+			memcpy(p, "\"NaN\"", 5);
+			p += 5;
+		} else if (isinf(x[k])) {
+			const char *s = x[k] < 0 ? "\"-Infinity\"" : "\"Infinity\"";
+
+			memcpy(p, s, strlen(s));
+			p += strlen(s);
+		} else if (w->precision > 0) {
+			p += fmt_float_digits(p, x[k], w->precision);
+		} else {
+			p += fmt_float_shortest(p, x[k]);
+		}
+	}
+	*p++ = ']';
+	buf_commit(w->out, (size_t)(p - start));
+	return 0;
+}
+
+static int write_nested(struct api_writer *w, const float *x, size_t rank, const size_t *shape)
+{
+	size_t stride = 1;
+
+	if (rank == 1)
+		return write_row(w, x, shape[0]);
+	for (size_t a = 1; a < rank; a++)
+		stride *= shape[a];
+	buf_putc(w->out, '[');
+	for (size_t k = 0; k < shape[0]; k++) {
+		if (k > 0)
+			buf_putc(w->out, ',');
+		if (write_nested(w, x + k * stride, rank - 1, shape + 1) != 0)
+			return -1;
+	}
+	return buf_putc(w->out, ']');
+}
+
+static int write_base64(struct api_writer *w, const float *x, size_t rank, const size_t *shape)
+{
+	size_t n = 1, len;
+	char *p;
+
+	buf_puts(w->out, "{\"shape\":[");
+	for (size_t a = 0; a < rank; a++) {
+		if (a > 0)
+			buf_putc(w->out, ',');
+		buf_put_u64(w->out, shape[a]);
+		n *= shape[a];
+	}
+	buf_puts(w->out, "],\"base64\":\"");
+	len = base64_encoded_len(n * sizeof(float));
+	p = buf_reserve(w->out, len);
+	if (p == NULL)
+		return -1;
+	base64_encode(p, (const uint8_t *)x, n * sizeof(float)); /* x86 and arm64 are little-endian */
+	buf_commit(w->out, len);
+	return buf_puts(w->out, "\"}");
+}
+
+int api_tensor_write(struct api_writer *w, const float *x, size_t rank, const size_t *shape)
+{
+	int rc = w->encoding == API_ENC_BASE64 ? write_base64(w, x, rank, shape)
+					       : write_nested(w, x, rank, shape);
+
+	return rc != 0 || w->out->failed ? -1 : 0;
+}

@@ -1,0 +1,408 @@
+/*
+ * attention_options.c: the "model", "mask" and "positional" fields of
+ * POST /v1/attention, and engine failures as API errors. See attention_job.h.
+ */
+#include "api/attention_job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/json/json_read.h"
+#include "engine/sizes.h"
+
+/* ---- model ------------------------------------------------------------- */
+
+static const char *const inline_fields[] = { "d_model",	     "num_heads",	"num_kv_heads",
+					     "bias",	     "seed",		"vocab_size",
+					     "in_proj_weight", "in_proj_bias",	"out_proj_weight",
+					     "out_proj_bias",  "embed_tokens",	NULL };
+
+/* Reads an optional weight tensor of exactly `shape` (rank 1 or 2). */
+static int read_weight(const struct attention_job *job, const json_t *obj, const char *key,
+		       size_t rank, size_t d0, size_t d1, struct api_tensor *t,
+		       struct api_error *err)
+{
+	json_t *v = json_object_get(obj, key);
+	char ptr[API_PTR_MAX];
+
+	memset(t, 0, sizeof(*t));
+	if (v == NULL)
+		return 0;
+	req_child(ptr, "/model", key);
+	if (api_tensor_read_pool(&job->numbers, v, ptr, rank, rank, d0 * d1, 0, t, err) != 0)
+		return -1;
+	if (rank == 1 && t->shape[0] != d0)
+		return api_fail(err, 422, "dimension_mismatch", ptr, "must have shape [%zu]", d0);
+	if (rank == 2 && (t->shape[0] != d0 || t->shape[1] != d1))
+		return api_fail(err, 422, "dimension_mismatch", ptr, "must have shape [%zu, %zu]",
+				d0, d1);
+	return 0;
+}
+
+/* Explicit weights in PyTorch's layout: in_proj_weight [(H + 2 Hkv) D, E]. */
+static int inline_explicit(struct attention_job *job, const json_t *m,
+			   const struct attn_model_config *cfg, struct api_error *err)
+{
+	size_t D = cfg->E / cfg->H, rows = (cfg->H + 2 * cfg->Hkv) * D;
+	struct api_tensor w_qkv, b_qkv, w_o, b_o, emb;
+	struct attn_error aerr;
+	int rc = -1;
+
+	memset(&b_qkv, 0, sizeof(b_qkv));
+	memset(&w_o, 0, sizeof(w_o));
+	memset(&b_o, 0, sizeof(b_o));
+	memset(&emb, 0, sizeof(emb));
+	if (read_weight(job, m, "in_proj_weight", 2, rows, cfg->E, &w_qkv, err) != 0 ||
+	    read_weight(job, m, "in_proj_bias", 1, rows, 1, &b_qkv, err) != 0 ||
+	    read_weight(job, m, "out_proj_weight", 2, cfg->E, cfg->E, &w_o, err) != 0 ||
+	    read_weight(job, m, "out_proj_bias", 1, cfg->E, 1, &b_o, err) != 0 ||
+	    read_weight(job, m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &emb,
+			err) != 0)
+		goto out;
+	if (w_o.data == NULL || (b_qkv.data == NULL) != (b_o.data == NULL)) {
+		api_fail(err, 422, "invalid_model", "/model",
+			 "explicit weights need in_proj_weight and out_proj_weight; "
+			 "in_proj_bias and out_proj_bias come together");
+		goto out;
+	}
+	if ((emb.data != NULL) != (cfg->vocab > 0)) {
+		api_fail(err, 422, "invalid_model", "/model/embed_tokens",
+			 "embed_tokens [vocab_size, d_model] goes with vocab_size");
+		goto out;
+	}
+	if (attn_model_new_explicit(&job->inline_model, cfg, w_qkv.data, b_qkv.data, w_o.data,
+				    b_o.data, emb.data, &aerr) != ATTN_OK) {
+		api_engine_error(&aerr, err);
+		goto out;
+	}
+	rc = 0;
+out:
+	api_tensor_release(&w_qkv);
+	api_tensor_release(&b_qkv);
+	api_tensor_release(&w_o);
+	api_tensor_release(&b_o);
+	api_tensor_release(&emb);
+	return rc;
+}
+
+/* An inline model's weights count against the request memory limit: at the
+ * d_model and vocab_size caps a seeded model is about 1.9 GB (and half a
+ * minute of drawing), so it is refused before anything is allocated. */
+static int check_model_memory(const struct attn_model_config *cfg, size_t D, size_t limit,
+			      struct api_error *err)
+{
+	size_t rows = 0, floats = 0, tmp = 0, bytes = 0;
+	int bad = size_mul3(&rows, cfg->H + 2 * cfg->Hkv, D, 1) ||
+		  size_mul(&floats, rows, cfg->E + (cfg->bias ? 1 : 0)) || /* w_qkv, b_qkv */
+		  size_mul(&tmp, cfg->E, cfg->E + 1 + cfg->vocab) ||	     /* w_o, b_o, embed */
+		  size_add(&floats, floats, tmp) || size_mul(&bytes, floats, sizeof(float));
+
+	if (bad || bytes > limit)
+		return api_fail(err, 422, "request_too_large", "/model",
+				"the model's weights need %s%zu MB; the limit is %zu MB",
+				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
+				limit >> 20);
+	return 0;
+}
+
+static int decode_inline(const struct api_service *svc, struct attention_job *job,
+			 json_t *m, struct api_error *err)
+{
+	struct attn_model_config cfg = { 0 };
+	struct attn_error aerr;
+	size_t seed, D;
+	int bias;
+
+	if (req_known_fields(m, "/model", inline_fields, err) != 0 ||
+	    req_size(m, "d_model", "/model", 1, svc->limits.max_inline_d_model, 0, &cfg.E, err) != 0 ||
+	    req_size(m, "num_heads", "/model", 1, 256, 0, &cfg.H, err) != 0 ||
+	    req_size(m, "num_kv_heads", "/model", 1, 256, cfg.H, &cfg.Hkv, err) != 0 ||
+	    req_bool(m, "bias", "/model", 1, &bias, err) != 0 ||
+	    req_size(m, "seed", "/model", 0, (size_t)1 << 53, 0, &seed, err) != 0 ||
+	    req_size(m, "vocab_size", "/model", 0, 100000, 0, &cfg.vocab, err) != 0)
+		return -1;
+	if (cfg.E == 0 || cfg.H == 0)
+		return api_fail(err, 422, "missing_field", "/model",
+				"an inline model needs d_model and num_heads");
+	cfg.bias = bias;
+	if (attn_model_config_check(&cfg, &D, &aerr) != ATTN_OK)
+		return api_engine_error(&aerr, err);
+	if (check_model_memory(&cfg, D, svc->limits.max_request_bytes, err) != 0)
+		return -1;
+	job->model_name = "inline";
+	if (json_object_get(m, "in_proj_weight") != NULL) {
+		int has_bias = json_object_get(m, "in_proj_bias") != NULL;
+
+		if (json_object_get(m, "bias") != NULL && bias != has_bias)
+			return api_fail(err, 422, "invalid_model", "/model/bias",
+					"bias is %s but in_proj_bias is %s", bias ? "true" : "false",
+					has_bias ? "given" : "absent");
+		return inline_explicit(job, m, &cfg, err);
+	}
+	{
+		static const char *const explicit_only[] = { "in_proj_bias", "out_proj_weight",
+							     "out_proj_bias", "embed_tokens" };
+		char ptr[API_PTR_MAX];
+
+		for (size_t i = 0; i < 4; i++)
+			if (json_object_get(m, explicit_only[i]) != NULL)
+				return api_fail(err, 422, "invalid_model",
+						req_child(ptr, "/model", explicit_only[i]),
+						"explicit weights need in_proj_weight too");
+	}
+	if (attn_model_new_seeded(&job->inline_model, &cfg, seed, &aerr) != ATTN_OK)
+		return api_engine_error(&aerr, err);
+	return 0;
+}
+
+int attention_decode_model(const struct api_service *svc, struct attention_job *job,
+			   struct api_error *err)
+{
+	json_t *m = json_object_get(job->root, "model");
+
+	if (m == NULL || json_is_string(m)) {
+		const char *name = m ? json_string_value(m) : NULL;
+
+		if (svc->n_models == 0)
+			return api_fail(err, 503, "not_ready", "", "no model is loaded");
+		job->entry = name ? registry_find(svc, name) : &svc->models[svc->default_model];
+		if (job->entry == NULL)
+			return api_fail(err, 404, "model_not_found", "/model", "no model named '%s'",
+					name);
+		job->model = job->entry->model;
+		job->model_name = job->entry->name;
+		return 0;
+	}
+	if (!json_is_object(m))
+		return api_fail(err, 422, "invalid_type", "/model",
+				"model is a model name or an inline model object");
+	if (decode_inline(svc, job, m, err) != 0)
+		return -1;
+	job->model = job->inline_model;
+	return 0;
+}
+
+/* ---- mask -------------------------------------------------------------- */
+
+static const char *const mask_fields[] = { "causal", "alignment", "window", "allow",
+					   "bias",   "lengths",	  NULL };
+
+/* allow / bias: [Lq, Lk], [B, Lq, Lk] (as [B, 1, Lq, Lk]) or [B, H, Lq, Lk]. */
+static int decode_user_mask(struct attention_job *job, json_t *v, int is_bool,
+			    struct api_error *err)
+{
+	const char *ptr = is_bool ? "/mask/allow" : "/mask/bias";
+	struct api_tensor *t = &job->user_mask;
+	struct attn_mask *m = &job->mask;
+	size_t full[4] = { job->B, job->model->H, job->Lq, job->Lk };
+
+	if (api_tensor_read_pool(&job->numbers, v, ptr, 2, 4, (size_t)1 << 31,
+				 is_bool ? API_T_BOOL : API_T_NEG_INF, t, err) != 0)
+		return -1;
+	m->user_rank = 4;
+	m->user_shape[0] = t->rank == 2 ? 1 : t->shape[0];
+	m->user_shape[1] = t->rank == 4 ? t->shape[1] : 1;
+	m->user_shape[2] = t->shape[t->rank - 2];
+	m->user_shape[3] = t->shape[t->rank - 1];
+	for (size_t a = 0; a < 4; a++)
+		if (m->user_shape[a] != full[a] && m->user_shape[a] != 1)
+			return api_fail(err, 422, "dimension_mismatch", ptr,
+					"shape must be [Lq, Lk], [B, Lq, Lk] or [B, H, Lq, Lk] = "
+					"[%zu, %zu, %zu, %zu] (1 broadcasts)",
+					full[0], full[1], full[2], full[3]);
+	m->user_kind = is_bool ? ATTN_USER_MASK_BOOL : ATTN_USER_MASK_ADDITIVE;
+	if (!is_bool) {
+		m->user = t->data;
+		return 0;
+	}
+	job->allow = malloc(t->n);
+	if (job->allow == NULL)
+		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	for (size_t k = 0; k < t->n; k++)
+		job->allow[k] = t->data[k] != 0.0f;
+	m->user = job->allow;
+	return 0;
+}
+
+/* kv_lengths: each item's own key length, capped by mask.lengths. */
+static int decode_lengths(struct attention_job *job, const json_t *mask, struct api_error *err)
+{
+	const json_t *v = mask ? json_object_get(mask, "lengths") : NULL;
+	int64_t *lens = NULL;
+	size_t n = 0;
+	int padded = 0;
+
+	if (v != NULL) {
+		if (api_ints_read(v, "/mask/lengths", 0, (int64_t)job->Lk, &lens, &n, err) != 0)
+			return -1;
+		if (n != job->B) {
+			free(lens);
+			return api_fail(err, 422, "dimension_mismatch", "/mask/lengths",
+					"needs one length per batch item (%zu)", job->B);
+		}
+	}
+	for (size_t b = 0; b < job->B; b++)
+		padded |= job->k_len[b] < job->Lk;
+	if (v == NULL && !padded)
+		return 0;
+	job->kv_lengths = malloc(job->B * sizeof(size_t));
+	if (job->kv_lengths == NULL) {
+		free(lens);
+		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	}
+	for (size_t b = 0; b < job->B; b++) {
+		job->kv_lengths[b] = job->k_len[b];
+		if (lens && (size_t)lens[b] < job->kv_lengths[b])
+			job->kv_lengths[b] = (size_t)lens[b];
+	}
+	free(lens);
+	job->mask.kv_lengths = job->kv_lengths;
+	return 0;
+}
+
+int attention_decode_mask(struct attention_job *job, struct api_error *err)
+{
+	static const char *const kinds[] = { "none", "causal", NULL };
+	static const char *const alignments[] = { "top_left", "bottom_right", NULL };
+	json_t *m = json_object_get(job->root, "mask");
+	int kind, causal, align;
+	size_t window;
+
+	if (m != NULL && !json_is_object(m)) {
+		if (req_enum(job->root, "mask", "", kinds, 0, &kind, err) != 0)
+			return -1;
+		job->mask.causal = kind ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
+		return decode_lengths(job, NULL, err);
+	}
+	if (m == NULL)
+		return decode_lengths(job, NULL, err);
+	if (req_known_fields(m, "/mask", mask_fields, err) != 0 ||
+	    req_bool(m, "causal", "/mask", 0, &causal, err) != 0 ||
+	    req_enum(m, "alignment", "/mask", alignments, 0, &align, err) != 0 ||
+	    req_size(m, "window", "/mask", 1, (size_t)1 << 30, 0, &window, err) != 0)
+		return -1;
+	job->mask.window = window;
+	if (job->ragged)
+		job->mask.q_lengths = job->q_len; /* each item aligns on its own length */
+	if (causal)
+		job->mask.causal = align ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_TOP_LEFT;
+	else if (align)
+		job->mask.q_offset = (ptrdiff_t)job->Lk - (ptrdiff_t)job->Lq;
+	if (json_object_get(m, "allow") && json_object_get(m, "bias"))
+		return api_fail(err, 422, "invalid_mask", "/mask",
+				"give allow (boolean) or bias (additive), not both");
+	if (json_object_get(m, "allow") &&
+	    decode_user_mask(job, json_object_get(m, "allow"), 1, err) != 0)
+		return -1;
+	if (json_object_get(m, "bias") &&
+	    decode_user_mask(job, json_object_get(m, "bias"), 0, err) != 0)
+		return -1;
+	return decode_lengths(job, m, err);
+}
+
+/* ---- positional -------------------------------------------------------- */
+
+static const char *const pos_fields[] = { "type",   "theta",	   "style",	    "rotary_dim",
+					  "scaling", "offset", "positions", "key_positions",
+					  NULL };
+static const char *const pos_kinds[] = { "none", "sinusoidal", "rope", "alibi", NULL };
+
+/* An explicit position list of exactly n finite numbers >= 0. */
+static int read_positions(const json_t *obj, const char *key, size_t n, double **out,
+			  struct api_error *err)
+{
+	json_t *v = json_object_get(obj, key);
+	char ptr[API_PTR_MAX];
+	struct api_tensor t;
+
+	*out = NULL;
+	if (v == NULL)
+		return 0;
+	req_child(ptr, "/positional", key);
+	if (api_tensor_read(v, ptr, 1, 1, n, 0, &t, err) != 0)
+		return -1;
+	if (t.n != n) {
+		api_tensor_release(&t);
+		return api_fail(err, 422, "dimension_mismatch", ptr, "needs %zu positions", n);
+	}
+	*out = malloc(n * sizeof(double));
+	for (size_t i = 0; *out && i < n; i++)
+		(*out)[i] = t.data[i];
+	api_tensor_release(&t);
+	return *out ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+}
+
+int attention_decode_positional(struct attention_job *job, struct api_error *err)
+{
+	static const char *const styles[] = { "interleaved", "half", NULL };
+	json_t *p = json_object_get(job->root, "positional");
+	struct attn_positional *pos = &job->pos;
+	double theta, scaling;
+	size_t rotary, offset;
+	int kind, style;
+
+	if (p == NULL || !json_is_object(p)) {
+		if (req_enum(job->root, "positional", "", pos_kinds, 0, &kind, err) != 0)
+			return -1;
+		pos->kind = (enum attn_pos_kind)kind;
+		return 0;
+	}
+	if (req_known_fields(p, "/positional", pos_fields, err) != 0 ||
+	    req_enum(p, "type", "/positional", pos_kinds, 0, &kind, err) != 0 ||
+	    req_number(p, "theta", "/positional", 1.0000001, 1e12, 10000.0, &theta, err) != 0 ||
+	    req_enum(p, "style", "/positional", styles, 0, &style, err) != 0 ||
+	    req_size(p, "rotary_dim", "/positional", 0, job->model->D, 0, &rotary, err) != 0 ||
+	    req_number(p, "scaling", "/positional", 1e-6, 1e6, 1.0, &scaling, err) != 0 ||
+	    req_size(p, "offset", "/positional", 0, 1000000000, 0, &offset, err) != 0)
+		return -1;
+	pos->kind = (enum attn_pos_kind)kind;
+	pos->theta = theta;
+	pos->style = (enum attn_rope_style)style;
+	pos->rotary_dim = rotary;
+	pos->scaling = scaling;
+	pos->offset = offset;
+	if (json_object_get(p, "key_positions") && job->key.data == NULL)
+		return api_fail(err, 422, "invalid_value", "/positional/key_positions",
+				"key_positions is for cross-attention; self-attention keys use positions");
+	if (read_positions(p, "positions", job->Lq, &job->q_positions, err) != 0 ||
+	    read_positions(p, "key_positions", job->Lk, &job->k_positions, err) != 0)
+		return -1;
+	pos->q_positions = job->q_positions;
+	pos->k_positions = job->k_positions;
+	return 0;
+}
+
+/* ---- engine failures ---------------------------------------------------- */
+
+static const struct {
+	const char *field, *pointer;
+} engine_fields[] = {
+	{ "query", "/embeddings" },	       { "key", "/key" },
+	{ "value", "/value" },		       { "tokens", "/tokens" },
+	{ "rotary_dim", "/positional/rotary_dim" }, { "q_positions", "/positional/positions" },
+	{ "k_positions", "/positional/key_positions" }, { "kv_lengths", "/mask/lengths" },
+	{ "attn_mask", "/mask" },	       { "num_heads", "/model/num_heads" },
+	{ "num_kv_heads", "/model/num_kv_heads" }, { "d_model", "/model/d_model" },
+	{ "vocab", "/model/vocab_size" },      { "in_proj_weight", "/model/in_proj_weight" },
+	{ "in_proj_bias", "/model/in_proj_bias" }, { "out_proj.weight", "/model/out_proj_weight" },
+	{ "out_proj.bias", "/model/out_proj_bias" }, { "embed_tokens.weight", "/model/embed_tokens" },
+	{ "positional", "/positional" },      { "offset", "/positional/offset" },
+};
+
+int api_engine_error(const struct attn_error *aerr, struct api_error *err)
+{
+	const char *ptr = "";
+	int status = 422;
+
+	for (size_t i = 0; aerr->field && i < sizeof(engine_fields) / sizeof(engine_fields[0]); i++)
+		if (strcmp(aerr->field, engine_fields[i].field) == 0)
+			ptr = engine_fields[i].pointer;
+	if (aerr->status == ATTN_ERR_NOMEM)
+		status = 503;
+	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1)
+		/* q, k or v: the engine's own projections of finite inputs */
+		return api_fail(err, 422, "projection_overflow", "/embeddings",
+				"the projected %s overflow float32; scale the inputs down",
+				aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values");
+	return api_fail(err, status, attn_status_str(aerr->status), ptr, "%s", aerr->message);
+}

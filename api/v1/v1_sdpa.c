@@ -1,0 +1,407 @@
+/*
+ * sdpa.c: POST /v1/sdpa, raw scaled-dot-product attention with the semantics
+ * of the ONNX Attention operator (opset 23/24): q, k, v as 4D [B, H, L, D] or
+ * 3D [B, L, H * D] (with num_heads / num_kv_heads), attn_mask (boolean, true =
+ * may attend, or additive; rank 2..4 broadcast numpy-style to [B, H, Lq, Lk]),
+ * is_causal, scale, softcap, past_key / past_value (concatenated into
+ * present_key / present_value), kv_lengths (ONNX nonpad_kv_seqlen), and the
+ * weights or one score view on request.
+ */
+#include "api/handlers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/attention.h"
+#include "api/json/fastjson.h"
+#include "api/json/json_write.h"
+#include "api/json/json_read.h"
+#include "engine/sizes.h"
+#include "api/json/json_tensor.h"
+
+#define SDPA_MAX_ELEMS ((size_t)1 << 31)
+
+/* Where large rows of numbers are read before jansson (fastjson.h); each is
+ * read with api_tensor_read_pool(&j->numbers, ...) and nothing else. */
+static const char *const pooled_fields[] = { "/q",	  "/k",		 "/v", "/past_key",
+					     "/past_value", "/attn_mask", NULL };
+
+static const char *const sdpa_fields[] = { "q",	      "k",	     "v",	 "num_heads",
+					   "num_kv_heads", "attn_mask", "is_causal", "scale",
+					   "softcap",	  "past_key",  "past_value", "kv_lengths",
+					   "weights",	  "scores",    "encoding",   "precision",
+					   NULL };
+
+struct sdpa_job {
+	json_t *root;
+	struct fastjson_pool numbers; /* rows of root's large number arrays */
+	struct api_tensor q, k, v, mask, past_k, past_v;
+	uint8_t *allow;
+	size_t *kv_lengths;
+	int rank3;          /* q, k, v came as [B, L, H * D] */
+	size_t B, H, Hkv, Lq, S, P, D, Dv;
+	struct attn_sdpa req;
+	float *present_k, *present_v, *out, *weights, *scores;
+	void *ws;
+	size_t ws_bytes;
+	enum api_encoding encoding;
+	int precision;
+};
+
+static void sdpa_release(struct sdpa_job *j)
+{
+	json_decref(j->root);
+	fastjson_pool_release(&j->numbers);
+	api_tensor_release(&j->q);
+	api_tensor_release(&j->k);
+	api_tensor_release(&j->v);
+	api_tensor_release(&j->mask);
+	api_tensor_release(&j->past_k);
+	api_tensor_release(&j->past_v);
+	free(j->allow);
+	free(j->kv_lengths);
+	free(j->present_k);
+	free(j->present_v);
+	free(j->out);
+	free(j->weights);
+	free(j->scores);
+	free(j->ws);
+}
+
+/* Reads q, k, v and fixes B, H, Hkv, Lq, S, D, Dv from their shapes. */
+static int decode_qkv(struct sdpa_job *j, struct api_error *err)
+{
+	const json_t *r = j->root;
+	size_t hq, hkv;
+
+	const struct fastjson_pool *pool = &j->numbers;
+
+	if (api_tensor_read_pool(pool, json_object_get(r, "q"), "/q", 3, 4, SDPA_MAX_ELEMS, 0,
+				 &j->q, err) ||
+	    api_tensor_read_pool(pool, json_object_get(r, "k"), "/k", 3, 4, SDPA_MAX_ELEMS, 0,
+				 &j->k, err) ||
+	    api_tensor_read_pool(pool, json_object_get(r, "v"), "/v", 3, 4, SDPA_MAX_ELEMS, 0,
+				 &j->v, err))
+		return -1;
+	if (j->k.rank != j->q.rank || j->v.rank != j->q.rank)
+		return api_fail(err, 422, "dimension_mismatch", "/k", "q, k and v must have one rank");
+	j->rank3 = j->q.rank == 3;
+	if (j->rank3) {
+		if (req_size(r, "num_heads", "", 1, 4096, 0, &hq, err) ||
+		    req_size(r, "num_kv_heads", "", 1, 4096, hq, &hkv, err))
+			return -1;
+		if (hq == 0 || j->q.shape[2] % hq || j->k.shape[2] % hkv || j->v.shape[2] % hkv)
+			return api_fail(err, 422, "dimension_mismatch", "/num_heads",
+					"3D q, k, v need num_heads (and num_kv_heads) dividing "
+					"their last axes");
+		j->B = j->q.shape[0], j->Lq = j->q.shape[1], j->S = j->k.shape[1];
+		j->H = hq, j->Hkv = hkv;
+		j->D = j->q.shape[2] / hq, j->Dv = j->v.shape[2] / hkv;
+	} else {
+		if (json_object_get(r, "num_heads") || json_object_get(r, "num_kv_heads"))
+			return api_fail(err, 422, "invalid_input", "/num_heads",
+					"num_heads and num_kv_heads are for 3D q, k, v; 4D shapes "
+					"carry the heads");
+		j->B = j->q.shape[0], j->H = j->q.shape[1], j->Lq = j->q.shape[2];
+		j->D = j->q.shape[3], j->Hkv = j->k.shape[1], j->S = j->k.shape[2];
+		j->Dv = j->v.shape[3];
+	}
+	if (j->k.shape[0] != j->B || j->v.shape[0] != j->B ||
+	    (j->rank3 ? j->k.shape[2] / j->Hkv != j->D || j->v.shape[1] != j->S
+		      : j->k.shape[3] != j->D || j->v.shape[1] != j->Hkv || j->v.shape[2] != j->S))
+		return api_fail(err, 422, "dimension_mismatch", "/k",
+				"k must be [B, Hkv, S, D] and v [B, Hkv, S, Dv] (or their 3D forms)");
+	return 0;
+}
+
+/* past_key / past_value [B, Hkv, P, D / Dv] and the present they make. */
+static int decode_past(struct sdpa_job *j, struct api_error *err)
+{
+	json_t *pk = json_object_get(j->root, "past_key");
+	json_t *pv = json_object_get(j->root, "past_value");
+
+	if ((pk == NULL) != (pv == NULL))
+		return api_fail(err, 422, "invalid_input", pk ? "/past_value" : "/past_key",
+				"past_key and past_value come together");
+	if (pk == NULL)
+		return 0;
+	if (api_tensor_read_pool(&j->numbers, pk, "/past_key", 4, 4, SDPA_MAX_ELEMS, 0, &j->past_k,
+				 err) ||
+	    api_tensor_read_pool(&j->numbers, pv, "/past_value", 4, 4, SDPA_MAX_ELEMS, 0,
+				 &j->past_v, err))
+		return -1;
+	j->P = j->past_k.shape[2];
+	if (j->past_k.shape[0] != j->B || j->past_k.shape[1] != j->Hkv ||
+	    j->past_k.shape[3] != j->D || j->past_v.shape[0] != j->B ||
+	    j->past_v.shape[1] != j->Hkv || j->past_v.shape[2] != j->P || j->past_v.shape[3] != j->Dv)
+		return api_fail(err, 422, "dimension_mismatch", "/past_key",
+				"past_key must be [%zu, %zu, P, %zu] and past_value [%zu, %zu, P, %zu]",
+				j->B, j->Hkv, j->D, j->B, j->Hkv, j->Dv);
+	return 0;
+}
+
+/* attn_mask: bool or additive, numpy broadcast; kv_lengths; is_causal. */
+static int decode_mask(struct sdpa_job *j, struct api_error *err)
+{
+	json_t *m = json_object_get(j->root, "attn_mask");
+	json_t *kl = json_object_get(j->root, "kv_lengths");
+	struct attn_mask *mask = &j->req.mask;
+	int causal;
+
+	if (req_bool(j->root, "is_causal", "", 0, &causal, err) != 0)
+		return -1;
+	if (m != NULL) {
+		const json_t *first = json_is_object(m) ? json_object_get(m, "data") : m;
+
+		while (json_is_array(first))
+			first = json_array_get(first, 0);
+		if (api_tensor_read_pool(&j->numbers, m, "/attn_mask", 2, 4, SDPA_MAX_ELEMS,
+					 json_is_boolean(first) ? API_T_BOOL : API_T_NEG_INF,
+					 &j->mask, err) != 0)
+			return -1;
+		mask->user_rank = j->mask.rank;
+		memcpy(mask->user_shape, j->mask.shape, sizeof(mask->user_shape));
+		mask->user_kind = json_is_boolean(first) ? ATTN_USER_MASK_BOOL : ATTN_USER_MASK_ADDITIVE;
+		mask->user = j->mask.data;
+		if (json_is_boolean(first)) {
+			j->allow = malloc(j->mask.n);
+			if (j->allow == NULL)
+				return api_fail(err, 503, "out_of_memory", "", "out of memory");
+			for (size_t i = 0; i < j->mask.n; i++)
+				j->allow[i] = j->mask.data[i] != 0.0f;
+			mask->user = j->allow;
+		}
+	}
+	if (kl != NULL) {
+		int64_t *lens;
+		size_t n;
+
+		if (j->P > 0)
+			return api_fail(err, 422, "invalid_input", "/kv_lengths",
+					"kv_lengths (a static cache) does not combine with past_key");
+		if (api_ints_read(kl, "/kv_lengths", 0, (int64_t)j->S, &lens, &n, err) != 0)
+			return -1;
+		j->kv_lengths = malloc(j->B * sizeof(size_t));
+		for (size_t b = 0; j->kv_lengths && n == j->B && b < j->B; b++)
+			j->kv_lengths[b] = (size_t)lens[b];
+		free(lens);
+		if (n != j->B || j->kv_lengths == NULL)
+			return api_fail(err, 422, "dimension_mismatch", "/kv_lengths",
+					"needs one length per batch item (%zu)", j->B);
+		mask->kv_lengths = j->kv_lengths;
+	}
+	/* ONNX: causal offset P with a past, kv_lengths[b] - Lq with a static cache */
+	if (causal)
+		mask->causal = kl ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_TOP_LEFT;
+	if (causal && j->P > 0)
+		mask->q_offset = (ptrdiff_t)j->P;
+	return 0;
+}
+
+static int decode_options(struct sdpa_job *j, struct api_error *err)
+{
+	static const char *const weights[] = { "none", "per_head", "mean", NULL };
+	static const char *const scores[] = { "none", "raw", "softcap", "masked", "softmax", NULL };
+	static const char *const encodings[] = { "float", "base64", NULL };
+	double scale, softcap;
+	int wm, sv, enc;
+	size_t precision;
+
+	if (req_number(j->root, "scale", "", 1e-30, 1e30, 0.0, &scale, err) ||
+	    req_number(j->root, "softcap", "", 0.0, 1e30, 0.0, &softcap, err) ||
+	    req_enum(j->root, "weights", "", weights, ATTN_WEIGHTS_NONE, &wm, err) ||
+	    req_enum(j->root, "scores", "", scores, ATTN_SCORES_NONE, &sv, err) ||
+	    req_enum(j->root, "encoding", "", encodings, API_ENC_FLOAT, &enc, err) ||
+	    req_size(j->root, "precision", "", 1, 9, 0, &precision, err))
+		return -1;
+	j->req.scale = (float)scale;
+	j->req.softcap = (float)softcap;
+	j->req.weights_mode = (enum attn_weights_mode)wm;
+	j->req.scores_view = (enum attn_scores_view)sv;
+	j->encoding = (enum api_encoding)enc;
+	j->precision = (int)precision;
+	return 0;
+}
+
+/* The attention scores B H Lq Lk, and the engine's FLOPs: q . k and p v. */
+static double sdpa_scores(const struct sdpa_job *j)
+{
+	return (double)j->B * (double)j->H * (double)j->Lq * (double)(j->P + j->S);
+}
+
+static double sdpa_flops(const struct sdpa_job *j)
+{
+	return 2.0 * sdpa_scores(j) * (double)(j->D + j->Dv);
+}
+
+/* The views, the present K/V, outputs and workspace, within the memory and
+ * work limits. */
+static int prepare(const struct api_service *svc, struct sdpa_job *j, struct api_error *err)
+{
+	struct attn_sdpa *r = &j->req;
+	size_t Lk = j->P + j->S, cells = 0, out_n = 0, kv_n = 0, bytes = 0, ws = 0;
+	struct attn_error aerr;
+	int bad;
+
+	r->B = j->B, r->H = j->H, r->Hkv = j->Hkv, r->Lq = j->Lq, r->Lk = Lk;
+	r->D = j->D, r->Dv = j->Dv, r->threads = svc->limits.engine_threads;
+	r->q = j->rank3 ? attn_cview_blhd(j->q.data, j->H, j->Lq, j->D)
+			: attn_cview_bhld(j->q.data, j->H, j->Lq, j->D);
+	r->k = attn_cview_bhld(NULL, j->Hkv, Lk, j->D);
+	r->v = attn_cview_bhld(NULL, j->Hkv, Lk, j->Dv);
+	r->out = j->rank3 ? attn_view_blhd(NULL, j->H, j->Lq, j->Dv)
+			  : attn_view_bhld(NULL, j->H, j->Lq, j->Dv);
+	if (attn_sdpa_workspace(r, &ws, &aerr) != ATTN_OK)
+		return api_fail(err, 422, attn_status_str(aerr.status),
+				aerr.status == ATTN_ERR_MASK_SHAPE ? "/attn_mask" : "", "%s",
+				aerr.message);
+	bad = size_mul4(&cells, j->B, j->H, j->Lq, Lk) || size_mul4(&out_n, j->B, j->H, j->Lq, j->Dv) ||
+	      size_mul4(&kv_n, j->B, j->Hkv, Lk, j->D + j->Dv) || size_add(&bytes, out_n, kv_n) ||
+	      size_add(&bytes, bytes, r->weights_mode ? cells : 0) ||
+	      size_add(&bytes, bytes, r->scores_view ? cells : 0) ||
+	      size_mul(&bytes, bytes, sizeof(float) + 16) || size_add(&bytes, bytes, ws);
+	if (bad || bytes > svc->limits.max_request_bytes)
+		return api_fail(err, 422, "request_too_large", "",
+				"this request needs %s MB; the limit is %zu MB",
+				bad ? "too many" : "more than the limit of",
+				svc->limits.max_request_bytes >> 20);
+	if (api_check_work(&svc->limits, sdpa_flops(j), sdpa_scores(j), err) != 0)
+		return -1;
+	j->present_k = malloc(j->B * j->Hkv * Lk * j->D * sizeof(float));
+	j->present_v = malloc(j->B * j->Hkv * Lk * j->Dv * sizeof(float));
+	j->out = malloc(out_n * sizeof(float));
+	j->weights = r->weights_mode ? malloc(cells * sizeof(float)) : NULL;
+	j->scores = r->scores_view ? malloc(cells * sizeof(float)) : NULL;
+	j->ws = malloc(ws ? ws : 1);
+	j->ws_bytes = ws;
+	if (!j->present_k || !j->present_v || !j->out || (r->weights_mode && !j->weights) ||
+	    (r->scores_view && !j->scores) || !j->ws)
+		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	/* K and V attend as present = concat(past, new), [B, Hkv, Lk, D] */
+	attn_kv_concat(j->present_k, j->past_k.data,
+		       j->rank3 ? attn_cview_blhd(j->k.data, j->Hkv, j->S, j->D)
+				: attn_cview_bhld(j->k.data, j->Hkv, j->S, j->D),
+		       j->B, j->Hkv, j->P, j->S, j->D);
+	attn_kv_concat(j->present_v, j->past_v.data,
+		       j->rank3 ? attn_cview_blhd(j->v.data, j->Hkv, j->S, j->Dv)
+				: attn_cview_bhld(j->v.data, j->Hkv, j->S, j->Dv),
+		       j->B, j->Hkv, j->P, j->S, j->Dv);
+	r->k.data = j->present_k;
+	r->v.data = j->present_v;
+	r->out.data = j->out;
+	r->weights = j->weights;
+	r->scores = j->scores;
+	return 0;
+}
+
+static int encode(struct sdpa_job *j, double ms, struct buf *b)
+{
+	struct api_writer w = { b, j->encoding, j->precision };
+	size_t Lk = j->P + j->S;
+	size_t out4[4] = { j->B, j->H, j->Lq, j->Dv }, out3[3] = { j->B, j->Lq, j->H * j->Dv };
+	size_t pk[4] = { j->B, j->Hkv, Lk, j->D }, pv[4] = { j->B, j->Hkv, Lk, j->Dv };
+	size_t cells[4] = { j->B, j->H, j->Lq, Lk };
+	size_t mean[3] = { j->B, j->Lq, Lk };
+
+	const struct api_json_size shape[] = {
+		{ "{\"shape\":{\"batch\":", j->B }, { ",\"num_heads\":", j->H },
+		{ ",\"num_kv_heads\":", j->Hkv },	{ ",\"query_length\":", j->Lq },
+		{ ",\"key_length\":", Lk },		{ ",\"head_dim\":", j->D },
+		{ ",\"v_head_dim\":", j->Dv },
+	};
+
+	api_json_sizes(b, shape, sizeof shape / sizeof shape[0]);
+	buf_puts(b, "},\"output\":");
+	api_tensor_write(&w, j->out, j->rank3 ? 3 : 4, j->rank3 ? out3 : out4);
+	if (j->P > 0) {
+		buf_puts(b, ",\"present_key\":");
+		api_tensor_write(&w, j->present_k, 4, pk);
+		buf_puts(b, ",\"present_value\":");
+		api_tensor_write(&w, j->present_v, 4, pv);
+	}
+	if (j->req.weights_mode != ATTN_WEIGHTS_NONE) {
+		buf_puts(b, ",\"weights\":");
+		if (j->req.weights_mode == ATTN_WEIGHTS_MEAN)
+			api_tensor_write(&w, j->weights, 3, mean);
+		else
+			api_tensor_write(&w, j->weights, 4, cells);
+	}
+	if (j->req.scores_view != ATTN_SCORES_NONE) {
+		buf_puts(b, ",\"scores\":");
+		api_tensor_write(&w, j->scores, 4, cells);
+	}
+	api_json_usage(b, sdpa_flops(j), ms);
+	buf_putc(b, '}');
+	return b->failed ? -1 : 0;
+}
+
+/* Small enough to answer on the I/O thread (service.h)? Decoded up to the
+ * options: the engine's FLOPs and every number of the answer, counted. */
+static int is_small(const struct sdpa_job *j)
+{
+	double Lk = (double)(j->P + j->S), cells = sdpa_scores(j);
+	double floats = (double)j->B * (double)j->H * (double)j->Lq * (double)j->Dv;
+
+	floats += j->req.weights_mode != ATTN_WEIGHTS_NONE ? cells : 0.0;
+	floats += j->req.scores_view != ATTN_SCORES_NONE ? cells : 0.0;
+	if (j->P > 0) /* present_key and present_value */
+		floats += (double)j->B * (double)j->Hkv * Lk * (double)(j->D + j->Dv);
+	return sdpa_flops(j) <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS &&
+	       floats <= API_SMALL_FLOATS;
+}
+
+void api_sdpa(const struct api_service *svc, const char *body, size_t len,
+	      struct api_reply *reply)
+{
+	struct sdpa_job j;
+	struct api_error err;
+	struct attn_error aerr;
+	struct timespec t0;
+
+	memset(&j, 0, sizeof(j));
+	if (reply->small_only && len > API_SMALL_BODY) {
+		reply->declined = 1;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (req_parse_pooled(body, len, pooled_fields, svc->plain_json ? NULL : &j.numbers,
+			     &j.root, &err) ||
+	    req_known_fields(j.root, "", sdpa_fields, &err) ||
+	    decode_qkv(&j, &err) || decode_past(&j, &err) || decode_mask(&j, &err) ||
+	    decode_options(&j, &err))
+		goto fail;
+	if (reply->small_only && !is_small(&j)) {
+		reply->declined = 1;
+		sdpa_release(&j);
+		return;
+	}
+	if (prepare(svc, &j, &err))
+		goto fail;
+	reply->parse_ms = api_ms_since(&t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (attn_sdpa_forward(&j.req, j.ws, j.ws_bytes, &aerr) != ATTN_OK) {
+		char ptr[API_PTR_MAX] = "";
+
+		if (aerr.field && strchr("qkv", aerr.field[0]) && aerr.field[1] == '\0')
+			snprintf(ptr, sizeof(ptr), "/%s", aerr.field);
+		api_fail(&err, aerr.status == ATTN_ERR_NOMEM ? 503 : 422,
+			 attn_status_str(aerr.status), ptr, "%s", aerr.message);
+		goto fail;
+	}
+	reply->compute_ms = api_ms_since(&t0);
+	reply->flops = sdpa_flops(&j);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (encode(&j, reply->compute_ms, &reply->body) != 0) {
+		api_fail(&err, 422, "response_too_large", "", "the answer exceeds the response limit");
+		goto fail;
+	}
+	reply->encode_ms = api_ms_since(&t0);
+	reply->status = 200;
+	sdpa_release(&j);
+	return;
+fail:
+	api_reply_error(reply, &err);
+	sdpa_release(&j);
+}

@@ -1,0 +1,636 @@
+/*
+ * v2_infer.c: POST /v2/models/{name}[/versions/{version}]/infer (see v2.h).
+ *
+ * The request {"id"?, "parameters"?, "inputs", "outputs"?}:
+ *   inputs      exactly one of embeddings FP32 [B, L, E] or [L, E],
+ *               tokens INT32 / INT64 [B, L] or [L], text BYTES [B] (each
+ *               string split on whitespace; items of different lengths are
+ *               padded); key FP32 (and value, default key) with the query's
+ *               batch, optional
+ *   parameters  causal, window, alignment, positional, scale, softcap,
+ *               weights (per_head, mean, none: which weight outputs may be
+ *               asked for, and come by default), binary_data_output
+ *   outputs     among output [B, Lq, E], weights [B, H, Lq, Lk] and
+ *               weights_mean [B, Lq, Lk] (no B for unbatched inputs), each
+ *               with parameters.binary_data; absent: every one `weights` allows
+ * The inputs go onto a struct attention_job (tokens and text through
+ * /v1/attention's own decoder, so ids, vocabularies and hashing agree), run
+ * through attention_run, and are answered as
+ *   {"model_name", "model_version", "id"?, "outputs": [{"name", "datatype",
+ *    "shape", "data" | "parameters": {"binary_data_size"}}]}
+ * followed by each binary output's little-endian float32 bytes, in order.
+ * Rows of a padded item past its own length are zero.
+ */
+#include "v2.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/attention_job.h"
+#include "api/handlers.h"
+#include "api/json/json_read.h"
+#include "engine/sizes.h"
+
+enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_COUNT };
+enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_COUNT };
+enum weights_param { W_PER_HEAD = 0, W_MEAN, W_NONE };
+
+static const char *const role_names[IN_COUNT] = { "embeddings", "tokens", "text", "key",
+						  "value" };
+static const unsigned role_dtypes[IN_COUNT] = {
+	1u << V2_FP32, 1u << V2_INT32 | 1u << V2_INT64, 1u << V2_BYTES, 1u << V2_FP32,
+	1u << V2_FP32,
+};
+static const char *const out_names[OUT_COUNT] = { "output", "weights", "weights_mean" };
+
+static const char *const top_fields[] = { "id", "parameters", "inputs", "outputs", NULL };
+static const char *const param_fields[] = { "causal",	"window",  "alignment",
+					    "positional", "scale",   "softcap",
+					    "weights",	"binary_data_output", NULL };
+
+struct v2_job {
+	json_t *root; /* the JSON header */
+	const char *id;
+	json_t *params;
+	struct v2_input in[IN_COUNT];
+	size_t at[IN_COUNT]; /* the index of each given input in "inputs" */
+	int has[IN_COUNT];
+	enum out_kind order[OUT_COUNT];
+	int binary[OUT_COUNT];
+	size_t n_out;
+	int weights, binary_default;
+	struct attention_job job;
+	struct attention_out o;
+	float *mean; /* weights_mean [B, Lq, Lk] when per-head weights come too */
+};
+
+static void v2_job_release(struct v2_job *v)
+{
+	for (int r = 0; r < IN_COUNT; r++)
+		v2_input_release(&v->in[r]);
+	attention_out_release(&v->o);
+	attention_job_release(&v->job);
+	free(v->mean);
+	json_decref(v->root);
+}
+
+/* ---- the request ------------------------------------------------------------ */
+
+/* Inference-Header-Content-Length: the JSON header's bytes, or the whole body. */
+static int header_length(const char *h, size_t len, size_t *json_len, struct api_error *err)
+{
+	size_t n = 0;
+
+	*json_len = len;
+	if (h == NULL)
+		return 0;
+	for (const char *p = h; *p != '\0'; p++)
+		if (*p < '0' || *p > '9' || size_mul(&n, n, 10) != 0 ||
+		    size_add(&n, n, (size_t)(*p - '0')) != 0)
+			return api_fail(err, 400, "bad_header", "",
+					"Inference-Header-Content-Length must be a byte count");
+	if (h[0] == '\0' || n > len)
+		return api_fail(err, 400, "bad_header", "",
+				"Inference-Header-Content-Length %zu is not within the body's %zu "
+				"bytes",
+				n, len);
+	*json_len = n;
+	return 0;
+}
+
+static int read_top(struct v2_job *v, struct api_error *err)
+{
+	static const char *const weights[] = { "per_head", "mean", "none", NULL };
+	json_t *id = json_object_get(v->root, "id");
+	const char *ptr = "/parameters";
+
+	if (req_known_fields(v->root, "", top_fields, err) != 0)
+		return -1;
+	if (id != NULL && !json_is_string(id))
+		return api_fail(err, 400, "invalid_type", "/id", "id is a string");
+	v->id = id ? json_string_value(id) : NULL;
+	v->params = json_object_get(v->root, "parameters");
+	if (v->params == NULL)
+		return 0;
+	if (!json_is_object(v->params))
+		return api_fail(err, 400, "invalid_type", ptr, "parameters is an object");
+	if (req_known_fields(v->params, ptr, param_fields, err) != 0 ||
+	    req_enum(v->params, "weights", ptr, weights, W_PER_HEAD, &v->weights, err) != 0 ||
+	    req_bool(v->params, "binary_data_output", ptr, 0, &v->binary_default, err) != 0)
+		return -1;
+	return 0;
+}
+
+/* Reads one input and files it under its name. */
+static int read_one_input(struct v2_job *v, json_t *in, size_t i, struct v2_binary *bin,
+			  size_t max_bytes, struct api_error *err)
+{
+	struct v2_input t;
+	char ptr[API_PTR_MAX], child[API_PTR_MAX];
+	int r = 0;
+
+	if (v2_input_read(in, i, bin, max_bytes, &t, err) != 0)
+		return -1;
+	api_ptr_index(ptr, sizeof(ptr), "/inputs", i);
+	while (r < IN_COUNT && strcmp(role_names[r], t.name) != 0)
+		r++;
+	if (r == IN_COUNT)
+		api_fail(err, 400, "unknown_input", ptr,
+			 "unknown input '%s'; the inputs are embeddings, tokens, text, key and "
+			 "value",
+			 t.name);
+	else if (v->has[r])
+		api_fail(err, 400, "duplicate_input", ptr, "input '%s' is given twice", t.name);
+	else if (!(role_dtypes[r] & 1u << t.dtype))
+		api_fail(err, 400, "invalid_datatype", req_child(child, ptr, "datatype"),
+			 "input '%s' cannot be %s; it is %s", t.name, v2_dtype_name(t.dtype),
+			 r == IN_TOKENS ? "INT32 or INT64" : r == IN_TEXT ? "BYTES" : "FP32");
+	if (r == IN_COUNT || v->has[r] || !(role_dtypes[r] & 1u << t.dtype)) {
+		v2_input_release(&t);
+		return -1;
+	}
+	v->in[r] = t;
+	v->has[r] = 1;
+	v->at[r] = i;
+	return 0;
+}
+
+/* "inputs", in order, with the binary section after the JSON header. */
+static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, size_t max_bytes,
+		       struct api_error *err)
+{
+	json_t *inputs = json_object_get(v->root, "inputs");
+	struct v2_binary bin = { (const unsigned char *)binary, binary_len };
+
+	if (!json_is_array(inputs) || json_array_size(inputs) == 0)
+		return api_fail(err, 400, "invalid_input", "/inputs",
+				"inputs is a non-empty array of tensors");
+	for (size_t i = 0; i < json_array_size(inputs); i++)
+		if (read_one_input(v, json_array_get(inputs, i), i, &bin, max_bytes, err) != 0)
+			return -1;
+	if (bin.left != 0)
+		return api_fail(err, 400, "binary_size_mismatch", "/inputs",
+				"%zu bytes after the JSON header belong to no input; the inputs' "
+				"binary_data_size add up to %zu",
+				bin.left, binary_len - bin.left);
+	if (v->has[IN_EMBEDDINGS] + v->has[IN_TOKENS] + v->has[IN_TEXT] != 1)
+		return api_fail(err, 400, "invalid_input", "/inputs",
+				"give exactly one of the inputs embeddings, tokens and text");
+	return 0;
+}
+
+/* Whether the `weights` parameter lets an output be computed. */
+static int allowed(const struct v2_job *v, enum out_kind k)
+{
+	return k == OUT_OUTPUT || (k == OUT_WEIGHTS && v->weights == W_PER_HEAD) ||
+	       (k == OUT_MEAN && v->weights != W_NONE);
+}
+
+static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_error *err)
+{
+	static const char *const fields[] = { "name", "parameters", NULL };
+	static const char *const params[] = { "binary_data", NULL };
+	const json_t *name = json_object_get(o, "name");
+	json_t *p = json_object_get(o, "parameters");
+	char ptr[API_PTR_MAX], child[API_PTR_MAX];
+	int k = 0;
+
+	api_ptr_index(ptr, sizeof(ptr), "/outputs", i);
+	if (!json_is_object(o))
+		return api_fail(err, 400, "invalid_type", ptr, "an output is an object with a name");
+	if (req_known_fields(o, ptr, fields, err) != 0)
+		return -1;
+	while (k < OUT_COUNT && json_is_string(name) &&
+	       strcmp(out_names[k], json_string_value(name)) != 0)
+		k++;
+	if (!json_is_string(name) || k == OUT_COUNT)
+		return api_fail(err, 400, "unknown_output", req_child(child, ptr, "name"),
+				"the outputs are output, weights and weights_mean");
+	for (size_t j = 0; j < v->n_out; j++)
+		if (v->order[j] == (enum out_kind)k)
+			return api_fail(err, 400, "duplicate_output", ptr, "output '%s' is asked twice",
+					out_names[k]);
+	if (!allowed(v, (enum out_kind)k))
+		return api_fail(err, 400, "invalid_output", ptr,
+				"output '%s' is not computed with parameters.weights '%s'", out_names[k],
+				v->weights == W_MEAN ? "mean" : "none");
+	req_child(child, ptr, "parameters");
+	if (p != NULL && !json_is_object(p))
+		return api_fail(err, 400, "invalid_type", child, "parameters is an object");
+	if (p != NULL && req_known_fields(p, child, params, err) != 0)
+		return -1;
+	if (req_bool(p, "binary_data", child, v->binary_default, &v->binary[k], err) != 0)
+		return -1;
+	v->order[v->n_out++] = (enum out_kind)k;
+	return 0;
+}
+
+/* "outputs"; absent or empty: every output the `weights` parameter allows. */
+static int read_outputs(struct v2_job *v, struct api_error *err)
+{
+	json_t *outs = json_object_get(v->root, "outputs");
+
+	if (outs != NULL && !json_is_array(outs))
+		return api_fail(err, 400, "invalid_type", "/outputs", "outputs is an array");
+	if (outs != NULL && json_array_size(outs) > 0) {
+		for (size_t i = 0; i < json_array_size(outs); i++)
+			if (read_one_output(v, json_array_get(outs, i), i, err) != 0)
+				return -1;
+		return 0;
+	}
+	for (int k = 0; k < OUT_COUNT; k++)
+		if (allowed(v, (enum out_kind)k)) {
+			v->order[v->n_out++] = (enum out_kind)k;
+			v->binary[k] = v->binary_default;
+		}
+	return 0;
+}
+
+/* ---- onto an attention job ---------------------------------------------------- */
+
+static int shape_error(const struct v2_job *v, enum role r, const char *want,
+		       struct api_error *err)
+{
+	char ptr[API_PTR_MAX], child[API_PTR_MAX];
+
+	api_ptr_index(ptr, sizeof(ptr), "/inputs", v->at[r]);
+	return api_fail(err, 400, "invalid_shape", req_child(child, ptr, "shape"),
+			"input '%s' must be %s", role_names[r], want);
+}
+
+static int no_zero_dims(const struct v2_input *t)
+{
+	for (size_t i = 0; i < t->rank; i++)
+		if (t->shape[i] == 0)
+			return 0;
+	return 1;
+}
+
+static size_t *filled(size_t B, size_t value)
+{
+	size_t *a = malloc(B * sizeof(size_t));
+
+	for (size_t b = 0; a && b < B; b++)
+		a[b] = value;
+	return a;
+}
+
+static int query_from_embeddings(struct v2_job *v, struct api_error *err)
+{
+	struct attention_job *job = &v->job;
+	struct v2_input *t = &v->in[IN_EMBEDDINGS];
+	char want[64];
+
+	snprintf(want, sizeof(want), "[L, %zu] or [B, L, %zu]", job->model->E, job->model->E);
+	if ((t->rank != 2 && t->rank != 3) || t->shape[t->rank - 1] != job->model->E ||
+	    !no_zero_dims(t))
+		return shape_error(v, IN_EMBEDDINGS, want, err);
+	job->batched = t->rank == 3;
+	job->B = job->batched ? t->shape[0] : 1;
+	job->Lq = t->shape[t->rank - 2];
+	job->query = t->f32;
+	t->f32 = NULL;
+	job->q_len = filled(job->B, job->Lq);
+	return job->q_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+}
+
+/* tokens [L] or [B, L] as /v1/attention's "tokens" (ids checked there). */
+static int query_from_tokens(struct v2_job *v, size_t limit, struct api_error *err)
+{
+	struct v2_input *t = &v->in[IN_TOKENS];
+	size_t rows = t->rank == 2 ? t->shape[0] : 1, L = t->shape[t->rank - 1];
+	json_t *tokens;
+
+	if ((t->rank != 1 && t->rank != 2) || !no_zero_dims(t))
+		return shape_error(v, IN_TOKENS, "[L] or [B, L]", err);
+	tokens = json_array();
+	if (tokens == NULL)
+		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	json_object_set_new(v->job.root, "tokens", tokens);
+	for (size_t b = 0; b < rows; b++) {
+		json_t *row = t->rank == 2 ? json_array() : tokens;
+
+		for (size_t i = 0; i < L; i++)
+			json_array_append_new(row, json_integer((json_int_t)t->i64[b * L + i]));
+		if (t->rank == 2)
+			json_array_append_new(tokens, row);
+	}
+	return attention_decode_tokens(&v->job, tokens, 0, limit, err);
+}
+
+/* text [B]: a batch of strings, as /v1/attention's "text" array. */
+static int query_from_text(struct v2_job *v, size_t limit, struct api_error *err)
+{
+	struct v2_input *t = &v->in[IN_TEXT];
+
+	if (t->rank != 1 || !no_zero_dims(t))
+		return shape_error(v, IN_TEXT, "[B], one string per item", err);
+	json_object_set(v->job.root, "text", t->strings);
+	return attention_decode_tokens(&v->job, t->strings, 1, limit, err);
+}
+
+/* Moves an FP32 input into an api_tensor (the job's key or value). */
+static void take_tensor(struct api_tensor *dst, struct v2_input *t)
+{
+	dst->data = t->f32;
+	t->f32 = NULL;
+	dst->rank = t->rank;
+	memcpy(dst->shape, t->shape, sizeof(dst->shape));
+	dst->n = t->n;
+}
+
+/* key [Lk, E] / [B, Lk, E] like the query; value the shape of key. */
+static int key_value(struct v2_job *v, struct api_error *err)
+{
+	struct attention_job *job = &v->job;
+	struct v2_input *k = &v->in[IN_KEY], *val = &v->in[IN_VALUE];
+	size_t rank = job->batched ? 3 : 2, E = job->model->E;
+	char want[80];
+
+	if (!v->has[IN_KEY] && v->has[IN_VALUE])
+		return shape_error(v, IN_VALUE, "given with a key", err);
+	if (!v->has[IN_KEY]) {
+		job->Lk = job->Lq;
+		job->k_len = filled(job->B, 0);
+		if (job->k_len)
+			memcpy(job->k_len, job->q_len, job->B * sizeof(size_t));
+		return job->k_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+	}
+	if (job->batched)
+		snprintf(want, sizeof(want), "[%zu, Lk, %zu] like the query", job->B, E);
+	else
+		snprintf(want, sizeof(want), "[Lk, %zu] like the query", E);
+	if (k->rank != rank || k->shape[rank - 1] != E || !no_zero_dims(k) ||
+	    (job->batched && k->shape[0] != job->B))
+		return shape_error(v, IN_KEY, want, err);
+	if (v->has[IN_VALUE] &&
+	    (val->rank != k->rank || memcmp(val->shape, k->shape, sizeof(k->shape)) != 0))
+		return shape_error(v, IN_VALUE, "the shape of key", err);
+	job->Lk = k->shape[rank - 2];
+	take_tensor(&job->key, k);
+	if (v->has[IN_VALUE])
+		take_tensor(&job->value, val);
+	job->k_len = filled(job->B, job->Lk);
+	return job->k_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+}
+
+/* causal / window / alignment and positional, as /v1/attention's mask and
+ * positional fields (so they mean exactly what they mean there). */
+static int mask_and_positional(struct v2_job *v, struct api_error *err)
+{
+	static const char *const aligns[] = { "top_left", "bottom_right", NULL };
+	static const char *const kinds[] = { "none", "sinusoidal", "rope", "alibi", NULL };
+	const char *ptr = "/parameters";
+	int causal, align, kind;
+	size_t window;
+	json_t *mask;
+
+	if (req_bool(v->params, "causal", ptr, 0, &causal, err) != 0 ||
+	    req_size(v->params, "window", ptr, 1, (size_t)1 << 30, 0, &window, err) != 0 ||
+	    req_enum(v->params, "alignment", ptr, aligns, 0, &align, err) != 0 ||
+	    req_enum(v->params, "positional", ptr, kinds, 0, &kind, err) != 0)
+		return -1;
+	mask = json_pack("{sbss}", "causal", causal, "alignment", aligns[align]);
+	if (mask != NULL && window > 0)
+		json_object_set_new(mask, "window", json_integer((json_int_t)window));
+	if (mask == NULL || json_object_set_new(v->job.root, "mask", mask) != 0 ||
+	    json_object_set_new(v->job.root, "positional", json_string(kinds[kind])) != 0)
+		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	return attention_decode_mask(&v->job, err) != 0 ||
+			       attention_decode_positional(&v->job, err) != 0
+		       ? -1
+		       : 0;
+}
+
+static int wants(const struct v2_job *v, enum out_kind k)
+{
+	for (size_t i = 0; i < v->n_out; i++)
+		if (v->order[i] == k)
+			return 1;
+	return 0;
+}
+
+static int build_job(const struct api_service *svc, const struct api_model_entry *e,
+		     struct v2_job *v, struct api_error *err)
+{
+	struct attention_job *job = &v->job;
+	size_t limit = svc->limits.max_request_bytes;
+	double scale, softcap;
+	int rc;
+
+	job->root = json_object();
+	job->entry = e;
+	job->model = e->model;
+	job->model_name = e->name;
+	if (job->root == NULL)
+		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	rc = v->has[IN_EMBEDDINGS] ? query_from_embeddings(v, err)
+	     : v->has[IN_TOKENS]   ? query_from_tokens(v, limit, err)
+				   : query_from_text(v, limit, err);
+	if (rc != 0 || key_value(v, err) != 0 || mask_and_positional(v, err) != 0 ||
+	    req_number(v->params, "scale", "/parameters", 1e-30, 1e30, 0.0, &scale, err) != 0 ||
+	    req_number(v->params, "softcap", "/parameters", 0.0, 1e30, 0.0, &softcap, err) != 0)
+		return -1;
+	job->scale = (float)scale;
+	job->softcap = (float)softcap;
+	job->weights_mode = wants(v, OUT_WEIGHTS) ? ATTN_WEIGHTS_PER_HEAD
+			    : wants(v, OUT_MEAN)  ? ATTN_WEIGHTS_MEAN
+						  : ATTN_WEIGHTS_NONE;
+	job->encoding = API_ENC_FLOAT;
+	return 0;
+}
+
+/* ---- after the run ----------------------------------------------------------- */
+
+/* weights_mean beside per-head weights: the mean over heads, summed in head
+ * order as the engine's ATTN_WEIGHTS_MEAN does, so both agree bit for bit. */
+static int mean_of_heads(struct v2_job *v, struct api_error *err)
+{
+	const struct attention_job *job = &v->job;
+	size_t H = job->model->H, cells = job->Lq * job->Lk;
+	float inv_h = 1.0f / (float)H;
+
+	v->mean = malloc(job->B * cells * sizeof(float));
+	if (v->mean == NULL)
+		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+	for (size_t b = 0; b < job->B; b++) {
+		float *w = v->mean + b * cells; /* weights_mean[b] */
+
+		for (size_t h = 0; h < H; h++) {
+			const float *P = v->o.weights + (b * H + h) * cells; /* weights[b, h] */
+
+			for (size_t c = 0; c < cells; c++)
+				w[c] = h == 0 ? P[c] * inv_h : w[c] + P[c] * inv_h;
+		}
+	}
+	return 0;
+}
+
+/* Zeroes the rows of x [B, heads, Lq, cols] past each item's own length. */
+static void zero_padding(const struct attention_job *job, float *x, size_t heads, size_t cols)
+{
+	for (size_t b = 0; x && b < job->B; b++)
+		for (size_t h = 0; h < heads; h++) {
+			/* seek to x[b, h, q_len[b], 0] */
+			float *row = x + ((b * heads + h) * job->Lq + job->q_len[b]) * cols;
+
+			memset(row, 0, (job->Lq - job->q_len[b]) * cols * sizeof(float));
+		}
+}
+
+struct out_tensor {
+	const float *x;
+	size_t rank, shape[4], n;
+};
+
+static struct out_tensor out_tensor(const struct v2_job *v, enum out_kind k)
+{
+	const struct attention_job *job = &v->job;
+	size_t B = job->B, H = job->model->H, Lq = job->Lq, Lk = job->Lk, E = job->model->E;
+	struct out_tensor t = { 0 };
+	size_t full[3][4] = { { B, Lq, E }, { B, H, Lq, Lk }, { B, Lq, Lk } };
+	size_t rank = k == OUT_WEIGHTS ? 4 : 3, skip = job->batched ? 0 : 1;
+
+	t.x = k == OUT_OUTPUT ? v->o.out : k == OUT_MEAN && v->mean ? v->mean : v->o.weights;
+	t.rank = rank - skip;
+	memcpy(t.shape, full[k] + skip, t.rank * sizeof(size_t));
+	t.n = 1;
+	for (size_t i = 0; i < t.rank; i++)
+		t.n *= t.shape[i]; /* within the limit attention_run has checked */
+	return t;
+}
+
+/* Appends n floats as little-endian float32 bytes. */
+static int put_le_floats(struct buf *b, const float *x, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return buf_append(b, x, n * sizeof(float));
+#else
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		unsigned char le[4];
+
+		memcpy(&u, &x[i], 4);
+		for (int j = 0; j < 4; j++)
+			le[j] = (unsigned char)(u >> (8 * j));
+		if (buf_append(b, le, 4) != 0)
+			return -1;
+	}
+	return 0;
+#endif
+}
+
+static int encode(const struct v2_job *v, struct api_reply *reply)
+{
+	struct buf *b = &reply->body;
+	struct api_writer w = { b, API_ENC_FLOAT, 0 };
+	int any_binary = 0;
+
+	buf_puts(b, "{\"model_name\":");
+	api_json_string(b, v->job.model_name);
+	buf_puts(b, ",\"model_version\":\"" V2_MODEL_VERSION "\"");
+	if (v->id != NULL) {
+		buf_puts(b, ",\"id\":");
+		api_json_string(b, v->id);
+	}
+	buf_puts(b, ",\"outputs\":[");
+	for (size_t i = 0; i < v->n_out; i++) {
+		enum out_kind k = v->order[i];
+		struct out_tensor t = out_tensor(v, k);
+
+		buf_printf(b, "%s{\"name\":\"%s\",\"datatype\":\"FP32\",\"shape\":[", i ? "," : "",
+			   out_names[k]);
+		for (size_t d = 0; d < t.rank; d++)
+			buf_printf(b, "%s%zu", d ? "," : "", t.shape[d]);
+		if (v->binary[k]) {
+			buf_printf(b, "],\"parameters\":{\"binary_data_size\":%zu}}", t.n * 4);
+			any_binary = 1;
+			continue;
+		}
+		buf_puts(b, "],\"data\":");
+		if (api_tensor_write(&w, t.x, 1, &t.n) != 0)
+			return -1;
+		buf_putc(b, '}');
+	}
+	buf_puts(b, "]}");
+	if (!any_binary)
+		return b->failed ? -1 : 0;
+	reply->inference_header_len = b->len;
+	reply->content_type = "application/octet-stream";
+	for (size_t i = 0; i < v->n_out; i++) {
+		struct out_tensor t = out_tensor(v, v->order[i]);
+
+		if (v->binary[v->order[i]] && put_le_floats(b, t.x, t.n) != 0)
+			return -1;
+	}
+	return b->failed ? -1 : 0;
+}
+
+/* ---- the handler ---------------------------------------------------------------- */
+
+static int decode(const struct api_service *svc, const struct api_v2_call *call,
+		  const char *body, size_t len, struct v2_job *v, struct api_error *err)
+{
+	const struct api_model_entry *e = v2_model(svc, call, err);
+	size_t json_len;
+
+	if (e == NULL || header_length(call->header_len, len, &json_len, err) != 0 ||
+	    req_parse(body, json_len, &v->root, err) != 0 || read_top(v, err) != 0 ||
+	    read_inputs(v, body + json_len, len - json_len, svc->limits.max_request_bytes, err) != 0 ||
+	    read_outputs(v, err) != 0)
+		return -1;
+	return build_job(svc, e, v, err);
+}
+
+static int run(const struct api_service *svc, struct v2_job *v, struct api_reply *reply,
+	       struct api_error *err)
+{
+	struct attention_job *job = &v->job;
+	size_t H = job->model->H;
+
+	if (attention_run(svc, job, &v->o, reply, err) != 0)
+		return -1;
+	if (wants(v, OUT_WEIGHTS) && wants(v, OUT_MEAN) && mean_of_heads(v, err) != 0)
+		return -1;
+	if (job->ragged) {
+		zero_padding(job, v->o.out, 1, job->model->E);
+		zero_padding(job, job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? v->o.weights : NULL,
+			     H, job->Lk);
+		zero_padding(job, job->weights_mode == ATTN_WEIGHTS_MEAN ? v->o.weights : v->mean, 1,
+			     job->Lk);
+	}
+	return 0;
+}
+
+void v2_infer(const struct api_service *svc, const struct api_v2_call *call, const char *body,
+	      size_t len, struct api_reply *reply)
+{
+	struct v2_job v;
+	struct api_error err;
+	struct timespec t0;
+
+	memset(&v, 0, sizeof(v));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (decode(svc, call, body, len, &v, &err) != 0) {
+		v2_reply_error(reply, &err);
+		goto out;
+	}
+	reply->parse_ms = api_ms_since(&t0);
+	if (run(svc, &v, reply, &err) != 0) {
+		v2_reply_error(reply, &err);
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (encode(&v, reply) != 0) {
+		api_fail(&err, 422, "response_too_large", "",
+			 "the answer exceeds the response limit; ask for fewer outputs");
+		v2_reply_error(reply, &err);
+		goto out;
+	}
+	reply->status = 200;
+	reply->encode_ms = api_ms_since(&t0);
+out:
+	v2_job_release(&v);
+}

@@ -1,0 +1,786 @@
+/*
+ * check_v2.c: the Open Inference Protocol (KServe v2) routes, end to end, on
+ * the real daemon (live_daemon.h): server and model metadata, health, the
+ * /versions/{version} segment, infer with JSON (the numbers of /v1/attention
+ * for the same request, bit for bit), INT32 / INT64 / BYTES inputs, output
+ * selection, id echo, Triton's binary tensor extension both ways, and the
+ * protocol's errors {"error": "..."} with their statuses.
+ *
+ * Numbers are compared exactly: both routes write the shortest text that
+ * reads back to the same float32 (strtof here), and binary outputs are the
+ * raw float32 bytes, so the same float must arrive the same way.
+ */
+#include <check.h>
+#include <jansson.h>
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/live_daemon.h"
+
+enum { MAXF = 1024 };
+
+#define INFER "/v2/models/tiny/infer"
+#define JSON_CT "application/json"
+#define OCTET_CT "application/octet-stream"
+
+/* Three rows of E = 8 (the tiny model's d_model). */
+#define ROW0 "[0.5,-0.25,0.125,1,0,-1,0.75,0.25]"
+#define ROW1 "[0.8,-0.2,0.3,0.1,-0.5,0.6,0.2,0.1]"
+#define ROW2 "[-0.3,0.2,0.9,-0.4,0.5,0.1,0.7,-0.8]"
+#define X3 "[" ROW0 "," ROW1 "," ROW2 "]"
+static const float x3[24] = {0.5f,	-0.25f, 0.125f, 1,    0,    -1,	  0.75f, 0.25f,
+			     0.8f,	-0.2f,	0.3f,	0.1f, -0.5f, 0.6f, 0.2f,  0.1f,
+			     -0.3f, 0.2f,	0.9f,	-0.4f, 0.5f, 0.1f, 0.7f,  -0.8f};
+
+#define SEEDS "나는 맛있는 사과를 먹었다"
+
+static struct live_daemon d; /* the daemon with the built-in models, per test case */
+
+static void start_builtins(void)
+{
+	live_start(&d, NULL);
+}
+
+static void stop_builtins(void)
+{
+	live_stop(&d);
+}
+
+/* ---- reading answers ------------------------------------------------------ */
+
+static json_t *json_of(const char *text, size_t len)
+{
+	json_error_t e;
+	json_t *j = json_loadb(text, len, 0, &e);
+
+	ck_assert_msg(j != NULL, "not JSON (%s): %.300s", e.text, text);
+	return j;
+}
+
+/* status, JSON content type, and the protocol's {"error": "..."} holding needle. */
+static void assert_v2_error(const struct live_resp *r, int status, const char *needle)
+{
+	json_t *j;
+	const char *msg;
+
+	ck_assert_msg(r->status == status, "status %d, expected %d: %s", r->status, status,
+		      r->body);
+	ck_assert_str_eq(live_header(r, "Content-Type"), JSON_CT);
+	j = json_of(r->body, r->body_len);
+	ck_assert_uint_eq(json_object_size(j), 1);
+	msg = json_string_value(json_object_get(j, "error"));
+	ck_assert_msg(msg != NULL, "no error string: %s", r->body);
+	ck_assert_msg(strstr(msg, needle) != NULL, "'%s' lacks '%s'", msg, needle);
+	json_decref(j);
+}
+
+/* The numbers of the JSON array starting at text (nested or flat), read with
+ * strtof in order; returns the count. */
+static size_t floats_at(const char *text, float *out, size_t max)
+{
+	const char *p = text;
+	size_t n = 0;
+	int depth = 0;
+
+	ck_assert_int_eq(*p, '[');
+	do {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']')
+			depth--;
+		if (*p == '-' || (*p >= '0' && *p <= '9')) {
+			char *end;
+
+			ck_assert_uint_lt(n, max);
+			out[n++] = strtof(p, &end);
+			p = end;
+			continue;
+		}
+		p++;
+	} while (depth > 0 && *p != '\0');
+	return n;
+}
+
+/* v1: the numbers of top-level field `key` ("output", "weights"). */
+static size_t v1_floats(const struct live_resp *r, const char *key, float *out)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	at = strstr(r->body, pat);
+	ck_assert_msg(at != NULL, "no %s in %.200s", key, r->body);
+	return floats_at(at + strlen(pat), out, MAXF);
+}
+
+/* v2: the numbers of the `data` of the output named `name`. */
+static size_t v2_floats(const char *body, const char *name, float *out)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof pat, "{\"name\":\"%s\"", name);
+	at = strstr(body, pat);
+	ck_assert_msg(at != NULL, "no output %s in %.300s", name, body);
+	at = strstr(at, "\"data\":");
+	ck_assert_ptr_nonnull(at);
+	return floats_at(at + strlen("\"data\":"), out, MAXF);
+}
+
+static void assert_same_floats(const float *a, size_t na, const float *b, size_t nb)
+{
+	ck_assert_uint_eq(na, nb);
+	ck_assert_uint_gt(na, 0);
+	ck_assert_msg(memcmp(a, b, na * sizeof(float)) == 0, "the numbers differ");
+}
+
+/* The output named name of a v2 answer (borrowed from j), or NULL. */
+static json_t *output_of(json_t *j, const char *name)
+{
+	json_t *outs = json_object_get(j, "outputs");
+
+	for (size_t i = 0; i < json_array_size(outs); i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(outs, i), "name")),
+			   name) == 0)
+			return json_array_get(outs, i);
+	return NULL;
+}
+
+/* Asserts output `name` has this shape (rank dims) and datatype FP32. */
+static void assert_shape(json_t *j, const char *name, size_t rank, const size_t *dims)
+{
+	json_t *o = output_of(j, name);
+	json_t *shape = json_object_get(o, "shape");
+
+	ck_assert_msg(o != NULL, "no output %s", name);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "datatype")), "FP32");
+	ck_assert_uint_eq(json_array_size(shape), rank);
+	for (size_t i = 0; i < rank; i++)
+		ck_assert_int_eq(json_integer_value(json_array_get(shape, i)), (json_int_t)dims[i]);
+}
+
+static void post_json(const char *path, const char *body, struct live_resp *r)
+{
+	live_post(d.port, path, JSON_CT, "", body, strlen(body), r);
+}
+
+/* POST with the binary extension: the JSON header, then bin. */
+static void post_binary(const char *path, const char *json, const void *bin, size_t bin_len,
+			struct live_resp *r)
+{
+	size_t jl = strlen(json);
+	char *body = malloc(jl + bin_len + 1);
+	char hdr[96];
+
+	ck_assert_ptr_nonnull(body);
+	memcpy(body, json, jl);
+	if (bin_len > 0)
+		memcpy(body + jl, bin, bin_len);
+	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %zu\r\n", jl);
+	live_post(d.port, path, OCTET_CT, hdr, body, jl + bin_len, r);
+	free(body);
+}
+
+/* ---- metadata and health ---------------------------------------------------- */
+
+START_TEST(test_server_metadata_and_health)
+{
+	struct live_resp r = {0};
+	json_t *j;
+
+	live_get(d.port, "/v2", &r);
+	ck_assert_int_eq(r.status, 200);
+	j = json_of(r.body, r.body_len);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "attnd");
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(j, "version")));
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "extensions"), 0)),
+			 "binary_tensor_data");
+	json_decref(j);
+	live_resp_release(&r);
+	live_get(d.port, "/v2/health/live", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"live\":true}");
+	live_resp_release(&r);
+	live_get(d.port, "/v2/health/ready", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"ready\":true}");
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_not_ready_and_api_key)
+{
+	const char *const args[] = {"--no-builtins", "--api-key", "k3y", NULL};
+	struct live_daemon bare;
+	struct live_resp r = {0};
+
+	live_start(&bare, args);
+	live_get(bare.port, "/v2/health/ready", &r); /* open, and no model: 503 */
+	ck_assert_int_eq(r.status, 503);
+	ck_assert_str_eq(r.body, "{\"ready\":false}");
+	ck_assert_ptr_nonnull(live_header(&r, "Retry-After"));
+	live_resp_release(&r);
+	live_get(bare.port, "/v2/health/live", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	live_get(bare.port, "/v2", &r); /* the transport's refusal, in the v2 body */
+	assert_v2_error(&r, 401, "API key");
+	live_resp_release(&r);
+	live_request(bare.port, "GET /v2/models/tiny HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer k3y\r\n",
+		     NULL, 0, &r);
+	assert_v2_error(&r, 404, "no model named 'tiny'");
+	live_resp_release(&r);
+	live_stop(&bare);
+}
+END_TEST
+
+START_TEST(test_model_metadata)
+{
+	struct live_resp r = {0}, v = {0};
+	json_t *j, *in, *out;
+
+	live_get(d.port, "/v2/models/tiny", &r);
+	ck_assert_int_eq(r.status, 200);
+	j = json_of(r.body, r.body_len);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "tiny");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "versions"), 0)), "1");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "platform")), "attnd");
+	in = json_object_get(j, "inputs");
+	out = json_object_get(j, "outputs");
+	ck_assert_uint_eq(json_array_size(in), 5);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(in, 0), "name")),
+			 "embeddings");
+	ck_assert_int_eq(json_integer_value(json_array_get(
+			     json_object_get(json_array_get(in, 0), "shape"), 2)),
+			 8);
+	ck_assert_int_eq(json_integer_value(json_array_get(
+			     json_object_get(json_array_get(in, 0), "shape"), 0)),
+			 -1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(in, 2), "datatype")),
+			 "BYTES");
+	ck_assert_uint_eq(json_array_size(out), 3);
+	ck_assert_int_eq(json_integer_value(json_array_get(
+			     json_object_get(json_array_get(out, 1), "shape"), 1)),
+			 2); /* weights [-1, H, -1, -1] */
+	json_decref(j);
+	live_get(d.port, "/v2/models/tiny/versions/1", &v);
+	ck_assert_int_eq(v.status, 200);
+	ck_assert_str_eq(v.body, r.body);
+	live_resp_release(&v);
+	live_resp_release(&r);
+	live_get(d.port, "/v2/models/tiny/ready", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"name\":\"tiny\",\"ready\":true}");
+	live_resp_release(&r);
+	live_get(d.port, "/v2/models/tiny/versions/1/ready", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_versions_and_unknown_models)
+{
+	static const char *const missing[] = {
+	    "/v2/models/huge", "/v2/models/huge/ready", "/v2/models/tiny/versions/2",
+	    "/v2/models/tiny/versions/2/ready", "/v2/models/tiny/versions/latest"};
+	struct live_resp r = {0};
+	char body[] = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+		      "\"data\":" ROW0 "}]}";
+
+	for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+		live_get(d.port, missing[i], &r);
+		assert_v2_error(&r, 404, i < 2 ? "no model named 'huge'" : "has no version");
+		live_resp_release(&r);
+	}
+	post_json("/v2/models/tiny/versions/1/infer", body, &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	post_json("/v2/models/tiny/versions/7/infer", body, &r);
+	assert_v2_error(&r, 404, "no version '7'");
+	live_resp_release(&r);
+	post_json("/v2/models/huge/infer", body, &r);
+	assert_v2_error(&r, 404, "no model named 'huge'");
+	live_resp_release(&r);
+	live_get(d.port, "/v2/nothing", &r);
+	assert_v2_error(&r, 404, "no route");
+	live_resp_release(&r);
+	live_get(d.port, INFER, &r);
+	assert_v2_error(&r, 405, "method");
+	ck_assert_str_eq(live_header(&r, "Allow"), "POST, OPTIONS");
+	live_resp_release(&r);
+}
+END_TEST
+
+/* ---- infer: the numbers of /v1/attention -------------------------------------- */
+
+/* v2 with embeddings [3, 8] against v1 with the same embeddings: every output. */
+START_TEST(test_infer_json_equals_v1)
+{
+	static const size_t out_shape[] = {3, 8}, w_shape[] = {2, 3, 3}, m_shape[] = {3, 3};
+	struct live_resp v1 = {0}, v1m = {0}, v2 = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, nb;
+	json_t *j;
+
+	post_json("/v1/attention", "{\"model\":\"tiny\",\"embeddings\":" X3 "}", &v1);
+	post_json("/v1/attention", "{\"model\":\"tiny\",\"embeddings\":" X3 ",\"weights\":\"mean\"}",
+		  &v1m);
+	post_json(INFER,
+		  "{\"id\":\"req-7\",\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\","
+		  "\"shape\":[3,8],\"data\":" X3 "}]}",
+		  &v2);
+	ck_assert_int_eq(v1.status, 200);
+	ck_assert_int_eq(v2.status, 200);
+	j = json_of(v2.body, v2.body_len);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "model_name")), "tiny");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "model_version")), "1");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "req-7");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 3); /* the default */
+	assert_shape(j, "output", 2, out_shape);
+	assert_shape(j, "weights", 3, w_shape);
+	assert_shape(j, "weights_mean", 2, m_shape);
+	json_decref(j);
+	na = v1_floats(&v1, "output", a);
+	nb = v2_floats(v2.body, "output", b);
+	assert_same_floats(a, na, b, nb);
+	na = v1_floats(&v1, "weights", a);
+	nb = v2_floats(v2.body, "weights", b);
+	assert_same_floats(a, na, b, nb);
+	na = v1_floats(&v1m, "weights", a);
+	nb = v2_floats(v2.body, "weights_mean", b);
+	assert_same_floats(a, na, b, nb);
+	live_resp_release(&v1);
+	live_resp_release(&v1m);
+	live_resp_release(&v2);
+}
+END_TEST
+
+/* text BYTES [1] against v1's batched text; flat and nested data alike. */
+START_TEST(test_infer_text_equals_v1)
+{
+	static const size_t out_shape[] = {1, 4, 8};
+	struct live_resp v1 = {0}, v2 = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, nb;
+	json_t *j;
+
+	post_json("/v1/attention", "{\"model\":\"tiny\",\"text\":[\"" SEEDS "\"]}", &v1);
+	post_json(INFER,
+		  "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
+		  "\"data\":[\"" SEEDS "\"]}]}",
+		  &v2);
+	ck_assert_int_eq(v2.status, 200);
+	j = json_of(v2.body, v2.body_len);
+	assert_shape(j, "output", 3, out_shape);
+	ck_assert_ptr_null(json_object_get(j, "id")); /* none was given */
+	json_decref(j);
+	na = v1_floats(&v1, "output", a);
+	nb = v2_floats(v2.body, "output", b);
+	assert_same_floats(a, na, b, nb);
+	na = v1_floats(&v1, "weights", a);
+	nb = v2_floats(v2.body, "weights", b);
+	assert_same_floats(a, na, b, nb);
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+}
+END_TEST
+
+/* tokens INT64 [2, 3] (nested) and INT32 (flat), causal and RoPE, against v1. */
+START_TEST(test_infer_tokens_int64_int32)
+{
+	static const size_t w_shape[] = {2, 2, 3, 3};
+	const char *params = "\"parameters\":{\"causal\":true,\"positional\":\"rope\"}";
+	char body[512];
+	struct live_resp v1 = {0}, v64 = {0}, v32 = {0};
+	float a[MAXF], b[MAXF], c[MAXF];
+	size_t na, nb, nc;
+	json_t *j;
+
+	post_json("/v1/attention",
+		  "{\"model\":\"tiny\",\"tokens\":[[3,14,15],[9,2,6]],\"mask\":\"causal\","
+		  "\"positional\":\"rope\"}",
+		  &v1);
+	snprintf(body, sizeof body,
+		 "{%s,\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[2,3],"
+		 "\"data\":[[3,14,15],[9,2,6]]}]}",
+		 params);
+	post_json(INFER, body, &v64);
+	snprintf(body, sizeof body,
+		 "{%s,\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[2,3],"
+		 "\"data\":[3,14,15,9,2,6]}]}",
+		 params);
+	post_json(INFER, body, &v32);
+	ck_assert_int_eq(v64.status, 200);
+	ck_assert_int_eq(v32.status, 200);
+	j = json_of(v64.body, v64.body_len);
+	assert_shape(j, "weights", 4, w_shape);
+	json_decref(j);
+	na = v1_floats(&v1, "weights", a);
+	nb = v2_floats(v64.body, "weights", b);
+	nc = v2_floats(v32.body, "weights", c);
+	assert_same_floats(a, na, b, nb);
+	assert_same_floats(a, na, c, nc);
+	ck_assert(b[1] == 0.0f && b[2] == 0.0f); /* causal: query 0 sees key 0 only */
+	na = v1_floats(&v1, "output", a);
+	nb = v2_floats(v64.body, "output", b);
+	assert_same_floats(a, na, b, nb);
+	live_resp_release(&v1);
+	live_resp_release(&v64);
+	live_resp_release(&v32);
+}
+END_TEST
+
+/* A BYTES batch of different word counts: padded, rows past an item's length zero. */
+START_TEST(test_infer_text_batch_padded)
+{
+	static const size_t m_shape[] = {2, 3, 3};
+	struct live_resp v1 = {0}, v2 = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, nb;
+	json_t *j;
+
+	post_json("/v1/attention", "{\"model\":\"tiny\",\"text\":[\"a b c\",\"d\"],\"weights\":\"mean\"}",
+		  &v1);
+	post_json(INFER,
+		  "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
+		  "\"data\":[\"a b c\",\"d\"]}],\"outputs\":[{\"name\":\"weights_mean\"}]}",
+		  &v2);
+	ck_assert_int_eq(v2.status, 200);
+	j = json_of(v2.body, v2.body_len);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 1);
+	assert_shape(j, "weights_mean", 3, m_shape);
+	json_decref(j);
+	na = v1_floats(&v1, "weights", a); /* v1 trims: 9 of item 0, then item 1's one cell */
+	nb = v2_floats(v2.body, "weights_mean", b);
+	ck_assert_uint_eq(na, 10);
+	ck_assert_uint_eq(nb, 18);
+	ck_assert(memcmp(a, b, 9 * sizeof(float)) == 0);
+	ck_assert(b[9] == a[9] && b[9] == 1.0f); /* item 1: one word sees itself */
+	for (size_t k = 10; k < 18; k++)
+		ck_assert(b[k] == 0.0f);
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+}
+END_TEST
+
+/* outputs lists, the weights parameter, and key / value inputs. */
+START_TEST(test_outputs_selection)
+{
+	const char *in = "\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
+			 "\"data\":" X3 "}]";
+	char body[1024];
+	struct live_resp r = {0};
+	json_t *j;
+
+	snprintf(body, sizeof body, "{%s,\"parameters\":{\"weights\":\"none\"}}", in);
+	post_json(INFER, body, &r);
+	j = json_of(r.body, r.body_len);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 1);
+	ck_assert_ptr_nonnull(output_of(j, "output"));
+	json_decref(j);
+	live_resp_release(&r);
+	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"weights_mean\"},{\"name\":\"output\"}]}",
+		 in);
+	post_json(INFER, body, &r);
+	j = json_of(r.body, r.body_len);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_array_get(json_object_get(j, "outputs"), 0), "name")),
+			 "weights_mean"); /* in the order asked */
+	json_decref(j);
+	live_resp_release(&r);
+	snprintf(body, sizeof body, "{%s,\"parameters\":{\"weights\":\"mean\"},\"outputs\":[{\"name\":\"weights\"}]}", in);
+	post_json(INFER, body, &r);
+	assert_v2_error(&r, 400, "not computed with parameters.weights 'mean'");
+	live_resp_release(&r);
+	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"output\"},{\"name\":\"output\"}]}", in);
+	post_json(INFER, body, &r);
+	assert_v2_error(&r, 400, "twice");
+	live_resp_release(&r);
+	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"scores\"}]}", in);
+	post_json(INFER, body, &r);
+	assert_v2_error(&r, 400, "/outputs/0/name");
+	live_resp_release(&r);
+	/* cross-attention: [3, 8] queries over a [2, 8] key; weights [H, 3, 2] */
+	post_json(INFER,
+		  "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
+		  "\"data\":" X3 "},{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[2,8],\"data\":["
+		  ROW0 "," ROW1 "]}],\"outputs\":[{\"name\":\"weights\"}]}",
+		  &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"shape\":[2,3,2]"));
+	live_resp_release(&r);
+}
+END_TEST
+
+/* ---- Triton's binary tensor extension ------------------------------------------ */
+
+static const char bin_request[] =
+    "{\"id\":\"b1\",\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
+    "\"parameters\":{\"binary_data_size\":96}}],\"outputs\":[{\"name\":\"weights\","
+    "\"parameters\":{\"binary_data\":true}},{\"name\":\"output\"},{\"name\":\"weights_mean\","
+    "\"parameters\":{\"binary_data\":true}}]}";
+
+/* Embeddings in as raw float32, weights and weights_mean out as raw float32:
+ * the same bits as the JSON answer to the same numbers as JSON. */
+START_TEST(test_binary_both_ways)
+{
+	struct live_resp bin = {0}, js = {0};
+	float a[MAXF], b[MAXF];
+	size_t json_len, na, nb;
+	const char *ihcl;
+	json_t *j;
+
+	ck_assert(sizeof x3 == 96);
+	post_binary(INFER, bin_request, x3, sizeof x3, &bin); /* x86 / arm64: little-endian */
+	post_json(INFER,
+		  "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
+		  "\"data\":" X3 "}]}",
+		  &js);
+	ck_assert_int_eq(bin.status, 200);
+	ck_assert_str_eq(live_header(&bin, "Content-Type"), OCTET_CT);
+	ihcl = live_header(&bin, "Inference-Header-Content-Length");
+	ck_assert_ptr_nonnull(ihcl);
+	json_len = strtoul(ihcl, NULL, 10);
+	ck_assert_uint_eq(bin.body_len, json_len + (18 + 9) * sizeof(float));
+	j = json_of(bin.body, json_len);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "b1");
+	ck_assert_int_eq(json_integer_value(json_object_get(
+			     json_object_get(output_of(j, "weights"), "parameters"), "binary_data_size")),
+			 72);
+	ck_assert_ptr_null(json_object_get(output_of(j, "weights"), "data"));
+	ck_assert_ptr_nonnull(json_object_get(output_of(j, "output"), "data"));
+	json_decref(j);
+	/* weights: 18 floats right after the JSON, then weights_mean's 9 */
+	na = v2_floats(js.body, "weights", a);
+	ck_assert_uint_eq(na, 18);
+	memcpy(b, bin.body + json_len, 18 * sizeof(float));
+	assert_same_floats(a, na, b, 18);
+	na = v2_floats(js.body, "weights_mean", a);
+	memcpy(b, bin.body + json_len + 72, 9 * sizeof(float));
+	assert_same_floats(a, na, b, 9);
+	bin.body[json_len] = '\0'; /* the JSON output, as the JSON request's */
+	na = v2_floats(js.body, "output", a);
+	nb = v2_floats(bin.body, "output", b);
+	assert_same_floats(a, na, b, nb);
+	live_resp_release(&bin);
+	live_resp_release(&js);
+}
+END_TEST
+
+/* BYTES and INT64 inputs from the binary section; binary_data_output. */
+START_TEST(test_binary_bytes_and_int64)
+{
+	const char *json_text = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
+				"\"parameters\":{\"binary_data_size\":19}}]}";
+	const char *json_ids = "{\"parameters\":{\"binary_data_output\":true},\"inputs\":[{\"name\":"
+			       "\"tokens\",\"datatype\":\"INT64\",\"shape\":[1,3],\"parameters\":{"
+			       "\"binary_data_size\":24}}]}";
+	/* two strings, each a 4-byte little-endian length and its bytes: 4 + 6 + 4 + 5 */
+	const unsigned char strings[] = {6, 0, 0, 0, 'a', ' ', 'b', ' ', 'c', ' ',
+					 5, 0, 0, 0, 'x', ' ', ' ', 'y', ' '};
+	const unsigned char ids[] = {3, 0, 0, 0, 0, 0, 0, 0, 14, 0, 0, 0, 0, 0, 0, 0,
+				     15, 0, 0, 0, 0, 0, 0, 0};
+	struct live_resp r = {0}, v1 = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, json_len;
+
+	post_binary(INFER, json_text, strings, sizeof strings, &r);
+	post_json("/v1/attention", "{\"model\":\"tiny\",\"text\":[\"a b c \",\"x  y \"]}", &v1);
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_str_eq(live_header(&r, "Content-Type"), JSON_CT); /* no binary output */
+	ck_assert_ptr_null(live_header(&r, "Inference-Header-Content-Length"));
+	ck_assert_ptr_nonnull(strstr(r.body, "\"shape\":[2,3,8]"));
+	na = v1_floats(&v1, "output", a);
+	ck_assert_uint_eq(na, (3 + 2) * 8);
+	ck_assert_uint_eq(v2_floats(r.body, "output", b), 2 * 3 * 8);
+	ck_assert(memcmp(a, b, 24 * sizeof(float)) == 0); /* item 0 */
+	ck_assert(memcmp(a + 24, b + 24, 16 * sizeof(float)) == 0); /* item 1's two rows */
+	live_resp_release(&r);
+	live_resp_release(&v1);
+	post_binary(INFER, json_ids, ids, sizeof ids, &r);
+	post_json("/v1/attention", "{\"model\":\"tiny\",\"tokens\":[[3,14,15]]}", &v1);
+	ck_assert_int_eq(r.status, 200);
+	json_len = strtoul(live_header(&r, "Inference-Header-Content-Length"), NULL, 10);
+	ck_assert_uint_eq(r.body_len, json_len + (24 + 18 + 9) * sizeof(float));
+	na = v1_floats(&v1, "output", a);
+	memcpy(b, r.body + json_len, 24 * sizeof(float));
+	assert_same_floats(a, na, b, 24);
+	live_resp_release(&r);
+	live_resp_release(&v1);
+}
+END_TEST
+
+/* ---- errors ------------------------------------------------------------------- */
+
+static void expect_400(const char *body, const char *needle)
+{
+	struct live_resp r = {0};
+
+	post_json(INFER, body, &r);
+	assert_v2_error(&r, 400, needle);
+	live_resp_release(&r);
+}
+
+#define EMB(shape, data)                                                                           \
+	"{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":" shape             \
+	",\"data\":" data "}]}"
+
+START_TEST(test_json_errors)
+{
+	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP16\",\"shape\":[1,8],"
+		   "\"data\":" ROW0 "}]}",
+		   "datatype 'FP16' is not supported");
+	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"INT64\",\"shape\":[1,8],"
+		   "\"data\":[1,2,3,4,5,6,7,8]}]}",
+		   "cannot be INT64; it is FP32 (at /inputs/0/datatype)");
+	expect_400(EMB("[2,8]", ROW0), "data has 8 elements; its shape needs 16 (at /inputs/0/data)");
+	expect_400(EMB("[1,8]", "[" ROW0 "," ROW1 "]"), "more elements than the 8");
+	expect_400(EMB("[1,4]", "[1,2,3,4]"), "must be [L, 8] or [B, L, 8] (at /inputs/0/shape)");
+	expect_400(EMB("[1,8]", "[1,2,3,4,5,6,7,\"x\"]"), "element 7 is not a finite float32");
+	expect_400(EMB("[1,8]", "[1,2,3,4,5,6,7,1e39]"), "element 7");
+	expect_400(EMB("[-1,8]", ROW0), "a dimension is an integer >= 0");
+	expect_400("{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[1],"
+		   "\"data\":[1]}]}",
+		   "unknown input 'image'");
+	expect_400("{\"inputs\":[]}", "non-empty array");
+	expect_400("{\"inputs\":[{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+		   "\"data\":" ROW0 "}]}",
+		   "exactly one of the inputs embeddings, tokens and text");
+	expect_400("{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
+		   "\"data\":[1,2,64]}]}",
+		   "input 'tokens' at /2");
+	expect_400("{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
+		   "\"data\":[4294967296]}]}",
+		   "not an INT32 integer");
+	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8]}]}",
+		   "exactly one of data and parameters.binary_data_size");
+	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+		   "\"data\":" ROW0 ",\"extra\":1}]}",
+		   "unknown field 'extra' (at /inputs/0/extra)");
+	expect_400("{\"temperature\":1}", "(at /temperature)");
+	expect_400("{\"inputs\":[1,", "at line 1");
+	expect_400("{\"id\":1,\"inputs\":[]}", "id is a string");
+	expect_400("{\"parameters\":{\"window\":0},\"inputs\":[{\"name\":\"embeddings\","
+		   "\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":" ROW0 "}]}",
+		   "/parameters/window");
+}
+END_TEST
+
+START_TEST(test_binary_errors)
+{
+	const char *two = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+			  "\"parameters\":{\"binary_data_size\":32}}]}";
+	const char *odd = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+			  "\"parameters\":{\"binary_data_size\":30}}]}";
+	const char *huge = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,"
+			   "8],\"parameters\":{\"binary_data_size\":4611686018427387904}}]}";
+	const char *text = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
+			   "\"parameters\":{\"binary_data_size\":6}}]}";
+	const unsigned char long_prefix[] = {9, 0, 0, 0, 'a', 'b'};
+	float nan_row[8] = {0};
+	struct live_resp r = {0};
+	char hdr[128];
+
+	post_binary(INFER, two, x3, 31, &r); /* a byte short */
+	assert_v2_error(&r, 400, "passes the end of the body");
+	live_resp_release(&r);
+	post_binary(INFER, two, x3, 33, &r); /* a byte over */
+	assert_v2_error(&r, 400, "1 bytes after the JSON header belong to no input");
+	live_resp_release(&r);
+	post_binary(INFER, odd, x3, 30, &r);
+	assert_v2_error(&r, 400,
+			"binary_data_size is 30; 8 FP32 elements take 32 bytes "
+			"(at /inputs/0/parameters/binary_data_size)");
+	live_resp_release(&r);
+	post_binary(INFER, huge, x3, 32, &r);
+	assert_v2_error(&r, 400, "passes the end of the body");
+	live_resp_release(&r);
+	post_binary(INFER, text, long_prefix, sizeof long_prefix, &r);
+	assert_v2_error(&r, 400, "passes binary_data_size 6");
+	live_resp_release(&r);
+	nan_row[3] = __builtin_nanf("");
+	post_binary(INFER, two, nan_row, sizeof nan_row, &r);
+	assert_v2_error(&r, 400, "element 3 is not finite");
+	live_resp_release(&r);
+	/* the header itself: not a number, past the body */
+	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: 12x\r\n", "{}", 2, &r);
+	assert_v2_error(&r, 400, "must be a byte count");
+	live_resp_release(&r);
+	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %d\r\n", 3);
+	live_post(d.port, INFER, OCTET_CT, hdr, "{}", 2, &r);
+	assert_v2_error(&r, 400, "is not within the body's 2 bytes");
+	live_resp_release(&r);
+	/* a media type neither JSON nor octet-stream: the transport's 415, v2 body */
+	live_post(d.port, INFER, "text/plain", "", "{}", 2, &r);
+	assert_v2_error(&r, 415, "Content-Type");
+	live_resp_release(&r);
+}
+END_TEST
+
+/* CORS lets a browser send and read Inference-Header-Content-Length; metrics
+ * label the v2 routes. */
+START_TEST(test_cors_and_metrics)
+{
+	struct live_resp r = {0};
+
+	live_request(d.port,
+		     "OPTIONS " INFER " HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+		     "Access-Control-Request-Method: POST\r\n",
+		     NULL, 0, &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_ptr_nonnull(strstr(live_header(&r, "Access-Control-Allow-Headers"),
+				     "Inference-Header-Content-Length"));
+	ck_assert_ptr_nonnull(strstr(live_header(&r, "Access-Control-Expose-Headers"),
+				     "Inference-Header-Content-Length"));
+	live_resp_release(&r);
+	post_json(INFER, EMB("[1,8]", ROW0), &r);
+	live_resp_release(&r);
+	live_get(d.port, "/metrics", &r);
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "attnd_http_requests_total{route=\"/v2/models/{name}/infer\",code=\"200\"}"));
+	live_resp_release(&r);
+}
+END_TEST
+
+static Suite *v2_suite(void)
+{
+	Suite *s = suite_create("v2");
+	TCase *meta = tcase_create("metadata");
+	TCase *infer = tcase_create("infer");
+	TCase *binary = tcase_create("binary");
+	TCase *errors = tcase_create("errors");
+	TCase *cases[] = {meta, infer, binary, errors};
+
+	for (size_t i = 0; i < 4; i++) {
+		tcase_set_timeout(cases[i], 120);
+		tcase_add_checked_fixture(cases[i], start_builtins, stop_builtins);
+		suite_add_tcase(s, cases[i]);
+	}
+	tcase_add_test(meta, test_server_metadata_and_health);
+	tcase_add_test(meta, test_not_ready_and_api_key);
+	tcase_add_test(meta, test_model_metadata);
+	tcase_add_test(meta, test_versions_and_unknown_models);
+	tcase_add_test(infer, test_infer_json_equals_v1);
+	tcase_add_test(infer, test_infer_text_equals_v1);
+	tcase_add_test(infer, test_infer_tokens_int64_int32);
+	tcase_add_test(infer, test_infer_text_batch_padded);
+	tcase_add_test(infer, test_outputs_selection);
+	tcase_add_test(binary, test_binary_both_ways);
+	tcase_add_test(binary, test_binary_bytes_and_int64);
+	tcase_add_test(errors, test_json_errors);
+	tcase_add_test(errors, test_binary_errors);
+	tcase_add_test(errors, test_cors_and_metrics);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	return live_run(v2_suite(), argv[0]);
+}

@@ -1,0 +1,223 @@
+/*
+ * check_access_log.c: the daemon's logs on stderr, read back from a file.
+ *
+ *   json   --log-format json: one access line per request, a JSON object
+ *          with method, path, status, byte counts and the request id (the
+ *          client's X-Request-Id echoed), every line written by exit
+ *   text   the same requests as "ts method path status in out ms id"
+ *   many   a burst of 300 requests: 300 access lines, none torn or lost,
+ *          in the order the daemon completed them (log_writer.c batches)
+ *
+ * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
+ * a temporary file of this process; the file is read after SIGTERM, when
+ * attnd has written everything (log_writer_stop before exit).
+ */
+#define _GNU_SOURCE /* memmem */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/live_daemon.h"
+
+static char log_path[64];
+
+/* A fresh, empty log file for the next daemon; its path in log_path. */
+static void fresh_log(void)
+{
+	int fd;
+
+	snprintf(log_path, sizeof log_path, "/tmp/attnd-log-XXXXXX");
+	fd = mkstemp(log_path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(setenv("ATTND_TEST_LOG", log_path, 1), 0);
+}
+
+/* The whole log file, NUL-terminated (caller frees); removes the file. */
+static char *read_log(void)
+{
+	FILE *f = fopen(log_path, "rb");
+	char *text;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+	text[n] = '\0';
+	fclose(f);
+	unlink(log_path);
+	unsetenv("ATTND_TEST_LOG");
+	return text;
+}
+
+/* The lines of text holding needle: how many, and the first one in *line. */
+static int count_lines(char *text, const char *needle, char *line, size_t cap)
+{
+	int n = 0;
+
+	for (char *p = text; *p != '\0';) {
+		char *end = strchr(p, '\n');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (memmem(p, len, needle, strlen(needle)) != NULL && n++ == 0)
+			snprintf(line, cap, "%.*s", (int)len, p);
+		p += len + (end != NULL);
+	}
+	return n;
+}
+
+static const char *const seeds = "{\"model\":\"tiny\",\"text\":\"I ate a delicious apple\"}";
+
+/* Three requests, each with its own X-Request-Id: a GET, the seeds' POST
+ * and a malformed POST (400). */
+static void three_requests(unsigned port)
+{
+	struct live_resp r = {0};
+
+	memset(&r, 0, sizeof r);
+	live_request(port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: log-test-1\r\n", NULL, 0,
+		     &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	live_post(port, "/v1/attention", "application/json", "X-Request-Id: log-test-2\r\n", seeds,
+		  strlen(seeds), &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	live_post(port, "/v1/attention", "application/json", "X-Request-Id: log-test-3\r\n", "{",
+		  1, &r);
+	ck_assert_int_eq(r.status, 400);
+	live_resp_release(&r);
+}
+
+/* The JSON access line of request id: method, path, status as expected. */
+static void check_json_line(char *text, const char *id, const char *method, const char *path,
+			    int status)
+{
+	char line[4096];
+	json_error_t jerr;
+	json_t *o;
+
+	ck_assert_msg(count_lines(text, id, line, sizeof line) == 1, "%s: not one line in\n%s", id,
+		      text);
+	o = json_loads(line, 0, &jerr);
+	ck_assert_msg(o != NULL, "not JSON: %s", line);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "method")), method);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "path")), path);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "request_id")), id);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "status")), status);
+	ck_assert(json_is_integer(json_object_get(o, "bytes_out")));
+	ck_assert(json_integer_value(json_object_get(o, "bytes_out")) > 0);
+	ck_assert(json_is_number(json_object_get(o, "ms")));
+	ck_assert(json_is_string(json_object_get(o, "ts")));
+	json_decref(o);
+}
+
+START_TEST(test_json_access_lines)
+{
+	const char *const args[] = {"--log-format", "json", NULL};
+	struct live_daemon d;
+	char *text;
+
+	fresh_log();
+	live_start(&d, args);
+	three_requests(d.port);
+	live_stop(&d);
+	text = read_log();
+	check_json_line(text, "log-test-1", "GET", "/healthz", 200);
+	check_json_line(text, "log-test-2", "POST", "/v1/attention", 200);
+	check_json_line(text, "log-test-3", "POST", "/v1/attention", 400);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_text_access_lines)
+{
+	const char *const args[] = {"--log-format", "text", NULL};
+	struct live_daemon d;
+	char line[4096], *text;
+
+	fresh_log();
+	live_start(&d, args);
+	three_requests(d.port);
+	live_stop(&d);
+	text = read_log();
+	ck_assert_int_eq(count_lines(text, "log-test-1", line, sizeof line), 1);
+	ck_assert_msg(strstr(line, " GET /healthz 200 ") != NULL, "%s", line);
+	ck_assert_int_eq(count_lines(text, "log-test-2", line, sizeof line), 1);
+	ck_assert_msg(strstr(line, " POST /v1/attention 200 ") != NULL, "%s", line);
+	ck_assert_int_eq(count_lines(text, "log-test-3", line, sizeof line), 1);
+	ck_assert_msg(strstr(line, " POST /v1/attention 400 ") != NULL, "%s", line);
+	free(text);
+}
+END_TEST
+
+/* Requests one after another complete in order, so their lines must be in
+ * order too, each whole. */
+START_TEST(test_burst_every_line_whole_in_order)
+{
+	enum { N = 300 };
+	const char *const args[] = {"--log-format", "json", NULL};
+	struct live_daemon d;
+	char head[128], line[4096], id[32], *text, *at;
+	struct live_resp r = {0};
+	json_t *o;
+
+	fresh_log();
+	live_start(&d, args);
+	memset(&r, 0, sizeof r);
+	for (int i = 0; i < N; i++) {
+		snprintf(head, sizeof head, "GET /version HTTP/1.1\r\nHost: t\r\nX-Request-Id: burst-%04d\r\n",
+			 i);
+		live_request(d.port, head, NULL, 0, &r);
+		ck_assert_int_eq(r.status, 200);
+		live_resp_release(&r);
+	}
+	live_stop(&d);
+	text = read_log();
+	at = text;
+	for (int i = 0; i < N; i++) {
+		snprintf(id, sizeof id, "\"burst-%04d\"", i);
+		ck_assert_msg(count_lines(text, id, line, sizeof line) == 1, "%s: not one line", id);
+		o = json_loads(line, 0, NULL);
+		ck_assert_msg(o != NULL, "torn line: %s", line);
+		json_decref(o);
+		at = strstr(at, id);
+		ck_assert_msg(at != NULL, "%s is before an earlier request's line", id);
+	}
+	free(text);
+}
+END_TEST
+
+static Suite *access_log_suite(void)
+{
+	Suite *s = suite_create("access_log");
+	TCase *tc = tcase_create("lines");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_json_access_lines);
+	tcase_add_test(tc, test_text_access_lines);
+	tcase_add_test(tc, test_burst_every_line_whole_in_order);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	(void)argc;
+	live_find_attnd(argv[0]);
+	sr = srunner_create(access_log_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

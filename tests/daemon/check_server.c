@@ -1,0 +1,426 @@
+/*
+ * check_server.c: the transport, end to end. Each test starts the real
+ * daemon (build/attnd, or $ATTND_BIN) on an ephemeral loopback port
+ * (tests/live_daemon.h) and speaks raw HTTP/1.1 over a plain socket, so
+ * framing cases (two Content-Length headers, Expect: 100-continue, chunked
+ * bodies) are sent byte for byte. The daemon's operation (load, draining,
+ * the command line) is check_server_ops.c.
+ *
+ * The daemon's stderr (its logs) goes to $ATTND_TEST_LOG when set, else to
+ * /dev/null. Timing is only ever used as a generous upper bound.
+ */
+#include <check.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/live_daemon.h"
+
+/* ---- tests --------------------------------------------------------------- */
+
+START_TEST(test_healthz_and_common_headers)
+{
+	struct live_resp r = {0};
+	const char *timing;
+
+	LIVE_DAEMON(d, "--no-builtins");
+	live_get(d.port, "/healthz", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"status\":\"ok\"}");
+	ck_assert_uint_eq(strlen(live_header(&r, "X-Request-Id")), 16);
+	ck_assert_uint_eq(strspn(live_header(&r, "X-Request-Id"), "0123456789abcdef"), 16);
+	timing = live_header(&r, "Server-Timing");
+	ck_assert_ptr_nonnull(timing);
+	ck_assert_ptr_nonnull(strstr(timing, "parse;dur="));
+	ck_assert_ptr_nonnull(strstr(timing, "queue;dur="));
+	ck_assert_ptr_nonnull(strstr(timing, "compute;dur="));
+	ck_assert_ptr_nonnull(strstr(timing, "encode;dur="));
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "*");
+	ck_assert_ptr_nonnull(
+	    strstr(live_header(&r, "Access-Control-Expose-Headers"), "X-Request-Id"));
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_readyz)
+{
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(with, "--threads", "1");
+	live_get(with.port, "/readyz", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"status\":\"ready\"}");
+	live_stop(&with);
+
+	LIVE_DAEMON(without, "--no-builtins");
+	live_get(without.port, "/readyz", &r);
+	ck_assert_int_eq(r.status, 503);
+	live_stop(&without);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_metrics_format_and_counter)
+{
+	struct live_resp r = {0};
+	const char *series = "attnd_http_requests_total{route=\"/healthz\",code=\"200\"}";
+	double before;
+
+	LIVE_DAEMON(d, "--no-builtins");
+	live_get(d.port, "/healthz", &r);
+	live_get(d.port, "/metrics", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(live_header(&r, "Content-Type"), "version=0.0.4"));
+	ck_assert_ptr_nonnull(strstr(r.body, "# HELP attnd_http_requests_total "));
+	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE attnd_http_requests_total counter\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "# TYPE attnd_http_request_duration_seconds histogram\n"));
+	ck_assert_ptr_nonnull(strstr(
+	    r.body, "attnd_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"+Inf\"}"));
+	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE attnd_http_requests_in_flight gauge\n"));
+	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE attnd_compute_queue_depth gauge\n"));
+	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE attnd_rejections_total counter\n"));
+	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE attnd_engine_flops_total counter\n"));
+	ck_assert_ptr_nonnull(strstr(r.body, "attnd_http_request_bytes_total "));
+	ck_assert_ptr_nonnull(strstr(r.body, "attnd_http_response_bytes_total "));
+	before = live_metric(r.body, series);
+	ck_assert(before >= 1);
+	live_get(d.port, "/healthz", &r);
+	live_get(d.port, "/metrics", &r);
+	ck_assert(live_metric(r.body, series) >= before + 1);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_not_found_and_method)
+{
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--no-builtins");
+	live_get(d.port, "/no/such/route", &r);
+	live_assert_error(&r, 404, "not_found");
+	live_exchange(d.port, "DELETE /healthz HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	live_assert_error(&r, 405, "method_not_allowed");
+	ck_assert_ptr_nonnull(strstr(live_header(&r, "Allow"), "GET"));
+	live_exchange(d.port, "GET /v1/attention HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	live_assert_error(&r, 405, "method_not_allowed");
+	ck_assert_ptr_nonnull(strstr(live_header(&r, "Allow"), "POST"));
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_media_type)
+{
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--no-builtins");
+	live_exchange(d.port,
+		 "POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
+		 "Content-Length: 2\r\n\r\n{}",
+		 &r);
+	live_assert_error(&r, 415, "unsupported_media_type");
+	live_exchange(d.port, "POST /v1/sdpa HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}", &r);
+	live_assert_error(&r, 415, "unsupported_media_type");
+	/* parameters are allowed: this one reaches the API, whatever it answers */
+	live_exchange(
+	    d.port,
+	    "POST /v1/sdpa HTTP/1.1\r\nHost: t\r\nContent-Type: Application/JSON; charset=utf-8\r\n"
+	    "Content-Length: 2\r\n\r\n{}",
+	    &r);
+	ck_assert_int_ne(r.status, 415);
+	ck_assert_int_ne(r.status, 500);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_413_from_content_length_unread)
+{
+	struct live_resp r = {0};
+	char req[512];
+	int fd;
+
+	LIVE_DAEMON(d, "--no-builtins", "--max-body", "100");
+	/* headers only: the answer must come without any body byte sent */
+	snprintf(req, sizeof req, "%sContent-Length: 1000000\r\n\r\n", LIVE_POST_ATTENTION);
+	fd = live_connect(d.port);
+	live_send_str(fd, req);
+	live_read_response(fd, &r);
+	close(fd);
+	live_assert_error(&r, 413, "payload_too_large");
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_413_with_expect_continue)
+{
+	struct live_resp r = {0};
+	char req[512];
+	int fd;
+
+	LIVE_DAEMON(d, "--no-builtins", "--max-body", "100");
+	snprintf(req, sizeof req, "%sContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n",
+		 LIVE_POST_ATTENTION);
+	fd = live_connect(d.port);
+	live_send_str(fd, req);
+	live_read_response(fd, &r); /* the first response must be the 413, not 100 */
+	close(fd);
+	live_assert_error(&r, 413, "payload_too_large");
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_413_chunked)
+{
+	struct live_resp r = {0};
+	char req[1024];
+	char chunk[81];
+
+	LIVE_DAEMON(d, "--no-builtins", "--max-body", "100");
+	memset(chunk, 'x', 80);
+	chunk[80] = '\0';
+	snprintf(req, sizeof req,
+		 "%sTransfer-Encoding: chunked\r\n\r\n50\r\n%s\r\n50\r\n%s\r\n0\r\n\r\n", LIVE_POST_ATTENTION,
+		 chunk, chunk);
+	live_exchange(d.port, req, &r);
+	live_assert_error(&r, 413, "payload_too_large");
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_ambiguous_framing)
+{
+	struct live_resp r = {0};
+	char req[512];
+
+	LIVE_DAEMON(d, "--no-builtins");
+	snprintf(req, sizeof req, "%sContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", LIVE_POST_ATTENTION);
+	live_exchange(d.port, req, &r);
+	live_assert_error(&r, 400, "bad_request");
+	snprintf(req, sizeof req,
+		 "%sContent-Length: 7\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+		 LIVE_POST_ATTENTION);
+	live_exchange(d.port, req, &r);
+	live_assert_error(&r, 400, "bad_request");
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_api_key)
+{
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--no-builtins", "--api-key", "s3cret-key");
+	live_get(d.port, "/v1/models", &r);
+	live_assert_error(&r, 401, "unauthorized");
+	ck_assert_str_eq(live_header(&r, "WWW-Authenticate"), "Bearer");
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-kez\r\n\r\n",
+		 &r);
+	live_assert_error(&r, 401, "unauthorized");
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-key2\r\n\r\n",
+		 &r);
+	live_assert_error(&r, 401, "unauthorized");
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret\r\n\r\n", &r);
+	live_assert_error(&r, 401, "unauthorized");
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Basic s3cret-key\r\n\r\n",
+		 &r);
+	live_assert_error(&r, 401, "unauthorized");
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-key\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	/* probes and metrics stay open */
+	live_get(d.port, "/healthz", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_get(d.port, "/metrics", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_get(d.port, "/readyz", &r);
+	ck_assert_int_ne(r.status, 401);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_api_key_from_env)
+{
+	struct live_resp r = {0};
+
+	setenv("ATTND_API_KEY", "from-env", 1);
+	LIVE_DAEMON(d, "--no-builtins");
+	unsetenv("ATTND_API_KEY");
+	live_get(d.port, "/version", &r);
+	live_assert_error(&r, 401, "unauthorized");
+	live_exchange(d.port,
+		 "GET /version HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer from-env\r\n\r\n", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_cors_preflight_any_origin)
+{
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--no-builtins");
+	live_exchange(d.port,
+		 "OPTIONS /v1/attention HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+		 "Access-Control-Request-Method: POST\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "*");
+	ck_assert_ptr_nonnull(strstr(live_header(&r, "Access-Control-Allow-Methods"), "POST"));
+	ck_assert_ptr_nonnull(
+	    strstr(live_header(&r, "Access-Control-Allow-Headers"), "Content-Type"));
+	ck_assert_ptr_nonnull(
+	    strstr(live_header(&r, "Access-Control-Allow-Headers"), "Authorization"));
+	ck_assert_ptr_nonnull(
+	    strstr(live_header(&r, "Access-Control-Allow-Headers"), "X-Request-Id"));
+	ck_assert_ptr_nonnull(live_header(&r, "Access-Control-Max-Age"));
+	live_exchange(d.port, "OPTIONS /nowhere HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	ck_assert_int_eq(r.status, 404);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_cors_origin_list)
+{
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--no-builtins", "--cors-origins", "https://a.example,https://b.example");
+	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://b.example\r\n\r\n",
+		 &r);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://b.example");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin");
+	ck_assert_ptr_nonnull(
+	    strstr(live_header(&r, "Access-Control-Expose-Headers"), "Server-Timing"));
+	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://evil.example\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_null(live_header(&r, "Access-Control-Allow-Origin"));
+	live_exchange(d.port,
+		 "OPTIONS /v1/sdpa HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n", &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://a.example");
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_request_id)
+{
+	struct live_resp r = {0};
+	char req[1024];
+	char long_id[201];
+
+	LIVE_DAEMON(d, "--no-builtins");
+	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: trace-42/abc\r\n\r\n",
+		 &r);
+	ck_assert_str_eq(live_header(&r, "X-Request-Id"), "trace-42/abc");
+	memset(long_id, 'a', 200);
+	long_id[200] = '\0';
+	snprintf(req, sizeof req, "GET /nope HTTP/1.1\r\nHost: t\r\nX-Request-Id: %s\r\n\r\n",
+		 long_id);
+	live_exchange(d.port, req, &r);
+	ck_assert_int_eq(r.status, 404);
+	ck_assert_uint_eq(strlen(live_header(&r, "X-Request-Id")), 16);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_compute_reply_and_keepalive)
+{
+	struct live_resp r = {0};
+	char req[512];
+	int fd;
+
+	LIVE_DAEMON(d, "--threads", "2");
+	fd = live_connect(d.port);
+	snprintf(req, sizeof req, "%sContent-Length: 1\r\n\r\n{", LIVE_POST_ATTENTION);
+	live_send_str(fd, req);
+	live_read_response(fd, &r);
+	ck_assert_int_eq(r.status, 400);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"error\""));
+	ck_assert_ptr_nonnull(live_header(&r, "Server-Timing"));
+	ck_assert(!r.closed);
+	/* the same connection serves the next request */
+	snprintf(req, sizeof req,
+		 "%sContent-Length: 37\r\n\r\n{\"text\":\"the cat sat\",\"model\":\"tiny\"}",
+		 LIVE_POST_ATTENTION);
+	live_send_str(fd, req);
+	live_read_response(fd, &r);
+	ck_assert_msg(r.status >= 200 && r.status < 500, "status %d", r.status);
+	ck_assert(r.body_len > 0 && r.body[0] == '{');
+	close(fd);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_request_deadline)
+{
+	struct live_resp r = {0};
+	char req[512];
+	int fd;
+
+	LIVE_DAEMON(d, "--no-builtins", "--request-deadline", "1");
+	fd = live_connect(d.port);
+	snprintf(req, sizeof req, "%sContent-Length: 4\r\n\r\n{\"", LIVE_POST_ATTENTION);
+	live_send_str(fd, req);
+	sleep(2);
+	live_send_str(fd, "a\"");
+	live_read_response(fd, &r);
+	close(fd);
+	live_assert_error(&r, 408, "request_timeout");
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+static Suite *server_suite(void)
+{
+	Suite *s = suite_create("server");
+	TCase *http = tcase_create("http");
+
+	tcase_set_timeout(http, 120);
+	tcase_add_test(http, test_healthz_and_common_headers);
+	tcase_add_test(http, test_readyz);
+	tcase_add_test(http, test_metrics_format_and_counter);
+	tcase_add_test(http, test_not_found_and_method);
+	tcase_add_test(http, test_media_type);
+	tcase_add_test(http, test_413_from_content_length_unread);
+	tcase_add_test(http, test_413_with_expect_continue);
+	tcase_add_test(http, test_413_chunked);
+	tcase_add_test(http, test_ambiguous_framing);
+	tcase_add_test(http, test_api_key);
+	tcase_add_test(http, test_api_key_from_env);
+	tcase_add_test(http, test_cors_preflight_any_origin);
+	tcase_add_test(http, test_cors_origin_list);
+	tcase_add_test(http, test_request_id);
+	tcase_add_test(http, test_compute_reply_and_keepalive);
+	tcase_add_test(http, test_request_deadline);
+	suite_add_tcase(s, http);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	return live_run(server_suite(), argv[0]);
+}

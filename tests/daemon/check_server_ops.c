@@ -1,0 +1,424 @@
+/*
+ * check_server_ops.c: the daemon's operation, end to end, on the real daemon
+ * (tests/live_daemon.h): load shedding (503 overloaded), small requests
+ * answered beside the queue, draining on SIGTERM with a request in flight,
+ * the command line (--help, --version, bad flags and models, exit codes),
+ * models from files, and --probe. Timing is only ever used as a generous
+ * upper bound.
+ */
+#define _DEFAULT_SOURCE /* usleep */
+#include <check.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/live_daemon.h"
+
+enum { WAIT_MS = 30000 };
+
+/* One worker, a queue of one, and ten requests sent at once: while the first
+ * computes (tens of ms for L = 512 on the 512-wide built-in) and the second
+ * waits, the rest are refused at once with 503 overloaded. */
+START_TEST(test_overloaded)
+{
+	enum { N = 10, WORDS = 512 };
+	static char body[WORDS * 8 + 64];
+	static char req[sizeof body + 512];
+	struct live_resp r = {0};
+	int fds[N];
+	int overloaded = 0;
+	size_t len = 0;
+
+	LIVE_DAEMON(d, "--threads", "1", "--queue", "1");
+	len += (size_t)snprintf(body, sizeof body, "{\"text\":\"");
+	for (int i = 0; i < WORDS; i++)
+		len +=
+		    (size_t)snprintf(body + len, sizeof body - len, "%sw%d", i > 0 ? " " : "", i);
+	snprintf(body + len, sizeof body - len, "\"}");
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
+	for (int i = 0; i < N; i++) {
+		fds[i] = live_connect(d.port);
+		live_send_str(fds[i], req);
+	}
+	for (int i = 0; i < N; i++) {
+		live_read_response(fds[i], &r);
+		close(fds[i]);
+		ck_assert_int_ne(r.status, 500);
+		if (r.status == 503) {
+			live_assert_error(&r, 503, "overloaded");
+			ck_assert_str_eq(live_header(&r, "Retry-After"), "1");
+			overloaded++;
+		}
+	}
+	ck_assert_int_ge(overloaded, 1);
+	live_get(d.port, "/metrics", &r);
+	ck_assert(live_metric(r.body, "attnd_rejections_total{reason=\"overloaded\"}") >= 1);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* The queue time in a reply's Server-Timing, in ms. */
+static double queue_ms(const struct live_resp *r)
+{
+	const char *t = live_header(r, "Server-Timing");
+	const char *q = t != NULL ? strstr(t, "queue;dur=") : NULL;
+
+	ck_assert_ptr_nonnull(q);
+	return strtod(q + strlen("queue;dur="), NULL);
+}
+
+/* One round of test_small_compute_skips_queue; returns 0 when the long
+ * request A did not reach the worker before N (so N ran first and the round
+ * shows nothing), 1 when it did and every assertion held. */
+static int small_skips_queue_round(int port, const char *long_body)
+{
+	const char *small = "{\"model\":\"tiny\",\"text\":\"I ate a delicious apple\"}";
+	const char *not_small = "{\"text\":\"a\"}";
+	static char req[32768];
+	struct pollfd pending[2];
+	struct live_resp r = {0};
+	double a_queue, n_queue;
+	int a, n, sm;
+
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(long_body), long_body);
+	a = live_connect(port);
+	live_send_str(a, req);
+	usleep(100000); /* A reaches the worker (checked below from the queue times) */
+	n = live_connect(port);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(not_small), not_small);
+	live_send_str(n, req);
+	sm = live_connect(port);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%s", LIVE_POST_ATTENTION,
+		 strlen(small), small);
+	live_send_str(sm, req);
+	live_read_response(sm, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "\"tokens\":[\"I\",\"ate\",\"a\",\"delicious\",\"apple\"]"));
+	ck_assert_ptr_nonnull(strstr(live_header(&r, "Server-Timing"), "queue;dur=0.000,"));
+	/* neither A nor N is answered yet: both wait for the one worker */
+	pending[0] = (struct pollfd){a, POLLIN, 0};
+	pending[1] = (struct pollfd){n, POLLIN, 0};
+	ck_assert_int_eq(poll(pending, 2, 0), 0);
+	live_read_response(a, &r);
+	ck_assert_int_eq(r.status, 200);
+	a_queue = queue_ms(&r);
+	live_read_response(n, &r);
+	ck_assert_int_eq(r.status, 200);
+	n_queue = queue_ms(&r);
+	close(a);
+	close(n);
+	close(sm);
+	if (a_queue <= n_queue) /* N waited for A: through the queue, not the I/O thread */
+		ck_assert_ptr_null(strstr(live_header(&r, "Server-Timing"), "queue;dur=0.000,"));
+	live_resp_release(&r);
+	return a_queue <= n_queue;
+}
+
+/* Small compute requests are answered on the I/O thread, others queued (the
+ * thread model in server/main.c). One worker busy for some 0.3 s with a long
+ * request A; then a request N that is not small (the 512-wide model) and the
+ * small seeds' request S: S is answered while A still computes (queue time
+ * 0), N only after A, since it waits for the one worker. On a loaded machine
+ * A may reach the worker after N; such a round is run again. */
+START_TEST(test_small_compute_skips_queue)
+{
+	enum { WORDS = 3072 };
+	static char body[WORDS * 8 + 128];
+	size_t len = 0;
+	int done = 0;
+
+	LIVE_DAEMON(d, "--threads", "1", "--queue", "4");
+	len += (size_t)snprintf(body, sizeof body,
+				"{\"weights\":\"none\",\"encoding\":\"base64\",\"text\":\"");
+	for (int i = 0; i < WORDS; i++)
+		len +=
+		    (size_t)snprintf(body + len, sizeof body - len, "%sw%d", i > 0 ? " " : "", i);
+	snprintf(body + len, sizeof body - len, "\"}");
+	for (int round = 0; round < 5 && !done; round++)
+		done = small_skips_queue_round(d.port, body);
+	ck_assert_msg(done, "A never reached the worker before N in 5 rounds");
+	live_stop(&d);
+}
+END_TEST
+
+/* Reads /metrics on fd (keep-alive) and returns the in-flight gauge. */
+static double in_flight(int fd)
+{
+	struct live_resp r = {0};
+
+	double value;
+
+	live_send_str(fd, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(fd, &r);
+	value = live_metric(r.body, "attnd_http_requests_in_flight");
+	live_resp_release(&r);
+	return value;
+}
+
+START_TEST(test_drain_with_request_in_flight)
+{
+	struct live_resp r = {0};
+	char req[512];
+	int busy, probe, spare, late;
+	int status;
+	const char *body = "{\"text\":\"a b\",\"model\":\"tiny\"}";
+	const char *conn;
+
+	LIVE_DAEMON(d, "--threads", "1", "--drain-seconds", "20");
+	probe = live_connect(d.port);
+	spare = live_connect(d.port);
+	late = live_connect(d.port);
+	/* make sure every connection is accepted before the listener closes */
+	ck_assert_int_eq(in_flight(probe), 1);
+	live_send_str(spare, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(spare, &r);
+	live_send_str(late, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(late, &r);
+	/* a request whose body is half sent is in flight */
+	busy = live_connect(d.port);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
+	live_send_str(busy, req);
+	for (int i = 0; i < 500 && in_flight(probe) < 2; i++)
+		usleep(10000);
+	ck_assert_int_eq(in_flight(probe), 2);
+
+	kill(d.pid, SIGTERM);
+	/* readiness turns 503 (the connection is then closed). A 200 answered
+	 * just as the drain begins may close its connection too: go on with
+	 * the spare one (the listener is closed by then) */
+	for (int i = 0; i < 500; i++) {
+		live_send_str(probe, "GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n");
+		live_read_response(probe, &r);
+		if (r.status == 503)
+			break;
+		conn = live_header(&r, "Connection");
+		if (conn != NULL && strcasecmp(conn, "close") == 0) {
+			ck_assert_int_ge(spare, 0); /* it happens once: draining stays on */
+			close(probe);
+			probe = spare;
+			spare = -1;
+		}
+		usleep(10000);
+	}
+	ck_assert_int_eq(r.status, 503);
+	ck_assert_ptr_nonnull(live_header(&r, "Retry-After"));
+	close(probe);
+	if (spare >= 0)
+		close(spare);
+	/* new compute is refused while draining */
+	snprintf(req, sizeof req, "%sContent-Length: 2\r\n\r\n{}", LIVE_POST_ATTENTION);
+	live_send_str(late, req);
+	live_read_response(late, &r);
+	live_assert_error(&r, 503, "draining");
+	ck_assert_str_eq(live_header(&r, "Retry-After"), "1");
+	close(late);
+	/* the process is still up until the in-flight request completes */
+	ck_assert_int_eq(waitpid(d.pid, &status, WNOHANG), 0);
+	live_send_str(busy, body + 5);
+	live_read_response(busy, &r);
+	ck_assert_msg(r.status >= 200 && r.status < 500, "status %d", r.status);
+	ck_assert(r.body_len > 0);
+	close(busy);
+	status = live_wait_exit(d.pid, WAIT_MS);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "exit status %d", status);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* Runs attnd with args to completion; returns its exit code, stdout in out. */
+static int run_attnd(const char *const *args, char *out, size_t cap)
+{
+	pid_t pid;
+	int fd = live_spawn(args, &pid);
+	int status;
+
+	live_read_stdout(fd, out, cap, WAIT_MS);
+	close(fd);
+	status = live_wait_exit(pid, WAIT_MS);
+	ck_assert(status != -1 && WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(test_help_lists_every_option)
+{
+	static const char *const flags[] = {"--host",
+					    "--port",
+					    "--threads",
+					    "--queue",
+					    "--model",
+					    "--default-model",
+					    "--max-body",
+					    "--max-request-mb",
+					    "--max-request-gflop",
+					    "--api-key",
+					    "--cors-origins",
+					    "--drain-seconds",
+					    "--log-format",
+					    "--connection-limit",
+					    "--per-ip-limit",
+					    "--connection-memory",
+					    "--timeout",
+					    "--request-deadline",
+					    "--no-builtins",
+					    "--probe",
+					    "--version",
+					    "--help"};
+	static char out[65536];
+	const char *const help[] = {"--help", NULL};
+	const char *const version[] = {"--version", NULL};
+	const char *const bad[] = {"--no-such-flag", NULL};
+	const char *const bad_num[] = {"--port", "70000", NULL};
+
+	ck_assert_int_eq(run_attnd(help, out, sizeof out), 0);
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+		ck_assert_msg(strstr(out, flags[i]) != NULL, "--help lacks %s", flags[i]);
+	ck_assert_ptr_nonnull(strstr(out, "ATTND_MAX_BODY"));
+	ck_assert_ptr_nonnull(strstr(out, "16777216"));
+	ck_assert_ptr_nonnull(strstr(out, "ATTND_CORS_ORIGINS"));
+	ck_assert_int_eq(run_attnd(version, out, sizeof out), 0);
+	ck_assert_int_eq(strncmp(out, "attnd ", 6), 0);
+	ck_assert_int_eq(run_attnd(bad, out, sizeof out), 2);
+	ck_assert_int_eq(run_attnd(bad_num, out, sizeof out), 2);
+}
+END_TEST
+
+/* A --model file becomes a served model and the default. */
+START_TEST(test_model_from_file)
+{
+	const char *file = "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors";
+	char spec[256];
+	struct live_resp r = {0};
+
+	if (access(file, R_OK) != 0)
+		return; /* run from the repository root to include this case */
+	snprintf(spec, sizeof spec, "gqa=%s,heads=4", file);
+	LIVE_DAEMON(d, "--no-builtins", "--model", spec);
+	live_get(d.port, "/readyz", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_get(d.port, "/v1/models/gqa", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "gqa"));
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_bad_model_exits_2)
+{
+	static char out[4096];
+	const char *const missing[] = {"--no-builtins", "--model",
+				       "x=/nonexistent.safetensors,heads=2", NULL};
+	const char *const no_heads[] = {"--no-builtins", "--model", "x=/dev/null", NULL};
+
+	ck_assert_int_eq(run_attnd(missing, out, sizeof out), 2);
+	ck_assert_int_eq(run_attnd(no_heads, out, sizeof out), 2);
+}
+END_TEST
+
+/* head, n tokens of id 1 ("1,1,...,1"), tail: into buf, NUL-terminated. */
+static size_t ones_body(char *buf, size_t cap, const char *head, size_t n, const char *tail)
+{
+	size_t len = strlen(head), t = strlen(tail);
+
+	ck_assert_uint_lt(len + 2 * n + t, cap);
+	memcpy(buf, head, len);
+	for (size_t i = 0; i < n; i++) {
+		buf[len++] = '1';
+		buf[len++] = ',';
+	}
+	len -= n > 0; /* no comma after the last */
+	memcpy(buf + len, tail, t + 1);
+	return len + t;
+}
+
+#define TINY_TOKENS "{\"model\":\"tiny\",\"weights\":\"none\",\"tokens\":["
+
+/* --max-request-gflop reaches the API, on v1 and on v2's infer (whose errors
+ * are 400 {"error": message}): tiny on 2500 tokens is 1.001 GFLOP of work
+ * (tests/api/check_api_robustness.c, test_work_limit), 2490 are 0.993. */
+START_TEST(test_work_limit_flag)
+{
+	static char body[16384];
+	struct live_resp r = {0};
+	size_t len;
+
+	LIVE_DAEMON(d, "--max-request-gflop", "1");
+	len = ones_body(body, sizeof body, TINY_TOKENS, 2500, "]}");
+	live_post(d.port, "/v1/attention", "application/json", "", body, len, &r);
+	live_assert_error(&r, 422, "request_too_expensive");
+	len = ones_body(body, sizeof body, TINY_TOKENS, 2490, "]}");
+	live_post(d.port, "/v1/attention", "application/json", "", body, len, &r);
+	ck_assert_int_eq(r.status, 200);
+	len = ones_body(body, sizeof body,
+			"{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\","
+			"\"shape\":[1,2500],\"data\":[",
+			2500, "]}]}");
+	live_post(d.port, "/v2/models/tiny/infer", "application/json", "", body, len, &r);
+	ck_assert_int_eq(r.status, 400);
+	ck_assert_msg(strstr(r.body, "GFLOP of work") != NULL, "%s", r.body);
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
+START_TEST(test_probe)
+{
+	static char out[4096];
+	char ok_url[128], bad_url[128];
+
+	LIVE_DAEMON(d, "--no-builtins");
+	snprintf(ok_url, sizeof ok_url, "http://127.0.0.1:%u/healthz", d.port);
+	snprintf(bad_url, sizeof bad_url, "http://127.0.0.1:%u/readyz",
+		 d.port); /* 503: no models */
+	{
+		const char *const ok[] = {"--probe", ok_url, NULL};
+		const char *const not_ready[] = {"--probe", bad_url, NULL};
+		const char *const garbage[] = {"--probe", "ftp://x", NULL};
+
+		ck_assert_int_eq(run_attnd(ok, out, sizeof out), 0);
+		ck_assert_int_eq(run_attnd(not_ready, out, sizeof out), 1);
+		ck_assert_int_eq(run_attnd(garbage, out, sizeof out), 1);
+	}
+	live_stop(&d);
+}
+END_TEST
+
+static Suite *server_ops_suite(void)
+{
+	Suite *s = suite_create("server_ops");
+	TCase *load = tcase_create("load");
+	TCase *cli = tcase_create("command line");
+
+	tcase_set_timeout(load, 120);
+	tcase_set_timeout(cli, 120);
+	tcase_add_test(load, test_overloaded);
+	tcase_add_test(load, test_small_compute_skips_queue);
+	tcase_add_test(load, test_drain_with_request_in_flight);
+	tcase_add_test(cli, test_help_lists_every_option);
+	tcase_add_test(cli, test_bad_model_exits_2);
+	tcase_add_test(cli, test_model_from_file);
+	tcase_add_test(cli, test_probe);
+	tcase_add_test(cli, test_work_limit_flag);
+	suite_add_tcase(s, load);
+	suite_add_tcase(s, cli);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	return live_run(server_ops_suite(), argv[0]);
+}

@@ -1,0 +1,389 @@
+/*
+ * check_vocab_daemon.c: --model NAME=PATH,heads=H,vocab=FILE through the real
+ * daemon (live_daemon.h: build/attnd, or $ATTND_BIN, on an ephemeral
+ * loopback port). The safetensors fixture llama_gqa_f32 has an 11-row
+ * embedding table; vocabularies for it are written to a temporary directory
+ * in three forms (\n, \r\n, vocab.json) and `text` must map through them:
+ * the answer to a text equals the answer to the ids the file gives its
+ * words. Bad files must make the daemon exit 2 with a message on stderr
+ * naming the file and the line or token. Run from the repository root.
+ *
+ * Ownership: main creates the temporary directory and removes it with its
+ * files after the run; tests only write files into it.
+ */
+#define _GNU_SOURCE /* prctl */
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/live_daemon.h"
+
+#define FIXTURE "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors" /* vocab 11, 4 heads */
+#define NO_EMBED "tests/data/fixtures/safetensors/mha_f32.safetensors"      /* vocab 0, 4 heads */
+
+enum { WAIT_MS = 30000 };
+
+static char tmp_dir[] = "/tmp/attnd-vocab-XXXXXX";
+
+/* The 11 tokens, in id order: the words' ids are neither sorted nor hashed. */
+static const char *const words[11] = {
+    "<pad>", "sat", "나는", "the", "mat", "cat", "on", "사과를", "a", "먹었다", "dog",
+};
+
+/* Writes len bytes to tmp_dir/name; the full path goes to path[512]. */
+static void write_file(const char *name, const char *bytes, size_t len, char path[512])
+{
+	FILE *f;
+
+	snprintf(path, 512, "%s/%s", tmp_dir, name);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void write_text(const char *name, const char *text, char path[512])
+{
+	write_file(name, text, strlen(text), path);
+}
+
+/* The vocabulary of `words` as lines ending in eol, or as vocab.json. */
+static void write_vocab(const char *name, const char *eol, int json, char path[512])
+{
+	char text[1024];
+	size_t n = 0;
+
+	n += (size_t)snprintf(text + n, sizeof text - n, "%s", json ? "{\n" : "");
+	for (size_t id = 0; id < 11; id++)
+		if (json)
+			n += (size_t)snprintf(text + n, sizeof text - n, "  \"%s\": %zu%s\n",
+					      words[id], id, id < 10 ? "," : "");
+		else
+			n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", words[id], eol);
+	n += (size_t)snprintf(text + n, sizeof text - n, "%s", json ? "}\n" : "");
+	ck_assert_uint_lt(n, sizeof text);
+	write_file(name, text, n, path);
+}
+
+/* The body without its "usage" (timings differ between equal answers). */
+static void body_without_usage(const struct live_resp *r, char *out, size_t cap)
+{
+	const char *usage = strstr(r->body, ",\"usage\":");
+
+	ck_assert_ptr_nonnull(usage);
+	ck_assert_uint_lt((size_t)(usage - r->body), cap);
+	snprintf(out, cap, "%.*s", (int)(usage - r->body), r->body);
+}
+
+static void post_attention(unsigned port, const char *body, struct live_resp *r)
+{
+	live_post(port, "/v1/attention", "application/json", "", body, strlen(body), r);
+}
+
+/* POSTs a, then b, expecting 200 and (un)equal answers. */
+static void compare_answers(unsigned port, const char *a, const char *b, int equal)
+{
+	static char body_a[1 << 16], body_b[1 << 16];
+	struct live_resp r = {0};
+
+	post_attention(port, a, &r);
+	ck_assert_msg(r.status == 200, "%s: %d %s", a, r.status, r.body);
+	body_without_usage(&r, body_a, sizeof body_a);
+	live_resp_release(&r);
+	post_attention(port, b, &r);
+	ck_assert_msg(r.status == 200, "%s: %d %s", b, r.status, r.body);
+	body_without_usage(&r, body_b, sizeof body_b);
+	live_resp_release(&r);
+	ck_assert_msg((strcmp(body_a, body_b) == 0) == equal, "%s and %s should %s:\n%s\n%s", a, b,
+		      equal ? "agree" : "differ", body_a, body_b);
+}
+
+/* One daemon on one vocabulary: text maps to the file's ids, ids to its words. */
+static void check_daemon_maps(const char *vocab_path)
+{
+	char spec[1024];
+	const char *args[] = {"--no-builtins", "--model", spec, NULL};
+	struct live_daemon d;
+	struct live_resp r = {0};
+
+	snprintf(spec, sizeof spec, "gqa=%s,heads=4,vocab=%s", FIXTURE, vocab_path);
+	live_start(&d, args);
+	live_get(d.port, "/v1/models/gqa", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(strstr(r.body, "\"vocab_size\":11") &&
+			  strstr(r.body, "\"has_vocabulary\":true"),
+		      "%s", r.body);
+	live_resp_release(&r);
+	/* the, cat, sat, 나는 are ids 3, 5, 1, 2 in the file */
+	compare_answers(d.port, "{\"model\":\"gqa\",\"text\":\"the cat sat 나는\"}",
+			"{\"model\":\"gqa\",\"tokens\":[3,5,1,2]}", 1);
+	/* the control: other ids give another answer, so equality means something */
+	compare_answers(d.port, "{\"model\":\"gqa\",\"text\":\"the cat sat 나는\"}",
+			"{\"model\":\"gqa\",\"tokens\":[5,3,1,2]}", 0);
+	/* ids are echoed as the file's words */
+	post_attention(d.port, "{\"model\":\"gqa\",\"tokens\":[9,7,10]}", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(strstr(r.body, "\"tokens\":[\"먹었다\",\"사과를\",\"dog\"]") != NULL, "%s",
+		      r.body);
+	live_resp_release(&r);
+	/* a word outside the file is refused, not hashed */
+	post_attention(d.port, "{\"model\":\"gqa\",\"text\":\"the zebra\"}", &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/text/1\""), "%s",
+		      r.body);
+	live_resp_release(&r);
+	live_stop(&d);
+}
+
+START_TEST(test_text_maps_through_lines)
+{
+	char path[512];
+
+	write_vocab("lf.txt", "\n", 0, path);
+	check_daemon_maps(path);
+}
+END_TEST
+
+START_TEST(test_text_maps_through_crlf_lines)
+{
+	char path[512];
+
+	write_vocab("crlf.txt", "\r\n", 0, path);
+	check_daemon_maps(path);
+}
+END_TEST
+
+START_TEST(test_text_maps_through_vocab_json)
+{
+	char path[512];
+
+	write_vocab("vocab.json", "", 1, path);
+	check_daemon_maps(path);
+}
+END_TEST
+
+/* In the child: stdout and stderr to their pipes, then exec. */
+static void exec_to_pipes(int out_fd, int err_fd, char *const *argv)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
+	dup2(out_fd, STDOUT_FILENO);
+	dup2(err_fd, STDERR_FILENO);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+/*
+ * Reads stderr (err_fd) into err[cap] until EOF or the timeout; returns 1 as
+ * soon as anything comes on stdout (out_fd): `listening on`, the daemon
+ * started and would never exit by itself. Else 0.
+ */
+static int read_stderr(int out_fd, int err_fd, char *err, size_t cap)
+{
+	struct pollfd p[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+	size_t got = 0;
+
+	err[0] = '\0';
+	while (got + 1 < cap && poll(p, 2, WAIT_MS) > 0) {
+		ssize_t k;
+
+		if (p[0].revents & POLLIN)
+			return 1;
+		k = read(err_fd, err + got, cap - 1 - got);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		err[got] = '\0';
+	}
+	return 0;
+}
+
+/* Waits up to WAIT_MS for pid to exit; its wait status, or -1 (then killed). */
+static int wait_exit(pid_t pid)
+{
+	int status;
+
+	for (int waited = 0; waited < WAIT_MS; waited += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+/*
+ * Runs attnd with args, expecting it to exit at start-up; its stderr goes to
+ * err. Returns the wait status. A daemon that starts instead is killed and
+ * the test fails.
+ */
+static int run_to_exit(const char *const *args, char *err, size_t cap)
+{
+	char *argv[16];
+	size_t n = 0;
+	int out[2], errp[2], started;
+	pid_t pid;
+
+	argv[n++] = (char *)(uintptr_t)live_attnd();
+	for (size_t i = 0; args[i] != NULL && n + 1 < 16; i++)
+		argv[n++] = (char *)(uintptr_t)args[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(pipe(errp), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(out[0]);
+		close(errp[0]);
+		exec_to_pipes(out[1], errp[1], argv);
+	}
+	close(out[1]);
+	close(errp[1]);
+	started = read_stderr(out[0], errp[0], err, cap);
+	close(out[0]);
+	close(errp[0]);
+	if (started) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("attnd started instead of refusing its options: '%s'", err);
+	}
+	return wait_exit(pid);
+}
+
+/* attnd --model gqa=MODEL,heads=4,vocab=PATH must exit 2 with stderr holding want. */
+static void expect_refused(const char *model, const char *vocab_path, const char *want)
+{
+	char spec[1024], err[4096];
+	const char *args[] = {"--no-builtins", "--port",  "0",	"--host",
+			      "127.0.0.1",     "--model", spec, NULL};
+	int status;
+
+	snprintf(spec, sizeof spec, "gqa=%s,heads=4,vocab=%s", model, vocab_path);
+	status = run_to_exit(args, err, sizeof err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2,
+		      "%s: wait status %d, stderr '%s'", spec, status, err);
+	ck_assert_msg(strstr(err, want) != NULL, "%s: stderr '%s' lacks '%s'", spec, err, want);
+}
+
+START_TEST(test_bad_vocab_exits_2)
+{
+	char path[512], want[1024];
+
+	write_text("dup.txt", "<pad>\nsat\n나는\nthe\nmat\ncat\non\nthe\na\n먹었다\ndog\n", path);
+	snprintf(want, sizeof want,
+		 "model gqa: vocab: %s:8: duplicate token 'the' (id 7), first on line 4 (id 3)",
+		 path);
+	expect_refused(FIXTURE, path, want);
+
+	write_text("short.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n", path);
+	snprintf(want, sizeof want, "%s: 10 tokens, but the model's embedding table has 11 rows",
+		 path);
+	expect_refused(FIXTURE, path, want);
+
+	write_text("empty_line.txt", "a\nb\nc\n\ne\nf\ng\nh\ni\nj\nk\n", path);
+	snprintf(want, sizeof want, "%s:4: empty token (id 3)", path);
+	expect_refused(FIXTURE, path, want);
+
+	write_text("ids.json",
+		   "{\"a\":0,\"b\":1,\"c\":2,\"d\":3,\"e\":4,\"f\":5,\"g\":6,\"h\":7,\"i\":8,"
+		   "\"j\":9,\"k\":9}",
+		   path);
+	snprintf(want, sizeof want, "%s: id 9 is given to both 'j' and 'k'", path);
+	expect_refused(FIXTURE, path, want);
+}
+END_TEST
+
+START_TEST(test_vocab_file_problems_exit_2)
+{
+	char path[512], want[1024];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/missing.txt", tmp_dir);
+	snprintf(want, sizeof want, "model gqa: vocab: cannot open %s: No such file", path);
+	expect_refused(FIXTURE, path, want);
+
+	/* one byte over 64 MiB, sparse: refused from its size, unread */
+	write_text("big.txt", "", path);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (64 << 20) + 1), 0);
+	close(fd);
+	snprintf(want, sizeof want, "model gqa: vocab: %s: 67108865 bytes, over the 64 MiB limit",
+		 path);
+	expect_refused(FIXTURE, path, want);
+
+	write_vocab("for_no_embed.txt", "\n", 0, path);
+	snprintf(want, sizeof want,
+		 "model gqa: vocab=%s given, but %s has no embedding table (embed_tokens.weight)",
+		 path, NO_EMBED);
+	expect_refused(NO_EMBED, path, want);
+
+	expect_refused(FIXTURE, "",
+		       "--model: bad option 'vocab=' (heads=H, prefix=P or vocab=FILE)");
+}
+END_TEST
+
+static Suite *vocab_daemon_suite(void)
+{
+	Suite *s = suite_create("vocab_daemon");
+	TCase *maps = tcase_create("maps");
+	TCase *bad = tcase_create("refused");
+
+	tcase_set_timeout(maps, 120);
+	tcase_set_timeout(bad, 120);
+	tcase_add_test(maps, test_text_maps_through_lines);
+	tcase_add_test(maps, test_text_maps_through_crlf_lines);
+	tcase_add_test(maps, test_text_maps_through_vocab_json);
+	tcase_add_test(bad, test_bad_vocab_exits_2);
+	tcase_add_test(bad, test_vocab_file_problems_exit_2);
+	suite_add_tcase(s, maps);
+	suite_add_tcase(s, bad);
+	return s;
+}
+
+/* Removes tmp_dir and the files the tests wrote in it. */
+static void remove_tmp_dir(void)
+{
+	DIR *dir = opendir(tmp_dir);
+	struct dirent *e;
+	char path[512];
+
+	if (dir == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
+		unlink(path);
+	}
+	closedir(dir);
+	rmdir(tmp_dir);
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	(void)argc;
+	if (access(FIXTURE, R_OK) != 0) {
+		fprintf(stderr, "check_vocab_daemon: needs %s (run from the repository root)\n",
+			FIXTURE);
+		return 1;
+	}
+	if (mkdtemp(tmp_dir) == NULL) {
+		perror("check_vocab_daemon: mkdtemp");
+		return 1;
+	}
+	rc = live_run(vocab_daemon_suite(), argv[0]);
+	remove_tmp_dir();
+	return rc;
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""check_options.py: docs/options.md's table against `attnd --help`, both ways.
+
+usage: ATTND_BIN=build/attnd /usr/bin/python3 tests/docs/check_options.py
+
+Standard library only. `attnd --help` prints, for each option of the table in
+server/config.c,
+
+      --flag   ATTND_ENV (or "(no env)")   default: TEXT (or "(none)")
+          help
+
+and docs/options.md has a Markdown table `| flag | env | default | meaning |`
+whose rows start with a flag in backquotes. Checked:
+  - every flag of --help has a row, and every row's flag is in --help;
+  - the env cell is that flag's variable in backquotes, or empty for "(no env)";
+  - the default cell starts with --help's default in backquotes (`(none)`
+    included); words may follow it (`16777216` (16 MiB)).
+Prints one line per flag and, last, `options: N passed, M failed`; exits 1 on
+any failure.
+"""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(ROOT, "docs", "options.md")
+HELP_LINE = re.compile(r"^  (--[a-z0-9-]+)\s+(\(no env\)|\S+)\s+default: (.*)$")
+
+
+def attnd_bin():
+    path = os.environ.get("ATTND_BIN", "build/attnd")
+    return path if os.path.isabs(path) else os.path.join(ROOT, path)
+
+
+def help_options():
+    """{flag: (env or None, default text)} from `attnd --help`."""
+    out = subprocess.run([attnd_bin(), "--help"], capture_output=True, text=True, timeout=30,
+                         check=True).stdout
+    opts = {}
+    for line in out.splitlines():
+        m = HELP_LINE.match(line)
+        if m:
+            env = None if m.group(2) == "(no env)" else m.group(2)
+            opts[m.group(1)] = (env, m.group(3).strip())
+    return opts
+
+
+def code_span(cell):
+    """The first `...` of a cell and what follows it, or (None, cell)."""
+    m = re.match(r"^`([^`]*)`(.*)$", cell.strip())
+    return (m.group(1), m.group(2)) if m else (None, cell.strip())
+
+
+def doc_options():
+    """{flag: (env cell, default cell)} from the table rows of docs/options.md."""
+    rows = {}
+    with open(DOC, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("| `--"):
+                continue
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            flag, _ = code_span(cells[0])
+            rows[flag] = (cells[1], cells[2] if len(cells) > 2 else "")
+    return rows
+
+
+def main():
+    passed = failed = 0
+
+    def check(name, why):
+        nonlocal passed, failed
+        if why is None:
+            passed += 1
+            print("%s: ok" % name)
+        else:
+            failed += 1
+            print("%s: FAIL %s" % (name, why))
+
+    helps = help_options()
+    docs = doc_options()
+    if not helps:
+        check("--help", "no option lines found in `attnd --help`")
+    for flag, (env, default) in helps.items():
+        if flag not in docs:
+            check(flag, "in `attnd --help`, not in docs/options.md")
+            continue
+        env_cell, def_cell = docs[flag]
+        why = None
+        doc_env, _ = code_span(env_cell)
+        if env is None and env_cell != "":
+            why = "--help has no env var, docs/options.md says %r" % env_cell
+        elif env is not None and doc_env != env:
+            why = "env: --help says %s, docs/options.md %r" % (env, env_cell)
+        doc_def, _ = code_span(def_cell)
+        if why is None and doc_def != default:
+            why = "default: --help says %r, docs/options.md %r" % (default, def_cell)
+        check(flag, why)
+    for flag in docs:
+        if flag not in helps:
+            check(flag, "in docs/options.md, not in `attnd --help`")
+    print("options: %d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

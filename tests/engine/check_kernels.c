@@ -1,0 +1,346 @@
+/*
+ * check_kernels.c: the engine's inner kernels against their scalar twins.
+ *
+ *   tile    tile.h's AVX-512F products vs their scalar twins, bitwise, and a
+ *           double-precision product; the lane maxima tile_qk hands over
+ *   exp     the AVX2 and AVX-512 exp and softmax vs libm expf and the
+ *           scalar softmax; the online step with a known max vs without
+ *   finite  attn_all_finite at every position
+ * Kernels this CPU cannot run are skipped (the twin still runs).
+ */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/attention.h"
+#include "engine/prng.h"
+#include "engine/softmax.h"
+#include "engine/tile.h"
+
+#include "tests/lib/light.h"
+#include "tests/lib/seeded.h"
+
+/* ---- tile kernels ----------------------------------------------------- */
+
+/* tile.h: the vector kernels give the scalar twins' bits (same fma chains),
+ * and the twins agree with a double-precision product. */
+START_TEST(tile_kernels_match_twins)
+{
+	struct attn_prng g;
+	size_t m, n, D, ldq, ldk, lds;
+	float *q, *k, *kt, *v, *vh, *s_vec, *s_sc, *acc_vec, *acc_sc;
+	int simd;
+
+	attn_prng_seed(&g, 9000 + (uint64_t)_i);
+	D = 16 * test_pick(&g, 1, 9);
+	m = test_pick(&g, 1, 50);
+	n = test_pick(&g, 1, 600);
+	ldq = D + test_pick(&g, 0, 20);
+	ldk = tile_ld(n);
+	lds = n + test_pick(&g, 0, 20); /* as tight as a weights row, or wider */
+	simd = tile_simd_available(D);
+	q = test_randn(&g, m * ldq);
+	k = test_randn(&g, n * 2 * D); /* rows 2 D apart, as the layer's kv block */
+	v = k + D;
+	kt = test_randn(&g, D * ldk);
+	vh = test_randn(&g, n * D);
+	s_vec = calloc(m * lds, sizeof(float));
+	s_sc = calloc(m * lds, sizeof(float));
+	acc_vec = test_randn(&g, m * ldq);
+	acc_sc = malloc(m * ldq * sizeof(float));
+	ck_assert_ptr_nonnull(s_vec);
+	ck_assert_ptr_nonnull(s_sc);
+	ck_assert_ptr_nonnull(acc_sc);
+	memcpy(acc_sc, acc_vec, m * ldq * sizeof(float));
+	tile_pack_kt(kt, ldk, k, 2 * D, n, D);
+	tile_pack_v(vh, v, 2 * D, n, D);
+	tile_qk(s_vec, lds, NULL, q, ldq, kt, ldk, m, n, D, 0.1f, simd);
+	tile_qk(s_sc, lds, NULL, q, ldq, kt, ldk, m, n, D, 0.1f, 0);
+	tile_pv(acc_vec, ldq, s_vec, lds, vh, m, n, D, simd);
+	tile_pv(acc_sc, ldq, s_sc, lds, vh, m, n, D, 0);
+	for (size_t r = 0; r < m; r++) {
+		ck_assert_msg(memcmp(s_vec + r * lds, s_sc + r * lds, lds * sizeof(float)) == 0,
+			      "qk row %zu differs (iter %d)", r, _i);
+		ck_assert_msg(memcmp(acc_vec + r * ldq, acc_sc + r * ldq, D * sizeof(float)) == 0,
+			      "pv row %zu differs (iter %d)", r, _i);
+		for (size_t j = 0; j < lds; j++) {
+			double want = 0.0;
+
+			for (size_t d = 0; j < n && d < D; d++)
+				want += (double)q[r * ldq + d] * k[j * 2 * D + d];
+			want *= 0.1f; /* not a power of two: where the scale is applied shows */
+			ck_assert_msg(fabs(s_sc[r * lds + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+				      "qk [%zu, %zu] = %g, want %g", r, j, s_sc[r * lds + j], want);
+		}
+	}
+	free(q);
+	free(k);
+	free(kt);
+	free(vh);
+	free(s_vec);
+	free(s_sc);
+	free(acc_vec);
+	free(acc_sc);
+}
+END_TEST
+
+/* The lane maxima of tile_qk, kept by the kernel (scale 1) or by a pass
+ * (any other scale, a negative one too), against the scores it stored. */
+START_TEST(tile_lane_max_matches_scores)
+{
+	const float scales[3] = { 1.0f, 0.1f, -0.5f };
+	struct attn_prng g;
+	size_t m, n, D, ldk;
+	float *q, *k, *kt, *s, *vmax;
+
+	attn_prng_seed(&g, 9100 + (uint64_t)_i);
+	D = 16 * test_pick(&g, 1, 5);
+	m = test_pick(&g, 1, 50);
+	n = _i % 4 == 0 ? test_pick(&g, 1, 15) : test_pick(&g, 1, 600); /* lanes with no key */
+	ldk = tile_ld(n);
+	q = test_randn(&g, m * D);
+	k = test_randn(&g, n * D);
+	kt = test_randn(&g, D * ldk);
+	s = test_randn(&g, m * n);
+	vmax = test_randn(&g, m * TILE_COLS);
+	tile_pack_kt(kt, ldk, k, D, n, D);
+	for (int simd = 0; simd <= tile_simd_available(D); simd++)
+		for (int c = 0; c < 3; c++) {
+			tile_qk(s, n, vmax, q, D, kt, ldk, m, n, D, scales[c], simd);
+			for (size_t r = 0; r < m; r++) {
+				float row = -INFINITY;
+
+				for (size_t l = 0; l < TILE_COLS; l++) {
+					float want = -INFINITY;
+
+					for (size_t j = l; j < n; j += TILE_COLS)
+						want = fmaxf(want, s[r * n + j]);
+					ck_assert_msg(vmax[r * TILE_COLS + l] == want,
+						      "simd %d scale %g row %zu lane %zu: %g vs %g",
+						      simd, scales[c], r, l, vmax[r * TILE_COLS + l],
+						      want);
+					row = fmaxf(row, want);
+				}
+				ck_assert(tile_row_max(vmax + r * TILE_COLS) == row);
+			}
+		}
+	free(q);
+	free(k);
+	free(kt);
+	free(s);
+	free(vmax);
+}
+END_TEST
+
+/* ---- exp and softmax -------------------------------------------------- */
+
+static float row_top(const float *x, size_t n)
+{
+	float top = -INFINITY;
+
+	for (size_t i = 0; i < n; i++)
+		top = fmaxf(top, x[i]);
+	return top;
+}
+
+/* Each vector exp this CPU runs (_i: the instruction set) against expf. */
+START_TEST(vector_exp_matches_expf)
+{
+	enum softmax_isa isa = (enum softmax_isa)_i;
+	float x[1000], y[1000];
+
+	if (isa > softmax_isa_best())
+		return;
+	for (size_t i = 0; i < 1000; i++)
+		x[i] = -100.0f + (float)i * 0.0885f; /* -100 .. -11.5, plus the 0 side below */
+	x[0] = -INFINITY;
+	x[999] = 0.0f;
+	x[998] = 1e-8f;
+	for (size_t n = 993; n <= 1000; n++) { /* every tail length of 8 */
+		memset(y, 0xff, sizeof(y));
+		softmax_vexp_isa(y, x + 1000 - n, n, isa);
+		for (size_t i = 0; i < n; i++) {
+			float want = expf(x[1000 - n + i]);
+
+			ck_assert_msg(fabsf(y[i] - want) <= 2e-7f * want + 1e-37f,
+				      "isa %d exp(%g): %g vs %g", _i, x[1000 - n + i], y[i], want);
+		}
+	}
+	softmax_vexp_isa(y, x, 1000, isa);
+	ck_assert(y[0] == 0.0f);
+	x[500] = NAN; /* stays NaN: a poisoned score must not become a number */
+	softmax_vexp_isa(y, x, 1000, isa);
+	ck_assert_msg(isnan(y[500]), "isa %d exp(NaN) = %g", _i, y[500]);
+}
+END_TEST
+
+/* Each vector softmax (whole rows, and the online form over two blocks)
+ * against the scalar twin; _i is the instruction set. */
+START_TEST(softmax_fast_matches_scalar)
+{
+	enum softmax_isa isa = (enum softmax_isa)_i;
+	struct attn_prng g;
+	float a[301], b[301];
+
+	if (isa > softmax_isa_best())
+		return;
+	attn_prng_seed(&g, 3);
+	for (size_t n = 1; n <= 301; n += 25) {
+		size_t lo = n / 7, hi = n - n / 9;
+		float ma = -INFINITY, mb = -INFINITY, la = 0.0f, lb = 0.0f, fa, fb;
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
+		a[n / 2] = b[n / 2] = -INFINITY;
+		softmax_row_isa(a, n, 0, n, isa);
+		softmax_row_isa(b, n, 0, n, SOFTMAX_SCALAR);
+		test_assert_close(a, b, n, "softmax", (int)n);
+		for (int block = 0; block < 2; block++) {
+			for (size_t i = 0; i < n; i++)
+				a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
+			fa = softmax_online_isa(a, n, lo, hi, &ma, &la, isa);
+			fb = softmax_online_isa(b, n, lo, hi, &mb, &lb, SOFTMAX_SCALAR);
+			test_assert_close(a, b, n, "online softmax", (int)n);
+			ck_assert_msg(fabsf(fa - fb) <= 1e-6f + 1e-5f * fb, "alpha %g vs %g", fa, fb);
+			ck_assert_msg(fabsf(la - lb) <= 1e-5f * lb, "sum %g vs %g", la, lb);
+			ck_assert(ma == mb);
+		}
+	}
+}
+END_TEST
+
+/* The softmax told the row's max (as the attention reads it off tile_qk),
+ * online or on a whole row, gives the bits of the one that finds it, each
+ * instruction set; a NaN cell its max does not show still poisons the row. */
+START_TEST(softmax_known_max_matches_search)
+{
+	enum softmax_isa isa = (enum softmax_isa)_i;
+	struct attn_prng g;
+	float a[301], b[301];
+
+	if (isa > softmax_isa_best())
+		return;
+	attn_prng_seed(&g, 4);
+	for (size_t n = 1; n <= 301; n += 20) {
+		float ma = -INFINITY, mb = -INFINITY, la = 0.0f, lb = 0.0f;
+
+		for (int block = 0; block < 3; block++) {
+			float fa, fb;
+
+			for (size_t i = 0; i < n; i++)
+				a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
+			fa = softmax_online_known_isa(a, n, row_top(a, n), &ma, &la, isa);
+			fb = softmax_online_isa(b, n, 0, n, &mb, &lb, isa);
+			ck_assert_msg(memcmp(a, b, n * sizeof(float)) == 0, "isa %d n %zu", _i, n);
+			ck_assert(fa == fb && ma == mb && la == lb);
+		}
+		a[n / 2] = NAN;
+		ck_assert(isnan(softmax_online_known_isa(a, n, 1.0f, &ma, &la, isa)));
+		ck_assert(isnan(ma) && isnan(la) && isnan(a[0]) && isnan(a[n - 1]));
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = b[i] = (float)(10.0 * attn_prng_normal(&g));
+		softmax_row_known_isa(a, n, row_top(a, n), isa);
+		softmax_row_isa(b, n, 0, n, isa);
+		ck_assert_msg(memcmp(a, b, n * sizeof(float)) == 0, "row, isa %d n %zu", _i, n);
+		b[n / 2] = NAN;
+		softmax_row_known_isa(b, n, 1.0f, isa);
+		ck_assert(isnan(b[0]) && isnan(b[n - 1]));
+	}
+}
+END_TEST
+
+/* Scores past float32 (+inf, or NaN from inf - inf) poison their row in
+ * every twin, and an online row stays poisoned: the failure must reach the
+ * output rather than turn into plausible numbers. */
+START_TEST(softmax_overflowed_rows_are_nan)
+{
+	enum softmax_isa isa = (enum softmax_isa)_i;
+	const float bad[2] = { INFINITY, NAN };
+
+	if (isa > softmax_isa_best())
+		return;
+	for (size_t n = 1; n <= 40; n += 13)
+		for (int v = 0; v < 2; v++) {
+			float row[40], m = 0.5f, l = 2.0f, alpha;
+
+			for (size_t i = 0; i < n; i++)
+				row[i] = (float)i - 3.0f;
+			row[n - 1 - n / 3] = bad[v];
+			softmax_row_isa(row, n, 0, n, isa);
+			for (size_t i = 0; i < n; i++)
+				ck_assert_msg(isnan(row[i]), "isa %d n %zu: row[%zu] = %g", _i, n, i,
+					      row[i]);
+			for (size_t i = 0; i < n; i++)
+				row[i] = (float)i;
+			row[n / 2] = bad[v];
+			alpha = softmax_online_isa(row, n, 0, n, &m, &l, isa);
+			ck_assert(isnan(alpha) && isnan(m) && isnan(l) && isnan(row[n - 1]));
+			for (size_t i = 0; i < n; i++)
+				row[i] = 1.0f; /* a later, finite block */
+			alpha = softmax_online_isa(row, n, 0, n, &m, &l, isa);
+			ck_assert(isnan(alpha) && isnan(row[0]));
+		}
+}
+END_TEST
+
+/* ---- finiteness ------------------------------------------------------- */
+
+/* attn_all_finite (vector body, scalar tail) sees one inf or NaN anywhere,
+ * and takes FLT_MAX, subnormals and -0 for finite. */
+START_TEST(all_finite_finds_every_position)
+{
+	const float bad[3] = { INFINITY, -INFINITY, NAN };
+	float x[40] = { 0 };
+
+	for (size_t n = 0; n <= 40; n++) {
+		for (size_t i = 0; i < n; i++)
+			x[i] = i % 3 == 0 ? FLT_MAX : i % 3 == 1 ? 1e-40f : -0.0f;
+		ck_assert_int_eq(attn_all_finite(x, n), 1);
+		for (size_t p = 0; p < n; p++)
+			for (int b = 0; b < 3; b++) {
+				float keep = x[p];
+
+				x[p] = bad[b];
+				ck_assert_msg(!attn_all_finite(x, n), "n %zu, position %zu", n, p);
+				x[p] = keep;
+			}
+	}
+}
+END_TEST
+
+
+static Suite *kernels_suite(void)
+{
+	Suite *s = suite_create("kernels");
+	TCase *tc = tcase_create("tile");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, tile_kernels_match_twins, 0, test_light() ? 6 : 30);
+	tcase_add_loop_test(tc, tile_lane_max_matches_scores, 0, test_light() ? 4 : 24);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("softmax");
+	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
+	tcase_add_loop_test(tc, softmax_fast_matches_scalar, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
+	tcase_add_loop_test(tc, softmax_known_max_matches_search, SOFTMAX_SCALAR,
+			    SOFTMAX_AVX512 + 1);
+	tcase_add_loop_test(tc, softmax_overflowed_rows_are_nan, SOFTMAX_SCALAR,
+			    SOFTMAX_AVX512 + 1);
+	tcase_add_test(tc, all_finite_finds_every_position);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(kernels_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

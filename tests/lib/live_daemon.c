@@ -1,0 +1,378 @@
+/* live_daemon.c: the real daemon and a binary-safe client (see live_daemon.h). */
+#define _GNU_SOURCE /* prctl */
+#include "live_daemon.h"
+
+#include <check.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { LIVE_WAIT_MS = 30000, LIVE_ARGS_MAX = 48 };
+
+static char live_bin[4096] = "build/attnd";
+
+void live_find_attnd(const char *argv0)
+{
+	const char *env = getenv("ATTND_BIN");
+	char copy[4096];
+
+	if (env != NULL) {
+		snprintf(live_bin, sizeof live_bin, "%s", env);
+		return;
+	}
+	snprintf(copy, sizeof copy, "%s", argv0);
+	snprintf(live_bin, sizeof live_bin, "%s/../../attnd", dirname(copy));
+}
+
+const char *live_attnd(void)
+{
+	return live_bin;
+}
+
+int live_run(Suite *suite, const char *argv0)
+{
+	SRunner *runner;
+	int failed;
+
+	live_find_attnd(argv0);
+	if (access(live_bin, X_OK) != 0) {
+		fprintf(stderr, "%s: %s is not built (make %s)\n", argv0, live_bin, live_bin);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	runner = srunner_create(suite);
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed == 0 ? 0 : 1;
+}
+
+/* In the child: stdout to the pipe, stderr to the log, then exec. */
+static void live_exec(int out_fd, char *const *argv)
+{
+	const char *log = getenv("ATTND_TEST_LOG");
+	int err_fd = open(log != NULL ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
+	dup2(out_fd, STDOUT_FILENO);
+	if (err_fd >= 0)
+		dup2(err_fd, STDERR_FILENO);
+	execv(live_bin, argv);
+	_exit(127);
+}
+
+int live_spawn(const char *const *args, pid_t *pid)
+{
+	char *argv[LIVE_ARGS_MAX];
+	size_t n = 0;
+	int fds[2];
+
+	argv[n++] = live_bin;
+	for (size_t i = 0; args != NULL && args[i] != NULL && n + 1 < LIVE_ARGS_MAX; i++)
+		argv[n++] = (char *)(uintptr_t)args[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe(fds), 0);
+	*pid = fork();
+	ck_assert_int_ge(*pid, 0);
+	if (*pid == 0) {
+		close(fds[0]);
+		live_exec(fds[1], argv);
+	}
+	close(fds[1]);
+	return fds[0];
+}
+
+size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms)
+{
+	size_t got = 0;
+	struct pollfd p = {fd, POLLIN, 0};
+
+	while (got + 1 < cap && poll(&p, 1, timeout_ms) > 0) {
+		ssize_t n = read(fd, out + got, cap - 1 - got);
+		const char *banner;
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		out[got] = '\0';
+		banner = strstr(out, "listening on");
+		if (banner != NULL && strchr(banner, '\n') != NULL)
+			break;
+	}
+	out[got] = '\0';
+	return got;
+}
+
+void live_start(struct live_daemon *d, const char *const *extra)
+{
+	const char *args[LIVE_ARGS_MAX] = {"--port", "0", "--host", "127.0.0.1"};
+	char line[512];
+	const char *at;
+	size_t n = 4;
+	int fd;
+
+	for (size_t i = 0; extra != NULL && extra[i] != NULL && n + 2 < LIVE_ARGS_MAX; i++)
+		args[n++] = extra[i];
+	args[n] = NULL;
+	fd = live_spawn(args, &d->pid);
+	live_read_stdout(fd, line, sizeof line, LIVE_WAIT_MS);
+	close(fd);
+	at = strstr(line, "listening on 127.0.0.1:");
+	ck_assert_msg(at != NULL, "attnd did not start: '%s'", line);
+	d->port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
+	ck_assert_uint_gt(d->port, 0);
+}
+
+int live_wait_exit(pid_t pid, int timeout_ms)
+{
+	int status = 0;
+
+	for (int waited = 0; waited < timeout_ms; waited += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(10000);
+	}
+	return -1;
+}
+
+void live_stop(struct live_daemon *d)
+{
+	int status;
+
+	kill(d->pid, SIGTERM);
+	status = live_wait_exit(d->pid, LIVE_WAIT_MS);
+	if (status == -1) {
+		kill(d->pid, SIGKILL);
+		waitpid(d->pid, NULL, 0);
+	}
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "attnd did not exit 0 on SIGTERM (status %d)", status);
+}
+
+/* ---- the client ------------------------------------------------------------ */
+
+int live_connect(unsigned port)
+{
+	struct sockaddr_in addr;
+	struct timeval tv = {LIVE_WAIT_MS / 1000, 0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&addr, 0, sizeof addr);
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)port);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+	return fd;
+}
+
+void live_send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+
+		ck_assert_msg(k > 0, "send failed");
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+void live_send_str(int fd, const char *s)
+{
+	live_send_all(fd, s, strlen(s));
+}
+
+/* A growing receive buffer: raw [len] of cap (plus a NUL). */
+struct live_buf {
+	char *raw;
+	size_t len, cap;
+};
+
+/* One recv into b, growing it; the bytes read, or <= 0 at close or timeout. */
+static ssize_t live_recv(int fd, struct live_buf *b)
+{
+	ssize_t n;
+
+	if (b->len == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 1 << 16;
+		b->raw = realloc(b->raw, b->cap + 1);
+		ck_assert_ptr_nonnull(b->raw);
+	}
+	n = recv(fd, b->raw + b->len, b->cap - b->len, 0);
+	if (n > 0)
+		b->len += (size_t)n;
+	b->raw[b->len] = '\0';
+	return n;
+}
+
+/* The end of the head ("\r\n\r\n") in raw[0..n), or NULL. */
+static const char *live_head_end(const char *raw, size_t n)
+{
+	for (size_t i = 0; i + 4 <= n; i++)
+		if (memcmp(raw + i, "\r\n\r\n", 4) == 0)
+			return raw + i;
+	return NULL;
+}
+
+/* Reads up to the end of the head into b; copies the head into r. */
+static size_t live_read_head(int fd, struct live_buf *b, struct live_resp *r)
+{
+	const char *end = NULL;
+	size_t head_len;
+
+	while (end == NULL) {
+		ck_assert_msg(live_recv(fd, b) > 0, "closed or timed out before a response head");
+		end = live_head_end(b->raw, b->len);
+	}
+	head_len = (size_t)(end - b->raw);
+	ck_assert_uint_lt(head_len, sizeof r->head);
+	memcpy(r->head, b->raw, head_len);
+	r->head[head_len] = '\0';
+	ck_assert_int_eq(sscanf(r->head, "HTTP/1.%*d %d", &r->status), 1);
+	return head_len + 4;
+}
+
+void live_read_response(int fd, struct live_resp *r)
+{
+	struct live_buf b = {NULL, 0, 0};
+	const char *cl, *conn;
+	size_t body_at, want;
+
+	live_resp_release(r);
+	memset(r, 0, sizeof *r);
+	body_at = live_read_head(fd, &b, r);
+	cl = live_header(r, "Content-Length");
+	want = cl != NULL ? (size_t)strtoul(cl, NULL, 10) : r->status == 204 ? 0 : SIZE_MAX;
+	while (b.len - body_at < want) {
+		if (live_recv(fd, &b) <= 0) {
+			ck_assert_msg(want == SIZE_MAX, "short body: %zu of %zu bytes",
+				      b.len - body_at, want);
+			r->closed = 1;
+			break;
+		}
+	}
+	ck_assert_msg(want == SIZE_MAX || b.len - body_at == want, "%zu bytes past the body",
+		      b.len - body_at - want);
+	r->body_len = b.len - body_at;
+	memmove(b.raw, b.raw + body_at, r->body_len);
+	b.raw[r->body_len] = '\0';
+	r->body = b.raw;
+	conn = live_header(r, "Connection");
+	if (conn != NULL && strcasecmp(conn, "close") == 0)
+		r->closed = 1;
+}
+
+void live_exchange(unsigned port, const char *request, struct live_resp *r)
+{
+	int fd = live_connect(port);
+
+	live_send_str(fd, request);
+	live_read_response(fd, r);
+	close(fd);
+}
+
+void live_request(unsigned port, const char *head, const void *body, size_t body_len,
+		  struct live_resp *r)
+{
+	char extra[128];
+	int fd = live_connect(port);
+
+	snprintf(extra, sizeof extra, "Content-Length: %zu\r\nConnection: close\r\n\r\n", body_len);
+	live_send_str(fd, head);
+	live_send_str(fd, extra);
+	if (body_len > 0)
+		live_send_all(fd, body, body_len);
+	live_read_response(fd, r);
+	close(fd);
+}
+
+void live_resp_release(struct live_resp *r)
+{
+	if (r == NULL)
+		return;
+	free(r->body);
+	r->body = NULL;
+	r->body_len = 0;
+}
+
+void live_get(unsigned port, const char *path, struct live_resp *r)
+{
+	char head[1024];
+
+	snprintf(head, sizeof head, "GET %s HTTP/1.1\r\nHost: t\r\n", path);
+	live_request(port, head, NULL, 0, r);
+}
+
+void live_post(unsigned port, const char *path, const char *content_type,
+	       const char *extra_headers, const void *body, size_t len, struct live_resp *r)
+{
+	char head[2048];
+
+	snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: t\r\nContent-Type: %s\r\n%s", path,
+		 content_type, extra_headers);
+	live_request(port, head, body, len, r);
+}
+
+const char *live_header(const struct live_resp *r, const char *name)
+{
+	static char value[1024];
+	size_t n = strlen(name);
+
+	for (const char *p = strstr(r->head, "\r\n"); p != NULL; p = strstr(p + 2, "\r\n")) {
+		const char *line = p + 2;
+
+		if (strncasecmp(line, name, n) == 0 && line[n] == ':') {
+			const char *v = line + n + 1;
+			size_t len;
+
+			while (*v == ' ')
+				v++;
+			len = strcspn(v, "\r\n");
+			if (len >= sizeof value)
+				len = sizeof value - 1;
+			memcpy(value, v, len);
+			value[len] = '\0';
+			return value;
+		}
+	}
+	return NULL;
+}
+
+void live_assert_error(const struct live_resp *r, int status, const char *code)
+{
+	char want[128];
+
+	snprintf(want, sizeof want, "\"code\":\"%s\"", code);
+	ck_assert_int_eq(r->status, status);
+	ck_assert_msg(strstr(r->body, want) != NULL, "body %s lacks %s", r->body, want);
+	ck_assert_str_eq(live_header(r, "Content-Type"), "application/json");
+}
+
+double live_metric(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = text; p != NULL && *p != '\0';
+	     p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		if (strncmp(p, series, n) == 0 && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	}
+	return -1;
+}
