@@ -22,6 +22,7 @@
 #include "error.h"
 
 struct attn_model;
+struct attn_workers;
 struct api_service;
 
 struct api_limits {
@@ -66,6 +67,11 @@ struct api_reply {
 	/* > 0: the body is this many bytes of JSON, then binary tensor data; the
 	 * server sends it as the Inference-Header-Content-Length header */
 	size_t inference_header_len;
+	/* in: the engine threads this call may use (0: the service's
+	 * limits.engine_threads) and, when not NULL, threads kept between calls
+	 * to run them on (engine/workers.h); the caller owns both */
+	size_t threads;
+	struct attn_workers *workers;
 	int small_only; /* in: answer only a small compute request (api_handle) */
 	int declined;   /* out: small_only, and the request was not small */
 };

@@ -26,7 +26,8 @@ void attention_out_release(struct attention_out *o)
 }
 
 static void request_of(const struct attention_job *job, struct attention_out *o,
-		       const struct api_service *svc, struct attn_mha *r)
+		       const struct api_service *svc, const struct api_reply *reply,
+		       struct attn_mha *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->model = job->model;
@@ -45,7 +46,8 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->weights = o->weights;
 	r->scores_view = job->scores_view;
 	r->scores = o->scores;
-	r->threads = svc->limits.engine_threads;
+	r->threads = reply->threads ? reply->threads : svc->limits.engine_threads;
+	r->workers = reply->workers;
 }
 
 /*
@@ -239,7 +241,7 @@ int attention_run(const struct api_service *svc, struct attention_job *job,
 	struct timespec t0;
 	size_t out_n = 0, w_n = 0, s_n = 0;
 
-	request_of(job, o, svc, &r); /* o->out is still NULL: sizing only */
+	request_of(job, o, svc, reply, &r); /* o->out is still NULL: sizing only */
 	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
 		return api_engine_error(&aerr, err);
 	if (check_memory(svc, job, o->ws_bytes, &out_n, &w_n, &s_n, err) != 0 ||
@@ -249,7 +251,7 @@ int attention_run(const struct api_service *svc, struct attention_job *job,
 		return attention_decline(job);
 	if (alloc_outputs(o, out_n, w_n, s_n, job->ragged ? item_cells(job) : 0, err) != 0)
 		return -1;
-	request_of(job, o, svc, &r);
+	request_of(job, o, svc, reply, &r);
 	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
 		return api_engine_error(&aerr, err);
 	clock_gettime(CLOCK_MONOTONIC, &t0);

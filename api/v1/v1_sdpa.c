@@ -238,7 +238,8 @@ static double sdpa_flops(const struct sdpa_job *j)
 
 /* The views, the present K/V, outputs and workspace, within the memory and
  * work limits. */
-static int prepare(const struct api_service *svc, struct sdpa_job *j, struct api_error *err)
+static int prepare(const struct api_service *svc, const struct api_reply *reply,
+		   struct sdpa_job *j, struct api_error *err)
 {
 	struct attn_sdpa *r = &j->req;
 	size_t Lk = j->P + j->S, cells = 0, out_n = 0, kv_n = 0, bytes = 0, ws = 0;
@@ -246,7 +247,9 @@ static int prepare(const struct api_service *svc, struct sdpa_job *j, struct api
 	int bad;
 
 	r->B = j->B, r->H = j->H, r->Hkv = j->Hkv, r->Lq = j->Lq, r->Lk = Lk;
-	r->D = j->D, r->Dv = j->Dv, r->threads = svc->limits.engine_threads;
+	r->D = j->D, r->Dv = j->Dv;
+	r->threads = reply->threads ? reply->threads : svc->limits.engine_threads;
+	r->workers = reply->workers;
 	r->q = j->rank3 ? attn_cview_blhd(j->q.data, j->H, j->Lq, j->D)
 			: attn_cview_bhld(j->q.data, j->H, j->Lq, j->D);
 	r->k = attn_cview_bhld(NULL, j->Hkv, Lk, j->D);
@@ -377,7 +380,7 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 		sdpa_release(&j);
 		return;
 	}
-	if (prepare(svc, &j, &err))
+	if (prepare(svc, reply, &j, &err))
 		goto fail;
 	reply->parse_ms = api_ms_since(&t0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
