@@ -58,7 +58,7 @@ def main():
     if len(set(names)) != len(names):
         fail("two files share a name: %s" % names)
     out = ["/* generated from web/ by tools/embed_web.py; do not edit */",
-           "#include \"web_assets.h\"", ""]
+           "#include \"server/web_assets.h\"", ""]
     for i, (_, _, data) in enumerate(assets):
         out.append("static const unsigned char asset_%d[] = {\n%s\n    0};" % (i, c_bytes(data)))
     out.append("")
