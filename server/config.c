@@ -22,7 +22,9 @@ struct cfg_option {
 	const char *flag;
 	const char *env; /* NULL: command line only */
 	enum cfg_kind kind;
-	const char *def; /* as text, shown by --help; NULL: none */
+	const char *def;   /* as text, applied first and shown by --help; NULL: none */
+	const char *shown; /* what --help shows when the default is decided later,
+			      from other options (models_load); NULL: def */
 	unsigned long long min, max;
 	size_t offset; /* into struct attnd_config */
 	const char *help;
@@ -32,52 +34,53 @@ struct cfg_option {
 #define MiB (1024ULL * 1024ULL)
 
 static const struct cfg_option options[] = {
-    {"--host", "ATTND_HOST", CFG_STR, "0.0.0.0", 0, 0, OFF(host),
+    {"--host", "ATTND_HOST", CFG_STR, "0.0.0.0", NULL, 0, 0, OFF(host),
      "numeric IPv4/IPv6 address to bind (0.0.0.0: every interface, for containers)"},
-    {"--port", "ATTND_PORT", CFG_NUM, "8080", 0, 65535, OFF(port),
+    {"--port", "ATTND_PORT", CFG_NUM, "8080", NULL, 0, 65535, OFF(port),
      "TCP port; 0 picks a free one (the bound port is printed as `listening on HOST:PORT`)"},
-    {"--threads", "ATTND_THREADS", CFG_NUM, "0", 0, 1024, OFF(threads),
+    {"--threads", "ATTND_THREADS", CFG_NUM, "0", NULL, 0, 1024, OFF(threads),
      "compute workers; 0 = the CPUs of the container's quota"},
-    {"--queue", "ATTND_QUEUE", CFG_NUM, "0", 0, 1000000, OFF(queue),
+    {"--queue", "ATTND_QUEUE", CFG_NUM, "0", NULL, 0, 1000000, OFF(queue),
      "compute queue capacity (503 overloaded when full); 0 = 4 x threads"},
-    {"--model", "ATTND_MODEL", CFG_LIST, NULL, 0, 0, OFF(models),
-     "NAME=PATH.safetensors[,heads=H][,prefix=P][,vocab=FILE]; repeatable (env: ';'-separated); "
-     "heads required; vocab=FILE maps string tokens to ids (one token a line, or vocab.json)"},
-    {"--default-model", "ATTND_DEFAULT_MODEL", CFG_STR, NULL, 0, 0, OFF(default_model),
-     "model used when a request names none (default: base, or the first --model)"},
-    {"--max-body", "ATTND_MAX_BODY", CFG_NUM, "16777216", 1, 1ULL << 34, OFF(max_body),
+    {"--model", "ATTND_MODEL", CFG_LIST, NULL, NULL, 0, 0, OFF(models),
+     "NAME=PATH.safetensors,heads=H[,prefix=P][,vocab=FILE]; repeatable (env: ';'-separated); "
+     "heads=H is required (the file does not say); prefix=P is prepended to every tensor name; "
+     "vocab=FILE maps string tokens to ids (one token a line, or vocab.json)"},
+    {"--default-model", "ATTND_DEFAULT_MODEL", CFG_STR, NULL, "base", 0, 0, OFF(default_model),
+     "model used when a request names none (with --no-builtins: the first --model)"},
+    {"--max-body", "ATTND_MAX_BODY", CFG_NUM, "16777216", NULL, 1, 1ULL << 34, OFF(max_body),
      "largest request body in bytes (413 above)"},
-    {"--max-request-mb", "ATTND_MAX_REQUEST_MB", CFG_NUM, "1024", 1, 1ULL << 20,
+    {"--max-request-mb", "ATTND_MAX_REQUEST_MB", CFG_NUM, "1024", NULL, 1, 1ULL << 20,
      OFF(max_request_mb), "memory one request may need, in MiB (422 above)"},
-    {"--max-request-gflop", "ATTND_MAX_REQUEST_GFLOP", CFG_NUM, "2000", 0, 1ULL << 40,
+    {"--max-request-gflop", "ATTND_MAX_REQUEST_GFLOP", CFG_NUM, "2000", NULL, 0, 1ULL << 40,
      OFF(max_request_gflop),
      "work one request may ask for, in GFLOP counting 64 a score (422 above); 0 = no limit"},
-    {"--api-key", "ATTND_API_KEY", CFG_STR, NULL, 0, 0, OFF(api_key),
+    {"--api-key", "ATTND_API_KEY", CFG_STR, NULL, NULL, 0, 0, OFF(api_key),
      "require `Authorization: Bearer KEY` (except /healthz, /readyz, /metrics)"},
-    {"--cors-origins", "ATTND_CORS_ORIGINS", CFG_STR, "*", 0, 0, OFF(cors_origins),
+    {"--cors-origins", "ATTND_CORS_ORIGINS", CFG_STR, "*", NULL, 0, 0, OFF(cors_origins),
      "allowed browser origins: *, a comma list, or empty for no CORS headers"},
-    {"--drain-seconds", "ATTND_DRAIN_SECONDS", CFG_NUM, "10", 0, 3600, OFF(drain_seconds),
+    {"--drain-seconds", "ATTND_DRAIN_SECONDS", CFG_NUM, "10", NULL, 0, 3600, OFF(drain_seconds),
      "on SIGTERM/SIGINT, time for in-flight requests to finish (exit 1 if they do not)"},
-    {"--log-format", "ATTND_LOG_FORMAT", CFG_STR, "text", 0, 0, OFF(log_format),
+    {"--log-format", "ATTND_LOG_FORMAT", CFG_STR, "text", NULL, 0, 0, OFF(log_format),
      "access and error log on stderr: text or json"},
-    {"--connection-limit", "ATTND_CONNECTION_LIMIT", CFG_NUM, "1024", 1, 1000000,
+    {"--connection-limit", "ATTND_CONNECTION_LIMIT", CFG_NUM, "1024", NULL, 1, 1000000,
      OFF(connection_limit), "most concurrent connections"},
-    {"--per-ip-limit", "ATTND_PER_IP_LIMIT", CFG_NUM, "256", 0, 1000000, OFF(per_ip_limit),
+    {"--per-ip-limit", "ATTND_PER_IP_LIMIT", CFG_NUM, "256", NULL, 0, 1000000, OFF(per_ip_limit),
      "most concurrent connections from one IP address; 0 = no limit"},
-    {"--connection-memory", "ATTND_CONNECTION_MEMORY", CFG_NUM, "65536", 4096, 16 * MiB,
+    {"--connection-memory", "ATTND_CONNECTION_MEMORY", CFG_NUM, "65536", NULL, 4096, 16 * MiB,
      OFF(connection_memory), "bytes of header/read buffer per connection"},
-    {"--timeout", "ATTND_TIMEOUT", CFG_NUM, "30", 1, 86400, OFF(timeout),
+    {"--timeout", "ATTND_TIMEOUT", CFG_NUM, "30", NULL, 1, 86400, OFF(timeout),
      "seconds a connection may stay idle"},
-    {"--request-deadline", "ATTND_REQUEST_DEADLINE", CFG_NUM, "60", 1, 86400, OFF(request_deadline),
-     "seconds to receive a whole request body (408 after)"},
-    {"--no-builtins", "ATTND_NO_BUILTINS", CFG_BOOL, "false", 0, 0, OFF(no_builtins),
+    {"--request-deadline", "ATTND_REQUEST_DEADLINE", CFG_NUM, "60", NULL, 1, 86400,
+     OFF(request_deadline), "seconds to receive a whole request body (408 after)"},
+    {"--no-builtins", "ATTND_NO_BUILTINS", CFG_BOOL, "false", NULL, 0, 0, OFF(no_builtins),
      "do not load the built-in models base and tiny"},
-    {"--probe", NULL, CFG_STR, NULL, 0, 0, OFF(probe),
+    {"--probe", NULL, CFG_STR, NULL, NULL, 0, 0, OFF(probe),
      "GET http://127.0.0.1:PORT/path and exit 0 on 2xx, 1 otherwise (container HEALTHCHECK)"},
-    {"--version", NULL, CFG_BOOL, NULL, 0, 0, OFF(version), "print `attnd VERSION` and exit"},
-    {"--routes", NULL, CFG_BOOL, NULL, 0, 0, OFF(routes),
+    {"--version", NULL, CFG_BOOL, NULL, NULL, 0, 0, OFF(version), "print `attnd VERSION` and exit"},
+    {"--routes", NULL, CFG_BOOL, NULL, NULL, 0, 0, OFF(routes),
      "print the routing table (METHOD PATH per line) and exit"},
-    {"--help", NULL, CFG_BOOL, NULL, 0, 0, OFF(help), "print this help and exit"},
+    {"--help", NULL, CFG_BOOL, NULL, NULL, 0, 0, OFF(help), "print this help and exit"},
 };
 
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -297,9 +300,10 @@ void config_print_help(FILE *out)
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		const struct cfg_option *o = &options[i];
 
+		const char *def = o->shown != NULL ? o->shown : o->def;
+
 		fprintf(out, "  %-20s %-24s default: %s\n      %s\n", o->flag,
-			o->env != NULL ? o->env : "(no env)", o->def != NULL ? o->def : "(none)",
-			o->help);
+			o->env != NULL ? o->env : "(no env)", def != NULL ? def : "(none)", o->help);
 	}
 }
 
