@@ -20,15 +20,15 @@
  *   compute and encoding all happen inside api_handle on the worker.
  * - Except for small v1 compute requests (api/service.h, API_SMALL_BODY: a
  *   body of at most 512 bytes on a named model, at most 2^18 FLOPs, 2^12
- *   attention scores and 2^10 numbers in the answer, e.g. the seeds'
- *   four-word request). Their whole work costs at most about 30 us, no more
- *   than the queue's hand-off to a worker and back (a condvar wake-up, two
- *   epoll_ctl, an eventfd write: measured, a small request took 36 us of CPU
- *   queued and 24 inline), so the I/O thread answers them itself, once the
- *   whole body is in: still no slow client holds a compute thread, and
- *   nothing long runs on the I/O thread. The API checks each bound before
- *   the step it caps and declines a request that passes one (after at most
- *   its parse, about 20 us); the request then goes to the queue as any other.
+ *   attention scores and 2^10 numbers in the answer, e.g. the four-word
+ *   Korean example). Their whole work costs no more than the queue's
+ *   hand-off to a worker and back (a condvar wake-up, two epoll_ctl, an
+ *   eventfd write), so the I/O thread answers them itself, once the whole
+ *   body is in: still no slow client holds a compute thread, and nothing
+ *   long runs on the I/O thread. The API checks each bound before the step
+ *   it caps and declines a request that passes one (after at most its
+ *   parse); the request then goes to the queue as any other. The timings
+ *   behind the bounds are in bench/README.md.
  *   tests/check_server.c checks both sides of the line.
  * - Cheap GET routes (/v1/models, /version, /openapi.json, /healthz, /readyz,
  *   /metrics, the viewer's embedded files at / and /web/{file}, and the v2
@@ -42,19 +42,18 @@
  *   from the workers, and OpenBLAS's notes ask for single-threaded BLAS inside
  *   a multi-threaded program, else N workers x N BLAS threads oversubscribe.
  * - Memory goes back after a burst. glibc keeps what a request frees in the
- *   malloc arena of the thread that freed it; with large answers (9 MiB in
- *   the soak's mix) the arenas grew the daemon 25-90 MiB over idle and kept
- *   it there after the load. So main waits for its signal in 1 s ticks, and
- *   after a tick in which no request was in flight or completed, if some
- *   completed since the last trim, calls malloc_trim(0) (trim_when_idle).
- *   That returns every whole free page in every arena, and the main arena's
- *   top; a worker arena keeps its top chunk, up to twice the largest big
- *   buffer freed so far (glibc 2.36 trims only the main arena's top): so
- *   3-50 MiB can stay over idle: 79-125 MiB after the 10 s soak, 109 after
- *   six 9 MiB answers at once, against 100-165 before (idle: 76 MiB).
+ *   malloc arena of the thread that freed it; with large answers the arenas
+ *   grow the daemon well over idle and keep it there after the load. So
+ *   main waits for its signal in 1 s ticks, and after a tick in which no
+ *   request was in flight or completed, if some completed since the last
+ *   trim, calls malloc_trim(0) (trim_when_idle). That returns every whole
+ *   free page in every arena, and the main arena's top; a worker arena keeps
+ *   its top chunk, up to twice the largest big buffer freed so far (glibc
+ *   2.36 trims only the main arena's top), so some memory stays over idle.
  *   Fixing M_MMAP_THRESHOLD instead (every big buffer its own mmap) gave the
- *   memory back too, but made that 9 MiB answer 20-40 % slower with the page
- *   faults of fresh mappings; a trim costs nothing while busy.
+ *   memory back too, but made large answers slower with the page faults of
+ *   fresh mappings; a trim costs nothing while busy. The figures, each with
+ *   the commit it was measured at, are in bench/README.md.
  * - Signals: the SIGTERM/SIGINT handler only writes to a self-pipe that main
  *   reads, so no work happens in a signal handler. On one, the
  *   server drains: /readyz turns 503, the listening socket closes
