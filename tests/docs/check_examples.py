@@ -377,7 +377,13 @@ def main():
         return 1
     passed = failed = 0
     skipped = []
-    with attnd.Daemon() as d:
+    try:
+        daemon = attnd.Daemon()
+    except (OSError, RuntimeError) as e:
+        print("daemon: FAIL %s" % e)
+        print("examples: 0 passed, 1 failed")
+        return 1
+    with daemon as d:
         for block, shown in found:
             name = "%s:%d" % (block.path, block.first)
             first = block.text.split("\n", 1)[0].strip()
