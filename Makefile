@@ -226,6 +226,7 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 	for t in $(TEST_BIN) "node tests/node/contract.mjs" "node tests/node/viewer.test.mjs" \
 		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" $(FUZZ_REPLAY_CMDS) \
 		"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
+		"$(PYTHON) tests/docs/check_examples.py" "$(PYTHON) tests/docs/check_options.py" \
 		"$(PYTHON) tests/daemon/soak/run.py --seconds $(SOAK_TEST_SECONDS)"; do \
 		echo "== $$t"; \
 		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); failed="$$failed$$t; "; fi; \
