@@ -149,6 +149,9 @@ $(BUILD)/tests/%.o: tests/%.c
 $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(LDLIBS)
 
+# check_pool tests the server's worker pool on its own, linked in.
+$(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
+
 # (kept: make would delete them as intermediates of the pattern rules)
 .SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
 
