@@ -42,6 +42,8 @@ static const struct cfg_option options[] = {
      "compute workers; 0 = the CPUs of the container's quota"},
     {"--queue", "ATTND_QUEUE", CFG_NUM, "0", NULL, 0, 1000000, OFF(queue),
      "compute queue capacity (503 overloaded when full); 0 = 4 x threads"},
+    {"--split-threads", "ATTND_SPLIT_THREADS", CFG_NUM, "0", NULL, 0, 64, OFF(split_threads),
+     "engine threads one large request may use, borrowing idle workers; 0 = threads, 1 = never"},
     {"--model", "ATTND_MODEL", CFG_LIST, NULL, NULL, 0, 0, OFF(models),
      "NAME=PATH.safetensors,heads=H[,prefix=P][,vocab=FILE]; repeatable (env: ';'-separated); "
      "heads=H is required (the file does not say); prefix=P is prepended to every tensor name; "

@@ -22,6 +22,7 @@ struct attnd_config {
 	unsigned long long port;
 	unsigned long long threads; /* 0: the CPUs of the container's quota */
 	unsigned long long queue;   /* 0: 4 * threads */
+	unsigned long long split_threads; /* engine threads of one large request; 0: threads */
 	const char **models;	    /* NAME=PATH[,heads=H][,prefix=P][,vocab=FILE] */
 	size_t n_models;
 	char *models_env; /* owned copy of ATTND_MODEL, split in place */

@@ -11,7 +11,8 @@
  *                    (--max-body), which also counts chunked bodies;
  *   final callback   a small compute request (main.c) is answered at once;
  *                    any other is suspended and queued to the pool; the
- *                    worker runs api_handle, then resumes the connection,
+ *                    worker (with idle workers lent, for a large one:
+ *                    main.c) runs api_handle, then resumes the connection,
  *                    and the callback after that queues the reply;
  *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
  *                    metrics, and every free.
@@ -33,6 +34,7 @@
 
 #include "common/buf.h"
 #include "api/error.h"
+#include "engine/workers.h"
 #include "common/fmt.h"
 #include "headers.h"
 #include "log.h"
@@ -48,6 +50,8 @@ struct http_server {
 	struct metrics *metrics;
 	struct pool *pool;
 	size_t max_response_bytes;
+	size_t split_threads;		     /* engine threads one request may use */
+	struct attn_workers *engine_workers; /* kept for a split, or NULL */
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	atomic_int draining;
@@ -450,16 +454,46 @@ static enum MHD_Result answer_web(struct request *r)
 	return ret;
 }
 
+/* A compute request whose body has at least this many bytes is large enough
+ * to borrow idle workers for (main.c: the thread model). */
+enum { SPLIT_MIN_BODY = 4096 };
+
+/* Lends r's engine call the cores of the idle workers when r is large and
+ * splitting is on (main.c: the thread model): sets r->reply.threads and
+ * r->reply.workers, and returns how many workers it borrowed, for
+ * pool_return once the call is over. */
+static size_t borrow_idle_workers(struct request *r)
+{
+	const struct http_server *srv = r->srv;
+	size_t lent;
+
+	if (srv->split_threads < 2 || r->body.len < SPLIT_MIN_BODY)
+		return 0;
+	lent = pool_borrow_idle(srv->pool, srv->split_threads - 1);
+	if (lent == 0)
+		return 0;
+	r->reply.threads = 1 + lent;
+	/* the kept threads serve a call of their whole width; a narrower one
+	 * starts threads of its own rather than wake kept ones to sit out */
+	if (srv->engine_workers != NULL && attn_workers_threads(srv->engine_workers) == 1 + lent)
+		r->reply.workers = srv->engine_workers;
+	metrics_split(srv->metrics, lent);
+	return lent;
+}
+
 /* Runs on a worker: the connection is suspended, so r is ours alone until
  * MHD_resume_connection, after which this thread must not touch r. */
 static void compute_job(void *arg)
 {
 	struct request *r = arg;
 	const char *body = r->body.data != NULL ? r->body.data : "";
+	size_t lent;
 
 	metrics_queued(r->srv->metrics, -1);
 	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
+	lent = borrow_idle_workers(r);
 	call_api(r, body, r->body.len);
+	pool_return(r->srv->pool, lent);
 	r->state = REQ_REPLIED;
 	MHD_resume_connection(r->conn);
 }
@@ -800,6 +834,8 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->metrics = deps->metrics;
 	srv->pool = deps->pool;
 	srv->max_response_bytes = deps->max_response_bytes;
+	srv->split_threads = deps->split_threads;
+	srv->engine_workers = deps->engine_workers;
 	srv->id_seed = seed_ids();
 	family_flag = bind_address(deps->cfg, &addr);
 	if (family_flag < 0) {

@@ -2,10 +2,11 @@
  * http.h: the HTTP transport: libmicrohttpd's daemon, routing, limits, CORS,
  * auth, the compute hand-off to the worker pool, and the access log.
  *
- * Ownership: http_start borrows cfg, svc, metrics and pool for the server's
- * whole life (they must outlive http_stop); http_stop stops the daemon and
- * frees the server (NULL accepted). Per-request state is created on a
- * request's first callback and freed in libmicrohttpd's completion callback.
+ * Ownership: http_start borrows cfg, svc, metrics, pool and engine_workers
+ * for the server's whole life (they must outlive http_stop); http_stop stops
+ * the daemon and frees the server (NULL accepted). Per-request state is
+ * created on a request's first callback and freed in libmicrohttpd's
+ * completion callback.
  */
 #ifndef SERVER_HTTP_H
 #define SERVER_HTTP_H
@@ -17,6 +18,7 @@
 #include "pool.h"
 
 struct api_service;
+struct attn_workers;
 struct http_server;
 
 struct http_deps {
@@ -25,6 +27,10 @@ struct http_deps {
 	struct metrics *metrics;
 	struct pool *pool;
 	size_t max_response_bytes;
+	/* a large request may run its engine call on up to this many threads,
+	 * borrowing idle workers (main.c: the thread model); 1: never */
+	size_t split_threads;
+	struct attn_workers *engine_workers; /* kept for such calls, or NULL */
 };
 
 /* Binds and starts serving. Returns NULL with a message in err on failure. */

@@ -37,10 +37,45 @@
  *   written by one log writer thread (log_writer.h), in batches, so the I/O
  *   thread never waits on write(2) to stderr; it is started once the daemon
  *   listens and stopped (everything written) before exit.
- * - OpenBLAS runs single-threaded (openblas_set_num_threads(1)) and engine
- *   calls use one thread (api_limits.engine_threads = 1): parallelism comes
- *   from the workers, and OpenBLAS's notes ask for single-threaded BLAS inside
- *   a multi-threaded program, else N workers x N BLAS threads oversubscribe.
+ * - OpenBLAS runs single-threaded (openblas_set_num_threads(1)): parallelism
+ *   comes from the workers and from the engine's own team (engine/team.h),
+ *   and OpenBLAS's notes ask for single-threaded BLAS inside a
+ *   multi-threaded program, else N workers x N BLAS threads oversubscribe.
+ * - An engine call runs on one thread (api_limits.engine_threads = 1), but
+ *   a large request borrows the workers that are idle, to run its call on
+ *   their cores too:
+ *   1. "Large" is a body of at least 4 KiB (SPLIT_MIN_BODY in http.c): the
+ *      server sees the work only after api/ has parsed the body, and that
+ *      many bytes are several hundred token ids, or numbers whose O(L^2)
+ *      attention outgrows the cost of waking a thread.
+ *   2. The worker that takes one asks the pool for the idle workers, only
+ *      when no request is queued, at most --split-threads - 1 of them
+ *      (default: all), and runs the engine call on itself plus one thread
+ *      per worker lent (api_reply.threads and .workers).
+ *   3. Lent workers take no request until the call is over and the worker
+ *      returns them. The pool counts running and lent workers under its
+ *      queue's lock, so the threads computing never outnumber --threads and
+ *      two large requests never count one idle worker twice.
+ *   4. The extra threads are kept from call to call (one attn_workers of
+ *      --split-threads - 1 threads, started at start-up). A call that
+ *      borrowed as many workers as the set has threads runs on them; a
+ *      narrower one (some workers were busy), or a second such call at once,
+ *      starts threads of its own for the call rather than wake kept ones to
+ *      sit out.
+ *   Answers do not depend on the thread count (tests/engine/check_workers.c;
+ *   tests/daemon/check_split.c end to end). One thing does: each engine
+ *   thread's scratch counts against --max-request-mb, so a request within
+ *   that much of the limit can be refused split and accepted unsplit.
+ *   The trade-off: a request that arrives during a split waits in the queue
+ *   until the split ends, where unsplit it would have found an idle worker.
+ *   The alternative, extra engine threads beside workers that stay free to
+ *   take requests, was turned down: the team shares a call's work out evenly
+ *   and meets at barriers, so one thread that shares a core slows the whole
+ *   call, and --threads defaults to the cgroup quota, which more running
+ *   threads turn into throttling. A large request gains only while workers
+ *   are idle; under steady load the queue is seldom empty and nothing is
+ *   borrowed. --split-threads 1 turns lending off. The gain is measured in
+ *   bench/README.md (`make bench`, split_bench.py).
  * - Memory goes back after a burst. glibc keeps what a request frees in the
  *   malloc arena of the thread that freed it; with large answers the arenas
  *   grow the daemon well over idle and keep it there after the load. So
@@ -76,6 +111,7 @@
 
 #include "config.h"
 #include "api/error.h"
+#include "engine/workers.h"
 #include "http.h"
 #include "log.h"
 #include "log_writer.h"
@@ -94,6 +130,7 @@ struct daemon_parts {
 	struct api_service *svc;
 	struct metrics *metrics;
 	struct pool *pool;
+	struct attn_workers *engine_workers; /* for split calls, or NULL */
 	struct http_server *http;
 };
 
@@ -119,10 +156,38 @@ static int start_service(struct daemon_parts *d, const struct attnd_config *cfg)
 	return 0;
 }
 
+/* The engine threads one large request may use (the thread model above):
+ * --split-threads, 0 meaning every worker, at most the workers. */
+static size_t split_threads(const struct attnd_config *cfg, size_t workers)
+{
+	size_t n = cfg->split_threads > 0 ? (size_t)cfg->split_threads : workers;
+
+	return n < workers ? n : workers;
+}
+
+/* The threads a split call runs on besides its own, kept between calls.
+ * Without them (no memory or threads to be had) a split call starts its
+ * own, so this only logs a failure. */
+static void start_engine_workers(struct daemon_parts *d, size_t split)
+{
+	struct attn_error aerr;
+
+	if (split < 2)
+		return;
+	if (attn_workers_new(&d->engine_workers, split, &aerr) != ATTN_OK) {
+		log_error("no kept engine threads (%s): split calls start their own", aerr.message);
+		d->engine_workers = NULL;
+	} else if (attn_workers_threads(d->engine_workers) < split) {
+		log_error("%zu of %zu kept engine threads started",
+			  attn_workers_threads(d->engine_workers) - 1, split - 1);
+	}
+}
+
 static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
 {
 	size_t workers = config_worker_count(cfg);
 	size_t queue = cfg->queue > 0 ? (size_t)cfg->queue : 4 * workers;
+	size_t split = split_threads(cfg, workers);
 	struct http_deps deps;
 	char err[512];
 
@@ -134,24 +199,31 @@ static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
 		log_error("cannot start %zu workers with a queue of %zu", workers, queue);
 		return -1;
 	}
-	deps =
-	    (struct http_deps){cfg, d->svc, d->metrics, d->pool, (size_t)cfg->max_request_mb * MiB};
+	start_engine_workers(d, split);
+	deps = (struct http_deps){.cfg = cfg,
+				  .svc = d->svc,
+				  .metrics = d->metrics,
+				  .pool = d->pool,
+				  .max_response_bytes = (size_t)cfg->max_request_mb * MiB,
+				  .split_threads = split,
+				  .engine_workers = d->engine_workers};
 	d->http = http_start(&deps, err, sizeof err);
 	if (d->http == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
-	log_info("attnd %s: %zu models, %zu workers, queue %zu", ATTND_VERSION,
-		 api_service_model_count(d->svc), workers, queue);
+	log_info("attnd %s: %zu models, %zu workers, queue %zu, split up to %zu threads",
+		 ATTND_VERSION, api_service_model_count(d->svc), workers, queue, split);
 	return 0;
 }
 
-/* The daemon first (it may resume into the pool), then the pool, then the
- * service the workers read. */
+/* The daemon first (it may resume into the pool), then the pool, then what
+ * the workers used: the kept engine threads and the service. */
 static void stop_all(struct daemon_parts *d)
 {
 	http_stop(d->http);
 	pool_free(d->pool);
+	attn_workers_free(d->engine_workers);
 	metrics_free(d->metrics);
 	api_service_free(d->svc);
 }
@@ -270,7 +342,7 @@ static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 
 static int serve(const struct attnd_config *cfg)
 {
-	struct daemon_parts d = {NULL, NULL, NULL, NULL};
+	struct daemon_parts d = {NULL, NULL, NULL, NULL, NULL};
 	log_set_format(strcmp(cfg->log_format, "json") == 0 ? LOG_JSON : LOG_TEXT);
 	openblas_set_num_threads(1);
 	if (install_signals() != 0 || start_all(&d, cfg) != 0) {

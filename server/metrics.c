@@ -49,6 +49,7 @@ struct metrics {
 	atomic_ullong rejections[REJ_COUNT];
 	atomic_llong in_flight, queued;
 	atomic_ullong flops, bytes_in, bytes_out;
+	atomic_ullong split, lent; /* metrics_split's requests, and workers lent them */
 };
 
 struct metrics *metrics_new(void)
@@ -107,6 +108,12 @@ void metrics_in_flight(struct metrics *m, int delta)
 void metrics_queued(struct metrics *m, int delta)
 {
 	atomic_fetch_add(&m->queued, delta);
+}
+
+void metrics_split(struct metrics *m, size_t lent)
+{
+	atomic_fetch_add(&m->split, 1);
+	atomic_fetch_add(&m->lent, lent);
 }
 
 static void render_requests(const struct metrics *m, struct buf *out)
@@ -193,6 +200,12 @@ int metrics_render(const struct metrics *m, struct buf *out)
 		     atomic_load(&m->queued));
 	render_scalar(out, "attnd_engine_flops_total", "counter",
 		      "Floating-point operations the engine performed.", atomic_load(&m->flops));
+	render_scalar(out, "attnd_compute_split_total", "counter",
+		      "Compute requests whose engine call also ran on idle workers' cores.",
+		      atomic_load(&m->split));
+	render_scalar(out, "attnd_compute_lent_workers_total", "counter",
+		      "Idle workers lent to those requests, summed over them.",
+		      atomic_load(&m->lent));
 	render_scalar(out, "attnd_http_request_bytes_total", "counter",
 		      "Request body bytes received.", atomic_load(&m->bytes_in));
 	render_scalar(out, "attnd_http_response_bytes_total", "counter",

@@ -65,6 +65,10 @@ void metrics_reject(struct metrics *m, enum rejection why);
 void metrics_in_flight(struct metrics *m, int delta);
 void metrics_queued(struct metrics *m, int delta);
 
+/* A compute request whose engine call borrowed `lent` idle workers
+ * (server/main.c, the thread model). */
+void metrics_split(struct metrics *m, size_t lent);
+
 /* Appends the exposition text; returns 0, or -1 if out grew past its max. */
 int metrics_render(const struct metrics *m, struct buf *out);
 
