@@ -490,10 +490,12 @@ static void compute_job(void *arg)
 	size_t lent;
 
 	metrics_queued(r->srv->metrics, -1);
+	metrics_computing(r->srv->metrics, +1);
 	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
 	lent = borrow_idle_workers(r);
 	call_api(r, body, r->body.len);
 	pool_return(r->srv->pool, lent);
+	metrics_computing(r->srv->metrics, -1);
 	r->state = REQ_REPLIED;
 	MHD_resume_connection(r->conn);
 }

@@ -47,7 +47,7 @@ struct metrics {
 	atomic_ullong latency_bucket[MR_COUNT][N_BUCKETS];
 	atomic_ullong latency_sum_us[MR_COUNT];
 	atomic_ullong rejections[REJ_COUNT];
-	atomic_llong in_flight, queued;
+	atomic_llong in_flight, queued, computing;
 	atomic_ullong flops, bytes_in, bytes_out;
 	atomic_ullong split, lent; /* metrics_split's requests, and workers lent them */
 };
@@ -108,6 +108,11 @@ void metrics_in_flight(struct metrics *m, int delta)
 void metrics_queued(struct metrics *m, int delta)
 {
 	atomic_fetch_add(&m->queued, delta);
+}
+
+void metrics_computing(struct metrics *m, int delta)
+{
+	atomic_fetch_add(&m->computing, delta);
 }
 
 void metrics_split(struct metrics *m, size_t lent)
@@ -198,6 +203,8 @@ int metrics_render(const struct metrics *m, struct buf *out)
 		     "Requests received and not yet fully answered.", atomic_load(&m->in_flight));
 	render_gauge(out, "attnd_compute_queue_depth", "Compute requests waiting for a worker.",
 		     atomic_load(&m->queued));
+	render_gauge(out, "attnd_compute_running", "Compute requests a worker is running.",
+		     atomic_load(&m->computing));
 	render_scalar(out, "attnd_engine_flops_total", "counter",
 		      "Floating-point operations the engine performed.", atomic_load(&m->flops));
 	render_scalar(out, "attnd_compute_split_total", "counter",

@@ -61,9 +61,11 @@ void metrics_request(struct metrics *m, enum metric_route route, int status, dou
 
 void metrics_reject(struct metrics *m, enum rejection why);
 
-/* Gauges: +1 / -1. */
+/* Gauges: +1 / -1. A compute request is queued from its submission until a
+ * worker takes it, then computing until the worker has its answer. */
 void metrics_in_flight(struct metrics *m, int delta);
 void metrics_queued(struct metrics *m, int delta);
+void metrics_computing(struct metrics *m, int delta);
 
 /* A compute request whose engine call borrowed `lent` idle workers
  * (server/main.c, the thread model). */
