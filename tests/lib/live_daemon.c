@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { LIVE_WAIT_MS = 30000, LIVE_ARGS_MAX = 48 };
@@ -61,13 +62,15 @@ int live_run(Suite *suite, const char *argv0)
 	return failed == 0 ? 0 : 1;
 }
 
-/* In the child: stdout to the pipe, stderr to the log, then exec. */
-static void live_exec(int out_fd, char *const *argv)
+/* In the child: stdout to out_fd; stderr to err_fd, or when it is -1 to
+ * $ATTND_TEST_LOG (else /dev/null); then exec. */
+static void live_exec(int out_fd, int err_fd, char *const *argv)
 {
 	const char *log = getenv("ATTND_TEST_LOG");
-	int err_fd = open(log != NULL ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
+	if (err_fd < 0)
+		err_fd = open(log != NULL ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
 	dup2(out_fd, STDOUT_FILENO);
 	if (err_fd >= 0)
 		dup2(err_fd, STDERR_FILENO);
@@ -75,25 +78,45 @@ static void live_exec(int out_fd, char *const *argv)
 	_exit(127);
 }
 
-int live_spawn(const char *const *args, pid_t *pid)
+/* Forks attnd with args; returns stdout's read end. With err_fd, stderr
+ * comes back through a pipe too (*err_fd its read end). */
+static int live_fork(const char *const *args, pid_t *pid, int *err_fd)
 {
 	char *argv[LIVE_ARGS_MAX];
 	size_t n = 0;
-	int fds[2];
+	int out[2], err[2] = {-1, -1};
 
 	argv[n++] = live_bin;
 	for (size_t i = 0; args != NULL && args[i] != NULL && n + 1 < LIVE_ARGS_MAX; i++)
 		argv[n++] = (char *)(uintptr_t)args[i];
 	argv[n] = NULL;
-	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	if (err_fd != NULL)
+		ck_assert_int_eq(pipe(err), 0);
 	*pid = fork();
 	ck_assert_int_ge(*pid, 0);
 	if (*pid == 0) {
-		close(fds[0]);
-		live_exec(fds[1], argv);
+		close(out[0]);
+		if (err[0] >= 0)
+			close(err[0]);
+		live_exec(out[1], err[1], argv);
 	}
-	close(fds[1]);
-	return fds[0];
+	close(out[1]);
+	if (err_fd != NULL) {
+		close(err[1]);
+		*err_fd = err[0];
+	}
+	return out[0];
+}
+
+int live_spawn(const char *const *args, pid_t *pid)
+{
+	return live_fork(args, pid, NULL);
+}
+
+int live_spawn_stderr(const char *const *args, pid_t *pid, int *err_fd)
+{
+	return live_fork(args, pid, err_fd);
 }
 
 size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms)
@@ -375,4 +398,31 @@ double live_metric(const char *text, const char *series)
 			return strtod(p + n + 1, NULL);
 	}
 	return -1;
+}
+
+double live_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void live_wait_metric(unsigned port, const char *series, double want, int timeout_ms)
+{
+	struct live_resp r = {0};
+	double deadline = live_now() + timeout_ms / 1e3;
+	double value;
+
+	for (;;) {
+		live_get(port, "/metrics", &r);
+		ck_assert_int_eq(r.status, 200);
+		value = live_metric(r.body, series);
+		if (value == want || live_now() > deadline)
+			break;
+		poll(NULL, 0, 5); /* 5 ms between samples; the deadline bounds the wait */
+	}
+	live_resp_release(&r);
+	ck_assert_msg(value == want, "%s is %g, not %g, after %d ms", series, value, want,
+		      timeout_ms);
 }

@@ -4,8 +4,10 @@
  * `listening on HOST:PORT` read from its stdout. The client also speaks raw
  * bytes on kept-alive connections, for the framing cases of check_server.
  *
- * The daemon's stderr goes to $ATTND_TEST_LOG when set, else /dev/null; it
- * dies with the test process (PR_SET_PDEATHSIG). Failures are Check
+ * The daemon's stderr goes to $ATTND_TEST_LOG when set, else /dev/null
+ * (live_spawn_stderr: to a pipe); it dies with the test process
+ * (PR_SET_PDEATHSIG). A test waits for a state it can observe (the gauges of
+ * /metrics: live_wait_metric), never for a guessed time. Failures are Check
  * assertions. Every name starts with live_: the Makefile links this file into
  * every test binary.
  *
@@ -43,6 +45,10 @@ void live_stop(struct live_daemon *d);
 /* Runs attnd with args (after argv[0]; NULL-terminated, may be NULL), its
  * stderr as live_start's; returns the read end of its stdout. */
 int live_spawn(const char *const *args, pid_t *pid);
+
+/* live_spawn with the daemon's stderr in a pipe too: *err_fd is its read
+ * end, the caller's to read and close. */
+int live_spawn_stderr(const char *const *args, pid_t *pid, int *err_fd);
 
 /* Reads fd into out (NUL-terminated) until EOF, a whole `listening on`
  * line, or timeout_ms without data; returns the bytes read. */
@@ -95,6 +101,14 @@ void live_assert_error(const struct live_resp *r, int status, const char *code);
 
 /* The value of one sample ("name{labels}") in Prometheus text, or -1. */
 double live_metric(const char *text, const char *series);
+
+/* Polls GET /metrics on port until the sample series equals want, and fails
+ * the test, naming the series and its last value, after timeout_ms. Each
+ * poll is a request of its own: attnd_http_requests_in_flight counts it. */
+void live_wait_metric(unsigned port, const char *series, double want, int timeout_ms);
+
+/* CLOCK_MONOTONIC in seconds: the clock the daemon times requests with. */
+double live_now(void);
 
 /* struct live_daemon name, started with the extra args given. */
 #define LIVE_DAEMON(name, ...)                                                                     \
