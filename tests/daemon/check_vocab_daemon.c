@@ -11,17 +11,14 @@
  * Ownership: main creates the temporary directory and removes it with its
  * files after the run; tests only write files into it.
  */
-#define _GNU_SOURCE /* prctl */
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,16 +168,6 @@ START_TEST(test_text_maps_through_vocab_json)
 }
 END_TEST
 
-/* In the child: stdout and stderr to their pipes, then exec. */
-static void exec_to_pipes(int out_fd, int err_fd, char *const *argv)
-{
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
-	dup2(out_fd, STDOUT_FILENO);
-	dup2(err_fd, STDERR_FILENO);
-	execv(argv[0], argv);
-	_exit(127);
-}
-
 /*
  * Reads stderr (err_fd) into err[cap] until EOF or the timeout; returns 1 as
  * soon as anything comes on stdout (out_fd): `listening on`, the daemon
@@ -206,57 +193,32 @@ static int read_stderr(int out_fd, int err_fd, char *err, size_t cap)
 	return 0;
 }
 
-/* Waits up to WAIT_MS for pid to exit; its wait status, or -1 (then killed). */
-static int wait_exit(pid_t pid)
-{
-	int status;
-
-	for (int waited = 0; waited < WAIT_MS; waited += 10) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -1;
-}
-
 /*
- * Runs attnd with args, expecting it to exit at start-up; its stderr goes to
- * err. Returns the wait status. A daemon that starts instead is killed and
- * the test fails.
+ * Runs attnd with args (live_spawn_stderr), expecting it to exit at start-up;
+ * its stderr goes to err. Returns the wait status. A daemon that starts
+ * instead, or does not exit within WAIT_MS, is killed and the test fails.
  */
 static int run_to_exit(const char *const *args, char *err, size_t cap)
 {
-	char *argv[16];
-	size_t n = 0;
-	int out[2], errp[2], started;
+	int out, errfd, started, status;
 	pid_t pid;
 
-	argv[n++] = (char *)(uintptr_t)live_attnd();
-	for (size_t i = 0; args[i] != NULL && n + 1 < 16; i++)
-		argv[n++] = (char *)(uintptr_t)args[i];
-	argv[n] = NULL;
-	ck_assert_int_eq(pipe(out), 0);
-	ck_assert_int_eq(pipe(errp), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(out[0]);
-		close(errp[0]);
-		exec_to_pipes(out[1], errp[1], argv);
-	}
-	close(out[1]);
-	close(errp[1]);
-	started = read_stderr(out[0], errp[0], err, cap);
-	close(out[0]);
-	close(errp[0]);
+	out = live_spawn_stderr(args, &pid, &errfd);
+	started = read_stderr(out, errfd, err, cap);
+	close(out);
+	close(errfd);
 	if (started) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		ck_abort_msg("attnd started instead of refusing its options: '%s'", err);
 	}
-	return wait_exit(pid);
+	status = live_wait_exit(pid, WAIT_MS);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("attnd did not exit within %d ms: '%s'", WAIT_MS, err);
+	}
+	return status;
 }
 
 /* attnd --model gqa=MODEL,heads=4,vocab=PATH must exit 2 with stderr holding want. */
