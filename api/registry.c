@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/json/json_write.h"
+#include "common/jsonstr.h"
 
 uint64_t registry_fnv1a(const char *s, size_t len)
 {
@@ -133,12 +134,12 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 
 	if (!valid_name(name) || registry_find(svc, name) != NULL) {
 		attn_model_free(model);
-		return api_fail(err, 422, "invalid_model_name", "",
+		return api_fail(err, API_E_INVALID_MODEL_NAME, "",
 				"model name '%s' is invalid or taken (1-64 of [A-Za-z0-9_.-])", name);
 	}
 	if (vocab != NULL && model->vocab == 0) {
 		attn_model_free(model);
-		return api_fail(err, 422, "invalid_model", "", "a vocabulary needs an embedding table");
+		return api_fail(err, API_E_INVALID_MODEL, "", "a vocabulary needs an embedding table");
 	}
 	if (svc->n_models == svc->cap_models) {
 		size_t cap = svc->cap_models ? 2 * svc->cap_models : 4;
@@ -146,7 +147,7 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 
 		if (grown == NULL) {
 			attn_model_free(model);
-			return api_fail(err, 503, "out_of_memory", "", "out of memory");
+			return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 		}
 		svc->models = grown;
 		svc->cap_models = cap;
@@ -158,7 +159,7 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 	e->model = model;
 	if (vocab != NULL && index_vocab(e, vocab) != 0) {
 		entry_release(e);
-		return api_fail(err, 503, "out_of_memory", "", "out of memory for the vocabulary");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory for the vocabulary");
 	}
 	svc->n_models++;
 	return 0;
@@ -169,7 +170,7 @@ int api_service_set_default(struct api_service *svc, const char *name, struct ap
 	const struct api_model_entry *e = registry_find(svc, name);
 
 	if (e == NULL)
-		return api_fail(err, 404, "model_not_found", "/model", "no model named '%s'", name);
+		return api_fail(err, API_E_MODEL_NOT_FOUND, "/model", "no model named '%s'", name);
 	svc->default_model = (size_t)(e - svc->models);
 	return 0;
 }
@@ -193,7 +194,7 @@ int api_service_add_builtins(struct api_service *svc, struct api_error *err)
 		char source[64];
 
 		if (attn_model_new_seeded(&m, &b->cfg, b->seed, &aerr) != ATTN_OK)
-			return api_fail(err, 503, "out_of_memory", "", "built-in model %s: %s",
+			return api_fail(err, API_E_OUT_OF_MEMORY, "", "built-in model %s: %s",
 					b->name, aerr.message);
 		snprintf(source, sizeof(source), "seed:%llu", (unsigned long long)b->seed);
 		if (api_service_add_model(svc, b->name, m, source, NULL, err) != 0)
@@ -213,12 +214,12 @@ void registry_describe(const struct api_service *svc, const struct api_model_ent
 	};
 
 	buf_puts(out, "{\"name\":");
-	api_json_string(out, e->name);
+	jsonstr_put(out, e->name);
 	api_json_sizes(out, sizes, sizeof sizes / sizeof sizes[0]);
 	buf_puts(out, m->b_qkv ? ",\"bias\":true" : ",\"bias\":false");
 	buf_puts(out, e->vocab ? ",\"has_vocabulary\":true" : ",\"has_vocabulary\":false");
 	buf_puts(out, ",\"source\":");
-	api_json_string(out, e->source);
+	jsonstr_put(out, e->source);
 	buf_puts(out, e == &svc->models[svc->default_model] ? ",\"default\":true}"
 							     : ",\"default\":false}");
 }

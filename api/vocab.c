@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 enum { QUOTE_MAX = 48 }; /* bytes of a token shown in a message */
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -64,44 +66,6 @@ static int count_mismatch(const char *file, size_t n, size_t rows, char *err, si
 }
 
 /* ---- one token a line --------------------------------------------------- */
-
-/* The length of a UTF-8 character by its lead byte c, or 0 when c cannot lead. */
-static size_t utf8_need(unsigned char c)
-{
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2)
-		return 0; /* a continuation byte, or an overlong 2-byte lead */
-	if (c < 0xe0)
-		return 2;
-	if (c < 0xf0)
-		return 3;
-	return c < 0xf5 ? 4 : 0;
-}
-
-/* Length of the valid UTF-8 character at s[0..n) (RFC 3629, table 3-7), or 0. */
-static size_t utf8_char(const unsigned char *s, size_t n)
-{
-	size_t need = utf8_need(s[0]);
-	unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
-
-	if (need == 0 || need > n)
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0; /* no overlong 3-byte forms */
-	else if (s[0] == 0xed)
-		hi = 0x9f; /* no surrogates */
-	else if (s[0] == 0xf0)
-		lo = 0x90; /* no overlong 4-byte forms */
-	else if (s[0] == 0xf4)
-		hi = 0x8f; /* nothing past U+10FFFF */
-	if (need > 1 && (s[1] < lo || s[1] > hi))
-		return 0;
-	for (size_t i = 2; i < need; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return need;
-}
 
 /* The line at b[at..len): its token's length (without "\n" or "\r\n") in
  * *tok_len; returns where the next line starts (len after the last). */

@@ -95,26 +95,25 @@ struct request {
 	double t_start, t_queued, queue_ms;
 };
 
-/* The transport's refusals: status, code and message, one row per reason. */
+/* The transport's refusals: the error kind and message, one row per reason. */
 static const struct {
-	int status;
-	const char *code;
+	enum api_error_kind kind;
 	const char *message;
 } refusal_reply[REJ_COUNT] = {
-    [REJ_NOT_FOUND] = {404, "not_found", "no route matches this path"},
-    [REJ_METHOD] = {405, "method_not_allowed", "this path does not take this method"},
-    [REJ_MEDIA_TYPE] = {415, "unsupported_media_type",
+    [REJ_NOT_FOUND] = {API_E_NOT_FOUND, "no route matches this path"},
+    [REJ_METHOD] = {API_E_METHOD_NOT_ALLOWED, "this path does not take this method"},
+    [REJ_MEDIA_TYPE] = {API_E_UNSUPPORTED_MEDIA_TYPE,
 			"the body must be JSON: Content-Type: application/json"},
-    [REJ_TOO_LARGE] = {413, "payload_too_large", "the request body is larger than --max-body"},
-    [REJ_BAD_FRAMING] = {400, "bad_request",
+    [REJ_TOO_LARGE] = {API_E_PAYLOAD_TOO_LARGE, "the request body is larger than --max-body"},
+    [REJ_BAD_FRAMING] = {API_E_BAD_REQUEST,
 			 "ambiguous body framing: several Content-Length headers, "
 			 "Content-Length with Transfer-Encoding, or a Transfer-Encoding "
 			 "other than chunked"},
-    [REJ_UNAUTHORIZED] = {401, "unauthorized",
+    [REJ_UNAUTHORIZED] = {API_E_UNAUTHORIZED,
 			  "missing or wrong API key (Authorization: Bearer KEY)"},
-    [REJ_OVERLOADED] = {503, "overloaded", "the compute queue is full; retry shortly"},
-    [REJ_DRAINING] = {503, "draining", "the server is shutting down; retry elsewhere"},
-    [REJ_TIMEOUT] = {408, "request_timeout",
+    [REJ_OVERLOADED] = {API_E_OVERLOADED, "the compute queue is full; retry shortly"},
+    [REJ_DRAINING] = {API_E_DRAINING, "the server is shutting down; retry elsewhere"},
+    [REJ_TIMEOUT] = {API_E_REQUEST_TIMEOUT,
 		     "the request body was not received within --request-deadline"},
 };
 
@@ -333,7 +332,7 @@ static enum MHD_Result refuse(struct request *r, enum rejection why)
 	struct buf b;
 	enum MHD_Result ret;
 
-	api_fail(&e, refusal_reply[why].status, refusal_reply[why].code, NULL, "%s",
+	api_fail(&e, refusal_reply[why].kind, NULL, "%s",
 		 refusal_reply[why].message);
 	buf_init(&b, SMALL_BODY_MAX);
 	if (v2_path(r->path))

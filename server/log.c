@@ -12,6 +12,7 @@
 #include "api/error.h"
 #include "common/fmt.h"
 #include "log_writer.h"
+#include "common/jsonstr.h"
 
 enum { LOG_LINE_MAX = 8192, ACCESS_LINE_GUESS = 512 };
 
@@ -106,7 +107,7 @@ static void log_line(const char *level, const char *fmt, va_list ap)
 		buf_puts(&b, "{\"ts\":\"");
 		put_timestamp(&b);
 		buf_printf(&b, "\",\"level\":\"%s\",\"msg\":", level);
-		api_json_string(&b, msg);
+		jsonstr_put(&b, msg);
 		buf_putc(&b, '}');
 	} else {
 		put_timestamp(&b);
@@ -144,9 +145,9 @@ static void access_json(struct buf *b, const struct access_entry *e)
 	buf_puts(b, "{\"ts\":\"");
 	put_timestamp(b);
 	buf_puts(b, "\",\"method\":");
-	api_json_string(b, e->method);
+	jsonstr_put(b, e->method);
 	buf_puts(b, ",\"path\":");
-	api_json_string(b, e->path);
+	jsonstr_put(b, e->path);
 	buf_puts(b, ",\"status\":");
 	put_status(b, e->status);
 	buf_puts(b, ",\"bytes_in\":");
@@ -156,7 +157,7 @@ static void access_json(struct buf *b, const struct access_entry *e)
 	buf_puts(b, ",\"ms\":");
 	put_ms(b, e->ms);
 	buf_puts(b, ",\"request_id\":");
-	api_json_string(b, e->request_id);
+	jsonstr_put(b, e->request_id);
 	buf_putc(b, '}');
 }
 

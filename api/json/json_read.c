@@ -40,13 +40,13 @@ int req_parse_pooled(const char *body, size_t len, const char *const *fields,
 	if (*root == NULL) {
 		int dup = strstr(jerr.text, "duplicate") != NULL;
 
-		return api_fail(err, 400, dup ? "duplicate_key" : "malformed_json", "",
+		return api_fail(err, dup ? API_E_DUPLICATE_KEY : API_E_MALFORMED_JSON, "",
 				"%s at line %d, column %d", jerr.text, jerr.line, jerr.column);
 	}
 	if (!json_is_object(*root)) {
 		json_decref(*root);
 		*root = NULL;
-		return api_fail(err, 422, "invalid_type", "", "the request must be a JSON object");
+		return api_fail(err, API_E_INVALID_TYPE, "", "the request must be a JSON object");
 	}
 	return 0;
 }
@@ -64,7 +64,7 @@ int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 		while (names[i] != NULL && strcmp(names[i], key) != 0)
 			i++;
 		if (names[i] == NULL)
-			return api_fail(err, 422, "unknown_field", req_child(child, ptr, key),
+			return api_fail(err, API_E_UNKNOWN_FIELD, req_child(child, ptr, key),
 					"unknown field '%s'", key);
 	}
 	return 0;
@@ -92,7 +92,7 @@ int req_enum(const json_t *obj, const char *key, const char *ptr, const char *co
 			strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
 			strncat(list, names[i], sizeof(list) - strlen(list) - 1);
 		}
-		return api_fail(err, 422, "invalid_value", req_child(child, ptr, key),
+		return api_fail(err, API_E_INVALID_VALUE, req_child(child, ptr, key),
 				"must be one of: %s", list);
 	}
 }
@@ -109,7 +109,7 @@ int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, siz
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 	    (unsigned long long)json_integer_value(v) < lo ||
 	    (unsigned long long)json_integer_value(v) > hi)
-		return api_fail(err, 422, json_is_integer(v) ? "out_of_range" : "invalid_type",
+		return api_fail(err, json_is_integer(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
 				req_child(child, ptr, key), "must be an integer in [%zu, %zu]", lo,
 				hi);
 	*out = (size_t)json_integer_value(v);
@@ -126,7 +126,7 @@ int req_number(const json_t *obj, const char *key, const char *ptr, double lo, d
 	if (v == NULL)
 		return 0;
 	if (!json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi))
-		return api_fail(err, 422, json_is_number(v) ? "out_of_range" : "invalid_type",
+		return api_fail(err, json_is_number(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
 				req_child(child, ptr, key), "must be a number in [%g, %g]", lo, hi);
 	*out = json_number_value(v);
 	return 0;
@@ -142,7 +142,7 @@ int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int 
 	if (v == NULL)
 		return 0;
 	if (!json_is_boolean(v))
-		return api_fail(err, 422, "invalid_type", req_child(child, ptr, key),
+		return api_fail(err, API_E_INVALID_TYPE, req_child(child, ptr, key),
 				"must be true or false");
 	*out = json_is_true(v);
 	return 0;

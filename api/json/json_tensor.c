@@ -71,13 +71,13 @@ static int read_elem(const json_t *v, const char *ptr, unsigned flags, float *ou
 
 	if (flags & API_T_BOOL) {
 		if (!json_is_boolean(v))
-			return api_fail(err, 422, "invalid_type", ptr, "expected true or false");
+			return api_fail(err, API_E_INVALID_TYPE, ptr, "expected true or false");
 		*out = json_is_true(v) ? 1.0f : 0.0f;
 		return 0;
 	}
 	if (json_is_string(v) && (flags & API_T_NEG_INF)) {
 		if (strcmp(json_string_value(v), "-Infinity") != 0)
-			return api_fail(err, 422, "invalid_number", ptr,
+			return api_fail(err, API_E_INVALID_NUMBER, ptr,
 					"expected a number or \"-Infinity\"");
 		*out = -INFINITY;
 		return 0;
@@ -92,17 +92,17 @@ static int read_elem(const json_t *v, const char *ptr, unsigned flags, float *ou
 		else if (strcmp(s, "NaN") == 0)
 			*out = NAN;
 		else
-			return api_fail(err, 422, "invalid_number", ptr,
+			return api_fail(err, API_E_INVALID_NUMBER, ptr,
 					"expected a number, \"-Infinity\", \"Infinity\" or \"NaN\"");
 		return 0;
 	}
 	if (!json_is_number(v))
-		return api_fail(err, 422, "invalid_type", ptr, "expected a number");
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected a number");
 	x = json_number_value(v);
 	if ((flags & API_T_INTEGER) && !json_is_integer(v))
-		return api_fail(err, 422, "invalid_type", ptr, "expected an integer");
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected an integer");
 	if (!isfinite(x) || fabs(x) > FLT_MAX)
-		return api_fail(err, 422, "out_of_range", ptr,
+		return api_fail(err, API_E_OUT_OF_RANGE, ptr,
 				"%g is outside the float32 range", x);
 	*out = (float)x;
 	return 0;
@@ -136,11 +136,11 @@ static int nested_shape(const struct fastjson_pool *pool, const json_t *v, const
 		if (row == NULL && !json_is_array(cur))
 			break;
 		if (t->rank == max_rank)
-			return api_fail(err, 422, "invalid_shape", ptr,
+			return api_fail(err, API_E_INVALID_SHAPE, ptr,
 					"nested deeper than rank %zu", max_rank);
 		t->shape[t->rank++] = n;
 		if (n == 0)
-			return api_fail(err, 422, "invalid_shape", ptr,
+			return api_fail(err, API_E_INVALID_SHAPE, ptr,
 					"empty array: every dimension must be positive");
 		if (row != NULL)
 			break; /* its first element is a number */
@@ -179,16 +179,16 @@ static int fill_pooled(const struct nested_fill *f, const struct fastjson_row *r
 
 	if (d + 1 < t->rank) { /* its first element is a number, not an array */
 		api_ptr_index(child, sizeof(child), ptr, 0);
-		return api_fail(f->err, 422, "invalid_shape", child,
+		return api_fail(f->err, API_E_INVALID_SHAPE, child,
 				"expected an array (rank %zu tensor)", t->rank);
 	}
 	if (f->flags & API_T_BOOL) {
 		api_ptr_index(child, sizeof(child), ptr, 0);
-		return api_fail(f->err, 422, "invalid_type", child, "expected true or false");
+		return api_fail(f->err, API_E_INVALID_TYPE, child, "expected true or false");
 	}
 	if ((f->flags & API_T_INTEGER) && row->first_real < row->count) {
 		api_ptr_index(child, sizeof(child), ptr, row->first_real);
-		return api_fail(f->err, 422, "invalid_type", child, "expected an integer");
+		return api_fail(f->err, API_E_INVALID_TYPE, child, "expected an integer");
 	}
 	memcpy(&t->data[offset], f->pool->values + row->offset, row->count * sizeof(float));
 	return 0;
@@ -207,10 +207,10 @@ static int nested_fill(const struct nested_fill *f, const json_t *v, const char 
 		stride *= t->shape[a];
 	n = nested_len(f->pool, v, &row);
 	if (row == NULL && !json_is_array(v))
-		return api_fail(f->err, 422, "invalid_shape", ptr,
+		return api_fail(f->err, API_E_INVALID_SHAPE, ptr,
 				"expected an array (rank %zu tensor)", t->rank);
 	if (d == 1 && (f->flags & API_T_RAGGED) ? (n == 0 || n > t->shape[1]) : n != t->shape[d])
-		return api_fail(f->err, 422, "ragged_array", ptr,
+		return api_fail(f->err, API_E_RAGGED_ARRAY, ptr,
 				"has %zu elements where %zu are expected", n, t->shape[d]);
 	if (d == 1 && (f->flags & API_T_RAGGED))
 		t->lengths[offset / (t->shape[1] * stride)] = n;
@@ -224,7 +224,7 @@ static int nested_fill(const struct nested_fill *f, const json_t *v, const char 
 			if (nested_fill(f, e, child, d + 1, offset + k * stride) != 0)
 				return -1;
 		} else if (json_is_array(e) || fastjson_row(f->pool, e) != NULL) {
-			return api_fail(f->err, 422, "invalid_shape", child,
+			return api_fail(f->err, API_E_INVALID_SHAPE, child,
 					"nested deeper than the rest of the tensor");
 		} else if (read_elem(e, child, f->flags, &t->data[offset + k], f->err) != 0) {
 			return -1;
@@ -240,12 +240,12 @@ static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems,
 
 	for (size_t a = 0; a < t->rank; a++)
 		if (size_mul(&n, n, t->shape[a]) != 0 || n > max_elems)
-			return api_fail(err, 422, "too_large", ptr,
+			return api_fail(err, API_E_TOO_LARGE, ptr,
 					"tensor has more than %zu elements", max_elems);
 	t->n = n;
 	t->data = calloc(n ? n : 1, sizeof(float));
 	if (t->data == NULL)
-		return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
 	return 0;
 }
 
@@ -258,7 +258,7 @@ static int read_nested(const struct fastjson_pool *pool, const json_t *v, const 
 	if (nested_shape(pool, v, ptr, max_rank, flags, t, err) != 0)
 		return -1;
 	if (t->rank < min_rank)
-		return api_fail(err, 422, "invalid_shape", ptr,
+		return api_fail(err, API_E_INVALID_SHAPE, ptr,
 				"expected a tensor of rank %zu..%zu, got rank %zu", min_rank,
 				max_rank, t->rank);
 	if (alloc_tensor(t, ptr, max_elems, err) != 0)
@@ -266,7 +266,7 @@ static int read_nested(const struct fastjson_pool *pool, const json_t *v, const 
 	if ((flags & API_T_RAGGED) && t->rank >= 3) {
 		t->lengths = calloc(t->shape[0], sizeof(size_t));
 		if (t->lengths == NULL)
-			return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+			return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
 	} else {
 		flags &= ~(unsigned)API_T_RAGGED;
 		f.flags = flags;
@@ -284,16 +284,16 @@ static int check_declared(struct api_tensor *t, const json_t *data, const json_t
 
 	for (size_t a = 0; a < t->rank; a++)
 		if (size_mul(&n, n, t->shape[a]) != 0 || n > max_elems)
-			return api_fail(err, 422, "too_large", ptr,
+			return api_fail(err, API_E_TOO_LARGE, ptr,
 					"tensor has more than %zu elements", max_elems);
 	if (data != NULL && (!json_is_array(data) || json_array_size(data) != n))
-		return api_fail(err, 422, "invalid_shape", api_ptr_key_r(child, ptr, "data"),
+		return api_fail(err, API_E_INVALID_SHAPE, api_ptr_key_r(child, ptr, "data"),
 				"data must be a flat array of %zu elements", n);
 	if (b64 != NULL && !json_is_string(b64))
-		return api_fail(err, 422, "invalid_type", api_ptr_key_r(child, ptr, "base64"),
+		return api_fail(err, API_E_INVALID_TYPE, api_ptr_key_r(child, ptr, "base64"),
 				"base64 must be a string of float32 bytes");
 	if (b64 != NULL && json_string_length(b64) != base64_encoded_len(n * sizeof(float)))
-		return api_fail(err, 422, "invalid_base64", api_ptr_key_r(child, ptr, "base64"),
+		return api_fail(err, API_E_INVALID_BASE64, api_ptr_key_r(child, ptr, "base64"),
 				"base64 must be a string of %zu characters (%zu float32 values)",
 				base64_encoded_len(n * sizeof(float)), n);
 	return 0;
@@ -314,14 +314,14 @@ static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_r
 		if (strcmp(key, "shape") != 0 && strcmp(key, "data") != 0 &&
 		    strcmp(key, "base64") != 0) {
 			api_ptr_key(child, sizeof(child), ptr, key);
-			return api_fail(err, 422, "unknown_field", child,
+			return api_fail(err, API_E_UNKNOWN_FIELD, child,
 					"unknown field; a tensor object has shape and data or base64");
 		}
 	}
 	api_ptr_key(child, sizeof(child), ptr, "shape");
 	if (!json_is_array(shape) || json_array_size(shape) < min_rank ||
 	    json_array_size(shape) > max_rank)
-		return api_fail(err, 422, "invalid_shape", child,
+		return api_fail(err, API_E_INVALID_SHAPE, child,
 				"shape must be an array of %zu..%zu positive integers", min_rank,
 				max_rank);
 	t->rank = json_array_size(shape);
@@ -332,13 +332,13 @@ static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_r
 			char dim[192];
 
 			api_ptr_index(dim, sizeof(dim), child, a);
-			return api_fail(err, 422, "invalid_shape", dim,
+			return api_fail(err, API_E_INVALID_SHAPE, dim,
 					"dimensions must be positive integers");
 		}
 		t->shape[a] = (size_t)json_integer_value(d);
 	}
 	if ((data == NULL) == (b64 == NULL))
-		return api_fail(err, 422, "invalid_tensor", ptr,
+		return api_fail(err, API_E_INVALID_TENSOR, ptr,
 				"a tensor object needs exactly one of data and base64");
 	if (check_declared(t, data, b64, ptr, max_elems, err) != 0 ||
 	    alloc_tensor(t, ptr, max_elems, err) != 0)
@@ -349,25 +349,25 @@ static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_r
 
 		api_ptr_key(child, sizeof(child), ptr, "base64");
 		if (!json_is_string(b64) || (flags & API_T_BOOL))
-			return api_fail(err, 422, "invalid_type", child,
+			return api_fail(err, API_E_INVALID_TYPE, child,
 					"base64 must be a string of float32 bytes");
 		len = json_string_length(b64);
 		if (len != base64_encoded_len(t->n * sizeof(float)))
-			return api_fail(err, 422, "invalid_base64", child,
+			return api_fail(err, API_E_INVALID_BASE64, child,
 					"has %zu characters; %zu float32 values need %zu", len, t->n,
 					base64_encoded_len(t->n * sizeof(float)));
 		{
 			uint8_t *bytes = malloc(len / 4 * 3 + 3);
 
 			if (bytes == NULL)
-				return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+				return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
 			got = base64_decode(bytes, json_string_value(b64), len, &bad);
 			if (got == (long long)(t->n * sizeof(float)))
 				memcpy(t->data, bytes, t->n * sizeof(float));
 			free(bytes);
 		}
 		if (got != (long long)(t->n * sizeof(float)))
-			return api_fail(err, 422, "invalid_base64", child,
+			return api_fail(err, API_E_INVALID_BASE64, child,
 					got < 0 ? "invalid base64 at character %zu"
 						: "decodes to a size the shape does not match (%zu)",
 					bad);
@@ -375,14 +375,14 @@ static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_r
 			if (!isfinite(t->data[k]) && !(flags & API_T_NONFINITE) &&
 			    !((flags & API_T_NEG_INF) && t->data[k] == -INFINITY)) {
 				api_ptr_key(child, sizeof(child), ptr, "base64");
-				return api_fail(err, 422, "out_of_range", child,
+				return api_fail(err, API_E_OUT_OF_RANGE, child,
 						"element %zu is not finite", k);
 			}
 		return 0;
 	}
 	api_ptr_key(child, sizeof(child), ptr, "data");
 	if (!json_is_array(data) || json_array_size(data) != t->n)
-		return api_fail(err, 422, "invalid_shape", child,
+		return api_fail(err, API_E_INVALID_SHAPE, child,
 				"data must be a flat array of %zu elements", t->n);
 	for (size_t k = 0; k < t->n; k++) {
 		char elem[192];
@@ -413,7 +413,7 @@ int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char
 	else if (json_is_object(v))
 		rc = read_object(v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 	else
-		rc = api_fail(err, 422, "invalid_type", ptr,
+		rc = api_fail(err, API_E_INVALID_TYPE, ptr,
 			      "expected a tensor: nested arrays or {\"shape\", \"data\"}");
 	if (rc != 0)
 		api_tensor_release(out);
@@ -427,11 +427,11 @@ int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int6
 
 	*out = NULL;
 	if (!json_is_array(v) || json_array_size(v) == 0)
-		return api_fail(err, 422, "invalid_type", ptr, "expected a non-empty array of integers");
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected a non-empty array of integers");
 	*n = json_array_size(v);
 	*out = malloc(*n * sizeof(int64_t));
 	if (*out == NULL)
-		return api_fail(err, 503, "out_of_memory", ptr, "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
 	for (size_t k = 0; k < *n; k++) {
 		const json_t *e = json_array_get(v, k);
 
@@ -439,7 +439,7 @@ int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int6
 		if (!json_is_integer(e) || json_integer_value(e) < lo || json_integer_value(e) > hi) {
 			free(*out);
 			*out = NULL;
-			return api_fail(err, 422, json_is_integer(e) ? "out_of_range" : "invalid_type",
+			return api_fail(err, json_is_integer(e) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
 					child, "expected an integer in [%lld, %lld]", (long long)lo,
 					(long long)hi);
 		}

@@ -15,6 +15,7 @@
 #include "api/attention_job.h"
 #include "api/json/json_write.h"
 #include "engine/sizes.h"
+#include "common/jsonstr.h"
 
 void attention_out_release(struct attention_out *o)
 {
@@ -70,7 +71,7 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	bad = bad || size_add(&floats, *out_n, *w_n) || size_add(&floats, floats, *s_n) ||
 	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, ws_bytes);
 	if (bad || bytes > svc->limits.max_request_bytes)
-		return api_fail(err, 422, "request_too_large", "",
+		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
 				"this request needs %s%zu MB; the limit is %zu MB",
 				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
 				svc->limits.max_request_bytes >> 20);
@@ -108,7 +109,7 @@ static int alloc_outputs(struct attention_out *o, size_t out_n, size_t w_n, size
 	o->ws = malloc(o->ws_bytes ? o->ws_bytes : 1);
 	if (!o->out || (w_n && !o->weights) || (s_n && !o->scores) || (item_cells && !o->scratch) ||
 	    !o->ws)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return 0;
 }
 
@@ -144,7 +145,7 @@ static void write_tokens(struct buf *b, const struct attention_job *job)
 			if (i > 0)
 				buf_putc(b, ',');
 			if (label)
-				api_json_string(b, label);
+				jsonstr_put(b, label);
 			else
 				buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
 		}
@@ -197,7 +198,7 @@ static int encode(const struct attention_job *job, const struct attention_out *o
 	size_t H = job->model->H;
 
 	buf_puts(b, "{\"model\":");
-	api_json_string(b, job->model_name);
+	jsonstr_put(b, job->model_name);
 	buf_putc(b, ',');
 	write_shape(b, job);
 	write_tokens(b, job);
@@ -288,7 +289,7 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (encode(&job, &o, reply->flops, reply->compute_ms, &reply->body) != 0) {
-		api_fail(&err, 422, "response_too_large", "",
+		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "",
 			 "the answer exceeds the response limit; ask for fewer outputs or base64");
 		api_reply_error(reply, &err);
 		goto out;

@@ -73,7 +73,7 @@ static int decode_embeddings(struct attention_job *job, json_t *v, struct api_er
 		size_t got = t.shape[t.rank - 1];
 
 		api_tensor_release(&t);
-		return api_fail(err, 422, "dimension_mismatch", "/embeddings",
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/embeddings",
 				"the last dimension is %zu; the model's d_model is %zu", got, E);
 	}
 	job->batched = t.rank == 3;
@@ -83,7 +83,7 @@ static int decode_embeddings(struct attention_job *job, json_t *v, struct api_er
 	job->query = t.data;
 	t.data = NULL;
 	api_tensor_release(&t);
-	return job->q_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+	return job->q_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
 /* One of " \t\n\r\f\v" (not NUL): what splits text into words. */
@@ -133,7 +133,7 @@ static int item_ids(struct attention_job *job, const json_t *item, const char *p
 	int64_t V = (int64_t)job->model->vocab;
 
 	if (!json_is_array(item) || json_array_size(item) == 0)
-		return api_fail(err, 422, "invalid_type", ptr, "expected a non-empty array of tokens");
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected a non-empty array of tokens");
 	*n = json_array_size(item);
 	for (size_t i = 0; i < *n; i++) {
 		const json_t *e = json_array_get(item, i);
@@ -147,14 +147,14 @@ static int item_ids(struct attention_job *job, const json_t *item, const char *p
 								       json_string_length(e)) %
 							(uint64_t)V);
 			if (ids[i] < 0)
-				return api_fail(err, 422, "unknown_token", child,
+				return api_fail(err, API_E_UNKNOWN_TOKEN, child,
 						"'%s' is not in the model's vocabulary", labels[i]);
 		} else if (json_is_integer(e) && json_integer_value(e) >= 0 &&
 			   json_integer_value(e) < V) {
 			ids[i] = json_integer_value(e);
 			labels[i] = job->entry && job->entry->vocab ? job->entry->vocab[ids[i]] : NULL;
 		} else {
-			return api_fail(err, 422, json_is_integer(e) ? "token_out_of_range" : "invalid_type",
+			return api_fail(err, json_is_integer(e) ? API_E_TOKEN_OUT_OF_RANGE : API_E_INVALID_TYPE,
 					child, "a token is a string or an id in [0, %lld)", (long long)V);
 		}
 	}
@@ -205,7 +205,7 @@ static int check_embed_memory(size_t limit, size_t B, size_t L, size_t E, const 
 	size_t bytes;
 
 	if (size_mul4(&bytes, B, L, E, sizeof(float)) != 0 || bytes > limit)
-		return api_fail(err, 422, "request_too_large", field,
+		return api_fail(err, API_E_REQUEST_TOO_LARGE, field,
 				"%zu x %zu tokens of d_model %zu pass the request memory limit of "
 				"%zu MB",
 				B, L, E, limit >> 20);
@@ -221,11 +221,11 @@ int attention_decode_tokens(struct attention_job *job, json_t *v, int is_text, s
 	json_t *items;
 
 	if (job->model->embed == NULL)
-		return api_fail(err, 422, "no_embedding_table", field,
+		return api_fail(err, API_E_NO_EMBEDDING_TABLE, field,
 				"model '%s' has no token embedding table; send embeddings",
 				job->model_name);
 	if (token_items(v, is_text, &B, &job->batched) != 0)
-		return api_fail(err, 422, "invalid_type", field,
+		return api_fail(err, API_E_INVALID_TYPE, field,
 				is_text ? "text is a string or an array of strings"
 					: "tokens is an array of ids or strings, or a batch of them");
 	items = json_array(); /* the items as arrays of tokens, kept alive in root */
@@ -242,7 +242,7 @@ int attention_decode_tokens(struct attention_job *job, json_t *v, int is_text, s
 
 			api_ptr_index(ptr, sizeof(ptr), "/text", b);
 			if (!json_is_string(s))
-				return api_fail(err, 422, "invalid_type", job->batched ? ptr : "/text",
+				return api_fail(err, API_E_INVALID_TYPE, job->batched ? ptr : "/text",
 						"expected a string");
 			bytes += json_string_length(s) + 1;
 			words = count_words(json_string_value(s));
@@ -270,10 +270,10 @@ int attention_decode_tokens(struct attention_job *job, json_t *v, int is_text, s
 
 		api_ptr_index(ptr, sizeof(ptr), field, b);
 		if (!json_is_array(item))
-			return api_fail(err, 422, "invalid_type", job->batched ? ptr : field,
+			return api_fail(err, API_E_INVALID_TYPE, job->batched ? ptr : field,
 					"expected an array of tokens");
 		if (n == 0)
-			return api_fail(err, 422, "empty_sequence", job->batched ? ptr : field,
+			return api_fail(err, API_E_EMPTY_SEQUENCE, job->batched ? ptr : field,
 					"a sequence needs at least one token");
 		job->Lq = n > job->Lq ? n : job->Lq;
 	}
@@ -287,7 +287,7 @@ int attention_decode_tokens(struct attention_job *job, json_t *v, int is_text, s
 	job->token_ids = calloc(B * job->Lq, sizeof(int64_t));
 	job->query = calloc(B * job->Lq * E, sizeof(float));
 	if (!job->q_len || !job->tokens || !job->token_ids || !job->query)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	for (size_t b = 0; b < B; b++) {
 		char ptr[API_PTR_MAX];
 		struct attn_error aerr;
@@ -315,7 +315,7 @@ static int decode_input(struct attention_job *job, size_t limit, struct api_erro
 	json_t *text = json_object_get(job->root, "text");
 
 	if ((emb != NULL) + (tok != NULL) + (text != NULL) != 1)
-		return api_fail(err, 422, "invalid_input", "",
+		return api_fail(err, API_E_INVALID_INPUT, "",
 				"give exactly one of embeddings, tokens and text");
 	if (emb != NULL)
 		return decode_embeddings(job, emb, err);
@@ -331,26 +331,26 @@ static int decode_kv(struct attention_job *job, struct api_error *err)
 	int ragged = 0;
 
 	if (k == NULL && v != NULL)
-		return api_fail(err, 422, "invalid_input", "/value", "value needs a key");
+		return api_fail(err, API_E_INVALID_INPUT, "/value", "value needs a key");
 	if (k == NULL) {
 		job->Lk = job->Lq;
 		job->k_len = malloc(job->B * sizeof(size_t));
 		if (job->k_len)
 			memcpy(job->k_len, job->q_len, job->B * sizeof(size_t));
-		return job->k_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return job->k_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	}
 	if (api_tensor_read_pool(&job->numbers, k, "/key", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED,
 				 &job->key, err) != 0)
 		return -1;
 	if ((job->key.rank == 3) != job->batched || job->key.shape[job->key.rank - 1] != E ||
 	    (job->batched && job->key.shape[0] != job->B))
-		return api_fail(err, 422, "dimension_mismatch", "/key",
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/key",
 				"key must be [Lk, %zu] like an unbatched query, or [%zu, Lk, %zu]",
 				E, job->B, E);
 	job->Lk = job->key.shape[job->key.rank - 2];
 	job->k_len = item_lengths(&job->key, job->B, job->Lk, &ragged);
 	if (job->k_len == NULL)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	job->ragged |= ragged; /* answers are trimmed to each item's own lengths */
 	if (v == NULL)
 		return 0;
@@ -359,14 +359,14 @@ static int decode_kv(struct attention_job *job, struct api_error *err)
 		return -1;
 	if (job->value.rank != job->key.rank ||
 	    memcmp(job->value.shape, job->key.shape, sizeof(job->key.shape)) != 0)
-		return api_fail(err, 422, "dimension_mismatch", "/value",
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/value",
 				"value must have the shape of key");
 	for (size_t b = 0; job->value.lengths && b < job->B; b++)
 		if (job->value.lengths[b] != job->k_len[b]) {
 			char ptr[API_PTR_MAX];
 
 			api_ptr_index(ptr, sizeof(ptr), "/value", b);
-			return api_fail(err, 422, "dimension_mismatch", ptr,
+			return api_fail(err, API_E_DIMENSION_MISMATCH, ptr,
 					"has %zu rows where the key has %zu", job->value.lengths[b],
 					job->k_len[b]);
 		}

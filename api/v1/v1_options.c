@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/engine_error.h"
 #include "api/json/json_read.h"
 #include "engine/sizes.h"
 
@@ -32,9 +33,9 @@ static int read_weight(const struct attention_job *job, const json_t *obj, const
 	if (api_tensor_read_pool(&job->numbers, v, ptr, rank, rank, d0 * d1, 0, t, err) != 0)
 		return -1;
 	if (rank == 1 && t->shape[0] != d0)
-		return api_fail(err, 422, "dimension_mismatch", ptr, "must have shape [%zu]", d0);
+		return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "must have shape [%zu]", d0);
 	if (rank == 2 && (t->shape[0] != d0 || t->shape[1] != d1))
-		return api_fail(err, 422, "dimension_mismatch", ptr, "must have shape [%zu, %zu]",
+		return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "must have shape [%zu, %zu]",
 				d0, d1);
 	return 0;
 }
@@ -60,13 +61,13 @@ static int inline_explicit(struct attention_job *job, const json_t *m,
 			err) != 0)
 		goto out;
 	if (w_o.data == NULL || (b_qkv.data == NULL) != (b_o.data == NULL)) {
-		api_fail(err, 422, "invalid_model", "/model",
+		api_fail(err, API_E_INVALID_MODEL, "/model",
 			 "explicit weights need in_proj_weight and out_proj_weight; "
 			 "in_proj_bias and out_proj_bias come together");
 		goto out;
 	}
 	if ((emb.data != NULL) != (cfg->vocab > 0)) {
-		api_fail(err, 422, "invalid_model", "/model/embed_tokens",
+		api_fail(err, API_E_INVALID_MODEL, "/model/embed_tokens",
 			 "embed_tokens [vocab_size, d_model] goes with vocab_size");
 		goto out;
 	}
@@ -98,7 +99,7 @@ static int check_model_memory(const struct attn_model_config *cfg, size_t D, siz
 		  size_add(&floats, floats, tmp) || size_mul(&bytes, floats, sizeof(float));
 
 	if (bad || bytes > limit)
-		return api_fail(err, 422, "request_too_large", "/model",
+		return api_fail(err, API_E_REQUEST_TOO_LARGE, "/model",
 				"the model's weights need %s%zu MB; the limit is %zu MB",
 				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
 				limit >> 20);
@@ -122,7 +123,7 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 	    req_size(m, "vocab_size", "/model", 0, 100000, 0, &cfg.vocab, err) != 0)
 		return -1;
 	if (cfg.E == 0 || cfg.H == 0)
-		return api_fail(err, 422, "missing_field", "/model",
+		return api_fail(err, API_E_MISSING_FIELD, "/model",
 				"an inline model needs d_model and num_heads");
 	cfg.bias = bias;
 	if (attn_model_config_check(&cfg, &D, &aerr) != ATTN_OK)
@@ -134,7 +135,7 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 		int has_bias = json_object_get(m, "in_proj_bias") != NULL;
 
 		if (json_object_get(m, "bias") != NULL && bias != has_bias)
-			return api_fail(err, 422, "invalid_model", "/model/bias",
+			return api_fail(err, API_E_INVALID_MODEL, "/model/bias",
 					"bias is %s but in_proj_bias is %s", bias ? "true" : "false",
 					has_bias ? "given" : "absent");
 		return inline_explicit(job, m, &cfg, err);
@@ -146,7 +147,7 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 
 		for (size_t i = 0; i < 4; i++)
 			if (json_object_get(m, explicit_only[i]) != NULL)
-				return api_fail(err, 422, "invalid_model",
+				return api_fail(err, API_E_INVALID_MODEL,
 						req_child(ptr, "/model", explicit_only[i]),
 						"explicit weights need in_proj_weight too");
 	}
@@ -164,17 +165,17 @@ int attention_decode_model(const struct api_service *svc, struct attention_job *
 		const char *name = m ? json_string_value(m) : NULL;
 
 		if (svc->n_models == 0)
-			return api_fail(err, 503, "not_ready", "", "no model is loaded");
+			return api_fail(err, API_E_NOT_READY, "", "no model is loaded");
 		job->entry = name ? registry_find(svc, name) : &svc->models[svc->default_model];
 		if (job->entry == NULL)
-			return api_fail(err, 404, "model_not_found", "/model", "no model named '%s'",
+			return api_fail(err, API_E_MODEL_NOT_FOUND, "/model", "no model named '%s'",
 					name);
 		job->model = job->entry->model;
 		job->model_name = job->entry->name;
 		return 0;
 	}
 	if (!json_is_object(m))
-		return api_fail(err, 422, "invalid_type", "/model",
+		return api_fail(err, API_E_INVALID_TYPE, "/model",
 				"model is a model name or an inline model object");
 	if (decode_inline(svc, job, m, err) != 0)
 		return -1;
@@ -206,7 +207,7 @@ static int decode_user_mask(struct attention_job *job, json_t *v, int is_bool,
 	m->user_shape[3] = t->shape[t->rank - 1];
 	for (size_t a = 0; a < 4; a++)
 		if (m->user_shape[a] != full[a] && m->user_shape[a] != 1)
-			return api_fail(err, 422, "dimension_mismatch", ptr,
+			return api_fail(err, API_E_DIMENSION_MISMATCH, ptr,
 					"shape must be [Lq, Lk], [B, Lq, Lk] or [B, H, Lq, Lk] = "
 					"[%zu, %zu, %zu, %zu] (1 broadcasts)",
 					full[0], full[1], full[2], full[3]);
@@ -217,7 +218,7 @@ static int decode_user_mask(struct attention_job *job, json_t *v, int is_bool,
 	}
 	job->allow = malloc(t->n);
 	if (job->allow == NULL)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	for (size_t k = 0; k < t->n; k++)
 		job->allow[k] = t->data[k] != 0.0f;
 	m->user = job->allow;
@@ -237,7 +238,7 @@ static int decode_lengths(struct attention_job *job, const json_t *mask, struct 
 			return -1;
 		if (n != job->B) {
 			free(lens);
-			return api_fail(err, 422, "dimension_mismatch", "/mask/lengths",
+			return api_fail(err, API_E_DIMENSION_MISMATCH, "/mask/lengths",
 					"needs one length per batch item (%zu)", job->B);
 		}
 	}
@@ -248,7 +249,7 @@ static int decode_lengths(struct attention_job *job, const json_t *mask, struct 
 	job->kv_lengths = malloc(job->B * sizeof(size_t));
 	if (job->kv_lengths == NULL) {
 		free(lens);
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	}
 	for (size_t b = 0; b < job->B; b++) {
 		job->kv_lengths[b] = job->k_len[b];
@@ -289,7 +290,7 @@ int attention_decode_mask(struct attention_job *job, struct api_error *err)
 	else if (align)
 		job->mask.q_offset = (ptrdiff_t)job->Lk - (ptrdiff_t)job->Lq;
 	if (json_object_get(m, "allow") && json_object_get(m, "bias"))
-		return api_fail(err, 422, "invalid_mask", "/mask",
+		return api_fail(err, API_E_INVALID_MASK, "/mask",
 				"give allow (boolean) or bias (additive), not both");
 	if (json_object_get(m, "allow") &&
 	    decode_user_mask(job, json_object_get(m, "allow"), 1, err) != 0)
@@ -323,13 +324,13 @@ static int read_positions(const json_t *obj, const char *key, size_t n, double *
 		return -1;
 	if (t.n != n) {
 		api_tensor_release(&t);
-		return api_fail(err, 422, "dimension_mismatch", ptr, "needs %zu positions", n);
+		return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "needs %zu positions", n);
 	}
 	*out = malloc(n * sizeof(double));
 	for (size_t i = 0; *out && i < n; i++)
 		(*out)[i] = t.data[i];
 	api_tensor_release(&t);
-	return *out ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+	return *out ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
 int attention_decode_positional(struct attention_job *job, struct api_error *err)
@@ -362,7 +363,7 @@ int attention_decode_positional(struct attention_job *job, struct api_error *err
 	pos->scaling = scaling;
 	pos->offset = offset;
 	if (json_object_get(p, "key_positions") && job->key.data == NULL)
-		return api_fail(err, 422, "invalid_value", "/positional/key_positions",
+		return api_fail(err, API_E_INVALID_VALUE, "/positional/key_positions",
 				"key_positions is for cross-attention; self-attention keys use positions");
 	if (read_positions(p, "positions", job->Lq, &job->q_positions, err) != 0 ||
 	    read_positions(p, "key_positions", job->Lk, &job->k_positions, err) != 0)
@@ -374,9 +375,7 @@ int attention_decode_positional(struct attention_job *job, struct api_error *err
 
 /* ---- engine failures ---------------------------------------------------- */
 
-static const struct {
-	const char *field, *pointer;
-} engine_fields[] = {
+static const struct api_field_where engine_fields[] = {
 	{ "query", "/embeddings" },	       { "key", "/key" },
 	{ "value", "/value" },		       { "tokens", "/tokens" },
 	{ "rotary_dim", "/positional/rotary_dim" }, { "q_positions", "/positional/positions" },
@@ -391,18 +390,10 @@ static const struct {
 
 int api_engine_error(const struct attn_error *aerr, struct api_error *err)
 {
-	const char *ptr = "";
-	int status = 422;
-
-	for (size_t i = 0; aerr->field && i < sizeof(engine_fields) / sizeof(engine_fields[0]); i++)
-		if (strcmp(aerr->field, engine_fields[i].field) == 0)
-			ptr = engine_fields[i].pointer;
-	if (aerr->status == ATTN_ERR_NOMEM)
-		status = 503;
 	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1)
 		/* q, k or v: the engine's own projections of finite inputs */
-		return api_fail(err, 422, "projection_overflow", "/embeddings",
+		return api_fail(err, API_E_PROJECTION_OVERFLOW, "/embeddings",
 				"the projected %s overflow float32; scale the inputs down",
 				aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values");
-	return api_fail(err, status, attn_status_str(aerr->status), ptr, "%s", aerr->message);
+	return api_engine_fail(err, aerr, engine_fields, sizeof engine_fields / sizeof engine_fields[0]);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/engine_error.h"
 #include "engine/attention.h"
 #include "api/json/fastjson.h"
 #include "api/json/json_write.h"
@@ -86,14 +87,14 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 				 &j->v, err))
 		return -1;
 	if (j->k.rank != j->q.rank || j->v.rank != j->q.rank)
-		return api_fail(err, 422, "dimension_mismatch", "/k", "q, k and v must have one rank");
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k", "q, k and v must have one rank");
 	j->rank3 = j->q.rank == 3;
 	if (j->rank3) {
 		if (req_size(r, "num_heads", "", 1, 4096, 0, &hq, err) ||
 		    req_size(r, "num_kv_heads", "", 1, 4096, hq, &hkv, err))
 			return -1;
 		if (hq == 0 || j->q.shape[2] % hq || j->k.shape[2] % hkv || j->v.shape[2] % hkv)
-			return api_fail(err, 422, "dimension_mismatch", "/num_heads",
+			return api_fail(err, API_E_DIMENSION_MISMATCH, "/num_heads",
 					"3D q, k, v need num_heads (and num_kv_heads) dividing "
 					"their last axes");
 		j->B = j->q.shape[0], j->Lq = j->q.shape[1], j->S = j->k.shape[1];
@@ -101,7 +102,7 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 		j->D = j->q.shape[2] / hq, j->Dv = j->v.shape[2] / hkv;
 	} else {
 		if (json_object_get(r, "num_heads") || json_object_get(r, "num_kv_heads"))
-			return api_fail(err, 422, "invalid_input", "/num_heads",
+			return api_fail(err, API_E_INVALID_INPUT, "/num_heads",
 					"num_heads and num_kv_heads are for 3D q, k, v; 4D shapes "
 					"carry the heads");
 		j->B = j->q.shape[0], j->H = j->q.shape[1], j->Lq = j->q.shape[2];
@@ -111,7 +112,7 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 	if (j->k.shape[0] != j->B || j->v.shape[0] != j->B ||
 	    (j->rank3 ? j->k.shape[2] / j->Hkv != j->D || j->v.shape[1] != j->S
 		      : j->k.shape[3] != j->D || j->v.shape[1] != j->Hkv || j->v.shape[2] != j->S))
-		return api_fail(err, 422, "dimension_mismatch", "/k",
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k",
 				"k must be [B, Hkv, S, D] and v [B, Hkv, S, Dv] (or their 3D forms)");
 	return 0;
 }
@@ -123,7 +124,7 @@ static int decode_past(struct sdpa_job *j, struct api_error *err)
 	json_t *pv = json_object_get(j->root, "past_value");
 
 	if ((pk == NULL) != (pv == NULL))
-		return api_fail(err, 422, "invalid_input", pk ? "/past_value" : "/past_key",
+		return api_fail(err, API_E_INVALID_INPUT, pk ? "/past_value" : "/past_key",
 				"past_key and past_value come together");
 	if (pk == NULL)
 		return 0;
@@ -136,7 +137,7 @@ static int decode_past(struct sdpa_job *j, struct api_error *err)
 	if (j->past_k.shape[0] != j->B || j->past_k.shape[1] != j->Hkv ||
 	    j->past_k.shape[3] != j->D || j->past_v.shape[0] != j->B ||
 	    j->past_v.shape[1] != j->Hkv || j->past_v.shape[2] != j->P || j->past_v.shape[3] != j->Dv)
-		return api_fail(err, 422, "dimension_mismatch", "/past_key",
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/past_key",
 				"past_key must be [%zu, %zu, P, %zu] and past_value [%zu, %zu, P, %zu]",
 				j->B, j->Hkv, j->D, j->B, j->Hkv, j->Dv);
 	return 0;
@@ -168,7 +169,7 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 		if (json_is_boolean(first)) {
 			j->allow = malloc(j->mask.n);
 			if (j->allow == NULL)
-				return api_fail(err, 503, "out_of_memory", "", "out of memory");
+				return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 			for (size_t i = 0; i < j->mask.n; i++)
 				j->allow[i] = j->mask.data[i] != 0.0f;
 			mask->user = j->allow;
@@ -179,7 +180,7 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 		size_t n;
 
 		if (j->P > 0)
-			return api_fail(err, 422, "invalid_input", "/kv_lengths",
+			return api_fail(err, API_E_INVALID_INPUT, "/kv_lengths",
 					"kv_lengths (a static cache) does not combine with past_key");
 		if (api_ints_read(kl, "/kv_lengths", 0, (int64_t)j->S, &lens, &n, err) != 0)
 			return -1;
@@ -188,7 +189,7 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 			j->kv_lengths[b] = (size_t)lens[b];
 		free(lens);
 		if (n != j->B || j->kv_lengths == NULL)
-			return api_fail(err, 422, "dimension_mismatch", "/kv_lengths",
+			return api_fail(err, API_E_DIMENSION_MISMATCH, "/kv_lengths",
 					"needs one length per batch item (%zu)", j->B);
 		mask->kv_lengths = j->kv_lengths;
 	}
@@ -236,6 +237,12 @@ static double sdpa_flops(const struct sdpa_job *j)
 	return 2.0 * sdpa_scores(j) * (double)(j->D + j->Dv);
 }
 
+/* Where the engine's fields came from in a /v1/sdpa request. */
+static const struct api_field_where engine_fields[] = {
+	{ "q", "/q" }, { "k", "/k" }, { "v", "/v" }, { "attn_mask", "/attn_mask" },
+};
+enum { ENGINE_FIELDS = sizeof engine_fields / sizeof engine_fields[0] };
+
 /* The views, the present K/V, outputs and workspace, within the memory and
  * work limits. */
 static int prepare(const struct api_service *svc, const struct api_reply *reply,
@@ -257,16 +264,14 @@ static int prepare(const struct api_service *svc, const struct api_reply *reply,
 	r->out = j->rank3 ? attn_view_blhd(NULL, j->H, j->Lq, j->Dv)
 			  : attn_view_bhld(NULL, j->H, j->Lq, j->Dv);
 	if (attn_sdpa_workspace(r, &ws, &aerr) != ATTN_OK)
-		return api_fail(err, 422, attn_status_str(aerr.status),
-				aerr.status == ATTN_ERR_MASK_SHAPE ? "/attn_mask" : "", "%s",
-				aerr.message);
+		return api_engine_fail(err, &aerr, engine_fields, ENGINE_FIELDS);
 	bad = size_mul4(&cells, j->B, j->H, j->Lq, Lk) || size_mul4(&out_n, j->B, j->H, j->Lq, j->Dv) ||
 	      size_mul4(&kv_n, j->B, j->Hkv, Lk, j->D + j->Dv) || size_add(&bytes, out_n, kv_n) ||
 	      size_add(&bytes, bytes, r->weights_mode ? cells : 0) ||
 	      size_add(&bytes, bytes, r->scores_view ? cells : 0) ||
 	      size_mul(&bytes, bytes, sizeof(float) + 16) || size_add(&bytes, bytes, ws);
 	if (bad || bytes > svc->limits.max_request_bytes)
-		return api_fail(err, 422, "request_too_large", "",
+		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
 				"this request needs %s MB; the limit is %zu MB",
 				bad ? "too many" : "more than the limit of",
 				svc->limits.max_request_bytes >> 20);
@@ -281,7 +286,7 @@ static int prepare(const struct api_service *svc, const struct api_reply *reply,
 	j->ws_bytes = ws;
 	if (!j->present_k || !j->present_v || !j->out || (r->weights_mode && !j->weights) ||
 	    (r->scores_view && !j->scores) || !j->ws)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	/* K and V attend as present = concat(past, new), [B, Hkv, Lk, D] */
 	attn_kv_concat(j->present_k, j->past_k.data,
 		       j->rank3 ? attn_cview_blhd(j->k.data, j->Hkv, j->S, j->D)
@@ -385,19 +390,14 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 	reply->parse_ms = api_ms_since(&t0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (attn_sdpa_forward(&j.req, j.ws, j.ws_bytes, &aerr) != ATTN_OK) {
-		char ptr[API_PTR_MAX] = "";
-
-		if (aerr.field && strchr("qkv", aerr.field[0]) && aerr.field[1] == '\0')
-			snprintf(ptr, sizeof(ptr), "/%s", aerr.field);
-		api_fail(&err, aerr.status == ATTN_ERR_NOMEM ? 503 : 422,
-			 attn_status_str(aerr.status), ptr, "%s", aerr.message);
+		api_engine_fail(&err, &aerr, engine_fields, ENGINE_FIELDS);
 		goto fail;
 	}
 	reply->compute_ms = api_ms_since(&t0);
 	reply->flops = sdpa_flops(&j);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (encode(&j, reply->compute_ms, &reply->body) != 0) {
-		api_fail(&err, 422, "response_too_large", "", "the answer exceeds the response limit");
+		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "", "the answer exceeds the response limit");
 		goto fail;
 	}
 	reply->encode_ms = api_ms_since(&t0);

@@ -2,7 +2,9 @@
  * v2.h: the Open Inference Protocol (KServe v2, Triton's HTTP/REST API)
  * inside api/. Internal to api/; the server sees api_handle_v2 (service.h).
  *
- *   v2.c         dispatch, server and model metadata, health, error bodies
+ *   v2.c         dispatch, server and model metadata, health
+ *   v2_reply.c   what the handlers call back: datatype names, the model of
+ *                the path, error bodies
  *   v2_tensor.c  one input tensor: JSON `data` (flat or nested, row-major) or
  *                bytes of the binary section (Triton's binary tensor extension)
  *   v2_infer.c   POST .../infer: the inputs onto an attention_job, the run
@@ -67,8 +69,8 @@ void v2_infer(const struct api_service *svc, const struct api_v2_call *call, con
 	      size_t len, struct api_reply *reply);
 
 /*
- * Replaces the reply's body with {"error": "message (where)"}: 404 and 5xx
- * keep their status, every other 4xx becomes 400, as the protocol has it.
+ * Replaces the reply's body with {"error": "message (where)"}, the protocol's
+ * error body, under the status of the error's kind (the one /v1 answers).
  */
 void v2_reply_error(struct api_reply *reply, const struct api_error *err);
 

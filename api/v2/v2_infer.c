@@ -32,6 +32,7 @@
 #include "api/handlers.h"
 #include "api/json/json_read.h"
 #include "engine/sizes.h"
+#include "common/jsonstr.h"
 
 enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_COUNT };
 enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_COUNT };
@@ -89,10 +90,10 @@ static int header_length(const char *h, size_t len, size_t *json_len, struct api
 	for (const char *p = h; *p != '\0'; p++)
 		if (*p < '0' || *p > '9' || size_mul(&n, n, 10) != 0 ||
 		    size_add(&n, n, (size_t)(*p - '0')) != 0)
-			return api_fail(err, 400, "bad_header", "",
+			return api_fail(err, API_E_BAD_HEADER, "",
 					"Inference-Header-Content-Length must be a byte count");
 	if (h[0] == '\0' || n > len)
-		return api_fail(err, 400, "bad_header", "",
+		return api_fail(err, API_E_BAD_HEADER, "",
 				"Inference-Header-Content-Length %zu is not within the body's %zu "
 				"bytes",
 				n, len);
@@ -109,13 +110,13 @@ static int read_top(struct v2_job *v, struct api_error *err)
 	if (req_known_fields(v->root, "", top_fields, err) != 0)
 		return -1;
 	if (id != NULL && !json_is_string(id))
-		return api_fail(err, 400, "invalid_type", "/id", "id is a string");
+		return api_fail(err, API_E_INVALID_TYPE, "/id", "id is a string");
 	v->id = id ? json_string_value(id) : NULL;
 	v->params = json_object_get(v->root, "parameters");
 	if (v->params == NULL)
 		return 0;
 	if (!json_is_object(v->params))
-		return api_fail(err, 400, "invalid_type", ptr, "parameters is an object");
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "parameters is an object");
 	if (req_known_fields(v->params, ptr, param_fields, err) != 0 ||
 	    req_enum(v->params, "weights", ptr, weights, W_PER_HEAD, &v->weights, err) != 0 ||
 	    req_bool(v->params, "binary_data_output", ptr, 0, &v->binary_default, err) != 0)
@@ -137,14 +138,14 @@ static int read_one_input(struct v2_job *v, json_t *in, size_t i, struct v2_bina
 	while (r < IN_COUNT && strcmp(role_names[r], t.name) != 0)
 		r++;
 	if (r == IN_COUNT)
-		api_fail(err, 400, "unknown_input", ptr,
+		api_fail(err, API_E_UNKNOWN_INPUT, ptr,
 			 "unknown input '%s'; the inputs are embeddings, tokens, text, key and "
 			 "value",
 			 t.name);
 	else if (v->has[r])
-		api_fail(err, 400, "duplicate_input", ptr, "input '%s' is given twice", t.name);
+		api_fail(err, API_E_DUPLICATE_INPUT, ptr, "input '%s' is given twice", t.name);
 	else if (!(role_dtypes[r] & 1u << t.dtype))
-		api_fail(err, 400, "invalid_datatype", req_child(child, ptr, "datatype"),
+		api_fail(err, API_E_INVALID_DATATYPE, req_child(child, ptr, "datatype"),
 			 "input '%s' cannot be %s; it is %s", t.name, v2_dtype_name(t.dtype),
 			 r == IN_TOKENS ? "INT32 or INT64" : r == IN_TEXT ? "BYTES" : "FP32");
 	if (r == IN_COUNT || v->has[r] || !(role_dtypes[r] & 1u << t.dtype)) {
@@ -165,18 +166,18 @@ static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, 
 	struct v2_binary bin = { (const unsigned char *)binary, binary_len };
 
 	if (!json_is_array(inputs) || json_array_size(inputs) == 0)
-		return api_fail(err, 400, "invalid_input", "/inputs",
+		return api_fail(err, API_E_INVALID_INPUT, "/inputs",
 				"inputs is a non-empty array of tensors");
 	for (size_t i = 0; i < json_array_size(inputs); i++)
 		if (read_one_input(v, json_array_get(inputs, i), i, &bin, max_bytes, err) != 0)
 			return -1;
 	if (bin.left != 0)
-		return api_fail(err, 400, "binary_size_mismatch", "/inputs",
+		return api_fail(err, API_E_BINARY_SIZE_MISMATCH, "/inputs",
 				"%zu bytes after the JSON header belong to no input; the inputs' "
 				"binary_data_size add up to %zu",
 				bin.left, binary_len - bin.left);
 	if (v->has[IN_EMBEDDINGS] + v->has[IN_TOKENS] + v->has[IN_TEXT] != 1)
-		return api_fail(err, 400, "invalid_input", "/inputs",
+		return api_fail(err, API_E_INVALID_INPUT, "/inputs",
 				"give exactly one of the inputs embeddings, tokens and text");
 	return 0;
 }
@@ -199,26 +200,26 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 
 	api_ptr_index(ptr, sizeof(ptr), "/outputs", i);
 	if (!json_is_object(o))
-		return api_fail(err, 400, "invalid_type", ptr, "an output is an object with a name");
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "an output is an object with a name");
 	if (req_known_fields(o, ptr, fields, err) != 0)
 		return -1;
 	while (k < OUT_COUNT && json_is_string(name) &&
 	       strcmp(out_names[k], json_string_value(name)) != 0)
 		k++;
 	if (!json_is_string(name) || k == OUT_COUNT)
-		return api_fail(err, 400, "unknown_output", req_child(child, ptr, "name"),
+		return api_fail(err, API_E_UNKNOWN_OUTPUT, req_child(child, ptr, "name"),
 				"the outputs are output, weights and weights_mean");
 	for (size_t j = 0; j < v->n_out; j++)
 		if (v->order[j] == (enum out_kind)k)
-			return api_fail(err, 400, "duplicate_output", ptr, "output '%s' is asked twice",
+			return api_fail(err, API_E_DUPLICATE_OUTPUT, ptr, "output '%s' is asked twice",
 					out_names[k]);
 	if (!allowed(v, (enum out_kind)k))
-		return api_fail(err, 400, "invalid_output", ptr,
+		return api_fail(err, API_E_INVALID_OUTPUT, ptr,
 				"output '%s' is not computed with parameters.weights '%s'", out_names[k],
 				v->weights == W_MEAN ? "mean" : "none");
 	req_child(child, ptr, "parameters");
 	if (p != NULL && !json_is_object(p))
-		return api_fail(err, 400, "invalid_type", child, "parameters is an object");
+		return api_fail(err, API_E_INVALID_TYPE, child, "parameters is an object");
 	if (p != NULL && req_known_fields(p, child, params, err) != 0)
 		return -1;
 	if (req_bool(p, "binary_data", child, v->binary_default, &v->binary[k], err) != 0)
@@ -233,7 +234,7 @@ static int read_outputs(struct v2_job *v, struct api_error *err)
 	json_t *outs = json_object_get(v->root, "outputs");
 
 	if (outs != NULL && !json_is_array(outs))
-		return api_fail(err, 400, "invalid_type", "/outputs", "outputs is an array");
+		return api_fail(err, API_E_INVALID_TYPE, "/outputs", "outputs is an array");
 	if (outs != NULL && json_array_size(outs) > 0) {
 		for (size_t i = 0; i < json_array_size(outs); i++)
 			if (read_one_output(v, json_array_get(outs, i), i, err) != 0)
@@ -256,7 +257,7 @@ static int shape_error(const struct v2_job *v, enum role r, const char *want,
 	char ptr[API_PTR_MAX], child[API_PTR_MAX];
 
 	api_ptr_index(ptr, sizeof(ptr), "/inputs", v->at[r]);
-	return api_fail(err, 400, "invalid_shape", req_child(child, ptr, "shape"),
+	return api_fail(err, API_E_INVALID_SHAPE, req_child(child, ptr, "shape"),
 			"input '%s' must be %s", role_names[r], want);
 }
 
@@ -293,7 +294,7 @@ static int query_from_embeddings(struct v2_job *v, struct api_error *err)
 	job->query = t->f32;
 	t->f32 = NULL;
 	job->q_len = filled(job->B, job->Lq);
-	return job->q_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+	return job->q_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
 /* tokens [L] or [B, L] as /v1/attention's "tokens" (ids checked there). */
@@ -307,7 +308,7 @@ static int query_from_tokens(struct v2_job *v, size_t limit, struct api_error *e
 		return shape_error(v, IN_TOKENS, "[L] or [B, L]", err);
 	tokens = json_array();
 	if (tokens == NULL)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	json_object_set_new(v->job.root, "tokens", tokens);
 	for (size_t b = 0; b < rows; b++) {
 		json_t *row = t->rank == 2 ? json_array() : tokens;
@@ -356,7 +357,7 @@ static int key_value(struct v2_job *v, struct api_error *err)
 		job->k_len = filled(job->B, 0);
 		if (job->k_len)
 			memcpy(job->k_len, job->q_len, job->B * sizeof(size_t));
-		return job->k_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return job->k_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	}
 	if (job->batched)
 		snprintf(want, sizeof(want), "[%zu, Lk, %zu] like the query", job->B, E);
@@ -373,7 +374,7 @@ static int key_value(struct v2_job *v, struct api_error *err)
 	if (v->has[IN_VALUE])
 		take_tensor(&job->value, val);
 	job->k_len = filled(job->B, job->Lk);
-	return job->k_len ? 0 : api_fail(err, 503, "out_of_memory", "", "out of memory");
+	return job->k_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
 /* causal / window / alignment and positional, as /v1/attention's mask and
@@ -397,7 +398,7 @@ static int mask_and_positional(struct v2_job *v, struct api_error *err)
 		json_object_set_new(mask, "window", json_integer((json_int_t)window));
 	if (mask == NULL || json_object_set_new(v->job.root, "mask", mask) != 0 ||
 	    json_object_set_new(v->job.root, "positional", json_string(kinds[kind])) != 0)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return attention_decode_mask(&v->job, err) != 0 ||
 			       attention_decode_positional(&v->job, err) != 0
 		       ? -1
@@ -425,7 +426,7 @@ static int build_job(const struct api_service *svc, const struct api_model_entry
 	job->model = e->model;
 	job->model_name = e->name;
 	if (job->root == NULL)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	rc = v->has[IN_EMBEDDINGS] ? query_from_embeddings(v, err)
 	     : v->has[IN_TOKENS]   ? query_from_tokens(v, limit, err)
 				   : query_from_text(v, limit, err);
@@ -454,7 +455,7 @@ static int mean_of_heads(struct v2_job *v, struct api_error *err)
 
 	v->mean = malloc(job->B * cells * sizeof(float));
 	if (v->mean == NULL)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	for (size_t b = 0; b < job->B; b++) {
 		float *w = v->mean + b * cells; /* weights_mean[b] */
 
@@ -529,11 +530,11 @@ static int encode(const struct v2_job *v, struct api_reply *reply)
 	int any_binary = 0;
 
 	buf_puts(b, "{\"model_name\":");
-	api_json_string(b, v->job.model_name);
+	jsonstr_put(b, v->job.model_name);
 	buf_puts(b, ",\"model_version\":\"" V2_MODEL_VERSION "\"");
 	if (v->id != NULL) {
 		buf_puts(b, ",\"id\":");
-		api_json_string(b, v->id);
+		jsonstr_put(b, v->id);
 	}
 	buf_puts(b, ",\"outputs\":[");
 	for (size_t i = 0; i < v->n_out; i++) {
@@ -624,7 +625,7 @@ void v2_infer(const struct api_service *svc, const struct api_v2_call *call, con
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (encode(&v, reply) != 0) {
-		api_fail(&err, 422, "response_too_large", "",
+		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "",
 			 "the answer exceeds the response limit; ask for fewer outputs");
 		v2_reply_error(reply, &err);
 		goto out;

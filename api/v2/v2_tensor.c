@@ -54,14 +54,14 @@ static int read_dtype(const json_t *in, const char *ptr, enum v2_dtype *out,
 
 	req_child(child, ptr, "datatype");
 	if (!json_is_string(v))
-		return api_fail(err, 400, "invalid_type", child,
+		return api_fail(err, API_E_INVALID_TYPE, child,
 				"datatype is a string: FP32, INT32, INT64 or BYTES");
 	for (int d = 0; d < V2_DTYPE_COUNT; d++)
 		if (strcmp(json_string_value(v), v2_dtype_name((enum v2_dtype)d)) == 0) {
 			*out = (enum v2_dtype)d;
 			return 0;
 		}
-	return api_fail(err, 400, "unsupported_datatype", child,
+	return api_fail(err, API_E_UNSUPPORTED_DATATYPE, child,
 			"datatype '%s' is not supported here; use FP32, INT32, INT64 or BYTES",
 			json_string_value(v));
 }
@@ -76,14 +76,14 @@ static int read_shape(const json_t *in, const char *ptr, size_t max_bytes, struc
 
 	req_child(child, ptr, "shape");
 	if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > API_MAX_RANK)
-		return api_fail(err, 400, "invalid_shape", child,
+		return api_fail(err, API_E_INVALID_SHAPE, child,
 				"shape is an array of 1 to %d dimensions", API_MAX_RANK);
 	t->rank = json_array_size(v);
 	for (size_t i = 0; i < t->rank; i++) {
 		const json_t *d = json_array_get(v, i);
 
 		if (!json_is_integer(d) || json_integer_value(d) < 0)
-			return api_fail(err, 400, "invalid_shape", child,
+			return api_fail(err, API_E_INVALID_SHAPE, child,
 					"a dimension is an integer >= 0 (-1 is for metadata only)");
 		t->shape[i] = (size_t)json_integer_value(d);
 		if (size_mul(&n, n, t->shape[i]) != 0)
@@ -91,7 +91,7 @@ static int read_shape(const json_t *in, const char *ptr, size_t max_bytes, struc
 	}
 	t->n = n;
 	if (size_mul(&bytes, n, held_bytes[t->dtype]) != 0 || bytes > max_bytes)
-		return api_fail(err, 400, "request_too_large", child,
+		return api_fail(err, API_E_REQUEST_TOO_LARGE, child,
 				"input '%s' has more elements than the request memory limit of %zu MB "
 				"allows",
 				t->name, max_bytes >> 20);
@@ -110,12 +110,12 @@ static int read_params(json_t *in, const char *ptr, int *has_size, size_t *size,
 		return 0;
 	req_child(child, ptr, "parameters");
 	if (!json_is_object(p))
-		return api_fail(err, 400, "invalid_type", child, "parameters is an object");
+		return api_fail(err, API_E_INVALID_TYPE, child, "parameters is an object");
 	if (req_known_fields(p, child, input_params, err) != 0 ||
 	    req_size(p, "binary_data_size", child, 0, SIZE_MAX >> 1, 0, size, err) != 0)
 		return -1;
 	if (json_object_get(p, "content_type") && !json_is_string(json_object_get(p, "content_type")))
-		return api_fail(err, 400, "invalid_type", req_child(grandchild, child, "content_type"),
+		return api_fail(err, API_E_INVALID_TYPE, req_child(grandchild, child, "content_type"),
 				"content_type is a string");
 	*has_size = json_object_get(p, "binary_data_size") != NULL;
 	return 0;
@@ -136,12 +136,12 @@ static int fill_leaf(struct fill *f, json_t *v, struct api_error *err)
 	json_int_t i = json_integer_value(v);
 
 	if (f->at >= t->n)
-		return api_fail(err, 400, "shape_mismatch", f->ptr,
+		return api_fail(err, API_E_SHAPE_MISMATCH, f->ptr,
 				"data has more elements than the %zu of its shape", t->n);
 	switch (t->dtype) {
 	case V2_FP32:
 		if (!json_is_number(v) || !isfinite(x) || fabs(x) > FLT_MAX)
-			return api_fail(err, 400, "invalid_number", f->ptr,
+			return api_fail(err, API_E_INVALID_NUMBER, f->ptr,
 					"element %zu is not a finite float32 number", f->at);
 		t->f32[f->at] = (float)x;
 		break;
@@ -149,18 +149,18 @@ static int fill_leaf(struct fill *f, json_t *v, struct api_error *err)
 	case V2_INT64:
 		if (!json_is_integer(v) ||
 		    (t->dtype == V2_INT32 && (i < INT32_MIN || i > INT32_MAX)))
-			return api_fail(err, 400, "invalid_number", f->ptr,
+			return api_fail(err, API_E_INVALID_NUMBER, f->ptr,
 					"element %zu is not an %s integer", f->at,
 					v2_dtype_name(t->dtype));
 		t->i64[f->at] = (int64_t)i;
 		break;
 	case V2_BYTES:
 		if (!json_is_string(v) || json_array_append(t->strings, v) != 0)
-			return api_fail(err, 400, "invalid_type", f->ptr,
+			return api_fail(err, API_E_INVALID_TYPE, f->ptr,
 					"element %zu is not a string", f->at);
 		break;
 	default:
-		return api_fail(err, 400, "unsupported_datatype", f->ptr, "unknown datatype");
+		return api_fail(err, API_E_UNSUPPORTED_DATATYPE, f->ptr, "unknown datatype");
 	}
 	f->at++;
 	return 0;
@@ -172,7 +172,7 @@ static int fill_data(struct fill *f, json_t *v, int depth, struct api_error *err
 	if (!json_is_array(v))
 		return fill_leaf(f, v, err);
 	if (depth >= NEST_MAX)
-		return api_fail(err, 400, "invalid_shape", f->ptr,
+		return api_fail(err, API_E_INVALID_SHAPE, f->ptr,
 				"data is nested deeper than %d arrays", NEST_MAX);
 	for (size_t i = 0; i < json_array_size(v); i++)
 		if (fill_data(f, json_array_get(v, i), depth + 1, err) != 0)
@@ -186,12 +186,12 @@ static int read_json(struct v2_input *t, json_t *data, const char *ptr, struct a
 	struct fill f = { t, 0, req_child(child, ptr, "data") };
 
 	if (!json_is_array(data))
-		return api_fail(err, 400, "invalid_type", child,
+		return api_fail(err, API_E_INVALID_TYPE, child,
 				"data is an array (flat or nested, row-major)");
 	if (fill_data(&f, data, 0, err) != 0)
 		return -1;
 	if (f.at != t->n)
-		return api_fail(err, 400, "shape_mismatch", child,
+		return api_fail(err, API_E_SHAPE_MISMATCH, child,
 				"data has %zu elements; its shape needs %zu", f.at, t->n);
 	return 0;
 }
@@ -219,23 +219,23 @@ static int read_strings(struct v2_input *t, const unsigned char *p, size_t size,
 		json_t *s;
 
 		if ((size_t)(end - p) < 4)
-			return api_fail(err, 400, "binary_size_mismatch", ptr,
+			return api_fail(err, API_E_BINARY_SIZE_MISMATCH, ptr,
 					"element %zu's length prefix passes binary_data_size %zu", k,
 					size);
 		len = le32(p);
 		p += 4;
 		if (len > (size_t)(end - p))
-			return api_fail(err, 400, "binary_size_mismatch", ptr,
+			return api_fail(err, API_E_BINARY_SIZE_MISMATCH, ptr,
 					"element %zu (%zu bytes) passes binary_data_size %zu", k, len,
 					size);
 		s = memchr(p, 0, len) == NULL ? json_stringn((const char *)p, len) : NULL;
 		if (s == NULL || json_array_append_new(t->strings, s) != 0)
-			return api_fail(err, 400, "invalid_string", ptr,
+			return api_fail(err, API_E_INVALID_STRING, ptr,
 					"element %zu is not UTF-8 text without NUL bytes", k);
 		p += len;
 	}
 	if (p != end)
-		return api_fail(err, 400, "binary_size_mismatch", ptr,
+		return api_fail(err, API_E_BINARY_SIZE_MISMATCH, ptr,
 				"binary_data_size %zu holds %zu bytes past its %zu elements", size,
 				(size_t)(end - p), t->n);
 	return 0;
@@ -252,7 +252,7 @@ static int read_binary(struct v2_input *t, size_t size, struct v2_binary *bin,
 	api_ptr_key(params, sizeof(params), ptr, "parameters");
 	api_ptr_key(child, sizeof(child), params, "binary_data_size");
 	if (size > bin->left)
-		return api_fail(err, 400, "binary_size_mismatch", child,
+		return api_fail(err, API_E_BINARY_SIZE_MISMATCH, child,
 				"binary_data_size %zu passes the end of the body (%zu bytes left)",
 				size, bin->left);
 	bin->p += size;
@@ -260,7 +260,7 @@ static int read_binary(struct v2_input *t, size_t size, struct v2_binary *bin,
 	if (t->dtype == V2_BYTES)
 		return read_strings(t, p, size, child, err);
 	if (size_mul(&want, t->n, w) != 0 || want != size)
-		return api_fail(err, 400, "binary_size_mismatch", child,
+		return api_fail(err, API_E_BINARY_SIZE_MISMATCH, child,
 				"binary_data_size is %zu; %zu %s elements take %zu bytes", size, t->n,
 				v2_dtype_name(t->dtype), want);
 	for (size_t k = 0; k < t->n; k++, p += w) {
@@ -269,7 +269,7 @@ static int read_binary(struct v2_input *t, size_t size, struct v2_binary *bin,
 
 			memcpy(&t->f32[k], &bits, sizeof(float));
 			if (!isfinite(t->f32[k]))
-				return api_fail(err, 400, "invalid_number", child,
+				return api_fail(err, API_E_INVALID_NUMBER, child,
 						"element %zu is not finite", k);
 		} else {
 			t->i64[k] = t->dtype == V2_INT32 ? (int64_t)(int32_t)le32(p)
@@ -292,7 +292,7 @@ static int alloc_elements(struct v2_input *t, struct api_error *err)
 	else
 		t->i64 = malloc(n * sizeof(int64_t));
 	if (t->f32 == NULL && t->i64 == NULL && t->strings == NULL)
-		return api_fail(err, 503, "out_of_memory", "", "out of memory");
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return 0;
 }
 
@@ -306,19 +306,19 @@ static int read_input(json_t *in, const char *ptr, struct v2_binary *bin, size_t
 	char child[API_PTR_MAX];
 
 	if (!json_is_object(in))
-		return api_fail(err, 400, "invalid_type", ptr,
+		return api_fail(err, API_E_INVALID_TYPE, ptr,
 				"an input is an object with name, shape, datatype and data");
 	if (req_known_fields(in, ptr, input_fields, err) != 0)
 		return -1;
 	if (!json_is_string(name) || json_string_length(name) == 0)
-		return api_fail(err, 400, "invalid_type", req_child(child, ptr, "name"),
+		return api_fail(err, API_E_INVALID_TYPE, req_child(child, ptr, "name"),
 				"an input needs a name");
 	t->name = json_string_value(name);
 	if (read_dtype(in, ptr, &t->dtype, err) != 0 || read_shape(in, ptr, max_bytes, t, err) != 0 ||
 	    read_params(in, ptr, &has_size, &size, err) != 0)
 		return -1;
 	if ((data != NULL) == has_size)
-		return api_fail(err, 400, "invalid_input", ptr,
+		return api_fail(err, API_E_INVALID_INPUT, ptr,
 				"input '%s' needs exactly one of data and parameters.binary_data_size",
 				t->name);
 	if (alloc_elements(t, err) != 0)

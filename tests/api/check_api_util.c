@@ -24,6 +24,7 @@
 #include "common/buf.h"
 #include "api/error.h"
 #include "engine/prng.h"
+#include "common/jsonstr.h"
 
 /* ---- buf --------------------------------------------------------------- */
 
@@ -418,18 +419,18 @@ START_TEST(test_error_body)
 	struct buf b;
 	json_t *root;
 
-	ck_assert_int_eq(api_fail(&e, 422, "bad_shape", "/input/2/5", "expected %d values, got %s",
+	ck_assert_int_eq(api_fail(&e, API_E_INVALID_SHAPE, "/input/2/5", "expected %d values, got %s",
 				  8, "7"),
 			 -1);
 	ck_assert_int_eq(e.status, 422);
-	ck_assert_str_eq(e.code, "bad_shape");
+	ck_assert_str_eq(e.code, "invalid_shape");
 	ck_assert_str_eq(e.message, "expected 8 values, got 7");
 	ck_assert_str_eq(e.pointer, "/input/2/5");
 	buf_init(&b, 4096);
 	api_error_body(&e, &b);
-	ck_assert_str_eq(b.data, "{\"error\":{\"code\":\"bad_shape\",\"message\":"
+	ck_assert_str_eq(b.data, "{\"error\":{\"code\":\"invalid_shape\",\"message\":"
 				 "\"expected 8 values, got 7\",\"pointer\":\"/input/2/5\"}}");
-	ck_assert_str_eq(error_member(&b, &root, "code"), "bad_shape");
+	ck_assert_str_eq(error_member(&b, &root, "code"), "invalid_shape");
 	json_decref(root);
 	ck_assert_str_eq(error_member(&b, &root, "message"), "expected 8 values, got 7");
 	json_decref(root);
@@ -437,7 +438,9 @@ START_TEST(test_error_body)
 	json_decref(root);
 
 	/* no pointer: the member is left out; NULL code: "internal_error" */
-	api_fail(&e, 404, NULL, NULL, "no model \"%s\"", "x\ty");
+	api_fail(&e, API_E_MODEL_NOT_FOUND, NULL, "no model \"%s\"", "x\ty");
+	ck_assert_int_eq(e.status, 404);
+	e.code = NULL; /* a struct filled by hand */
 	ck_assert_str_eq(e.pointer, "");
 	buf_reset(&b);
 	api_error_body(&e, &b);
@@ -451,6 +454,27 @@ START_TEST(test_error_body)
 }
 END_TEST
 
+/* One table of kinds: every kind has a status and a code of its own, and
+ * the statuses are the classes error.h promises. */
+START_TEST(test_error_kinds)
+{
+	for (int k = 0; k < API_E_COUNT; k++) {
+		int status = api_error_status((enum api_error_kind)k);
+		const char *code = api_error_code((enum api_error_kind)k);
+
+		ck_assert_msg(status >= 400 && status < 600, "kind %d: status %d", k, status);
+		ck_assert_msg(code != NULL && code[0] != '\0', "kind %d: no code", k);
+		for (int j = 0; j < k; j++)
+			ck_assert_msg(strcmp(code, api_error_code((enum api_error_kind)j)) != 0,
+				      "kinds %d and %d share the code %s", j, k, code);
+	}
+	ck_assert_int_eq(api_error_status(API_E_MALFORMED_JSON), 400);
+	ck_assert_int_eq(api_error_status(API_E_INVALID_TYPE), 422);
+	ck_assert_int_eq(api_error_status(API_E_OVERLOADED), 503);
+	ck_assert_str_eq(api_error_code(API_E_COUNT), "internal_error");
+}
+END_TEST
+
 START_TEST(test_error_escaping)
 {
 	char s[0x80];
@@ -460,11 +484,11 @@ START_TEST(test_error_escaping)
 	int c;
 
 	buf_init(&b, 4096);
-	api_json_string(&b, "a\"b\\c\b\f\n\r\t\x01\x1f\x7f/\xc3\xa9");
+	jsonstr_put(&b, "a\"b\\c\b\f\n\r\t\x01\x1f\x7f/\xc3\xa9");
 	ck_assert_str_eq(b.data, "\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001f\x7f/\xc3\xa9\"");
 	buf_reset(&b);
-	api_json_string(&b, NULL);
-	api_json_string(&b, "");
+	jsonstr_put(&b, NULL);
+	jsonstr_put(&b, "");
 	ck_assert_str_eq(b.data, "\"\"\"\"");
 
 	/* every byte 1..0x7f round-trips through jansson */
@@ -472,7 +496,7 @@ START_TEST(test_error_escaping)
 		s[c - 1] = (char)c;
 	s[0x7f] = '\0';
 	buf_reset(&b);
-	api_json_string(&b, s);
+	jsonstr_put(&b, s);
 	v = json_loads(b.data, JSON_DECODE_ANY, &err);
 	ck_assert_msg(v != NULL, "%s", err.text);
 	ck_assert_str_eq(json_string_value(v), s);
@@ -481,7 +505,7 @@ START_TEST(test_error_escaping)
 	/* a full buffer: sticky failure, nothing half-written past max */
 	buf_release(&b);
 	buf_init(&b, 5);
-	api_json_string(&b, "abcdef");
+	jsonstr_put(&b, "abcdef");
 	ck_assert_int_eq(b.failed, 1);
 	ck_assert_uint_le(b.len, 5);
 	buf_release(&b);
@@ -507,22 +531,22 @@ START_TEST(test_error_truncation)
 		memcpy(long_euro + i, "\xe2\x82\xac", 3); /* U+20AC, three bytes */
 	long_euro[i] = '\0';
 
-	api_fail(&e, 400, "x", long_ascii, "%s", long_ascii);
+	api_fail(&e, API_E_INVALID_VALUE, long_ascii, "%s", long_ascii);
 	ck_assert_uint_eq(strlen(e.message), sizeof e.message - 1);
 	ck_assert_uint_eq(strlen(e.pointer), sizeof e.pointer - 1);
 
 	/* 255 and 191 bytes would split a character: cut back to 254 and 190 */
-	api_fail(&e, 400, "x", long_utf8, "%s", long_utf8);
+	api_fail(&e, API_E_INVALID_VALUE, long_utf8, "%s", long_utf8);
 	ck_assert_uint_eq(strlen(e.message), 254);
 	ck_assert_uint_eq(strlen(e.pointer), 190);
-	api_fail(&e, 400, "x", long_utf8 + 2, "a%s", long_utf8); /* odd: whole at 255 */
+	api_fail(&e, API_E_INVALID_VALUE, long_utf8 + 2, "a%s", long_utf8); /* odd: whole at 255 */
 	ck_assert_uint_eq(strlen(e.message), 255);
 	buf_init(&b, 4096);
 	api_error_body(&e, &b);
 	ck_assert_ptr_nonnull(error_member(&b, &root, "message")); /* valid UTF-8 */
 	json_decref(root);
 
-	api_fail(&e, 400, "x", "", "a%s", long_euro); /* 1 + 84 * 3 = 253 */
+	api_fail(&e, API_E_INVALID_VALUE, "", "a%s", long_euro); /* 1 + 84 * 3 = 253 */
 	ck_assert_uint_eq(strlen(e.message), 253);
 	buf_reset(&b);
 	api_error_body(&e, &b);
@@ -558,6 +582,7 @@ static Suite *api_util_suite(void)
 	suite_add_tcase(s, t64);
 
 	tcase_add_test(te, test_error_body);
+	tcase_add_test(te, test_error_kinds);
 	tcase_add_test(te, test_error_escaping);
 	tcase_add_test(te, test_error_truncation);
 	suite_add_tcase(s, te);

@@ -496,15 +496,15 @@ START_TEST(test_outputs_selection)
 	live_resp_release(&r);
 	snprintf(body, sizeof body, "{%s,\"parameters\":{\"weights\":\"mean\"},\"outputs\":[{\"name\":\"weights\"}]}", in);
 	post_json(INFER, body, &r);
-	assert_v2_error(&r, 400, "not computed with parameters.weights 'mean'");
+	assert_v2_error(&r, 422, "not computed with parameters.weights 'mean'");
 	live_resp_release(&r);
 	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"output\"},{\"name\":\"output\"}]}", in);
 	post_json(INFER, body, &r);
-	assert_v2_error(&r, 400, "twice");
+	assert_v2_error(&r, 422, "twice");
 	live_resp_release(&r);
 	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"scores\"}]}", in);
 	post_json(INFER, body, &r);
-	assert_v2_error(&r, 400, "/outputs/0/name");
+	assert_v2_error(&r, 422, "/outputs/0/name");
 	live_resp_release(&r);
 	/* cross-attention: [3, 8] queries over a [2, 8] key; weights [H, 3, 2] */
 	post_json(INFER,
@@ -618,12 +618,14 @@ END_TEST
 
 /* ---- errors ------------------------------------------------------------------- */
 
-static void expect_400(const char *body, const char *needle)
+/* v2 answers each fault with the status /v1 gives it (api/error.h): 400 for
+ * a body that is not JSON, 422 for a field that is wrong. */
+static void expect_error(int status, const char *body, const char *needle)
 {
 	struct live_resp r = {0};
 
 	post_json(INFER, body, &r);
-	assert_v2_error(&r, 400, needle);
+	assert_v2_error(&r, status, needle);
 	live_resp_release(&r);
 }
 
@@ -633,40 +635,40 @@ static void expect_400(const char *body, const char *needle)
 
 START_TEST(test_json_errors)
 {
-	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP16\",\"shape\":[1,8],"
+	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP16\",\"shape\":[1,8],"
 		   "\"data\":" ROW0 "}]}",
 		   "datatype 'FP16' is not supported");
-	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"INT64\",\"shape\":[1,8],"
+	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"INT64\",\"shape\":[1,8],"
 		   "\"data\":[1,2,3,4,5,6,7,8]}]}",
 		   "cannot be INT64; it is FP32 (at /inputs/0/datatype)");
-	expect_400(EMB("[2,8]", ROW0), "data has 8 elements; its shape needs 16 (at /inputs/0/data)");
-	expect_400(EMB("[1,8]", "[" ROW0 "," ROW1 "]"), "more elements than the 8");
-	expect_400(EMB("[1,4]", "[1,2,3,4]"), "must be [L, 8] or [B, L, 8] (at /inputs/0/shape)");
-	expect_400(EMB("[1,8]", "[1,2,3,4,5,6,7,\"x\"]"), "element 7 is not a finite float32");
-	expect_400(EMB("[1,8]", "[1,2,3,4,5,6,7,1e39]"), "element 7");
-	expect_400(EMB("[-1,8]", ROW0), "a dimension is an integer >= 0");
-	expect_400("{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[1],"
+	expect_error(422, EMB("[2,8]", ROW0), "data has 8 elements; its shape needs 16 (at /inputs/0/data)");
+	expect_error(422, EMB("[1,8]", "[" ROW0 "," ROW1 "]"), "more elements than the 8");
+	expect_error(422, EMB("[1,4]", "[1,2,3,4]"), "must be [L, 8] or [B, L, 8] (at /inputs/0/shape)");
+	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,\"x\"]"), "element 7 is not a finite float32");
+	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,1e39]"), "element 7");
+	expect_error(422, EMB("[-1,8]", ROW0), "a dimension is an integer >= 0");
+	expect_error(422, "{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[1],"
 		   "\"data\":[1]}]}",
 		   "unknown input 'image'");
-	expect_400("{\"inputs\":[]}", "non-empty array");
-	expect_400("{\"inputs\":[{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+	expect_error(422, "{\"inputs\":[]}", "non-empty array");
+	expect_error(422, "{\"inputs\":[{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[1,8],"
 		   "\"data\":" ROW0 "}]}",
 		   "exactly one of the inputs embeddings, tokens and text");
-	expect_400("{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
+	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
 		   "\"data\":[1,2,64]}]}",
 		   "input 'tokens' at /2");
-	expect_400("{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
+	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
 		   "\"data\":[4294967296]}]}",
 		   "not an INT32 integer");
-	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8]}]}",
+	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8]}]}",
 		   "exactly one of data and parameters.binary_data_size");
-	expect_400("{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
 		   "\"data\":" ROW0 ",\"extra\":1}]}",
 		   "unknown field 'extra' (at /inputs/0/extra)");
-	expect_400("{\"temperature\":1}", "(at /temperature)");
-	expect_400("{\"inputs\":[1,", "at line 1");
-	expect_400("{\"id\":1,\"inputs\":[]}", "id is a string");
-	expect_400("{\"parameters\":{\"window\":0},\"inputs\":[{\"name\":\"embeddings\","
+	expect_error(422, "{\"temperature\":1}", "(at /temperature)");
+	expect_error(400, "{\"inputs\":[1,", "at line 1");
+	expect_error(422, "{\"id\":1,\"inputs\":[]}", "id is a string");
+	expect_error(422, "{\"parameters\":{\"window\":0},\"inputs\":[{\"name\":\"embeddings\","
 		   "\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":" ROW0 "}]}",
 		   "/parameters/window");
 }
@@ -706,7 +708,7 @@ START_TEST(test_binary_errors)
 	live_resp_release(&r);
 	nan_row[3] = __builtin_nanf("");
 	post_binary(INFER, two, nan_row, sizeof nan_row, &r);
-	assert_v2_error(&r, 400, "element 3 is not finite");
+	assert_v2_error(&r, 422, "element 3 is not finite");
 	live_resp_release(&r);
 	/* the header itself: not a number, past the body */
 	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: 12x\r\n", "{}", 2, &r);

@@ -1,0 +1,43 @@
+/* engine_error.c: engine statuses as API errors (see engine_error.h). */
+#include "engine_error.h"
+
+#include <string.h>
+
+static const enum api_error_kind engine_kinds[ATTN_STATUS_COUNT] = {
+	[ATTN_OK] = API_E_INVALID_ARGUMENT, /* never asked: not a failure */
+	[ATTN_ERR_ARGUMENT] = API_E_INVALID_ARGUMENT,
+	[ATTN_ERR_DIMENSION] = API_E_INVALID_DIMENSION,
+	[ATTN_ERR_EMPTY] = API_E_EMPTY_SEQUENCE,
+	[ATTN_ERR_HEADS] = API_E_HEADS_DO_NOT_DIVIDE,
+	[ATTN_ERR_KV_HEADS] = API_E_KV_HEADS_DO_NOT_DIVIDE,
+	[ATTN_ERR_ROPE_DIM] = API_E_INVALID_ROTARY_DIM,
+	[ATTN_ERR_NONFINITE] = API_E_NONFINITE_INPUT,
+	[ATTN_ERR_MASK_SHAPE] = API_E_MASK_SHAPE,
+	[ATTN_ERR_POSITION] = API_E_POSITION_OUT_OF_RANGE,
+	[ATTN_ERR_TOKEN] = API_E_TOKEN_OUT_OF_RANGE,
+	[ATTN_ERR_OVERFLOW] = API_E_SIZE_OVERFLOW,
+	[ATTN_ERR_WORKSPACE] = API_E_WORKSPACE_TOO_SMALL,
+	[ATTN_ERR_NOMEM] = API_E_OUT_OF_MEMORY,
+	[ATTN_ERR_FORMAT] = API_E_MALFORMED_WEIGHTS,
+	[ATTN_ERR_TRUNCATED] = API_E_TRUNCATED_WEIGHTS,
+	[ATTN_ERR_DTYPE] = API_E_UNSUPPORTED_DTYPE,
+	[ATTN_ERR_MISSING_TENSOR] = API_E_MISSING_TENSOR,
+	[ATTN_ERR_SHAPE_MISMATCH] = API_E_WEIGHTS_SHAPE_MISMATCH,
+	[ATTN_ERR_RESULT_OVERFLOW] = API_E_RESULT_OVERFLOW,
+};
+
+enum api_error_kind api_engine_kind(enum attn_status status)
+{
+	return (unsigned)status < ATTN_STATUS_COUNT ? engine_kinds[status] : API_E_INVALID_ARGUMENT;
+}
+
+int api_engine_fail(struct api_error *err, const struct attn_error *aerr,
+		    const struct api_field_where *map, size_t n)
+{
+	const char *where = "";
+
+	for (size_t i = 0; aerr->field != NULL && i < n; i++)
+		if (strcmp(aerr->field, map[i].field) == 0)
+			where = map[i].where;
+	return api_fail(err, api_engine_kind(aerr->status), where, "%s", aerr->message);
+}

@@ -1,0 +1,29 @@
+/*
+ * engine_error.h: the engine's refusals (engine/status.h) as API errors, in
+ * one place for every route. Internal to api/.
+ */
+#ifndef API_ENGINE_ERROR_H
+#define API_ENGINE_ERROR_H
+
+#include <stddef.h>
+
+#include "api/error.h"
+#include "engine/status.h"
+
+/* Where an engine field (attn_error.field: "query", "attn_mask", ...) came
+ * from in a request: a JSON pointer, or a v2 input's place. */
+struct api_field_where {
+	const char *field;
+	const char *where;
+};
+
+/* The API's kind of an engine status (out_of_memory is 503; the rest 422
+ * under the engine's own code). */
+enum api_error_kind api_engine_kind(enum attn_status status);
+
+/* Fills err from aerr, its pointer looked up in map[n] by aerr->field ("" when
+ * absent), and returns -1. */
+int api_engine_fail(struct api_error *err, const struct attn_error *aerr,
+		    const struct api_field_where *map, size_t n);
+
+#endif
