@@ -352,6 +352,7 @@ bench: $(BUILD)/bench/bench_engine $(TIMER_SO)
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
 	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server
 	bench/http_bench.sh
+	$(PYTHON) bench/split_bench.py $(ATTND)
 
 # The quickstart: install what is missing, build, serve the built-in models.
 run: run-deps
