@@ -8,12 +8,16 @@ tests/daemon/faults, tests/daemon/soak, tests/daemon/concurrency). Standard libr
   exchange     one raw HTTP/1.1 exchange over a socket: bytes out, a parsed
                Response (status, headers, body, whether the server closed)
                back, bounded by a timeout.
+  wait_metrics polls /metrics until its gauges and counters show a state
+               (a request on a worker, so many queued): what a test waits
+               for instead of a sleep that guesses how long things take.
   Report       counts checks, prints `name: ok` / `name: FAIL why`, and the
                closing `<suite>: N passed, M failed` line.
 
 Only loopback addresses are ever a target: Daemon refuses any other host.
 Every wait here is bounded by a timeout; nothing loops without a count.
 """
+import collections
 import ipaddress
 import json
 import os
@@ -357,13 +361,41 @@ def healthz_ms(port, timeout=5.0):
     return r.elapsed * 1e3
 
 
-def metric(port, name):
-    """The value of one unlabelled sample in /metrics, or None."""
+def metrics(port):
+    """Every sample of /metrics, {"name{labels}": value} as printed; {} when
+    it does not answer 200."""
     r = get(port, "/metrics")
     if r.status != 200:
-        return None
-    m = re.search(rb"^" + re.escape(name.encode()) + rb" ([0-9.eE+-]+)$", r.body, re.M)
-    return float(m.group(1)) if m else None
+        return {}
+    return {m.group(1).decode(): float(m.group(2))
+            for m in re.finditer(rb"^([a-z_]+(?:\{[^}]*\})?) ([0-9.eE+-]+)$", r.body, re.M)}
+
+
+def metric(port, series):
+    """The value of one sample ("name" or "name{labels}" as printed), or None."""
+    return metrics(port).get(series)
+
+
+def wait_metrics(port, want, timeout, step=0.01):
+    """Polls /metrics until want holds of its samples: want maps a series to
+    its value or to a predicate on it, or is a predicate on all the samples
+    (a dict). A series the daemon does not print (a counter still at 0)
+    reads as 0. Each poll is a request, counted in
+    attnd_http_requests_in_flight. Returns (ok, the last samples)."""
+    last = {}
+
+    def holds():
+        got = metrics(port)
+        if not got:
+            return False  # no answer
+        last.clear()
+        last.update(got)
+        samples = collections.defaultdict(float, got)
+        if callable(want):
+            return want(samples)
+        return all(w(samples[k]) if callable(w) else samples[k] == w for k, w in want.items())
+
+    return bool(wait_until(holds, timeout, step)), last
 
 
 def memory_check(report, daemon, name, ok, why):
