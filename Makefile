@@ -384,17 +384,19 @@ test-web: $(ATTND) $(NODE_DEPS)
 # The daemon under attack, with python3's standard library and wrk; each
 # starts $(ATTND) on 127.0.0.1 --port 0 and prints `NAME: N passed, M failed`.
 #   hostile      tests/daemon/hostile/cases/*.json against it: status, code, pointer,
-#                then alive, /healthz < 100 ms, memory back (about 15 s)
+#                then alive, descriptors back (about 5 s)
 #   concurrency  64 random-shape requests at once, bit-identical to each one
 #                alone; explicit weights against a float64 reference (5 s)
 #   soak         wrk's mix of valid, invalid, oversized for SOAK_SECONDS, RSS
-#                and descriptors sampled (SOAK_SECONDS + 15 s)
+#                and descriptors sampled (SOAK_SECONDS + 15 s); then hostile
+#                with its bounds: answers in time, /healthz < 100 ms, memory
+#                back (about 15 s)
 #   faults       disconnects, a stalled reader, 500 idle connections, SIGTERM
 #                and kill -9 under wrk load (about 65 s)
-# `make test` runs hostile, concurrency and a SOAK_TEST_SECONDS soak.
+# `make test` runs hostile and concurrency; their bounds on time and memory,
+# which a busy machine can break without a bug, are left to `make soak`.
 .PHONY: hostile concurrency soak faults
-SOAK_SECONDS      ?= 60
-SOAK_TEST_SECONDS ?= 10
+SOAK_SECONDS ?= 60
 
 hostile: $(ATTND)
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/hostile/run.py
@@ -404,6 +406,7 @@ concurrency: $(ATTND)
 
 soak: $(ATTND)
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/soak/run.py --seconds $(SOAK_SECONDS)
+	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/hostile/run.py --bounds
 
 faults: $(ATTND)
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/faults/run.py

@@ -4,15 +4,20 @@
 Every file in tests/daemon/hostile/cases/ is one case: a raw request and the answer
 it must get (README.md in this folder has the format). For each case the
 runner sends the request to the real daemon over a raw socket, checks the
-status, the error code and the JSON pointer, then checks that the daemon is
-alive and that GET /healthz answers in under 100 ms. At the end it checks that
-the daemon's resident memory (VmRSS) and open descriptors are back near the
-baseline taken after a warm-up (TOLERANCE below says how near, and why).
+status, the error code and the JSON pointer, then that the daemon is alive.
+At the end it checks that its open descriptors are back at the baseline and
+that it exits 0 on SIGTERM.
+
+With --bounds (`make soak`; `make test` runs without) it also checks the
+bounds, which a busy machine can break without a bug: each answer within its
+case's max_seconds, GET /healthz in under 100 ms after every case, and at the
+end the daemon's resident memory (VmRSS) back near the baseline taken after a
+warm-up (TOLERANCE below says how near, and why).
 
 Two daemons run: "default" (attnd's defaults) and "small" (--max-body 4096,
 for the bodies one byte either side of the limit). Usage:
 
-    /usr/bin/python3 tests/daemon/hostile/run.py [--only SUBSTRING] [--list]
+    /usr/bin/python3 tests/daemon/hostile/run.py [--bounds] [--only SUBSTRING] [--list]
 
 Prints one line per check and `hostile: N passed, M failed`; exits 1 on any
 failure. ATTND_BIN picks the binary (default build/attnd).
@@ -142,7 +147,7 @@ def send_case(port, case):
     return r
 
 
-def check_answer(report, name, case, r):
+def check_answer(report, name, case, r, bounds):
     exp = case["expect"]
     got_code, got_ptr = r.error_fields()
     why = []
@@ -162,14 +167,16 @@ def check_answer(report, name, case, r):
         why.append("body is not JSON: %r" % r.body[:80])
     if exp.get("no_continue") and 100 in r.interim:
         why.append("sent 100 Continue")
-    if "max_seconds" in exp and r.elapsed > exp["max_seconds"]:
+    if bounds and "max_seconds" in exp and r.elapsed > exp["max_seconds"]:
         why.append("answered in %.2f s, limit %.2f s" % (r.elapsed, exp["max_seconds"]))
     return report.check(name, not why, "; ".join(why) + " (%s)" % r.body[:160])
 
 
-def healthy(report, name, d):
+def healthy(report, name, d, bounds):
     if not d.alive():
         return report.check(name + " alive", False, "daemon exited with %s" % d.proc.returncode)
+    if not bounds:
+        return True
     ms = attnd.healthz_ms(d.port)
     if ms is None or ms >= HEALTHZ_MS:
         # one retry absorbs a scheduler hiccup on a busy 2-CPU machine; an
@@ -234,6 +241,8 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--bounds", action="store_true",
+                    help="also check latency (max_seconds, /healthz) and memory")
     args = ap.parse_args()
     cases = load_cases(args.only)
     if args.list:
@@ -249,12 +258,16 @@ def main():
                 d = attnd.Daemon(flags + ["--threads", str(WORKERS)])
                 daemons[key] = d
                 warm_up(d)
-                rss_cold = attnd.settle_rss(d, 0.2)
-                warm_up_cases(d, [c for c in cases if c[1].get("daemon", "default") == key], WORKERS)
-                base[key] = (attnd.settle_rss(d), d.fds())
-                report.note("daemon %s (pid %d, port %d): RSS %d KiB cold, baseline %d KiB "
-                            "after the warm-up, %d fds"
-                            % (key, d.pid, d.port, rss_cold, base[key][0], base[key][1]))
+                if args.bounds:  # the memory baseline: every arena at its working size
+                    rss_cold = attnd.settle_rss(d, 0.2)
+                    warm_up_cases(d, [c for c in cases if c[1].get("daemon", "default") == key],
+                                  WORKERS)
+                    base[key] = (attnd.settle_rss(d), d.fds())
+                    report.note("daemon %s (pid %d, port %d): RSS %d KiB cold, baseline %d KiB "
+                                "after the warm-up, %d fds"
+                                % (key, d.pid, d.port, rss_cold, base[key][0], base[key][1]))
+                else:
+                    base[key] = (None, d.fds())
         slowest = (0.0, "")
         for rnd in range(args.rounds):
             for name, case in cases:
@@ -265,21 +278,22 @@ def main():
                     report.check(name, False, "could not send: %s" % e)
                     continue
                 slowest = max(slowest, (r.elapsed, name))
-                check_answer(report, name, case, r)
-                healthy(report, name, d)
-            if args.rounds > 1:
+                check_answer(report, name, case, r, args.bounds)
+                healthy(report, name, d, args.bounds)
+            if args.rounds > 1 and args.bounds:
                 for key, d in daemons.items():
                     report.note("round %d: %s RSS %d KiB" % (rnd + 1, key, attnd.settle_rss(d, 0.5)))
         report.note("slowest case: %s (%.2f s)" % (slowest[1], slowest[0]))
         for key, d in daemons.items():
             rss0, fds0 = base[key]
             fds = attnd.wait_until(lambda: d.fds() <= fds0 + FD_SLACK and d.fds(), 5.0) or d.fds()
-            rss = attnd.settle_rss(d)
-            limit = rss0 + max(TOLERANCE_KIB, int(rss0 * TOLERANCE_FRACTION))
-            attnd.memory_check(report, d, "%s memory back at baseline" % key, 0 < rss <= limit,
-                               "RSS %d KiB, baseline %d KiB, limit %d KiB" % (rss, rss0, limit))
-            report.note("%s: RSS %d KiB after (baseline %d, limit %d); fds %d (baseline %d)"
-                        % (key, rss, rss0, limit, fds, fds0))
+            if args.bounds:
+                rss = attnd.settle_rss(d)
+                limit = rss0 + max(TOLERANCE_KIB, int(rss0 * TOLERANCE_FRACTION))
+                attnd.memory_check(report, d, "%s memory back at baseline" % key, 0 < rss <= limit,
+                                   "RSS %d KiB, baseline %d KiB, limit %d KiB" % (rss, rss0, limit))
+                report.note("%s: RSS %d KiB after (baseline %d, limit %d)" % (key, rss, rss0, limit))
+            report.note("%s: fds %d (baseline %d)" % (key, fds, fds0))
             report.check("%s descriptors back at baseline" % key, 0 < fds <= fds0 + FD_SLACK,
                          "%d fds, baseline %d" % (fds, fds0))
             rc = d.stop()

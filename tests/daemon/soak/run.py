@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""run.py: the soak (`make soak`; a short one in `make test`).
+"""run.py: the soak (`make soak`).
 
 wrk drives a mix of valid, invalid and oversized requests (tests/lib/
 mix.lua picks a body at random for every request) at one attnd for a bounded
