@@ -23,8 +23,8 @@
 //      method, OPTIONS preflight, 404 for an unknown path, 415, 400, X-Request-Id.
 //   6. A second daemon with --no-builtins --api-key --max-body: 401 on every route
 //      that needs the key, open routes without it, /readyz 503, 503 not_ready, 413.
-// Daemons listen on 127.0.0.1 with --port 0 and are stopped at the end.
-import { execFile, spawn } from "node:child_process";
+// Daemons (./daemon.mjs) listen on 127.0.0.1 with --port 0 and are stopped at the end.
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { dirname, resolve } from "node:path";
@@ -34,12 +34,12 @@ import { isDeepStrictEqual, promisify } from "node:util";
 import Ajv2020 from "ajv/dist/2020.js";
 import YAML from "yaml";
 
+import { ATTND, startDaemon, stopDaemon } from "./daemon.mjs";
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const ATTND = process.env.ATTND ?? resolve(ROOT, "build/attnd");
 const SPEC_PATH = resolve(ROOT, "api/openapi.yaml");
 const SPEC_ID = "urn:attnd:openapi";
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
-const START_TIMEOUT_MS = 30000;
 const API_KEY = "contract-test-key";
 const SMALL_MAX_BODY = 1024;
 
@@ -207,63 +207,9 @@ function isV2(path) {
 	return path === "/v2" || path.startsWith("/v2/");
 }
 
-// ---- the daemon --------------------------------------------------------------
+// ---- the daemon (started by ./daemon.mjs) ------------------------------------
 
-// Every daemon started, so that none outlives this process, however it ends.
-const started = new Set();
-process.on("exit", () => {
-	for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
-});
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => process.exit(1));
 process.stdout.on("error", () => process.exit(1)); // e.g. piped into head
-
-// Starts attnd on an ephemeral loopback port; resolves to {child, base, stderr()}.
-function startDaemon(extraArgs = []) {
-	const args = ["--host", "127.0.0.1", "--port", "0", ...extraArgs];
-	const child = spawn(ATTND, args, { stdio: ["ignore", "pipe", "pipe"] });
-	started.add(child);
-	let err = "";
-	child.stderr.on("data", (d) => {
-		err = (err + d).slice(-4000);
-	});
-	return new Promise((res, rej) => {
-		let out = "";
-		const timer = setTimeout(() => {
-			child.kill("SIGKILL");
-			rej(new Error(`attnd did not say "listening on" within ${START_TIMEOUT_MS} ms\n${err}`));
-		}, START_TIMEOUT_MS);
-		child.on("error", (e) => {
-			clearTimeout(timer);
-			rej(e);
-		});
-		child.on("exit", (code) => {
-			clearTimeout(timer);
-			rej(new Error(`attnd ${args.join(" ")} exited with ${code} before listening\n${err}`));
-		});
-		child.stdout.on("data", (d) => {
-			out += d;
-			const m = out.match(/listening on (\S+):(\d+)/);
-			if (m) {
-				clearTimeout(timer);
-				child.removeAllListeners("exit");
-				res({ child, base: `http://127.0.0.1:${m[2]}`, stderr: () => err });
-			}
-		});
-	});
-}
-
-// SIGTERM, then SIGKILL if it has not exited within 15 s.
-function stopDaemon(d) {
-	if (!d || d.child.exitCode !== null) return Promise.resolve();
-	return new Promise((res) => {
-		const timer = setTimeout(() => d.child.kill("SIGKILL"), 15000);
-		d.child.on("exit", () => {
-			clearTimeout(timer);
-			res();
-		});
-		d.child.kill("SIGTERM");
-	});
-}
 
 async function send(base, method, path, { body = null, headers = {} } = {}) {
 	const init = { method, headers: { ...headers } };

@@ -4,14 +4,13 @@
 //
 // playwright-core (npm) drives Debian's chromium (/usr/bin/chromium, or
 // $CHROMIUM), headless, with a fresh profile; no browser is ever downloaded.
-// attnd runs on an ephemeral loopback port. Every check reads what the page
+// attnd runs on an ephemeral loopback port (./daemon.mjs). Every check reads what the page
 // drew from its data (window.attnd and the data-* attributes of each heatmap),
 // never from pixels. Each check prints "ok - ..." or "FAIL - ...", then
 // "N passed, M failed"; the exit status is nonzero on any failure.
 //
 // Screenshots for people: build/web-viewer.png (desktop) and
 // build/web-viewer-phone.png (a phone's width).
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -20,13 +19,13 @@ import { fileURLToPath } from "node:url";
 
 import { chromium } from "playwright-core";
 
+import { startDaemon, stopDaemon } from "./daemon.mjs";
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const ATTND = process.env.ATTND ?? resolve(ROOT, "build/attnd");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const SCREENSHOT = resolve(ROOT, "build/web-viewer.png");
 const SCREENSHOT_PHONE = resolve(ROOT, "build/web-viewer-phone.png");
 const SEED_WORDS = ["나는", "맛있는", "사과를", "먹었다"];
-const START_TIMEOUT_MS = 30000;
 const WAIT_MS = 15000;
 
 // ---- results ---------------------------------------------------------------
@@ -67,50 +66,8 @@ process.on("exit", () => {
 		}
 	}
 });
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => process.exit(1));
-
-// Starts attnd on an ephemeral loopback port; resolves to its base URL.
-function startDaemon() {
-	const child = spawn(ATTND, ["--host", "127.0.0.1", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-	cleanups.push(() => child.exitCode === null && child.kill("SIGKILL"));
-	let err = "";
-	child.stderr.on("data", (d) => {
-		err = (err + d).slice(-4000);
-	});
-	return new Promise((res, rej) => {
-		let out = "";
-		const timer = setTimeout(() => rej(new Error(`attnd did not say "listening on"\n${err}`)), START_TIMEOUT_MS);
-		child.on("error", (e) => {
-			clearTimeout(timer);
-			rej(e);
-		});
-		child.on("exit", (code) => {
-			clearTimeout(timer);
-			rej(new Error(`attnd exited with ${code} before listening\n${err}`));
-		});
-		child.stdout.on("data", (d) => {
-			out += d;
-			const m = out.match(/listening on (\S+):(\d+)/);
-			if (m) {
-				clearTimeout(timer);
-				child.removeAllListeners("exit");
-				res({ child, base: `http://127.0.0.1:${m[2]}` });
-			}
-		});
-	});
-}
-
-function stopDaemon(d) {
-	if (!d || d.child.exitCode !== null) return Promise.resolve();
-	return new Promise((res) => {
-		const timer = setTimeout(() => d.child.kill("SIGKILL"), 15000);
-		d.child.on("exit", () => {
-			clearTimeout(timer);
-			res();
-		});
-		d.child.kill("SIGTERM");
-	});
-}
+// (attnd is started by ./daemon.mjs, which also turns SIGINT, SIGTERM and
+// SIGHUP into an exit, so these clean-ups run then too)
 
 // A second origin: one page whose script calls attnd cross-origin.
 function startSecondOrigin(attndBase) {
@@ -361,7 +318,8 @@ async function screenshots(context, base, problemsOnPage) {
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.renders >= 1);
 		await page.screenshot({ path: SCREENSHOT, fullPage: true });
 		await page.setViewportSize({ width: 390, height: 844 });
-		await page.waitForTimeout(200);
+		// the page has the phone's width (reading scrollWidth then lays it out)
+		await settled(page, (w) => window.innerWidth === w, 390);
 		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 		if (overflow > 0) p.push(`the page is ${overflow}px wider than a 390px phone`);
 		await page.screenshot({ path: SCREENSHOT_PHONE, fullPage: true });
