@@ -80,7 +80,7 @@ ATTND      := $(BUILD)/attnd
 
 # tests/<what>/check_*.c: one Check suite a file, grouped by what it tests
 # (engine, common, api, daemon); tests/lib/ holds what they share.
-TEST_SRC   := $(wildcard tests/*/check_*.c)
+TEST_SRC   := $(filter-out tests/lib/%,$(wildcard tests/*/check_*.c))
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_UTIL_SRC := $(wildcard tests/lib/*.c)
 TEST_UTIL_OBJ := $(TEST_UTIL_SRC:%.c=$(BUILD)/%.o)

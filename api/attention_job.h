@@ -1,31 +1,35 @@
 /*
- * attention_job.h: one POST /v1/attention request, decoded. Internal to api/.
+ * attention_job.h: one attention request (POST /v1/attention, or a v2 infer),
+ * typed and ready for the engine. Internal to api/.
  *
- * attention_decode fills a job from the request JSON (strictly: every field
- * checked, every error with its JSON pointer); attention.c runs the engine on
- * it and encodes the answer. Ownership: the job owns every buffer it points
- * to (release with attention_job_release, safe on a zeroed job) except
- * `entry`, which the service owns, and token strings, which point into
- * tok_store or into `root` (a reference the job holds).
+ * Each front end reads its wire format into a job: /v1's JSON
+ * (v1/v1_decode.c), /v2's JSON and binary tensors (v2/v2_infer.c). What both
+ * share takes typed values, never the other's JSON: tokens and texts become
+ * the query (attention_query_from_tokens / _text), a mask's fields become
+ * struct attn_mask (attention_apply_mask), each with where its value came
+ * from, for its errors (api/values.h). attention_run (v1/v1_attention.c)
+ * plans and runs the engine on a job; each front end encodes the answer.
+ *
+ * Ownership: the job owns every buffer it points to (release with
+ * attention_job_release, safe on a zeroed job) except `entry`, which the
+ * service owns, and token labels, which point into tok_store, the model's
+ * vocabulary, or the front end's parsed request, which must outlive the job.
  */
 #ifndef API_ATTENTION_JOB_H
 #define API_ATTENTION_JOB_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "engine/attention.h"
-#include "api/json/fastjson.h"
 #include "engine/mha.h"
 #include "registry.h"
-#include "api/json/json_tensor.h"
+#include "api/engine_error.h"
+#include "api/values.h"
 
 struct attention_job {
 	int small_only; /* in: decline what is not small (API_SMALL_BODY) */
 	int declined;   /* out: small_only, and the request is not small */
-	json_t *root;
-	struct fastjson_pool numbers; /* rows of root's large number arrays */
 	const struct api_model_entry *entry; /* a named model, or NULL */
 	struct attn_model *inline_model;     /* an inline model, or NULL */
 	const struct attn_model *model;      /* the one in use */
@@ -55,36 +59,64 @@ struct attention_job {
 	enum attn_scores_view scores_view;
 	enum api_encoding encoding;
 	int precision;
-};
 
-/* Decodes body into job (zeroed first). Returns 0, or -1 with err set, or
- * -1 with job->declined set when small_only and the request is not small. */
-int attention_decode(const struct api_service *svc, const char *body, size_t len,
-		     int small_only, struct attention_job *job, struct api_error *err);
+	/* where the engine's fields ("query", "attn_mask", ...) came from in
+	 * this front end's request (attention_engine_error) */
+	const struct api_field_where *engine_fields;
+	size_t n_engine_fields;
+};
 
 /* Marks job declined (not small); returns -1 for `return attention_decline(job)`. */
 int attention_decline(struct attention_job *job);
 
 void attention_job_release(struct attention_job *job);
 
+/* ---- what the front ends share (attention_inputs.c) ---------------------- */
+
+/* A token as a front end read it: a string (its bytes, NUL-terminated,
+ * borrowed) or an id (str NULL). */
+struct api_token {
+	const char *str;
+	size_t len;
+	int64_t id;
+};
+
 /*
- * Reads `v`, the value of "tokens" (is_text 0) or "text" (1), into query,
- * tokens, token_ids, q_len, B, Lq, batched and ragged; job->model, entry and
- * root (an object: it keeps the split items alive) must be set. Refuses
- * before allocating when [B, Lq, E] alone passes `limit` bytes.
+ * The query from B items of tokens, item b the len[b] tokens after the
+ * previous items' in tok: ids (in [0, vocab)) or strings (through the
+ * model's vocabulary, or its hash), then rows of the embedding table. Sets B,
+ * Lq, batched, ragged, q_len, query, tokens and token_ids; job->model, entry
+ * and model_name must be set. Refuses before allocating when [B, Lq, E]
+ * alone passes `limit` bytes.
  */
-int attention_decode_tokens(struct attention_job *job, json_t *v, int is_text, size_t limit,
-			    struct api_error *err);
+int attention_query_from_tokens(struct attention_job *job, const struct api_token *tok,
+				const size_t *len, size_t B, int batched,
+				const struct api_where *where, size_t limit, struct api_error *err);
 
-/* Reads the "model" field: a name, or an inline model object. */
-int attention_decode_model(const struct api_service *svc, struct attention_job *job,
-			   struct api_error *err);
+/* The same from B texts (NUL-terminated), each split on ASCII whitespace
+ * into word tokens (kept in job->tok_store). */
+int attention_query_from_text(struct attention_job *job, const char *const *text, size_t B,
+			      int batched, const struct api_where *where, size_t limit,
+			      struct api_error *err);
 
-/* Reads "mask" into job->mask (after the inputs fixed B, Lq, Lk). */
-int attention_decode_mask(struct attention_job *job, struct api_error *err);
+/* Self-attention: the keys are the query's rows (Lk = Lq, k_len = q_len). */
+int attention_self_keys(struct attention_job *job, struct api_error *err);
 
-/* Reads "positional" into job->pos. */
-int attention_decode_positional(struct attention_job *job, struct api_error *err);
+/* The typed fields of a mask that every front end has. */
+struct api_mask_spec {
+	int causal;
+	int bottom_right;      /* causal aligned bottom-right; else the window's rows */
+	size_t window;         /* 0: none */
+	const int64_t *lengths; /* [n_lengths] key lengths in [0, Lk], or NULL */
+	size_t n_lengths;
+	const char *where_lengths;
+};
+
+/* Sets job->mask from spec (after the inputs fixed B, Lq, Lk and the item
+ * lengths): causal, alignment, window, and the key lengths of each item
+ * (padded items' own, capped by spec->lengths). */
+int attention_apply_mask(struct attention_job *job, const struct api_mask_spec *spec,
+			 struct api_error *err);
 
 /* What one forward pass produces; the caller owns it (attention_out_release,
  * safe on a zeroed struct). */
@@ -108,7 +140,9 @@ int attention_run(const struct api_service *svc, struct attention_job *job,
 		  struct attention_out *o, struct api_reply *reply, struct api_error *err);
 void attention_out_release(struct attention_out *o);
 
-/* Maps an engine failure to an API error with the pointer of its field. */
-int api_engine_error(const struct attn_error *aerr, struct api_error *err);
+/* An engine failure as an API error, with the place of its field in the
+ * job's request (job->engine_fields); returns -1. */
+int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,
+			   struct api_error *err);
 
 #endif

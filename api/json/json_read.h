@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "api/error.h"
+#include "api/values.h"
 
 /*
  * Parses body as one JSON object. Malformed JSON (reported with line and
@@ -50,7 +51,6 @@ int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int 
 	     struct api_error *err);
 
 /* ptr + "/" + key into a caller buffer of API_PTR_MAX bytes; returns dst. */
-enum { API_PTR_MAX = 192 };
 const char *req_child(char *dst, const char *ptr, const char *key);
 
 #endif

@@ -1,4 +1,4 @@
-/* tensor.c: reading and writing tensors in the JSON contract (see tensor.h). */
+/* json_tensor.c: reading and writing tensors in the JSON contract (see json_tensor.h). */
 #include "json_tensor.h"
 
 #include <float.h>
@@ -12,23 +12,6 @@
 #include "common/fmt.h"
 #include "engine/sizes.h"
 
-void api_ptr_key(char *dst, size_t dstsz, const char *base, const char *key)
-{
-	size_t len = (size_t)snprintf(dst, dstsz, "%s/", base);
-
-	/* RFC 6901: '~' is written "~0" and '/' is written "~1" */
-	for (const char *k = key; *k && len + 3 < dstsz; k++) {
-		if (*k == '~' || *k == '/') {
-			dst[len++] = '~';
-			dst[len++] = *k == '~' ? '0' : '1';
-		} else {
-			dst[len++] = *k;
-		}
-	}
-	if (len < dstsz)
-		dst[len] = '\0';
-}
-
 /* api_ptr_key into a 192-byte dst, returned for use in an argument list. */
 static const char *api_ptr_key_r(char *dst, const char *base, const char *key)
 {
@@ -36,32 +19,6 @@ static const char *api_ptr_key_r(char *dst, const char *base, const char *key)
 	return dst;
 }
 
-void api_ptr_index(char *dst, size_t dstsz, const char *base, size_t index)
-{
-	char digits[24];
-	size_t n = 0, len = strlen(base);
-
-	do {
-		digits[n++] = (char)('0' + index % 10);
-		index /= 10;
-	} while (index > 0);
-	if (len + n + 2 > dstsz) /* no room: keep the base, truncated */
-		len = n + 2 < dstsz ? dstsz - n - 2 : 0;
-	memmove(dst, base, len);
-	dst[len++] = '/';
-	while (n > 0 && len + 1 < dstsz)
-		dst[len++] = digits[--n];
-	dst[len] = '\0';
-}
-
-void api_tensor_release(struct api_tensor *t)
-{
-	if (t == NULL)
-		return;
-	free(t->data);
-	free(t->lengths);
-	memset(t, 0, sizeof(*t));
-}
 
 /* One element: a number in float32 range, a bool, or a non-finite string. */
 static int read_elem(const json_t *v, const char *ptr, unsigned flags, float *out,

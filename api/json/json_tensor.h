@@ -9,8 +9,8 @@
  * -inf (an additive mask) the strings "-Infinity", "Infinity", "NaN" are read
  * when API_T_NONFINITE is given, as protobuf's JSON mapping writes them.
  *
- * Ownership: api_tensor_read fills a struct api_tensor whose data the caller
- * releases with api_tensor_release (safe on a zeroed or released tensor).
+ * Ownership: api_tensor_read fills a struct api_tensor (api/values.h) whose
+ * data the caller releases with api_tensor_release.
  * Readers never keep the json_t; writers append to a caller's buf.
  */
 #ifndef API_TENSOR_H
@@ -21,19 +21,8 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "api/values.h"
 #include "api/error.h"
-
-enum { API_MAX_RANK = 4 };
-
-struct api_tensor {
-	float *data;
-	size_t rank;
-	size_t shape[API_MAX_RANK];
-	size_t n; /* product of the shape */
-	/* For ragged batches read with API_T_RAGGED: data is padded with zeros to
-	 * [B, Lmax, ...] and lengths[b] is item b's own length (NULL otherwise). */
-	size_t *lengths;
-};
 
 enum api_tensor_flags {
 	API_T_NONFINITE = 1 << 0, /* accept "-Infinity" / "Infinity" / "NaN" strings */
@@ -64,17 +53,10 @@ int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char
 			 size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
 			 struct api_tensor *out, struct api_error *err);
 
-void api_tensor_release(struct api_tensor *t);
-
 /* Reads an array of integers (nested up to rank 2 when allow_batch) in
  * [lo, hi] into a new int64 array; shape as api_tensor. */
 int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64_t **out,
 		  size_t *n, struct api_error *err);
-
-enum api_encoding {
-	API_ENC_FLOAT = 0, /* nested JSON arrays of numbers */
-	API_ENC_BASE64,    /* {"shape": [...], "base64": "..."} */
-};
 
 struct api_writer {
 	struct buf *out;
@@ -90,11 +72,5 @@ struct api_writer {
  */
 int api_tensor_write(struct api_writer *w, const float *x, size_t rank, const size_t *shape);
 
-/*
- * Appends a JSON pointer child: `base` + "/" + key (escaped per RFC 6901), or
- * + "/" + index, into dst (size dstsz, truncated safely).
- */
-void api_ptr_key(char *dst, size_t dstsz, const char *base, const char *key);
-void api_ptr_index(char *dst, size_t dstsz, const char *base, size_t index);
 
 #endif

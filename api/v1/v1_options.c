@@ -1,8 +1,8 @@
 /*
- * attention_options.c: the "model", "mask" and "positional" fields of
- * POST /v1/attention, and engine failures as API errors. See attention_job.h.
+ * v1_options.c: the "model", "mask" and "positional" fields of
+ * POST /v1/attention, and where the engine's fields come from. See v1.h.
  */
-#include "api/attention_job.h"
+#include "v1.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@ static const char *const inline_fields[] = { "d_model",	     "num_heads",	"num_k
 					     "out_proj_bias",  "embed_tokens",	NULL };
 
 /* Reads an optional weight tensor of exactly `shape` (rank 1 or 2). */
-static int read_weight(const struct attention_job *job, const json_t *obj, const char *key,
+static int read_weight(const struct v1_body *in, const json_t *obj, const char *key,
 		       size_t rank, size_t d0, size_t d1, struct api_tensor *t,
 		       struct api_error *err)
 {
@@ -30,7 +30,7 @@ static int read_weight(const struct attention_job *job, const json_t *obj, const
 	if (v == NULL)
 		return 0;
 	req_child(ptr, "/model", key);
-	if (api_tensor_read_pool(&job->numbers, v, ptr, rank, rank, d0 * d1, 0, t, err) != 0)
+	if (api_tensor_read_pool(&in->numbers, v, ptr, rank, rank, d0 * d1, 0, t, err) != 0)
 		return -1;
 	if (rank == 1 && t->shape[0] != d0)
 		return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "must have shape [%zu]", d0);
@@ -41,7 +41,7 @@ static int read_weight(const struct attention_job *job, const json_t *obj, const
 }
 
 /* Explicit weights in PyTorch's layout: in_proj_weight [(H + 2 Hkv) D, E]. */
-static int inline_explicit(struct attention_job *job, const json_t *m,
+static int inline_explicit(const struct v1_body *in, struct attention_job *job, const json_t *m,
 			   const struct attn_model_config *cfg, struct api_error *err)
 {
 	size_t D = cfg->E / cfg->H, rows = (cfg->H + 2 * cfg->Hkv) * D;
@@ -53,11 +53,11 @@ static int inline_explicit(struct attention_job *job, const json_t *m,
 	memset(&w_o, 0, sizeof(w_o));
 	memset(&b_o, 0, sizeof(b_o));
 	memset(&emb, 0, sizeof(emb));
-	if (read_weight(job, m, "in_proj_weight", 2, rows, cfg->E, &w_qkv, err) != 0 ||
-	    read_weight(job, m, "in_proj_bias", 1, rows, 1, &b_qkv, err) != 0 ||
-	    read_weight(job, m, "out_proj_weight", 2, cfg->E, cfg->E, &w_o, err) != 0 ||
-	    read_weight(job, m, "out_proj_bias", 1, cfg->E, 1, &b_o, err) != 0 ||
-	    read_weight(job, m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &emb,
+	if (read_weight(in, m, "in_proj_weight", 2, rows, cfg->E, &w_qkv, err) != 0 ||
+	    read_weight(in, m, "in_proj_bias", 1, rows, 1, &b_qkv, err) != 0 ||
+	    read_weight(in, m, "out_proj_weight", 2, cfg->E, cfg->E, &w_o, err) != 0 ||
+	    read_weight(in, m, "out_proj_bias", 1, cfg->E, 1, &b_o, err) != 0 ||
+	    read_weight(in, m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &emb,
 			err) != 0)
 		goto out;
 	if (w_o.data == NULL || (b_qkv.data == NULL) != (b_o.data == NULL)) {
@@ -73,7 +73,7 @@ static int inline_explicit(struct attention_job *job, const json_t *m,
 	}
 	if (attn_model_new_explicit(&job->inline_model, cfg, w_qkv.data, b_qkv.data, w_o.data,
 				    b_o.data, emb.data, &aerr) != ATTN_OK) {
-		api_engine_error(&aerr, err);
+		attention_engine_error(job, &aerr, err);
 		goto out;
 	}
 	rc = 0;
@@ -106,8 +106,8 @@ static int check_model_memory(const struct attn_model_config *cfg, size_t D, siz
 	return 0;
 }
 
-static int decode_inline(const struct api_service *svc, struct attention_job *job,
-			 json_t *m, struct api_error *err)
+static int decode_inline(const struct api_service *svc, const struct v1_body *in,
+			 struct attention_job *job, json_t *m, struct api_error *err)
 {
 	struct attn_model_config cfg = { 0 };
 	struct attn_error aerr;
@@ -127,7 +127,7 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 				"an inline model needs d_model and num_heads");
 	cfg.bias = bias;
 	if (attn_model_config_check(&cfg, &D, &aerr) != ATTN_OK)
-		return api_engine_error(&aerr, err);
+		return attention_engine_error(job, &aerr, err);
 	if (check_model_memory(&cfg, D, svc->limits.max_request_bytes, err) != 0)
 		return -1;
 	job->model_name = "inline";
@@ -138,7 +138,7 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 			return api_fail(err, API_E_INVALID_MODEL, "/model/bias",
 					"bias is %s but in_proj_bias is %s", bias ? "true" : "false",
 					has_bias ? "given" : "absent");
-		return inline_explicit(job, m, &cfg, err);
+		return inline_explicit(in, job, m, &cfg, err);
 	}
 	{
 		static const char *const explicit_only[] = { "in_proj_bias", "out_proj_weight",
@@ -152,14 +152,14 @@ static int decode_inline(const struct api_service *svc, struct attention_job *jo
 						"explicit weights need in_proj_weight too");
 	}
 	if (attn_model_new_seeded(&job->inline_model, &cfg, seed, &aerr) != ATTN_OK)
-		return api_engine_error(&aerr, err);
+		return attention_engine_error(job, &aerr, err);
 	return 0;
 }
 
-int attention_decode_model(const struct api_service *svc, struct attention_job *job,
-			   struct api_error *err)
+int v1_decode_model(const struct api_service *svc, const struct v1_body *in,
+		    struct attention_job *job, struct api_error *err)
 {
-	json_t *m = json_object_get(job->root, "model");
+	json_t *m = json_object_get(in->root, "model");
 
 	if (m == NULL || json_is_string(m)) {
 		const char *name = m ? json_string_value(m) : NULL;
@@ -177,7 +177,7 @@ int attention_decode_model(const struct api_service *svc, struct attention_job *
 	if (!json_is_object(m))
 		return api_fail(err, API_E_INVALID_TYPE, "/model",
 				"model is a model name or an inline model object");
-	if (decode_inline(svc, job, m, err) != 0)
+	if (decode_inline(svc, in, job, m, err) != 0)
 		return -1;
 	job->model = job->inline_model;
 	return 0;
@@ -189,15 +189,15 @@ static const char *const mask_fields[] = { "causal", "alignment", "window", "all
 					   "bias",   "lengths",	  NULL };
 
 /* allow / bias: [Lq, Lk], [B, Lq, Lk] (as [B, 1, Lq, Lk]) or [B, H, Lq, Lk]. */
-static int decode_user_mask(struct attention_job *job, json_t *v, int is_bool,
-			    struct api_error *err)
+static int decode_user_mask(const struct v1_body *in, struct attention_job *job, json_t *v,
+			    int is_bool, struct api_error *err)
 {
 	const char *ptr = is_bool ? "/mask/allow" : "/mask/bias";
 	struct api_tensor *t = &job->user_mask;
 	struct attn_mask *m = &job->mask;
 	size_t full[4] = { job->B, job->model->H, job->Lq, job->Lk };
 
-	if (api_tensor_read_pool(&job->numbers, v, ptr, 2, 4, (size_t)1 << 31,
+	if (api_tensor_read_pool(&in->numbers, v, ptr, 2, 4, (size_t)1 << 31,
 				 is_bool ? API_T_BOOL : API_T_NEG_INF, t, err) != 0)
 		return -1;
 	m->user_rank = 4;
@@ -225,80 +225,47 @@ static int decode_user_mask(struct attention_job *job, json_t *v, int is_bool,
 	return 0;
 }
 
-/* kv_lengths: each item's own key length, capped by mask.lengths. */
-static int decode_lengths(struct attention_job *job, const json_t *mask, struct api_error *err)
-{
-	const json_t *v = mask ? json_object_get(mask, "lengths") : NULL;
-	int64_t *lens = NULL;
-	size_t n = 0;
-	int padded = 0;
-
-	if (v != NULL) {
-		if (api_ints_read(v, "/mask/lengths", 0, (int64_t)job->Lk, &lens, &n, err) != 0)
-			return -1;
-		if (n != job->B) {
-			free(lens);
-			return api_fail(err, API_E_DIMENSION_MISMATCH, "/mask/lengths",
-					"needs one length per batch item (%zu)", job->B);
-		}
-	}
-	for (size_t b = 0; b < job->B; b++)
-		padded |= job->k_len[b] < job->Lk;
-	if (v == NULL && !padded)
-		return 0;
-	job->kv_lengths = malloc(job->B * sizeof(size_t));
-	if (job->kv_lengths == NULL) {
-		free(lens);
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
-	}
-	for (size_t b = 0; b < job->B; b++) {
-		job->kv_lengths[b] = job->k_len[b];
-		if (lens && (size_t)lens[b] < job->kv_lengths[b])
-			job->kv_lengths[b] = (size_t)lens[b];
-	}
-	free(lens);
-	job->mask.kv_lengths = job->kv_lengths;
-	return 0;
-}
-
-int attention_decode_mask(struct attention_job *job, struct api_error *err)
+/* "mask": "none" or "causal", or an object; its typed fields go to
+ * attention_apply_mask, its allow / bias tensors straight to job->mask. */
+int v1_decode_mask(const struct v1_body *in, struct attention_job *job, struct api_error *err)
 {
 	static const char *const kinds[] = { "none", "causal", NULL };
 	static const char *const alignments[] = { "top_left", "bottom_right", NULL };
-	json_t *m = json_object_get(job->root, "mask");
-	int kind, causal, align;
-	size_t window;
+	struct api_mask_spec spec = { .where_lengths = "/mask/lengths" };
+	json_t *m = json_object_get(in->root, "mask"), *lengths;
+	int64_t *lens = NULL;
+	int kind, rc;
 
 	if (m != NULL && !json_is_object(m)) {
-		if (req_enum(job->root, "mask", "", kinds, 0, &kind, err) != 0)
+		if (req_enum(in->root, "mask", "", kinds, 0, &kind, err) != 0)
 			return -1;
-		job->mask.causal = kind ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
-		return decode_lengths(job, NULL, err);
+		spec.causal = kind;
+		return attention_apply_mask(job, &spec, err);
 	}
 	if (m == NULL)
-		return decode_lengths(job, NULL, err);
+		return attention_apply_mask(job, &spec, err);
 	if (req_known_fields(m, "/mask", mask_fields, err) != 0 ||
-	    req_bool(m, "causal", "/mask", 0, &causal, err) != 0 ||
-	    req_enum(m, "alignment", "/mask", alignments, 0, &align, err) != 0 ||
-	    req_size(m, "window", "/mask", 1, (size_t)1 << 30, 0, &window, err) != 0)
+	    req_bool(m, "causal", "/mask", 0, &spec.causal, err) != 0 ||
+	    req_enum(m, "alignment", "/mask", alignments, 0, &spec.bottom_right, err) != 0 ||
+	    req_size(m, "window", "/mask", 1, (size_t)1 << 30, 0, &spec.window, err) != 0)
 		return -1;
-	job->mask.window = window;
-	if (job->ragged)
-		job->mask.q_lengths = job->q_len; /* each item aligns on its own length */
-	if (causal)
-		job->mask.causal = align ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_TOP_LEFT;
-	else if (align)
-		job->mask.q_offset = (ptrdiff_t)job->Lk - (ptrdiff_t)job->Lq;
 	if (json_object_get(m, "allow") && json_object_get(m, "bias"))
 		return api_fail(err, API_E_INVALID_MASK, "/mask",
 				"give allow (boolean) or bias (additive), not both");
 	if (json_object_get(m, "allow") &&
-	    decode_user_mask(job, json_object_get(m, "allow"), 1, err) != 0)
+	    decode_user_mask(in, job, json_object_get(m, "allow"), 1, err) != 0)
 		return -1;
 	if (json_object_get(m, "bias") &&
-	    decode_user_mask(job, json_object_get(m, "bias"), 0, err) != 0)
+	    decode_user_mask(in, job, json_object_get(m, "bias"), 0, err) != 0)
 		return -1;
-	return decode_lengths(job, m, err);
+	lengths = json_object_get(m, "lengths");
+	if (lengths != NULL && api_ints_read(lengths, "/mask/lengths", 0, (int64_t)job->Lk, &lens,
+					     &spec.n_lengths, err) != 0)
+		return -1;
+	spec.lengths = lens;
+	rc = attention_apply_mask(job, &spec, err);
+	free(lens);
+	return rc;
 }
 
 /* ---- positional -------------------------------------------------------- */
@@ -333,17 +300,18 @@ static int read_positions(const json_t *obj, const char *key, size_t n, double *
 	return *out ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
-int attention_decode_positional(struct attention_job *job, struct api_error *err)
+int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
+			 struct api_error *err)
 {
 	static const char *const styles[] = { "interleaved", "half", NULL };
-	json_t *p = json_object_get(job->root, "positional");
+	json_t *p = json_object_get(in->root, "positional");
 	struct attn_positional *pos = &job->pos;
 	double theta, scaling;
 	size_t rotary, offset;
 	int kind, style;
 
 	if (p == NULL || !json_is_object(p)) {
-		if (req_enum(job->root, "positional", "", pos_kinds, 0, &kind, err) != 0)
+		if (req_enum(in->root, "positional", "", pos_kinds, 0, &kind, err) != 0)
 			return -1;
 		pos->kind = (enum attn_pos_kind)kind;
 		return 0;
@@ -375,7 +343,7 @@ int attention_decode_positional(struct attention_job *job, struct api_error *err
 
 /* ---- engine failures ---------------------------------------------------- */
 
-static const struct api_field_where engine_fields[] = {
+const struct api_field_where v1_engine_fields[] = {
 	{ "query", "/embeddings" },	       { "key", "/key" },
 	{ "value", "/value" },		       { "tokens", "/tokens" },
 	{ "rotary_dim", "/positional/rotary_dim" }, { "q_positions", "/positional/positions" },
@@ -387,13 +355,4 @@ static const struct api_field_where engine_fields[] = {
 	{ "out_proj.bias", "/model/out_proj_bias" }, { "embed_tokens.weight", "/model/embed_tokens" },
 	{ "positional", "/positional" },      { "offset", "/positional/offset" },
 };
-
-int api_engine_error(const struct attn_error *aerr, struct api_error *err)
-{
-	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1)
-		/* q, k or v: the engine's own projections of finite inputs */
-		return api_fail(err, API_E_PROJECTION_OVERFLOW, "/embeddings",
-				"the projected %s overflow float32; scale the inputs down",
-				aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values");
-	return api_engine_fail(err, aerr, engine_fields, sizeof engine_fields / sizeof engine_fields[0]);
-}
+const size_t v1_engine_field_count = sizeof v1_engine_fields / sizeof v1_engine_fields[0];

@@ -39,6 +39,11 @@ struct v2_input {
 	float *f32;		    /* FP32: [n] */
 	int64_t *i64;		    /* INT32, INT64: [n] */
 	json_t *strings;	    /* BYTES: an array of n strings */
+	/* where the input came from: /inputs/<i>/data, its elements by flat
+	 * index, when data was flat JSON; else /inputs/<i> (a copy may move:
+	 * make a struct api_where of these where it is used) */
+	char where_base[API_PTR_MAX];
+	enum api_where_elems where_elems;
 };
 
 /* The binary section of a request (after the JSON header), taken in input order. */

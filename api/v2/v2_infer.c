@@ -46,6 +46,8 @@ static const unsigned role_dtypes[IN_COUNT] = {
 };
 static const char *const out_names[OUT_COUNT] = { "output", "weights", "weights_mean" };
 
+enum { V2_ENGINE_FIELDS = 7 };
+
 static const char *const top_fields[] = { "id", "parameters", "inputs", "outputs", NULL };
 static const char *const param_fields[] = { "causal",	"window",  "alignment",
 					    "positional", "scale",   "softcap",
@@ -63,6 +65,7 @@ struct v2_job {
 	size_t n_out;
 	int weights, binary_default;
 	struct attention_job job;
+	struct api_field_where engine_fields[V2_ENGINE_FIELDS];
 	struct attention_out o;
 	float *mean; /* weights_mean [B, Lq, Lk] when per-head weights come too */
 };
@@ -297,39 +300,63 @@ static int query_from_embeddings(struct v2_job *v, struct api_error *err)
 	return job->q_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
-/* tokens [L] or [B, L] as /v1/attention's "tokens" (ids checked there). */
+/* The place of an input, as the shared steps report it. */
+static struct api_where where_of(const struct v2_input *t)
+{
+	struct api_where w = { t->where_base, t->where_elems };
+
+	return w;
+}
+
+/* tokens [L] or [B, L]: ids into the embedding table, as /v1's "tokens". */
 static int query_from_tokens(struct v2_job *v, size_t limit, struct api_error *err)
 {
 	struct v2_input *t = &v->in[IN_TOKENS];
+	struct api_where where = where_of(t);
 	size_t rows = t->rank == 2 ? t->shape[0] : 1, L = t->shape[t->rank - 1];
-	json_t *tokens;
+	struct api_token *tok;
+	size_t *len;
+	int rc = -1;
 
 	if ((t->rank != 1 && t->rank != 2) || !no_zero_dims(t))
 		return shape_error(v, IN_TOKENS, "[L] or [B, L]", err);
-	tokens = json_array();
-	if (tokens == NULL)
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
-	json_object_set_new(v->job.root, "tokens", tokens);
-	for (size_t b = 0; b < rows; b++) {
-		json_t *row = t->rank == 2 ? json_array() : tokens;
-
-		for (size_t i = 0; i < L; i++)
-			json_array_append_new(row, json_integer((json_int_t)t->i64[b * L + i]));
-		if (t->rank == 2)
-			json_array_append_new(tokens, row);
+	tok = malloc(t->n * sizeof(*tok));
+	len = malloc(rows * sizeof(*len));
+	if (tok == NULL || len == NULL) {
+		api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+		goto out;
 	}
-	return attention_decode_tokens(&v->job, tokens, 0, limit, err);
+	for (size_t k = 0; k < t->n; k++) {
+		tok[k].str = NULL;
+		tok[k].id = t->i64[k];
+	}
+	for (size_t b = 0; b < rows; b++)
+		len[b] = L;
+	rc = attention_query_from_tokens(&v->job, tok, len, rows, t->rank == 2, &where, limit, err);
+out:
+	free(tok);
+	free(len);
+	return rc;
 }
 
-/* text [B]: a batch of strings, as /v1/attention's "text" array. */
+/* text [B]: a batch of strings, each split on whitespace as /v1's "text". */
 static int query_from_text(struct v2_job *v, size_t limit, struct api_error *err)
 {
 	struct v2_input *t = &v->in[IN_TEXT];
+	struct api_where where = where_of(t);
+	const char **text;
+	int rc;
 
 	if (t->rank != 1 || !no_zero_dims(t))
 		return shape_error(v, IN_TEXT, "[B], one string per item", err);
-	json_object_set(v->job.root, "text", t->strings);
-	return attention_decode_tokens(&v->job, t->strings, 1, limit, err);
+	text = malloc(t->n * sizeof(*text));
+	if (text == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t b = 0; b < t->n; b++)
+		text[b] = json_string_value(json_array_get(t->strings, b));
+	rc = attention_query_from_text(&v->job, text, t->n, 1, &where, limit, err);
+	free((void *)text);
+	return rc;
 }
 
 /* Moves an FP32 input into an api_tensor (the job's key or value). */
@@ -352,13 +379,8 @@ static int key_value(struct v2_job *v, struct api_error *err)
 
 	if (!v->has[IN_KEY] && v->has[IN_VALUE])
 		return shape_error(v, IN_VALUE, "given with a key", err);
-	if (!v->has[IN_KEY]) {
-		job->Lk = job->Lq;
-		job->k_len = filled(job->B, 0);
-		if (job->k_len)
-			memcpy(job->k_len, job->q_len, job->B * sizeof(size_t));
-		return job->k_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
-	}
+	if (!v->has[IN_KEY])
+		return attention_self_keys(job, err);
 	if (job->batched)
 		snprintf(want, sizeof(want), "[%zu, Lk, %zu] like the query", job->B, E);
 	else
@@ -377,32 +399,39 @@ static int key_value(struct v2_job *v, struct api_error *err)
 	return job->k_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
-/* causal / window / alignment and positional, as /v1/attention's mask and
- * positional fields (so they mean exactly what they mean there). */
+/* causal / window / alignment and positional: the typed mask and kind that
+ * /v1/attention's "mask" and "positional" also come to. */
 static int mask_and_positional(struct v2_job *v, struct api_error *err)
 {
 	static const char *const aligns[] = { "top_left", "bottom_right", NULL };
 	static const char *const kinds[] = { "none", "sinusoidal", "rope", "alibi", NULL };
+	struct api_mask_spec spec = { 0 };
 	const char *ptr = "/parameters";
-	int causal, align, kind;
-	size_t window;
-	json_t *mask;
+	int kind;
 
-	if (req_bool(v->params, "causal", ptr, 0, &causal, err) != 0 ||
-	    req_size(v->params, "window", ptr, 1, (size_t)1 << 30, 0, &window, err) != 0 ||
-	    req_enum(v->params, "alignment", ptr, aligns, 0, &align, err) != 0 ||
+	if (req_bool(v->params, "causal", ptr, 0, &spec.causal, err) != 0 ||
+	    req_size(v->params, "window", ptr, 1, (size_t)1 << 30, 0, &spec.window, err) != 0 ||
+	    req_enum(v->params, "alignment", ptr, aligns, 0, &spec.bottom_right, err) != 0 ||
 	    req_enum(v->params, "positional", ptr, kinds, 0, &kind, err) != 0)
 		return -1;
-	mask = json_pack("{sbss}", "causal", causal, "alignment", aligns[align]);
-	if (mask != NULL && window > 0)
-		json_object_set_new(mask, "window", json_integer((json_int_t)window));
-	if (mask == NULL || json_object_set_new(v->job.root, "mask", mask) != 0 ||
-	    json_object_set_new(v->job.root, "positional", json_string(kinds[kind])) != 0)
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
-	return attention_decode_mask(&v->job, err) != 0 ||
-			       attention_decode_positional(&v->job, err) != 0
-		       ? -1
-		       : 0;
+	v->job.pos.kind = (enum attn_pos_kind)kind;
+	return attention_apply_mask(&v->job, &spec, err);
+}
+
+/* Where the engine's fields came from: the inputs, else the parameters. */
+static void engine_fields(struct v2_job *v)
+{
+	enum role q = v->has[IN_EMBEDDINGS] ? IN_EMBEDDINGS : v->has[IN_TOKENS] ? IN_TOKENS : IN_TEXT;
+	const struct api_field_where map[V2_ENGINE_FIELDS] = {
+		{ "query", v->in[q].where_base },	  { "tokens", v->in[q].where_base },
+		{ "key", v->in[IN_KEY].where_base },	  { "value", v->in[IN_VALUE].where_base },
+		{ "attn_mask", "/parameters" },		  { "kv_lengths", "/parameters" },
+		{ "positional", "/parameters/positional" },
+	};
+
+	memcpy(v->engine_fields, map, sizeof map);
+	v->job.engine_fields = v->engine_fields;
+	v->job.n_engine_fields = V2_ENGINE_FIELDS;
 }
 
 static int wants(const struct v2_job *v, enum out_kind k)
@@ -421,12 +450,10 @@ static int build_job(const struct api_service *svc, const struct api_model_entry
 	double scale, softcap;
 	int rc;
 
-	job->root = json_object();
 	job->entry = e;
 	job->model = e->model;
 	job->model_name = e->name;
-	if (job->root == NULL)
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	engine_fields(v);
 	rc = v->has[IN_EMBEDDINGS] ? query_from_embeddings(v, err)
 	     : v->has[IN_TOKENS]   ? query_from_tokens(v, limit, err)
 				   : query_from_text(v, limit, err);

@@ -25,37 +25,15 @@ void api_v2_error_body(const char *message, struct buf *out)
 	buf_putc(out, '}');
 }
 
-/* Names an input the way a client wrote it: "/tokens/1/3" is element [1, 3]
- * of the input `tokens` (the v1 decoder's pointers use the input names). */
-static void describe_where(const char *ptr, char *out, size_t size)
-{
-	static const char *const inputs[] = { "embeddings", "tokens", "text", "key", "value" };
-
-	out[0] = '\0';
-	if (ptr[0] == '\0')
-		return;
-	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
-		size_t n = strlen(inputs[i]);
-
-		if (strncmp(ptr + 1, inputs[i], n) == 0 && (ptr[n + 1] == '\0' || ptr[n + 1] == '/')) {
-			snprintf(out, size, " (input '%s'%s%s)", inputs[i], ptr[n + 1] ? " at " : "",
-				 ptr + n + 1);
-			return;
-		}
-	}
-	if (strncmp(ptr, "/mask", 5) == 0 || strncmp(ptr, "/positional", 11) == 0)
-		snprintf(out, size, " (at /parameters)");
-	else
-		snprintf(out, size, " (at %s)", ptr);
-}
-
 void v2_reply_error(struct api_reply *reply, const struct api_error *err)
 {
-	char where[sizeof(err->pointer) + 32];
-	char message[sizeof(err->message) + sizeof(where)];
+	char message[sizeof(err->message) + sizeof(err->pointer) + 8];
 
-	describe_where(err->pointer, where, sizeof(where));
-	snprintf(message, sizeof(message), "%s%s", err->message, where);
+	/* the protocol's body has no place of its own for the pointer */
+	if (err->pointer[0] != '\0')
+		snprintf(message, sizeof(message), "%s (at %s)", err->message, err->pointer);
+	else
+		snprintf(message, sizeof(message), "%s", err->message);
 	buf_reset(&reply->body);
 	api_v2_error_body(message, &reply->body);
 	reply->status = err->status; /* the kind's, as /v1 answers it */

@@ -193,6 +193,9 @@ static int read_json(struct v2_input *t, json_t *data, const char *ptr, struct a
 	if (f.at != t->n)
 		return api_fail(err, API_E_SHAPE_MISMATCH, child,
 				"data has %zu elements; its shape needs %zu", f.at, t->n);
+	/* elements are pointed at by their index in a flat array */
+	snprintf(t->where_base, sizeof t->where_base, "%s", child);
+	t->where_elems = json_is_array(json_array_get(data, 0)) ? API_WHERE_NONE : API_WHERE_FLAT;
 	return 0;
 }
 
@@ -333,6 +336,9 @@ int v2_input_read(json_t *in, size_t index, struct v2_binary *bin, size_t max_by
 
 	memset(out, 0, sizeof(*out));
 	api_ptr_index(ptr, sizeof(ptr), "/inputs", index);
+	/* binary data, and nested data, are pointed at as the input */
+	snprintf(out->where_base, sizeof out->where_base, "%s", ptr);
+	out->where_elems = API_WHERE_NONE;
 	if (read_input(in, ptr, bin, max_bytes, out, err) != 0) {
 		v2_input_release(out);
 		return -1;

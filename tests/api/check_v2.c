@@ -656,7 +656,7 @@ START_TEST(test_json_errors)
 		   "exactly one of the inputs embeddings, tokens and text");
 	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
 		   "\"data\":[1,2,64]}]}",
-		   "input 'tokens' at /2");
+		   "id in [0, 64) (at /inputs/0/data/2)");
 	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
 		   "\"data\":[4294967296]}]}",
 		   "not an INT32 integer");

@@ -1,0 +1,246 @@
+/*
+ * attention_inputs.c: the typed inputs of an attention request made ready for
+ * the engine, whichever front end read them (see attention_job.h): tokens and
+ * texts become the query [B, Lq, E] through the model's embedding table, keys
+ * default to the query, and a mask's typed fields become struct attn_mask.
+ * Errors point where the front end says each value came from.
+ */
+#include "api/attention_job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/engine_error.h"
+#include "engine/sizes.h"
+
+/* One of " \t\n\r\f\v" (not NUL): what splits text into words. */
+static int is_ascii_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/*
+ * The words of s, split on ASCII whitespace; returns their count. With tok
+ * (and *store), each word is also copied to *store, NUL-terminated, and
+ * appended to tok; *store advances past them. Without, it only counts.
+ */
+static size_t split_text(const char *s, char **store, struct api_token *tok)
+{
+	char *p = store ? *store : NULL;
+	size_t n = 0;
+
+	while (*s) {
+		const char *word;
+
+		while (is_ascii_space(*s))
+			s++;
+		if (!*s)
+			break;
+		word = s;
+		while (*s && !is_ascii_space(*s))
+			s++;
+		if (tok != NULL) {
+			memcpy(p, word, (size_t)(s - word));
+			tok[n].str = p;
+			tok[n].len = (size_t)(s - word);
+			p += tok[n].len;
+			*p++ = '\0';
+		}
+		n++;
+	}
+	if (store != NULL)
+		*store = p;
+	return n;
+}
+
+/* Token inputs grow into [B, Lq, E] floats: refuse before allocating them when
+ * that alone passes the request memory limit. */
+static int check_embed_memory(size_t limit, size_t B, size_t L, size_t E, const char *where,
+			      struct api_error *err)
+{
+	size_t bytes;
+
+	if (size_mul4(&bytes, B, L, E, sizeof(float)) != 0 || bytes > limit)
+		return api_fail(err, API_E_REQUEST_TOO_LARGE, where,
+				"%zu x %zu tokens of d_model %zu pass the request memory limit of "
+				"%zu MB",
+				B, L, E, limit >> 20);
+	return 0;
+}
+
+static int need_embedding_table(const struct attention_job *job, const struct api_where *where,
+				struct api_error *err)
+{
+	if (job->model->embed != NULL)
+		return 0;
+	return api_fail(err, API_E_NO_EMBEDDING_TABLE, where->base,
+			"model '%s' has no token embedding table; send embeddings",
+			job->model_name);
+}
+
+/* Label and id of token i of item b: strings map through the model's
+ * vocabulary, or its hash when it has none; ids must index the table. */
+static int token_id(struct attention_job *job, const struct api_token *t,
+		    const struct api_where *where, size_t b, size_t i, size_t L, int64_t *id,
+		    const char **label, struct api_error *err)
+{
+	int64_t V = (int64_t)job->model->vocab;
+	char ptr[API_PTR_MAX];
+
+	if (t->str != NULL) {
+		*label = t->str;
+		*id = job->entry ? registry_token_id(job->entry, t->str, t->len)
+				 : (int64_t)(registry_fnv1a(t->str, t->len) % (uint64_t)V);
+		if (*id < 0)
+			return api_fail(err, API_E_UNKNOWN_TOKEN,
+					api_where_elem(ptr, where, job->batched, b, i, L),
+					"'%s' is not in the model's vocabulary", t->str);
+		return 0;
+	}
+	if (t->id < 0 || t->id >= V)
+		return api_fail(err, API_E_TOKEN_OUT_OF_RANGE,
+				api_where_elem(ptr, where, job->batched, b, i, L),
+				"a token is a string or an id in [0, %lld)", (long long)V);
+	*id = t->id;
+	*label = job->entry && job->entry->vocab ? job->entry->vocab[t->id] : NULL;
+	return 0;
+}
+
+int attention_query_from_tokens(struct attention_job *job, const struct api_token *tok,
+				const size_t *len, size_t B, int batched,
+				const struct api_where *where, size_t limit, struct api_error *err)
+{
+	size_t E = job->model->E, L = 0, at = 0;
+
+	if (need_embedding_table(job, where, err) != 0)
+		return -1;
+	job->B = B;
+	job->batched = batched;
+	for (size_t b = 0; b < B; b++) {
+		char ptr[API_PTR_MAX];
+
+		if (len[b] == 0)
+			return api_fail(err, API_E_EMPTY_SEQUENCE,
+					api_where_item(ptr, where, batched, b),
+					"a sequence needs at least one token");
+		L = len[b] > L ? len[b] : L;
+	}
+	if (check_embed_memory(limit, B, L, E, where->base, err) != 0)
+		return -1;
+	/* the answer has [B, Lq, E] numbers: too many for a small request */
+	if (job->small_only && (double)B * (double)L * (double)E > API_SMALL_FLOATS)
+		return attention_decline(job);
+	job->Lq = L;
+	job->q_len = calloc(B, sizeof(size_t));
+	job->tokens = calloc(B * L, sizeof(char *));
+	job->token_ids = calloc(B * L, sizeof(int64_t));
+	job->query = calloc(B * L * E, sizeof(float));
+	if (!job->q_len || !job->tokens || !job->token_ids || !job->query)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t b = 0; b < B; b++) {
+		int64_t *ids = job->token_ids + b * L; /* seek to item b's [L] ids */
+		struct attn_error aerr;
+
+		for (size_t i = 0; i < len[b]; i++)
+			if (token_id(job, &tok[at + i], where, b, i, len[b], &ids[i],
+				     &job->tokens[b * L + i], err) != 0)
+				return -1;
+		at += len[b];
+		job->q_len[b] = len[b];
+		/* seek to query[b, 0, 0] */
+		if (attn_model_embed(job->model, job->query + b * L * E, ids, len[b], &aerr) != ATTN_OK)
+			return attention_engine_error(job, &aerr, err);
+		job->ragged |= len[b] < L;
+	}
+	return 0;
+}
+
+int attention_query_from_text(struct attention_job *job, const char *const *text, size_t B,
+			      int batched, const struct api_where *where, size_t limit,
+			      struct api_error *err)
+{
+	size_t bytes = 0, words = 0, longest = 0, at = 0;
+	struct api_token *tok = NULL;
+	size_t *len = NULL;
+	char *store;
+	int rc = -1;
+
+	if (need_embedding_table(job, where, err) != 0)
+		return -1;
+	for (size_t b = 0; b < B; b++) {
+		size_t n = split_text(text[b], NULL, NULL);
+
+		bytes += strlen(text[b]) + 1;
+		words += n;
+		longest = n > longest ? n : longest;
+	}
+	/* before the words are split (a token each): a 10 MB text would
+	 * otherwise take far more memory to be refused */
+	if (check_embed_memory(limit, B, longest, job->model->E, where->base, err) != 0)
+		return -1;
+	job->tok_store = store = malloc(bytes + 1);
+	tok = malloc((words + 1) * sizeof(*tok));
+	len = malloc(B * sizeof(*len));
+	if (store == NULL || tok == NULL || len == NULL) {
+		api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+		goto out;
+	}
+	for (size_t b = 0; b < B; b++) {
+		len[b] = split_text(text[b], &store, tok + at);
+		at += len[b];
+	}
+	rc = attention_query_from_tokens(job, tok, len, B, batched, where, limit, err);
+out:
+	free(tok);
+	free(len);
+	return rc;
+}
+
+int attention_self_keys(struct attention_job *job, struct api_error *err)
+{
+	job->Lk = job->Lq;
+	job->k_len = malloc(job->B * sizeof(size_t));
+	if (job->k_len == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	memcpy(job->k_len, job->q_len, job->B * sizeof(size_t));
+	return 0;
+}
+
+/* kv_lengths: each item's own key length, capped by the mask's lengths. */
+static int apply_lengths(struct attention_job *job, const struct api_mask_spec *spec,
+			 struct api_error *err)
+{
+	int padded = 0;
+
+	if (spec->lengths != NULL && spec->n_lengths != job->B)
+		return api_fail(err, API_E_DIMENSION_MISMATCH, spec->where_lengths,
+				"needs one length per batch item (%zu)", job->B);
+	for (size_t b = 0; b < job->B; b++)
+		padded |= job->k_len[b] < job->Lk;
+	if (spec->lengths == NULL && !padded)
+		return 0;
+	job->kv_lengths = malloc(job->B * sizeof(size_t));
+	if (job->kv_lengths == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t b = 0; b < job->B; b++) {
+		job->kv_lengths[b] = job->k_len[b];
+		if (spec->lengths && (size_t)spec->lengths[b] < job->kv_lengths[b])
+			job->kv_lengths[b] = (size_t)spec->lengths[b];
+	}
+	job->mask.kv_lengths = job->kv_lengths;
+	return 0;
+}
+
+int attention_apply_mask(struct attention_job *job, const struct api_mask_spec *spec,
+			 struct api_error *err)
+{
+	job->mask.window = spec->window;
+	if (job->ragged)
+		job->mask.q_lengths = job->q_len; /* each item aligns on its own length */
+	if (spec->causal)
+		job->mask.causal = spec->bottom_right ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_TOP_LEFT;
+	else if (spec->bottom_right)
+		job->mask.q_offset = (ptrdiff_t)job->Lk - (ptrdiff_t)job->Lq;
+	return apply_lengths(job, spec, err);
+}

@@ -1,0 +1,47 @@
+/* attention_job.c: a job's lifetime and its engine errors (see attention_job.h). */
+#include "api/attention_job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void attention_job_release(struct attention_job *job)
+{
+	attn_model_free(job->inline_model);
+	free(job->query);
+	api_tensor_release(&job->key);
+	api_tensor_release(&job->value);
+	free(job->q_len);
+	free(job->k_len);
+	free((void *)job->tokens);
+	free(job->token_ids);
+	free(job->tok_store);
+	free(job->kv_lengths);
+	api_tensor_release(&job->user_mask);
+	free(job->allow);
+	free(job->q_positions);
+	free(job->k_positions);
+	memset(job, 0, sizeof(*job));
+}
+
+int attention_decline(struct attention_job *job)
+{
+	job->declined = 1;
+	return -1;
+}
+
+int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,
+			   struct api_error *err)
+{
+	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1) {
+		/* q, k or v: the engine's own projections of finite inputs */
+		const struct attn_error query = { .field = "query" };
+		char where[API_PTR_MAX] = "";
+
+		api_engine_fail(err, &query, job->engine_fields, job->n_engine_fields);
+		memcpy(where, err->pointer, sizeof where);
+		return api_fail(err, API_E_PROJECTION_OVERFLOW, where,
+				"the projected %s overflow float32; scale the inputs down",
+				aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values");
+	}
+	return api_engine_fail(err, aerr, job->engine_fields, job->n_engine_fields);
+}

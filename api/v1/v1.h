@@ -1,0 +1,53 @@
+/*
+ * v1.h: POST /v1/attention's JSON, read into an attention job. Internal to
+ * api/v1/.
+ *
+ *   v1_decode.c     the body: inputs (embeddings, tokens, text), key, value,
+ *                   the output options; the order of the steps
+ *   v1_options.c    "model" (a name, or an inline model), "mask", "positional"
+ *   v1_attention.c  the handler: decode, run (api/attention_run.c), encode
+ *
+ * Ownership: a struct v1_body owns the parsed JSON (v1_body_release, safe on
+ * a zeroed body); a job decoded from it borrows its strings, so the body is
+ * released after the job.
+ */
+#ifndef API_V1_H
+#define API_V1_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "api/attention_job.h"
+#include "api/json/fastjson.h"
+#include "api/json/json_read.h"
+#include "api/json/json_tensor.h"
+
+struct v1_body {
+	json_t *root;
+	struct fastjson_pool numbers; /* rows of root's large number arrays */
+};
+
+void v1_body_release(struct v1_body *in);
+
+/* Decodes body into in and job (both zeroed first). Returns 0, or -1 with err
+ * set, or -1 with job->declined set when small_only and the request is not
+ * small. */
+int v1_decode(const struct api_service *svc, const char *body, size_t len, int small_only,
+	      struct v1_body *in, struct attention_job *job, struct api_error *err);
+
+/* Reads the "model" field: a name, or an inline model object. */
+int v1_decode_model(const struct api_service *svc, const struct v1_body *in,
+		    struct attention_job *job, struct api_error *err);
+
+/* Reads "mask" into job->mask (after the inputs fixed B, Lq, Lk). */
+int v1_decode_mask(const struct v1_body *in, struct attention_job *job, struct api_error *err);
+
+/* Reads "positional" into job->pos. */
+int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
+			 struct api_error *err);
+
+/* Where the engine's fields come from in a /v1/attention body. */
+extern const struct api_field_where v1_engine_fields[];
+extern const size_t v1_engine_field_count;
+
+#endif
