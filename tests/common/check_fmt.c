@@ -30,6 +30,7 @@
 #include "common/buf.h"
 #include "common/fmt.h"
 #include "tests/lib/light.h"
+#include "tests/lib/suite_main.h"
 #include "engine/prng.h"
 
 /* ---- fmt: helpers -------------------------------------------------------- */
@@ -646,13 +647,7 @@ static Suite *fmt_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(fmt_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, fmt_suite, NULL);
 }

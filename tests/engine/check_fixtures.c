@@ -15,7 +15,6 @@
  * freed, so the suite stays leak-free under valgrind with CK_FORK=no.
  */
 #include <check.h>
-#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 
 #include "tests/lib/case_files.h"
 #include "tests/lib/fixture_case.h"
+#include "tests/lib/suite_main.h"
 #include "engine/mha.h"
 #include "engine/model.h"
 #define TOL_ABS 1e-5
@@ -338,18 +338,14 @@ static Suite *fixtures_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr;
-	int failed;
-
 	/* attn_sdpa's threads each call BLAS: keep OpenBLAS itself single-threaded */
-	openblas_set_num_threads(1);
-	fixture_list(&fixtures);
-	sr = srunner_create(fixtures_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	case_list_release(&fixtures);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	static const struct suite_main_opts opts = {
+	    .one_blas_thread = true,
+	    .cases = &fixtures,
+	    .list_cases = fixture_list,
+	};
+
+	return suite_main(argc, argv, fixtures_suite, &opts);
 }

@@ -22,6 +22,7 @@
 
 #include "tests/lib/light.h"
 #include "tests/lib/seeded.h"
+#include "tests/lib/suite_main.h"
 
 /* ---- tile kernels ----------------------------------------------------- */
 
@@ -334,13 +335,7 @@ static Suite *kernels_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(kernels_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, kernels_suite, NULL);
 }

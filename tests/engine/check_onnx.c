@@ -18,7 +18,6 @@
  * recorded as a message and asserted only after cleanup, so the suite is
  * leak-free under CK_FORK=no as well.
  */
-#include <cblas.h>
 #include <check.h>
 #include <math.h>
 #include <stddef.h>
@@ -31,6 +30,7 @@
 #include "tests/lib/case_files.h"
 #include "tests/lib/half.h"
 #include "tests/lib/onnx_case.h"
+#include "tests/lib/suite_main.h"
 
 /* ------------------------------------------------------------------------ */
 /* The case as an engine request                                             */
@@ -510,8 +510,9 @@ static Suite *onnx_suite(void)
 	return s;
 }
 
-/* How many results the "cases" TCase produced: each file must have run. */
-static size_t count_case_results(SRunner *sr)
+/* After the run: the "cases" TCase produced a result for each of the
+ * ONNX_CASE_COUNT files; -1, said on stderr, when fewer (or more) ran. */
+static int all_cases_ran(SRunner *sr)
 {
 	TestResult **results = srunner_results(sr);
 	size_t n = (size_t)srunner_ntests_run(sr), ran = 0;
@@ -521,29 +522,21 @@ static size_t count_case_results(SRunner *sr)
 			ran++;
 	}
 	free(results);
-	return ran;
+	if (ran == ONNX_CASE_COUNT)
+		return 0;
+	fprintf(stderr, "check_onnx: %zu of %d conformance cases ran\n", ran, ONNX_CASE_COUNT);
+	return -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr;
-	size_t ran;
-	int failed;
-
 	/* Threads come from attn_sdpa.threads; BLAS itself stays single-threaded. */
-	openblas_set_num_threads(1);
-	onnx_case_list(&cases);
+	static const struct suite_main_opts opts = {
+	    .one_blas_thread = true,
+	    .cases = &cases,
+	    .list_cases = onnx_case_list,
+	    .after_run = all_cases_ran,
+	};
 
-	sr = srunner_create(onnx_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	ran = count_case_results(sr);
-	srunner_free(sr);
-	if (ran != ONNX_CASE_COUNT) {
-		fprintf(stderr, "check_onnx: %zu of %d conformance cases ran\n", ran,
-			ONNX_CASE_COUNT);
-		failed++;
-	}
-	case_list_release(&cases);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, onnx_suite, &opts);
 }

@@ -27,6 +27,7 @@
 #include "engine/model.h"
 #include "engine/safetensors.h"
 #include "tests/lib/st_util.h"
+#include "tests/lib/suite_main.h"
 
 #define TOL_ABS 1e-5
 #define TOL_REL 1e-4
@@ -481,7 +482,7 @@ static Suite *safetensors_fixtures_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return st_run_suite(safetensors_fixtures_suite());
+	return suite_main(argc, argv, safetensors_fixtures_suite, NULL);
 }

@@ -17,6 +17,7 @@
 
 #include "engine/safetensors.h"
 #include "tests/lib/st_util.h"
+#include "tests/lib/suite_main.h"
 
 /* Every proper prefix of a valid file fails as TRUNCATED, reading only it. */
 START_TEST(test_truncated_everywhere)
@@ -278,7 +279,7 @@ static Suite *safetensors_format_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return st_run_suite(safetensors_format_suite());
+	return suite_main(argc, argv, safetensors_format_suite, NULL);
 }

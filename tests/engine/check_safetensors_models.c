@@ -25,6 +25,7 @@
 #include "engine/model.h"
 #include "engine/safetensors.h"
 #include "tests/lib/st_util.h"
+#include "tests/lib/suite_main.h"
 
 /* x[0, n) == st_tvalue(t, 0..n). */
 static void ck_assert_tensor(const float *x, size_t t, size_t n, const char *what)
@@ -677,7 +678,7 @@ static Suite *safetensors_models_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return st_run_suite(safetensors_models_suite());
+	return suite_main(argc, argv, safetensors_models_suite, NULL);
 }

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "tests/lib/light.h"
+#include "tests/lib/suite_main.h"
 #include "engine/mha.h"
 #include "engine/model.h"
 #include "engine/prng.h"
@@ -240,13 +241,7 @@ static Suite *workers_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(workers_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, workers_suite, NULL);
 }

@@ -212,14 +212,3 @@ enum attn_status st_load_specs(const struct st_spec *s, size_t n, size_t H, cons
 	free(f);
 	return st;
 }
-
-int st_run_suite(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}

@@ -74,9 +74,6 @@ enum attn_status st_load_bytes(const uint8_t *file, size_t len, size_t H, const 
 enum attn_status st_load_specs(const struct st_spec *s, size_t n, size_t H, const char *prefix,
 			       struct attn_model **m, struct attn_error *err);
 
-/* Runs suite s (taking it) in CK_NORMAL mode: the exit status for main. */
-int st_run_suite(Suite *s);
-
 /* Asserts a failure with status st whose message holds want. */
 #define st_assert_fails(got, err, st, want)                                                        \
 	do {                                                                                       \
