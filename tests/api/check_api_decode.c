@@ -16,6 +16,7 @@
 
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
+#include "tests/lib/suite_main.h"
 #include "engine/model.h" /* tiny's embedding table, to check token lookup */
 
 START_TEST(test_embeddings_unbatched)
@@ -383,7 +384,12 @@ static Suite *decode_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return harness_run(decode_suite);
+	static const struct suite_main_opts opts = {
+	    .setup = harness_setup,
+	    .teardown = harness_teardown,
+	};
+
+	return suite_main(argc, argv, decode_suite, &opts);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tests/lib/api_harness.h"
+#include "tests/lib/suite_main.h"
 
 static const json_t *model_named(const json_t *list, const char *name)
 {
@@ -93,7 +94,12 @@ static Suite *get_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return harness_run(get_suite);
+	static const struct suite_main_opts opts = {
+	    .setup = harness_setup,
+	    .teardown = harness_teardown,
+	};
+
+	return suite_main(argc, argv, get_suite, &opts);
 }

@@ -23,6 +23,7 @@
 #include "tests/lib/api_tensor.h"
 #include "tests/lib/case_files.h"
 #include "tests/lib/fixture_case.h"
+#include "tests/lib/suite_main.h"
 
 /* The fixture folder's cases, listed by main. */
 static struct case_list fixtures;
@@ -475,12 +476,14 @@ static Suite *numbers_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	int rc;
+	static const struct suite_main_opts opts = {
+	    .cases = &fixtures,
+	    .list_cases = fixture_list,
+	    .setup = harness_setup,
+	    .teardown = harness_teardown,
+	};
 
-	fixture_list(&fixtures);
-	rc = harness_run(numbers_suite);
-	case_list_release(&fixtures);
-	return rc;
+	return suite_main(argc, argv, numbers_suite, &opts);
 }

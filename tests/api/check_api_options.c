@@ -19,6 +19,7 @@
 
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
+#include "tests/lib/suite_main.h"
 
 /* ------------------------------------------------------------------------ */
 /* mask                                                                     */
@@ -630,7 +631,12 @@ static Suite *options_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return harness_run(options_suite);
+	static const struct suite_main_opts opts = {
+	    .setup = harness_setup,
+	    .teardown = harness_teardown,
+	};
+
+	return suite_main(argc, argv, options_suite, &opts);
 }

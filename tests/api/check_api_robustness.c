@@ -19,6 +19,7 @@
 
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
+#include "tests/lib/suite_main.h"
 #include "engine/model.h"
 
 #if !defined(__SANITIZE_ADDRESS__)
@@ -421,7 +422,12 @@ static Suite *robustness_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return harness_run(robustness_suite);
+	static const struct suite_main_opts opts = {
+	    .setup = harness_setup,
+	    .teardown = harness_teardown,
+	};
+
+	return suite_main(argc, argv, robustness_suite, &opts);
 }

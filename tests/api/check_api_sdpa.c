@@ -20,13 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <signal.h>
-
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
 #include "tests/lib/case_files.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/onnx_case.h"
+#include "tests/lib/suite_main.h"
 
 /* The case files, listed by main. */
 static struct case_list cases;
@@ -294,13 +293,13 @@ static Suite *sdpa_suite(void)
 
 int main(int argc, char **argv)
 {
-	int rc;
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	    .cases = &cases,
+	    .list_cases = onnx_case_list,
+	    .setup = harness_setup,
+	    .teardown = harness_teardown,
+	};
 
-	(void)argc;
-	live_find_attnd(argv[0]);
-	signal(SIGPIPE, SIG_IGN);
-	onnx_case_list(&cases);
-	rc = harness_run(sdpa_suite);
-	case_list_release(&cases);
-	return rc;
+	return suite_main(argc, argv, sdpa_suite, &opts);
 }

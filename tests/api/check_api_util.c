@@ -26,6 +26,8 @@
 #include "engine/prng.h"
 #include "common/jsonstr.h"
 
+#include "tests/lib/suite_main.h"
+
 /* ---- buf --------------------------------------------------------------- */
 
 static void assert_terminated(const struct buf *b)
@@ -589,13 +591,7 @@ static Suite *api_util_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(api_util_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, api_util_suite, NULL);
 }

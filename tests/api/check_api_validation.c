@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tests/lib/api_harness.h"
+#include "tests/lib/suite_main.h"
 
 struct bad_request {
 	const char *name;
@@ -378,7 +379,12 @@ static Suite *validation_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	return harness_run(validation_suite);
+	static const struct suite_main_opts opts = {
+	    .setup = harness_setup,
+	    .teardown = harness_teardown,
+	};
+
+	return suite_main(argc, argv, validation_suite, &opts);
 }

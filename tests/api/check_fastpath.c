@@ -40,6 +40,7 @@
 #include "api/json/fastjson.h"
 #include "common/fmt.h"
 #include "tests/lib/light.h"
+#include "tests/lib/suite_main.h"
 #include "api/json/json_read.h"
 #include "api/service.h"
 #include "api/json/json_tensor.h"
@@ -875,13 +876,7 @@ static Suite *fastpath_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(fastpath_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, fastpath_suite, NULL);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
 
 enum { MAXF = 1024 };
 
@@ -783,6 +784,9 @@ static Suite *v2_suite(void)
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	return live_run(v2_suite(), argv[0]);
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	};
+
+	return suite_main(argc, argv, v2_suite, &opts);
 }

@@ -13,6 +13,8 @@
 
 #include "api/vocab.h"
 
+#include "tests/lib/suite_main.h"
+
 /* Parses the NUL-terminated text s for `rows` rows, expecting success. */
 static void parse_ok(struct api_vocab *v, const char *s, size_t rows)
 {
@@ -249,13 +251,7 @@ static Suite *vocab_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *runner = srunner_create(vocab_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed == 0 ? 0 : 1;
+	return suite_main(argc, argv, vocab_suite, NULL);
 }

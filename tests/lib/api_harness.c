@@ -102,26 +102,24 @@ TCase *harness_tcase(Suite *s, const char *name, int timeout)
 	return tc;
 }
 
-int harness_run(Suite *(*make_suite)(void))
+int harness_setup(void)
 {
 	struct api_error err;
-	SRunner *sr;
-	int failed;
 
 	openblas_set_num_threads(1);
 	harness_service = api_service_new(&harness_limits);
 	if (harness_service == NULL || api_service_add_builtins(harness_service, &err) != 0) {
 		fprintf(stderr, "api_harness: cannot build the built-in models\n");
-		api_service_free(harness_service);
-		return EXIT_FAILURE;
+		harness_teardown();
+		return -1;
 	}
-	sr = srunner_create(make_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	return 0;
+}
+
+void harness_teardown(void)
+{
 	api_service_free(harness_service);
 	harness_service = NULL;
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 const char *harness_fmt(const char *f, ...)

@@ -8,13 +8,15 @@
  * status below 500, a complete JSON object, content type application/json,
  * and on failure the one error shape {"error": {"code", "message", "pointer"?}}.
  *
- * Ownership: harness_run builds the service once; it is read-only and forked
- * tests inherit it. Whatever a test allocates goes to the arena (harness_keep,
- * harness_keep_json, harness_defer), which the checked teardown of every
- * harness_tcase releases, last in first out: even a failing test leaks
- * nothing under CK_FORK=no. Every function and global here starts with
- * harness_: the Makefile links this file into every test binary. The macros
- * and struct answer are for the API suites, which include this header.
+ * Ownership: harness_setup builds the service once, before the suite runs
+ * (suite_main.h: .setup = harness_setup, .teardown = harness_teardown); it
+ * is read-only and forked tests inherit it. Whatever a test allocates goes to
+ * the arena (harness_keep, harness_keep_json, harness_defer), which the
+ * checked teardown of every harness_tcase releases, last in first out: even
+ * a failing test leaks nothing under CK_FORK=no. Every function and global
+ * here starts with harness_: the Makefile links this file into every test
+ * binary. The macros and struct answer are for the API suites, which include
+ * this header.
  */
 #ifndef ATTN_TESTS_API_HARNESS_H
 #define ATTN_TESTS_API_HARNESS_H
@@ -66,7 +68,7 @@ extern const float harness_x3[3][8];
 /* The service's limits: 256 MB a request, 64 MB a response, inline d_model <= 1024, 1 thread. */
 extern const struct api_limits harness_limits;
 
-/* The service of the built-in models, built by harness_run; read-only. */
+/* The service of the built-in models, built by harness_setup; read-only. */
 extern struct api_service *harness_service;
 
 /* One reply to one request. */
@@ -80,11 +82,13 @@ struct answer {
 };
 
 /*
- * The whole of a suite's main: one BLAS thread (the server's model, and
- * reproducible numbers), the service, then make_suite's suite run in CK_NORMAL.
- * Returns the exit status.
+ * The set-up and tear-down of an API suite's run (struct suite_main_opts):
+ * one BLAS thread (the server's model, and reproducible numbers), then the
+ * service. harness_setup returns 0, or -1 (said on stderr, nothing held)
+ * when the models cannot be built; harness_teardown frees the service.
  */
-int harness_run(Suite *(*make_suite)(void));
+int harness_setup(void);
+void harness_teardown(void);
 
 /* A TCase of s whose teardown releases the arena. */
 TCase *harness_tcase(Suite *s, const char *name, int timeout);
