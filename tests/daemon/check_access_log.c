@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
 
 static char log_path[64];
 
@@ -210,14 +211,9 @@ static Suite *access_log_suite(void)
 
 int main(int argc, char **argv)
 {
-	SRunner *sr;
-	int failed;
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	};
 
-	(void)argc;
-	live_find_attnd(argv[0]);
-	sr = srunner_create(access_log_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, access_log_suite, &opts);
 }

@@ -20,6 +20,8 @@
 
 #include "server/pool.h"
 
+#include "tests/lib/suite_main.h"
+
 enum { WAIT_S = 30 };
 
 /* What the jobs of a test tell it. */
@@ -350,13 +352,7 @@ static Suite *pool_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(pool_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(argc, argv, pool_suite, NULL);
 }

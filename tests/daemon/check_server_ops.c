@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
 
 enum { WAIT_MS = 30000 };
 
@@ -405,6 +406,9 @@ static Suite *server_ops_suite(void)
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	return live_run(server_ops_suite(), argv[0]);
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	};
+
+	return suite_main(argc, argv, server_ops_suite, &opts);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
 
 /* ---- request bodies ------------------------------------------------------ */
 
@@ -296,6 +297,9 @@ static Suite *split_suite(void)
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	return live_run(split_suite(), argv[0]);
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	};
+
+	return suite_main(argc, argv, split_suite, &opts);
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
 
 #define FIXTURE "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors" /* vocab 11, 4 heads */
 #define NO_EMBED "tests/data/fixtures/safetensors/mha_f32.safetensors"      /* vocab 0, 4 heads */
@@ -331,21 +332,28 @@ static void remove_tmp_dir(void)
 	rmdir(tmp_dir);
 }
 
-int main(int argc, char **argv)
+/* Before the run: the vocabulary fixture is there, and tmp_dir made. */
+static int vocab_daemon_setup(void)
 {
-	int rc;
-
-	(void)argc;
 	if (access(FIXTURE, R_OK) != 0) {
 		fprintf(stderr, "check_vocab_daemon: needs %s (run from the repository root)\n",
 			FIXTURE);
-		return 1;
+		return -1;
 	}
 	if (mkdtemp(tmp_dir) == NULL) {
 		perror("check_vocab_daemon: mkdtemp");
-		return 1;
+		return -1;
 	}
-	rc = live_run(vocab_daemon_suite(), argv[0]);
-	remove_tmp_dir();
-	return rc;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	    .setup = vocab_daemon_setup,
+	    .teardown = remove_tmp_dir,
+	};
+
+	return suite_main(argc, argv, vocab_daemon_suite, &opts);
 }

@@ -44,24 +44,6 @@ const char *live_attnd(void)
 	return live_bin;
 }
 
-int live_run(Suite *suite, const char *argv0)
-{
-	SRunner *runner;
-	int failed;
-
-	live_find_attnd(argv0);
-	if (access(live_bin, X_OK) != 0) {
-		fprintf(stderr, "%s: %s is not built (make %s)\n", argv0, live_bin, live_bin);
-		return 1;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed == 0 ? 0 : 1;
-}
-
 /* In the child: stdout to out_fd; stderr to err_fd, or when it is -1 to
  * $ATTND_TEST_LOG (else /dev/null); then exec. */
 static void live_exec(int out_fd, int err_fd, char *const *argv)

@@ -27,12 +27,9 @@ struct live_daemon {
 	unsigned port;
 };
 
-/* A suite's main: finds attnd (live_find_attnd), fails at once when it is
- * not built, ignores SIGPIPE (a daemon may close first), runs the suite and
- * frees it; returns the process's exit status. */
-int live_run(Suite *suite, const char *argv0);
-
-/* $ATTND_BIN, else attnd beside the test binary's directory (build/tests/.. ). */
+/* $ATTND_BIN, else attnd beside the test binary's directory (build/tests/.. ).
+ * A suite that starts the daemon asks suite_main for it (suite_main.h:
+ * .daemon = true), which calls this first and fails when attnd is not built. */
 void live_find_attnd(const char *argv0);
 const char *live_attnd(void);
 
