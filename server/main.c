@@ -52,16 +52,20 @@
  *      when no request is queued, at most --split-threads - 1 of them
  *      (default: all), and runs the engine call on itself plus one thread
  *      per worker lent (api_reply.threads and .workers).
- *   3. Lent workers take no request until the call is over and the worker
- *      returns them. The pool counts running and lent workers under its
- *      queue's lock, so the threads computing never outnumber --threads and
- *      two large requests never count one idle worker twice.
+ *   3. Lent workers take no request until the worker returns them, once
+ *      api_handle has returned: the server does not see the engine call
+ *      end, so they stay lent through the body's parse and the answer's
+ *      encoding too, which run on one thread. The pool counts running and
+ *      lent workers under its queue's lock, so the threads computing never
+ *      outnumber --threads and two large requests never count one idle
+ *      worker twice.
  *   4. The extra threads are kept from call to call (one attn_workers of
  *      --split-threads - 1 threads, started at start-up). A call that
  *      borrowed as many workers as the set has threads runs on them; a
  *      narrower one (some workers were busy), or a second such call at once,
  *      starts threads of its own for the call rather than wake kept ones to
- *      sit out.
+ *      sit out. Kept threads spin some 2 ms after a call, yielding the core,
+ *      then sleep (engine/workers.h): idle, they cost nothing.
  *   Answers do not depend on the thread count (tests/engine/check_workers.c;
  *   tests/daemon/check_split.c end to end). One thing does: each engine
  *   thread's scratch counts against --max-request-mb, so a request within
