@@ -72,7 +72,7 @@ static int check_embed_memory(size_t limit, size_t B, size_t L, size_t E, const 
 static int need_embedding_table(const struct attention_job *job, const struct api_where *where,
 				struct api_error *err)
 {
-	if (job->model->embed != NULL)
+	if (job->model->vocab > 0)
 		return 0;
 	return api_fail(err, API_E_NO_EMBEDDING_TABLE, where->base,
 			"model '%s' has no token embedding table; send embeddings",
@@ -128,19 +128,14 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
 	}
 	if (check_embed_memory(limit, B, L, E, where->base, err) != 0)
 		return -1;
-	/* the answer has [B, Lq, E] numbers: too many for a small request */
-	if (job->small_only && (double)B * (double)L * (double)E > API_SMALL_FLOATS)
-		return attention_decline(job);
 	job->Lq = L;
 	job->q_len = calloc(B, sizeof(size_t));
 	job->tokens = calloc(B * L, sizeof(char *));
 	job->token_ids = calloc(B * L, sizeof(int64_t));
-	job->query = calloc(B * L * E, sizeof(float));
-	if (!job->q_len || !job->tokens || !job->token_ids || !job->query)
+	if (!job->q_len || !job->tokens || !job->token_ids)
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	for (size_t b = 0; b < B; b++) {
 		int64_t *ids = job->token_ids + b * L; /* seek to item b's [L] ids */
-		struct attn_error aerr;
 
 		for (size_t i = 0; i < len[b]; i++)
 			if (token_id(job, &tok[at + i], where, b, i, len[b], &ids[i],
@@ -148,9 +143,6 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
 				return -1;
 		at += len[b];
 		job->q_len[b] = len[b];
-		/* seek to query[b, 0, 0] */
-		if (attn_model_embed(job->model, job->query + b * L * E, ids, len[b], &aerr) != ATTN_OK)
-			return attention_engine_error(job, &aerr, err);
 		job->ragged |= len[b] < L;
 	}
 	return 0;

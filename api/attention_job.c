@@ -7,6 +7,11 @@
 void attention_job_release(struct attention_job *job)
 {
 	attn_model_free(job->inline_model);
+	api_tensor_release(&job->inline_spec.w_qkv);
+	api_tensor_release(&job->inline_spec.b_qkv);
+	api_tensor_release(&job->inline_spec.w_o);
+	api_tensor_release(&job->inline_spec.b_o);
+	api_tensor_release(&job->inline_spec.embed);
 	free(job->query);
 	api_tensor_release(&job->key);
 	api_tensor_release(&job->value);
@@ -21,12 +26,6 @@ void attention_job_release(struct attention_job *job)
 	free(job->q_positions);
 	free(job->k_positions);
 	memset(job, 0, sizeof(*job));
-}
-
-int attention_decline(struct attention_job *job)
-{
-	job->declined = 1;
-	return -1;
 }
 
 int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,

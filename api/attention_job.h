@@ -27,24 +27,44 @@
 #include "api/engine_error.h"
 #include "api/values.h"
 
+/* An inline model as decoded: its shape, and how its weights are made once
+ * the plan allows it (attention_build). */
+struct api_inline_model {
+	int pending;                  /* decoded, its weights not yet made */
+	struct attn_model_config cfg;
+	uint64_t seed;                /* when no explicit weights are given */
+	struct api_tensor w_qkv, b_qkv, w_o, b_o, embed; /* explicit weights, or empty */
+};
+
+/* What a job costs, known before anything large is allocated or built
+ * (attention_plan). */
+struct attention_plan {
+	size_t out_n, w_n, s_n; /* floats of the output, weights and scores */
+	size_t scratch_n;       /* floats of one trimmed item, for ragged answers */
+	size_t ws_bytes;        /* the engine's workspace */
+	double flops;           /* the engine's FLOPs (the answer's usage) */
+	double scores;          /* attention scores B H Lq Lk */
+	int small;              /* answerable on the I/O thread (service.h) */
+};
+
 struct attention_job {
-	int small_only; /* in: decline what is not small (API_SMALL_BODY) */
-	int declined;   /* out: small_only, and the request is not small */
 	const struct api_model_entry *entry; /* a named model, or NULL */
-	struct attn_model *inline_model;     /* an inline model, or NULL */
+	struct attn_model *inline_model;     /* an inline model once built, or NULL */
+	struct api_inline_model inline_spec;
+	struct attn_model shape;             /* an inline model's shape until it is built */
 	const struct attn_model *model;      /* the one in use */
 	const char *model_name;
 
 	size_t B, Lq, Lk;
 	int batched;       /* the input had a batch axis: answers keep it */
-	float *query;      /* [B, Lq, E], padded */
+	float *query;      /* [B, Lq, E], padded; from token_ids at attention_build */
 	struct api_tensor key, value; /* [B, Lk, E] or empty */
 	size_t *q_len;     /* [B] each item's own query length */
 	size_t *k_len;     /* [B] each item's own key length */
 	int ragged;        /* some item is shorter than the padded length */
 
 	const char **tokens; /* [B * Lq] token labels (NULL entries past q_len), or NULL */
-	int64_t *token_ids;  /* [B * Lq] when tokens were ids without a vocabulary */
+	int64_t *token_ids;  /* [B * Lq] rows of the embedding table, or NULL */
 	char *tok_store;     /* storage of split text */
 
 	struct attn_mask mask;
@@ -66,9 +86,6 @@ struct attention_job {
 	size_t n_engine_fields;
 };
 
-/* Marks job declined (not small); returns -1 for `return attention_decline(job)`. */
-int attention_decline(struct attention_job *job);
-
 void attention_job_release(struct attention_job *job);
 
 /* ---- what the front ends share (attention_inputs.c) ---------------------- */
@@ -84,10 +101,10 @@ struct api_token {
 /*
  * The query from B items of tokens, item b the len[b] tokens after the
  * previous items' in tok: ids (in [0, vocab)) or strings (through the
- * model's vocabulary, or its hash), then rows of the embedding table. Sets B,
- * Lq, batched, ragged, q_len, query, tokens and token_ids; job->model, entry
- * and model_name must be set. Refuses before allocating when [B, Lq, E]
- * alone passes `limit` bytes.
+ * model's vocabulary, or its hash), whose rows of the embedding table
+ * attention_build copies. Sets B, Lq, batched, ragged, q_len, tokens and
+ * token_ids; job->model, entry and model_name must be set. Refuses before
+ * allocating when [B, Lq, E] alone passes `limit` bytes.
  */
 int attention_query_from_tokens(struct attention_job *job, const struct api_token *tok,
 				const size_t *len, size_t B, int batched,
@@ -130,14 +147,23 @@ struct attention_out {
 };
 
 /*
- * Runs the layer on a decoded job (attention.c): checks the memory it needs
- * against the limit, allocates o (zeroed by the caller) and fills it; sets
- * reply->compute_ms and flops. Returns 0, or -1 with err set (o may hold
- * partial allocations: release it either way), or -1 with job->declined set
- * before anything is allocated when job->small_only and the work is not small.
+ * The steps after decoding (attention_run.c), each -1 with err set on failure:
+ *   attention_plan   the engine's workspace, the memory of inputs, outputs and
+ *                    answer text, and the work, checked against the service's
+ *                    limits, and whether the job is small (service.h); nothing
+ *                    large is allocated or built before it
+ *   attention_build  an inline model's weights, the query's embedding rows
+ *   attention_run    allocates o (zeroed by the caller; release it either way)
+ *                    and runs the forward pass; sets reply->compute_ms, flops
+ * reply gives the engine threads of the call (service.h).
  */
+int attention_plan(const struct api_service *svc, struct attention_job *job,
+		   const struct api_reply *reply, struct attention_plan *plan,
+		   struct api_error *err);
+int attention_build(struct attention_job *job, struct api_error *err);
 int attention_run(const struct api_service *svc, struct attention_job *job,
-		  struct attention_out *o, struct api_reply *reply, struct api_error *err);
+		  const struct attention_plan *plan, struct attention_out *o,
+		  struct api_reply *reply, struct api_error *err);
 void attention_out_release(struct attention_out *o);
 
 /* An engine failure as an API error, with the place of its field in the

@@ -47,44 +47,51 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->workers = reply->workers;
 }
 
+/* The bytes an inline model's weights take: [(H + 2 Hkv) D, E] and its bias,
+ * [E, E] and its bias, the embedding table [vocab, E]; SIZE_MAX past size_t. */
+static size_t inline_bytes(const struct attention_job *job)
+{
+	const struct attn_model_config *cfg = &job->inline_spec.cfg;
+	size_t rows = 0, floats = 0, tmp = 0, bytes = 0;
+
+	if (!job->inline_spec.pending)
+		return 0;
+	if (size_mul3(&rows, cfg->H + 2 * cfg->Hkv, job->model->D, 1) ||
+	    size_mul(&floats, rows, cfg->E + (cfg->bias ? 1 : 0)) ||
+	    size_mul(&tmp, cfg->E, cfg->E + 1 + cfg->vocab) || size_add(&floats, floats, tmp) ||
+	    size_mul(&bytes, floats, sizeof(float)))
+		return SIZE_MAX;
+	return bytes;
+}
+
 /*
- * The bytes a request will need: inputs, outputs, workspace and the text of
- * the answer (about 16 bytes a float as text, 5.4 in base64), checked.
+ * The bytes a job will need, checked against the limit: outputs and the
+ * text of the answer (about 16 bytes a float as text, 5.4 in base64), the
+ * workspace, the query rows tokens become, and an inline model's weights.
  */
 static int check_memory(const struct api_service *svc, const struct attention_job *job,
-			size_t ws_bytes, size_t *out_n, size_t *w_n, size_t *s_n,
-			struct api_error *err)
+			struct attention_plan *p, struct api_error *err)
 {
 	const struct attn_model *m = job->model;
-	size_t H = m->H, cells = 0, per_head = 0, floats = 0, bytes = 0;
+	size_t H = m->H, cells = 0, per_head = 0, floats = 0, bytes = 0, query = 0;
 	size_t per_float = sizeof(float) + (job->encoding == API_ENC_FLOAT ? 16 : 6);
-	int bad = size_mul3(out_n, job->B, job->Lq, m->E) || size_mul3(&cells, job->B, job->Lq, job->Lk) ||
-		  size_mul(&per_head, cells, H);
+	int bad = size_mul3(&p->out_n, job->B, job->Lq, m->E) ||
+		  size_mul3(&cells, job->B, job->Lq, job->Lk) || size_mul(&per_head, cells, H);
 
-	*w_n = job->weights_mode == ATTN_WEIGHTS_NONE ? 0
-	       : job->weights_mode == ATTN_WEIGHTS_MEAN ? cells : per_head;
-	*s_n = job->scores_view != ATTN_SCORES_NONE ? per_head : 0;
-	bad = bad || size_add(&floats, *out_n, *w_n) || size_add(&floats, floats, *s_n) ||
-	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, ws_bytes);
+	p->w_n = job->weights_mode == ATTN_WEIGHTS_NONE ? 0
+		 : job->weights_mode == ATTN_WEIGHTS_MEAN ? cells : per_head;
+	p->s_n = job->scores_view != ATTN_SCORES_NONE ? per_head : 0;
+	if (job->query == NULL)
+		query = p->out_n * sizeof(float); /* [B, Lq, E]: within out_n's check */
+	bad = bad || size_add(&floats, p->out_n, p->w_n) || size_add(&floats, floats, p->s_n) ||
+	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
+	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes, inline_bytes(job));
 	if (bad || bytes > svc->limits.max_request_bytes)
 		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
 				"this request needs %s%zu MB; the limit is %zu MB",
 				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
 				svc->limits.max_request_bytes >> 20);
 	return 0;
-}
-
-/* The attention scores a request computes: B H Lq Lk. */
-static double scores(const struct attention_job *job)
-{
-	return (double)job->B * (double)job->model->H * (double)job->Lq * (double)job->Lk;
-}
-
-/* Small enough to answer on the I/O thread (service.h)? floats: the answer's. */
-static int is_small(const struct attention_job *job, const struct attn_mha *r, size_t floats)
-{
-	return attn_mha_flops(r) <= API_SMALL_FLOPS && scores(job) <= API_SMALL_CELLS &&
-	       floats <= API_SMALL_FLOATS;
 }
 
 /* The largest one-item tensor the /v1 encoder trims: [H, Lq, Lk] or [Lq, E]. */
@@ -95,45 +102,125 @@ static size_t item_cells(const struct attention_job *job)
 	return w > o ? w : o; /* within the limit check_memory has passed */
 }
 
-static int alloc_outputs(struct attention_out *o, size_t out_n, size_t w_n, size_t s_n,
-			 size_t item_cells, struct api_error *err)
+/*
+ * Small enough to answer on the I/O thread (service.h): a named model (an
+ * inline one is made from d_model alone, which can take seconds), at most
+ * API_SMALL_FLOPS of engine work, API_SMALL_CELLS scores and API_SMALL_FLOATS
+ * numbers in the answer.
+ */
+static int is_small(const struct attention_job *job, const struct attention_plan *p)
 {
-	o->out = malloc(out_n * sizeof(float));
-	o->weights = w_n ? malloc(w_n * sizeof(float)) : NULL;
-	o->scores = s_n ? malloc(s_n * sizeof(float)) : NULL;
-	o->scratch = item_cells ? malloc(item_cells * sizeof(float)) : NULL;
-	o->ws = malloc(o->ws_bytes ? o->ws_bytes : 1);
-	if (!o->out || (w_n && !o->weights) || (s_n && !o->scores) || (item_cells && !o->scratch) ||
-	    !o->ws)
+	return job->entry != NULL && p->flops <= API_SMALL_FLOPS &&
+	       p->scores <= API_SMALL_CELLS && p->out_n + p->w_n + p->s_n <= API_SMALL_FLOATS;
+}
+
+int attention_plan(const struct api_service *svc, struct attention_job *job,
+		   const struct api_reply *reply, struct attention_plan *plan,
+		   struct api_error *err)
+{
+	struct attention_out none = { 0 };
+	struct attn_error aerr;
+	struct attn_mha r;
+
+	memset(plan, 0, sizeof(*plan));
+	request_of(job, &none, svc, reply, &r); /* no outputs yet: sizing only */
+	if (attn_mha_workspace(&r, &plan->ws_bytes, &aerr) != ATTN_OK)
+		return attention_engine_error(job, &aerr, err);
+	plan->flops = attn_mha_flops(&r);
+	plan->scores = (double)job->B * (double)job->model->H * (double)job->Lq * (double)job->Lk;
+	if (check_memory(svc, job, plan, err) != 0 ||
+	    api_check_work(&svc->limits, plan->flops, plan->scores, err) != 0)
+		return -1;
+	plan->scratch_n = job->ragged ? item_cells(job) : 0;
+	plan->small = is_small(job, plan);
+	return 0;
+}
+
+/* An inline model's weights: drawn from its seed, or copied from the request. */
+static int build_inline(struct attention_job *job, struct api_error *err)
+{
+	struct api_inline_model *s = &job->inline_spec;
+	struct attn_error aerr;
+	enum attn_status st;
+
+	if (!s->pending)
+		return 0;
+	if (s->w_qkv.data != NULL)
+		st = attn_model_new_explicit(&job->inline_model, &s->cfg, s->w_qkv.data,
+					     s->b_qkv.data, s->w_o.data, s->b_o.data, s->embed.data,
+					     &aerr);
+	else
+		st = attn_model_new_seeded(&job->inline_model, &s->cfg, s->seed, &aerr);
+	if (st != ATTN_OK)
+		return attention_engine_error(job, &aerr, err);
+	s->pending = 0;
+	job->model = job->inline_model;
+	return 0;
+}
+
+/* The query's rows of the embedding table, for tokens. */
+static int build_query(struct attention_job *job, struct api_error *err)
+{
+	size_t L = job->Lq, E = job->model->E;
+
+	if (job->query != NULL || job->token_ids == NULL)
+		return 0;
+	job->query = calloc(job->B * L * E, sizeof(float));
+	if (job->query == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t b = 0; b < job->B; b++) {
+		struct attn_error aerr;
+
+		/* seek to query[b, 0, 0] and item b's ids */
+		if (attn_model_embed(job->model, job->query + b * L * E, job->token_ids + b * L,
+				     job->q_len[b], &aerr) != ATTN_OK)
+			return attention_engine_error(job, &aerr, err);
+	}
+	return 0;
+}
+
+int attention_build(struct attention_job *job, struct api_error *err)
+{
+	if (build_inline(job, err) != 0 || build_query(job, err) != 0)
+		return -1;
+	return 0;
+}
+
+static int alloc_outputs(struct attention_out *o, const struct attention_plan *p,
+			 struct api_error *err)
+{
+	o->out = malloc(p->out_n * sizeof(float));
+	o->weights = p->w_n ? malloc(p->w_n * sizeof(float)) : NULL;
+	o->scores = p->s_n ? malloc(p->s_n * sizeof(float)) : NULL;
+	o->scratch = p->scratch_n ? malloc(p->scratch_n * sizeof(float)) : NULL;
+	if (!o->out || (p->w_n && !o->weights) || (p->s_n && !o->scores) ||
+	    (p->scratch_n && !o->scratch))
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return 0;
 }
 
 int attention_run(const struct api_service *svc, struct attention_job *job,
-		  struct attention_out *o, struct api_reply *reply, struct api_error *err)
+		  const struct attention_plan *plan, struct attention_out *o,
+		  struct api_reply *reply, struct api_error *err)
 {
 	struct attn_error aerr;
 	struct attn_mha r;
 	struct timespec t0;
-	size_t out_n = 0, w_n = 0, s_n = 0;
 
-	request_of(job, o, svc, reply, &r); /* o->out is still NULL: sizing only */
-	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
-		return attention_engine_error(job, &aerr, err);
-	if (check_memory(svc, job, o->ws_bytes, &out_n, &w_n, &s_n, err) != 0 ||
-	    api_check_work(&svc->limits, attn_mha_flops(&r), scores(job), err) != 0)
+	if (alloc_outputs(o, plan, err) != 0)
 		return -1;
-	if (job->small_only && !is_small(job, &r, out_n + w_n + s_n))
-		return attention_decline(job);
-	if (alloc_outputs(o, out_n, w_n, s_n, job->ragged ? item_cells(job) : 0, err) != 0)
-		return -1;
+	/* the workspace again, now that every buffer is there: the plan
+	 * counted it from the shapes, which fix it */
 	request_of(job, o, svc, reply, &r);
 	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
 		return attention_engine_error(job, &aerr, err);
+	o->ws = malloc(o->ws_bytes ? o->ws_bytes : 1);
+	if (o->ws == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (attn_mha_forward(&r, o->ws, o->ws_bytes, &aerr) != ATTN_OK)
 		return attention_engine_error(job, &aerr, err);
 	reply->compute_ms = api_ms_since(&t0);
-	reply->flops = attn_mha_flops(&r);
+	reply->flops = plan->flops;
 	return 0;
 }

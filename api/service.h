@@ -81,11 +81,12 @@ struct api_reply {
  * model (not an inline one), at most API_SMALL_FLOPS of engine work (as the
  * usage field counts it), API_SMALL_CELLS attention scores (B H Lq Lk, each
  * an exp) and API_SMALL_FLOATS numbers in the answer. Each bound caps a part
- * of its cost (parsing, the engine, the answer's text): in all at most about
- * 30 microseconds on the 2-core bench machine (the seeds' request: 6), about
- * what handing it to another thread and back costs; the server answers such
- * requests on its I/O thread (server/main.c). A request found not small is
- * declined after at most its parse (512 bytes of JSON: some 20 us).
+ * of its cost (parsing, the engine, the answer's text) so that the whole
+ * costs about what handing it to another thread and back costs (the figures
+ * are in bench/README.md); the server answers such requests on its I/O
+ * thread (server/main.c). "Small" is a property of a request's plan: a
+ * request is decoded and planned, never built, before it is found not small
+ * and declined.
  */
 enum {
 	API_SMALL_BODY = 512,
@@ -97,11 +98,10 @@ enum {
 /*
  * The work of a request, in FLOPs, as api_limits.max_request_gflop bounds it:
  * the engine's FLOPs (the usage field's count) plus API_SCORE_FLOPS for each
- * attention score (B H Lq Lk). The FLOPs alone undercount small heads: the
- * seeds' `tiny` (head size 4) runs 23 GFLOP/s against `base`'s 80-90 (head
- * size 64), its time going to each score's exp and softmax instead. With the
- * scores counted, both run at about 100-120 GFLOP/s of work on one core of
- * the bench machine, so the default 2000 is some 20 s of one worker.
+ * attention score (B H Lq Lk). The FLOPs alone undercount small heads, whose
+ * time goes to each score's exp and softmax instead; with the scores
+ * counted, heads of every size run at about the same rate of work
+ * (bench/README.md has the rates and what the default limit takes).
  */
 enum { API_SCORE_FLOPS = 64 };
 
@@ -131,7 +131,7 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 int api_service_set_default(struct api_service *svc, const char *name, struct api_error *err);
 
 /* Adds the built-in models `base` (E 512, H 8, vocab 32000) and `tiny`
- * (E 8, H 2, the seeds' demo scale) and makes `base` the default. */
+ * (E 8, H 2, the scale of the four-word Korean example) and makes `base` the default. */
 int api_service_add_builtins(struct api_service *svc, struct api_error *err);
 
 /* The number of models (readiness: > 0). */

@@ -44,9 +44,11 @@ struct attn_mha {
 	struct attn_workers *workers;  /* as struct attn_sdpa */
 };
 
-/* Validates the request's dimensions and options (not the input values, and
- * out may still be NULL) and stores the workspace size attn_mha_forward needs
- * in *bytes. The forward pass also rejects non-finite inputs. */
+/* Validates the request's dimensions and options (not the input values: query
+ * and out may still be NULL, as a caller plans before it has them; key and
+ * value only say, by being NULL or equal, whether the layer is self-attention
+ * or shares one projection) and stores the workspace size attn_mha_forward
+ * needs in *bytes. The forward pass also rejects non-finite inputs. */
 enum attn_status attn_mha_workspace(const struct attn_mha *req, size_t *bytes,
 				    struct attn_error *err);
 

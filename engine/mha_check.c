@@ -57,8 +57,8 @@ enum attn_status mha_check_request(const struct attn_mha *req, struct attn_error
 {
 	size_t n;
 
-	if (req == NULL || req->model == NULL || req->query == NULL)
-		return attn_fail(err, ATTN_ERR_ARGUMENT, "query", 0, "model and query are required");
+	if (req == NULL || req->model == NULL)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "model", 0, "a model is required");
 	if (req->B == 0)
 		return attn_fail(err, ATTN_ERR_DIMENSION, "batch", 0, "batch must be positive");
 	if (req->Lq == 0 || req->Lk == 0)
@@ -87,6 +87,8 @@ enum attn_status mha_check_values(const struct attn_mha *req, struct attn_error 
 	size_t E = req->model->E;
 	enum attn_status st;
 
+	if (req->query == NULL)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "query", 0, "query is required");
 	if (req->out == NULL)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "out", 0, "out is required");
 	st = attn_check_finite(req->query, req->B * req->Lq * E, "query", err);

@@ -7,10 +7,10 @@
 
 #include "mha.h"
 
-/* The model, dimensions, positional options; out may be NULL when sizing. */
+/* The model, dimensions, positional options; query and out may be NULL when sizing. */
 enum attn_status mha_check_request(const struct attn_mha *req, struct attn_error *err);
 
-/* out is given and every input value is finite (index = flat element). */
+/* query and out are given and every input value is finite (index = flat element). */
 enum attn_status mha_check_values(const struct attn_mha *req, struct attn_error *err);
 
 /* Key positions: the caller's k_positions for cross-attention; in

@@ -25,11 +25,12 @@
  *   hand-off to a worker and back (a condvar wake-up, two epoll_ctl, an
  *   eventfd write), so the I/O thread answers them itself, once the whole
  *   body is in: still no slow client holds a compute thread, and nothing
- *   long runs on the I/O thread. The API checks each bound before the step
- *   it caps and declines a request that passes one (after at most its
- *   parse); the request then goes to the queue as any other. The timings
- *   behind the bounds are in bench/README.md.
- *   tests/check_server.c checks both sides of the line.
+ *   long runs on the I/O thread. The API decodes the request (512 bytes at
+ *   most), plans it, and declines it when the plan is not small, before
+ *   anything large is built (an inline model's weights, the query's
+ *   embedding rows); the request then goes to the queue as any other. The
+ *   timings behind the bounds are in bench/README.md.
+ *   tests/daemon/check_server.c checks both sides of the line.
  * - Cheap GET routes (/v1/models, /version, /openapi.json, /healthz, /readyz,
  *   /metrics, the viewer's embedded files at / and /web/{file}, and the v2
  *   metadata and health routes) are answered inline on the I/O thread.

@@ -29,11 +29,11 @@ struct v1_body {
 
 void v1_body_release(struct v1_body *in);
 
-/* Decodes body into in and job (both zeroed first). Returns 0, or -1 with err
- * set, or -1 with job->declined set when small_only and the request is not
- * small. */
-int v1_decode(const struct api_service *svc, const char *body, size_t len, int small_only,
-	      struct v1_body *in, struct attention_job *job, struct api_error *err);
+/* Decodes body into in and job (both zeroed first): cheap steps only, nothing
+ * built that the plan has not allowed (attention_job.h). Returns 0, or -1
+ * with err set. */
+int v1_decode(const struct api_service *svc, const char *body, size_t len, struct v1_body *in,
+	      struct attention_job *job, struct api_error *err);
 
 /* Reads the "model" field: a name, or an inline model object. */
 int v1_decode_model(const struct api_service *svc, const struct v1_body *in,

@@ -128,20 +128,16 @@ static int encode(const struct attention_job *job, const struct attention_out *o
 
 /* ---- the handler ------------------------------------------------------- */
 
-/* A failed decode or run: the error, or the decline of a request not small. */
-static void answer_failure(struct api_reply *reply, const struct attention_job *job,
-			   const struct api_error *err)
-{
-	if (job->declined)
-		reply->declined = 1;
-	else
-		api_reply_error(reply, err);
-}
-
+/*
+ * decode -> plan -> build -> run -> encode. A call that may answer only a
+ * small request (reply->small_only, on the I/O thread) is declined by its
+ * plan, before anything large is built: the server then queues it.
+ */
 void api_attention(const struct api_service *svc, const char *body, size_t len,
 		   struct api_reply *reply)
 {
 	struct attention_job job;
+	struct attention_plan plan;
 	struct attention_out o;
 	struct v1_body in;
 	struct api_error err;
@@ -155,24 +151,29 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (v1_decode(svc, body, len, reply->small_only, &in, &job, &err) != 0) {
-		answer_failure(reply, &job, &err);
+	if (v1_decode(svc, body, len, &in, &job, &err) != 0 ||
+	    attention_plan(svc, &job, reply, &plan, &err) != 0)
+		goto fail;
+	if (reply->small_only && !plan.small) {
+		reply->declined = 1;
 		goto out;
 	}
+	if (attention_build(&job, &err) != 0)
+		goto fail;
 	reply->parse_ms = api_ms_since(&t0);
-	if (attention_run(svc, &job, &o, reply, &err) != 0) {
-		answer_failure(reply, &job, &err);
-		goto out;
-	}
+	if (attention_run(svc, &job, &plan, &o, reply, &err) != 0)
+		goto fail;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (encode(&job, &o, reply->flops, reply->compute_ms, &reply->body) != 0) {
 		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "",
 			 "the answer exceeds the response limit; ask for fewer outputs or base64");
-		api_reply_error(reply, &err);
-		goto out;
+		goto fail;
 	}
 	reply->status = 200;
 	reply->encode_ms = api_ms_since(&t0);
+	goto out;
+fail:
+	api_reply_error(reply, &err);
 out:
 	attention_out_release(&o);
 	attention_job_release(&job);

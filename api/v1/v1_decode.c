@@ -261,26 +261,17 @@ static int decode_outputs(const struct v1_body *in, struct attention_job *job,
 	return 0;
 }
 
-/* An inline model is never small: a seeded one is made from d_model alone. */
-static int check_small_model(const struct v1_body *in, struct attention_job *job)
-{
-	if (job->small_only && json_is_object(json_object_get(in->root, "model")))
-		return attention_decline(job);
-	return 0;
-}
-
-int v1_decode(const struct api_service *svc, const char *body, size_t len, int small_only,
-	      struct v1_body *in, struct attention_job *job, struct api_error *err)
+int v1_decode(const struct api_service *svc, const char *body, size_t len, struct v1_body *in,
+	      struct attention_job *job, struct api_error *err)
 {
 	memset(in, 0, sizeof(*in));
 	memset(job, 0, sizeof(*job));
-	job->small_only = small_only;
 	job->engine_fields = v1_engine_fields;
 	job->n_engine_fields = v1_engine_field_count;
 	if (req_parse_pooled(body, len, pooled_fields, svc->plain_json ? NULL : &in->numbers,
 			     &in->root, err) != 0 ||
 	    req_known_fields(in->root, "", top_fields, err) != 0 ||
-	    check_small_model(in, job) != 0 || v1_decode_model(svc, in, job, err) != 0 ||
+	    v1_decode_model(svc, in, job, err) != 0 ||
 	    decode_input(in, job, svc->limits.max_request_bytes, err) != 0 ||
 	    decode_kv(in, job, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
 	    v1_decode_positional(in, job, err) != 0 || decode_outputs(in, job, err) != 0)

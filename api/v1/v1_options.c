@@ -40,50 +40,29 @@ static int read_weight(const struct v1_body *in, const json_t *obj, const char *
 	return 0;
 }
 
-/* Explicit weights in PyTorch's layout: in_proj_weight [(H + 2 Hkv) D, E]. */
+/* Explicit weights in PyTorch's layout, in_proj_weight [(H + 2 Hkv) D, E],
+ * kept for attention_build. */
 static int inline_explicit(const struct v1_body *in, struct attention_job *job, const json_t *m,
 			   const struct attn_model_config *cfg, struct api_error *err)
 {
 	size_t D = cfg->E / cfg->H, rows = (cfg->H + 2 * cfg->Hkv) * D;
-	struct api_tensor w_qkv, b_qkv, w_o, b_o, emb;
-	struct attn_error aerr;
-	int rc = -1;
+	struct api_inline_model *s = &job->inline_spec;
 
-	memset(&b_qkv, 0, sizeof(b_qkv));
-	memset(&w_o, 0, sizeof(w_o));
-	memset(&b_o, 0, sizeof(b_o));
-	memset(&emb, 0, sizeof(emb));
-	if (read_weight(in, m, "in_proj_weight", 2, rows, cfg->E, &w_qkv, err) != 0 ||
-	    read_weight(in, m, "in_proj_bias", 1, rows, 1, &b_qkv, err) != 0 ||
-	    read_weight(in, m, "out_proj_weight", 2, cfg->E, cfg->E, &w_o, err) != 0 ||
-	    read_weight(in, m, "out_proj_bias", 1, cfg->E, 1, &b_o, err) != 0 ||
-	    read_weight(in, m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &emb,
+	if (read_weight(in, m, "in_proj_weight", 2, rows, cfg->E, &s->w_qkv, err) != 0 ||
+	    read_weight(in, m, "in_proj_bias", 1, rows, 1, &s->b_qkv, err) != 0 ||
+	    read_weight(in, m, "out_proj_weight", 2, cfg->E, cfg->E, &s->w_o, err) != 0 ||
+	    read_weight(in, m, "out_proj_bias", 1, cfg->E, 1, &s->b_o, err) != 0 ||
+	    read_weight(in, m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &s->embed,
 			err) != 0)
-		goto out;
-	if (w_o.data == NULL || (b_qkv.data == NULL) != (b_o.data == NULL)) {
-		api_fail(err, API_E_INVALID_MODEL, "/model",
-			 "explicit weights need in_proj_weight and out_proj_weight; "
-			 "in_proj_bias and out_proj_bias come together");
-		goto out;
-	}
-	if ((emb.data != NULL) != (cfg->vocab > 0)) {
-		api_fail(err, API_E_INVALID_MODEL, "/model/embed_tokens",
-			 "embed_tokens [vocab_size, d_model] goes with vocab_size");
-		goto out;
-	}
-	if (attn_model_new_explicit(&job->inline_model, cfg, w_qkv.data, b_qkv.data, w_o.data,
-				    b_o.data, emb.data, &aerr) != ATTN_OK) {
-		attention_engine_error(job, &aerr, err);
-		goto out;
-	}
-	rc = 0;
-out:
-	api_tensor_release(&w_qkv);
-	api_tensor_release(&b_qkv);
-	api_tensor_release(&w_o);
-	api_tensor_release(&b_o);
-	api_tensor_release(&emb);
-	return rc;
+		return -1;
+	if (s->w_o.data == NULL || (s->b_qkv.data == NULL) != (s->b_o.data == NULL))
+		return api_fail(err, API_E_INVALID_MODEL, "/model",
+				"explicit weights need in_proj_weight and out_proj_weight; "
+				"in_proj_bias and out_proj_bias come together");
+	if ((s->embed.data != NULL) != (cfg->vocab > 0))
+		return api_fail(err, API_E_INVALID_MODEL, "/model/embed_tokens",
+				"embed_tokens [vocab_size, d_model] goes with vocab_size");
+	return 0;
 }
 
 /* An inline model's weights count against the request memory limit: at the
@@ -130,6 +109,15 @@ static int decode_inline(const struct api_service *svc, const struct v1_body *in
 		return attention_engine_error(job, &aerr, err);
 	if (check_model_memory(&cfg, D, svc->limits.max_request_bytes, err) != 0)
 		return -1;
+	/* the model's shape now; its weights once the plan allows (attention_build) */
+	job->inline_spec.pending = 1;
+	job->inline_spec.cfg = cfg;
+	job->inline_spec.seed = seed;
+	job->shape.E = cfg.E;
+	job->shape.H = cfg.H;
+	job->shape.Hkv = cfg.Hkv ? cfg.Hkv : cfg.H;
+	job->shape.D = D;
+	job->shape.vocab = cfg.vocab;
 	job->model_name = "inline";
 	if (json_object_get(m, "in_proj_weight") != NULL) {
 		int has_bias = json_object_get(m, "in_proj_bias") != NULL;
@@ -151,8 +139,6 @@ static int decode_inline(const struct api_service *svc, const struct v1_body *in
 						req_child(ptr, "/model", explicit_only[i]),
 						"explicit weights need in_proj_weight too");
 	}
-	if (attn_model_new_seeded(&job->inline_model, &cfg, seed, &aerr) != ATTN_OK)
-		return attention_engine_error(job, &aerr, err);
 	return 0;
 }
 
@@ -179,7 +165,7 @@ int v1_decode_model(const struct api_service *svc, const struct v1_body *in,
 				"model is a model name or an inline model object");
 	if (decode_inline(svc, in, job, m, err) != 0)
 		return -1;
-	job->model = job->inline_model;
+	job->model = &job->shape;
 	return 0;
 }
 

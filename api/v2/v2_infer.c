@@ -617,8 +617,10 @@ static int run(const struct api_service *svc, struct v2_job *v, struct api_reply
 {
 	struct attention_job *job = &v->job;
 	size_t H = job->model->H;
+	struct attention_plan plan;
 
-	if (attention_run(svc, job, &v->o, reply, err) != 0)
+	if (attention_plan(svc, job, reply, &plan, err) != 0 || attention_build(job, err) != 0 ||
+	    attention_run(svc, job, &plan, &v->o, reply, err) != 0)
 		return -1;
 	if (wants(v, OUT_WEIGHTS) && wants(v, OUT_MEAN) && mean_of_heads(v, err) != 0)
 		return -1;

@@ -722,10 +722,15 @@ START_TEST(test_small)
 	    "{\"model\":\"tiny\",\"text\":\"a\",\"nope\":1}",
 	    "{\"model\":\"nope\",\"text\":\"a\"}",
 	    "{\"model\":\"tiny\",\"text\":\"\"}",
+	    /* an inline model's decode error: answered, nothing was built */
+	    "{\"model\":{\"d_model\":8,\"num_heads\":2},\"text\":\"a\"}",
 	};
 	static const char *const declined[] = {
 	    "{\"text\":\"a\"}", /* the default model, 512 wide: 2 MFLOP a token */
-	    "{\"model\":{\"d_model\":8,\"num_heads\":2},\"text\":\"a\"}",
+	    /* an inline model is never small: drawing its weights (about 25 ms for
+	     * the second) waits for a worker */
+	    "{\"model\":{\"d_model\":8,\"num_heads\":2,\"vocab_size\":4},\"text\":\"a\"}",
+	    "{\"model\":{\"d_model\":1024,\"num_heads\":1,\"vocab_size\":1000},\"text\":\"a\"}",
 	};
 	char body[2048];
 	size_t len;
