@@ -20,9 +20,8 @@ static const char *api_ptr_key_r(char *dst, const char *base, const char *key)
 }
 
 
-/* One element: a number in float32 range, a bool, or a non-finite string. */
-static int read_elem(const json_t *v, const char *ptr, unsigned flags, float *out,
-		     struct api_error *err)
+int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
+		 struct api_error *err)
 {
 	double x;
 
@@ -183,7 +182,7 @@ static int nested_fill(const struct nested_fill *f, const json_t *v, const char 
 		} else if (json_is_array(e) || fastjson_row(f->pool, e) != NULL) {
 			return api_fail(f->err, API_E_INVALID_SHAPE, child,
 					"nested deeper than the rest of the tensor");
-		} else if (read_elem(e, child, f->flags, &t->data[offset + k], f->err) != 0) {
+		} else if (api_json_f32(e, child, f->flags, &t->data[offset + k], f->err) != 0) {
 			return -1;
 		}
 	}
@@ -345,7 +344,7 @@ static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_r
 		char elem[192];
 
 		api_ptr_index(elem, sizeof(elem), child, k);
-		if (read_elem(json_array_get(data, k), elem, flags, &t->data[k], err) != 0)
+		if (api_json_f32(json_array_get(data, k), elem, flags, &t->data[k], err) != 0)
 			return -1;
 	}
 	return 0;
@@ -377,6 +376,16 @@ int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char
 	return rc;
 }
 
+int api_json_i64(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64_t *out,
+		 struct api_error *err)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return api_fail(err, json_is_integer(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE, ptr,
+				"expected an integer in [%lld, %lld]", (long long)lo, (long long)hi);
+	*out = json_integer_value(v);
+	return 0;
+}
+
 int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64_t **out,
 		  size_t *n, struct api_error *err)
 {
@@ -390,17 +399,12 @@ int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int6
 	if (*out == NULL)
 		return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
 	for (size_t k = 0; k < *n; k++) {
-		const json_t *e = json_array_get(v, k);
-
 		api_ptr_index(child, sizeof(child), ptr, k);
-		if (!json_is_integer(e) || json_integer_value(e) < lo || json_integer_value(e) > hi) {
+		if (api_json_i64(json_array_get(v, k), child, lo, hi, &(*out)[k], err) != 0) {
 			free(*out);
 			*out = NULL;
-			return api_fail(err, json_is_integer(e) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
-					child, "expected an integer in [%lld, %lld]", (long long)lo,
-					(long long)hi);
+			return -1;
 		}
-		(*out)[k] = json_integer_value(e);
 	}
 	return 0;
 }

@@ -53,6 +53,17 @@ int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char
 			 size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
 			 struct api_tensor *out, struct api_error *err);
 
+/*
+ * One element of a tensor, for every front end's reader of number arrays:
+ * a number inside float32's range (with the flags above: a bool, or the
+ * strings of non-finite values), or an integer in [lo, hi]. Errors are 422
+ * at ptr, the element's own pointer.
+ */
+int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
+		 struct api_error *err);
+int api_json_i64(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64_t *out,
+		 struct api_error *err);
+
 /* Reads an array of integers (nested up to rank 2 when allow_batch) in
  * [lo, hi] into a new int64 array; shape as api_tensor. */
 int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64_t **out,

@@ -126,69 +126,70 @@ static int read_params(json_t *in, const char *ptr, int *has_size, size_t *size,
 struct fill {
 	struct v2_input *t;
 	size_t at; /* elements stored */
-	const char *ptr;
 };
 
-static int fill_leaf(struct fill *f, json_t *v, struct api_error *err)
+/* One element at ptr (its JSON pointer), read as /v1 reads tensors' elements. */
+static int fill_leaf(struct fill *f, json_t *v, const char *ptr, struct api_error *err)
 {
 	struct v2_input *t = f->t;
-	double x = json_number_value(v);
-	json_int_t i = json_integer_value(v);
+	int64_t lo = t->dtype == V2_INT32 ? INT32_MIN : INT64_MIN;
+	int64_t hi = t->dtype == V2_INT32 ? INT32_MAX : INT64_MAX;
 
 	if (f->at >= t->n)
-		return api_fail(err, API_E_SHAPE_MISMATCH, f->ptr,
+		return api_fail(err, API_E_SHAPE_MISMATCH, ptr,
 				"data has more elements than the %zu of its shape", t->n);
 	switch (t->dtype) {
 	case V2_FP32:
-		if (!json_is_number(v) || !isfinite(x) || fabs(x) > FLT_MAX)
-			return api_fail(err, API_E_INVALID_NUMBER, f->ptr,
-					"element %zu is not a finite float32 number", f->at);
-		t->f32[f->at] = (float)x;
+		if (api_json_f32(v, ptr, 0, &t->f32[f->at], err) != 0)
+			return -1;
 		break;
 	case V2_INT32:
 	case V2_INT64:
-		if (!json_is_integer(v) ||
-		    (t->dtype == V2_INT32 && (i < INT32_MIN || i > INT32_MAX)))
-			return api_fail(err, API_E_INVALID_NUMBER, f->ptr,
-					"element %zu is not an %s integer", f->at,
-					v2_dtype_name(t->dtype));
-		t->i64[f->at] = (int64_t)i;
+		if (api_json_i64(v, ptr, lo, hi, &t->i64[f->at], err) != 0)
+			return -1;
 		break;
 	case V2_BYTES:
-		if (!json_is_string(v) || json_array_append(t->strings, v) != 0)
-			return api_fail(err, API_E_INVALID_TYPE, f->ptr,
-					"element %zu is not a string", f->at);
+		if (!json_is_string(v))
+			return api_fail(err, API_E_INVALID_TYPE, ptr, "expected a string");
+		if (json_array_append(t->strings, v) != 0)
+			return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 		break;
 	default:
-		return api_fail(err, API_E_UNSUPPORTED_DATATYPE, f->ptr, "unknown datatype");
+		return api_fail(err, API_E_UNSUPPORTED_DATATYPE, ptr, "unknown datatype");
 	}
 	f->at++;
 	return 0;
 }
 
-/* Depth first, so nested arrays are read in row-major order. */
-static int fill_data(struct fill *f, json_t *v, int depth, struct api_error *err)
+/* Depth first, so nested arrays are read in row-major order; ptr is v's. */
+static int fill_data(struct fill *f, json_t *v, const char *ptr, int depth,
+		     struct api_error *err)
 {
 	if (!json_is_array(v))
-		return fill_leaf(f, v, err);
+		return fill_leaf(f, v, ptr, err);
 	if (depth >= NEST_MAX)
-		return api_fail(err, API_E_INVALID_SHAPE, f->ptr,
-				"data is nested deeper than %d arrays", NEST_MAX);
-	for (size_t i = 0; i < json_array_size(v); i++)
-		if (fill_data(f, json_array_get(v, i), depth + 1, err) != 0)
+		return api_fail(err, API_E_INVALID_SHAPE, ptr, "data is nested deeper than %d arrays",
+				NEST_MAX);
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		char child[API_PTR_MAX];
+
+		api_ptr_index(child, sizeof(child), ptr, i);
+		if (fill_data(f, json_array_get(v, i), child, depth + 1, err) != 0)
 			return -1;
+	}
 	return 0;
 }
 
 static int read_json(struct v2_input *t, json_t *data, const char *ptr, struct api_error *err)
 {
 	char child[API_PTR_MAX];
-	struct fill f = { t, 0, req_child(child, ptr, "data") };
+	struct fill f = { t, 0 };
 
+	req_child(child, ptr, "data");
 	if (!json_is_array(data))
 		return api_fail(err, API_E_INVALID_TYPE, child,
 				"data is an array (flat or nested, row-major)");
-	if (fill_data(&f, data, 0, err) != 0)
+	if (fill_data(&f, data, child, 0, err) != 0)
 		return -1;
 	if (f.at != t->n)
 		return api_fail(err, API_E_SHAPE_MISMATCH, child,
