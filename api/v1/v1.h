@@ -4,7 +4,9 @@
  *
  *   v1_decode.c     the body: inputs (embeddings, tokens, text), key, value,
  *                   the output options; the order of the steps
- *   v1_options.c    "model" (a name, or an inline model), "mask", "positional"
+ *   v1_options.c    "model" (a name, or an inline model), "mask", "positional",
+ *                   and what /v1/sdpa reads alike (the answer's options, a
+ *                   boolean mask's bytes)
  *   v1_attention.c  the handler: decode, run (api/attention_run.c), encode
  *
  * Ownership: a struct v1_body owns the parsed JSON (v1_body_release, safe on
@@ -45,6 +47,24 @@ int v1_decode_mask(const struct v1_body *in, struct attention_job *job, struct a
 /* Reads "positional" into job->pos. */
 int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 			 struct api_error *err);
+
+/* The options of an answer, alike in /v1/attention and /v1/sdpa. */
+struct v1_outputs {
+	float scale, softcap;
+	enum attn_weights_mode weights;
+	enum attn_scores_view scores;
+	enum api_encoding encoding;
+	int precision;
+};
+
+/* Reads scale, softcap, weights (absent: default_weights), scores, encoding
+ * and precision from the top of a /v1 body. */
+int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights,
+		      struct v1_outputs *o, struct api_error *err);
+
+/* A boolean mask read as 0.0 / 1.0 floats, as bytes (the engine's form):
+ * a new array of t->n bytes in *out, the caller's to free. */
+int v1_mask_bytes(const struct api_tensor *t, uint8_t **out, struct api_error *err);
 
 /* Where the engine's fields come from in a /v1/attention body. */
 extern const struct api_field_where v1_engine_fields[];

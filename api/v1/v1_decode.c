@@ -234,30 +234,20 @@ static int decode_kv(const struct v1_body *in, struct attention_job *job, struct
 	return 0;
 }
 
-/* scale, softcap, weights, scores, encoding, precision */
+/* The answer's options, as /v1/sdpa reads them too. */
 static int decode_outputs(const struct v1_body *in, struct attention_job *job,
 			  struct api_error *err)
 {
-	static const char *const weights[] = { "none", "per_head", "mean", NULL };
-	static const char *const scores[] = { "none", "raw", "softcap", "masked", "softmax", NULL };
-	static const char *const encodings[] = { "float", "base64", NULL };
-	double scale, softcap;
-	int wm, sv, enc;
-	size_t precision;
+	struct v1_outputs o;
 
-	if (req_number(in->root, "scale", "", 1e-30, 1e30, 0.0, &scale, err) != 0 ||
-	    req_number(in->root, "softcap", "", 0.0, 1e30, 0.0, &softcap, err) != 0 ||
-	    req_enum(in->root, "weights", "", weights, ATTN_WEIGHTS_PER_HEAD, &wm, err) != 0 ||
-	    req_enum(in->root, "scores", "", scores, ATTN_SCORES_NONE, &sv, err) != 0 ||
-	    req_enum(in->root, "encoding", "", encodings, API_ENC_FLOAT, &enc, err) != 0 ||
-	    req_size(in->root, "precision", "", 1, 9, 0, &precision, err) != 0)
+	if (v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
-	job->scale = (float)scale;
-	job->softcap = (float)softcap;
-	job->weights_mode = (enum attn_weights_mode)wm;
-	job->scores_view = (enum attn_scores_view)sv;
-	job->encoding = (enum api_encoding)enc;
-	job->precision = (int)precision;
+	job->scale = o.scale;
+	job->softcap = o.softcap;
+	job->weights_mode = o.weights;
+	job->scores_view = o.scores;
+	job->encoding = o.encoding;
+	job->precision = o.precision;
 	return 0;
 }
 

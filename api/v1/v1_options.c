@@ -202,11 +202,8 @@ static int decode_user_mask(const struct v1_body *in, struct attention_job *job,
 		m->user = t->data;
 		return 0;
 	}
-	job->allow = malloc(t->n);
-	if (job->allow == NULL)
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
-	for (size_t k = 0; k < t->n; k++)
-		job->allow[k] = t->data[k] != 0.0f;
+	if (v1_mask_bytes(t, &job->allow, err) != 0)
+		return -1;
 	m->user = job->allow;
 	return 0;
 }
@@ -324,6 +321,44 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 		return -1;
 	pos->q_positions = job->q_positions;
 	pos->k_positions = job->k_positions;
+	return 0;
+}
+
+/* ---- what /v1/sdpa reads alike -------------------------------------------- */
+
+int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights,
+		      struct v1_outputs *o, struct api_error *err)
+{
+	static const char *const weights[] = { "none", "per_head", "mean", NULL };
+	static const char *const scores[] = { "none", "raw", "softcap", "masked", "softmax", NULL };
+	static const char *const encodings[] = { "float", "base64", NULL };
+	double scale, softcap;
+	int wm, sv, enc;
+	size_t precision;
+
+	if (req_number(root, "scale", "", 1e-30, 1e30, 0.0, &scale, err) != 0 ||
+	    req_number(root, "softcap", "", 0.0, 1e30, 0.0, &softcap, err) != 0 ||
+	    req_enum(root, "weights", "", weights, (int)default_weights, &wm, err) != 0 ||
+	    req_enum(root, "scores", "", scores, ATTN_SCORES_NONE, &sv, err) != 0 ||
+	    req_enum(root, "encoding", "", encodings, API_ENC_FLOAT, &enc, err) != 0 ||
+	    req_size(root, "precision", "", 1, 9, 0, &precision, err) != 0)
+		return -1;
+	o->scale = (float)scale;
+	o->softcap = (float)softcap;
+	o->weights = (enum attn_weights_mode)wm;
+	o->scores = (enum attn_scores_view)sv;
+	o->encoding = (enum api_encoding)enc;
+	o->precision = (int)precision;
+	return 0;
+}
+
+int v1_mask_bytes(const struct api_tensor *t, uint8_t **out, struct api_error *err)
+{
+	*out = malloc(t->n ? t->n : 1);
+	if (*out == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t k = 0; k < t->n; k++)
+		(*out)[k] = t->data[k] != 0.0f;
 	return 0;
 }
 

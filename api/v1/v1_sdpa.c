@@ -8,6 +8,7 @@
  * weights or one score view on request.
  */
 #include "api/handlers.h"
+#include "v1.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,11 +168,8 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 		mask->user_kind = json_is_boolean(first) ? ATTN_USER_MASK_BOOL : ATTN_USER_MASK_ADDITIVE;
 		mask->user = j->mask.data;
 		if (json_is_boolean(first)) {
-			j->allow = malloc(j->mask.n);
-			if (j->allow == NULL)
-				return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
-			for (size_t i = 0; i < j->mask.n; i++)
-				j->allow[i] = j->mask.data[i] != 0.0f;
+			if (v1_mask_bytes(&j->mask, &j->allow, err) != 0)
+				return -1;
 			mask->user = j->allow;
 		}
 	}
@@ -203,26 +201,16 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 
 static int decode_options(struct sdpa_job *j, struct api_error *err)
 {
-	static const char *const weights[] = { "none", "per_head", "mean", NULL };
-	static const char *const scores[] = { "none", "raw", "softcap", "masked", "softmax", NULL };
-	static const char *const encodings[] = { "float", "base64", NULL };
-	double scale, softcap;
-	int wm, sv, enc;
-	size_t precision;
+	struct v1_outputs o;
 
-	if (req_number(j->root, "scale", "", 1e-30, 1e30, 0.0, &scale, err) ||
-	    req_number(j->root, "softcap", "", 0.0, 1e30, 0.0, &softcap, err) ||
-	    req_enum(j->root, "weights", "", weights, ATTN_WEIGHTS_NONE, &wm, err) ||
-	    req_enum(j->root, "scores", "", scores, ATTN_SCORES_NONE, &sv, err) ||
-	    req_enum(j->root, "encoding", "", encodings, API_ENC_FLOAT, &enc, err) ||
-	    req_size(j->root, "precision", "", 1, 9, 0, &precision, err))
+	if (v1_decode_outputs(j->root, ATTN_WEIGHTS_NONE, &o, err) != 0)
 		return -1;
-	j->req.scale = (float)scale;
-	j->req.softcap = (float)softcap;
-	j->req.weights_mode = (enum attn_weights_mode)wm;
-	j->req.scores_view = (enum attn_scores_view)sv;
-	j->encoding = (enum api_encoding)enc;
-	j->precision = (int)precision;
+	j->req.scale = o.scale;
+	j->req.softcap = o.softcap;
+	j->req.weights_mode = o.weights;
+	j->req.scores_view = o.scores;
+	j->encoding = o.encoding;
+	j->precision = o.precision;
 	return 0;
 }
 
