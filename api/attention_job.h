@@ -7,8 +7,8 @@
  * share takes typed values, never the other's JSON: tokens and texts become
  * the query (attention_query_from_tokens / _text), a mask's fields become
  * struct attn_mask (attention_apply_mask), each with where its value came
- * from, for its errors (api/values.h). attention_run (v1/v1_attention.c)
- * plans and runs the engine on a job; each front end encodes the answer.
+ * from, for its errors (api/values.h). attention_run.c plans, builds and
+ * runs a job; each front end encodes the answer.
  *
  * Ownership: the job owns every buffer it points to (release with
  * attention_job_release, safe on a zeroed job) except `entry`, which the

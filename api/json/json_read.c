@@ -1,4 +1,4 @@
-/* request.c: strict field readers (see request.h). */
+/* json_read.c: strict field readers (see json_read.h). */
 #include "json_read.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * request.h: strict reading of request fields, each failure a 4xx with the
+ * json_read.h: strict reading of request fields, each failure a 4xx with the
  * JSON pointer of the field. Internal to api/. Nothing here keeps a json_t.
  */
 #ifndef API_REQUEST_H

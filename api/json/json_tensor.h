@@ -1,5 +1,5 @@
 /*
- * tensor.h: tensors in the JSON contract, in both directions.
+ * json_tensor.h: tensors in the JSON contract, in both directions.
  *
  * A tensor in a request is any of
  *   nested arrays            [[1, 2], [3, 4]]

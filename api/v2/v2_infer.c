@@ -13,9 +13,10 @@
  *   outputs     among output [B, Lq, E], weights [B, H, Lq, Lk] and
  *               weights_mean [B, Lq, Lk] (no B for unbatched inputs), each
  *               with parameters.binary_data; absent: every one `weights` allows
- * The inputs go onto a struct attention_job (tokens and text through
- * /v1/attention's own decoder, so ids, vocabularies and hashing agree), run
- * through attention_run, and are answered as
+ * The inputs go onto a struct attention_job through the steps /v1/attention
+ * shares (attention_query_from_tokens / _text, attention_apply_mask: ids,
+ * vocabularies and hashing agree), are planned, built and run
+ * (api/attention_run.c), and are answered as
  *   {"model_name", "model_version", "id"?, "outputs": [{"name", "datatype",
  *    "shape", "data" | "parameters": {"binary_data_size"}}]}
  * followed by each binary output's little-endian float32 bytes, in order.

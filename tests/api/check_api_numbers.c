@@ -1,6 +1,6 @@
 /*
  * check_api_numbers.c: /v1/attention against known numbers, through
- * api_handle on the built-in models (api_harness.h): the seeds' numpy demo
+ * api_handle on the built-in models (api_harness.h): the four-word numpy demo
  * (inline explicit weights as nested arrays and as base64, and from its own
  * four words), PyTorch cases with key padding as lengths and as ragged
  * batches, and every golden fixture in tests/data/fixtures/mha (or
@@ -232,7 +232,7 @@ static json_t *ragged_items(const float *x, size_t B, size_t L, size_t E, const 
 }
 
 /* ------------------------------------------------------------------------ */
-/* The seeds' numpy demo                                                    */
+/* The four-word numpy demo                                                    */
 /* ------------------------------------------------------------------------ */
 
 /* The seed demo: d_model 8, 2 heads, no bias, 4 words, explicit weights [24, 8] and [8, 8]. */
@@ -281,7 +281,7 @@ static void seed_demo_check(const struct fixture *fx, const struct answer *a)
 }
 
 /*
- * The seeds' numpy demo through an inline explicit model, the request exactly
+ * The four-word numpy demo through an inline explicit model, the request exactly
  * as the brief writes it: {d_model 8, num_heads 2, bias false, in_proj_weight
  * [24, 8], out_proj_weight [8, 8]}; "bias" is accepted when it agrees with
  * the weights given (false: no in_proj_bias).

@@ -1,7 +1,7 @@
 /*
  * check_api_util.c: the API layer's leaf utilities.
  *
- *   buf     api/buf.h: growth, the hard maximum, sticky `failed`, printf,
+ *   buf     common/buf.h: growth, the hard maximum, sticky `failed`, printf,
  *           reserve / commit, detach, release
  *   base64  api/base64.h: RFC 4648 section 10 vectors, random round trips of
  *           lengths 0..100, a table of invalid inputs with the offset each
@@ -9,7 +9,7 @@
  *   error   api/error.h: the body parses (jansson) with its fields, escaping,
  *           truncation to whole UTF-8 characters
  *
- * (api/fmt.h has its own suite, check_fmt.c.)
+ * (common/fmt.h has its own suite, tests/common/check_fmt.c.)
  * Buffers handed to the decoders are malloc'd at their exact size, so a write
  * past the end is an ASan or valgrind error.
  */

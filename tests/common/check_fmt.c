@@ -1,5 +1,5 @@
 /*
- * check_fmt.c: api/fmt.h, the shortest float text the answers are written in.
+ * check_fmt.c: common/fmt.h, the shortest float text the answers are written in.
  *
  *   fmt_float_shortest reads back exactly (strtof) for every bit pattern of
  *   chosen binary exponents (all subnormals, the smallest normals, [1, 2),
