@@ -128,7 +128,7 @@
 #include "api/service.h"
 
 #define MiB ((size_t)1 << 20)
-enum { MAX_INLINE_D_MODEL = 4096, EXIT_CONFIG = 2 };
+enum { MAX_INLINE_D_MODEL = 4096, MAX_SPLIT_THREADS = 64, EXIT_CONFIG = 2 };
 
 /* Everything a running daemon holds; stop_all frees it in reverse order. */
 struct daemon_parts {
@@ -162,12 +162,14 @@ static int start_service(struct daemon_parts *d, const struct attnd_config *cfg)
 }
 
 /* The engine threads one large request may use (the thread model above):
- * --split-threads, 0 meaning every worker, at most the workers. */
+ * --split-threads, 0 meaning every worker; at most the workers, and at most
+ * what one engine call and one attn_workers set run on (engine/workers.h). */
 static size_t split_threads(const struct attnd_config *cfg, size_t workers)
 {
 	size_t n = cfg->split_threads > 0 ? (size_t)cfg->split_threads : workers;
 
-	return n < workers ? n : workers;
+	n = n < workers ? n : workers;
+	return n < MAX_SPLIT_THREADS ? n : MAX_SPLIT_THREADS;
 }
 
 /* The threads a split call runs on besides its own, kept between calls.
