@@ -6,13 +6,12 @@
 
 #include "team.h"
 
-void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-		 const float *W, const float *bias, size_t width, size_t E)
+/* One sgemm: out [n, width] = x [n, E] W^T + bias. */
+static void linear_block(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+			 const float *W, const float *bias, size_t width, size_t E)
 {
 	float beta = 0.0f;
 
-	if (n == 0)
-		return;
 	if (bias) {
 		for (size_t r = 0; r < n; r++)
 			memcpy(out + r * ld_out, bias, width * sizeof(float));
@@ -20,6 +19,17 @@ void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t 
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)width, (int)E, 1.0f, x,
 		    (int)ld_x, W, (int)E, beta, out, (int)ld_out);
+}
+
+void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+		 const float *W, const float *bias, size_t width, size_t E)
+{
+	for (size_t r = 0; r < n; r += LINEAR_BLOCK) {
+		size_t m = n - r < LINEAR_BLOCK ? n - r : LINEAR_BLOCK;
+
+		/* seek to out[r, 0] and x[r, 0] */
+		linear_block(out + r * ld_out, ld_out, x + r * ld_x, ld_x, m, W, bias, width, E);
+	}
 }
 
 struct linear_job {
@@ -37,7 +47,7 @@ static void linear_member(void *arg, size_t t, size_t T, struct team *team)
 	size_t r0, r1;
 
 	(void)team;
-	team_share(j->n, t, T, &r0, &r1);
+	team_share_blocks(j->n, LINEAR_BLOCK, t, T, &r0, &r1);
 	linear_rows(j->out + r0 * j->ld_out, j->ld_out, j->x + r0 * j->ld_x, j->ld_x, r1 - r0,
 		    j->W, j->bias, j->width, j->E);
 }

@@ -10,14 +10,25 @@
 #include "workers.h"
 
 /*
+ * Rows go to sgemm LINEAR_BLOCK at a time, and threads share whole blocks:
+ * OpenBLAS picks its kernel (and so the rounding) by a call's size, so the
+ * calls must not depend on the thread count for the results not to. A
+ * caller that splits rows itself hands linear_rows ranges that start on a
+ * multiple of LINEAR_BLOCK (team_share_blocks), counted from the row the
+ * single-threaded call would start at.
+ */
+enum { LINEAR_BLOCK = 256 };
+
+/*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,
- * W [width, E] row-major, bias [width] or NULL. n may be 0.
+ * W [width, E] row-major, bias [width] or NULL, one sgemm per LINEAR_BLOCK
+ * rows. n may be 0.
  */
 void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		 const float *W, const float *bias, size_t width, size_t E);
 
-/* The same with the rows split over `threads` threads (team.h: on workers
- * when not NULL). */
+/* The same with whole blocks of rows split over `threads` threads (team.h:
+ * on workers when not NULL). */
 void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
 		    struct attn_workers *workers);

@@ -63,6 +63,8 @@ enum {
 	CHUNK = 64,       /* input rows per projection sgemm when a pe is added */
 };
 
+_Static_assert(LINEAR_BLOCK % CHUNK == 0, "thread boundaries must fall on the chunk grid");
+
 struct stream {
 	const struct attn_mha *req;
 	struct attn_sdpa core; /* masks, scale, softcap, ALiBi for mask.c */
@@ -138,13 +140,15 @@ enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats
 
 /* Rows [r0, r1) of a [B, L, E] input (row r is batch r / L, sequence index
  * r % L) projected by W into out rows (ld_out apart), then the first
- * rope_width columns rotated (RoPE, when that is the encoding). One sgemm
- * for all the rows, across batch items: each call packs W again, so short
- * calls cost. With a sinusoidal encoding the rows go CHUNK at a time through
- * chunk, where the pe is added. */
+ * rope_width columns rotated (RoPE, when that is the encoding). The rows go
+ * to sgemm LINEAR_BLOCK at a time across batch items (linear.h: r0 - grid0
+ * is a multiple of it); each call packs W again, so short calls cost. With a
+ * sinusoidal encoding they go CHUNK at a time through chunk, where the pe is
+ * added, never across an item. */
 static void project_rows(const struct stream *st, float *out, size_t ld_out, const float *x,
-			 size_t L, size_t r0, size_t r1, const float *W, const float *bias,
-			 size_t width, const double *positions, size_t rope_width, float *chunk)
+			 size_t L, size_t grid0, size_t r0, size_t r1, const float *W,
+			 const float *bias, size_t width, const double *positions,
+			 size_t rope_width, float *chunk)
 {
 	const struct attn_positional *pos = &st->req->pos;
 	size_t E = st->E;
@@ -155,7 +159,10 @@ static void project_rows(const struct stream *st, float *out, size_t ld_out, con
 		size_t l = r0 % L, n = min_size(r1 - r0, L - l); /* within one batch item */
 
 		if (pos->kind == ATTN_POS_SINUSOIDAL) {
-			n = min_size(n, CHUNK);
+			/* chunks on a grid of CHUNK rows from grid0, which thread
+			 * boundaries (LINEAR_BLOCK apart) never cut: the same sgemm
+			 * calls for every thread count */
+			n = min_size(n, CHUNK - (r0 - grid0) % CHUNK);
 			memcpy(chunk, x + r0 * E, n * E * sizeof(float));
 			attn_sinusoidal_add(chunk, n, E, l, pos, positions);
 			linear_rows(out, ld_out, chunk, E, n, W, bias, width, E);
@@ -181,7 +188,7 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 	const struct attn_model *m = req->model;
 	float scale = head_scale(st), *q = st->q + r0 * st->qw;
 
-	project_rows(st, q, st->qw, req->query, req->Lq, r0, r1, m->w_qkv, m->b_qkv, st->qw,
+	project_rows(st, q, st->qw, req->query, req->Lq, 0, r0, r1, m->w_qkv, m->b_qkv, st->qw,
 		     req->pos.q_positions, st->qw, chunk);
 	for (size_t k = 0; k < (r1 - r0) * st->qw; k++)
 		q[k] *= scale;
@@ -209,18 +216,18 @@ static void phase_keys(const struct stream *st, size_t b0, struct key_block blk,
 	const float *bk = m->b_qkv ? m->b_qkv + st->qw : NULL;
 	const float *bv = m->b_qkv ? bk + st->kw : NULL;
 	const double *kpos = mha_k_positions(req);
-	size_t in0 = b0 * req->Lk + blk.k0 + r0, in1 = in0 + (r1 - r0);
+	size_t grid0 = b0 * req->Lk + blk.k0, in0 = grid0 + r0, in1 = in0 + (r1 - r0);
 	float *k_rows = st->kv + r0 * 2 * st->kw, *v_rows = k_rows + st->kw;
 
 	if (st->xk == st->xv) { /* K and V in one sgemm: [Wk; Wv] are adjacent */
-		project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in0, in1, Wk, bk, 2 * st->kw,
-			     kpos, st->kw, chunk);
+		project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, grid0, in0, in1, Wk, bk,
+			     2 * st->kw, kpos, st->kw, chunk);
 		return;
 	}
-	project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, in0, in1, Wk, bk, st->kw, kpos,
-		     st->kw, chunk);
-	project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, in0, in1, Wv, bv, st->kw, kpos, 0,
-		     chunk);
+	project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, grid0, in0, in1, Wk, bk, st->kw,
+		     kpos, st->kw, chunk);
+	project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, grid0, in0, in1, Wv, bv, st->kw,
+		     kpos, 0, chunk);
 }
 
 /* Phase 1b for (item, kv head) pairs [p0, p1) of [g, Hkv]: kt and vh. */
@@ -375,7 +382,7 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 	float *chunk = S + score_floats(st->simd, st->kb_max);
 	size_t r0, r1, q0, q1;
 
-	team_share(req->B * req->Lq, t, T, &q0, &q1);
+	team_share_blocks(req->B * req->Lq, LINEAR_BLOCK, t, T, &q0, &q1);
 	phase_queries(st, q0, q1, chunk);
 	for (size_t b0 = 0; b0 < req->B; b0 += st->group) {
 		size_t g = min_size(st->group, req->B - b0);
@@ -384,7 +391,7 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 			struct key_block blk = { k0, min_size(KEY_BLOCK, req->Lk - k0) };
 
 			team_barrier(team); /* Q ready, every task done with the last block */
-			team_share(g * blk.kb, t, T, &r0, &r1);
+			team_share_blocks(g * blk.kb, LINEAR_BLOCK, t, T, &r0, &r1);
 			phase_keys(st, b0, blk, r0, r1, chunk);
 			team_barrier(team); /* this block's K and V ready */
 			if (st->simd) {

@@ -297,3 +297,12 @@ void team_share(size_t n, size_t t, size_t T, size_t *r0, size_t *r1)
 	*r0 = t * base + (t < extra ? t : extra);
 	*r1 = *r0 + base + (t < extra ? 1 : 0);
 }
+
+void team_share_blocks(size_t n, size_t block, size_t t, size_t T, size_t *r0, size_t *r1)
+{
+	size_t b0, b1;
+
+	team_share((n + block - 1) / block, t, T, &b0, &b1);
+	*r0 = b0 * block < n ? b0 * block : n;
+	*r1 = b1 * block < n ? b1 * block : n;
+}

@@ -29,6 +29,10 @@ void team_barrier(struct team *team);
 /* Rows [*r0, *r1) of n that thread t of T takes (contiguous, balanced). */
 void team_share(size_t n, size_t t, size_t T, size_t *r0, size_t *r1);
 
+/* The same in whole blocks: [*r0, *r1) starts on a multiple of block (and
+ * ends on one, or at n), so a block is never split between threads. */
+void team_share_blocks(size_t n, size_t block, size_t t, size_t T, size_t *r0, size_t *r1);
+
 enum { TEAM_MAX = 64 };
 
 #endif

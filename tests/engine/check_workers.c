@@ -13,6 +13,13 @@
  *             them, the other on threads of its own while they are busy)
  *   args      0 or 65 threads are refused by name; a set of 1 is the caller
  *             alone; attn_workers_free(NULL) is a no-op
+ *   count     the thread count changes no number: seeded random layers of
+ *             small and odd shapes (d_model 8 to 96, one to three items of
+ *             1 to 700 rows, self- and cross-attention, every positional
+ *             encoding, no, mean and per-head weights) on 1, 2 and 3
+ *             threads, bit for bit (OpenBLAS picks its kernel, and so its
+ *             rounding, by a call's size: a row split that followed the
+ *             thread count gave d_model 48 other numbers on 2 threads)
  */
 #include <check.h>
 #include <pthread.h>
@@ -227,6 +234,85 @@ START_TEST(bad_counts_refused)
 }
 END_TEST
 
+/* One random layer of small, odd shapes; returns out [B, Lq, E] (then the
+ * weights, when asked) computed on `threads` threads, in a new array. */
+static float *random_layer(uint64_t seed, size_t threads, size_t *n)
+{
+	static const size_t dims[] = { 8, 16, 24, 32, 48, 64, 96 };
+	struct attn_prng g;
+	struct attn_model_config cfg = { 0 };
+	struct attn_model *model;
+	struct attn_mha req;
+	struct attn_error err;
+	size_t Bn, Lq, Lk, nq, nk, nw, ws_bytes;
+	float *x, *kv, *out;
+	void *ws;
+
+	attn_prng_seed(&g, seed);
+	cfg.E = dims[attn_prng_next(&g) % 7];
+	cfg.H = cfg.E % 3 == 0 && attn_prng_next(&g) % 2 ? 3 : cfg.E % 2 == 0 ? 2 : 1;
+	cfg.H = attn_prng_next(&g) % 3 == 0 ? 1 : cfg.H;
+	cfg.Hkv = cfg.H;
+	cfg.bias = (int)(attn_prng_next(&g) % 2);
+	ck_assert_int_eq(attn_model_new_seeded(&model, &cfg, seed, NULL), ATTN_OK);
+	Bn = 1 + attn_prng_next(&g) % 3;
+	Lq = 1 + attn_prng_next(&g) % (attn_prng_next(&g) % 4 == 0 ? 700 : 120);
+	Lk = attn_prng_next(&g) % 2 ? Lq : 1 + attn_prng_next(&g) % 300;
+	nq = Bn * Lq * cfg.E;
+	nk = Bn * Lk * cfg.E;
+	memset(&req, 0, sizeof(req));
+	req.model = model;
+	req.B = Bn;
+	req.Lq = Lq;
+	req.Lk = Lk;
+	req.weights_mode = (enum attn_weights_mode)(attn_prng_next(&g) % 3);
+	req.pos.kind = (enum attn_pos_kind)(attn_prng_next(&g) % 4);
+	req.mask.causal = attn_prng_next(&g) % 2 ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
+	nw = req.weights_mode == ATTN_WEIGHTS_NONE ? 0
+	     : req.weights_mode == ATTN_WEIGHTS_MEAN ? Bn * Lq * Lk : Bn * cfg.H * Lq * Lk;
+	x = malloc(nq * sizeof(float));
+	kv = malloc(nk * sizeof(float));
+	out = malloc((nq + nw) * sizeof(float));
+	for (size_t i = 0; i < nq; i++)
+		x[i] = (float)(attn_prng_uniform(&g) * 2.0 - 1.0);
+	for (size_t i = 0; i < nk; i++)
+		kv[i] = (float)(attn_prng_uniform(&g) * 2.0 - 1.0);
+	req.query = x;
+	req.key = Lk != Lq || attn_prng_next(&g) % 2 ? kv : NULL; /* NULL: self-attention */
+	req.out = out;
+	req.weights = nw ? out + nq : NULL;
+	req.threads = threads;
+	ck_assert_int_eq(attn_mha_workspace(&req, &ws_bytes, NULL), ATTN_OK);
+	ws = malloc(ws_bytes);
+	ck_assert_msg(attn_mha_forward(&req, ws, ws_bytes, &err) == ATTN_OK, "%s", err.message);
+	*n = nq + nw;
+	free(ws);
+	free(x);
+	free(kv);
+	attn_model_free(model);
+	return out;
+}
+
+START_TEST(thread_count_changes_no_number)
+{
+	size_t cases = test_light() ? 6 : 60;
+
+	for (size_t k = 0; k < cases; k++) {
+		size_t n1, n2, n3;
+		float *one = random_layer(1000 + k, 1, &n1);
+		float *two = random_layer(1000 + k, 2, &n2);
+		float *three = random_layer(1000 + k, 3, &n3);
+
+		ck_assert_uint_eq(n1, n2);
+		ck_assert_msg(memcmp(one, two, n1 * sizeof(float)) == 0, "case %zu: 2 threads", k);
+		ck_assert_msg(memcmp(one, three, n1 * sizeof(float)) == 0, "case %zu: 3 threads", k);
+		free(one);
+		free(two);
+		free(three);
+	}
+}
+END_TEST
+
 static Suite *workers_suite(void)
 {
 	Suite *s = suite_create("workers");
@@ -237,6 +323,7 @@ static Suite *workers_suite(void)
 	tcase_add_test(tc, many_calls_with_pauses);
 	tcase_add_loop_test(tc, two_callers_share_workers, 0, 2);
 	tcase_add_test(tc, bad_counts_refused);
+	tcase_add_test(tc, thread_count_changes_no_number);
 	suite_add_tcase(s, tc);
 	return s;
 }
