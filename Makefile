@@ -58,7 +58,7 @@ LDLIBS  := $(BLAS_LIBS) -lm -pthread
 RUN_DEB_PACKAGES   := build-essential pkg-config libopenblas-dev libjansson-dev \
                       libmicrohttpd-dev python3 python3-yaml
 CHECK_DEB_PACKAGES := $(RUN_DEB_PACKAGES) check
-TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) nodejs npm chromium fonts-nanum wrk curl
+TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -100,7 +100,7 @@ BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/bench_engin
 BENCH_ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 
 .PHONY: all test test-suites check check-suites bench deps run-deps check-tools test-tools \
-        fixtures check-deps clean run format
+        node-tools fixtures check-deps clean run format
 
 PORT ?= 8080
 
@@ -445,8 +445,15 @@ run-deps:
 check-tools:
 	$(call apt_install,$(CHECK_DEB_PACKAGES))
 
+# node and npm: Debian's nodejs and npm unless the machine has both commands
+# already (a node from elsewhere ships its own npm, which Debian's conflicts with)
 test-tools:
 	$(call apt_install,$(TEST_DEB_PACKAGES))
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
+		$(MAKE) --no-print-directory node-tools
+
+node-tools:
+	$(call apt_install,nodejs npm)
 
 deps: test-tools
 
