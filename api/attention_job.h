@@ -41,7 +41,8 @@ struct api_inline_model {
 struct attention_plan {
 	size_t out_n, w_n, s_n; /* floats of the output, weights and scores */
 	size_t scratch_n;       /* floats of one trimmed item, for ragged answers */
-	size_t ws_bytes;        /* the engine's workspace */
+	size_t ws_bytes;        /* the engine's workspace on the reply's own threads */
+	size_t bytes;           /* all the job needs, ws_bytes included */
 	double flops;           /* the engine's FLOPs (the answer's usage) */
 	double scores;          /* attention scores B H Lq Lk */
 	int small;              /* answerable on the I/O thread (service.h) */
@@ -154,8 +155,9 @@ struct attention_out {
  *                    large is allocated or built before it
  *   attention_build  an inline model's weights, the query's embedding rows
  *   attention_run    allocates o (zeroed by the caller; release it either way)
- *                    and runs the forward pass; sets reply->compute_ms, flops
- * reply gives the engine threads of the call (service.h).
+ *                    and runs the forward pass, on threads lent for the
+ *                    call's work when the reply has a lender (service.h);
+ *                    sets reply->compute_ms, flops
  */
 int attention_plan(const struct api_service *svc, struct attention_job *job,
 		   const struct api_reply *reply, struct attention_plan *plan,

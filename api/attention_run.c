@@ -23,8 +23,7 @@ void attention_out_release(struct attention_out *o)
 }
 
 static void request_of(const struct attention_job *job, struct attention_out *o,
-		       const struct api_service *svc, const struct api_reply *reply,
-		       struct attn_mha *r)
+		       const struct api_threads *threads, struct attn_mha *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->model = job->model;
@@ -43,8 +42,8 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->weights = o->weights;
 	r->scores_view = job->scores_view;
 	r->scores = o->scores;
-	r->threads = reply->threads ? reply->threads : svc->limits.engine_threads;
-	r->workers = reply->workers;
+	r->threads = threads->threads;
+	r->workers = threads->workers;
 }
 
 /* The bytes an inline model's weights take: [(H + 2 Hkv) D, E] and its bias,
@@ -86,6 +85,7 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	bad = bad || size_add(&floats, p->out_n, p->w_n) || size_add(&floats, floats, p->s_n) ||
 	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
 	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes, inline_bytes(job));
+	p->bytes = bytes;
 	if (bad || bytes > svc->limits.max_request_bytes)
 		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
 				"this request needs %s%zu MB; the limit is %zu MB",
@@ -118,12 +118,13 @@ int attention_plan(const struct api_service *svc, struct attention_job *job,
 		   const struct api_reply *reply, struct attention_plan *plan,
 		   struct api_error *err)
 {
+	struct api_threads own = api_own_threads(svc, reply);
 	struct attention_out none = { 0 };
 	struct attn_error aerr;
 	struct attn_mha r;
 
 	memset(plan, 0, sizeof(*plan));
-	request_of(job, &none, svc, reply, &r); /* no outputs yet: sizing only */
+	request_of(job, &none, &own, &r); /* no outputs yet: sizing only */
 	if (attn_mha_workspace(&r, &plan->ws_bytes, &aerr) != ATTN_OK)
 		return attention_engine_error(job, &aerr, err);
 	plan->flops = attn_mha_flops(&r);
@@ -199,28 +200,56 @@ static int alloc_outputs(struct attention_out *o, const struct attention_plan *p
 	return 0;
 }
 
+/*
+ * The workspace of the call on `threads`, into o: the plan counted it for the
+ * reply's own threads; lent threads each need scratch of their own, and are
+ * given back when that would pass the memory limit.
+ */
+static int size_workspace(const struct api_service *svc, const struct api_reply *reply,
+			  const struct attention_job *job, const struct attention_plan *plan,
+			  struct attention_out *o, struct api_threads *threads, struct attn_mha *r,
+			  struct api_error *err)
+{
+	struct attn_error aerr;
+
+	request_of(job, o, threads, r);
+	if (attn_mha_workspace(r, &o->ws_bytes, &aerr) != ATTN_OK)
+		return attention_engine_error(job, &aerr, err);
+	if (threads->lent &&
+	    plan->bytes - plan->ws_bytes + o->ws_bytes > svc->limits.max_request_bytes) {
+		api_give_back(svc, reply, threads);
+		return size_workspace(svc, reply, job, plan, o, threads, r, err);
+	}
+	return 0;
+}
+
 int attention_run(const struct api_service *svc, struct attention_job *job,
 		  const struct attention_plan *plan, struct attention_out *o,
 		  struct api_reply *reply, struct api_error *err)
 {
+	struct api_threads threads = api_lend_threads(svc, reply, api_work(plan->flops, plan->scores));
 	struct attn_error aerr;
 	struct attn_mha r;
 	struct timespec t0;
+	int rc = -1;
 
-	if (alloc_outputs(o, plan, err) != 0)
-		return -1;
-	/* the workspace again, now that every buffer is there: the plan
-	 * counted it from the shapes, which fix it */
-	request_of(job, o, svc, reply, &r);
-	if (attn_mha_workspace(&r, &o->ws_bytes, &aerr) != ATTN_OK)
-		return attention_engine_error(job, &aerr, err);
+	if (alloc_outputs(o, plan, err) != 0 ||
+	    size_workspace(svc, reply, job, plan, o, &threads, &r, err) != 0)
+		goto out;
 	o->ws = malloc(o->ws_bytes ? o->ws_bytes : 1);
-	if (o->ws == NULL)
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	if (o->ws == NULL) {
+		api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+		goto out;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (attn_mha_forward(&r, o->ws, o->ws_bytes, &aerr) != ATTN_OK)
-		return attention_engine_error(job, &aerr, err);
+	if (attn_mha_forward(&r, o->ws, o->ws_bytes, &aerr) != ATTN_OK) {
+		attention_engine_error(job, &aerr, err);
+		goto out;
+	}
 	reply->compute_ms = api_ms_since(&t0);
 	reply->flops = plan->flops;
-	return 0;
+	rc = 0;
+out:
+	api_give_back(svc, reply, &threads); /* right after the engine call */
+	return rc;
 }

@@ -22,6 +22,26 @@ void api_reply_error(struct api_reply *reply, const struct api_error *err);
 /* Milliseconds since t0 (CLOCK_MONOTONIC). */
 double api_ms_since(const struct timespec *t0);
 
+/* The engine threads of one call (reply.c): the reply's own, or lent for
+ * its work by the reply's lender (service.h), until api_give_back. */
+struct api_threads {
+	size_t threads;
+	struct attn_workers *workers;
+	int lent;
+};
+
+struct api_threads api_own_threads(const struct api_service *svc, const struct api_reply *reply);
+struct api_threads api_lend_threads(const struct api_service *svc, const struct api_reply *reply,
+				    double work);
+
+/* Gives lent threads back (once; nothing when t was not lent) and leaves t
+ * the reply's own. */
+void api_give_back(const struct api_service *svc, const struct api_reply *reply,
+		   struct api_threads *t);
+
+/* The work of a call as max_request_gflop counts it, in FLOPs (service.h). */
+double api_work(double flops, double scores);
+
 /* The OpenAPI document as JSON (generated from api/openapi.yaml at build time). */
 extern const char api_openapi_json[];
 extern const size_t api_openapi_json_len;

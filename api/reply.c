@@ -8,10 +8,15 @@
 
 #include "api/handlers.h"
 
+double api_work(double flops, double scores)
+{
+	return flops + API_SCORE_FLOPS * scores;
+}
+
 int api_check_work(const struct api_limits *limits, double flops, double scores,
 		   struct api_error *err)
 {
-	double gflop = (flops + API_SCORE_FLOPS * scores) / 1e9;
+	double gflop = api_work(flops, scores) / 1e9;
 
 	if (limits->max_request_gflop <= 0 || gflop <= limits->max_request_gflop)
 		return 0;
@@ -50,4 +55,39 @@ double api_ms_since(const struct timespec *t0)
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-6;
+}
+
+struct api_threads api_own_threads(const struct api_service *svc, const struct api_reply *reply)
+{
+	struct api_threads t = { reply->threads ? reply->threads : svc->limits.engine_threads,
+				 reply->workers, 0 };
+
+	return t;
+}
+
+struct api_threads api_lend_threads(const struct api_service *svc, const struct api_reply *reply,
+				    double work)
+{
+	const struct api_lender *l = reply->lender;
+	struct attn_workers *workers = NULL;
+	struct api_threads t;
+	size_t n;
+
+	if (l == NULL || l->lend == NULL)
+		return api_own_threads(svc, reply);
+	n = l->lend(l->ctx, work, &workers);
+	if (n == 0)
+		return api_own_threads(svc, reply);
+	t.threads = n;
+	t.workers = workers;
+	t.lent = 1;
+	return t;
+}
+
+void api_give_back(const struct api_service *svc, const struct api_reply *reply,
+		   struct api_threads *t)
+{
+	if (t->lent && reply->lender != NULL && reply->lender->give_back != NULL)
+		reply->lender->give_back(reply->lender->ctx);
+	*t = api_own_threads(svc, reply);
 }

@@ -56,6 +56,22 @@ static inline int api_route_is_v2(enum api_route route)
 	return route >= API_ROUTE_V2_SERVER && route < API_ROUTE_COUNT;
 }
 
+/*
+ * More engine threads for one call, asked for once its plan is known (the
+ * server lends the cores of idle workers to a large call). lend gets the
+ * call's work (as max_request_gflop counts it, in FLOPs) and returns the
+ * threads the call may use, or 0 to lend none; it may set *workers to kept
+ * threads of that width. Whatever lend returned is given back with
+ * give_back right after the engine call (once per lend that returned
+ * non-zero), or at once when the call cannot use it (its workspace on more
+ * threads would pass --max-request-mb). Both run on the calling thread.
+ */
+struct api_lender {
+	size_t (*lend)(void *ctx, double work, struct attn_workers **workers);
+	void (*give_back)(void *ctx);
+	void *ctx;
+};
+
 struct api_reply {
 	int status;
 	struct buf body;
@@ -72,6 +88,8 @@ struct api_reply {
 	 * to run them on (engine/workers.h); the caller owns both */
 	size_t threads;
 	struct attn_workers *workers;
+	/* in: who may lend the call more threads once its plan is known, or NULL */
+	const struct api_lender *lender;
 	int small_only; /* in: answer only a small compute request (api_handle) */
 	int declined;   /* out: small_only, and the request was not small */
 };

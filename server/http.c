@@ -90,6 +90,8 @@ struct request {
 	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
 	struct buf body;
 	struct api_reply reply;
+	struct api_lender lender; /* lends idle workers to a large call */
+	size_t lent;              /* workers lent to this request's call now */
 	int status; /* 0 until a response is queued */
 	size_t bytes_in, bytes_out;
 	double t_start, t_queued, queue_ms;
@@ -453,31 +455,42 @@ static enum MHD_Result answer_web(struct request *r)
 	return ret;
 }
 
-/* A compute request whose body has at least this many bytes is large enough
- * to borrow idle workers for (main.c: the thread model). */
-enum { SPLIT_MIN_BODY = 4096 };
+/* A call with at least this much work (FLOPs, as --max-request-gflop counts
+ * them: about 0.1 ms of one core) is large enough to borrow idle workers
+ * for (main.c: the thread model); below it, waking them costs more than
+ * they give. */
+#define SPLIT_MIN_WORK 1e7
 
-/* Lends r's engine call the cores of the idle workers when r is large and
- * splitting is on (main.c: the thread model): sets r->reply.threads and
- * r->reply.workers, and returns how many workers it borrowed, for
- * pool_return once the call is over. */
-static size_t borrow_idle_workers(struct request *r)
+/* api_lender.lend: the cores of the idle workers, for a large call when
+ * splitting is on; the count is kept in r->lent for give_back. */
+static size_t lend_idle_workers(void *ctx, double work, struct attn_workers **workers)
 {
+	struct request *r = ctx;
 	const struct http_server *srv = r->srv;
 	size_t lent;
 
-	if (srv->split_threads < 2 || r->body.len < SPLIT_MIN_BODY)
+	if (srv->split_threads < 2 || work < SPLIT_MIN_WORK || r->lent > 0)
 		return 0;
 	lent = pool_borrow_idle(srv->pool, srv->split_threads - 1);
 	if (lent == 0)
 		return 0;
-	r->reply.threads = 1 + lent;
+	r->lent = lent;
 	/* the kept threads serve a call of their whole width; a narrower one
 	 * starts threads of its own rather than wake kept ones to sit out */
 	if (srv->engine_workers != NULL && attn_workers_threads(srv->engine_workers) == 1 + lent)
-		r->reply.workers = srv->engine_workers;
+		*workers = srv->engine_workers;
 	metrics_split(srv->metrics, lent);
-	return lent;
+	return 1 + lent;
+}
+
+/* api_lender.give_back: the lent workers go back to the pool at once, so a
+ * queued job may start while this one encodes its answer. */
+static void give_back_workers(void *ctx)
+{
+	struct request *r = ctx;
+
+	pool_return(r->srv->pool, r->lent);
+	r->lent = 0;
 }
 
 /* Runs on a worker: the connection is suspended, so r is ours alone until
@@ -486,14 +499,17 @@ static void compute_job(void *arg)
 {
 	struct request *r = arg;
 	const char *body = r->body.data != NULL ? r->body.data : "";
-	size_t lent;
 
 	metrics_queued(r->srv->metrics, -1);
 	metrics_computing(r->srv->metrics, +1);
 	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
-	lent = borrow_idle_workers(r);
+	r->lender.lend = lend_idle_workers;
+	r->lender.give_back = give_back_workers;
+	r->lender.ctx = r;
+	r->reply.lender = &r->lender;
 	call_api(r, body, r->body.len);
-	pool_return(r->srv->pool, lent);
+	if (r->lent > 0) /* a lend the API did not give back: never lose workers */
+		give_back_workers(r);
 	metrics_computing(r->srv->metrics, -1);
 	r->state = REQ_REPLIED;
 	MHD_resume_connection(r->conn);

@@ -45,21 +45,21 @@
  * - An engine call runs on one thread (api_limits.engine_threads = 1), but
  *   a large request borrows the workers that are idle, to run its call on
  *   their cores too:
- *   1. "Large" is a body of at least 4 KiB (SPLIT_MIN_BODY in http.c): the
- *      server sees the work only after api/ has parsed the body, and that
- *      many bytes are several hundred token ids, or numbers whose O(L^2)
- *      attention outgrows the cost of waking a thread.
- *   2. The worker that takes one asks the pool for the idle workers, only
- *      when no request is queued, at most --split-threads - 1 of them
- *      (default: all), and runs the engine call on itself plus one thread
- *      per worker lent (api_reply.threads and .workers).
- *   3. Lent workers take no request until the worker returns them, once
- *      api_handle has returned: the server does not see the engine call
- *      end, so they stay lent through the body's parse and the answer's
- *      encoding too, which run on one thread. The pool counts running and
- *      lent workers under its queue's lock, so the threads computing never
- *      outnumber --threads and two large requests never count one idle
- *      worker twice.
+ *   1. "Large" is a call of at least SPLIT_MIN_WORK (http.c) of work, as
+ *      --max-request-gflop counts it: the API plans the request first and
+ *      asks the server's lender then (api_lender in api/service.h), so the
+ *      server judges the work itself, not the body's size.
+ *   2. The lender asks the pool for the idle workers, only when no request
+ *      is queued, at most --split-threads - 1 of them (default: all), and
+ *      the engine call runs on its worker plus one thread per worker lent.
+ *      A call whose extra scratch would pass --max-request-mb gives them
+ *      back at once and runs on one thread: the limit holds either way.
+ *   3. Lent workers take no request until the call gives them back, right
+ *      after the engine call: the parse before and the encoding after run
+ *      on one thread and hold no one else's core. The pool counts running
+ *      and lent workers under its queue's lock, so the threads computing
+ *      never outnumber --threads and two large requests never count one
+ *      idle worker twice.
  *   4. The extra threads are kept from call to call (one attn_workers of
  *      --split-threads - 1 threads, started at start-up). A call that
  *      borrowed as many workers as the set has threads runs on them; a
@@ -68,9 +68,7 @@
  *      sit out. Kept threads spin some 2 ms after a call, yielding the core,
  *      then sleep (engine/workers.h): idle, they cost nothing.
  *   Answers do not depend on the thread count (tests/engine/check_workers.c;
- *   tests/daemon/check_split.c end to end). One thing does: each engine
- *   thread's scratch counts against --max-request-mb, so a request within
- *   that much of the limit can be refused split and accepted unsplit.
+ *   tests/daemon/check_split.c end to end).
  *   The trade-off: a request that arrives during a split waits in the queue
  *   until the split ends, where unsplit it would have found an idle worker.
  *   The alternative, extra engine threads beside workers that stay free to

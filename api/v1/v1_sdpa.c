@@ -48,6 +48,7 @@ struct sdpa_job {
 	float *present_k, *present_v, *out, *weights, *scores;
 	void *ws;
 	size_t ws_bytes;
+	size_t bytes; /* all the request needs, ws_bytes included */
 	enum api_encoding encoding;
 	int precision;
 };
@@ -243,8 +244,8 @@ static int prepare(const struct api_service *svc, const struct api_reply *reply,
 
 	r->B = j->B, r->H = j->H, r->Hkv = j->Hkv, r->Lq = j->Lq, r->Lk = Lk;
 	r->D = j->D, r->Dv = j->Dv;
-	r->threads = reply->threads ? reply->threads : svc->limits.engine_threads;
-	r->workers = reply->workers;
+	r->threads = api_own_threads(svc, reply).threads;
+	r->workers = api_own_threads(svc, reply).workers;
 	r->q = j->rank3 ? attn_cview_blhd(j->q.data, j->H, j->Lq, j->D)
 			: attn_cview_bhld(j->q.data, j->H, j->Lq, j->D);
 	r->k = attn_cview_bhld(NULL, j->Hkv, Lk, j->D);
@@ -258,6 +259,7 @@ static int prepare(const struct api_service *svc, const struct api_reply *reply,
 	      size_add(&bytes, bytes, r->weights_mode ? cells : 0) ||
 	      size_add(&bytes, bytes, r->scores_view ? cells : 0) ||
 	      size_mul(&bytes, bytes, sizeof(float) + 16) || size_add(&bytes, bytes, ws);
+	j->bytes = bytes;
 	if (bad || bytes > svc->limits.max_request_bytes)
 		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
 				"this request needs %s MB; the limit is %zu MB",
@@ -348,13 +350,44 @@ static int is_small(const struct sdpa_job *j)
 	       floats <= API_SMALL_FLOATS;
 }
 
+/* The engine call on `threads` (lent ones need scratch of their own: given
+ * back when that would pass the memory limit), its workspace grown to fit. */
+static int use_threads(const struct api_service *svc, const struct api_reply *reply,
+		       struct sdpa_job *j, struct api_threads *threads, struct api_error *err)
+{
+	struct attn_error aerr;
+	size_t ws = 0;
+	void *grown;
+
+	j->req.threads = threads->threads;
+	j->req.workers = threads->workers;
+	if (!threads->lent)
+		return 0;
+	if (attn_sdpa_workspace(&j->req, &ws, &aerr) != ATTN_OK)
+		return api_engine_fail(err, &aerr, engine_fields, ENGINE_FIELDS);
+	if (j->bytes - j->ws_bytes + ws > svc->limits.max_request_bytes) {
+		api_give_back(svc, reply, threads);
+		return use_threads(svc, reply, j, threads, err);
+	}
+	if (ws <= j->ws_bytes)
+		return 0;
+	grown = realloc(j->ws, ws);
+	if (grown == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	j->ws = grown;
+	j->ws_bytes = ws;
+	return 0;
+}
+
 void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 	      struct api_reply *reply)
 {
+	struct api_threads threads = api_own_threads(svc, reply);
 	struct sdpa_job j;
 	struct api_error err;
 	struct attn_error aerr;
 	struct timespec t0;
+	enum attn_status st;
 
 	memset(&j, 0, sizeof(j));
 	if (reply->small_only && len > API_SMALL_BODY) {
@@ -376,8 +409,15 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 	if (prepare(svc, reply, &j, &err))
 		goto fail;
 	reply->parse_ms = api_ms_since(&t0);
+	threads = api_lend_threads(svc, reply, api_work(sdpa_flops(&j), sdpa_scores(&j)));
+	if (use_threads(svc, reply, &j, &threads, &err) != 0) {
+		api_give_back(svc, reply, &threads);
+		goto fail;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (attn_sdpa_forward(&j.req, j.ws, j.ws_bytes, &aerr) != ATTN_OK) {
+	st = attn_sdpa_forward(&j.req, j.ws, j.ws_bytes, &aerr);
+	api_give_back(svc, reply, &threads); /* right after the engine call */
+	if (st != ATTN_OK) {
 		api_engine_fail(&err, &aerr, engine_fields, ENGINE_FIELDS);
 		goto fail;
 	}
