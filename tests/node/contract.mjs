@@ -35,6 +35,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import YAML from "yaml";
 
 import { ATTND, startDaemon, stopDaemon } from "./daemon.mjs";
+import { check, finish, report } from "./report.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SPEC_PATH = resolve(ROOT, "api/openapi.yaml");
@@ -46,33 +47,6 @@ const SMALL_MAX_BODY = 1024;
 const spec = YAML.parse(readFileSync(SPEC_PATH, "utf8"));
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 ajv.addSchema(structuredClone(spec), SPEC_ID);
-
-// ---- results ---------------------------------------------------------------
-
-let passed = 0;
-let failed = 0;
-
-function report(name, problems) {
-	if (problems.length === 0) {
-		passed++;
-		console.log(`ok - ${name}`);
-		return;
-	}
-	failed++;
-	console.log(`FAIL - ${name}`);
-	for (const p of problems) console.log(`    ${p}`);
-}
-
-// Runs fn(problems) and reports; an exception is one more problem.
-async function check(name, fn) {
-	const problems = [];
-	try {
-		await fn(problems);
-	} catch (e) {
-		problems.push(`threw: ${e && e.stack ? e.stack : e}`);
-	}
-	report(name, problems);
-}
 
 // ---- the spec ----------------------------------------------------------------
 
@@ -597,8 +571,7 @@ async function main() {
 		await Promise.all(daemons.map(stopDaemon));
 	}
 	if (!process.argv.includes("--sample")) {
-		console.log(`${passed} passed, ${failed} failed`);
-		process.exitCode = failed === 0 ? 0 : 1;
+		finish();
 	}
 }
 

@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startDaemon, stopDaemon } from "./daemon.mjs";
+import { check, finish } from "./report.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -27,28 +28,6 @@ const SCREENSHOT = resolve(ROOT, "build/web-viewer.png");
 const SCREENSHOT_PHONE = resolve(ROOT, "build/web-viewer-phone.png");
 const SEED_WORDS = ["나는", "맛있는", "사과를", "먹었다"];
 const WAIT_MS = 15000;
-
-// ---- results ---------------------------------------------------------------
-
-let passed = 0;
-let failed = 0;
-
-async function check(name, fn) {
-	const problems = [];
-	try {
-		await fn(problems);
-	} catch (e) {
-		problems.push(`threw: ${e && e.stack ? e.stack : e}`);
-	}
-	if (problems.length === 0) {
-		passed++;
-		console.log(`ok - ${name}`);
-		return;
-	}
-	failed++;
-	console.log(`FAIL - ${name}`);
-	for (const p of problems) console.log(`    ${p}`);
-}
 
 function same(a, b) {
 	return JSON.stringify(a) === JSON.stringify(b);
@@ -376,8 +355,7 @@ async function main() {
 		if (browser) await browser.context.close().catch(() => {});
 		await stopDaemon(d);
 	}
-	console.log(`${passed} passed, ${failed} failed`);
-	process.exitCode = failed === 0 ? 0 : 1;
+	finish();
 }
 
 await main();
