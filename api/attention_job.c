@@ -31,16 +31,11 @@ void attention_job_release(struct attention_job *job)
 int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,
 			   struct api_error *err)
 {
-	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1) {
+	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1)
 		/* q, k or v: the engine's own projections of finite inputs */
-		const struct attn_error query = { .field = "query" };
-		char where[API_PTR_MAX] = "";
-
-		api_engine_fail(err, &query, job->engine_fields, job->n_engine_fields);
-		memcpy(where, err->pointer, sizeof where);
-		return api_fail(err, API_E_PROJECTION_OVERFLOW, where,
+		return api_fail(err, API_E_PROJECTION_OVERFLOW,
+				api_engine_where(job->engine_fields, job->n_engine_fields, "query"),
 				"the projected %s overflow float32; scale the inputs down",
 				aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values");
-	}
 	return api_engine_fail(err, aerr, job->engine_fields, job->n_engine_fields);
 }

@@ -163,6 +163,10 @@ int attention_plan(const struct api_service *svc, struct attention_job *job,
 		   const struct api_reply *reply, struct attention_plan *plan,
 		   struct api_error *err);
 int attention_build(struct attention_job *job, struct api_error *err);
+
+/* The bytes an inline model's weights take ([(H + 2 Hkv) D, E] and its bias,
+ * [E, E] and its bias, the embedding table [vocab, E]); SIZE_MAX past size_t. */
+size_t attention_inline_bytes(const struct attn_model_config *cfg, size_t D);
 int attention_run(const struct api_service *svc, struct attention_job *job,
 		  const struct attention_plan *plan, struct attention_out *o,
 		  struct api_reply *reply, struct api_error *err);

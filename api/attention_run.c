@@ -46,19 +46,14 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->workers = threads->workers;
 }
 
-/* The bytes an inline model's weights take: [(H + 2 Hkv) D, E] and its bias,
- * [E, E] and its bias, the embedding table [vocab, E]; SIZE_MAX past size_t. */
-static size_t inline_bytes(const struct attention_job *job)
+size_t attention_inline_bytes(const struct attn_model_config *cfg, size_t D)
 {
-	const struct attn_model_config *cfg = &job->inline_spec.cfg;
 	size_t rows = 0, floats = 0, tmp = 0, bytes = 0;
 
-	if (!job->inline_spec.pending)
-		return 0;
-	if (size_mul3(&rows, cfg->H + 2 * cfg->Hkv, job->model->D, 1) ||
-	    size_mul(&floats, rows, cfg->E + (cfg->bias ? 1 : 0)) ||
-	    size_mul(&tmp, cfg->E, cfg->E + 1 + cfg->vocab) || size_add(&floats, floats, tmp) ||
-	    size_mul(&bytes, floats, sizeof(float)))
+	if (size_mul3(&rows, cfg->H + 2 * cfg->Hkv, D, 1) ||
+	    size_mul(&floats, rows, cfg->E + (cfg->bias ? 1 : 0)) || /* w_qkv, b_qkv */
+	    size_mul(&tmp, cfg->E, cfg->E + 1 + cfg->vocab) ||	     /* w_o, b_o, embed */
+	    size_add(&floats, floats, tmp) || size_mul(&bytes, floats, sizeof(float)))
 		return SIZE_MAX;
 	return bytes;
 }
@@ -84,7 +79,10 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 		query = p->out_n * sizeof(float); /* [B, Lq, E]: within out_n's check */
 	bad = bad || size_add(&floats, p->out_n, p->w_n) || size_add(&floats, floats, p->s_n) ||
 	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
-	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes, inline_bytes(job));
+	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes,
+			  job->inline_spec.pending
+				  ? attention_inline_bytes(&job->inline_spec.cfg, job->model->D)
+				  : 0);
 	p->bytes = bytes;
 	if (bad || bytes > svc->limits.max_request_bytes)
 		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",

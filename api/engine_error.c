@@ -31,13 +31,17 @@ enum api_error_kind api_engine_kind(enum attn_status status)
 	return (unsigned)status < ATTN_STATUS_COUNT ? engine_kinds[status] : API_E_INVALID_ARGUMENT;
 }
 
+const char *api_engine_where(const struct api_field_where *map, size_t n, const char *field)
+{
+	for (size_t i = 0; field != NULL && i < n; i++)
+		if (strcmp(field, map[i].field) == 0)
+			return map[i].where;
+	return "";
+}
+
 int api_engine_fail(struct api_error *err, const struct attn_error *aerr,
 		    const struct api_field_where *map, size_t n)
 {
-	const char *where = "";
-
-	for (size_t i = 0; aerr->field != NULL && i < n; i++)
-		if (strcmp(aerr->field, map[i].field) == 0)
-			where = map[i].where;
-	return api_fail(err, api_engine_kind(aerr->status), where, "%s", aerr->message);
+	return api_fail(err, api_engine_kind(aerr->status), api_engine_where(map, n, aerr->field),
+			"%s", aerr->message);
 }

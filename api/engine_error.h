@@ -21,6 +21,9 @@ struct api_field_where {
  * under the engine's own code). */
 enum api_error_kind api_engine_kind(enum attn_status status);
 
+/* The place of an engine field in map[n] ("" when absent or NULL). */
+const char *api_engine_where(const struct api_field_where *map, size_t n, const char *field);
+
 /* Fills err from aerr, its pointer looked up in map[n] by aerr->field ("" when
  * absent), and returns -1. */
 int api_engine_fail(struct api_error *err, const struct attn_error *aerr,

@@ -71,11 +71,8 @@ static int inline_explicit(const struct v1_body *in, struct attention_job *job, 
 static int check_model_memory(const struct attn_model_config *cfg, size_t D, size_t limit,
 			      struct api_error *err)
 {
-	size_t rows = 0, floats = 0, tmp = 0, bytes = 0;
-	int bad = size_mul3(&rows, cfg->H + 2 * cfg->Hkv, D, 1) ||
-		  size_mul(&floats, rows, cfg->E + (cfg->bias ? 1 : 0)) || /* w_qkv, b_qkv */
-		  size_mul(&tmp, cfg->E, cfg->E + 1 + cfg->vocab) ||	     /* w_o, b_o, embed */
-		  size_add(&floats, floats, tmp) || size_mul(&bytes, floats, sizeof(float));
+	size_t bytes = attention_inline_bytes(cfg, D);
+	int bad = bytes == SIZE_MAX;
 
 	if (bad || bytes > limit)
 		return api_fail(err, API_E_REQUEST_TOO_LARGE, "/model",

@@ -238,14 +238,15 @@ static int prepare(const struct api_service *svc, const struct api_reply *reply,
 		   struct sdpa_job *j, struct api_error *err)
 {
 	struct attn_sdpa *r = &j->req;
+	struct api_threads own = api_own_threads(svc, reply);
 	size_t Lk = j->P + j->S, cells = 0, out_n = 0, kv_n = 0, bytes = 0, ws = 0;
 	struct attn_error aerr;
 	int bad;
 
 	r->B = j->B, r->H = j->H, r->Hkv = j->Hkv, r->Lq = j->Lq, r->Lk = Lk;
 	r->D = j->D, r->Dv = j->Dv;
-	r->threads = api_own_threads(svc, reply).threads;
-	r->workers = api_own_threads(svc, reply).workers;
+	r->threads = own.threads;
+	r->workers = own.workers;
 	r->q = j->rank3 ? attn_cview_blhd(j->q.data, j->H, j->Lq, j->D)
 			: attn_cview_bhld(j->q.data, j->H, j->Lq, j->D);
 	r->k = attn_cview_bhld(NULL, j->Hkv, Lk, j->D);
