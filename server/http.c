@@ -34,11 +34,11 @@
 
 #include "common/buf.h"
 #include "api/error.h"
-#include "engine/workers.h"
 #include "common/fmt.h"
 #include "headers.h"
 #include "log.h"
 #include "route.h"
+#include "split.h"
 #include "api/service.h"
 #include "web_assets.h"
 
@@ -50,8 +50,7 @@ struct http_server {
 	struct metrics *metrics;
 	struct pool *pool;
 	size_t max_response_bytes;
-	size_t split_threads;		     /* engine threads one request may use */
-	struct attn_workers *engine_workers; /* kept for a split, or NULL */
+	struct split_policy split; /* idle workers lent to a large call */
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	atomic_int draining;
@@ -90,8 +89,7 @@ struct request {
 	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
 	struct buf body;
 	struct api_reply reply;
-	struct api_lender lender; /* lends idle workers to a large call */
-	size_t lent;              /* workers lent to this request's call now */
+	struct split_lease lease; /* idle workers lent to its call */
 	int status; /* 0 until a response is queued */
 	size_t bytes_in, bytes_out;
 	double t_start, t_queued, queue_ms;
@@ -455,44 +453,6 @@ static enum MHD_Result answer_web(struct request *r)
 	return ret;
 }
 
-/* A call with at least this much work (FLOPs, as --max-request-gflop counts
- * them: about 0.1 ms of one core) is large enough to borrow idle workers
- * for (main.c: the thread model); below it, waking them costs more than
- * they give. */
-#define SPLIT_MIN_WORK 1e7
-
-/* api_lender.lend: the cores of the idle workers, for a large call when
- * splitting is on; the count is kept in r->lent for give_back. */
-static size_t lend_idle_workers(void *ctx, double work, struct attn_workers **workers)
-{
-	struct request *r = ctx;
-	const struct http_server *srv = r->srv;
-	size_t lent;
-
-	if (srv->split_threads < 2 || work < SPLIT_MIN_WORK || r->lent > 0)
-		return 0;
-	lent = pool_borrow_idle(srv->pool, srv->split_threads - 1);
-	if (lent == 0)
-		return 0;
-	r->lent = lent;
-	/* the kept threads serve a call of their whole width; a narrower one
-	 * starts threads of its own rather than wake kept ones to sit out */
-	if (srv->engine_workers != NULL && attn_workers_threads(srv->engine_workers) == 1 + lent)
-		*workers = srv->engine_workers;
-	metrics_split(srv->metrics, lent);
-	return 1 + lent;
-}
-
-/* api_lender.give_back: the lent workers go back to the pool at once, so a
- * queued job may start while this one encodes its answer. */
-static void give_back_workers(void *ctx)
-{
-	struct request *r = ctx;
-
-	pool_return(r->srv->pool, r->lent);
-	r->lent = 0;
-}
-
 /* Runs on a worker: the connection is suspended, so r is ours alone until
  * MHD_resume_connection, after which this thread must not touch r. */
 static void compute_job(void *arg)
@@ -503,13 +463,10 @@ static void compute_job(void *arg)
 	metrics_queued(r->srv->metrics, -1);
 	metrics_computing(r->srv->metrics, +1);
 	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
-	r->lender.lend = lend_idle_workers;
-	r->lender.give_back = give_back_workers;
-	r->lender.ctx = r;
-	r->reply.lender = &r->lender;
+	split_lease_init(&r->lease, &r->srv->split);
+	r->reply.lender = &r->lease.lender;
 	call_api(r, body, r->body.len);
-	if (r->lent > 0) /* a lend the API did not give back: never lose workers */
-		give_back_workers(r);
+	split_lease_end(&r->lease); /* never lose a worker */
 	metrics_computing(r->srv->metrics, -1);
 	r->state = REQ_REPLIED;
 	MHD_resume_connection(r->conn);
@@ -851,8 +808,10 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->metrics = deps->metrics;
 	srv->pool = deps->pool;
 	srv->max_response_bytes = deps->max_response_bytes;
-	srv->split_threads = deps->split_threads;
-	srv->engine_workers = deps->engine_workers;
+	srv->split.pool = deps->pool;
+	srv->split.metrics = deps->metrics;
+	srv->split.threads = deps->split_threads;
+	srv->split.workers = deps->engine_workers;
 	srv->id_seed = seed_ids();
 	family_flag = bind_address(deps->cfg, &addr);
 	if (family_flag < 0) {

@@ -45,7 +45,7 @@
  * - An engine call runs on one thread (api_limits.engine_threads = 1), but
  *   a large request borrows the workers that are idle, to run its call on
  *   their cores too:
- *   1. "Large" is a call of at least SPLIT_MIN_WORK (http.c) of work, as
+ *   1. "Large" is a call of at least SPLIT_MIN_WORK (split.c) of work, as
  *      --max-request-gflop counts it: the API plans the request first and
  *      asks the server's lender then (api_lender in api/service.h), so the
  *      server judges the work itself, not the body's size.
