@@ -47,6 +47,9 @@ BLAS_LIBS   := -lopenblas
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
 LDLIBS  := $(BLAS_LIBS) -lm -pthread
+# The tokenizer's Unicode: regexes (PCRE2, 8-bit, with UTF and UCP) and
+# normalization forms and categories (utf8proc). README says why each.
+TOK_LIBS := -lpcre2-8 -lutf8proc
 
 # Debian 12 packages: what building and running the daemon needs (`make run`),
 # what the C suites add (`make check`), and what the rest of `make test` adds:
@@ -56,13 +59,19 @@ LDLIBS  := $(BLAS_LIBS) -lm -pthread
 # daemon suites. (python3-torch only for `make fixtures` and the PyTorch
 # column of `make bench`.)
 RUN_DEB_PACKAGES   := build-essential pkg-config libopenblas-dev libjansson-dev \
-                      libmicrohttpd-dev python3 python3-yaml
+                      libmicrohttpd-dev libpcre2-dev libutf8proc-dev python3 python3-yaml
 CHECK_DEB_PACKAGES := $(RUN_DEB_PACKAGES) check
 TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 ENGINE_LIB := $(BUILD)/libattn_engine.a
+
+# tokenizer/: text to token ids and back (Hugging Face's tokenizer.json),
+# a pure library beside the engine.
+TOKENIZER_SRC := $(wildcard tokenizer/*.c)
+TOKENIZER_OBJ := $(TOKENIZER_SRC:%.c=$(BUILD)/%.o)
+TOKENIZER_LIB := $(BUILD)/libattn_tokenizer.a
 
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
@@ -104,7 +113,7 @@ BENCH_ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 
 PORT ?= 8080
 
-all: $(ENGINE_LIB) $(COMMON_LIB) $(API_LIB) $(ATTND) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
+all: $(ENGINE_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(API_LIB) $(ATTND) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -117,6 +126,10 @@ $(ENGINE_LIB): $(ENGINE_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(COMMON_LIB): $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(TOKENIZER_LIB): $(TOKENIZER_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
@@ -140,16 +153,16 @@ $(BUILD)/gen/web_assets.c: $(WEB_FILES) tools/embed_web.py
 $(WEB_OBJ): $(BUILD)/gen/web_assets.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(ATTND): $(SERVER_OBJ) $(WEB_OBJ) $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
+$(ATTND): $(SERVER_OBJ) $(WEB_OBJ) $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(TOK_LIBS) $(LDLIBS)
 
 # Test binaries link Check and jansson (to read fixtures); the engine does not.
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
-$(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(LDLIBS)
+$(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(TOK_LIBS) $(LDLIBS)
 
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
@@ -158,11 +171,11 @@ $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
 .SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
 
 $(BUILD)/tests/fuzz/replay_%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON) \
-			      $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ -ljansson $(LDLIBS)
+			      $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ -ljansson $(TOK_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(LDLIBS)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(TOK_LIBS) $(LDLIBS)
 
 $(BUILD)/bench/bench_engine: $(BENCH_ENGINE_OBJ) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
@@ -309,9 +322,9 @@ fuzz-build: fuzz-deps
 
 fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 
-$(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_COMMON) $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+$(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_COMMON) $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ -o $@ -ljansson $(LDLIBS)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ -o $@ -ljansson $(TOK_LIBS) $(LDLIBS)
 
 fuzz: fuzz-build
 	@for h in $(FUZZ_NAMES); do \

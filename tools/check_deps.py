@@ -2,6 +2,7 @@
 """check_deps.py: the layers point one way (make check-deps).
 
     engine/  <-  api/  <-  server/        common/ below api/ and server/
+    tokenizer/ <- api/                    (tokenizer/ uses common/ only)
 
 Checks, for every C file of the four folders:
   1. its project includes are among those its folder may use (ALLOWED);
@@ -25,7 +26,8 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 ALLOWED = {
     "common": ["common/"],
     "engine": ["engine/"],
-    "api": ["engine/", "common/", "api/"],
+    "tokenizer": ["tokenizer/", "common/"],
+    "api": ["engine/", "tokenizer/", "common/", "api/"],
     "server": ["engine/", "common/", "server/",
                # the API as the server sees it: the service, its errors,
                # and the vocabulary file reader used at start-up
@@ -37,6 +39,9 @@ LIBC_IO = r"\b(getenv|exit|printf|fprintf|puts|fopen) *\("
 FORBIDDEN = {
     "engine": [(r"#include *<(microhttpd|jansson)\.h>", "the engine speaks neither HTTP nor JSON"),
                (LIBC_IO, "the engine does no I/O and never exits")],
+    "tokenizer": [(r"#include *<(microhttpd|jansson)\.h>",
+                   "the tokenizer speaks neither HTTP nor JSON (api/ reads its file)"),
+                  (LIBC_IO, "the tokenizer does no I/O and never exits")],
     "common": [(r"#include *<(microhttpd|jansson)\.h>", "common/ is below both api/ and server/"),
                (LIBC_IO, "common/ does no I/O and never exits")],
     "api": [(r"#include *<microhttpd\.h>", "api/ does not speak HTTP")],
