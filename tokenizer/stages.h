@@ -179,6 +179,9 @@ struct tok_strs {
 void tok_strs_release(struct tok_strs *s);
 enum tok_status tok_strs_push(struct tok_strs *s, const char *p, size_t len);
 
+/* Compiles the patterns of Replace decoders (tok_build calls it once). */
+enum tok_status tok_decoder_compile(struct tok_decoder *d, char *err, size_t errlen);
+
 /* Rewrites s through the decoder chain (d may be NULL: nothing to do). */
 enum tok_status tok_decode_chain(const struct tok_decoder *d, struct tok_strs *s);
 
