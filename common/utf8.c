@@ -57,3 +57,47 @@ size_t utf8_whole(const char *s, size_t len)
 		return lead - 1;
 	return len;
 }
+
+size_t utf8_check(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t n;
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		n = utf8_char(u + i, len - i);
+		if (n == 0)
+			return i;
+		i += n;
+	}
+	return len;
+}
+
+size_t utf8_bad_run(const unsigned char *s, size_t n)
+{
+	size_t need = utf8_need(s[0]);
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t i = 1;
+
+	if (need < 2)
+		return 1;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	/* the lead and as many of its continuation bytes as could still fit */
+	if (i < n && s[i] >= lo && s[i] <= hi) {
+		i++;
+		while (i < n && i < need && (s[i] & 0xc0) == 0x80)
+			i++;
+	}
+	return i;
+}

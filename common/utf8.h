@@ -18,4 +18,15 @@ size_t utf8_char(const unsigned char *s, size_t n);
  * split. Other invalid bytes are left alone (not this function's to judge). */
 size_t utf8_whole(const char *s, size_t len);
 
+/* The offset of the first byte of s[0..len) that does not begin a valid
+ * UTF-8 character, or len when all of it is valid. */
+size_t utf8_check(const char *s, size_t len);
+
+/* The length of the invalid stretch at s[0..n) that one U+FFFD stands for
+ * when invalid UTF-8 is shown: the maximal subpart of a sequence that could
+ * still have been valid, or 1 byte (Unicode's "U+FFFD substitution of
+ * maximal subparts", which Rust's from_utf8_lossy and WHATWG follow). Call it
+ * where utf8_char returned 0; n > 0. */
+size_t utf8_bad_run(const unsigned char *s, size_t n);
+
 #endif

@@ -185,6 +185,11 @@ enum tok_status tok_decoder_compile(struct tok_decoder *d, char *err, size_t err
 /* Rewrites s through the decoder chain (d may be NULL: nothing to do). */
 enum tok_status tok_decode_chain(const struct tok_decoder *d, struct tok_strs *s);
 
+/* The chain for one token shown on its own in the middle of a text (what
+ * tok_display shows): as tok_decode_chain, but Strip decoders are skipped and
+ * Metaspace treats the token as not the first, so "▁the" reads " the". */
+enum tok_status tok_display_chain(const struct tok_decoder *d, struct tok_strs *s);
+
 /* ---- the tokenizer (tokenizer.c) ------------------------------------------ */
 
 struct tokenizer {
@@ -192,6 +197,7 @@ struct tokenizer {
 	struct tok_model_rt *model;
 	struct tok_added_set *added;
 	char **pieces; /* [vocab_end] the string of each id (model or added), or NULL */
+	struct tok_vocab *piece_ids; /* string -> id over pieces, added tokens first */
 	uint8_t *is_special; /* [vocab_end] */
 	int32_t vocab_end;
 };
