@@ -49,6 +49,8 @@ enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t 
 /* out := n[from, to) (byte offsets on character boundaries). */
 enum tok_status tok_nstr_slice(const struct tok_nstr *n, size_t from, size_t to,
 			       struct tok_nstr *out);
+/* Exchanges the contents of a and b (a stage builds anew, then swaps). */
+void tok_nstr_swap(struct tok_nstr *a, struct tok_nstr *b);
 
 /* A stretch the pipeline carries: normalized text still to tokenize, or an
  * added token already matched (id >= 0, whose n is its matched text). */
@@ -63,20 +65,31 @@ struct tok_splits {
 };
 
 void tok_splits_release(struct tok_splits *s);
-/* Appends a split taking n over (n is zeroed, on failure too). */
+/* Appends a split taking n over (n is released and zeroed, on failure too). */
 enum tok_status tok_splits_push(struct tok_splits *s, struct tok_nstr *n, int32_t id);
+/* Appends a copy of n[from, to) as a split. */
+enum tok_status tok_splits_push_slice(struct tok_splits *s, const struct tok_nstr *n,
+				      size_t from, size_t to, int32_t id);
 
 /* ---- regexes (regex.c): PCRE2 with UTF and UCP ----------------------------- */
 
-/* Compiles a pattern (is_regex) or a literal. err gets PCRE2's message. */
+/* Compiles a pattern (is_regex) or a literal, JIT-compiled when PCRE2 can.
+ * NULL with err set (PCRE2's message and offset, or "out of memory"). */
 struct tok_regex *tok_regex_compile(const char *text, int is_regex, char *err, size_t errlen);
 void tok_regex_free(struct tok_regex *re);
 
-/* The next match in s[0, len) at or after byte `from`: TOK_OK with
- * [*mstart, *mend), or TOK_EINVAL when there is none. Empty matches are
- * skipped, as Hugging Face's find_matches does. */
-enum tok_status tok_regex_next(const struct tok_regex *re, const char *s, size_t len,
-			       size_t from, size_t *mstart, size_t *mend);
+/* A caller's scratch for matching (PCRE2 match data): a compiled regex is
+ * shared read-only by threads, so each call that matches makes one of these
+ * and uses it for all its matches. NULL when memory runs out. */
+struct tok_match *tok_match_new(void);
+void tok_match_free(struct tok_match *m);
+
+/* The next match in s[0, len) (valid UTF-8) at or after byte `from` (a
+ * character boundary): TOK_OK with [*mstart, *mend), TOK_EINVAL when there
+ * is none, TOK_ENOMEM when PCRE2 gives up (a match or depth limit). Empty
+ * matches are skipped (their matches never cut a split in Hugging Face). */
+enum tok_status tok_regex_next(const struct tok_regex *re, struct tok_match *m, const char *s,
+			       size_t len, size_t from, size_t *mstart, size_t *mend);
 
 /* ---- normalizers (normalizer.c) and pre-tokenizers (pretokenizer.c) ------- */
 
@@ -111,24 +124,58 @@ void tok_added_free(struct tok_added_set *a);
 enum tok_status tok_added_split(const struct tok_added_set *a, int normalized,
 				struct tok_splits *s);
 
-/* ---- models (vocab.c, bpe.c, wordpiece.c, unigram.c) ---------------------- */
+/* ---- models (vocab.c, model.c, bpe.c, wordpiece.c, unigram.c) ----------- */
 
-/* A map from strings to ids (open addressing over FNV-1a), built once. */
+/* A map from strings to ids (open addressing over FNV-1a), built once. It
+ * copies the keys' bytes: what is put may be freed afterwards. */
 struct tok_vocab;
 
-struct tok_vocab *tok_vocab_new(size_t expected);
-void tok_vocab_free(struct tok_vocab *v);
-/* Adds s[0, len) -> id; TOK_ESPEC when s is there already. */
+struct tok_vocab *tok_vocab_new(size_t expected); /* NULL: no memory */
+void tok_vocab_free(struct tok_vocab *v);	   /* accepts NULL */
+/* Adds s[0, len) -> id (id >= 0); TOK_ESPEC when s is there already. */
 enum tok_status tok_vocab_put(struct tok_vocab *v, const char *s, size_t len, int32_t id);
+/* Adds s[0, len) -> id, or gives s the id when it is there already: the
+ * last of a piece read twice wins, as in Hugging Face's HashMap. */
+enum tok_status tok_vocab_set(struct tok_vocab *v, const char *s, size_t len, int32_t id);
 /* The id of s[0, len), or -1. */
 int32_t tok_vocab_get(const struct tok_vocab *v, const char *s, size_t len);
+/* *out := the pieces of m->vocab (a new map the caller frees). TOK_ESPEC
+ * with a message when an entry has no piece or a negative id. */
+enum tok_status tok_vocab_from_model(const struct tok_model *m, struct tok_vocab **out,
+				     char *err, size_t errlen);
+/* ids[b] := the id of "<0xHH>" (byte fallback), or -1. */
+void tok_byte_ids(const struct tok_vocab *v, int32_t ids[256]);
+
+/* A map from 64-bit keys (any but UINT64_MAX) to two int32 values, the same
+ * way: BPE's (left id, right id) -> (rank, merged id). The caller owns the
+ * struct; tok_idmap_release frees its slots. */
+struct tok_idmap_slot {
+	uint64_t key; /* UINT64_MAX: empty */
+	int32_t a, b;
+};
+
+struct tok_idmap {
+	struct tok_idmap_slot *slots; /* [mask + 1] */
+	size_t mask, n;
+};
+
+void tok_idmap_init(struct tok_idmap *m);
+void tok_idmap_release(struct tok_idmap *m);
+/* Makes room for n keys at once (no rehash while they are set). */
+enum tok_status tok_idmap_reserve(struct tok_idmap *m, size_t n);
+/* Sets key -> (a, b), overwriting what was there. */
+enum tok_status tok_idmap_set(struct tok_idmap *m, uint64_t key, int32_t a, int32_t b);
+/* The slot of key, or NULL. */
+const struct tok_idmap_slot *tok_idmap_get(const struct tok_idmap *m, uint64_t key);
 
 struct tok_model_rt; /* a built model */
 
-/* Builds the model's tables from m, which stays owned by the spec. */
+/* Builds the model's tables from m, which stays owned by the spec and must
+ * outlive the model. On failure *out is NULL and err names the part, e.g.
+ * "model: merges[12]: 'ab' is not in the vocabulary" (TOK_ESPEC). */
 enum tok_status tok_model_build(const struct tok_model *m, struct tok_model_rt **out, char *err,
 				size_t errlen);
-void tok_model_free(struct tok_model_rt *rt);
+void tok_model_free(struct tok_model_rt *rt); /* accepts NULL */
 
 /* One token a model made of a split: id and its byte range in the split. */
 struct tok_piece {
@@ -145,10 +192,36 @@ void tok_pieces_release(struct tok_pieces *p);
 enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, size_t end);
 
 /* Appends the tokens of s[0, len) (one pre-tokenized word) to out. Linear
- * or n log n in len. A BPE without unk_token drops what it cannot cover,
- * as Hugging Face does. */
+ * or n log n in len. What a model cannot cover and has no unknown token for
+ * is dropped (Hugging Face fails there: MissingUnkToken / MissingUnkId,
+ * or with BPE simply leaves it out). Ranges are those Hugging Face gives:
+ * a BPE adds each symbol's length to the previous end, so a dropped
+ * character shifts the ranges after it (clamped to len here). */
 enum tok_status tok_model_tokenize(const struct tok_model_rt *rt, const char *s, size_t len,
 				   struct tok_pieces *out);
+
+/* The three kinds, which model.c dispatches to; each as the three above. */
+struct tok_bpe;
+struct tok_wordpiece;
+struct tok_unigram;
+
+enum tok_status tok_bpe_build(const struct tok_model *m, struct tok_bpe **out, char *err,
+			      size_t errlen);
+void tok_bpe_free(struct tok_bpe *b);
+enum tok_status tok_bpe_tokenize(const struct tok_bpe *b, const char *s, size_t len,
+				 struct tok_pieces *out);
+
+enum tok_status tok_wordpiece_build(const struct tok_model *m, struct tok_wordpiece **out,
+				    char *err, size_t errlen);
+void tok_wordpiece_free(struct tok_wordpiece *w);
+enum tok_status tok_wordpiece_tokenize(const struct tok_wordpiece *w, const char *s, size_t len,
+				       struct tok_pieces *out);
+
+enum tok_status tok_unigram_build(const struct tok_model *m, struct tok_unigram **out,
+				  char *err, size_t errlen);
+void tok_unigram_free(struct tok_unigram *u);
+enum tok_status tok_unigram_tokenize(const struct tok_unigram *u, const char *s, size_t len,
+				     struct tok_pieces *out);
 
 /* ---- post-processors (post.c) ---------------------------------------------- */
 
