@@ -20,11 +20,12 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential pkg-config libopenblas-dev check libjansson-dev \
-        libmicrohttpd-dev python3 python3-yaml \
+        libmicrohttpd-dev libpcre2-dev libutf8proc-dev python3 python3-yaml \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
-# The whole source tree: .dockerignore keeps out build/, node_modules/, .git
+# The whole source tree: .dockerignore keeps out build/, every node_modules/
+# (the tokenizer oracle's packages alone are 400 MB), .git
 # and deploy/, so editing the manifests does not rebuild the image.
 COPY . .
 
@@ -49,7 +50,7 @@ FROM debian:bookworm-slim
 # server/main.c explains the thread model).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmicrohttpd12 libjansson4 libopenblas0-pthread \
+        libmicrohttpd12 libjansson4 libopenblas0-pthread libpcre2-8-0 libutf8proc2 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 attnd \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
