@@ -106,6 +106,8 @@ static enum tok_status build_parts(struct tokenizer *t, char *err, size_t errlen
 		st = build_pieces(t, err, errlen);
 	if (st == TOK_OK)
 		st = tok_added_build(s->added, s->n_added, s->normalizer, &t->added, err, errlen);
+	if (st == TOK_OK && s->post != NULL)
+		st = tok_post_check(s->post, err, errlen);
 	if (st == TOK_OK && s->decoder != NULL)
 		st = tok_decoder_compile(s->decoder, err, errlen);
 	if (st == TOK_ENOMEM)
