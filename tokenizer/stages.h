@@ -240,6 +240,11 @@ enum tok_status tok_post_apply(const struct tok_post *p, const struct tokenizer 
 			       const char *text, size_t len, int add_special,
 			       struct tok_draft *d);
 
+/* Checks what tok_post_apply takes for granted (tok_build calls it once):
+ * every special token a template names is in its special_tokens, as
+ * Hugging Face's TemplateProcessing builder checks. TOK_ESPEC with err set. */
+enum tok_status tok_post_check(const struct tok_post *p, char *err, size_t errlen);
+
 /* ---- decoders (decoder.c) -------------------------------------------------- */
 
 /* A list of strings that decoders rewrite, as Hugging Face's decode_chain. */

@@ -1,0 +1,165 @@
+/*
+ * nstr.c: normalized strings with their alignments, and the list of splits
+ * the pipeline carries (stages.h, "normalized strings").
+ *
+ * A tok_nstr owns s and align (both malloc'd, grown together); a tok_splits
+ * owns its array and every split's nstr. Growth doubles, with the byte
+ * counts checked for overflow before each allocation; on failure the
+ * structure is left as it was.
+ */
+#include "stages.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unicode.h"
+
+void tok_nstr_init(struct tok_nstr *n)
+{
+	memset(n, 0, sizeof *n);
+}
+
+void tok_nstr_release(struct tok_nstr *n)
+{
+	if (n == NULL)
+		return;
+	free(n->s);
+	free(n->align);
+	memset(n, 0, sizeof *n);
+}
+
+/* Makes room for `extra` more bytes. */
+static enum tok_status nstr_reserve(struct tok_nstr *n, size_t extra)
+{
+	size_t need, cap;
+	char *s;
+	struct tok_span *a;
+
+	if (extra > SIZE_MAX - n->len)
+		return TOK_ENOMEM;
+	need = n->len + extra;
+	if (need <= n->cap)
+		return TOK_OK;
+	cap = n->cap < 16 ? 16 : n->cap;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2)
+			return TOK_ENOMEM;
+		cap *= 2;
+	}
+	if (cap > SIZE_MAX / sizeof *a)
+		return TOK_ENOMEM;
+	s = realloc(n->s, cap);
+	if (s == NULL)
+		return TOK_ENOMEM;
+	n->s = s;
+	a = realloc(n->align, cap * sizeof *a);
+	if (a == NULL)
+		return TOK_ENOMEM; /* s grew, which is harmless */
+	n->align = a;
+	n->cap = cap;
+	return TOK_OK;
+}
+
+enum tok_status tok_nstr_push(struct tok_nstr *n, const char *c, size_t clen, struct tok_span sp)
+{
+	if (nstr_reserve(n, clen) != TOK_OK)
+		return TOK_ENOMEM;
+	memcpy(n->s + n->len, c, clen);
+	for (size_t i = 0; i < clen; i++)
+		n->align[n->len + i] = sp;
+	n->len += clen;
+	return TOK_OK;
+}
+
+enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t len)
+{
+	n->len = 0;
+	if (nstr_reserve(n, len) != TOK_OK)
+		return TOK_ENOMEM;
+	memcpy(n->s, text, len);
+	for (size_t i = 0; i < len;) {
+		size_t clen = tok_uc_len((unsigned char)text[i]);
+		if (clen > len - i)
+			clen = len - i;
+		struct tok_span sp = {i, i + clen};
+		for (size_t j = 0; j < clen; j++)
+			n->align[i + j] = sp;
+		i += clen;
+	}
+	n->len = len;
+	return TOK_OK;
+}
+
+enum tok_status tok_nstr_slice(const struct tok_nstr *n, size_t from, size_t to,
+			       struct tok_nstr *out)
+{
+	out->len = 0;
+	if (nstr_reserve(out, to - from) != TOK_OK)
+		return TOK_ENOMEM;
+	if (to > from) {
+		memcpy(out->s, n->s + from, to - from);
+		memcpy(out->align, n->align + from, (to - from) * sizeof *out->align);
+	}
+	out->len = to - from;
+	return TOK_OK;
+}
+
+void tok_nstr_swap(struct tok_nstr *a, struct tok_nstr *b)
+{
+	struct tok_nstr t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* ---- splits ----------------------------------------------------------------- */
+
+void tok_splits_release(struct tok_splits *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		tok_nstr_release(&s->v[i].n);
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+enum tok_status tok_splits_push(struct tok_splits *s, struct tok_nstr *n, int32_t id)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap < 8 ? 8 : s->cap;
+		if (s->cap >= 8) {
+			if (cap > SIZE_MAX / 2 / sizeof *s->v) {
+				tok_nstr_release(n);
+				return TOK_ENOMEM;
+			}
+			cap *= 2;
+		}
+		struct tok_split *v = realloc(s->v, cap * sizeof *v);
+		if (v == NULL) {
+			tok_nstr_release(n);
+			return TOK_ENOMEM;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].n = *n;
+	s->v[s->n].id = id;
+	s->n++;
+	tok_nstr_init(n);
+	return TOK_OK;
+}
+
+enum tok_status tok_splits_push_slice(struct tok_splits *s, const struct tok_nstr *n,
+				      size_t from, size_t to, int32_t id)
+{
+	struct tok_nstr piece;
+
+	tok_nstr_init(&piece);
+	if (tok_nstr_slice(n, from, to, &piece) != TOK_OK) {
+		tok_nstr_release(&piece);
+		return TOK_ENOMEM;
+	}
+	return tok_splits_push(s, &piece, id);
+}

@@ -1,0 +1,186 @@
+/*
+ * regex.c: the patterns of Replace and Split (stages.h, "regexes"): PCRE2
+ * with UTF and UCP, JIT-compiled when the platform allows, or a literal
+ * matched with memmem.
+ *
+ * A compiled regex is immutable and shared by threads; what a match writes
+ * (PCRE2's match data, and a JIT stack when a pattern needs more than the
+ * machine stack's 32 KiB) lives in the caller's struct tok_match.
+ *
+ * Subjects are the tokenizer's own validated UTF-8, so every match passes
+ * PCRE2_NO_UTF_CHECK: without it PCRE2 would check the whole subject again
+ * on every call, and scanning a text match by match would be quadratic.
+ *
+ * Classes differ between engines: PCRE2 10.42's \s (with UCP) holds U+0085
+ * and U+180E, Hugging Face's (Oniguruma, White_Space) U+0085 only and
+ * JavaScript's U+FEFF but neither of the others; PCRE2's \w is letters,
+ * numbers and '_', Oniguruma's adds marks and drops No. Patterns are used as
+ * written.
+ */
+#define _GNU_SOURCE /* memmem */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stages.h"
+#include "unicode.h"
+
+struct tok_regex {
+	pcre2_code *code; /* NULL for a literal */
+	char *literal;
+	size_t lit_len;
+};
+
+struct tok_match {
+	pcre2_match_data *md;
+	pcre2_match_context *mctx; /* with jit stack, made on first need */
+	pcre2_jit_stack *jit;
+};
+
+enum { JIT_STACK_MIN = 32 * 1024, JIT_STACK_MAX = 64 * 1024 * 1024 };
+
+static struct tok_regex *compile_literal(const char *text, char *err, size_t errlen)
+{
+	struct tok_regex *re = calloc(1, sizeof *re);
+
+	if (re != NULL) {
+		re->lit_len = strlen(text);
+		re->literal = malloc(re->lit_len + 1);
+		if (re->literal != NULL) {
+			memcpy(re->literal, text, re->lit_len + 1);
+			return re;
+		}
+	}
+	free(re);
+	snprintf(err, errlen, "out of memory");
+	return NULL;
+}
+
+struct tok_regex *tok_regex_compile(const char *text, int is_regex, char *err, size_t errlen)
+{
+	struct tok_regex *re;
+	int code;
+	PCRE2_SIZE offset;
+
+	if (!is_regex)
+		return compile_literal(text, err, errlen);
+	re = calloc(1, sizeof *re);
+	if (re == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	re->code = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP,
+				 &code, &offset, NULL);
+	if (re->code == NULL) {
+		PCRE2_UCHAR msg[160];
+		pcre2_get_error_message(code, msg, sizeof msg);
+		snprintf(err, errlen, "%s at offset %zu", (const char *)msg, (size_t)offset);
+		free(re);
+		return NULL;
+	}
+	/* Without JIT (a platform PCRE2 cannot JIT for) the interpreter runs:
+	 * slower, the same matches. */
+	(void)pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE);
+	return re;
+}
+
+void tok_regex_free(struct tok_regex *re)
+{
+	if (re == NULL)
+		return;
+	pcre2_code_free(re->code);
+	free(re->literal);
+	free(re);
+}
+
+void tok_pattern_release(struct tok_pattern *p)
+{
+	if (p == NULL)
+		return;
+	tok_regex_free(p->re);
+	free(p->text);
+	p->re = NULL;
+	p->text = NULL;
+}
+
+struct tok_match *tok_match_new(void)
+{
+	struct tok_match *m = calloc(1, sizeof *m);
+
+	if (m == NULL)
+		return NULL;
+	m->md = pcre2_match_data_create(1, NULL);
+	if (m->md == NULL) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void tok_match_free(struct tok_match *m)
+{
+	if (m == NULL)
+		return;
+	pcre2_match_data_free(m->md);
+	pcre2_match_context_free(m->mctx);
+	pcre2_jit_stack_free(m->jit);
+	free(m);
+}
+
+/* Gives m a JIT stack larger than the machine stack's default. */
+static int grow_jit_stack(struct tok_match *m)
+{
+	if (m->jit != NULL)
+		return -1; /* had it already: the pattern needs more still */
+	m->mctx = pcre2_match_context_create(NULL);
+	m->jit = pcre2_jit_stack_create(JIT_STACK_MIN, JIT_STACK_MAX, NULL);
+	if (m->mctx == NULL || m->jit == NULL)
+		return -1;
+	pcre2_jit_stack_assign(m->mctx, NULL, m->jit);
+	return 0;
+}
+
+static enum tok_status literal_next(const struct tok_regex *re, const char *s, size_t len,
+				    size_t from, size_t *mstart, size_t *mend)
+{
+	const char *hit;
+
+	if (re->lit_len == 0 || from >= len)
+		return TOK_EINVAL;
+	hit = memmem(s + from, len - from, re->literal, re->lit_len);
+	if (hit == NULL)
+		return TOK_EINVAL;
+	*mstart = (size_t)(hit - s);
+	*mend = *mstart + re->lit_len;
+	return TOK_OK;
+}
+
+enum tok_status tok_regex_next(const struct tok_regex *re, struct tok_match *m, const char *s,
+			       size_t len, size_t from, size_t *mstart, size_t *mend)
+{
+	if (re->code == NULL)
+		return literal_next(re, s, len, from, mstart, mend);
+	while (from <= len) {
+		int rc = pcre2_match(re->code, (PCRE2_SPTR)s, len, from, PCRE2_NO_UTF_CHECK, m->md,
+				     m->mctx);
+		if (rc == PCRE2_ERROR_JIT_STACKLIMIT && grow_jit_stack(m) == 0)
+			continue;
+		if (rc == PCRE2_ERROR_NOMATCH)
+			return TOK_EINVAL;
+		if (rc < 0)
+			return TOK_ENOMEM;
+		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(m->md);
+		if (ov[1] > ov[0]) {
+			*mstart = ov[0];
+			*mend = ov[1];
+			return TOK_OK;
+		}
+		/* an empty match: look again one character further on */
+		if (ov[0] >= len)
+			return TOK_EINVAL;
+		from = ov[0] + tok_uc_len((unsigned char)s[ov[0]]);
+	}
+	return TOK_EINVAL;
+}

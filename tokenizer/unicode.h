@@ -1,0 +1,62 @@
+/*
+ * unicode.h: the character classes and mappings the text stages need, over
+ * utf8proc, each named for the Hugging Face `tokenizers` predicate it stands
+ * for. Internal to tokenizer/. Pure functions; nothing is kept, and only
+ * tok_uc_normalize allocates (into the caller's tok_nstr).
+ *
+ * Where the classes of HF's Rust crates, PCRE2 and JavaScript disagree the
+ * functions follow HF; tests/tokenizer/check_text.c lists the cases.
+ */
+#ifndef TOKENIZER_UNICODE_H
+#define TOKENIZER_UNICODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stages.h"
+
+/* The code point of the valid UTF-8 character at s[0, n), n >= 1, and its
+ * byte length in *clen. The text stages only see validated UTF-8. */
+int32_t tok_uc_decode(const char *s, size_t n, size_t *clen);
+
+/* Writes cp as UTF-8 to out[0, 4) and returns its length. */
+size_t tok_uc_encode(int32_t cp, char out[4]);
+
+/* The byte length of the UTF-8 character starting with byte b (1 for a
+ * byte that cannot start one, so that scans always advance). */
+size_t tok_uc_len(unsigned char b);
+
+/* White_Space (Rust char::is_whitespace, Oniguruma's and Rust regex's \s). */
+int tok_uc_is_space(int32_t cp);
+/* A word character as Rust regex's and Oniguruma's \w: letters, marks,
+ * decimal digits, letter numbers, connector punctuation, ZWNJ/ZWJ. */
+int tok_uc_is_word(int32_t cp);
+/* Rust char::is_numeric: Nd, Nl, No. */
+int tok_uc_is_numeric(int32_t cp);
+/* HF is_bert_punc: ASCII punctuation or a P* category. */
+int tok_uc_is_punct(int32_t cp);
+/* Mn, a nonspacing mark (what StripAccents removes). */
+int tok_uc_is_mn(int32_t cp);
+/* BertNormalizer's is_control: Cc, Cf, Cn, Co, Cs, but not \t \n \r. */
+int tok_uc_is_bert_control(int32_t cp);
+/* BertNormalizer's is_chinese_char: the CJK ideograph blocks HF lists. */
+int tok_uc_is_chinese(int32_t cp);
+
+/* The full lowercase of cp (Rust char::to_lowercase): writes 1 or 2 code
+ * points to out and returns how many ('İ' gives "i̇"). */
+size_t tok_uc_lower(int32_t cp, int32_t out[2]);
+
+enum tok_uc_form { TOK_UC_NFC, TOK_UC_NFD, TOK_UC_NFKC, TOK_UC_NFKD };
+
+/*
+ * out := in in normalization form `form`, with alignments: the text is cut
+ * into segments that normalize independently (a starter and the characters
+ * that may combine with it), and every character a segment becomes carries
+ * the union of the segment's spans. So a decomposed character's parts keep
+ * its span, and a composition of several characters spans them all.
+ * out must be initialized (its contents are replaced); in is not changed.
+ */
+enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form form,
+				 struct tok_nstr *out);
+
+#endif
