@@ -1,0 +1,765 @@
+/*
+ * check_text.c: the text side of the tokenizer (tokenizer/stages.h:
+ * normalized strings, regexes, normalizers, pre-tokenizers, added tokens),
+ * against the behavior of Hugging Face's `tokenizers` crate. Expected splits
+ * with their original byte offsets are taken from the crate's own tests
+ * where it has them (pre_tokenizers/{byte_level,split,metaspace,whitespace,
+ * bert,punctuation,digits}.rs), else derived from its code.
+ *
+ *   normalizers   the alignments after each normalizer: NFC of "e\u0301" is
+ *                 one character spanning both, NFD and NFKC split a span,
+ *                 Hangul jamo compose; Lowercase 'İ' -> "i̇"; Prepend,
+ *                 Replace (content takes the match's last span), Strip;
+ *                 BertNormalizer on "Héllo 你好\tX"
+ *   pre-tokenizers  every kind's splits (strings and original spans), Split
+ *                 with all five behaviors and invert, Metaspace's prepend
+ *                 schemes and split, Sequence
+ *   added         leftmost-longest, single_word, lstrip/rstrip, normalized
+ *                 tokens matched after normalization, splits already matched
+ *                 passed through
+ *   regex         empty matches skipped, literals, a bad pattern's message,
+ *                 \s of PCRE2 (U+0085 yes, U+FEFF no)
+ *   linear        1 MiB of one character, 1 MiB without spaces, 100,000
+ *                 emoji ZWJ sequences, 1 MiB of '<' against 6415 added
+ *                 tokens: results asserted (the suite's timeout bounds time)
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/suite_main.h"
+#include "tokenizer/spec.h"
+#include "tokenizer/stages.h"
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* An expected split: its text and the union of its bytes' original spans. */
+struct want {
+	const char *s;
+	size_t start, end;
+};
+
+#define WANT(...) ((const struct want[]){__VA_ARGS__})
+#define NWANT(...) (sizeof((const struct want[]){__VA_ARGS__}) / sizeof(struct want))
+
+static struct tok_span union_span(const struct tok_nstr *n)
+{
+	struct tok_span sp = {0, 0};
+
+	for (size_t i = 0; i < n->len; i++) {
+		if (i == 0 || n->align[i].start < sp.start)
+			sp.start = n->align[i].start;
+		if (i == 0 || n->align[i].end > sp.end)
+			sp.end = n->align[i].end;
+	}
+	return sp;
+}
+
+static void check_splits(const struct tok_splits *s, const struct want *w, size_t n)
+{
+	for (size_t i = 0; i < s->n && i < n; i++) {
+		const struct tok_nstr *x = &s->v[i].n;
+		struct tok_span sp = union_span(x);
+		ck_assert_msg(x->len == strlen(w[i].s) && memcmp(x->s, w[i].s, x->len) == 0,
+			      "split %zu: '%.*s', want '%s'", i, (int)x->len, x->s, w[i].s);
+		ck_assert_msg(sp.start == w[i].start && sp.end == w[i].end,
+			      "split %zu '%s': (%zu, %zu), want (%zu, %zu)", i, w[i].s, sp.start,
+			      sp.end, w[i].start, w[i].end);
+	}
+	ck_assert_uint_eq(s->n, n);
+}
+
+static void splits_of(struct tok_splits *s, const char *text)
+{
+	struct tok_nstr n;
+
+	memset(s, 0, sizeof *s);
+	tok_nstr_init(&n);
+	ck_assert_int_eq(tok_nstr_from_text(&n, text, strlen(text)), TOK_OK);
+	ck_assert_int_eq(tok_splits_push(s, &n, -1), TOK_OK);
+}
+
+/* Pre-tokenizes text with p (compiled here) and checks the splits. */
+static void check_pre(struct tok_pretokenizer *p, const char *text, const struct want *w,
+		      size_t n)
+{
+	struct tok_splits s;
+	char err[256];
+
+	ck_assert_int_eq(tok_pretokenizer_compile(p, err, sizeof err), TOK_OK);
+	splits_of(&s, text);
+	ck_assert_int_eq(tok_pretokenize(p, &s), TOK_OK);
+	check_splits(&s, w, n);
+	tok_splits_release(&s);
+}
+
+static char *dup(const char *s)
+{
+	char *d = strdup(s);
+
+	ck_assert_ptr_nonnull(d);
+	return d;
+}
+
+/* Normalizes text with spec and checks the result and each character's
+ * span: spans[2 i], spans[2 i + 1] for the i-th character. */
+static void check_norm(struct tok_normalizer *spec, const char *text, const char *want,
+		       const size_t *spans, size_t nchars)
+{
+	struct tok_nstr n;
+	char err[256];
+	size_t c = 0;
+
+	ck_assert_int_eq(tok_normalizer_compile(spec, err, sizeof err), TOK_OK);
+	tok_nstr_init(&n);
+	ck_assert_int_eq(tok_nstr_from_text(&n, text, strlen(text)), TOK_OK);
+	ck_assert_int_eq(tok_normalize(spec, &n), TOK_OK);
+	ck_assert_msg(n.len == strlen(want) && memcmp(n.s, want, n.len) == 0, "'%.*s', want '%s'",
+		      (int)n.len, n.s, want);
+	for (size_t i = 0; i < n.len; c++) {
+		size_t clen = 1;
+		while (i + clen < n.len && ((unsigned char)n.s[i + clen] & 0xC0) == 0x80)
+			clen++;
+		ck_assert_uint_lt(c, nchars);
+		for (size_t j = i; j < i + clen; j++)
+			ck_assert_msg(n.align[j].start == spans[2 * c] &&
+					      n.align[j].end == spans[2 * c + 1],
+				      "'%s' char %zu: (%zu, %zu), want (%zu, %zu)", want, c,
+				      n.align[j].start, n.align[j].end, spans[2 * c], spans[2 * c + 1]);
+		i += clen;
+	}
+	ck_assert_uint_eq(c, nchars);
+	tok_nstr_release(&n);
+}
+
+#define SPANS(...) ((const size_t[]){__VA_ARGS__})
+#define NCHARS(...) (sizeof((const size_t[]){__VA_ARGS__}) / sizeof(size_t) / 2)
+
+/* ---- normalizers --------------------------------------------------------------- */
+
+START_TEST(unicode_forms_keep_spans)
+{
+	struct tok_normalizer nfc = {.kind = TOK_NORM_NFC}, nfd = {.kind = TOK_NORM_NFD};
+	struct tok_normalizer nfkc = {.kind = TOK_NORM_NFKC}, nfkd = {.kind = TOK_NORM_NFKD};
+
+	/* composition spans all it composes */
+	check_norm(&nfc, "xe\xcc\x81y", "x\xc3\xa9y", SPANS(0, 1, 1, 4, 4, 5), 3);
+	/* a decomposed character's parts keep its span */
+	check_norm(&nfd, "\xc3\xa9!", "e\xcc\x81!", SPANS(0, 2, 0, 2, 2, 3), 3);
+	check_norm(&nfkc, "\xef\xac\x81x", "fix", SPANS(0, 3, 0, 3, 3, 4), 3);
+	check_norm(&nfkd, "\xe2\x91\xa0", "1", SPANS(0, 3), 1);
+	/* Hangul L V T jamo compose to one syllable */
+	check_norm(&nfc, "\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab", "\xed\x95\x9c", SPANS(0, 9), 1);
+	check_norm(&nfd, "\xed\x95\x9c", "\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab",
+		   SPANS(0, 3, 0, 3, 0, 3), 3);
+	/* canonical order: dot below (220) moves before acute (230) */
+	check_norm(&nfd, "a\xcc\x81\xcc\xa3", "a\xcc\xa3\xcc\x81", SPANS(0, 5, 0, 5, 0, 5), 3);
+	check_norm(&nfc, "", "", NULL, 0);
+}
+END_TEST
+
+START_TEST(lowercase_and_accents)
+{
+	struct tok_normalizer low = {.kind = TOK_NORM_LOWERCASE};
+	struct tok_normalizer acc = {.kind = TOK_NORM_STRIP_ACCENTS};
+
+	/* 'İ' -> "i̇": two characters, both with its span */
+	check_norm(&low, "\xc4\xb0" "A", "i\xcc\x87" "a", SPANS(0, 2, 0, 2, 2, 3), 3);
+	/* per character, as HF: no final sigma (JavaScript's toLowerCase has it) */
+	check_norm(&low, "\xce\x9f\xce\xa3", "\xce\xbf\xcf\x83", SPANS(0, 2, 2, 4), 2);
+	check_norm(&acc, "e\xcc\x81x", "ex", SPANS(0, 1, 3, 4), 2);
+}
+END_TEST
+
+START_TEST(prepend_replace_strip)
+{
+	struct tok_normalizer pre = {.kind = TOK_NORM_PREPEND, .prepend = dup("\xe2\x96\x81")};
+	struct tok_normalizer rep = {.kind = TOK_NORM_REPLACE,
+				     .pattern = {.text = dup(" "), .is_regex = 0},
+				     .content = dup("\xe2\x96\x81")};
+	struct tok_normalizer shrink = {.kind = TOK_NORM_REPLACE,
+					.pattern = {.text = dup("b+c"), .is_regex = 1},
+					.content = dup("X")};
+	struct tok_normalizer del = {.kind = TOK_NORM_REPLACE,
+				     .pattern = {.text = dup("-"), .is_regex = 0},
+				     .content = dup("")};
+	struct tok_normalizer strip = {.kind = TOK_NORM_STRIP, .strip_left = 1, .strip_right = 1};
+	struct tok_normalizer lstrip = {.kind = TOK_NORM_STRIP, .strip_left = 1};
+
+	/* the prepended string takes the first character's span */
+	check_norm(&pre, "ab", "\xe2\x96\x81" "ab", SPANS(0, 1, 0, 1, 1, 2), 3);
+	check_norm(&pre, "", "", NULL, 0);
+	check_norm(&rep, "a b", "a\xe2\x96\x81" "b", SPANS(0, 1, 1, 2, 2, 3), 3);
+	/* content takes the span of the match's last character */
+	check_norm(&shrink, "abbcd", "aXd", SPANS(0, 1, 3, 4, 4, 5), 3);
+	check_norm(&del, "a-b-", "ab", SPANS(0, 1, 2, 3), 2);
+	check_norm(&strip, " \t a b\xe3\x80\x80 ", "a b", SPANS(3, 4, 4, 5, 5, 6), 3);
+	check_norm(&lstrip, "  a ", "a ", SPANS(2, 3, 3, 4), 2);
+	check_norm(&strip, "   ", "", NULL, 0);
+	tok_normalizer_release(&pre);
+	tok_normalizer_release(&rep);
+	tok_normalizer_release(&shrink);
+	tok_normalizer_release(&del);
+}
+END_TEST
+
+START_TEST(bert_normalizer)
+{
+	struct tok_normalizer bert = {.kind = TOK_NORM_BERT,
+				      .clean_text = 1,
+				      .handle_chinese_chars = 1,
+				      .strip_accents = -1,
+				      .lowercase = 1};
+	struct tok_normalizer keep = bert;
+
+	/* "Héllo 你好\tX": the space before an ideograph takes the span before
+	 * it, the one after takes the ideograph's */
+	check_norm(&bert, "H\xc3\xa9llo \xe4\xbd\xa0\xe5\xa5\xbd\tX",
+		   "hello  \xe4\xbd\xa0  \xe5\xa5\xbd  x",
+		   SPANS(0, 1, 1, 3, 3, 4, 4, 5, 5, 6, 6, 7, 6, 7, 7, 10, 7, 10, 7, 10, 10, 13,
+			 10, 13, 13, 14, 14, 15),
+		   14);
+	/* controls, NUL and U+FFFD go; strip_accents 0 keeps the accent */
+	keep.strip_accents = 0;
+	check_norm(&keep, "A\x01\xef\xbf\xbd\xc3\xa9\r\xe2\x80\x8b", "a\xc3\xa9 ",
+		   SPANS(0, 1, 5, 7, 7, 8), 3);
+	keep.lowercase = 0;
+	keep.strip_accents = 1;
+	check_norm(&keep, "\xc3\x89" "a", "Ea", SPANS(0, 2, 2, 3), 2);
+}
+END_TEST
+
+START_TEST(normalizer_sequence)
+{
+	struct tok_normalizer items[2] = {
+		{.kind = TOK_NORM_PREPEND, .prepend = dup("\xe2\x96\x81")},
+		{.kind = TOK_NORM_REPLACE,
+		 .pattern = {.text = dup(" "), .is_regex = 0},
+		 .content = dup("\xe2\x96\x81")},
+	};
+	struct tok_normalizer seq = {.kind = TOK_NORM_SEQUENCE, .items = items, .n_items = 2};
+
+	/* Llama 2's: Prepend "▁", Replace " " -> "▁" */
+	check_norm(&seq, "Hi you", "\xe2\x96\x81Hi\xe2\x96\x81you",
+		   SPANS(0, 1, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6), 7);
+	for (size_t i = 0; i < 2; i++)
+		tok_normalizer_release(&items[i]);
+}
+END_TEST
+
+/* ---- pre-tokenizers -------------------------------------------------------------- */
+
+START_TEST(byte_level_splits)
+{
+	struct tok_pretokenizer bl = {.kind = TOK_PRE_BYTE_LEVEL, .use_regex = 1};
+
+	/* byte_level.rs: pre_tokenization */
+	check_pre(&bl, "Hello my friend, how is your day going?",
+		  WANT({"Hello", 0, 5}, {"\xc4\xa0my", 5, 8}, {"\xc4\xa0" "friend", 8, 15},
+		       {",", 15, 16}, {"\xc4\xa0how", 16, 20}, {"\xc4\xa0is", 20, 23},
+		       {"\xc4\xa0your", 23, 28}, {"\xc4\xa0" "day", 28, 32},
+		       {"\xc4\xa0going", 32, 38}, {"?", 38, 39}),
+		  10);
+	/* whitespace runs: the last space joins the next word (\s+(?!\S)) */
+	check_pre(&bl, "a  b\n",
+		  WANT({"a", 0, 1}, {"\xc4\xa0", 1, 2}, {"\xc4\xa0" "b", 2, 4}, {"\xc4\x8a", 4, 5}),
+		  4);
+	/* each byte of 'é' becomes a character with the span of 'é' */
+	check_pre(&bl, "\xc3\xa9't", WANT({"\xc3\x83\xc2\xa9", 0, 2}, {"'t", 2, 4}), 2);
+	bl.add_prefix_space = 1;
+	check_pre(&bl, "Hello", WANT({"\xc4\xa0Hello", 0, 5}), 1);
+	check_pre(&bl, " Hello", WANT({"\xc4\xa0Hello", 0, 6}), 1);
+	bl.use_regex = 0;
+	check_pre(&bl, "a b", WANT({"\xc4\xa0" "a\xc4\xa0" "b", 0, 3}), 1);
+	tok_pretokenizer_release(&bl);
+}
+END_TEST
+
+START_TEST(split_behaviors)
+{
+	/* split.rs: \w+|[^\w\s]+ inverted, on "How are you doing?" */
+	static const struct {
+		enum tok_split_behavior b;
+		struct want w[8];
+		size_t n;
+	} cases[] = {
+		{TOK_SPLIT_REMOVED,
+		 {{"How", 0, 3}, {"are", 4, 7}, {"you", 8, 11}, {"doing", 12, 17}, {"?", 17, 18}},
+		 5},
+		{TOK_SPLIT_ISOLATED,
+		 {{"How", 0, 3}, {" ", 3, 4}, {"are", 4, 7}, {" ", 7, 8}, {"you", 8, 11},
+		  {" ", 11, 12}, {"doing", 12, 17}, {"?", 17, 18}},
+		 8},
+		{TOK_SPLIT_MERGED_WITH_PREVIOUS,
+		 {{"How ", 0, 4}, {"are ", 4, 8}, {"you ", 8, 12}, {"doing", 12, 17}, {"?", 17, 18}},
+		 5},
+		{TOK_SPLIT_MERGED_WITH_NEXT,
+		 {{"How", 0, 3}, {" are", 3, 7}, {" you", 7, 11}, {" doing", 11, 17}, {"?", 17, 18}},
+		 5},
+		{TOK_SPLIT_CONTIGUOUS,
+		 {{"How", 0, 3}, {" ", 3, 4}, {"are", 4, 7}, {" ", 7, 8}, {"you", 8, 11},
+		  {" ", 11, 12}, {"doing?", 12, 18}},
+		 7},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct tok_pretokenizer sp = {.kind = TOK_PRE_SPLIT,
+					      .pattern = {.text = dup("\\w+|[^\\w\\s]+"), .is_regex = 1},
+					      .behavior = cases[i].b,
+					      .invert = 1};
+		check_pre(&sp, "How are you doing?", cases[i].w, cases[i].n);
+		tok_pretokenizer_release(&sp);
+	}
+}
+END_TEST
+
+START_TEST(split_literal)
+{
+	static const struct {
+		enum tok_split_behavior b;
+		struct want w[4];
+		size_t n;
+	} cases[] = {
+		{TOK_SPLIT_REMOVED, {{"a", 0, 1}, {"b", 3, 4}}, 2},
+		{TOK_SPLIT_ISOLATED, {{"a", 0, 1}, {"-", 1, 2}, {"-", 2, 3}, {"b", 3, 4}}, 4},
+		{TOK_SPLIT_MERGED_WITH_PREVIOUS, {{"a-", 0, 2}, {"-", 2, 3}, {"b", 3, 4}}, 3},
+		{TOK_SPLIT_MERGED_WITH_NEXT, {{"a", 0, 1}, {"-", 1, 2}, {"-b", 2, 4}}, 3},
+		{TOK_SPLIT_CONTIGUOUS, {{"a", 0, 1}, {"--", 1, 3}, {"b", 3, 4}}, 3},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct tok_pretokenizer sp = {.kind = TOK_PRE_SPLIT,
+					      .pattern = {.text = dup("-"), .is_regex = 0},
+					      .behavior = cases[i].b};
+		check_pre(&sp, "a--b", cases[i].w, cases[i].n);
+		tok_pretokenizer_release(&sp);
+	}
+}
+END_TEST
+
+START_TEST(metaspace_splits)
+{
+	struct tok_pretokenizer ms = {.kind = TOK_PRE_METASPACE,
+				      .replacement = dup("\xe2\x96\x81"),
+				      .prepend_scheme = TOK_PREPEND_ALWAYS,
+				      .split = 1};
+	struct tok_splits s;
+	char err[64];
+
+	/* metaspace.rs: basic, multiple_spaces */
+	check_pre(&ms, "Hey friend!",
+		  WANT({"\xe2\x96\x81Hey", 0, 3}, {"\xe2\x96\x81" "friend!", 3, 11}), 2);
+	check_pre(&ms, "Hey   friend!",
+		  WANT({"\xe2\x96\x81Hey", 0, 3}, {"\xe2\x96\x81", 3, 4}, {"\xe2\x96\x81", 4, 5},
+		       {"\xe2\x96\x81" "friend!", 5, 13}),
+		  4);
+	ms.split = 0;
+	check_pre(&ms, "Hey friend!", WANT({"\xe2\x96\x81Hey\xe2\x96\x81" "friend!", 0, 11}), 1);
+	/* "first": only a split that starts at the start of the text */
+	ms.prepend_scheme = TOK_PREPEND_FIRST;
+	ck_assert_int_eq(tok_pretokenizer_compile(&ms, err, sizeof err), TOK_OK);
+	splits_of(&s, "ab<s>cd");
+	struct tok_nstr whole = s.v[0].n;
+	s.n = 0;
+	ck_assert_int_eq(tok_splits_push_slice(&s, &whole, 0, 2, -1), TOK_OK);
+	ck_assert_int_eq(tok_splits_push_slice(&s, &whole, 2, 5, 7), TOK_OK);
+	ck_assert_int_eq(tok_splits_push_slice(&s, &whole, 5, 7, -1), TOK_OK);
+	tok_nstr_release(&whole);
+	ck_assert_int_eq(tok_pretokenize(&ms, &s), TOK_OK);
+	check_splits(&s, WANT({"\xe2\x96\x81" "ab", 0, 2}, {"<s>", 2, 5}, {"cd", 5, 7}), 3);
+	ck_assert_int_eq(s.v[1].id, 7);
+	tok_splits_release(&s);
+	ms.prepend_scheme = TOK_PREPEND_NEVER;
+	check_pre(&ms, "a b", WANT({"a\xe2\x96\x81" "b", 0, 3}), 1);
+	tok_pretokenizer_release(&ms);
+}
+END_TEST
+
+START_TEST(whitespace_bert_punct_digits)
+{
+	struct tok_pretokenizer ws = {.kind = TOK_PRE_WHITESPACE};
+	struct tok_pretokenizer wss = {.kind = TOK_PRE_WHITESPACE_SPLIT};
+	struct tok_pretokenizer bert = {.kind = TOK_PRE_BERT};
+	struct tok_pretokenizer punct = {.kind = TOK_PRE_PUNCTUATION, .behavior = TOK_SPLIT_ISOLATED};
+	struct tok_pretokenizer dig = {.kind = TOK_PRE_DIGITS, .individual_digits = 1};
+
+	/* whitespace.rs */
+	check_pre(&ws, "Hey man!", WANT({"Hey", 0, 3}, {"man", 4, 7}, {"!", 7, 8}), 3);
+	check_pre(&ws, "How are you doing?",
+		  WANT({"How", 0, 3}, {"are", 4, 7}, {"you", 8, 11}, {"doing", 12, 17},
+		       {"?", 17, 18}),
+		  5);
+	check_pre(&ws, "\n", WANT({"", 0, 0}), 0);
+	/* \w is Unicode (Oniguruma): marks and letters stay in the word */
+	check_pre(&ws, "he\xcc\x81llo w\xc3\xb6rld.",
+		  WANT({"he\xcc\x81llo", 0, 7}, {"w\xc3\xb6rld", 8, 14}, {".", 14, 15}), 3);
+	check_pre(&wss, "Hey man!", WANT({"Hey", 0, 3}, {"man!", 4, 8}), 2);
+	check_pre(&wss, "Hey\xc2\x85man", WANT({"Hey", 0, 3}, {"man", 5, 8}), 2);
+	/* bert.rs */
+	check_pre(&bert, "Hey friend!     How are you?!?",
+		  WANT({"Hey", 0, 3}, {"friend", 4, 10}, {"!", 10, 11}, {"How", 16, 19},
+		       {"are", 20, 23}, {"you", 24, 27}, {"?", 27, 28}, {"!", 28, 29},
+		       {"?", 29, 30}),
+		  9);
+	check_pre(&bert, "a$b\xe2\x80\x94", WANT({"a", 0, 1}, {"$", 1, 2}, {"b", 2, 3},
+						   {"\xe2\x80\x94", 3, 6}),
+		  4);
+	/* punctuation.rs */
+	check_pre(&punct, "Hey friend!     How are you?!?",
+		  WANT({"Hey friend", 0, 10}, {"!", 10, 11}, {"     How are you", 11, 27},
+		       {"?", 27, 28}, {"!", 28, 29}, {"?", 29, 30}),
+		  6);
+	punct.behavior = TOK_SPLIT_CONTIGUOUS;
+	check_pre(&punct, "Hey?!?", WANT({"Hey", 0, 3}, {"?!?", 3, 6}), 2);
+	/* digits.rs */
+	check_pre(&dig, "Hey 123 friend!",
+		  WANT({"Hey ", 0, 4}, {"1", 4, 5}, {"2", 5, 6}, {"3", 6, 7}, {" friend!", 7, 15}),
+		  5);
+	dig.individual_digits = 0;
+	check_pre(&dig, "Hey 123 friend!", WANT({"Hey ", 0, 4}, {"123", 4, 7}, {" friend!", 7, 15}),
+		  3);
+	/* char::is_numeric: '²' and Arabic-Indic digits too (JavaScript's \d: ASCII) */
+	check_pre(&dig, "x\xc2\xb2\xd9\xa3", WANT({"x", 0, 1}, {"\xc2\xb2\xd9\xa3", 1, 5}), 2);
+}
+END_TEST
+
+START_TEST(pretokenizer_sequence)
+{
+	struct tok_pretokenizer items[2] = {{.kind = TOK_PRE_WHITESPACE_SPLIT},
+					    {.kind = TOK_PRE_DIGITS, .individual_digits = 1}};
+	struct tok_pretokenizer seq = {.kind = TOK_PRE_SEQUENCE, .items = items, .n_items = 2};
+
+	check_pre(&seq, "Hey 12 x3",
+		  WANT({"Hey", 0, 3}, {"1", 4, 5}, {"2", 5, 6}, {"x", 7, 8}, {"3", 8, 9}), 5);
+}
+END_TEST
+
+/* ---- added tokens ------------------------------------------------------------------ */
+
+static struct tok_added_set *added_set(struct tok_added *a, size_t n,
+				       const struct tok_normalizer *norm)
+{
+	struct tok_added_set *set = NULL;
+	char err[128];
+
+	ck_assert_int_eq(tok_added_build(a, n, norm, &set, err, sizeof err), TOK_OK);
+	ck_assert_ptr_nonnull(set);
+	return set;
+}
+
+static void check_added(const struct tok_added_set *set, int normalized, const char *text,
+			const struct want *w, const int32_t *ids, size_t n)
+{
+	struct tok_splits s;
+
+	splits_of(&s, text);
+	ck_assert_int_eq(tok_added_split(set, normalized, &s), TOK_OK);
+	check_splits(&s, w, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(s.v[i].id == ids[i], "split %zu: id %d, want %d", i, s.v[i].id,
+			      ids[i]);
+	tok_splits_release(&s);
+}
+
+#define IDS(...) ((const int32_t[]){__VA_ARGS__})
+
+START_TEST(added_leftmost_longest)
+{
+	struct tok_added a[] = {
+		{.content = "<un", .id = 10},
+		{.content = "<unused94>", .id = 11, .special = 1},
+		{.content = "used", .id = 12},
+		{.content = "\xe2\x96\x81\xe2\x96\x81", .id = 13},
+	};
+	struct tok_added_set *set = added_set(a, 4, NULL);
+
+	check_added(set, 0, "a<unused94>b<unusedX",
+		    WANT({"a", 0, 1}, {"<unused94>", 1, 11}, {"b", 11, 12}, {"<un", 12, 15},
+			 {"used", 15, 19}, {"X", 19, 20}),
+		    IDS(-1, 11, -1, 10, 12, -1), 6);
+	/* non-overlapping, left to right */
+	check_added(set, 0, "\xe2\x96\x81\xe2\x96\x81\xe2\x96\x81",
+		    WANT({"\xe2\x96\x81\xe2\x96\x81", 0, 6}, {"\xe2\x96\x81", 6, 9}), IDS(13, -1),
+		    2);
+	check_added(set, 0, "nothing", WANT({"nothing", 0, 7}), IDS(-1), 1);
+	/* no token is normalized: the second pass changes nothing */
+	check_added(set, 1, "<un", WANT({"<un", 0, 3}), IDS(-1), 1);
+	tok_added_free(set);
+}
+END_TEST
+
+START_TEST(added_single_word_and_strip)
+{
+	struct tok_added a[] = {
+		{.content = "ok", .id = 1, .single_word = 1},
+		{.content = "[MASK]", .id = 2, .lstrip = 1, .rstrip = 1},
+		{.content = "<L>", .id = 3, .lstrip = 1},
+	};
+	struct tok_added_set *set = added_set(a, 3, NULL);
+
+	/* inside "look" a word character precedes: passed over */
+	check_added(set, 0, "ok look ok.",
+		    WANT({"ok", 0, 2}, {" look ", 2, 8}, {"ok", 8, 10}, {".", 10, 11}),
+		    IDS(1, -1, 1, -1), 4);
+	check_added(set, 0, "okay", WANT({"okay", 0, 4}), IDS(-1), 1);
+	/* the whitespace on both sides goes with the token */
+	check_added(set, 0, "a  [MASK] \tb",
+		    WANT({"a", 0, 1}, {"  [MASK] \t", 1, 11}, {"b", 11, 12}), IDS(-1, 2, -1), 3);
+	/* lstrip stops where the previous match ended */
+	check_added(set, 0, "[MASK]  <L>x",
+		    WANT({"[MASK]  ", 0, 8}, {"<L>", 8, 11}, {"x", 11, 12}), IDS(2, 3, -1), 3);
+	check_added(set, 0, "\xe3\x80\x80<L>", WANT({"\xe3\x80\x80<L>", 0, 6}), IDS(3), 1);
+	tok_added_free(set);
+}
+END_TEST
+
+START_TEST(added_normalized)
+{
+	struct tok_normalizer low = {.kind = TOK_NORM_LOWERCASE};
+	struct tok_added a[] = {
+		{.content = "YES", .id = 5, .normalized = 1},
+		{.content = "<S>", .id = 6, .normalized = 0, .special = 1},
+	};
+	struct tok_added_set *set = added_set(a, 2, &low);
+	struct tok_splits s;
+
+	/* pass 1 on the raw text: only <S> */
+	splits_of(&s, "<S>say Yes");
+	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
+	check_splits(&s, WANT({"<S>", 0, 3}, {"say Yes", 3, 10}), 2);
+	/* normalize the text splits, then pass 2 finds "yes" */
+	for (size_t i = 0; i < s.n; i++)
+		if (s.v[i].id < 0)
+			ck_assert_int_eq(tok_normalize(&low, &s.v[i].n), TOK_OK);
+	ck_assert_int_eq(tok_added_split(set, 1, &s), TOK_OK);
+	check_splits(&s, WANT({"<S>", 0, 3}, {"say ", 3, 7}, {"yes", 7, 10}), 3);
+	ck_assert_int_eq(s.v[0].id, 6);
+	ck_assert_int_eq(s.v[1].id, -1);
+	ck_assert_int_eq(s.v[2].id, 5);
+	tok_splits_release(&s);
+	tok_added_free(set);
+}
+END_TEST
+
+/* ---- regexes ------------------------------------------------------------------------ */
+
+START_TEST(regex_matches)
+{
+	char err[256];
+	struct tok_regex *re = tok_regex_compile("a*", 1, err, sizeof err);
+	struct tok_regex *lit = tok_regex_compile("a.", 0, err, sizeof err);
+	struct tok_regex *sp = tok_regex_compile("\\s", 1, err, sizeof err);
+	struct tok_match *m = tok_match_new();
+	size_t ms, me;
+
+	ck_assert_ptr_nonnull(re);
+	ck_assert_ptr_nonnull(lit);
+	ck_assert_ptr_nonnull(sp);
+	ck_assert_ptr_nonnull(m);
+	/* the empty matches at 0 and 2 are skipped */
+	ck_assert_int_eq(tok_regex_next(re, m, "baab", 4, 0, &ms, &me), TOK_OK);
+	ck_assert_uint_eq(ms, 1);
+	ck_assert_uint_eq(me, 3);
+	ck_assert_int_eq(tok_regex_next(re, m, "baab", 4, 3, &ms, &me), TOK_EINVAL);
+	/* a literal is literal */
+	ck_assert_int_eq(tok_regex_next(lit, m, "abba.", 5, 0, &ms, &me), TOK_OK);
+	ck_assert_uint_eq(ms, 3);
+	/* PCRE2's \s: U+0085 yes (as HF), U+FEFF no (JavaScript's \s has it) */
+	ck_assert_int_eq(tok_regex_next(sp, m, "\xc2\x85", 2, 0, &ms, &me), TOK_OK);
+	ck_assert_int_eq(tok_regex_next(sp, m, "\xef\xbb\xbf", 3, 0, &ms, &me), TOK_EINVAL);
+	ck_assert_ptr_null(tok_regex_compile("(a", 1, err, sizeof err));
+	ck_assert_msg(strstr(err, "offset 2") != NULL, "%s", err);
+	tok_regex_free(re);
+	tok_regex_free(lit);
+	tok_regex_free(sp);
+	tok_match_free(m);
+	tok_regex_free(NULL);
+	tok_match_free(NULL);
+}
+END_TEST
+
+/* ---- linear time ----------------------------------------------------------------------- */
+
+enum { MIB = 1 << 20 };
+
+static char *repeat(const char *unit, size_t times, size_t *len)
+{
+	size_t ul = strlen(unit);
+	char *s = malloc(ul * times + 1);
+
+	ck_assert_ptr_nonnull(s);
+	for (size_t i = 0; i < times; i++)
+		memcpy(s + i * ul, unit, ul);
+	s[ul * times] = '\0';
+	*len = ul * times;
+	return s;
+}
+
+/* Runs BERT's normalizer and pre-tokenizer, NFC, and GPT-2's ByteLevel on
+ * text; returns the ByteLevel split count and the BERT one in *bert_n. */
+static size_t run_pipelines(const char *text, size_t len, size_t *bert_n)
+{
+	struct tok_normalizer bn = {.kind = TOK_NORM_BERT, 1, 1, -1, 1};
+	struct tok_normalizer nfc = {.kind = TOK_NORM_NFC};
+	struct tok_pretokenizer bp = {.kind = TOK_PRE_BERT};
+	struct tok_pretokenizer bl = {.kind = TOK_PRE_BYTE_LEVEL, .use_regex = 1};
+	struct tok_splits s = {0};
+	struct tok_nstr n;
+	char err[64];
+	size_t count;
+
+	ck_assert_int_eq(tok_pretokenizer_compile(&bl, err, sizeof err), TOK_OK);
+	tok_nstr_init(&n);
+	ck_assert_int_eq(tok_nstr_from_text(&n, text, len), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&bn, &n), TOK_OK);
+	ck_assert_int_eq(tok_splits_push(&s, &n, -1), TOK_OK);
+	ck_assert_int_eq(tok_pretokenize(&bp, &s), TOK_OK);
+	*bert_n = s.n;
+	tok_splits_release(&s);
+	ck_assert_int_eq(tok_nstr_from_text(&n, text, len), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&nfc, &n), TOK_OK);
+	ck_assert_int_eq(tok_splits_push(&s, &n, -1), TOK_OK);
+	ck_assert_int_eq(tok_pretokenize(&bl, &s), TOK_OK);
+	count = s.n;
+	tok_splits_release(&s);
+	tok_pretokenizer_release(&bl);
+	return count;
+}
+
+START_TEST(linear_one_char)
+{
+	size_t len, bert_n;
+	char *a = repeat("a", MIB, &len);
+	char *sp = repeat(" ", MIB, &len);
+
+	ck_assert_uint_eq(run_pipelines(a, len, &bert_n), 1);
+	ck_assert_uint_eq(bert_n, 1);
+	ck_assert_uint_eq(run_pipelines(sp, len, &bert_n), 1);
+	ck_assert_uint_eq(bert_n, 0);
+	free(a);
+	free(sp);
+}
+END_TEST
+
+START_TEST(linear_no_spaces)
+{
+	size_t len, bert_n;
+	char *w = repeat("ab1,", MIB / 4, &len);
+
+	/* ByteLevel: "ab", "1", "," each time; BERT: "ab1", "," */
+	ck_assert_uint_eq(run_pipelines(w, len, &bert_n), 3 * (MIB / 4));
+	ck_assert_uint_eq(bert_n, 2 * (MIB / 4));
+	free(w);
+}
+END_TEST
+
+START_TEST(linear_emoji_zwj)
+{
+	size_t len, bert_n;
+	/* man ZWJ woman ZWJ girl: 18 bytes, one ByteLevel split each
+	 * (\p{L}, \p{N} and \s match none of it: " ?[^\s\p{L}\p{N}]+"),
+	 * and the last space alone */
+	char *e = repeat("\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7 ",
+			 100000, &len);
+
+	ck_assert_uint_eq(run_pipelines(e, len, &bert_n), 100001);
+	/* BERT: ZWJ (Cf) removed by clean_text, the three emoji one word
+	 * (they are no punctuation) */
+	ck_assert_uint_eq(bert_n, 100000);
+	free(e);
+}
+END_TEST
+
+START_TEST(linear_combining_marks)
+{
+	struct tok_normalizer nfc = {.kind = TOK_NORM_NFC};
+	struct tok_nstr n;
+	size_t len;
+	char *marks = repeat("\xcc\x81", MIB / 2, &len);
+
+	tok_nstr_init(&n);
+	ck_assert_int_eq(tok_nstr_from_text(&n, marks, len), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&nfc, &n), TOK_OK);
+	ck_assert_uint_eq(n.len, len);
+	tok_nstr_release(&n);
+	free(marks);
+}
+END_TEST
+
+START_TEST(linear_added_many_tokens)
+{
+	enum { NT = 6415 };
+	struct tok_added *a = calloc(NT, sizeof *a);
+	char (*names)[24] = calloc(NT, sizeof *names);
+	struct tok_added_set *set;
+	struct tok_splits s;
+	size_t len;
+	char *lt, *text;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(names);
+	for (size_t i = 0; i < NT; i++) {
+		snprintf(names[i], sizeof names[i], "<unused%zu>", i);
+		a[i] = (struct tok_added){.content = names[i], .id = (int32_t)(1000 + i), .special = 1};
+	}
+	set = added_set(a, NT, NULL);
+	lt = repeat("<", MIB, &len);
+	splits_of(&s, lt);
+	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
+	ck_assert_uint_eq(s.n, 1);
+	tok_splits_release(&s);
+	text = repeat("x<unused94>", MIB / 11, &len);
+	splits_of(&s, text);
+	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
+	ck_assert_uint_eq(s.n, 2 * (MIB / 11));
+	ck_assert_int_eq(s.v[1].id, 1094);
+	tok_splits_release(&s);
+	tok_added_free(set);
+	free(lt);
+	free(text);
+	free(a);
+	free(names);
+}
+END_TEST
+
+static Suite *text_suite(void)
+{
+	Suite *s = suite_create("text");
+	TCase *norm = tcase_create("normalizers");
+	TCase *pre = tcase_create("pre-tokenizers");
+	TCase *added = tcase_create("added");
+	TCase *lin = tcase_create("linear");
+
+	tcase_add_test(norm, unicode_forms_keep_spans);
+	tcase_add_test(norm, lowercase_and_accents);
+	tcase_add_test(norm, prepend_replace_strip);
+	tcase_add_test(norm, bert_normalizer);
+	tcase_add_test(norm, normalizer_sequence);
+	tcase_add_test(norm, regex_matches);
+	suite_add_tcase(s, norm);
+	tcase_add_test(pre, byte_level_splits);
+	tcase_add_test(pre, split_behaviors);
+	tcase_add_test(pre, split_literal);
+	tcase_add_test(pre, metaspace_splits);
+	tcase_add_test(pre, whitespace_bert_punct_digits);
+	tcase_add_test(pre, pretokenizer_sequence);
+	suite_add_tcase(s, pre);
+	tcase_add_test(added, added_leftmost_longest);
+	tcase_add_test(added, added_single_word_and_strip);
+	tcase_add_test(added, added_normalized);
+	suite_add_tcase(s, added);
+	tcase_set_timeout(lin, 30);
+	tcase_add_test(lin, linear_one_char);
+	tcase_add_test(lin, linear_no_spaces);
+	tcase_add_test(lin, linear_emoji_zwj);
+	tcase_add_test(lin, linear_combining_marks);
+	tcase_add_test(lin, linear_added_many_tokens);
+	suite_add_tcase(s, lin);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return suite_main(argc, argv, text_suite, NULL);
+}
