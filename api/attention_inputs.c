@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "api/engine_error.h"
+#include "common/buf.h"
 #include "engine/sizes.h"
+#include "tokenizer/tokenizer.h"
 
 /* One of " \t\n\r\f\v" (not NUL): what splits text into words. */
 static int is_ascii_space(char c)
@@ -148,6 +150,136 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
 	return 0;
 }
 
+/* ---- text through a tokenizer ----------------------------------------- */
+
+/* Encodes item b's text into enc, refusing a text too long or not UTF-8. */
+static int encode_text(const struct attention_job *job, const char *text, size_t b,
+		       const struct api_where *where, struct tok_encoding *enc,
+		       struct api_error *err)
+{
+	char ptr[API_PTR_MAX];
+	size_t len = strlen(text), bad = 0;
+	enum tok_status st;
+
+	api_where_item(ptr, where, job->batched, b);
+	if (job->max_text_bytes > 0 && len > job->max_text_bytes)
+		return api_fail(err, API_E_TOO_LARGE, ptr,
+				"text is %zu bytes, over the limit of %zu (--max-text-bytes)", len,
+				job->max_text_bytes);
+	st = tok_encode(job->entry->tok, text, len, 1, enc, &bad);
+	if (st == TOK_EINVAL)
+		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %zu",
+				bad);
+	if (st != TOK_OK)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory tokenizing the text");
+	return 0;
+}
+
+/* A token whose id has no row in the embedding table: the tokenizer and the
+ * model do not belong together (or the text found a rare piece past a small
+ * table); named, so that a person sees which. */
+static int check_rows(const struct attention_job *job, const struct tok_encoding *enc, size_t b,
+		      const struct api_where *where, struct api_error *err)
+{
+	char ptr[API_PTR_MAX];
+
+	for (size_t i = 0; i < enc->n; i++) {
+		const struct tok_token *t = &enc->tokens[i];
+
+		if ((size_t)t->id < job->model->vocab)
+			continue;
+		return api_fail(err, API_E_TOKEN_OUT_OF_RANGE,
+				api_where_item(ptr, where, job->batched, b),
+				"token '%s' (id %d, characters %zu to %zu) has no row in model "
+				"'%s''s embedding table of %zu rows",
+				t->piece, (int)t->id, t->start, t->end, job->model_name,
+				job->model->vocab);
+	}
+	return 0;
+}
+
+/* The labels (tok_display) of every token, in one store, and their offsets. */
+static int label_tokens(struct attention_job *job, const struct tokenizer *tok,
+			const struct tok_encoding *enc, struct api_error *err)
+{
+	size_t L = job->Lq, *at = NULL;
+	struct buf store;
+	int rc = -1;
+
+	buf_init(&store, (size_t)-1);
+	job->offsets = calloc(job->B * L * 2, sizeof *job->offsets);
+	at = calloc(job->B * L, sizeof *at);
+	if (job->offsets == NULL || at == NULL)
+		goto out;
+	for (size_t b = 0; b < job->B; b++) {
+		for (size_t i = 0; i < enc[b].n; i++) {
+			at[b * L + i] = store.len;
+			job->offsets[2 * (b * L + i)] = enc[b].tokens[i].start;
+			job->offsets[2 * (b * L + i) + 1] = enc[b].tokens[i].end;
+			if (tok_display(tok, enc[b].tokens[i].id, &store) != TOK_OK)
+				goto out;
+			buf_putc(&store, '\0');
+		}
+	}
+	if (store.failed)
+		goto out;
+	job->tok_store = buf_detach(&store, NULL);
+	for (size_t b = 0; b < job->B; b++)
+		for (size_t i = 0; i < enc[b].n; i++)
+			job->tokens[b * L + i] = job->tok_store + at[b * L + i];
+	rc = 0;
+out:
+	if (rc != 0)
+		api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory labelling the tokens");
+	buf_release(&store);
+	free(at);
+	return rc;
+}
+
+/* Text through the entry's tokenizer: encode, check every id has a row,
+ * then the query from the ids, labelled for people. */
+static int query_from_tokenizer(struct attention_job *job, const char *const *text, size_t B,
+				int batched, const struct api_where *where, size_t limit,
+				struct api_error *err)
+{
+	struct tok_encoding *enc = calloc(B, sizeof *enc);
+	struct api_token *tok = NULL;
+	size_t *len = calloc(B, sizeof *len), n = 0, at = 0;
+	int rc = -1;
+
+	job->batched = batched;
+	if (enc == NULL || len == NULL) {
+		api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+		goto out;
+	}
+	for (size_t b = 0; b < B; b++) {
+		if (encode_text(job, text[b], b, where, &enc[b], err) != 0 ||
+		    check_rows(job, &enc[b], b, where, err) != 0)
+			goto out;
+		len[b] = enc[b].n;
+		n += enc[b].n;
+	}
+	tok = calloc(n + 1, sizeof *tok);
+	if (tok == NULL) {
+		api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+		goto out;
+	}
+	for (size_t b = 0; b < B; b++)
+		for (size_t i = 0; i < enc[b].n; i++)
+			tok[at++] = (struct api_token){NULL, 0, enc[b].tokens[i].id};
+	if (attention_query_from_tokens(job, tok, len, B, batched, where, limit, err) != 0 ||
+	    label_tokens(job, job->entry->tok, enc, err) != 0)
+		goto out;
+	rc = 0;
+out:
+	for (size_t b = 0; enc != NULL && b < B; b++)
+		tok_encoding_release(&enc[b]);
+	free(enc);
+	free(tok);
+	free(len);
+	return rc;
+}
+
 int attention_query_from_text(struct attention_job *job, const char *const *text, size_t B,
 			      int batched, const struct api_where *where, size_t limit,
 			      struct api_error *err)
@@ -160,6 +292,8 @@ int attention_query_from_text(struct attention_job *job, const char *const *text
 
 	if (need_embedding_table(job, where, err) != 0)
 		return -1;
+	if (job->entry != NULL && job->entry->tok != NULL)
+		return query_from_tokenizer(job, text, B, batched, where, limit, err);
 	for (size_t b = 0; b < B; b++) {
 		size_t n = split_text(text[b], NULL, NULL);
 

@@ -20,6 +20,7 @@ void attention_job_release(struct attention_job *job)
 	free((void *)job->tokens);
 	free(job->token_ids);
 	free(job->tok_store);
+	free(job->offsets);
 	free(job->kv_lengths);
 	api_tensor_release(&job->user_mask);
 	free(job->allow);

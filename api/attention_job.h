@@ -66,7 +66,12 @@ struct attention_job {
 
 	const char **tokens; /* [B * Lq] token labels (NULL entries past q_len), or NULL */
 	int64_t *token_ids;  /* [B * Lq] rows of the embedding table, or NULL */
-	char *tok_store;     /* storage of split text */
+	char *tok_store;     /* storage of split text, or of a tokenizer's labels */
+	/* text through the entry's tokenizer: [B * Lq * 2] each token's start and
+	 * end in code points of its text, or NULL (the answer then has no
+	 * token_ids and offsets) */
+	size_t *offsets;
+	size_t max_text_bytes; /* longest text the tokenizer takes (0: no limit) */
 
 	struct attn_mask mask;
 	size_t *kv_lengths;  /* [B] */
@@ -111,8 +116,13 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
 				const size_t *len, size_t B, int batched,
 				const struct api_where *where, size_t limit, struct api_error *err);
 
-/* The same from B texts (NUL-terminated), each split on ASCII whitespace
- * into word tokens (kept in job->tok_store). */
+/* The same from B texts (NUL-terminated). With a tokenizer (job->entry's),
+ * each text is tokenized by it, special tokens added, and each token is
+ * labelled as a person reads it (tok_display: "Ġthe" as " the"), with its
+ * offsets; a text over job->max_text_bytes, and a token id past the model's
+ * embedding table, are refused naming the text (and the token). Without
+ * one, each is split on ASCII whitespace into word tokens (kept in
+ * job->tok_store). */
 int attention_query_from_text(struct attention_job *job, const char *const *text, size_t B,
 			      int batched, const struct api_where *where, size_t limit,
 			      struct api_error *err);

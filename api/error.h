@@ -30,6 +30,7 @@
 	X(UNAUTHORIZED, 401, "unauthorized")                                        \
 	X(NOT_FOUND, 404, "not_found")                                              \
 	X(MODEL_NOT_FOUND, 404, "model_not_found")                                  \
+	X(TOKENIZER_NOT_FOUND, 404, "tokenizer_not_found")                          \
 	X(METHOD_NOT_ALLOWED, 405, "method_not_allowed")                            \
 	X(REQUEST_TIMEOUT, 408, "request_timeout")                                  \
 	X(PAYLOAD_TOO_LARGE, 413, "payload_too_large")                              \
@@ -61,6 +62,8 @@
 	X(INVALID_MODEL_NAME, 422, "invalid_model_name")                            \
 	X(NO_EMBEDDING_TABLE, 422, "no_embedding_table")                            \
 	X(UNKNOWN_TOKEN, 422, "unknown_token")                                      \
+	X(NO_TOKENIZER, 422, "no_tokenizer")                                        \
+	X(INVALID_UTF8, 422, "invalid_utf8")                                        \
 	X(INVALID_MASK, 422, "invalid_mask")                                        \
 	/* what the request asks for */                                             \
 	X(REQUEST_TOO_LARGE, 422, "request_too_large")                              \

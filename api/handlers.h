@@ -16,6 +16,13 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 	      struct api_reply *reply);
 
+/* v1_tokenize.c: POST /v1/tokenize, POST /v1/detokenize, GET /v1/tokenizers. */
+void api_tokenize(const struct api_service *svc, const char *body, size_t len,
+		  struct api_reply *reply);
+void api_detokenize(const struct api_service *svc, const char *body, size_t len,
+		    struct api_reply *reply);
+void api_tokenizers(const struct api_service *svc, struct api_reply *reply);
+
 /* Replaces the reply's body with the error body and sets its status. */
 void api_reply_error(struct api_reply *reply, const struct api_error *err);
 

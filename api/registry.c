@@ -7,6 +7,7 @@
 
 #include "api/json/json_write.h"
 #include "common/jsonstr.h"
+#include "tokenizer/tokenizer.h"
 
 uint64_t registry_fnv1a(const char *s, size_t len)
 {
@@ -51,6 +52,9 @@ void api_service_free(struct api_service *svc)
 	for (size_t i = 0; i < svc->n_models; i++)
 		entry_release(&svc->models[i]);
 	free(svc->models);
+	for (size_t i = 0; i < svc->n_tokenizers; i++)
+		tok_free(svc->tokenizers[i].tok);
+	free(svc->tokenizers);
 	free(svc);
 }
 
@@ -64,6 +68,15 @@ const struct api_model_entry *registry_find(const struct api_service *svc, const
 	for (size_t i = 0; i < svc->n_models; i++)
 		if (strcmp(svc->models[i].name, name) == 0)
 			return &svc->models[i];
+	return NULL;
+}
+
+const struct api_tokenizer_entry *registry_find_tokenizer(const struct api_service *svc,
+							  const char *name)
+{
+	for (size_t i = 0; i < svc->n_tokenizers; i++)
+		if (strcmp(svc->tokenizers[i].name, name) == 0)
+			return &svc->tokenizers[i];
 	return NULL;
 }
 
@@ -165,6 +178,54 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 	return 0;
 }
 
+int api_service_add_tokenizer(struct api_service *svc, const char *name, struct tokenizer *tok,
+			      const char *source, struct api_error *err)
+{
+	struct api_tokenizer_entry *t;
+
+	if (!valid_name(name) || registry_find_tokenizer(svc, name) != NULL) {
+		tok_free(tok);
+		return api_fail(err, API_E_INVALID_MODEL_NAME, "",
+				"tokenizer name '%s' is invalid or taken (1-64 of [A-Za-z0-9_.-])",
+				name);
+	}
+	if (svc->n_tokenizers == svc->cap_tokenizers) {
+		size_t cap = svc->cap_tokenizers ? 2 * svc->cap_tokenizers : 4;
+		struct api_tokenizer_entry *grown = realloc(svc->tokenizers, cap * sizeof(*grown));
+
+		if (grown == NULL) {
+			tok_free(tok);
+			return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+		}
+		svc->tokenizers = grown;
+		svc->cap_tokenizers = cap;
+	}
+	t = &svc->tokenizers[svc->n_tokenizers++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	snprintf(t->source, sizeof(t->source), "%s", source ? source : "");
+	t->tok = tok;
+	return 0;
+}
+
+int api_service_set_model_tokenizer(struct api_service *svc, const char *model,
+				    const char *tokenizer, struct api_error *err)
+{
+	const struct api_model_entry *found = registry_find(svc, model);
+	const struct api_tokenizer_entry *t = registry_find_tokenizer(svc, tokenizer);
+	struct api_model_entry *e;
+
+	if (found == NULL)
+		return api_fail(err, API_E_MODEL_NOT_FOUND, "", "no model named '%s'", model);
+	if (t == NULL)
+		return api_fail(err, API_E_TOKENIZER_NOT_FOUND, "", "no tokenizer named '%s'",
+				tokenizer);
+	e = &svc->models[found - svc->models];
+	e->tok = t->tok;
+	snprintf(e->tokenizer, sizeof(e->tokenizer), "%s", t->name);
+	return 0;
+}
+
 int api_service_set_default(struct api_service *svc, const char *name, struct api_error *err)
 {
 	const struct api_model_entry *e = registry_find(svc, name);
@@ -218,8 +279,36 @@ void registry_describe(const struct api_service *svc, const struct api_model_ent
 	api_json_sizes(out, sizes, sizeof sizes / sizeof sizes[0]);
 	buf_puts(out, m->b_qkv ? ",\"bias\":true" : ",\"bias\":false");
 	buf_puts(out, e->vocab ? ",\"has_vocabulary\":true" : ",\"has_vocabulary\":false");
+	buf_puts(out, ",\"tokenizer\":");
+	if (e->tok != NULL)
+		jsonstr_put(out, e->tokenizer);
+	else
+		buf_puts(out, "null");
 	buf_puts(out, ",\"source\":");
 	jsonstr_put(out, e->source);
 	buf_puts(out, e == &svc->models[svc->default_model] ? ",\"default\":true}"
 							     : ",\"default\":false}");
+}
+
+void registry_describe_tokenizer(const struct api_service *svc,
+				 const struct api_tokenizer_entry *t, struct buf *out)
+{
+	int first = 1;
+
+	buf_puts(out, "{\"name\":");
+	jsonstr_put(out, t->name);
+	buf_puts(out, ",\"source\":");
+	jsonstr_put(out, t->source);
+	buf_puts(out, ",\"vocab_size\":");
+	buf_put_u64(out, (unsigned long long)tok_vocab_end(t->tok));
+	buf_puts(out, ",\"models\":[");
+	for (size_t i = 0; i < svc->n_models; i++) {
+		if (svc->models[i].tok != t->tok)
+			continue;
+		if (!first)
+			buf_putc(out, ',');
+		jsonstr_put(out, svc->models[i].name);
+		first = 0;
+	}
+	buf_puts(out, "]}");
 }

@@ -3,7 +3,9 @@
  * api/ (server/ sees only service.h).
  *
  * Ownership: the service owns every entry, each entry its model and its
- * vocabulary. Read-only once the server starts, so lookups need no lock.
+ * vocabulary, and every tokenizer entry its tokenizer; a model entry borrows
+ * the tokenizer it is given. Read-only once the server starts, so lookups
+ * need no lock.
  */
 #ifndef API_REGISTRY_H
 #define API_REGISTRY_H
@@ -14,6 +16,15 @@
 #include "engine/model.h"
 #include "service.h"
 
+struct tokenizer;
+
+/* A named tokenizer (--tokenizer NAME=FILE, or a model's tokenizer=FILE). */
+struct api_tokenizer_entry {
+	char name[65];
+	struct tokenizer *tok;
+	char source[256];
+};
+
 struct api_model_entry {
 	char name[65];
 	struct attn_model *model;
@@ -21,18 +32,33 @@ struct api_model_entry {
 	char **vocab;        /* [model->vocab] token strings, or NULL */
 	uint32_t *vocab_idx; /* open-addressing table of vocab ids + 1, or NULL */
 	size_t vocab_slots;  /* a power of two */
+	/* the tokenizer of its `text` (borrowed from the service), or NULL:
+	 * text is then split on whitespace and mapped as string tokens */
+	const struct tokenizer *tok;
+	char tokenizer[65]; /* its name, "" when none */
 };
 
 struct api_service {
 	struct api_limits limits;
 	struct api_model_entry *models;
 	size_t n_models, cap_models;
+	struct api_tokenizer_entry *tokenizers;
+	size_t n_tokenizers, cap_tokenizers;
 	size_t default_model; /* index; valid when n_models > 0 */
 	int plain_json;       /* api_service_set_plain_json */
 };
 
 /* The entry named `name`, or NULL. */
 const struct api_model_entry *registry_find(const struct api_service *svc, const char *name);
+
+/* The tokenizer entry named `name`, or NULL. */
+const struct api_tokenizer_entry *registry_find_tokenizer(const struct api_service *svc,
+							  const char *name);
+
+/* Appends the JSON description of a tokenizer entry ({"name", "source",
+ * "vocab_size", "models": [names of the models that use it]}). */
+void registry_describe_tokenizer(const struct api_service *svc,
+				 const struct api_tokenizer_entry *t, struct buf *out);
 
 /*
  * Id of a string token: its index in the entry's vocabulary when it has one

@@ -70,6 +70,15 @@ void api_handle(const struct api_service *svc, enum api_route route, const char 
 	case API_ROUTE_OPENAPI:
 		openapi(reply);
 		break;
+	case API_ROUTE_TOKENIZE:
+		api_tokenize(svc, body, len, reply);
+		break;
+	case API_ROUTE_DETOKENIZE:
+		api_detokenize(svc, body, len, reply);
+		break;
+	case API_ROUTE_TOKENIZERS:
+		api_tokenizers(svc, reply);
+		break;
 	default:
 		api_fail(&err, API_E_NOT_FOUND, "", "no such route");
 		api_reply_error(reply, &err);

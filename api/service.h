@@ -24,6 +24,7 @@
 struct attn_model;
 struct attn_workers;
 struct api_service;
+struct tokenizer;
 
 struct api_limits {
 	size_t max_request_bytes;  /* memory one request may need (--max-request-mb) */
@@ -31,6 +32,7 @@ struct api_limits {
 	size_t max_inline_d_model; /* largest inline model d_model */
 	size_t engine_threads;     /* threads each engine call uses (1 in the server) */
 	double max_request_gflop;  /* work one request may ask for (api_check_work); 0: none */
+	size_t max_text_bytes;     /* longest `text` a tokenizer takes (--max-text-bytes); 0: none */
 };
 
 enum api_route {
@@ -40,6 +42,9 @@ enum api_route {
 	API_ROUTE_MODEL,         /* GET /v1/models/{name}: param = name */
 	API_ROUTE_VERSION,       /* GET /version */
 	API_ROUTE_OPENAPI,       /* GET /openapi.json */
+	API_ROUTE_TOKENIZE,      /* POST /v1/tokenize */
+	API_ROUTE_DETOKENIZE,    /* POST /v1/detokenize */
+	API_ROUTE_TOKENIZERS,    /* GET /v1/tokenizers */
 	/* the Open Inference Protocol (KServe v2), through api_handle_v2 */
 	API_ROUTE_V2_SERVER,      /* GET /v2 */
 	API_ROUTE_V2_LIVE,        /* GET /v2/health/live */
@@ -144,6 +149,19 @@ void api_service_set_plain_json(struct api_service *svc, int plain);
  */
 int api_service_add_model(struct api_service *svc, const char *name, struct attn_model *model,
 			  const char *source, const char *const *vocab, struct api_error *err);
+
+/*
+ * Adds a tokenizer (api/tokenizer_file.h builds one) under `name` (unique
+ * among tokenizers, [A-Za-z0-9_.-]{1,64}), taking ownership of tok on success
+ * and on failure. source describes it ("file:/models/tokenizer.json").
+ */
+int api_service_add_tokenizer(struct api_service *svc, const char *name, struct tokenizer *tok,
+			      const char *source, struct api_error *err);
+
+/* Gives model `model` the tokenizer named `tokenizer`: its `text` is then
+ * tokenized by it. -1 when either is unknown. */
+int api_service_set_model_tokenizer(struct api_service *svc, const char *model,
+				    const char *tokenizer, struct api_error *err);
 
 /* Sets the default model by name; -1 if there is no such model. */
 int api_service_set_default(struct api_service *svc, const char *name, struct api_error *err);

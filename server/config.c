@@ -45,9 +45,15 @@ static const struct cfg_option options[] = {
     {"--split-threads", "ATTND_SPLIT_THREADS", CFG_NUM, "0", NULL, 0, 64, OFF(split_threads),
      "engine threads one large request may use, borrowing idle workers; 0 = threads, 1 = never"},
     {"--model", "ATTND_MODEL", CFG_LIST, NULL, NULL, 0, 0, OFF(models),
-     "NAME=PATH.safetensors,heads=H[,prefix=P][,vocab=FILE]; repeatable (env: ';'-separated); "
-     "heads=H is required (the file does not say); prefix=P is prepended to every tensor name; "
-     "vocab=FILE maps string tokens to ids (one token a line, or vocab.json)"},
+     "NAME=PATH.safetensors,heads=H[,prefix=P][,vocab=FILE][,tokenizer=NAME|FILE]; repeatable "
+     "(env: ';'-separated); heads=H is required (the file does not say); prefix=P is prepended "
+     "to every tensor name; vocab=FILE maps string tokens to ids (one token a line, or "
+     "vocab.json); tokenizer= tokenizes the model's text (a --tokenizer NAME, or a file)"},
+    {"--tokenizer", "ATTND_TOKENIZER", CFG_LIST, NULL, NULL, 0, 0, OFF(tokenizers),
+     "NAME=FILE: a Hugging Face tokenizer.json, or a GPT-2 vocab.json with merges.txt beside "
+     "it; repeatable (env: ';'-separated); for POST /v1/tokenize and --model ...,tokenizer=NAME"},
+    {"--max-text-bytes", "ATTND_MAX_TEXT_BYTES", CFG_NUM, "1048576", NULL, 1, 1ULL << 30,
+     OFF(max_text_bytes), "longest text a tokenizer takes, in bytes (422 above)"},
     {"--default-model", "ATTND_DEFAULT_MODEL", CFG_STR, NULL, "base", 0, 0, OFF(default_model),
      "model used when a request names none (with --no-builtins: the first --model)"},
     {"--max-body", "ATTND_MAX_BODY", CFG_NUM, "16777216", NULL, 1, 1ULL << 34, OFF(max_body),
@@ -134,11 +140,11 @@ static int parse_bool(const struct cfg_option *o, const char *text, int *out, ch
 	return -1;
 }
 
-/* Appends one entry to cfg->models (room for argc + env entries was made). */
-static void list_push(struct attnd_config *cfg, const char *value)
+/* Appends one entry to a list (room for argc + env entries was made). */
+static void list_push(struct attnd_list *l, const char *value)
 {
-	cfg->models[cfg->n_models] = value;
-	cfg->n_models++;
+	l->v[l->n] = value;
+	l->n++;
 }
 
 /* Sets option o from text (a default, an env value or a flag's value). */
@@ -154,7 +160,7 @@ static int apply(struct attnd_config *cfg, const struct cfg_option *o, const cha
 	case CFG_BOOL:
 		return parse_bool(o, text, field_of(cfg, o), err, errlen);
 	case CFG_LIST:
-		list_push(cfg, text);
+		list_push(field_of(cfg, o), text);
 		return 0;
 	}
 	return -1;
@@ -173,19 +179,20 @@ static int apply_defaults(struct attnd_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-/* ATTND_MODEL holds ';'-separated entries, split in a copy cfg owns. */
-static int apply_env_list(struct attnd_config *cfg, const char *text)
+/* A list's variable (ATTND_MODEL) holds ';'-separated entries, split in a
+ * copy the list owns. */
+static int apply_env_list(struct attnd_list *l, const char *text)
 {
 	char *save = NULL;
 
-	free(cfg->models_env);
-	cfg->models_env = strdup(text);
-	if (cfg->models_env == NULL)
+	free(l->env);
+	l->env = strdup(text);
+	if (l->env == NULL)
 		return -1;
-	for (char *tok = strtok_r(cfg->models_env, ";", &save); tok != NULL;
+	for (char *tok = strtok_r(l->env, ";", &save); tok != NULL;
 	     tok = strtok_r(NULL, ";", &save)) {
 		if (*tok != '\0')
-			list_push(cfg, tok);
+			list_push(l, tok);
 	}
 	return 0;
 }
@@ -200,7 +207,7 @@ static int apply_env(struct attnd_config *cfg, char *err, size_t errlen)
 		if (text == NULL)
 			continue;
 		if (o->kind == CFG_LIST)
-			rc = apply_env_list(cfg, text);
+			rc = apply_env_list(field_of(cfg, o), text);
 		else
 			rc = apply(cfg, o, text, err, errlen);
 		if (rc != 0) {
@@ -223,8 +230,8 @@ static const struct cfg_option *find_flag(const char *arg, size_t namelen)
 }
 
 /* Parses argv[*i] (and its value, which may be argv[*i + 1]). */
-static int apply_arg(struct attnd_config *cfg, int argc, char **argv, int *i, int *list_seen,
-		     char *err, size_t errlen)
+static int apply_arg(struct attnd_config *cfg, int argc, char **argv, int *i,
+		     int list_seen[N_OPTIONS], char *err, size_t errlen)
 {
 	const char *arg = argv[*i];
 	const char *eq = strchr(arg, '=');
@@ -247,9 +254,9 @@ static int apply_arg(struct attnd_config *cfg, int argc, char **argv, int *i, in
 		value = argv[*i];
 	}
 	/* the first --model on the command line replaces ATTND_MODEL's list */
-	if (o->kind == CFG_LIST && !*list_seen) {
-		cfg->n_models = 0;
-		*list_seen = 1;
+	if (o->kind == CFG_LIST && !list_seen[o - options]) {
+		((struct attnd_list *)field_of(cfg, o))->n = 0;
+		list_seen[o - options] = 1;
 	}
 	return apply(cfg, o, value, err, errlen);
 }
@@ -263,35 +270,54 @@ static int check_choices(const struct attnd_config *cfg, char *err, size_t errle
 	return 0;
 }
 
+/* Room in every list for each argument and each entry of its variable. */
+static int lists_alloc(struct attnd_config *cfg, int argc)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct cfg_option *o = &options[i];
+		struct attnd_list *l = field_of(cfg, o);
+		const char *env;
+
+		if (o->kind != CFG_LIST)
+			continue;
+		env = getenv(o->env);
+		l->v = calloc((size_t)argc + 1 + (env != NULL ? strlen(env) : 0), sizeof *l->v);
+		if (l->v == NULL)
+			return -1;
+	}
+	return 0;
+}
+
 int config_parse(struct attnd_config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
-	int list_seen = 0;
-	const char *env_list = getenv("ATTND_MODEL");
-	size_t room = (size_t)argc + 1 + (env_list != NULL ? strlen(env_list) : 0);
+	int list_seen[N_OPTIONS] = {0};
 
 	memset(cfg, 0, sizeof *cfg);
 	err[0] = '\0';
-	cfg->models = calloc(room, sizeof *cfg->models);
-	if (cfg->models == NULL) {
+	if (lists_alloc(cfg, argc) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	if (apply_defaults(cfg, err, errlen) != 0 || apply_env(cfg, err, errlen) != 0)
 		return -1;
 	for (int i = 1; i < argc; i++) {
-		if (apply_arg(cfg, argc, argv, &i, &list_seen, err, errlen) != 0)
+		if (apply_arg(cfg, argc, argv, &i, list_seen, err, errlen) != 0)
 			return -1;
 	}
 	return check_choices(cfg, err, errlen);
 }
 
+static void list_release(struct attnd_list *l)
+{
+	free(l->v);
+	free(l->env);
+	memset(l, 0, sizeof *l);
+}
+
 void config_release(struct attnd_config *cfg)
 {
-	free(cfg->models);
-	cfg->models = NULL;
-	cfg->n_models = 0;
-	free(cfg->models_env);
-	cfg->models_env = NULL;
+	list_release(&cfg->models);
+	list_release(&cfg->tokenizers);
 }
 
 void config_print_help(FILE *out)

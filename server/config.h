@@ -6,8 +6,8 @@
  * table's [min, max]; anything else is a configuration error.
  *
  * Ownership: a struct attnd_config borrows its strings from argv and the
- * environment (both live as long as the process) and owns only the `models`
- * array and models_env, which config_release frees.
+ * environment (both live as long as the process) and owns only its lists'
+ * arrays and their copies of the environment, which config_release frees.
  */
 #ifndef SERVER_CONFIG_H
 #define SERVER_CONFIG_H
@@ -17,19 +17,27 @@
 
 #define ATTND_VERSION "0.1.0"
 
+/* A repeatable option: its entries, and the copy of its environment
+ * variable they may point into (entries separated by ';'). */
+struct attnd_list {
+	const char **v;
+	size_t n;
+	char *env;
+};
+
 struct attnd_config {
 	const char *host;
 	unsigned long long port;
 	unsigned long long threads; /* 0: the CPUs of the container's quota */
 	unsigned long long queue;   /* 0: 4 * threads */
 	unsigned long long split_threads; /* engine threads of one large request; 0: threads */
-	const char **models;	    /* NAME=PATH[,heads=H][,prefix=P][,vocab=FILE] */
-	size_t n_models;
-	char *models_env; /* owned copy of ATTND_MODEL, split in place */
+	struct attnd_list models;     /* NAME=PATH,heads=H[,prefix=P][,vocab=FILE][,tokenizer=T] */
+	struct attnd_list tokenizers; /* NAME=FILE (tokenizer.json, or vocab.json + merges.txt) */
 	const char *default_model;
 	unsigned long long max_body;	   /* bytes */
 	unsigned long long max_request_mb; /* MiB one request may need */
 	unsigned long long max_request_gflop; /* work one request may ask for (api/service.h) */
+	unsigned long long max_text_bytes;    /* longest text a tokenizer takes */
 	const char *api_key;		   /* NULL or "": no auth */
 	const char *cors_origins;	   /* "*", a comma list, or "" (off) */
 	unsigned long long drain_seconds;
@@ -52,7 +60,7 @@ struct attnd_config {
  */
 int config_parse(struct attnd_config *cfg, int argc, char **argv, char *err, size_t errlen);
 
-/* Frees what cfg owns (the models array); cfg may then be parsed again. */
+/* Frees what cfg owns (the lists); cfg may then be parsed again. */
 void config_release(struct attnd_config *cfg);
 
 /* Writes the usage text: every option with its env name, default and help. */

@@ -145,6 +145,7 @@ static int start_service(struct daemon_parts *d, const struct attnd_config *cfg)
 	limits.max_request_bytes = (size_t)cfg->max_request_mb * MiB;
 	limits.max_response_bytes = (size_t)cfg->max_request_mb * MiB;
 	limits.max_request_gflop = (double)cfg->max_request_gflop;
+	limits.max_text_bytes = (size_t)cfg->max_text_bytes;
 	limits.max_inline_d_model = MAX_INLINE_D_MODEL;
 	limits.engine_threads = 1;
 	d->svc = api_service_new(&limits);

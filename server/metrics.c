@@ -13,6 +13,8 @@ static const char *const route_label[MR_COUNT] = {
     [MR_ATTENTION] = "/v1/attention", [MR_SDPA] = "/v1/sdpa",
     [MR_MODELS] = "/v1/models",	      [MR_MODEL] = "/v1/models/{name}",
     [MR_VERSION] = "/version",	      [MR_OPENAPI] = "/openapi.json",
+    [MR_TOKENIZE] = "/v1/tokenize",   [MR_DETOKENIZE] = "/v1/detokenize",
+    [MR_TOKENIZERS] = "/v1/tokenizers",
     [MR_HEALTHZ] = "/healthz",	      [MR_READYZ] = "/readyz",
     [MR_METRICS] = "/metrics",	      [MR_WEB_INDEX] = "/",
     [MR_WEB_FILE] = "/web/{file}",    [MR_V2_SERVER] = "/v2",

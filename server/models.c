@@ -1,10 +1,18 @@
 /*
- * models.c: --model NAME=PATH.safetensors[,heads=H][,prefix=P][,vocab=FILE].
+ * models.c: --tokenizer NAME=FILE, and
+ * --model NAME=PATH.safetensors[,heads=H][,prefix=P][,vocab=FILE][,tokenizer=T].
  *
  * The engine does no I/O, so the file is read whole here (bounded by
  * MODEL_FILE_MAX) and handed to attn_model_from_safetensors; a vocab= file is
  * read whole too (bounded by API_VOCAB_FILE_MAX) and parsed by api/vocab.c
  * against the model's embedding table, after the weights' bytes are freed.
+ *
+ * Tokenizers are loaded first, so that a model can name one. A tokenizer
+ * FILE is a Hugging Face tokenizer.json, unless its name ends in vocab.json
+ * or encoder.json (GPT-2's names): then it is a GPT-2 vocabulary and the
+ * merges.txt beside it holds its merges. Files are read here and parsed by
+ * api/tokenizer_file.c; a big file's bytes are freed before the tokenizer is
+ * built from what was read (the two together are most of a load's memory).
  */
 #include "models.h"
 
@@ -18,6 +26,7 @@
 #include "api/error.h"
 #include "engine/safetensors.h"
 #include "api/service.h"
+#include "api/tokenizer_file.h"
 #include "api/vocab.h"
 
 #define MODEL_FILE_MAX (8ULL << 30) /* 8 GiB: one attention layer is far smaller */
@@ -27,6 +36,7 @@ struct model_spec {
 	char path[1024];
 	char prefix[256];
 	char vocab[1024]; /* "" when not given */
+	char tokenizer[1024]; /* a --tokenizer NAME or a FILE; "" when not given */
 	size_t heads;
 };
 
@@ -53,8 +63,14 @@ static int spec_option(struct model_spec *s, const char *opt, size_t len, char *
 		s->vocab[len - 6] = '\0';
 		return 0;
 	}
+	if (len > 10 && strncmp(opt, "tokenizer=", 10) == 0 && len - 10 < sizeof s->tokenizer) {
+		memcpy(s->tokenizer, opt + 10, len - 10);
+		s->tokenizer[len - 10] = '\0';
+		return 0;
+	}
 bad:
-	snprintf(err, errlen, "--model: bad option '%.*s' (heads=H, prefix=P or vocab=FILE)",
+	snprintf(err, errlen,
+		 "--model: bad option '%.*s' (heads=H, prefix=P, vocab=FILE or tokenizer=NAME|FILE)",
 		 (int)len, opt);
 	return -1;
 }
@@ -68,7 +84,8 @@ static int spec_parse(struct model_spec *s, const char *text, char *err, size_t 
 	memset(s, 0, sizeof *s);
 	if (eq == NULL || eq == text || (size_t)(eq - text) >= sizeof s->name) {
 		snprintf(err, errlen,
-			 "--model '%s': expected NAME=PATH[,heads=H][,prefix=P][,vocab=FILE]",
+			 "--model '%s': expected NAME=PATH,heads=H[,prefix=P][,vocab=FILE]"
+			 "[,tokenizer=NAME|FILE]",
 			 text);
 		return -1;
 	}
@@ -210,6 +227,122 @@ static int load_vocab(const struct model_spec *s, const struct attn_model *model
 	return rc;
 }
 
+/* ---- tokenizers ----------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* GPT-2's pair: path names the vocabulary, merges.txt sits beside it. */
+static struct tokenizer *load_gpt2(const char *path, char *err, size_t errlen)
+{
+	char merges[1100];
+	const char *slash = strrchr(path, '/');
+	uint8_t *vocab = NULL, *mg = NULL;
+	size_t vlen = 0, mlen = 0;
+	struct tokenizer *tok = NULL;
+	struct tok_spec spec;
+
+	snprintf(merges, sizeof merges, "%.*smerges.txt",
+		 slash != NULL ? (int)(slash - path + 1) : 0, path);
+	if (read_file(path, API_TOKENIZER_FILE_MAX, "256 MiB", &vocab, &vlen, err, errlen) != 0 ||
+	    read_file(merges, API_TOKENIZER_FILE_MAX, "256 MiB", &mg, &mlen, err, errlen) != 0)
+		goto out;
+	if (api_tokenizer_spec_gpt2(&spec, (const char *)vocab, vlen, path, (const char *)mg,
+				    mlen, merges, err, errlen) != 0)
+		goto out;
+	free(vocab);
+	free(mg);
+	vocab = mg = NULL;
+	api_tokenizer_build(&spec, path, &tok, err, errlen);
+out:
+	free(vocab);
+	free(mg);
+	return tok;
+}
+
+/* A tokenizer.json, or GPT-2's pair (see the top of this file); NULL with
+ * the message (naming the file, and the JSON pointer of what is wrong). */
+static struct tokenizer *load_tokenizer_file(const char *path, char *err, size_t errlen)
+{
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	struct tokenizer *tok = NULL;
+	struct tok_spec spec;
+	int rc;
+
+	if (ends_with(path, "vocab.json") || ends_with(path, "encoder.json"))
+		return load_gpt2(path, err, errlen);
+	if (read_file(path, API_TOKENIZER_FILE_MAX, "256 MiB", &bytes, &len, err, errlen) != 0)
+		return NULL;
+	rc = api_tokenizer_spec_json(&spec, (const char *)bytes, len, path, err, errlen);
+	free(bytes);
+	if (rc == 0)
+		api_tokenizer_build(&spec, path, &tok, err, errlen);
+	return tok;
+}
+
+/* Loads FILE and adds it to svc as tokenizer `name`. */
+static int add_tokenizer(struct api_service *svc, const char *name, const char *path,
+			 const char *what, char *err, size_t errlen)
+{
+	char msg[512], source[1100];
+	struct tokenizer *tok = load_tokenizer_file(path, msg, sizeof msg);
+	struct api_error e;
+
+	if (tok == NULL) {
+		snprintf(err, errlen, "%s: %s", what, msg);
+		return -1;
+	}
+	snprintf(source, sizeof source, "file:%s", path);
+	if (api_service_add_tokenizer(svc, name, tok, source, &e) != 0) {
+		snprintf(err, errlen, "%s: %s", what, e.message);
+		return -1;
+	}
+	return 0;
+}
+
+/* One --tokenizer NAME=FILE. */
+static int load_tokenizer(struct api_service *svc, const char *text, char *err, size_t errlen)
+{
+	const char *eq = strchr(text, '=');
+	char name[80], what[128];
+
+	if (eq == NULL || eq == text || (size_t)(eq - text) >= sizeof name || eq[1] == '\0') {
+		snprintf(err, errlen, "--tokenizer '%s': expected NAME=FILE", text);
+		return -1;
+	}
+	memcpy(name, text, (size_t)(eq - text));
+	name[eq - text] = '\0';
+	snprintf(what, sizeof what, "--tokenizer %s", name);
+	return add_tokenizer(svc, name, eq + 1, what, err, errlen);
+}
+
+/* A model's tokenizer=: a FILE (holding a '/' or ending in .json), loaded as
+ * a tokenizer named after the model, or a --tokenizer NAME. */
+static int model_tokenizer(struct api_service *svc, const struct model_spec *s, char *err,
+			   size_t errlen)
+{
+	const char *t = s->tokenizer;
+	struct api_error e;
+	char what[128];
+
+	snprintf(what, sizeof what, "model %s: tokenizer", s->name);
+	if (strchr(t, '/') != NULL || ends_with(t, ".json")) {
+		if (add_tokenizer(svc, s->name, t, what, err, errlen) != 0)
+			return -1;
+		t = s->name;
+	}
+	if (api_service_set_model_tokenizer(svc, s->name, t, &e) != 0) {
+		snprintf(err, errlen, "%s: %s", what, e.message);
+		return -1;
+	}
+	return 0;
+}
+
 /* Loads one --model entry; its name is copied to name[80]. */
 static int load_one(struct api_service *svc, const char *text, char name[80], char *err,
 		    size_t errlen)
@@ -233,6 +366,8 @@ static int load_one(struct api_service *svc, const char *text, char name[80], ch
 	model = NULL;
 	if (rc != 0)
 		snprintf(err, errlen, "model %s: %s", s.name, e.message);
+	else if (s.tokenizer[0] != '\0')
+		rc = model_tokenizer(svc, &s, err, errlen);
 out:
 	attn_model_free(model);
 	api_vocab_release(&vocab);
@@ -250,8 +385,12 @@ int models_load(struct api_service *svc, const struct attnd_config *cfg, char *e
 		snprintf(err, errlen, "built-in models: %s", e.message);
 		return -1;
 	}
-	for (size_t i = 0; i < cfg->n_models; i++) {
-		if (load_one(svc, cfg->models[i], name, err, errlen) != 0)
+	for (size_t i = 0; i < cfg->tokenizers.n; i++) {
+		if (load_tokenizer(svc, cfg->tokenizers.v[i], err, errlen) != 0)
+			return -1;
+	}
+	for (size_t i = 0; i < cfg->models.n; i++) {
+		if (load_one(svc, cfg->models.v[i], name, err, errlen) != 0)
 			return -1;
 		if (i == 0)
 			memcpy(first, name, sizeof first);

@@ -1,5 +1,6 @@
 /*
- * models.h: loads the models named on the command line into the service.
+ * models.h: loads the tokenizers and models named on the command line into
+ * the service.
  *
  * Ownership: models_load borrows cfg and adds every model it loads to svc,
  * which owns them from then on. File bytes are read, parsed and freed here.
@@ -13,8 +14,8 @@
 
 struct api_service;
 
-/* Adds the built-ins (unless --no-builtins), then each --model, then sets
- * --default-model. Returns 0, or -1 with a message naming the model in err. */
+/* Adds the built-ins (unless --no-builtins), then each --tokenizer, then
+ * each --model (with its tokenizer=), then sets --default-model. Returns 0, or -1 with a message naming the model in err. */
 int models_load(struct api_service *svc, const struct attnd_config *cfg, char *err, size_t errlen);
 
 #endif

@@ -30,8 +30,8 @@ ALLOWED = {
     "api": ["engine/", "tokenizer/", "common/", "api/"],
     "server": ["engine/", "common/", "server/",
                # the API as the server sees it: the service, its errors,
-               # and the vocabulary file reader used at start-up
-               "api/service.h", "api/error.h", "api/vocab.h"],
+               # and the vocabulary and tokenizer file readers used at start-up
+               "api/service.h", "api/error.h", "api/vocab.h", "api/tokenizer_file.h"],
 }
 
 # folder -> regexes no file of it may contain, and why.

@@ -34,6 +34,39 @@ static void write_shape(struct buf *b, const struct attention_job *job)
 	buf_putc(b, '}');
 }
 
+/* A tokenizer's ids and offsets, in the tokens' shape: [Lq] or [B][q_len]. */
+static void write_token_ids(struct buf *b, const struct attention_job *job)
+{
+	buf_puts(b, ",\"token_ids\":");
+	if (job->batched)
+		buf_putc(b, '[');
+	for (size_t bi = 0; bi < job->B; bi++) {
+		buf_puts(b, bi ? ",[" : "[");
+		for (size_t i = 0; i < job->q_len[bi]; i++) {
+			if (i > 0)
+				buf_putc(b, ',');
+			buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
+		}
+		buf_putc(b, ']');
+	}
+	buf_puts(b, job->batched ? "],\"offsets\":[" : ",\"offsets\":");
+	for (size_t bi = 0; bi < job->B; bi++) {
+		buf_puts(b, bi ? ",[" : "[");
+		for (size_t i = 0; i < job->q_len[bi]; i++) {
+			const size_t *o = &job->offsets[2 * (bi * job->Lq + i)];
+
+			buf_puts(b, i > 0 ? ",[" : "[");
+			buf_put_u64(b, (unsigned long long)o[0]);
+			buf_putc(b, ',');
+			buf_put_u64(b, (unsigned long long)o[1]);
+			buf_putc(b, ']');
+		}
+		buf_putc(b, ']');
+	}
+	if (job->batched)
+		buf_putc(b, ']');
+}
+
 static void write_tokens(struct buf *b, const struct attention_job *job)
 {
 	if (job->tokens == NULL)
@@ -57,6 +90,8 @@ static void write_tokens(struct buf *b, const struct attention_job *job)
 	}
 	if (job->batched)
 		buf_putc(b, ']');
+	if (job->offsets != NULL)
+		write_token_ids(b, job);
 }
 
 /*

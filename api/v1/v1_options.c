@@ -155,6 +155,7 @@ int v1_decode_model(const struct api_service *svc, const struct v1_body *in,
 					name);
 		job->model = job->entry->model;
 		job->model_name = job->entry->name;
+		job->max_text_bytes = svc->limits.max_text_bytes;
 		return 0;
 	}
 	if (!json_is_object(m))

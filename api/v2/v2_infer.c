@@ -454,6 +454,7 @@ static int build_job(const struct api_service *svc, const struct api_model_entry
 	job->entry = e;
 	job->model = e->model;
 	job->model_name = e->name;
+	job->max_text_bytes = svc->limits.max_text_bytes;
 	engine_fields(v);
 	rc = v->has[IN_EMBEDDINGS] ? query_from_embeddings(v, err)
 	     : v->has[IN_TOKENS]   ? query_from_tokens(v, limit, err)

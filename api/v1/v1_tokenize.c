@@ -1,0 +1,333 @@
+/*
+ * v1_tokenize.c: the tokenizers as routes of their own.
+ *
+ *   POST /v1/tokenize    {"tokenizer": NAME | "model": NAME, "text",
+ *                         "add_special_tokens"?: true}
+ *                     -> {"ids": [...], "tokens": [...], "offsets": [[start, end], ...]}
+ *   POST /v1/detokenize  {"tokenizer" | "model", "ids": [...],
+ *                         "skip_special_tokens"?: false}
+ *                     -> {"text": "..."}
+ *   GET  /v1/tokenizers  -> {"tokenizers": [{"name", "source", "vocab_size", "models"}]}
+ *
+ * `tokens` are the vocabulary's pieces as Hugging Face's `tokens` gives them
+ * ("Ġthe"); offsets count Unicode code points of `text`, end exclusive, and a
+ * token the post-processor added has [0, 0]. As Hugging Face's `encode` and
+ * `decode`, special tokens are added by default and kept by default.
+ *
+ * Invalid UTF-8: a JSON text is UTF-8 (RFC 8259), so jansson refuses a body
+ * with an invalid byte anywhere. When the invalid bytes sit inside the
+ * `text` string, the refusal says so as a field error (422 invalid_utf8 at
+ * /text, with the byte offset in the text): the body is read again with each
+ * invalid stretch replaced by U+FDD0 (a noncharacter that a body then holding
+ * none of its own can only have from the replacement), and the first U+FDD0
+ * in `text` is where the bad bytes were.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "api/handlers.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/json/json_read.h"
+#include "common/jsonstr.h"
+#include "common/utf8.h"
+#include "tokenizer/tokenizer.h"
+
+static const char MARK[] = "\xef\xb7\x90"; /* U+FDD0 */
+enum { MARK_LEN = sizeof MARK - 1 };
+
+/* ---- the body ------------------------------------------------------------ */
+
+/* body with every invalid UTF-8 stretch replaced by MARK: malloc'd, or NULL. */
+static char *mark_invalid(const char *body, size_t len, size_t *out_len)
+{
+	struct buf b;
+	size_t at = 0;
+
+	buf_init(&b, (size_t)-1);
+	while (at < len) {
+		size_t ok = utf8_check(body + at, len - at), bad;
+
+		buf_append(&b, body + at, ok);
+		at += ok;
+		if (at == len)
+			break;
+		bad = utf8_bad_run((const unsigned char *)body + at, len - at);
+		buf_append(&b, MARK, MARK_LEN);
+		at += bad;
+	}
+	if (b.failed) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, out_len);
+}
+
+/* The first byte of body that is not UTF-8. */
+static size_t first_invalid(const char *body, size_t len)
+{
+	return utf8_check(body, len);
+}
+
+/* A body whose bytes are not all UTF-8: 422 at /text when they are in the
+ * text (see the file's comment), else 400 as jansson would say. */
+static int refuse_invalid(const char *body, size_t len, struct api_error *err)
+{
+	size_t marked_len = 0, at = first_invalid(body, len);
+	char *marked = memmem(body, len, MARK, MARK_LEN) == NULL
+			       ? mark_invalid(body, len, &marked_len)
+			       : NULL;
+	json_t *root = NULL, *text;
+	const char *hit;
+	int rc;
+
+	if (marked != NULL && req_parse(marked, marked_len, &root, err) == 0) {
+		text = json_object_get(root, "text");
+		hit = json_is_string(text) ? memmem(json_string_value(text),
+						    json_string_length(text), MARK, MARK_LEN)
+					   : NULL;
+		if (hit != NULL) {
+			rc = api_fail(err, API_E_INVALID_UTF8, "/text",
+				      "text is not valid UTF-8 at byte %zu",
+				      (size_t)(hit - json_string_value(text)));
+			goto out;
+		}
+	}
+	rc = api_fail(err, API_E_MALFORMED_JSON, "",
+		      "the body is not valid UTF-8 at byte %zu (JSON is UTF-8)", at);
+out:
+	json_decref(root);
+	free(marked);
+	return rc;
+}
+
+static int parse(const char *body, size_t len, const char *const *fields, json_t **root,
+		 struct api_error *err)
+{
+	*root = NULL;
+	body = body != NULL ? body : "";
+	if (first_invalid(body, len) < len)
+		return refuse_invalid(body, len, err);
+	if (req_parse(body, len, root, err) != 0)
+		return -1;
+	return req_known_fields(*root, "", fields, err);
+}
+
+/* The tokenizer a request names: "tokenizer", or the one of "model". */
+static int pick(const struct api_service *svc, json_t *root, const struct tokenizer **tok,
+		struct api_error *err)
+{
+	json_t *t = json_object_get(root, "tokenizer"), *m = json_object_get(root, "model");
+	const struct api_tokenizer_entry *te;
+	const struct api_model_entry *me;
+
+	if (t != NULL && m != NULL)
+		return api_fail(err, API_E_INVALID_VALUE, "/model",
+				"give a tokenizer or a model, not both");
+	if (t == NULL && m == NULL)
+		return api_fail(err, API_E_MISSING_FIELD, "/tokenizer",
+				"give a tokenizer (GET /v1/tokenizers) or a model with one");
+	if (!json_is_string(t != NULL ? t : m))
+		return api_fail(err, API_E_INVALID_TYPE, t != NULL ? "/tokenizer" : "/model",
+				"expected a name");
+	if (t != NULL) {
+		te = registry_find_tokenizer(svc, json_string_value(t));
+		if (te == NULL)
+			return api_fail(err, API_E_TOKENIZER_NOT_FOUND, "/tokenizer",
+					"no tokenizer named '%s'", json_string_value(t));
+		*tok = te->tok;
+		return 0;
+	}
+	me = registry_find(svc, json_string_value(m));
+	if (me == NULL)
+		return api_fail(err, API_E_MODEL_NOT_FOUND, "/model", "no model named '%s'",
+				json_string_value(m));
+	if (me->tok == NULL)
+		return api_fail(err, API_E_NO_TOKENIZER, "/model",
+				"model '%s' has no tokenizer (--model ...,tokenizer=NAME)",
+				me->name);
+	*tok = me->tok;
+	return 0;
+}
+
+/* The "text" of a request: a string of at most max bytes (0: no limit). */
+static int read_text(json_t *root, size_t max, const char **text, size_t *len,
+		     struct api_error *err)
+{
+	json_t *t = json_object_get(root, "text");
+
+	if (t == NULL)
+		return api_fail(err, API_E_MISSING_FIELD, "/text", "give the text to tokenize");
+	if (!json_is_string(t))
+		return api_fail(err, API_E_INVALID_TYPE, "/text", "expected a string");
+	*text = json_string_value(t);
+	*len = json_string_length(t);
+	if (max > 0 && *len > max)
+		return api_fail(err, API_E_TOO_LARGE, "/text",
+				"text is %zu bytes, over the limit of %zu (--max-text-bytes)", *len,
+				max);
+	return 0;
+}
+
+/* ---- tokenize ------------------------------------------------------------ */
+
+static void write_encoding(struct buf *b, const struct tok_encoding *enc)
+{
+	buf_puts(b, "{\"ids\":[");
+	for (size_t i = 0; i < enc->n; i++) {
+		if (i > 0)
+			buf_putc(b, ',');
+		buf_put_u64(b, (unsigned long long)enc->tokens[i].id);
+	}
+	buf_puts(b, "],\"tokens\":[");
+	for (size_t i = 0; i < enc->n; i++) {
+		if (i > 0)
+			buf_putc(b, ',');
+		jsonstr_put(b, enc->tokens[i].piece);
+	}
+	buf_puts(b, "],\"offsets\":[");
+	for (size_t i = 0; i < enc->n; i++) {
+		buf_puts(b, i > 0 ? ",[" : "[");
+		buf_put_u64(b, (unsigned long long)enc->tokens[i].start);
+		buf_putc(b, ',');
+		buf_put_u64(b, (unsigned long long)enc->tokens[i].end);
+		buf_putc(b, ']');
+	}
+	buf_puts(b, "]}");
+}
+
+/* A tok_encode failure as an error of the field at ptr. */
+static int tokenize_fail(enum tok_status st, size_t bad_byte, const char *ptr,
+		      struct api_error *err)
+{
+	if (st == TOK_EINVAL)
+		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %zu",
+				bad_byte);
+	return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory tokenizing the text");
+}
+
+void api_tokenize(const struct api_service *svc, const char *body, size_t len,
+		  struct api_reply *reply)
+{
+	static const char *const fields[] = {"tokenizer", "model", "text", "add_special_tokens",
+					     NULL};
+	const struct tokenizer *tok = NULL;
+	struct tok_encoding enc = {NULL, 0};
+	struct api_error err;
+	const char *text = NULL;
+	size_t text_len = 0, bad = 0;
+	json_t *root = NULL;
+	int special = 1;
+	enum tok_status st;
+
+	if (parse(body, len, fields, &root, &err) != 0 || pick(svc, root, &tok, &err) != 0 ||
+	    read_text(root, svc->limits.max_text_bytes, &text, &text_len, &err) != 0 ||
+	    req_bool(root, "add_special_tokens", "", 1, &special, &err) != 0)
+		goto fail;
+	st = tok_encode(tok, text, text_len, special, &enc, &bad);
+	if (st != TOK_OK) {
+		tokenize_fail(st, bad, "/text", &err);
+		goto fail;
+	}
+	write_encoding(&reply->body, &enc);
+	reply->status = 200;
+	goto out;
+fail:
+	api_reply_error(reply, &err);
+out:
+	tok_encoding_release(&enc);
+	json_decref(root);
+}
+
+/* ---- detokenize ---------------------------------------------------------- */
+
+/* "ids": integers in [0, 2^31), into a new array (caller frees). */
+static int read_ids(json_t *root, int32_t **ids, size_t *n, struct api_error *err)
+{
+	json_t *a = json_object_get(root, "ids"), *v;
+	char ptr[API_PTR_MAX];
+	size_t i;
+
+	*ids = NULL;
+	if (a == NULL)
+		return api_fail(err, API_E_MISSING_FIELD, "/ids", "give the ids to decode");
+	if (!json_is_array(a))
+		return api_fail(err, API_E_INVALID_TYPE, "/ids", "expected an array of ids");
+	*n = json_array_size(a);
+	*ids = malloc((*n > 0 ? *n : 1) * sizeof **ids);
+	if (*ids == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	json_array_foreach(a, i, v)
+	{
+		api_ptr_index(ptr, sizeof ptr, "/ids", i);
+		if (!json_is_integer(v))
+			return api_fail(err, API_E_INVALID_TYPE, ptr, "expected an integer id");
+		if (json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+			return api_fail(err, API_E_OUT_OF_RANGE, ptr, "id %lld is not in the vocabulary",
+					(long long)json_integer_value(v));
+		(*ids)[i] = (int32_t)json_integer_value(v);
+	}
+	return 0;
+}
+
+void api_detokenize(const struct api_service *svc, const char *body, size_t len,
+		    struct api_reply *reply)
+{
+	static const char *const fields[] = {"tokenizer", "model", "ids", "skip_special_tokens",
+					     NULL};
+	const struct tokenizer *tok = NULL;
+	struct api_error err;
+	struct buf text;
+	char ptr[API_PTR_MAX];
+	int32_t *ids = NULL;
+	size_t n = 0, bad = 0;
+	json_t *root = NULL;
+	int skip = 0;
+	enum tok_status st;
+
+	buf_init(&text, reply->body.max);
+	if (parse(body, len, fields, &root, &err) != 0 || pick(svc, root, &tok, &err) != 0 ||
+	    read_ids(root, &ids, &n, &err) != 0 ||
+	    req_bool(root, "skip_special_tokens", "", 0, &skip, &err) != 0)
+		goto fail;
+	st = tok_decode(tok, ids, n, skip, &text, &bad);
+	if (st == TOK_EID) {
+		api_ptr_index(ptr, sizeof ptr, "/ids", bad);
+		api_fail(&err, API_E_OUT_OF_RANGE, ptr, "id %d is not in the vocabulary",
+			 (int)ids[bad]);
+		goto fail;
+	}
+	if (st != TOK_OK || text.failed) {
+		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "", "the text exceeds the response limit");
+		goto fail;
+	}
+	buf_puts(&reply->body, "{\"text\":");
+	jsonstr_put_n(&reply->body, text.data != NULL ? text.data : "", text.len);
+	buf_putc(&reply->body, '}');
+	reply->status = 200;
+	goto out;
+fail:
+	api_reply_error(reply, &err);
+out:
+	buf_release(&text);
+	free(ids);
+	json_decref(root);
+}
+
+/* ---- the list ------------------------------------------------------------ */
+
+void api_tokenizers(const struct api_service *svc, struct api_reply *reply)
+{
+	struct buf *b = &reply->body;
+
+	buf_puts(b, "{\"tokenizers\":[");
+	for (size_t i = 0; i < svc->n_tokenizers; i++) {
+		if (i > 0)
+			buf_putc(b, ',');
+		registry_describe_tokenizer(svc, &svc->tokenizers[i], b);
+	}
+	buf_puts(b, "]}");
+	reply->status = 200;
+}
