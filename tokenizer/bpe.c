@@ -14,10 +14,15 @@
  *                     fallback, when all exist), else the unknown token
  *                     (consecutive ones fused with fuse_unk), else nothing.
  *   2. word_merge     repeatedly the pair of lowest rank (leftmost on ties)
- *                     over a doubly linked list of symbols, from a binary
- *                     min-heap of candidate merges keyed (rank, position);
- *                     an entry whose pair has changed since it was pushed is
- *                     skipped when popped. O(n log n), never a rescan.
+ *                     over a doubly linked list of symbols. The candidates,
+ *                     keyed (rank, position): the word's first pairs sorted
+ *                     once, and those merges make in a FIFO while they come
+ *                     in order, else a 4-ary min-heap (struct cands); a
+ *                     candidate whose pair has changed since is skipped
+ *                     (the pair there now has another rank, or none). O(n log
+ *                     n), never a rescan; the sorted runs keep the heap
+ *                     small, and a long word spends its time on the heap's
+ *                     cache misses.
  *   3. word_emit      the surviving symbols with their byte ranges, each
  *                     starting where the previous ended (as Hugging Face).
  * Words of up to WORD_STACK symbols use stack arrays; longer ones the heap.
@@ -52,13 +57,6 @@ struct sym {
 	int32_t id;
 	size_t len; /* bytes of the word it covers */
 	size_t prev, next; /* indexes, NONE at the ends */
-};
-
-/* A candidate merge of the symbol at pos with the one after it. */
-struct cand {
-	uint32_t rank;
-	int32_t new_id;
-	size_t pos;
 };
 
 struct word {
@@ -345,87 +343,189 @@ static enum tok_status word_symbols(const struct tok_bpe *b, const char *s, size
 
 /* ---- step 2: merging ----------------------------------------------------- */
 
-static int cand_less(const struct cand *x, const struct cand *y)
+/* A candidate merge is one 64-bit key, rank << 32 | position of its left
+ * symbol, so that key order is (rank, position) order. */
+static uint64_t cand_key(uint32_t rank, size_t pos)
 {
-	return x->rank != y->rank ? x->rank < y->rank : x->pos < y->pos;
+	return (uint64_t)rank << 32 | (uint32_t)pos;
 }
 
-static void heap_push(struct cand *h, size_t *n, struct cand c)
+/* A 4-ary min-heap of keys: children of i are 4i+1 .. 4i+4 (half the levels
+ * of a binary heap, siblings side by side in memory). */
+static void heap_push(uint64_t *h, size_t *n, uint64_t k)
 {
 	size_t i = (*n)++;
 
-	while (i > 0 && cand_less(&c, &h[(i - 1) / 2])) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
+	while (i > 0 && k < h[(i - 1) / 4]) {
+		h[i] = h[(i - 1) / 4];
+		i = (i - 1) / 4;
 	}
-	h[i] = c;
+	h[i] = k;
 }
 
-static struct cand heap_pop(struct cand *h, size_t *n)
+static uint64_t heap_pop(uint64_t *h, size_t *n)
 {
-	struct cand top = h[0];
-	struct cand last = h[--(*n)];
+	uint64_t top = h[0];
+	uint64_t last = h[--(*n)];
 	size_t i = 0;
 
 	for (;;) {
-		size_t c = 2 * i + 1;
+		size_t c = 4 * i + 1, best = c;
 
 		if (c >= *n)
 			break;
-		if (c + 1 < *n && cand_less(&h[c + 1], &h[c]))
-			c++;
-		if (!cand_less(&h[c], &last))
+		for (size_t k = c + 1; k < c + 4 && k < *n; k++)
+			if (h[k] < h[best])
+				best = k;
+		if (h[best] >= last)
 			break;
-		h[i] = h[c];
-		i = c;
+		h[i] = h[best];
+		i = best;
 	}
 	if (*n > 0)
 		h[i] = last;
 	return top;
 }
 
-/* Pushes the merge of symbols at and after pos, when there is one. */
-static void push_pair(const struct tok_bpe *b, const struct word *w, size_t pos, struct cand *h,
-		      size_t *n)
+/* The merge of the symbol at pos with the one after it, or NULL. */
+static const struct tok_idmap_slot *pair_at(const struct tok_bpe *b, const struct word *w,
+					    size_t pos)
 {
-	const struct tok_idmap_slot *m;
-
 	if (pos == NONE || w->v[pos].next == NONE)
-		return;
-	m = tok_idmap_get(&b->merges, pair_key(w->v[pos].id, w->v[w->v[pos].next].id));
-	if (m != NULL)
-		heap_push(h, n, (struct cand){ (uint32_t)m->a, m->b, pos });
+		return NULL;
+	return tok_idmap_get(&b->merges, pair_key(w->v[pos].id, w->v[w->v[pos].next].id));
 }
 
-/* Applies the merges; h has room for 2 w->n entries (each merge pops one
- * and pushes at most two, and there are fewer merges than symbols). */
-static void word_merge(const struct tok_bpe *b, struct word *w, struct cand *h)
+/* q := the word's first candidates, sorted; returns how many. They are made
+ * in position order, so a stable sort by rank sorts them by key: insertion
+ * for few, else LSD radix on the rank bytes that vary (none for a word of
+ * one repeated pair). tmp has room for w->n keys when w->n > WORD_STACK. */
+static size_t first_candidates(const struct tok_bpe *b, const struct word *w, uint64_t *q,
+			       uint64_t *tmp)
 {
 	size_t n = 0;
+	uint32_t max_rank = 0;
 
-	for (size_t i = 0; i + 1 < w->n; i++)
-		push_pair(b, w, i, h, &n);
-	while (n > 0) {
-		struct cand top = heap_pop(h, &n);
-		struct sym *left = &w->v[top.pos];
+	for (size_t i = 0; i + 1 < w->n; i++) {
+		const struct tok_idmap_slot *m = pair_at(b, w, i);
+
+		if (m == NULL)
+			continue;
+		q[n++] = cand_key((uint32_t)m->a, i);
+		max_rank = (uint32_t)m->a > max_rank ? (uint32_t)m->a : max_rank;
+	}
+	if (n <= WORD_STACK) {
+		for (size_t i = 1; i < n; i++) {
+			uint64_t k = q[i];
+			size_t j = i;
+
+			for (; j > 0 && q[j - 1] > k; j--)
+				q[j] = q[j - 1];
+			q[j] = k;
+		}
+		return n;
+	}
+	for (unsigned shift = 32; shift < 64 && (max_rank >> (shift - 32)) != 0; shift += 8) {
+		size_t count[257] = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			count[((q[i] >> shift) & 0xff) + 1]++;
+		for (size_t d = 1; d < 257; d++)
+			count[d] += count[d - 1];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(q[i] >> shift) & 0xff]++] = q[i];
+		memcpy(q, tmp, n * sizeof *q);
+	}
+	return n;
+}
+
+/*
+ * The candidates still to try: the sorted first ones (q), then those merges
+ * make, kept in a FIFO while they come in rising key order (the common
+ * case in a long word of repeats, where each level of merges makes the next
+ * in position order) and in a 4-ary heap otherwise. The lowest key of the
+ * three heads is next. All three are sorted, so this is a priority queue.
+ */
+struct cands {
+	const uint64_t *q;
+	size_t qi, nq;
+	uint64_t *fifo; /* [2 n] */
+	size_t fi, nf;
+	uint64_t *h; /* [2 n] */
+	size_t nh;
+};
+
+static void cands_push(struct cands *c, uint64_t k)
+{
+	if (c->nf == c->fi || k >= c->fifo[c->nf - 1])
+		c->fifo[c->nf++] = k;
+	else
+		heap_push(c->h, &c->nh, k);
+}
+
+/* The lowest key left; 0 when there is none (*ok says). */
+static uint64_t cands_pop(struct cands *c, int *ok)
+{
+	uint64_t best = UINT64_MAX;
+	int from = -1;
+
+	if (c->qi < c->nq) {
+		best = c->q[c->qi];
+		from = 0;
+	}
+	if (c->fi < c->nf && (from < 0 || c->fifo[c->fi] < best)) {
+		best = c->fifo[c->fi];
+		from = 1;
+	}
+	if (c->nh > 0 && (from < 0 || c->h[0] < best))
+		from = 2;
+	*ok = from >= 0;
+	if (from == 0)
+		return c->q[c->qi++];
+	if (from == 1)
+		return c->fifo[c->fi++];
+	return from == 2 ? heap_pop(c->h, &c->nh) : 0;
+}
+
+/* Pushes the merge of the symbol at pos with the next, when there is one. */
+static void push_pair(const struct tok_bpe *b, const struct word *w, size_t pos, struct cands *c)
+{
+	const struct tok_idmap_slot *m = pair_at(b, w, pos);
+
+	if (m != NULL)
+		cands_push(c, cand_key((uint32_t)m->a, pos));
+}
+
+/* Applies the merges, lowest key first (each merge pushes at most two
+ * candidates, and there are fewer merges than symbols). */
+static void word_merge(const struct tok_bpe *b, struct word *w, struct cands *c)
+{
+	for (;;) {
+		int ok;
+		uint64_t top = cands_pop(c, &ok);
+		size_t pos = (size_t)(uint32_t)top;
+		struct sym *left;
 		const struct tok_idmap_slot *m;
 		size_t right;
 
-		if (left->len == 0 || left->next == NONE)
+		if (!ok)
+			break;
+		left = &w->v[pos];
+		if (left->len == 0)
 			continue;
-		/* stale when the pair there now merges into something else */
+		/* stale when the pair there now is another merge, or none */
+		m = pair_at(b, w, pos);
+		if (m == NULL || (uint32_t)m->a != (uint32_t)(top >> 32))
+			continue;
 		right = left->next;
-		m = tok_idmap_get(&b->merges, pair_key(left->id, w->v[right].id));
-		if (m == NULL || m->b != top.new_id)
-			continue;
-		left->id = top.new_id;
+		left->id = m->b;
 		left->len += w->v[right].len;
 		left->next = w->v[right].next;
 		w->v[right].len = 0;
 		if (left->next != NONE)
-			w->v[left->next].prev = top.pos;
-		push_pair(b, w, left->prev, h, &n);
-		push_pair(b, w, top.pos, h, &n);
+			w->v[left->next].prev = pos;
+		push_pair(b, w, left->prev, c);
+		push_pair(b, w, pos, c);
 	}
 }
 
@@ -451,14 +551,43 @@ static enum tok_status word_emit(const struct word *w, size_t len, struct tok_pi
 
 /* ---- the word ------------------------------------------------------------ */
 
+/* Merges the symbols of w: the candidate arrays on the stack for a short
+ * word, else on the heap (q and tmp n keys each, the FIFO and heap 2 n). */
+static enum tok_status merge_symbols(const struct tok_bpe *b, struct word *w)
+{
+	uint64_t stack[6 * WORD_STACK];
+	uint64_t *q = stack, *tmp = NULL;
+	size_t n = WORD_STACK;
+	struct cands c;
+
+	if (w->n > WORD_STACK) {
+		n = w->n;
+		if (n > UINT32_MAX || n > SIZE_MAX / 6 / sizeof *q)
+			return TOK_ENOMEM;
+		q = malloc(6 * n * sizeof *q);
+		if (q == NULL)
+			return TOK_ENOMEM;
+		tmp = q + n;
+	}
+	c.q = q;
+	c.qi = 0;
+	c.nq = first_candidates(b, w, q, tmp);
+	c.fifo = q + 2 * n;
+	c.fi = c.nf = 0;
+	c.h = q + 4 * n;
+	c.nh = 0;
+	word_merge(b, w, &c);
+	if (q != stack)
+		free(q);
+	return TOK_OK;
+}
+
 enum tok_status tok_bpe_tokenize(const struct tok_bpe *b, const char *s, size_t len,
 				 struct tok_pieces *out)
 {
 	struct sym sym_stack[WORD_STACK];
-	struct cand cand_stack[2 * WORD_STACK];
 	char key_stack[64];
 	char *scratch = key_stack;
-	struct cand *h = cand_stack;
 	struct word w = { sym_stack, 0, WORD_STACK, sym_stack };
 	enum tok_status st = TOK_OK;
 
@@ -476,20 +605,10 @@ enum tok_status tok_bpe_tokenize(const struct tok_bpe *b, const char *s, size_t 
 			return TOK_ENOMEM;
 	}
 	st = word_symbols(b, s, len, scratch, &w);
-	if (st == TOK_OK && w.n > WORD_STACK) {
-		if (w.n > SIZE_MAX / 2 / sizeof *h)
-			st = TOK_ENOMEM;
-		else
-			h = malloc(2 * w.n * sizeof *h);
-		if (h == NULL)
-			st = TOK_ENOMEM;
-	}
-	if (st == TOK_OK) {
-		word_merge(b, &w, h);
+	if (st == TOK_OK)
+		st = merge_symbols(b, &w);
+	if (st == TOK_OK)
 		st = word_emit(&w, len, out);
-	}
-	if (h != cand_stack)
-		free(h);
 	if (w.v != sym_stack)
 		free(w.v);
 	if (scratch != key_stack)
