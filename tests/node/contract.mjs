@@ -548,10 +548,15 @@ async function sample(d) {
 	}
 }
 
+// The tokenizer the spec's examples name, as a path relative to the
+// repository's root (its `source` in GET /v1/tokenizers is this text).
+const TOKENIZER_ARGS = ["--tokenizer", "gpt2=tests/data/tokenizers/gpt2/vocab.json"];
+
 async function main() {
 	const daemons = [];
 	try {
-		const d = await startDaemon();
+		process.chdir(ROOT);
+		const d = await startDaemon(TOKENIZER_ARGS);
 		daemons.push(d);
 		if (process.argv.includes("--sample")) {
 			await sample(d);
