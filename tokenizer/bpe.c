@@ -19,7 +19,8 @@
  *                     once, and those merges make in a FIFO while they come
  *                     in order, else a 4-ary min-heap (struct cands); a
  *                     candidate whose pair has changed since is skipped
- *                     (the pair there now has another rank, or none). O(n log
+ *                     (the pair there now, kept in the symbol, has another
+ *                     rank or none; Hugging Face compares the merged id). O(n log
  *                     n), never a rescan; the sorted runs keep the heap
  *                     small, and a long word spends its time on the heap's
  *                     cache misses.
@@ -40,12 +41,24 @@
 
 #define WORD_STACK 64
 #define NONE SIZE_MAX
+/* Direct tables for what most words are made of: characters below U+0800
+ * (all of a byte-level alphabet) and merges of two ids below 256 (where
+ * byte-level vocabularies put that alphabet), so that their lookups stay
+ * in cache rather than probing the big maps. */
+#define SMALL_CHARS 0x800
+#define SMALL_IDS 256
+
+/* A merge: its rank and the id it makes (rank -1: none). */
+struct merge {
+	int32_t rank, id;
+};
 
 struct tok_bpe {
 	struct tok_vocab *vocab;
 	struct tok_idmap merges; /* (left << 32 | right) -> (rank, merged id) */
 	int32_t byte_ids[256];	 /* "<0xHH>" ids (byte_fallback) */
-	int32_t ascii_ids[128];	 /* an ASCII character's id when no prefix or suffix */
+	int32_t char_ids[SMALL_CHARS]; /* a character's id when no prefix or suffix */
+	struct merge *small;	 /* [SMALL_IDS^2] the merges of two ids < SMALL_IDS */
 	int32_t unk_id;		 /* -1: none (unknown characters are dropped) */
 	char *prefix, *suffix;	 /* "" when none */
 	size_t prefix_len, suffix_len;
@@ -55,7 +68,8 @@ struct tok_bpe {
 /* One symbol of a word being merged. Removed symbols have len 0. */
 struct sym {
 	int32_t id;
-	size_t len; /* bytes of the word it covers */
+	struct merge pair; /* its merge with the next symbol as they are now */
+	size_t len;	   /* bytes of the word it covers */
 	size_t prev, next; /* indexes, NONE at the ends */
 };
 
@@ -100,11 +114,67 @@ static enum tok_status scratch_fit(char **buf, size_t *cap, size_t n)
 	return TOK_OK;
 }
 
-/* The id of merge i's part s, or -1 with a message. */
-static int32_t merge_part(const struct tok_bpe *b, size_t i, const char *s, size_t len,
-			  char *err, size_t errlen)
+/*
+ * Merges are built MERGE_BATCH at a time, in three passes over the batch:
+ * hash the parts and the merged piece and prefetch their slots, look them
+ * up (in rank order, so the first merge at fault is the one named), then
+ * prefetch and set the pairs. A build is mostly cache misses, and a batch
+ * has them under way together rather than one after another.
+ */
+#define MERGE_BATCH 32
+
+struct merge_job {
+	const char *l, *r;
+	size_t ll, rl;
+	size_t moff;	      /* the merged piece: buf[moff, moff + ll + rl - prefix_len) */
+	uint64_t hl, hr, hm;
+	uint64_t key;	      /* pair_key(left id, right id) */
+	int32_t nid;
+	int bad;	      /* a part is missing, or right is shorter than the prefix */
+};
+
+/* Pass 1: lengths, merged pieces (into *buf), hashes, prefetches. */
+static enum tok_status batch_prepare(const struct tok_bpe *b, const struct tok_merge *mg,
+				     size_t k, struct merge_job *jobs, char **buf, size_t *cap)
 {
-	int32_t id = tok_vocab_get(b->vocab, s, len);
+	size_t used = 0;
+
+	for (size_t j = 0; j < k; j++) {
+		struct merge_job *jb = &jobs[j];
+		size_t mlen;
+
+		memset(jb, 0, sizeof *jb);
+		jb->l = mg[j].left;
+		jb->r = mg[j].right;
+		jb->bad = jb->l == NULL || jb->r == NULL;
+		if (jb->bad)
+			continue;
+		jb->ll = strlen(jb->l);
+		jb->rl = strlen(jb->r);
+		jb->hl = tok_vocab_hash(jb->l, jb->ll);
+		jb->hr = tok_vocab_hash(jb->r, jb->rl);
+		tok_vocab_prefetch(b->vocab, jb->hl);
+		tok_vocab_prefetch(b->vocab, jb->hr);
+		if (jb->rl < b->prefix_len)
+			continue; /* reported in rank order by batch_resolve */
+		mlen = jb->ll + jb->rl - b->prefix_len;
+		if (scratch_fit(buf, cap, used + mlen) != TOK_OK)
+			return TOK_ENOMEM;
+		memcpy(*buf + used, jb->l, jb->ll);
+		memcpy(*buf + used + jb->ll, jb->r + b->prefix_len, jb->rl - b->prefix_len);
+		jb->moff = used;
+		jb->hm = tok_vocab_hash(*buf + used, mlen);
+		tok_vocab_prefetch(b->vocab, jb->hm);
+		used += mlen;
+	}
+	return TOK_OK;
+}
+
+/* The id of merge i's part s (hash h), or -1 with a message. */
+static int32_t merge_part(const struct tok_bpe *b, size_t i, const char *s, size_t len,
+			  uint64_t h, char *err, size_t errlen)
+{
+	int32_t id = tok_vocab_get_hashed(b->vocab, s, len, h);
 
 	if (id < 0)
 		snprintf(err, errlen, "model: merges[%zu]: '%.*s' is not in the vocabulary", i,
@@ -112,10 +182,45 @@ static int32_t merge_part(const struct tok_bpe *b, size_t i, const char *s, size
 	return id;
 }
 
-/* Fills b->merges from m->merges. */
+/* Pass 2: the three ids of each merge (base: the rank of jobs[0]). */
+static enum tok_status batch_resolve(const struct tok_bpe *b, size_t base, size_t k,
+				     struct merge_job *jobs, const char *buf, char *err,
+				     size_t errlen)
+{
+	for (size_t j = 0; j < k; j++) {
+		struct merge_job *jb = &jobs[j];
+		size_t i = base + j;
+		int32_t lid, rid;
+
+		if (jb->bad) {
+			snprintf(err, errlen, "model: merges[%zu]: a part is missing", i);
+			return TOK_ESPEC;
+		}
+		lid = merge_part(b, i, jb->l, jb->ll, jb->hl, err, errlen);
+		rid = lid < 0 ? -1 : merge_part(b, i, jb->r, jb->rl, jb->hr, err, errlen);
+		if (rid >= 0 && jb->rl < b->prefix_len) {
+			snprintf(err, errlen, "model: merges[%zu]: '%s' is shorter than the prefix",
+				 i, jb->r);
+			rid = -1;
+		}
+		if (rid < 0)
+			return TOK_ESPEC;
+		jb->nid = merge_part(b, i, buf + jb->moff, jb->ll + jb->rl - b->prefix_len, jb->hm,
+				     err, errlen);
+		if (jb->nid < 0)
+			return TOK_ESPEC;
+		jb->key = pair_key(lid, rid);
+		tok_idmap_prefetch(&b->merges, jb->key);
+	}
+	return TOK_OK;
+}
+
+/* Fills b->merges from m->merges: (left, right) -> (rank, merged id); a
+ * pair listed again takes the later rank. */
 static enum tok_status build_merges(struct tok_bpe *b, const struct tok_model *m, char *err,
 				    size_t errlen)
 {
+	struct merge_job jobs[MERGE_BATCH];
 	char *buf = NULL;
 	size_t cap = 0;
 	enum tok_status st;
@@ -125,40 +230,20 @@ static enum tok_status build_merges(struct tok_bpe *b, const struct tok_model *m
 		return TOK_ESPEC;
 	}
 	st = tok_idmap_reserve(&b->merges, m->n_merges);
-	for (size_t i = 0; st == TOK_OK && i < m->n_merges; i++) {
-		const char *l = m->merges[i].left, *r = m->merges[i].right;
-		size_t ll, rl;
-		int32_t lid, rid, nid;
+	for (size_t base = 0; st == TOK_OK && base < m->n_merges; base += MERGE_BATCH) {
+		size_t k = m->n_merges - base < MERGE_BATCH ? m->n_merges - base : MERGE_BATCH;
 
-		if (l == NULL || r == NULL) {
-			snprintf(err, errlen, "model: merges[%zu]: a part is missing", i);
-			st = TOK_ESPEC;
-			break;
+		st = batch_prepare(b, m->merges + base, k, jobs, &buf, &cap);
+		if (st == TOK_OK)
+			st = batch_resolve(b, base, k, jobs, buf, err, errlen);
+		for (size_t j = 0; st == TOK_OK && j < k; j++) {
+			uint32_t l = (uint32_t)(jobs[j].key >> 32), r = (uint32_t)jobs[j].key;
+
+			st = tok_idmap_set(&b->merges, jobs[j].key, (int32_t)(base + j), jobs[j].nid);
+			if (l < SMALL_IDS && r < SMALL_IDS)
+				b->small[l * SMALL_IDS + r] = (struct merge){ (int32_t)(base + j),
+									      jobs[j].nid };
 		}
-		ll = strlen(l);
-		rl = strlen(r);
-		lid = merge_part(b, i, l, ll, err, errlen);
-		rid = lid < 0 ? -1 : merge_part(b, i, r, rl, err, errlen);
-		if (rid >= 0 && rl < b->prefix_len) {
-			snprintf(err, errlen, "model: merges[%zu]: '%s' is shorter than the prefix", i, r);
-			rid = -1;
-		}
-		if (rid < 0) {
-			st = TOK_ESPEC;
-			break;
-		}
-		/* the merged piece: left + right without its continuing prefix */
-		st = scratch_fit(&buf, &cap, ll + rl);
-		if (st != TOK_OK)
-			break;
-		memcpy(buf, l, ll);
-		memcpy(buf + ll, r + b->prefix_len, rl - b->prefix_len);
-		nid = merge_part(b, i, buf, ll + rl - b->prefix_len, err, errlen);
-		if (nid < 0) {
-			st = TOK_ESPEC;
-			break;
-		}
-		st = tok_idmap_set(&b->merges, pair_key(lid, rid), (int32_t)i, nid);
 	}
 	free(buf);
 	return st;
@@ -179,11 +264,24 @@ static enum tok_status build_options(struct tok_bpe *b, const struct tok_model *
 	b->unk_id = m->unk_token == NULL ? -1
 					 : tok_vocab_get(b->vocab, m->unk_token, strlen(m->unk_token));
 	tok_byte_ids(b->vocab, b->byte_ids);
-	for (int c = 0; c < 128; c++) {
-		char ch = (char)c;
+	for (uint32_t c = 0; c < SMALL_CHARS; c++) {
+		char u[2];
+		size_t n = 1;
 
-		b->ascii_ids[c] = tok_vocab_get(b->vocab, &ch, 1);
+		if (c < 0x80) {
+			u[0] = (char)c;
+		} else {
+			u[0] = (char)(0xc0 | (c >> 6));
+			u[1] = (char)(0x80 | (c & 0x3f));
+			n = 2;
+		}
+		b->char_ids[c] = tok_vocab_get(b->vocab, u, n);
 	}
+	b->small = malloc((size_t)SMALL_IDS * SMALL_IDS * sizeof *b->small);
+	if (b->small == NULL)
+		return TOK_ENOMEM;
+	for (size_t i = 0; i < (size_t)SMALL_IDS * SMALL_IDS; i++)
+		b->small[i].rank = -1;
 	return TOK_OK;
 }
 
@@ -218,6 +316,7 @@ void tok_bpe_free(struct tok_bpe *b)
 	tok_idmap_release(&b->merges);
 	free(b->prefix);
 	free(b->suffix);
+	free(b->small);
 	free(b);
 }
 
@@ -264,8 +363,10 @@ static int32_t char_id(const struct tok_bpe *b, const char *s, size_t i, size_t 
 	if (b->prefix_len == 0 && b->suffix_len == 0) {
 		*key = s + i;
 		*klen = clen;
-		if (clen == 1 && (unsigned char)s[i] < 128)
-			return b->ascii_ids[(unsigned char)s[i]];
+		if (clen == 1)
+			return b->char_ids[(unsigned char)s[i]];
+		if (clen == 2)
+			return b->char_ids[((uint32_t)s[i] & 0x1f) << 6 | ((uint32_t)s[i + 1] & 0x3f)];
 		return tok_vocab_get(b->vocab, s + i, clen);
 	}
 	if (i > 0) {
@@ -387,32 +488,54 @@ static uint64_t heap_pop(uint64_t *h, size_t *n)
 	return top;
 }
 
-/* The merge of the symbol at pos with the one after it, or NULL. */
-static const struct tok_idmap_slot *pair_at(const struct tok_bpe *b, const struct word *w,
-					    size_t pos)
+/* The merge of ids left and right: 1 with *m set, or 0. */
+static int merge_of(const struct tok_bpe *b, int32_t left, int32_t right, struct merge *m)
 {
-	if (pos == NONE || w->v[pos].next == NONE)
-		return NULL;
-	return tok_idmap_get(&b->merges, pair_key(w->v[pos].id, w->v[w->v[pos].next].id));
+	const struct tok_idmap_slot *sl;
+
+	if ((uint32_t)left < SMALL_IDS && (uint32_t)right < SMALL_IDS) {
+		*m = b->small[(uint32_t)left * SMALL_IDS + (uint32_t)right];
+		return m->rank >= 0;
+	}
+	sl = tok_idmap_get(&b->merges, pair_key(left, right));
+	if (sl == NULL)
+		return 0;
+	m->rank = sl->a;
+	m->id = sl->b;
+	return 1;
+}
+
+/* Looks up the merge of the symbol at pos with the one after it and keeps
+ * it in the symbol (every change to a symbol's id or next comes here, so a
+ * candidate is current exactly when its rank is the one kept). */
+static int pair_update(const struct tok_bpe *b, struct word *w, size_t pos, struct merge *m)
+{
+	struct sym *sy = &w->v[pos];
+
+	m->rank = -1;
+	if (sy->next != NONE)
+		merge_of(b, sy->id, w->v[sy->next].id, m);
+	sy->pair = *m;
+	return m->rank >= 0;
 }
 
 /* q := the word's first candidates, sorted; returns how many. They are made
  * in position order, so a stable sort by rank sorts them by key: insertion
  * for few, else LSD radix on the rank bytes that vary (none for a word of
  * one repeated pair). tmp has room for w->n keys when w->n > WORD_STACK. */
-static size_t first_candidates(const struct tok_bpe *b, const struct word *w, uint64_t *q,
+static size_t first_candidates(const struct tok_bpe *b, struct word *w, uint64_t *q,
 			       uint64_t *tmp)
 {
 	size_t n = 0;
 	uint32_t max_rank = 0;
 
 	for (size_t i = 0; i + 1 < w->n; i++) {
-		const struct tok_idmap_slot *m = pair_at(b, w, i);
+		struct merge m;
 
-		if (m == NULL)
+		if (!pair_update(b, w, i, &m))
 			continue;
-		q[n++] = cand_key((uint32_t)m->a, i);
-		max_rank = (uint32_t)m->a > max_rank ? (uint32_t)m->a : max_rank;
+		q[n++] = cand_key((uint32_t)m.rank, i);
+		max_rank = (uint32_t)m.rank > max_rank ? (uint32_t)m.rank : max_rank;
 	}
 	if (n <= WORD_STACK) {
 		for (size_t i = 1; i < n; i++) {
@@ -488,12 +611,12 @@ static uint64_t cands_pop(struct cands *c, int *ok)
 }
 
 /* Pushes the merge of the symbol at pos with the next, when there is one. */
-static void push_pair(const struct tok_bpe *b, const struct word *w, size_t pos, struct cands *c)
+static void push_pair(const struct tok_bpe *b, struct word *w, size_t pos, struct cands *c)
 {
-	const struct tok_idmap_slot *m = pair_at(b, w, pos);
+	struct merge m;
 
-	if (m != NULL)
-		cands_push(c, cand_key((uint32_t)m->a, pos));
+	if (pos != NONE && pair_update(b, w, pos, &m))
+		cands_push(c, cand_key((uint32_t)m.rank, pos));
 }
 
 /* Applies the merges, lowest key first (each merge pushes at most two
@@ -505,7 +628,6 @@ static void word_merge(const struct tok_bpe *b, struct word *w, struct cands *c)
 		uint64_t top = cands_pop(c, &ok);
 		size_t pos = (size_t)(uint32_t)top;
 		struct sym *left;
-		const struct tok_idmap_slot *m;
 		size_t right;
 
 		if (!ok)
@@ -514,11 +636,10 @@ static void word_merge(const struct tok_bpe *b, struct word *w, struct cands *c)
 		if (left->len == 0)
 			continue;
 		/* stale when the pair there now is another merge, or none */
-		m = pair_at(b, w, pos);
-		if (m == NULL || (uint32_t)m->a != (uint32_t)(top >> 32))
+		if (left->pair.rank < 0 || (uint32_t)left->pair.rank != (uint32_t)(top >> 32))
 			continue;
 		right = left->next;
-		left->id = m->b;
+		left->id = left->pair.id;
 		left->len += w->v[right].len;
 		left->next = w->v[right].next;
 		w->v[right].len = 0;

@@ -139,6 +139,11 @@ enum tok_status tok_vocab_put(struct tok_vocab *v, const char *s, size_t len, in
 enum tok_status tok_vocab_set(struct tok_vocab *v, const char *s, size_t len, int32_t id);
 /* The id of s[0, len), or -1. */
 int32_t tok_vocab_get(const struct tok_vocab *v, const char *s, size_t len);
+/* The same lookup in steps, for a loop that looks up many keys at once:
+ * hash them all, prefetch their slots, then get each (as tok_vocab_get). */
+uint64_t tok_vocab_hash(const char *s, size_t len);
+void tok_vocab_prefetch(const struct tok_vocab *v, uint64_t h);
+int32_t tok_vocab_get_hashed(const struct tok_vocab *v, const char *s, size_t len, uint64_t h);
 /* *out := the pieces of m->vocab (a new map the caller frees). TOK_ESPEC
  * with a message when an entry has no piece or a negative id. */
 enum tok_status tok_vocab_from_model(const struct tok_model *m, struct tok_vocab **out,
@@ -167,6 +172,8 @@ enum tok_status tok_idmap_reserve(struct tok_idmap *m, size_t n);
 enum tok_status tok_idmap_set(struct tok_idmap *m, uint64_t key, int32_t a, int32_t b);
 /* The slot of key, or NULL. */
 const struct tok_idmap_slot *tok_idmap_get(const struct tok_idmap *m, uint64_t key);
+/* Starts loading the slot of key into the cache (a hint; nothing changes). */
+void tok_idmap_prefetch(const struct tok_idmap *m, uint64_t key);
 
 struct tok_model_rt; /* a built model */
 
