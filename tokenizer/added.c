@@ -243,6 +243,17 @@ static uint32_t longest_at(const struct matcher *mt, const char *s, size_t len, 
 	return best;
 }
 
+/* 1 when some token matches somewhere in s[0, len). */
+static int any_token(const struct matcher *mt, const char *s, size_t len)
+{
+	size_t end;
+
+	for (size_t at = 0; at < len; at++)
+		if (mt->first[(unsigned char)s[at]] && longest_at(mt, s, len, at, &end) != 0)
+			return 1;
+	return 0;
+}
+
 /* The code point of the character that ends at s[at] (at > 0). */
 static int32_t char_before(const char *s, size_t at)
 {
@@ -288,19 +299,21 @@ static size_t rstrip_to(const char *s, size_t len, size_t stop)
 }
 
 /*
- * Cuts one split n into out: the stretches between matches (id -1) and the
+ * Cuts one split n into out (taking n over when nothing matches): the stretches between matches (id -1) and the
  * matches (their token's id), as find_matches. A match refused by
  * single_word is passed over whole. An rstrip's whitespace is not searched
  * again for tokens (HF searches from the match's own end, and a token found
  * inside that whitespace would make overlapping splits there).
  */
 static enum tok_status cut_split(const struct tok_added_set *a, const struct matcher *mt,
-				 const struct tok_nstr *n, struct tok_splits *out)
+				 struct tok_nstr *n, struct tok_splits *out)
 {
 	const char *s = n->s;
 	size_t len = n->len, done = 0, at = 0;
 	enum tok_status st = TOK_OK;
 
+	if (!any_token(mt, s, len))
+		return tok_splits_push(out, n, -1); /* the common case: taken over whole */
 	while (at < len && st == TOK_OK) {
 		size_t stop;
 		uint32_t k = mt->first[(unsigned char)s[at]] ? longest_at(mt, s, len, at, &stop) : 0;

@@ -2,7 +2,7 @@
  * nstr.c: normalized strings with their alignments, and the list of splits
  * the pipeline carries (stages.h, "normalized strings").
  *
- * A tok_nstr owns s and align (both malloc'd, grown together); a tok_splits
+ * A tok_nstr owns s and align (one malloc'd block, align first); a tok_splits
  * owns its array and every split's nstr. Growth doubles, with the byte
  * counts checked for overflow before each allocation; on failure the
  * structure is left as it was.
@@ -24,47 +24,54 @@ void tok_nstr_release(struct tok_nstr *n)
 {
 	if (n == NULL)
 		return;
-	free(n->s);
-	free(n->align);
+	free(n->align); /* s lives in the same block */
 	memset(n, 0, sizeof *n);
 }
 
-/* Makes room for `extra` more bytes. */
-static enum tok_status nstr_reserve(struct tok_nstr *n, size_t extra)
+/* One block holds both arrays, align first ([cap] spans, then [cap] bytes):
+ * a split costs one allocation, and the pipeline makes many small ones. */
+static enum tok_status nstr_grow_to(struct tok_nstr *n, size_t cap)
 {
-	size_t need, cap;
-	char *s;
-	struct tok_span *a;
+	struct tok_span *block;
 
-	if (extra > SIZE_MAX - n->len)
+	if (cap > SIZE_MAX / (sizeof *block + 1))
 		return TOK_ENOMEM;
-	need = n->len + extra;
-	if (need <= n->cap)
-		return TOK_OK;
-	cap = n->cap < 16 ? 16 : n->cap;
-	while (cap < need) {
-		if (cap > SIZE_MAX / 2)
-			return TOK_ENOMEM;
-		cap *= 2;
+	block = malloc(cap * (sizeof *block + 1));
+	if (block == NULL)
+		return TOK_ENOMEM;
+	if (n->len > 0) {
+		memcpy(block, n->align, n->len * sizeof *block);
+		memcpy((char *)(block + cap), n->s, n->len);
 	}
-	if (cap > SIZE_MAX / sizeof *a)
-		return TOK_ENOMEM;
-	s = realloc(n->s, cap);
-	if (s == NULL)
-		return TOK_ENOMEM;
-	n->s = s;
-	a = realloc(n->align, cap * sizeof *a);
-	if (a == NULL)
-		return TOK_ENOMEM; /* s grew, which is harmless */
-	n->align = a;
+	free(n->align);
+	n->align = block;
+	n->s = (char *)(block + cap);
 	n->cap = cap;
 	return TOK_OK;
 }
 
+enum tok_status tok_nstr_reserve(struct tok_nstr *n, size_t extra)
+{
+	if (extra > SIZE_MAX - n->len)
+		return TOK_ENOMEM;
+	if (n->len + extra <= n->cap)
+		return TOK_OK;
+	return nstr_grow_to(n, n->len + extra);
+}
+
 enum tok_status tok_nstr_push(struct tok_nstr *n, const char *c, size_t clen, struct tok_span sp)
 {
-	if (nstr_reserve(n, clen) != TOK_OK)
-		return TOK_ENOMEM;
+	if (clen > n->cap - n->len) {
+		/* amortized: at least double */
+		size_t cap = n->cap < 8 ? 16 : n->cap;
+		if (clen > SIZE_MAX - n->len || cap > SIZE_MAX / 2)
+			return TOK_ENOMEM;
+		cap *= 2;
+		if (cap < n->len + clen)
+			cap = n->len + clen;
+		if (nstr_grow_to(n, cap) != TOK_OK)
+			return TOK_ENOMEM;
+	}
 	memcpy(n->s + n->len, c, clen);
 	for (size_t i = 0; i < clen; i++)
 		n->align[n->len + i] = sp;
@@ -75,7 +82,7 @@ enum tok_status tok_nstr_push(struct tok_nstr *n, const char *c, size_t clen, st
 enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t len)
 {
 	n->len = 0;
-	if (nstr_reserve(n, len) != TOK_OK)
+	if (tok_nstr_reserve(n, len) != TOK_OK)
 		return TOK_ENOMEM;
 	memcpy(n->s, text, len);
 	for (size_t i = 0; i < len;) {
@@ -95,7 +102,7 @@ enum tok_status tok_nstr_slice(const struct tok_nstr *n, size_t from, size_t to,
 			       struct tok_nstr *out)
 {
 	out->len = 0;
-	if (nstr_reserve(out, to - from) != TOK_OK)
+	if (tok_nstr_reserve(out, to - from) != TOK_OK)
 		return TOK_ENOMEM;
 	if (to > from) {
 		memcpy(out->s, n->s + from, to - from);

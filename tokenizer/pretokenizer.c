@@ -16,6 +16,7 @@
  * the whole call; each match is found once, so every pre-tokenizer is linear
  * in the text (the regex engine's own matching aside).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,18 +303,25 @@ static enum tok_status emit_bytes(struct tok_splits *out, const struct tok_nstr 
 				  size_t to)
 {
 	struct tok_nstr mapped;
-	enum tok_status st = TOK_OK;
+	size_t size = 0;
 
+	/* '!'..'~' stand for themselves; every other byte for a character
+	 * of U+00A1..U+0143, two bytes of UTF-8 */
+	for (size_t i = from; i < to; i++)
+		size += (n->s[i] >= '!' && n->s[i] <= '~') ? 1 : 2;
 	tok_nstr_init(&mapped);
-	for (size_t i = from; i < to && st == TOK_OK; i++) {
-		char b[2];
-		size_t len = tok_byte_to_char((uint8_t)n->s[i], b);
-		st = tok_nstr_push(&mapped, b, len, n->align[i]);
+	if (tok_nstr_reserve(&mapped, size) != TOK_OK) {
+		tok_nstr_release(&mapped);
+		return TOK_ENOMEM;
 	}
-	if (st == TOK_OK)
-		return tok_splits_push(out, &mapped, -1);
-	tok_nstr_release(&mapped);
-	return st;
+	for (size_t i = from; i < to; i++) {
+		size_t len = tok_byte_to_char((uint8_t)n->s[i], mapped.s + mapped.len);
+		mapped.align[mapped.len] = n->align[i];
+		if (len == 2)
+			mapped.align[mapped.len + 1] = n->align[i];
+		mapped.len += len;
+	}
+	return tok_splits_push(out, &mapped, -1);
 }
 
 /* Prepends text (one character or more, all with the first char's span),

@@ -49,6 +49,9 @@ enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t 
 /* out := n[from, to) (byte offsets on character boundaries). */
 enum tok_status tok_nstr_slice(const struct tok_nstr *n, size_t from, size_t to,
 			       struct tok_nstr *out);
+/* Makes room for exactly `extra` more bytes (a writer that knows its size;
+ * tok_nstr_push grows by doubling). */
+enum tok_status tok_nstr_reserve(struct tok_nstr *n, size_t extra);
 /* Exchanges the contents of a and b (a stage builds anew, then swaps). */
 void tok_nstr_swap(struct tok_nstr *a, struct tok_nstr *b);
 
