@@ -16,7 +16,9 @@
  * the file with those two members fed to it as `{}` and `[]`, every other byte
  * (newlines too, for its line numbers) as it was. The tree is gone before
  * tok_build runs. A Unigram vocabulary (an array of [piece, score]) is read
- * from the tree, each element leaving it once copied.
+ * from the tree, each element leaving it once copied (from the end of the
+ * array, where removing is O(1)), so malloc hands the tree's memory to the
+ * copies.
  *
  * Values that matter to the result are checked here, with their pointer;
  * what only the built tokenizer can judge (a merge whose pieces are not in
@@ -614,37 +616,6 @@ static int vocab_unique(struct rd *r, struct tok_model *m)
 	return 0;
 }
 
-/* A {"piece": id} vocabulary (BPE, WordPiece, GPT-2's vocab.json), each pair
- * leaving the tree once copied. */
-static int read_vocab_object(struct rd *r, json_t *vocab, struct tok_model *m)
-{
-	const char *key;
-	json_t *v;
-	void *tmp;
-	size_t n = 0;
-
-	if (!json_is_object(vocab))
-		return rd_fail(r, "expected an object {\"piece\": id, ...}");
-	m->vocab = rd_calloc(json_object_size(vocab), sizeof *m->vocab);
-	if (m->vocab == NULL)
-		return rd_oom(r);
-	m->n_vocab = json_object_size(vocab);
-	json_object_foreach_safe(vocab, tmp, key, v)
-	{
-		struct tok_vocab_entry *e = &m->vocab[n++];
-		size_t up = rd_key(r, key);
-		json_int_t id;
-
-		if (rd_int_value(r, v, INT32_MAX, &id) != 0 ||
-		    rd_dup(r, key, strlen(key), &e->piece) != 0)
-			return -1;
-		e->id = (int32_t)id;
-		rd_up(r, up);
-		json_object_del(vocab, key);
-	}
-	return vocab_unique(r, m);
-}
-
 /* One merge "left right" (exactly one space, as Hugging Face splits it) into m. */
 static int split_merge(struct rd *r, const char *s, size_t len, struct tok_merge *m)
 {
@@ -657,61 +628,33 @@ static int split_merge(struct rd *r, const char *s, size_t len, struct tok_merge
 	return rd_dup(r, sp + 1, len - (size_t)(sp - s) - 1, &m->right);
 }
 
-/* One merge of the array: "left right", or ["left", "right"] (newer files). */
-static int read_merge(struct rd *r, json_t *v, struct tok_merge *m)
+/* A {"piece": id} vocabulary, read before jansson (tokenizer_vocab.c: the
+ * tree holds `{}` in its place), checked whole here. */
+static int read_vocab(struct rd *r, json_t *j, struct tok_model *m)
 {
-	json_t *a = json_array_get(v, 0), *b = json_array_get(v, 1);
-
-	if (json_is_string(v))
-		return split_merge(r, json_string_value(v), json_string_length(v), m);
-	if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_string(a) ||
-	    !json_is_string(b))
-		return rd_fail(r, "expected \"left right\" or [\"left\", \"right\"]");
-	if (rd_dup(r, json_string_value(a), json_string_length(a), &m->left) != 0)
-		return -1;
-	return rd_dup(r, json_string_value(b), json_string_length(b), &m->right);
-}
-
-/* The merges by rank, each leaving the tree once copied (from the end). */
-static int read_merges(struct rd *r, json_t *j, struct tok_model *m)
-{
-	json_t *arr;
+	json_t *v = json_object_get(j, "vocab");
 	size_t up;
 
-	if (rd_array(r, j, "merges", &arr) != 0)
+	if (v == NULL)
+		return rd_fail_key(r, "vocab", "missing (expected an object {\"piece\": id, ...})");
+	if (!json_is_object(v))
+		return rd_fail_key(r, "vocab", "expected an object {\"piece\": id, ...}");
+	up = rd_key(r, "vocab");
+	if (vocab_unique(r, m) != 0)
 		return -1;
-	m->merges = rd_calloc(json_array_size(arr), sizeof *m->merges);
-	if (m->merges == NULL)
-		return rd_oom(r);
-	m->n_merges = json_array_size(arr);
-	up = rd_key(r, "merges");
-	for (size_t i = m->n_merges; i-- > 0;) {
-		size_t at = rd_index(r, i);
-
-		if (read_merge(r, json_array_get(arr, i), &m->merges[i]) != 0)
-			return -1;
-		rd_up(r, at);
-		json_array_remove(arr, i);
-	}
 	rd_up(r, up);
 	return 0;
 }
 
-/* A {"piece": id} vocabulary: read before jansson (tokvocab_read), or from
- * the tree when tokvocab_read left it (an inline test string, say). */
-static int read_vocab(struct rd *r, json_t *j, struct tok_model *m)
+/* The merges, read before jansson (the tree holds `[]` in their place). */
+static int read_merges(struct rd *r, json_t *j)
 {
-	size_t up = rd_key(r, "vocab");
+	json_t *v = json_object_get(j, "merges");
 
-	if (json_object_get(j, "vocab") == NULL)
-		return rd_fail(r, "missing (expected an object)");
-	if (r->pre.vocab_end > 0) {
-		if (vocab_unique(r, m) != 0)
-			return -1;
-	} else if (read_vocab_object(r, json_object_get(j, "vocab"), m) != 0) {
-		return -1;
-	}
-	rd_up(r, up);
+	if (v == NULL)
+		return rd_fail_key(r, "merges", "missing (expected an array)");
+	if (!json_is_array(v))
+		return rd_fail_key(r, "merges", "expected an array of merges");
 	return 0;
 }
 
@@ -723,9 +666,7 @@ static int read_bpe(struct rd *r, json_t *j, struct tok_model *m)
 		return rd_fail_key(r, "dropout",
 				   "BPE dropout is not supported (it makes encoding random); "
 				   "expected null");
-	if (read_vocab(r, j, m) != 0)
-		return -1;
-	if (r->pre.merges_end == 0 && read_merges(r, j, m) != 0)
+	if (read_vocab(r, j, m) != 0 || read_merges(r, j) != 0)
 		return -1;
 	if (rd_str(r, j, "unk_token", F_NULLABLE, NULL, &m->unk_token) != 0 ||
 	    rd_str(r, j, "continuing_subword_prefix", F_NULLABLE, NULL,
@@ -811,7 +752,7 @@ static int read_model(struct rd *r, json_t *j, struct tok_model *m)
 		return -1;
 	m->kind = (enum tok_model_kind)kind;
 	m->unk_id = -1;
-	if (m->kind != TOK_MODEL_BPE && m->n_merges > 0)
+	if (m->kind != TOK_MODEL_BPE && r->pre.merges_end > 0)
 		return rd_fail_key(r, "merges", "only a BPE model has merges");
 	switch (m->kind) {
 	case TOK_MODEL_BPE:
