@@ -3,12 +3,14 @@
  * bpe.c, wordpiece.c and unigram.c, and the list of pieces they append to.
  *
  * Ownership: tok_model_build returns a model the caller frees with
- * tok_model_free; it borrows the spec's model, which must outlive it.
+ * tok_model_free; it borrows the spec's model, which must outlive it. A
+ * word cache (tok_model_cache_new) is the caller's, for one thread.
  */
 #include "stages.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct tok_model_rt {
 	enum tok_model_kind kind;
@@ -104,4 +106,194 @@ enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, 
 	p->v[p->n].end = end;
 	p->n++;
 	return TOK_OK;
+}
+
+/* ---- a cache of words, for one call ---------------------------------------- */
+
+/*
+ * Natural text repeats its words, and a model gives a word the same pieces
+ * every time (Hugging Face's BPE keeps a cache of 10,000 words for this).
+ * A built model is shared read-only by threads, so the cache belongs to the
+ * caller, one per call: open addressing over FNV-1a on the word, the words
+ * and their pieces in two arenas. The slots double from CACHE_MIN up to
+ * CACHE_MAX at load 1/2; words longer than CACHE_WORD are not kept; a full
+ * cache starts over empty.
+ */
+#define CACHE_MIN 1024
+#define CACHE_MAX 32768
+#define CACHE_WORD 64
+
+struct cache_slot {
+	uint64_t hash;
+	uint32_t key, key_len; /* the word: keys[key, key + key_len) */
+	uint32_t piece, n;     /* its pieces: pieces[piece, piece + n) */
+	int used;	       /* 0: an empty slot */
+};
+
+struct tok_model_cache {
+	struct cache_slot *slots; /* [mask + 1] */
+	size_t mask, used;
+	char *keys;
+	size_t keys_len, keys_cap;
+	struct tok_piece *pieces;
+	size_t pieces_len, pieces_cap;
+};
+
+struct tok_model_cache *tok_model_cache_new(void)
+{
+	struct tok_model_cache *c = calloc(1, sizeof *c);
+
+	if (c == NULL)
+		return NULL;
+	c->slots = calloc(CACHE_MIN, sizeof *c->slots);
+	if (c->slots == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->mask = CACHE_MIN - 1;
+	return c;
+}
+
+void tok_model_cache_free(struct tok_model_cache *c)
+{
+	if (c == NULL)
+		return;
+	free(c->slots);
+	free(c->keys);
+	free(c->pieces);
+	free(c);
+}
+
+static uint64_t word_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static struct cache_slot *cache_find(const struct tok_model_cache *c, const char *s, size_t len,
+				     uint64_t h)
+{
+	size_t i = (size_t)h & c->mask;
+
+	while (c->slots[i].used) {
+		struct cache_slot *sl = &c->slots[i];
+
+		if (sl->hash == h && sl->key_len == len && memcmp(c->keys + sl->key, s, len) == 0)
+			return sl;
+		i = (i + 1) & c->mask;
+	}
+	return &c->slots[i];
+}
+
+/* Makes room for one more word: doubles the slots, or empties a full cache.
+ * Returns -1 when the slots could not grow (the cache is left as it was). */
+static int cache_room(struct tok_model_cache *c)
+{
+	size_t cap = c->mask + 1;
+	struct cache_slot *fresh;
+
+	if (c->used + 1 <= cap / 2)
+		return 0;
+	if (cap >= CACHE_MAX) {
+		memset(c->slots, 0, cap * sizeof *c->slots);
+		c->used = c->keys_len = c->pieces_len = 0;
+		return 0;
+	}
+	fresh = calloc(cap * 2, sizeof *fresh);
+	if (fresh == NULL)
+		return -1;
+	for (size_t i = 0; i < cap; i++) {
+		size_t j = (size_t)c->slots[i].hash & (cap * 2 - 1);
+
+		if (!c->slots[i].used)
+			continue;
+		while (fresh[j].used)
+			j = (j + 1) & (cap * 2 - 1);
+		fresh[j] = c->slots[i];
+	}
+	free(c->slots);
+	c->slots = fresh;
+	c->mask = cap * 2 - 1;
+	return 0;
+}
+
+/* Grows an arena of `size`-byte items to hold `need` of them. */
+static int arena_fit(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap < 256 ? 256 : *cap;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (n > UINT32_MAX || n > SIZE_MAX / size)
+		return -1;
+	q = realloc(*p, n * size);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* Keeps the word and out->v[first, out->n) in the cache, if there is room
+ * (a cache that cannot grow only misses). */
+static void cache_put(struct tok_model_cache *c, const char *s, size_t len, uint64_t h,
+		      const struct tok_pieces *out, size_t first)
+{
+	size_t n = out->n - first;
+	struct cache_slot *sl;
+
+	if (cache_room(c) != 0 ||
+	    arena_fit((void **)&c->keys, &c->keys_cap, c->keys_len + len, 1) != 0 ||
+	    arena_fit((void **)&c->pieces, &c->pieces_cap, c->pieces_len + n,
+		      sizeof *c->pieces) != 0)
+		return;
+	sl = cache_find(c, s, len, h);
+	memcpy(c->keys + c->keys_len, s, len);
+	if (n > 0)
+		memcpy(c->pieces + c->pieces_len, out->v + first, n * sizeof *c->pieces);
+	sl->hash = h;
+	sl->key = (uint32_t)c->keys_len;
+	sl->key_len = (uint32_t)len;
+	sl->piece = (uint32_t)c->pieces_len;
+	sl->n = (uint32_t)n;
+	sl->used = 1;
+	c->keys_len += len;
+	c->pieces_len += n;
+	c->used++;
+}
+
+enum tok_status tok_model_tokenize_cached(const struct tok_model_rt *rt, struct tok_model_cache *c,
+					  const char *s, size_t len, struct tok_pieces *out)
+{
+	uint64_t h;
+	const struct cache_slot *sl;
+	size_t first = out->n;
+	enum tok_status st;
+
+	if (c == NULL || len > CACHE_WORD || len == 0)
+		return tok_model_tokenize(rt, s, len, out);
+	h = word_hash(s, len);
+	sl = cache_find(c, s, len, h);
+	if (sl->used) {
+		for (size_t i = 0; i < sl->n; i++) {
+			const struct tok_piece *p = &c->pieces[sl->piece + i];
+
+			st = tok_pieces_push(out, p->id, p->start, p->end);
+			if (st != TOK_OK)
+				return st;
+		}
+		return TOK_OK;
+	}
+	st = tok_model_tokenize(rt, s, len, out);
+	if (st == TOK_OK)
+		cache_put(c, s, len, h, out, first);
+	return st;
 }

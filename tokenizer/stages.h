@@ -210,6 +210,21 @@ enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, 
 enum tok_status tok_model_tokenize(const struct tok_model_rt *rt, const char *s, size_t len,
 				   struct tok_pieces *out);
 
+/* A cache of the words a call has tokenized, so that a word met again
+ * costs a lookup (Hugging Face's BPE keeps one of 10,000 words per model; a
+ * built model here is shared read-only, so a caller keeps one per call, or
+ * per thread). Its own memory, about 256 KiB and what its words need; NULL
+ * from _new when there is none (tok_model_tokenize_cached then works
+ * uncached). _free accepts NULL. */
+struct tok_model_cache;
+
+struct tok_model_cache *tok_model_cache_new(void);
+void tok_model_cache_free(struct tok_model_cache *c);
+/* As tok_model_tokenize, through the cache c (NULL: none). */
+enum tok_status tok_model_tokenize_cached(const struct tok_model_rt *rt,
+					  struct tok_model_cache *c, const char *s, size_t len,
+					  struct tok_pieces *out);
+
 /* The three kinds, which model.c dispatches to; each as the three above. */
 struct tok_bpe;
 struct tok_wordpiece;

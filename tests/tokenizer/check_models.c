@@ -10,7 +10,8 @@
  *                byte fallback, unk fused or not, dropped unknowns,
  *                ignore_merges, a merge out of the vocabulary; a naive twin
  *                (rescan for the lowest rank, leftmost) on random merges and
- *                words; a 1 MiB word of one character and one of no spaces
+ *                words; a 1 MiB word of one character and one of no spaces;
+ *                the word cache against the model itself
  *   WordPiece    greedy longest match, unk for the whole word, max chars
  *   Unigram      Hugging Face's example, byte fallback, and a brute force
  *                over all segmentations as the naive twin
@@ -29,6 +30,14 @@
 #include "tokenizer/stages.h"
 
 /* ---- helpers --------------------------------------------------------------- */
+
+/* An assertion for hot loops: Check records every ck_assert it passes (a
+ * write each), so loops of millions check with this and fail through it. */
+#define EXPECT(c)                                                                       \
+	do {                                                                            \
+		if (!(c))                                                               \
+			ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c);             \
+	} while (0)
 
 static char *xstrdup(const char *s)
 {
@@ -159,12 +168,12 @@ START_TEST(test_vocab_map)
 	for (int i = 0; i < 20000; i++) {
 		int n = snprintf(key, sizeof key, "k%d", i);
 
-		ck_assert_int_eq(tok_vocab_put(v, key, (size_t)n, i + 10), TOK_OK);
+		EXPECT(tok_vocab_put(v, key, (size_t)n, i + 10) == TOK_OK);
 	}
 	for (int i = 0; i < 20000; i++) {
 		int n = snprintf(key, sizeof key, "k%d", i);
 
-		ck_assert_int_eq(tok_vocab_get(v, key, (size_t)n), i + 10);
+		EXPECT(tok_vocab_get(v, key, (size_t)n) == i + 10);
 	}
 	ck_assert_int_eq(tok_vocab_get(v, "ab", 2), 9);
 	tok_vocab_free(v);
@@ -414,13 +423,13 @@ START_TEST(test_bpe_naive_twin)
 				w[i] = (char)('a' + rnd(3));
 			w[wl] = '\0';
 			nw = naive_bpe(pieces, np, merges, nm, w, want);
-			ck_assert_int_eq(tok_model_tokenize(rt, w, wl, &p), TOK_OK);
-			ck_assert_uint_eq(p.n, nw);
+			EXPECT(tok_model_tokenize(rt, w, wl, &p) == TOK_OK);
+			EXPECT(p.n == nw);
 			for (size_t i = 0; i < nw; i++) {
-				ck_assert_int_eq(p.v[i].id, want[i]);
-				ck_assert_uint_eq(p.v[i].start, at);
+				EXPECT(p.v[i].id == want[i]);
+				EXPECT(p.v[i].start == at);
 				at += strlen(pieces[want[i]]);
-				ck_assert_uint_eq(p.v[i].end, at);
+				EXPECT(p.v[i].end == at);
 			}
 			tok_pieces_release(&p);
 		}
@@ -484,9 +493,9 @@ START_TEST(test_bpe_one_mib_word)
 	ck_assert_msg(t0 < time_limit(), "1 MiB of 'a' took %.2f s", t0);
 	ck_assert_uint_eq(p.n, 1024);
 	for (size_t i = 0; i < p.n; i++) {
-		ck_assert_int_eq(p.v[i].id, 10);
-		ck_assert_uint_eq(p.v[i].start, i * 1024);
-		ck_assert_uint_eq(p.v[i].end, (i + 1) * 1024);
+		EXPECT(p.v[i].id == 10);
+		EXPECT(p.v[i].start == i * 1024);
+		EXPECT(p.v[i].end == (i + 1) * 1024);
 	}
 	/* no spaces, no repeats to speak of: letters in a pseudo-random order */
 	for (size_t i = 0; i < len; i++)
@@ -498,7 +507,7 @@ START_TEST(test_bpe_one_mib_word)
 	ck_assert_msg(t0 < time_limit(), "1 MiB of no spaces took %.2f s", t0);
 	ck_assert_uint_eq(p.v[0].start, 0);
 	for (size_t i = 1; i < p.n; i++)
-		ck_assert_uint_eq(p.v[i].start, p.v[i - 1].end);
+		EXPECT(p.v[i].start == p.v[i - 1].end);
 	ck_assert_uint_eq(p.v[p.n - 1].end, len);
 	tok_pieces_release(&p);
 	tok_model_free(rt);
@@ -506,6 +515,46 @@ START_TEST(test_bpe_one_mib_word)
 	for (int k = 0; k <= 11; k++)
 		free(pieces[k]);
 	free(w);
+}
+END_TEST
+
+/* The word cache gives what the model gives: words from a pool larger than
+ * the cache holds, so it grows, fills, starts over; long words pass by. */
+START_TEST(test_model_cache)
+{
+	static const char *const pieces[] = { "a", "b", "c", "ab", "bc", "abc", "cc" };
+	static const char *const merges[] = { "a b", "b c", "ab c", "c c" };
+	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 7, merges, 4);
+	struct tok_model_rt *rt = build_ok(&m);
+	struct tok_model_cache *c = tok_model_cache_new();
+	struct tok_pieces want = { 0 }, got = { 0 };
+
+	ck_assert_ptr_nonnull(c);
+	for (int t = 0; t < 200000; t++) {
+		char w[80];
+		uint32_t k = rnd(40000);
+		size_t wl = t % 1000 == 0 ? 70 : 1 + k % 11;
+
+		for (size_t i = 0; i < wl; i++) {
+			w[i] = (char)('a' + k % 3);
+			k = k / 3 + (uint32_t)i * 7;
+		}
+		want.n = got.n = 0;
+		EXPECT(tok_model_tokenize(rt, w, wl, &want) == TOK_OK);
+		EXPECT(tok_model_tokenize_cached(rt, c, w, wl, &got) == TOK_OK);
+		EXPECT(got.n == want.n);
+		for (size_t i = 0; i < got.n; i++) {
+			EXPECT(got.v[i].id == want.v[i].id);
+			EXPECT(got.v[i].start == want.v[i].start);
+			EXPECT(got.v[i].end == want.v[i].end);
+		}
+	}
+	tok_pieces_release(&want);
+	tok_pieces_release(&got);
+	tok_model_cache_free(c);
+	tok_model_cache_free(NULL);
+	tok_model_free(rt);
+	tok_model_release(&m);
 }
 END_TEST
 
@@ -650,18 +699,17 @@ START_TEST(test_unigram_naive_twin)
 				w[i] = (char)('a' + rnd(5));
 			w[wl] = '\0';
 			want = brute_best(&m, w, 0, wl, min - 10.0);
-			ck_assert_int_eq(tok_model_tokenize(rt, w, wl, &p), TOK_OK);
+			EXPECT(tok_model_tokenize(rt, w, wl, &p) == TOK_OK);
 			for (size_t i = 0; i < p.n; i++) {
-				ck_assert_uint_eq(p.v[i].start, at);
+				EXPECT(p.v[i].start == at);
 				if (p.v[i].id == 0)
 					got += (min - 10.0) * (double)(p.v[i].end - at);
 				else
 					got += scores[p.v[i].id];
-				ck_assert_int_eq(p.v[i].id == 0 || p.v[i].end - at ==
-								   strlen(pieces[p.v[i].id]), 1);
+				EXPECT(p.v[i].id == 0 || p.v[i].end - at == strlen(pieces[p.v[i].id]));
 				at = p.v[i].end;
 			}
-			ck_assert_uint_eq(at, wl);
+			EXPECT(at == wl);
 			ck_assert_msg(got > want - 1e-9 && got < want + 1e-9, "'%s': %f vs %f", w,
 				      got, want);
 			tok_pieces_release(&p);
@@ -996,6 +1044,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tm, test_bpe_merge_not_in_vocab);
 	tcase_add_test(tm, test_bpe_naive_twin);
 	tcase_add_test(tm, test_bpe_one_mib_word);
+	tcase_add_test(tm, test_model_cache);
 	tcase_add_test(tm, test_wordpiece);
 	tcase_add_test(tm, test_unigram_hf);
 	tcase_add_test(tm, test_unigram_naive_twin);
