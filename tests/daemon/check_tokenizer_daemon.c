@@ -1,0 +1,494 @@
+/*
+ * check_tokenizer_daemon.c: tokenizers through the real daemon (live_daemon.h:
+ * build/attnd, or $ATTND_BIN, on an ephemeral loopback port).
+ *
+ * One daemon holds GPT-2's tokenizer (tests/data/tokenizers/gpt2, the pair
+ * vocab.json + merges.txt) and a small BPE tokenizer.json written to a
+ * temporary directory, whose ids fit the 11-row embedding table of the
+ * safetensors fixture llama_gqa_f32, loaded as model `gqa` with
+ * tokenizer=small. Through HTTP: POST /v1/tokenize and /v1/detokenize by
+ * tokenizer and by model, /v1/attention with text on the model (the pieces
+ * as tokens, with token_ids and offsets), and the refusals: text that is not
+ * UTF-8, text over --max-text-bytes, an unknown tokenizer, an id past the
+ * vocabulary, a token past the embedding table. Then files that must stop
+ * start-up with exit status 2 and a message naming the file and the JSON
+ * pointer. Run from the repository root.
+ *
+ * Ownership: main creates the temporary directory and removes it with its
+ * files after the run; tests only write files into it.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
+
+#define FIXTURE "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors" /* vocab 11, 4 heads */
+#define GPT2 "tests/data/tokenizers/gpt2/vocab.json"
+#define MAX_TEXT 64
+
+enum { WAIT_MS = 30000 };
+
+static char tmp_dir[] = "/tmp/attnd-tokenizer-XXXXXX";
+static char small_path[512];
+
+/*
+ * The small tokenizer: pieces of "the cat" and their merges, split on
+ * whitespace, <s> added in front (ids 0-10: the fixture's 11 rows), and an
+ * added token <big> whose id 20 has no row.
+ */
+static const char small_json[] =
+    "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null,\n"
+    " \"added_tokens\": [\n"
+    "  {\"id\": 10, \"content\": \"<s>\", \"single_word\": false, \"lstrip\": false,"
+    " \"rstrip\": false, \"normalized\": false, \"special\": true},\n"
+    "  {\"id\": 20, \"content\": \"<big>\", \"single_word\": false, \"lstrip\": false,"
+    " \"rstrip\": false, \"normalized\": false, \"special\": true}],\n"
+    " \"normalizer\": null,\n"
+    " \"pre_tokenizer\": {\"type\": \"WhitespaceSplit\"},\n"
+    " \"post_processor\": {\"type\": \"TemplateProcessing\",\n"
+    "  \"single\": [{\"SpecialToken\": {\"id\": \"<s>\", \"type_id\": 0}},"
+    " {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}],\n"
+    "  \"pair\": [{\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}],\n"
+    "  \"special_tokens\": {\"<s>\": {\"id\": \"<s>\", \"ids\": [10], \"tokens\": [\"<s>\"]}}},\n"
+    " \"decoder\": null,\n"
+    " \"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": \"<unk>\",\n"
+    "  \"vocab\": {\"<unk>\": 0, \"t\": 1, \"h\": 2, \"e\": 3, \"th\": 4, \"the\": 5, \"c\": 6,"
+    " \"a\": 7, \"ca\": 8, \"cat\": 9, \"<s>\": 10, \"<big>\": 20},\n"
+    "  \"merges\": [\"t h\", \"th e\", \"c a\", \"ca t\"]}}\n";
+
+/* Writes len bytes to tmp_dir/name; the full path goes to path[512]. */
+static void write_file(const char *name, const char *bytes, size_t len, char path[512])
+{
+	FILE *f;
+
+	snprintf(path, 512, "%s/%s", tmp_dir, name);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void write_text(const char *name, const char *text, char path[512])
+{
+	write_file(name, text, strlen(text), path);
+}
+
+/* ---- one daemon for the routes ---------------------------------------------- */
+
+static struct live_daemon d;
+
+static void start(void)
+{
+	char model[1024];
+	const char *args[] = {"--tokenizer", "gpt2=" GPT2, "--tokenizer", NULL, "--model", model,
+			      "--max-text-bytes", "64", NULL};
+	char small[600];
+
+	snprintf(small, sizeof small, "small=%s", small_path);
+	args[3] = small;
+	snprintf(model, sizeof model, "gqa=%s,heads=4,tokenizer=small", FIXTURE);
+	live_start(&d, args);
+}
+
+static void stop(void)
+{
+	live_stop(&d);
+}
+
+static void post(const char *path, const char *body, struct live_resp *r)
+{
+	live_post(d.port, path, "application/json", "", body, strlen(body), r);
+}
+
+/* POSTs body to path, expecting 200 and exactly `want`. */
+static void expect_answer(const char *path, const char *body, const char *want)
+{
+	struct live_resp r = {0};
+
+	post(path, body, &r);
+	ck_assert_msg(r.status == 200, "%s %s: %d %s", path, body, r.status, r.body);
+	ck_assert_msg(strcmp(r.body, want) == 0, "%s %s:\n  got  %s\n  want %s", path, body, r.body,
+		      want);
+	live_resp_release(&r);
+}
+
+/* POSTs body (len bytes; 0: strlen) to path, expecting an error of status
+ * and code at pointer, whose message holds `says`. */
+static void expect_error(const char *path, const char *body, size_t len, int status,
+			 const char *code, const char *pointer, const char *says)
+{
+	struct live_resp r = {0};
+	char want[256];
+
+	live_post(d.port, path, "application/json", "", body, len > 0 ? len : strlen(body), &r);
+	live_assert_error(&r, status, code);
+	if (pointer != NULL) {
+		snprintf(want, sizeof want, "\"pointer\":\"%s\"", pointer);
+		ck_assert_msg(strstr(r.body, want) != NULL, "%s: %s lacks %s", body, r.body, want);
+	}
+	ck_assert_msg(strstr(r.body, says) != NULL, "%s: %s lacks '%s'", body, r.body, says);
+	live_resp_release(&r);
+}
+
+START_TEST(test_tokenize_gpt2)
+{
+	expect_answer("/v1/tokenize", "{\"tokenizer\":\"gpt2\",\"text\":\"Hello world! 나는\"}",
+		      "{\"ids\":[15496,995,0,31619,224,246,167,232,242],"
+		      "\"tokens\":[\"Hello\",\"\xc4\xa0world\",\"!\",\"\xc4\xa0\xc3\xab\",\"\xc4\xa4\","
+		      "\"\xc4\xba\",\"\xc3\xab\",\"\xc4\xac\",\"\xc4\xb6\"],"
+		      "\"offsets\":[[0,5],[5,11],[11,12],[12,14],[13,14],[13,14],[14,15],[14,15],"
+		      "[14,15]]}");
+	/* GPT-2 adds no special token; <|endoftext|> in the text is one */
+	expect_answer("/v1/tokenize",
+		      "{\"tokenizer\":\"gpt2\",\"text\":\"a<|endoftext|>\",\"add_special_tokens\":false}",
+		      "{\"ids\":[64,50256],\"tokens\":[\"a\",\"<|endoftext|>\"],"
+		      "\"offsets\":[[0,1],[1,14]]}");
+}
+END_TEST
+
+START_TEST(test_tokenize_by_model)
+{
+	expect_answer("/v1/tokenize", "{\"model\":\"gqa\",\"text\":\"the cat\"}",
+		      "{\"ids\":[10,5,9],\"tokens\":[\"<s>\",\"the\",\"cat\"],"
+		      "\"offsets\":[[0,0],[0,3],[4,7]]}");
+	expect_answer("/v1/tokenize",
+		      "{\"tokenizer\":\"small\",\"text\":\"the cat\",\"add_special_tokens\":false}",
+		      "{\"ids\":[5,9],\"tokens\":[\"the\",\"cat\"],\"offsets\":[[0,3],[4,7]]}");
+}
+END_TEST
+
+START_TEST(test_detokenize)
+{
+	expect_answer("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[15496,995,50256]}",
+		      "{\"text\":\"Hello world<|endoftext|>\"}");
+	expect_answer("/v1/detokenize",
+		      "{\"tokenizer\":\"gpt2\",\"ids\":[15496,995,50256],\"skip_special_tokens\":true}",
+		      "{\"text\":\"Hello world\"}");
+	/* half of a character's bytes: U+FFFD */
+	expect_answer("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[31619]}",
+		      "{\"text\":\" \xef\xbf\xbd\"}");
+	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[15496,50257]}", 0, 422,
+		     "out_of_range", "/ids/1", "50257");
+	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[1,\"a\"]}", 0, 422,
+		     "invalid_type", "/ids/1", "integer");
+}
+END_TEST
+
+START_TEST(test_attention_with_text)
+{
+	struct live_resp r = {0};
+
+	post("/v1/attention", "{\"model\":\"gqa\",\"text\":\"the cat\"}", &r);
+	ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+	ck_assert_msg(strstr(r.body, "\"tokens\":[\"<s>\",\"the\",\"cat\"],\"token_ids\":[10,5,9],"
+				     "\"offsets\":[[0,0],[0,3],[4,7]]") != NULL,
+		      "%s", r.body);
+	live_resp_release(&r);
+	/* a batch keeps its axis in every part */
+	post("/v1/attention", "{\"model\":\"gqa\",\"text\":[\"the\",\"cat the\"]}", &r);
+	ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+	ck_assert_msg(strstr(r.body, "\"tokens\":[[\"<s>\",\"the\"],[\"<s>\",\"cat\",\"the\"]],"
+				     "\"token_ids\":[[10,5],[10,9,5]],"
+				     "\"offsets\":[[[0,0],[0,3]],[[0,0],[0,3],[4,7]]]") != NULL,
+		      "%s", r.body);
+	live_resp_release(&r);
+	/* the same ids as tokens give the same layer output */
+	post("/v1/attention", "{\"model\":\"gqa\",\"tokens\":[10,5,9]}", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	/* a token with no row in the table is named */
+	expect_error("/v1/attention", "{\"model\":\"gqa\",\"text\":\"the <big>\"}", 0, 422,
+		     "token_out_of_range", "/text", "token '<big>' (id 20, characters 4 to 9)");
+	expect_error("/v1/attention", "{\"model\":\"gqa\",\"text\":[\"the\",\"the <big>\"]}", 0, 422,
+		     "token_out_of_range", "/text/1", "'<big>'");
+}
+END_TEST
+
+START_TEST(test_bad_text)
+{
+	static const char bad_utf8[] = "{\"tokenizer\":\"gpt2\",\"text\":\"ab\xff\xfe" "cd\"}";
+	static const char bad_elsewhere[] = "{\"tokenizer\":\"gpt2\",\"text\":\"ab\",\"x\":\"\xff\"}";
+	char body[256];
+
+	expect_error("/v1/tokenize", bad_utf8, sizeof bad_utf8 - 1, 422, "invalid_utf8", "/text",
+		     "at byte 2");
+	expect_error("/v1/tokenize", bad_elsewhere, sizeof bad_elsewhere - 1, 400,
+		     "malformed_json", NULL, "not valid UTF-8 at byte 37");
+	snprintf(body, sizeof body, "{\"tokenizer\":\"gpt2\",\"text\":\"%0*d\"}", MAX_TEXT + 1, 0);
+	expect_error("/v1/tokenize", body, strlen(body), 422, "too_large", "/text",
+		     "65 bytes, over the limit of 64 (--max-text-bytes)");
+	snprintf(body, sizeof body, "{\"tokenizer\":\"gpt2\",\"text\":\"%0*d\"}", MAX_TEXT, 0);
+	expect_answer("/v1/tokenize", body,
+		      "{\"ids\":[25645,25645,25645,25645],"
+		      "\"tokens\":[\"0000000000000000\",\"0000000000000000\",\"0000000000000000\","
+		      "\"0000000000000000\"],\"offsets\":[[0,16],[16,32],[32,48],[48,64]]}");
+	snprintf(body, sizeof body, "{\"model\":\"gqa\",\"text\":\"%0*d\"}", MAX_TEXT + 1, 0);
+	expect_error("/v1/attention", body, strlen(body), 422, "too_large", "/text",
+		     "over the limit of 64");
+}
+END_TEST
+
+START_TEST(test_unknown_names)
+{
+	expect_error("/v1/tokenize", "{\"tokenizer\":\"gpt3\",\"text\":\"a\"}", 0, 404,
+		     "tokenizer_not_found", "/tokenizer", "no tokenizer named 'gpt3'");
+	expect_error("/v1/tokenize", "{\"model\":\"nope\",\"text\":\"a\"}", 0, 404,
+		     "model_not_found", "/model", "'nope'");
+	expect_error("/v1/tokenize", "{\"model\":\"tiny\",\"text\":\"a\"}", 0, 422, "no_tokenizer",
+		     "/model", "model 'tiny' has no tokenizer");
+	expect_error("/v1/tokenize", "{\"text\":\"a\"}", 0, 422, "missing_field", "/tokenizer",
+		     "give a tokenizer");
+	expect_error("/v1/tokenize", "{\"tokenizer\":\"gpt2\",\"text\":\"a\",\"lang\":\"en\"}", 0,
+		     422, "unknown_field", "/lang", "lang");
+	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt3\",\"ids\":[]}", 0, 404,
+		     "tokenizer_not_found", "/tokenizer", "gpt3");
+}
+END_TEST
+
+START_TEST(test_listings)
+{
+	struct live_resp r = {0};
+	char want[1024];
+
+	live_get(d.port, "/v1/models/gqa", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(strstr(r.body, "\"tokenizer\":\"small\"") != NULL, "%s", r.body);
+	live_get(d.port, "/v1/models/tiny", &r);
+	ck_assert_msg(strstr(r.body, "\"tokenizer\":null") != NULL, "%s", r.body);
+	live_get(d.port, "/v1/tokenizers", &r);
+	ck_assert_int_eq(r.status, 200);
+	snprintf(want, sizeof want,
+		 "{\"tokenizers\":[{\"name\":\"gpt2\",\"source\":\"file:" GPT2 "\","
+		 "\"vocab_size\":50257,\"models\":[]},{\"name\":\"small\",\"source\":\"file:%s\","
+		 "\"vocab_size\":21,\"models\":[\"gqa\"]}]}",
+		 small_path);
+	ck_assert_msg(strcmp(r.body, want) == 0, "\n  got  %s\n  want %s", r.body, want);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* ---- start-up refusals --------------------------------------------------------- */
+
+/* Reads stderr (err_fd) into err[cap] until EOF or the timeout; returns 1 as
+ * soon as anything comes on stdout (`listening on`: the daemon started). */
+static int read_stderr(int out_fd, int err_fd, char *err, size_t cap)
+{
+	struct pollfd p[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+	size_t got = 0;
+
+	err[0] = '\0';
+	while (got + 1 < cap && poll(p, 2, WAIT_MS) > 0) {
+		ssize_t k;
+
+		if (p[0].revents & POLLIN)
+			return 1;
+		k = read(err_fd, err + got, cap - 1 - got);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		err[got] = '\0';
+	}
+	return 0;
+}
+
+/* attnd with args must exit 2 at start-up, its stderr holding want. */
+static void expect_exit_2(const char *const *args, const char *want)
+{
+	char err[4096];
+	int out, errfd, started, status;
+	pid_t pid;
+
+	out = live_spawn_stderr(args, &pid, &errfd);
+	started = read_stderr(out, errfd, err, sizeof err);
+	close(out);
+	close(errfd);
+	if (started) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("attnd started instead of refusing: '%s'", err);
+	}
+	status = live_wait_exit(pid, WAIT_MS);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("attnd did not exit within %d ms: '%s'", WAIT_MS, err);
+	}
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "wait status %d, stderr '%s'",
+		      status, err);
+	ck_assert_msg(strstr(err, want) != NULL, "stderr '%s' lacks '%s'", err, want);
+}
+
+/* --tokenizer t=FILE with FILE holding json must exit 2 saying want after
+ * "--tokenizer t: FILE" (": /pointer: ..." or ":LINE:COLUMN: ..."). */
+static void expect_file_refused(const char *name, const char *json, const char *want)
+{
+	char path[512], spec[600], full[1024];
+	const char *args[] = {"--port", "0", "--host", "127.0.0.1", "--tokenizer", spec, NULL};
+
+	write_text(name, json, path);
+	snprintf(spec, sizeof spec, "t=%s", path);
+	snprintf(full, sizeof full, "--tokenizer t: %s%s", path, want);
+	expect_exit_2(args, full);
+}
+
+START_TEST(test_bad_files_exit_2)
+{
+	expect_file_refused("scripts.json",
+			    "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []},\n"
+			    " \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [\n"
+			    "  {\"type\": \"ByteLevel\"}, {\"type\": \"UnicodeScripts\"}]}}",
+			    ": /pre_tokenizer/pretokenizers/1: unsupported pre-tokenizer type "
+			    "'UnicodeScripts'");
+	expect_file_refused("dropout.json",
+			    "{\"model\": {\"type\": \"BPE\", \"dropout\": 0.1, \"vocab\": {}, "
+			    "\"merges\": []}}",
+			    ": /model/dropout: BPE dropout is not supported");
+	expect_file_refused("merge.json",
+			    "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, "
+			    "\"merges\": [\"a\"]}}",
+			    ": /model/merges/0: expected two pieces separated by one space");
+	expect_file_refused("syntax.json", "{\"model\": {\n", ":2:1: expected a string");
+}
+END_TEST
+
+START_TEST(test_other_start_up_failures_exit_2)
+{
+	char path[512], spec[1100], want[1200];
+	const char *tok_args[] = {"--port", "0", "--host", "127.0.0.1", "--tokenizer", spec, NULL};
+	const char *model_args[] = {"--port", "0", "--host", "127.0.0.1", "--model", spec, NULL};
+
+	/* a GPT-2 vocabulary without its merges.txt beside it */
+	write_text("vocab.json", "{\"a\": 0}", path);
+	snprintf(spec, sizeof spec, "g=%s", path);
+	snprintf(want, sizeof want, "--tokenizer g: cannot open %s/merges.txt", tmp_dir);
+	expect_exit_2(tok_args, want);
+	/* a missing file */
+	snprintf(spec, sizeof spec, "g=%s/none.json", tmp_dir);
+	snprintf(want, sizeof want, "--tokenizer g: cannot open %s/none.json", tmp_dir);
+	expect_exit_2(tok_args, want);
+	expect_exit_2(tok_args, "No such file");
+	/* a model naming a tokenizer nobody loaded */
+	snprintf(spec, sizeof spec, "gqa=%s,heads=4,tokenizer=nope", FIXTURE);
+	expect_exit_2(model_args, "model gqa: tokenizer: no tokenizer named 'nope'");
+	/* a model's own tokenizer file, refused by its pointer */
+	write_text("own.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": [], \"merges\": []}}",
+		   path);
+	snprintf(spec, sizeof spec, "gqa=%s,heads=4,tokenizer=%s", FIXTURE, path);
+	snprintf(want, sizeof want, "model gqa: tokenizer: %s: /model/vocab: expected an object",
+		 path);
+	expect_exit_2(model_args, want);
+	/* a bad NAME=FILE */
+	snprintf(spec, sizeof spec, "=x.json");
+	expect_exit_2(tok_args, "--tokenizer '=x.json': expected NAME=FILE");
+}
+END_TEST
+
+/* A model given its tokenizer as a file: named after the model. */
+START_TEST(test_model_tokenizer_file)
+{
+	static const char body[] = "{\"model\":\"gqa\",\"text\":\"cat\"}";
+	char model[1100];
+	const char *args[] = {"--no-builtins", "--model", model, NULL};
+	struct live_daemon m;
+	struct live_resp r = {0};
+
+	snprintf(model, sizeof model, "gqa=%s,heads=4,tokenizer=%s", FIXTURE, small_path);
+	live_start(&m, args);
+	live_get(m.port, "/v1/models/gqa", &r);
+	ck_assert_msg(strstr(r.body, "\"tokenizer\":\"gqa\"") != NULL, "%s", r.body);
+	live_post(m.port, "/v1/tokenize", "application/json", "", body, sizeof body - 1, &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "\"ids\":[10,9]") != NULL, "%d %s",
+		      r.status, r.body);
+	live_resp_release(&r);
+	live_stop(&m);
+}
+END_TEST
+
+static Suite *tokenizer_daemon_suite(void)
+{
+	Suite *s = suite_create("tokenizer_daemon");
+	TCase *routes = tcase_create("routes");
+	TCase *bad = tcase_create("start-up");
+
+	tcase_add_unchecked_fixture(routes, start, stop);
+	tcase_set_timeout(routes, 120);
+	tcase_set_timeout(bad, 120);
+	tcase_add_test(routes, test_tokenize_gpt2);
+	tcase_add_test(routes, test_tokenize_by_model);
+	tcase_add_test(routes, test_detokenize);
+	tcase_add_test(routes, test_attention_with_text);
+	tcase_add_test(routes, test_bad_text);
+	tcase_add_test(routes, test_unknown_names);
+	tcase_add_test(routes, test_listings);
+	tcase_add_test(bad, test_bad_files_exit_2);
+	tcase_add_test(bad, test_other_start_up_failures_exit_2);
+	tcase_add_test(bad, test_model_tokenizer_file);
+	suite_add_tcase(s, routes);
+	suite_add_tcase(s, bad);
+	return s;
+}
+
+/* Removes tmp_dir and the files the tests wrote in it. */
+static void remove_tmp_dir(void)
+{
+	DIR *dir = opendir(tmp_dir);
+	struct dirent *e;
+	char path[512];
+
+	if (dir == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
+		unlink(path);
+	}
+	closedir(dir);
+	rmdir(tmp_dir);
+}
+
+/* Before the run: the fixtures are there, tmp_dir made, the small tokenizer
+ * written (the routes' daemon starts in the fixture, after this). */
+static int tokenizer_daemon_setup(void)
+{
+	FILE *f;
+
+	if (access(FIXTURE, R_OK) != 0 || access(GPT2, R_OK) != 0) {
+		fprintf(stderr, "check_tokenizer_daemon: needs %s and %s (run from the "
+				"repository root)\n",
+			FIXTURE, GPT2);
+		return -1;
+	}
+	if (mkdtemp(tmp_dir) == NULL) {
+		perror("check_tokenizer_daemon: mkdtemp");
+		return -1;
+	}
+	snprintf(small_path, sizeof small_path, "%s/small.json", tmp_dir);
+	f = fopen(small_path, "wb");
+	if (f == NULL || fwrite(small_json, 1, sizeof small_json - 1, f) != sizeof small_json - 1 ||
+	    fclose(f) != 0) {
+		perror("check_tokenizer_daemon: small.json");
+		remove_tmp_dir();
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	    .setup = tokenizer_daemon_setup,
+	    .teardown = remove_tmp_dir,
+	};
+
+	return suite_main(argc, argv, tokenizer_daemon_suite, &opts);
+}
