@@ -14,8 +14,9 @@ case's max_seconds, GET /healthz in under 100 ms after every case, and at the
 end the daemon's resident memory (VmRSS) back near the baseline taken after a
 warm-up (TOLERANCE below says how near, and why).
 
-Two daemons run: "default" (attnd's defaults) and "small" (--max-body 4096,
-for the bodies one byte either side of the limit). Usage:
+Three daemons run: "default" (attnd's defaults), "small" (--max-body 4096,
+for the bodies one byte either side of the limit) and "tokenizer" (GPT-2's
+tokenizer as gpt2, for /v1/tokenize and /v1/detokenize). Usage:
 
     /usr/bin/python3 tests/daemon/hostile/run.py [--bounds] [--only SUBSTRING] [--list]
 
@@ -40,6 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DAEMONS = {
     "default": [],
     "small": ["--max-body", "4096"],
+    "tokenizer": ["--tokenizer", "gpt2=" + os.path.join(HERE, "..", "..", "data", "tokenizers",
+                                                          "gpt2", "vocab.json")],
 }
 
 HEALTHZ_MS = 100.0
