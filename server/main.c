@@ -7,7 +7,8 @@
  *   (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY) that does all
  *   network I/O: accepting, reading headers and bodies, writing responses.
  *   Its error log is routed to ours (MHD_USE_ERROR_LOG + EXTERNAL_LOGGER).
- * - Compute (POST /v1/attention, /v1/sdpa, /v2/models/{name}/infer) runs on
+ * - Compute (POST /v1/attention, /v1/sdpa, /v1/tokenize, /v1/detokenize,
+ *   /v2/models/{name}/infer) runs on
  *   a fixed pool of N worker threads (--threads; default: the CPUs of this
  *   process's affinity mask, capped by the cgroup v2 quota in
  *   /sys/fs/cgroup/cpu.max), fed by a bounded FIFO queue (--queue, default
@@ -29,9 +30,11 @@
  *   most), plans it, and declines it when the plan is not small, before
  *   anything large is built (an inline model's weights, the query's
  *   embedding rows); the request then goes to the queue as any other. The
- *   timings behind the bounds are in bench/README.md.
+ *   timings behind the bounds are in bench/README.md. A /v1/tokenize or
+ *   /v1/detokenize body of at most 512 bytes is small as it is: tokenizing
+ *   is linear in the text, and 512 bytes of it take microseconds.
  *   tests/daemon/check_server.c checks both sides of the line.
- * - Cheap GET routes (/v1/models, /version, /openapi.json, /healthz, /readyz,
+ * - Cheap GET routes (/v1/models, /v1/tokenizers, /version, /openapi.json, /healthz, /readyz,
  *   /metrics, the viewer's embedded files at / and /web/{file}, and the v2
  *   metadata and health routes) are answered inline on the I/O thread.
  * - Log lines (access and error) are formatted by the thread that logs and
