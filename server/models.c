@@ -70,8 +70,8 @@ static int spec_option(struct model_spec *s, const char *opt, size_t len, char *
 	}
 bad:
 	snprintf(err, errlen,
-		 "--model: bad option '%.*s' (heads=H, prefix=P or vocab=FILE; or "
-		 "tokenizer=NAME|FILE)",
+		 "--model: bad option '%.*s' (heads=H, prefix=P or vocab=FILE); a tokenizer "
+		 "is tokenizer=NAME|FILE",
 		 (int)len, opt);
 	return -1;
 }
