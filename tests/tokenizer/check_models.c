@@ -578,6 +578,12 @@ START_TEST(test_wordpiece)
 	expect_tokens(rt, "unaffablex", "0:0:10"); /* not covered: the whole word */
 	expect_tokens(rt, "b", "0:0:1");
 	tok_model_free(rt);
+	free(m.unk_token);
+	m.unk_token = NULL; /* no unknown token: HF fails, here the word is dropped */
+	rt = build_ok(&m);
+	expect_tokens(rt, "unaffablex", "");
+	tok_model_free(rt);
+	m.unk_token = xstrdup("[UNK]");
 	m.max_input_chars_per_word = 3;
 	rt = build_ok(&m);
 	expect_tokens(rt, "aaa", "4:0:1 5:1:2 5:2:3");
@@ -622,6 +628,11 @@ START_TEST(test_unigram_hf)
 	/* fused unknown "xx" -> its bytes, each with the whole stretch */
 	expect_tokens(rbf, "axx", "1:0:1 2:1:3 2:1:3");
 	expect_tokens(rbf, "ay", "1:0:1 0:1:2");
+	tok_model_free(rbf);
+	bf.unk_id = -1; /* none: HF fails (MissingUnkId), here "y" is dropped */
+	rbf = build_ok(&bf);
+	expect_tokens(rbf, "aya", "1:0:1 1:2:3");
+	expect_tokens(rbf, "ax", "1:0:1 2:1:2");
 	tok_model_free(rbf);
 	bf.unk_id = 7;
 	ck_assert_int_eq(tok_model_build(&bf, &rbf, err, sizeof err), TOK_ESPEC);
@@ -902,6 +913,38 @@ START_TEST(test_decoder_byte_level)
 }
 END_TEST
 
+/* HF's decode_works_on_separated_tokens: a text's byte-level characters,
+ * one token each (so each multi-byte character is cut in pieces), decode
+ * back to the text. */
+START_TEST(test_decoder_byte_level_separated)
+{
+	static const char *const samples[] = {
+		"A Nuskhuri abbreviation of \xe1\x83\x98\xe1\x83\x94\xe1\x83\xa1\xe1\x83\xa3 "
+		"( iesu kriste ) \" Jesus Christ \"",
+		"An equal number have descenders , like p or q in English : "
+		"\xe1\x83\x92 , \xe1\x83\x93 , \xe1\x83\x94",
+	};
+	struct tok_decoder d = { 0 };
+
+	d.kind = TOK_DEC_BYTE_LEVEL;
+	for (size_t k = 0; k < 2; k++) {
+		struct tok_strs s = { 0 };
+		size_t len = strlen(samples[k]);
+
+		for (size_t i = 0; i < len; i++) {
+			char c[2];
+			size_t n = tok_byte_to_char((uint8_t)samples[k][i], c);
+
+			ck_assert_int_eq(tok_strs_push(&s, c, n), TOK_OK);
+		}
+		ck_assert_int_eq(tok_decode_chain(&d, &s), TOK_OK);
+		ck_assert_uint_eq(s.n, 1);
+		ck_assert_str_eq(s.v[0], samples[k]);
+		tok_strs_release(&s);
+	}
+}
+END_TEST
+
 START_TEST(test_decoder_metaspace_wordpiece)
 {
 	static const char *const ms[] = { "▁Hey", "▁friend!" };
@@ -917,6 +960,8 @@ START_TEST(test_decoder_metaspace_wordpiece)
 	expect_chain(&d, ms, 2, "Hey| friend!", 0);
 	expect_chain(&d, ms2, 2, "Hey|x ", 0); /* every one in the first token goes */
 	expect_chain(&d, ms, 1, " Hey", 1);    /* shown alone: not first */
+	d.prepend_scheme = TOK_PREPEND_FIRST;
+	expect_chain(&d, ms, 2, "Hey| friend!", 0);
 	d.prepend_scheme = TOK_PREPEND_NEVER;
 	expect_chain(&d, ms, 2, " Hey| friend!", 0);
 
@@ -969,6 +1014,14 @@ START_TEST(test_decoder_byte_fallback_fuse_strip)
 	d.strip_stop = 1;
 	expect_chain(&d, strip1, 2, "He| friend!", 0);
 	expect_chain(&d, strip1, 2, "Hey| friend!", 1); /* not when shown alone */
+	{
+		static const char *const wide[] = { "\xe3\x80\x80\xe3\x80\x80" "a" "\xe3\x80\x80" };
+
+		d.content = "\xe3\x80\x80"; /* a character of three bytes */
+		d.strip_start = 1;
+		d.strip_stop = 2;
+		expect_chain(&d, wide, 1, "\xe3\x80\x80" "a", 0);
+	}
 }
 END_TEST
 
@@ -1054,6 +1107,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tp, test_post_byte_level_trim);
 	suite_add_tcase(s, tp);
 	tcase_add_test(td, test_decoder_byte_level);
+	tcase_add_test(td, test_decoder_byte_level_separated);
 	tcase_add_test(td, test_decoder_metaspace_wordpiece);
 	tcase_add_test(td, test_decoder_byte_fallback_fuse_strip);
 	tcase_add_test(td, test_decoder_replace_sequence);
