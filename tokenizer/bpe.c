@@ -20,10 +20,10 @@
  *                     in order, else a 4-ary min-heap (struct cands); a
  *                     candidate whose pair has changed since is skipped
  *                     (the pair there now, kept in the symbol, has another
- *                     rank or none; Hugging Face compares the merged id). O(n log
- *                     n), never a rescan; the sorted runs keep the heap
- *                     small, and a long word spends its time on the heap's
- *                     cache misses.
+ *                     rank or none; Hugging Face compares the merged id,
+ *                     which comes to the same). O(n log n), never a rescan;
+ *                     the sorted runs keep the heap small, and a long word
+ *                     spends its time on the heap's cache misses.
  *   3. word_emit      the surviving symbols with their byte ranges, each
  *                     starting where the previous ended (as Hugging Face).
  * Words of up to WORD_STACK symbols use stack arrays; longer ones the heap.
@@ -363,7 +363,7 @@ static int32_t char_id(const struct tok_bpe *b, const char *s, size_t i, size_t 
 	if (b->prefix_len == 0 && b->suffix_len == 0) {
 		*key = s + i;
 		*klen = clen;
-		if (clen == 1)
+		if (clen == 1 && (unsigned char)s[i] < 0x80)
 			return b->char_ids[(unsigned char)s[i]];
 		if (clen == 2)
 			return b->char_ids[((uint32_t)s[i] & 0x1f) << 6 | ((uint32_t)s[i + 1] & 0x3f)];
