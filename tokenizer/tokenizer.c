@@ -207,10 +207,19 @@ static struct tok_token token_at(const struct tokenizer *t, const struct tok_nst
 	return tk;
 }
 
+/*
+ * A text this long gets a word cache for its call (model.c's: about 256 KiB
+ * and what its words need), as a long text says most of its words again; a
+ * short one would spend more on the cache than it saves.
+ */
+#define WORD_CACHE_MIN_TEXT ((size_t)16 << 10)
+
 /* The model's tokens of every split still to tokenize; added tokens as they are. */
 static enum tok_status model_tokens(const struct tokenizer *t, const struct tok_splits *s,
-				    struct tok_draft *d)
+				    size_t text_len, struct tok_draft *d)
 {
+	struct tok_model_cache *cache =
+		text_len >= WORD_CACHE_MIN_TEXT ? tok_model_cache_new() : NULL;
 	struct tok_pieces pieces = { 0 };
 	enum tok_status st = TOK_OK;
 
@@ -223,13 +232,14 @@ static enum tok_status model_tokens(const struct tokenizer *t, const struct tok_
 			continue;
 		}
 		pieces.n = 0;
-		st = tok_model_tokenize(t->model, sp->n.s, sp->n.len, &pieces);
+		st = tok_model_tokenize_cached(t->model, cache, sp->n.s, sp->n.len, &pieces);
 		for (size_t j = 0; st == TOK_OK && j < pieces.n; j++) {
 			const struct tok_piece *p = &pieces.v[j];
 			st = tok_draft_push(d, token_at(t, &sp->n, p->id, p->start, p->end));
 		}
 	}
 	tok_pieces_release(&pieces);
+	tok_model_cache_free(cache);
 	return st;
 }
 
@@ -281,7 +291,7 @@ enum tok_status tok_encode(const struct tokenizer *t, const char *text, size_t l
 	}
 	st = split_text(t, text, len, &splits);
 	if (st == TOK_OK)
-		st = model_tokens(t, &splits, &d);
+		st = model_tokens(t, &splits, len, &d);
 	if (st == TOK_OK && t->spec.post != NULL)
 		st = tok_post_apply(t->spec.post, t, text, len, add_special, &d);
 	tok_splits_release(&splits);
