@@ -5,16 +5,22 @@
 // normalizer, pre-tokenizer), keeping for every character of the normalized text the span of
 // ORIGINAL characters it came from, and then walks the oracle's token list over the words it
 // produced. Offsets are [start, end) in Unicode code points of the original text, as the
-// Python API reports them. The rules (tests/data/tokenizers/README.md, "Offsets"):
+// Python API reports them.
 //
-//   - a normalized character maps to the original characters it came from: NFC composing
-//     "e" + U+0301 maps to both, NFD's pieces each map to the one they came from, a removed
-//     character maps to nothing;
-//   - a character a normalizer or pre-tokenizer inserts (Prepend's "▁", ByteLevel's or
-//     Metaspace's prefix space) maps to the character at which it was inserted; Replace maps
-//     the replacement to the span it replaced (" " -> "▁" is one to one);
-//   - a token covering only some bytes of a character (byte-level pieces, <0xNN>) gets the
-//     whole character;
+// HF keeps one alignment (an original span) per normalized character and rewrites them in
+// NormalizedString::transform_range: a character that replaces one keeps that one's
+// alignment (characters removed after it are dropped with theirs), a character inserted
+// takes the alignment of the character before it. Hence (README.md there, "Offsets"):
+//
+//   - NFD/NFKD pieces, Lowercase expansions and ByteLevel's bytes map to the character they
+//     came from; NFC/NFKC composing "e" + U+0301 maps "é" to the "e" alone (the mark is
+//     dropped like a removed character); a removed character maps to nothing;
+//   - Prepend's "▁" (and ByteLevel's prefix space, Metaspace's "▁") maps to the first
+//     character; Replace maps each character of its replacement to the LAST character of
+//     the match (" " -> "▁" is one to one);
+//   - a token spans from the start of its first character's alignment to the end of its
+//     last's, so a token covering only some bytes of a character (byte-level pieces,
+//     <0xNN>) gets the whole character;
 //   - tokens the post-processor adds get [0, 0]; added tokens found in the text get their
 //     match, widened over the whitespace lstrip/rstrip swallowed;
 //   - a ByteLevel (trim_offsets) or RobertaProcessing (trim_offsets) post-processor trims
@@ -91,18 +97,17 @@ function unicodeForm(A, form) {
     }
     return labeled;
   }
+  // A composed character replaces the first character it was composed from and removes the
+  // others: it keeps the first one's alignment.
   const res = [];
   let k = 0;
   for (const oc of out) {
-    let s = Infinity;
-    let e = -Infinity;
+    const first = labeled[k];
     for (const dc of oc.normalize(decomp)) {
       if (k >= labeled.length || labeled[k].c !== dc) throw new Unalignable(`${form} reorders combining marks`);
-      s = Math.min(s, labeled[k].s);
-      e = Math.max(e, labeled[k].e);
       k++;
     }
-    res.push({ c: oc, s, e });
+    res.push({ c: oc, s: first.s, e: first.e });
   }
   if (k !== labeled.length) throw new Unalignable(`${form} alignment incomplete`);
   return res;
@@ -117,7 +122,9 @@ function replace(A, pattern, content) {
   let p = 0;
   for (const [a, b] of spans) {
     out.push(...A.slice(p, a));
-    out.push(...[...content].map((c) => ({ c, s: A[a].s, e: A[b - 1].e })));
+    // HF removes the match, then inserts the replacement: each of its characters takes the
+    // alignment of the character before it, the last one of the match.
+    out.push(...[...content].map((c) => ({ c, s: A[b - 1].s, e: A[b - 1].e })));
     p = b;
   }
   out.push(...A.slice(p));
@@ -395,7 +402,8 @@ function walkWords(words, toks, ti, info) {
       ui = 0;
     }
   };
-  const span = (a, b) => [Math.min(...W[wi].slice(a, b).map((u) => u.s)), Math.max(...W[wi].slice(a, b).map((u) => u.e))];
+  // HF's convert_offsets: the start of the first character's alignment, the end of the last's.
+  const span = (a, b) => [W[wi][a].s, W[wi][b - 1].e];
   const matchAt = (w, at, piece) => {
     const cs = [...piece];
     if (at + cs.length > w.length) return false;
