@@ -602,6 +602,8 @@ static int vocab_unique(struct rd *r, struct tok_model *m)
 {
 	char q[QUOTE_MAX + 4], q2[QUOTE_MAX + 4];
 
+	if (m->n_vocab == 0)
+		return 0; /* and m->vocab may be NULL, which qsort may not take */
 	if (m->n_vocab > INT32_MAX)
 		return rd_fail(r, "more than 2^31 - 1 pieces");
 	if (pieces_unique(r, m) != 0)
