@@ -302,7 +302,8 @@ function preTokenizeWord(A, cfg) {
 
 // ---- added tokens --------------------------------------------------------------------------
 
-const isWordChar = (c) => /^[\p{L}\p{N}_]$/u.test(c);
+// Rust regex's Unicode \w, which HF's single_word test uses (`\w$`, `^\w`).
+const isWordChar = (c) => new RegExp(`^[${W}]$`, "u").test(c);
 
 // HF AddedVocabulary::find_matches on an aligned string: leftmost-longest, then single_word,
 // lstrip, rstrip. Returns [{token} | {plain: A}] pieces covering A.
@@ -336,7 +337,7 @@ function findAdded(A, tokens) {
     if (t.lstrip) while (start > from && isWs(A[start - 1].c)) start--;
     if (t.rstrip) while (stop < A.length && isWs(A[stop].c)) stop++;
     if (start > from) out.push({ plain: A.slice(from, start) });
-    out.push({ token: t, s: A[start].s, e: A[stop - 1].e });
+    out.push({ token: t.orig ?? t, s: A[start].s, e: A[stop - 1].e });
     from = stop;
     i = stop;
   }
@@ -349,7 +350,10 @@ function findAdded(A, tokens) {
 export function segment(text, tj) {
   const added = tj.added_tokens ?? [];
   const raw = added.filter((t) => !t.normalized);
-  const norm = added.filter((t) => t.normalized);
+  // HF matches normalized tokens by their normalized content.
+  const normTokens = added
+    .filter((t) => t.normalized)
+    .map((t) => ({ ...t, content: joined(normalize(aligned(t.content, 0), tj.normalizer)), orig: t }));
   const out = [];
   for (const piece of findAdded(aligned(text, 0), raw)) {
     if (piece.token) {
@@ -357,7 +361,7 @@ export function segment(text, tj) {
       continue;
     }
     const N = normalize(piece.plain, tj.normalizer);
-    for (const p2 of findAdded(N, norm)) {
+    for (const p2 of findAdded(N, normTokens)) {
       if (p2.token) out.push(p2);
       else if (p2.plain.length) {
         const words = tj.pre_tokenizer ? preTokenizeWord(p2.plain, tj.pre_tokenizer) : [p2.plain];
@@ -491,8 +495,14 @@ export function specialsAround(pp) {
   }
 }
 
-// HF byte_level::process_offsets.
-function trimOffsets(tokens, offsets, addPrefixSpace) {
+// HF byte_level::process_offsets. HF counts the spaces in characters and moves byte offsets
+// by that much; that is a move by characters only over one-byte characters, which the trimmed
+// ones must therefore be (a prefix space stands for the character it was put in front of).
+function trimOffsets(text, tokens, offsets, addPrefixSpace) {
+  const cps = [...text];
+  const oneByte = (a, b) => {
+    for (let p = a; p < b; p++) if (cps[p].codePointAt(0) > 0x7f) throw new Unalignable("trim_offsets would cut a multi-byte character");
+  };
   const sp = (c) => c === "Ġ" || isWs(c);
   return offsets.map(([s, e], i) => {
     const cs = [...tokens[i]];
@@ -502,9 +512,13 @@ function trimOffsets(tokens, offsets, addPrefixSpace) {
     while (trail < cs.length && sp(cs[cs.length - 1 - trail])) trail++;
     if (lead > 0) {
       if ((i === 0 || s === 0) && addPrefixSpace && lead === 1) lead = 0;
+      oneByte(s, Math.min(s + lead, e));
       s = Math.min(s + lead, e);
     }
-    if (trail > 0 && e >= trail) e = Math.max(e - trail, s);
+    if (trail > 0 && e >= trail) {
+      oneByte(Math.max(e - trail, s), e);
+      e = Math.max(e - trail, s);
+    }
     return [s, e];
   });
 }
@@ -539,7 +553,7 @@ export function offsetsFor(tj, text, plain, full, addSpecial) {
   if (ti !== plain.length) throw new Unalignable("oracle has more tokens than the text accounts for");
   let base = offsets;
   const tr = trimmer(tj.post_processor);
-  if (tr) base = trimOffsets(plain, base, tr.add_prefix_space ?? false);
+  if (tr) base = trimOffsets(text, plain, base, tr.add_prefix_space ?? false);
   if (!addSpecial) {
     if (full.length !== plain.length) throw new Unalignable("add_special_tokens=false added tokens");
     return base;
