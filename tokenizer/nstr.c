@@ -2,7 +2,7 @@
  * nstr.c: normalized strings with their alignments, and the list of splits
  * the pipeline carries (stages.h, "normalized strings").
  *
- * A tok_nstr owns s and align (one malloc'd block, align first); a tok_splits
+ * A tok_nstr owns s and align (one malloc'd block, s at its start); a tok_splits
  * owns its array and every split's nstr. Growth doubles, with the byte
  * counts checked for overflow before each allocation; on failure the
  * structure is left as it was.
@@ -24,28 +24,45 @@ void tok_nstr_release(struct tok_nstr *n)
 {
 	if (n == NULL)
 		return;
-	free(n->align); /* s lives in the same block */
+	free(n->s); /* align lives in the same block */
 	memset(n, 0, sizeof *n);
 }
 
-/* One block holds both arrays, align first ([cap] spans, then [cap] bytes):
- * a split costs one allocation, and the pipeline makes many small ones. */
+/*
+ * One block holds both arrays: a split costs one allocation, and the
+ * pipeline makes many small ones. The text comes first, at the block's
+ * (16-byte aligned) start, followed by at least SLACK zeroed bytes, then
+ * the spans:
+ *
+ *   [ s: cap bytes | >= SLACK zero bytes ][ align: cap spans ]
+ *
+ * The slack is for PCRE2's JIT, which scans a subject in aligned 16-byte
+ * loads that may reach past its end (the extra bytes are masked off): inside
+ * the block and initialized, they are no read of another object or of
+ * undefined memory, so valgrind stays quiet about matching.
+ */
+enum { SLACK = 16 };
+
 static enum tok_status nstr_grow_to(struct tok_nstr *n, size_t cap)
 {
-	struct tok_span *block;
+	size_t text_bytes;
+	char *block;
 
-	if (cap > SIZE_MAX / (sizeof *block + 1))
+	if (cap > SIZE_MAX / (sizeof *n->align + 1) - 2 * SLACK)
 		return TOK_ENOMEM;
-	block = malloc(cap * (sizeof *block + 1));
+	text_bytes = (cap + SLACK + SLACK - 1) / SLACK * SLACK;
+	block = malloc(text_bytes + cap * sizeof *n->align);
 	if (block == NULL)
 		return TOK_ENOMEM;
+	struct tok_span *align = (struct tok_span *)(void *)(block + text_bytes);
 	if (n->len > 0) {
-		memcpy(block, n->align, n->len * sizeof *block);
-		memcpy((char *)(block + cap), n->s, n->len);
+		memcpy(block, n->s, n->len);
+		memcpy(align, n->align, n->len * sizeof *align);
 	}
-	free(n->align);
-	n->align = block;
-	n->s = (char *)(block + cap);
+	memset(block + n->len, 0, text_bytes - n->len);
+	free(n->s);
+	n->s = block;
+	n->align = align;
 	n->cap = cap;
 	return TOK_OK;
 }
