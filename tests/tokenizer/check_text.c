@@ -9,11 +9,13 @@
  *   normalizers   the alignments after each normalizer: NFC of "e\u0301" is
  *                 one character spanning both, NFD and NFKC split a span,
  *                 Hangul jamo compose; Lowercase 'İ' -> "i̇"; Prepend,
- *                 Replace (content takes the match's last span), Strip;
+ *                 Replace (content takes the match's last span: a run of
+ *                 spaces collapsed keeps its last), Strip;
  *                 BertNormalizer on "Héllo 你好\tX"
  *   pre-tokenizers  every kind's splits (strings and original spans), Split
  *                 with all five behaviors and invert, Metaspace's prepend
- *                 schemes and split, Sequence
+ *                 schemes and split ("first" by the split's original start,
+ *                 as metaspace.rs's offsets_original().0 == 0), Sequence
  *   added         leftmost-longest, single_word, lstrip/rstrip, normalized
  *                 tokens matched after normalization, splits already matched
  *                 passed through
@@ -184,6 +186,9 @@ START_TEST(prepend_replace_strip)
 	struct tok_normalizer del = {.kind = TOK_NORM_REPLACE,
 				     .pattern = {.text = dup("-"), .is_regex = 0},
 				     .content = dup("")};
+	struct tok_normalizer runs = {.kind = TOK_NORM_REPLACE,
+				      .pattern = {.text = dup("\\s+"), .is_regex = 1},
+				      .content = dup(" ")};
 	struct tok_normalizer strip = {.kind = TOK_NORM_STRIP, .strip_left = 1, .strip_right = 1};
 	struct tok_normalizer lstrip = {.kind = TOK_NORM_STRIP, .strip_left = 1};
 
@@ -194,6 +199,8 @@ START_TEST(prepend_replace_strip)
 	/* content takes the span of the match's last character */
 	check_norm(&shrink, "abbcd", "aXd", SPANS(0, 1, 3, 4, 4, 5), 3);
 	check_norm(&del, "a-b-", "ab", SPANS(0, 1, 2, 3), 2);
+	/* a run collapsed to one space keeps the span of the run's last */
+	check_norm(&runs, "ab   c", "ab c", SPANS(0, 1, 1, 2, 4, 5, 5, 6), 4);
 	check_norm(&strip, " \t a b\xe3\x80\x80 ", "a b", SPANS(3, 4, 4, 5, 5, 6), 3);
 	check_norm(&lstrip, "  a ", "a ", SPANS(2, 3, 3, 4), 2);
 	check_norm(&strip, "   ", "", NULL, 0);
@@ -201,6 +208,7 @@ START_TEST(prepend_replace_strip)
 	tok_normalizer_release(&rep);
 	tok_normalizer_release(&shrink);
 	tok_normalizer_release(&del);
+	tok_normalizer_release(&runs);
 }
 END_TEST
 
@@ -370,6 +378,12 @@ START_TEST(metaspace_splits)
 	check_splits(&s, WANT({"\xe2\x96\x81" "ab", 0, 2}, {"<s>", 2, 5}, {"cd", 5, 7}), 3);
 	ck_assert_int_eq(s.v[1].id, 7);
 	tok_splits_release(&s);
+	/* "first" asks where the split starts in the original text, not
+	 * whether it is the first: after WhitespaceSplit " Hallo" starts at 1 */
+	struct tok_pretokenizer items[2] = {{.kind = TOK_PRE_WHITESPACE_SPLIT}, ms};
+	struct tok_pretokenizer seq = {.kind = TOK_PRE_SEQUENCE, .items = items, .n_items = 2};
+	check_pre(&seq, " Hallo Welt", WANT({"Hallo", 1, 6}, {"Welt", 7, 11}), 2);
+	check_pre(&seq, "Hallo Welt", WANT({"\xe2\x96\x81Hallo", 0, 5}, {"Welt", 6, 10}), 2);
 	ms.prepend_scheme = TOK_PREPEND_NEVER;
 	check_pre(&ms, "a b", WANT({"a\xe2\x96\x81" "b", 0, 3}), 1);
 	tok_pretokenizer_release(&ms);
