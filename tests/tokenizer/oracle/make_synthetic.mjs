@@ -420,23 +420,28 @@ const dev = (file, reason) => index.not_oracle_checked.push({ file, reason });
   });
   dev("dev_lowercase_sigma.json", "transformers.js lowercases with String.toLowerCase (final sigma becomes ς); HF maps each character alone (σ)");
 
-  const { alphabet, merges } = spBpe(200);
-  const vocabArr = spBpeVocab(["<unk>", "<s>", "</s>"], alphabet, merges, false);
+  // BPE with a continuing-subword prefix: every character after the first of a word is
+  // looked up as "##c", and a merge "a ##b" makes "ab" (HF's BpeBuilder and merge_word).
   files["dev_bpe_continuing_prefix.json"] = tokenizer({
     pre_tokenizer: { type: "WhitespaceSplit" },
     model: bpeModel(
-      Object.fromEntries(Object.entries(vocabArr).map(([p, i]) => [i > 2 && !p.startsWith("\u2581") ? `##${p}` : p, i])),
-      merges.map(([a, b]) => `${a} ##${b}`),
+      { "<unk>": 0, t: 1, "##h": 2, "##e": 3, th: 4, the: 5, h: 6, e: 7, "##t": 8 },
+      ["t ##h", "th ##e"],
       { unk_token: "<unk>", continuing_subword_prefix: "##" },
     ),
   });
   dev("dev_bpe_continuing_prefix.json", "transformers.js's BPE ignores continuing_subword_prefix");
-  const pieces = [...new Set([...alphabet, ...merges.map(([a, b]) => a + b)])];
+  // Unigram with byte fallback: an unknown piece becomes its UTF-8 bytes as <0xNN> pieces.
   const bytes = Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`);
   files["dev_unigram_byte_fallback.json"] = tokenizer({
     pre_tokenizer: { type: "Metaspace", replacement: "\u2581", add_prefix_space: true, prepend_scheme: "always", split: true },
     decoder: { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "\u2581" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" }] },
-    model: { type: "Unigram", unk_id: 0, vocab: [...unigramVocab(pieces, ["<unk>", "<s>", "</s>"]), ...bytes.map((b) => [b, -20.0])], byte_fallback: true },
+    model: {
+      type: "Unigram",
+      unk_id: 0,
+      vocab: [["<unk>", 0.0], ["\u2581", -1.0], ["a", -2.0], ["\u2581a", -1.5], ...bytes.map((b) => [b, -20.0])],
+      byte_fallback: true,
+    },
   });
   dev("dev_unigram_byte_fallback.json", "transformers.js's Unigram has no byte_fallback (unknown characters become <unk>)");
 }
@@ -459,6 +464,10 @@ const hand = [
   c("dev_single_word.json", "sing ing", [16, 15], ["sing", "ing"], [[0, 4], [5, 8]]),
   c("dev_normalized_added.json", "SINGs", [16, 17], ["sing", "s"], [[0, 4], [4, 5]]),
   c("dev_lowercase_sigma.json", "\u039f\u0394\u039f\u03a3", [19], ["\u03bf\u03b4\u03bf\u03c3"], [[0, 4]]),
+  c("dev_bpe_continuing_prefix.json", "the the", [5, 5], ["the", "the"], [[0, 3], [4, 7]]),
+  c("dev_bpe_continuing_prefix.json", "eht", [7, 2, 8], ["e", "##h", "##t"], [[0, 1], [1, 2], [2, 3]]),
+  // "▁a" (-1.5) beats "▁" + "a" (-3); "é" has no piece: unknown, so its two UTF-8 bytes.
+  { ...c("dev_unigram_byte_fallback.json", "a\u00e9", [3, 4 + 0xc3, 4 + 0xa9], ["\u2581a", "<0xC3>", "<0xA9>"], [[0, 1], [1, 2], [1, 2]]), decoded: " a\u00e9" },
 ];
 {
   // ByteFallback on bytes that are not UTF-8: HF writes one U+FFFD per byte, transformers.js
