@@ -149,24 +149,31 @@ void tok_splits_release(struct tok_splits *s)
 	memset(s, 0, sizeof *s);
 }
 
+enum tok_status tok_splits_reserve(struct tok_splits *s, size_t extra)
+{
+	size_t cap;
+	struct tok_split *v;
+
+	if (extra <= s->cap - s->n)
+		return TOK_OK;
+	if (extra > SIZE_MAX / sizeof *v - s->n)
+		return TOK_ENOMEM;
+	cap = s->cap < 8 ? 8 : s->cap;
+	while (cap < s->n + extra)
+		cap = cap > SIZE_MAX / sizeof *v / 2 ? s->n + extra : cap * 2;
+	v = realloc(s->v, cap * sizeof *v);
+	if (v == NULL)
+		return TOK_ENOMEM;
+	s->v = v;
+	s->cap = cap;
+	return TOK_OK;
+}
+
 enum tok_status tok_splits_push(struct tok_splits *s, struct tok_nstr *n, int32_t id)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap < 8 ? 8 : s->cap;
-		if (s->cap >= 8) {
-			if (cap > SIZE_MAX / 2 / sizeof *s->v) {
-				tok_nstr_release(n);
-				return TOK_ENOMEM;
-			}
-			cap *= 2;
-		}
-		struct tok_split *v = realloc(s->v, cap * sizeof *v);
-		if (v == NULL) {
-			tok_nstr_release(n);
-			return TOK_ENOMEM;
-		}
-		s->v = v;
-		s->cap = cap;
+	if (tok_splits_reserve(s, 1) != TOK_OK) {
+		tok_nstr_release(n);
+		return TOK_ENOMEM;
 	}
 	s->v[s->n].n = *n;
 	s->v[s->n].id = id;

@@ -356,6 +356,10 @@ static enum tok_status byte_level(const struct tok_pretokenizer *p, struct tok_m
 		return st;
 	if (!p->use_regex || f.re == NULL)
 		return n->len > 0 ? emit_bytes(out, n, 0, n->len) : TOK_OK;
+	/* English comes to a word in four or five bytes: room for about that
+	 * many at once, rather than doubling up to it */
+	if (tok_splits_reserve(out, n->len / 4) != TOK_OK)
+		return TOK_ENOMEM;
 	return split_by(&f, 0, TOK_SPLIT_ISOLATED, n, c, emit_bytes, out);
 }
 

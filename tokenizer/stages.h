@@ -70,6 +70,8 @@ struct tok_splits {
 void tok_splits_release(struct tok_splits *s);
 /* Appends a split taking n over (n is released and zeroed, on failure too). */
 enum tok_status tok_splits_push(struct tok_splits *s, struct tok_nstr *n, int32_t id);
+/* Makes room for `extra` more splits (growth doubles). */
+enum tok_status tok_splits_reserve(struct tok_splits *s, size_t extra);
 /* Appends a copy of n[from, to) as a split. */
 enum tok_status tok_splits_push_slice(struct tok_splits *s, const struct tok_nstr *n,
 				      size_t from, size_t to, int32_t id);
