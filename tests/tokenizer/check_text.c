@@ -23,13 +23,16 @@
  *                 \s of PCRE2 (U+0085 yes, U+FEFF no)
  *   linear        1 MiB of one character, 1 MiB without spaces, 100,000
  *                 emoji ZWJ sequences, 1 MiB of '<' against 6415 added
- *                 tokens: results asserted (the suite's timeout bounds time)
+ *                 tokens, every other kind at its worst: results asserted
+ *                 (the case's timeout bounds the time); 64 KiB and 5,000
+ *                 emoji in light mode (tests/lib/light.h)
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/light.h"
 #include "tests/lib/suite_main.h"
 #include "tokenizer/spec.h"
 #include "tokenizer/stages.h"
@@ -595,7 +598,10 @@ END_TEST
 
 /* ---- linear time ----------------------------------------------------------------------- */
 
-enum { MIB = 1 << 20 };
+/* A megabyte, or 64 KiB in light mode (tests/lib/light.h: under valgrind);
+ * and the emoji count likewise. */
+#define MIB (test_light() ? (size_t)1 << 16 : (size_t)1 << 20)
+#define EMOJI (test_light() ? (size_t)5000 : (size_t)100000)
 
 static char *repeat(const char *unit, size_t times, size_t *len)
 {
@@ -675,12 +681,12 @@ START_TEST(linear_emoji_zwj)
 	 * (\p{L}, \p{N} and \s match none of it: " ?[^\s\p{L}\p{N}]+"),
 	 * and the last space alone */
 	char *e = repeat("\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7 ",
-			 100000, &len);
+			 EMOJI, &len);
 
-	ck_assert_uint_eq(run_pipelines(e, len, &bert_n), 100001);
+	ck_assert_uint_eq(run_pipelines(e, len, &bert_n), EMOJI + 1);
 	/* BERT: ZWJ (Cf) removed by clean_text, the three emoji one word
 	 * (they are no punctuation) */
-	ck_assert_uint_eq(bert_n, 100000);
+	ck_assert_uint_eq(bert_n, EMOJI);
 	free(e);
 }
 END_TEST
@@ -737,6 +743,72 @@ START_TEST(linear_added_many_tokens)
 }
 END_TEST
 
+/* Each other kind on a megabyte that makes the most splits or the longest
+ * runs it can: one split count each, as their rules give. */
+START_TEST(linear_other_kinds)
+{
+	struct tok_pretokenizer ms = {.kind = TOK_PRE_METASPACE,
+				      .replacement = dup("\xe2\x96\x81"),
+				      .prepend_scheme = TOK_PREPEND_ALWAYS,
+				      .split = 1};
+	struct tok_pretokenizer ws = {.kind = TOK_PRE_WHITESPACE};
+	struct tok_pretokenizer punct = {.kind = TOK_PRE_PUNCTUATION, .behavior = TOK_SPLIT_ISOLATED};
+	struct tok_pretokenizer dig = {.kind = TOK_PRE_DIGITS};
+	struct tok_normalizer strip = {.kind = TOK_NORM_STRIP, .strip_left = 1, .strip_right = 1};
+	struct tok_added mask = {.content = "[MASK]", .id = 9, .lstrip = 1, .rstrip = 1};
+	struct tok_added_set *set = added_set(&mask, 1, NULL);
+	struct tok_splits s;
+	struct tok_nstr n;
+	size_t len;
+	char *sp = repeat(" ", MIB, &len), *a = repeat("a", MIB, &len);
+	char *bang = repeat("!", MIB, &len), *one = repeat("1", MIB, &len);
+	char *masked = repeat(" ", MIB + 6, &len);
+	char err[64];
+
+	memcpy(masked + MIB / 2, "[MASK]", 6);
+	ck_assert_int_eq(tok_pretokenizer_compile(&ms, err, sizeof err), TOK_OK);
+	const struct {
+		const struct tok_pretokenizer *p;
+		const char *text;
+		size_t want;
+	} runs[] = {
+		{&ms, sp, MIB}, /* "▁" each; none prepended, as it starts with one */
+		{&ws, a, 1},
+		{&punct, bang, MIB},
+		{&dig, one, 1},
+	};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		struct tok_nstr t;
+		tok_nstr_init(&t);
+		memset(&s, 0, sizeof s);
+		ck_assert_int_eq(tok_nstr_from_text(&t, runs[i].text, MIB), TOK_OK);
+		ck_assert_int_eq(tok_splits_push(&s, &t, -1), TOK_OK);
+		ck_assert_int_eq(tok_pretokenize(runs[i].p, &s), TOK_OK);
+		ck_assert_msg(s.n == runs[i].want, "run %zu: %zu splits", i, s.n);
+		tok_splits_release(&s);
+	}
+	tok_nstr_init(&n);
+	ck_assert_int_eq(tok_nstr_from_text(&n, sp, MIB), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&strip, &n), TOK_OK);
+	ck_assert_uint_eq(n.len, 0);
+	tok_nstr_release(&n);
+	/* the whitespace on both sides of the one token goes with it */
+	splits_of(&s, masked);
+	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_int_eq(s.v[0].id, 9);
+	ck_assert_uint_eq(s.v[0].n.len, MIB + 6);
+	tok_splits_release(&s);
+	tok_added_free(set);
+	tok_pretokenizer_release(&ms);
+	free(sp);
+	free(a);
+	free(bang);
+	free(one);
+	free(masked);
+}
+END_TEST
+
 static Suite *text_suite(void)
 {
 	Suite *s = suite_create("text");
@@ -769,6 +841,7 @@ static Suite *text_suite(void)
 	tcase_add_test(lin, linear_emoji_zwj);
 	tcase_add_test(lin, linear_combining_marks);
 	tcase_add_test(lin, linear_added_many_tokens);
+	tcase_add_test(lin, linear_other_kinds);
 	suite_add_tcase(s, lin);
 	return s;
 }
