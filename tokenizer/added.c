@@ -362,9 +362,10 @@ enum tok_status tok_added_split(const struct tok_added_set *a, int normalized,
 			st = cut_split(a, mt, &sp->n, &out);
 	}
 	if (st == TOK_OK) {
-		struct tok_splits t = *s;
+		tok_splits_adopt(&out, s); /* splits moved over may borrow from it */
+		struct tok_splits old = *s;
 		*s = out;
-		out = t;
+		out = old; /* released below, without the arena it gave away */
 	}
 	tok_splits_release(&out);
 	return st;

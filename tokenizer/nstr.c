@@ -2,13 +2,15 @@
  * nstr.c: normalized strings with their alignments, and the list of splits
  * the pipeline carries (stages.h, "normalized strings").
  *
- * A tok_nstr owns s and align (one malloc'd block, s at its start); a tok_splits
- * owns its array and every split's nstr. Growth doubles, with the byte
+ * A tok_nstr owns s and align (one malloc'd block, s at its start), or
+ * borrows them from the arena of a list of splits; a tok_splits owns its
+ * array, every split's nstr and its arena. Growth doubles, with the byte
  * counts checked for overflow before each allocation; on failure the
  * structure is left as it was.
  */
 #include "stages.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,8 @@ void tok_nstr_release(struct tok_nstr *n)
 {
 	if (n == NULL)
 		return;
-	free(n->s); /* align lives in the same block */
+	if (!n->borrowed)
+		free(n->s); /* align lives in the same block */
 	memset(n, 0, sizeof *n);
 }
 
@@ -43,15 +46,25 @@ void tok_nstr_release(struct tok_nstr *n)
  */
 enum { SLACK = 16 };
 
+/* The bytes of a block for cap bytes of text: the text and its slack,
+ * rounded up to keep the spans after it aligned, then the spans; 0 when
+ * that would overflow. *text_bytes gets the first part. */
+static size_t block_bytes(size_t cap, size_t *text_bytes)
+{
+	if (cap > SIZE_MAX / (sizeof(struct tok_span) + 1) - 2 * SLACK)
+		return 0;
+	*text_bytes = (cap + SLACK + SLACK - 1) / SLACK * SLACK;
+	return *text_bytes + cap * sizeof(struct tok_span);
+}
+
 static enum tok_status nstr_grow_to(struct tok_nstr *n, size_t cap)
 {
-	size_t text_bytes;
+	size_t text_bytes, bytes = block_bytes(cap, &text_bytes);
 	char *block;
 
-	if (cap > SIZE_MAX / (sizeof *n->align + 1) - 2 * SLACK)
+	if (bytes == 0)
 		return TOK_ENOMEM;
-	text_bytes = (cap + SLACK + SLACK - 1) / SLACK * SLACK;
-	block = malloc(text_bytes + cap * sizeof *n->align);
+	block = malloc(bytes);
 	if (block == NULL)
 		return TOK_ENOMEM;
 	struct tok_span *align = (struct tok_span *)(void *)(block + text_bytes);
@@ -60,7 +73,9 @@ static enum tok_status nstr_grow_to(struct tok_nstr *n, size_t cap)
 		memcpy(align, n->align, n->len * sizeof *align);
 	}
 	memset(block + n->len, 0, text_bytes - n->len);
-	free(n->s);
+	if (!n->borrowed)
+		free(n->s);
+	n->borrowed = 0;
 	n->s = block;
 	n->align = align;
 	n->cap = cap;
@@ -137,7 +152,88 @@ void tok_nstr_swap(struct tok_nstr *a, struct tok_nstr *b)
 	*b = t;
 }
 
-/* ---- splits ----------------------------------------------------------------- */
+/* ---- splits and their arena --------------------------------------------------- */
+
+/*
+ * The arena of a list of splits: blocks that the splits' strings are cut
+ * from (tok_splits_alloc), so that cutting a text into many small splits
+ * costs no allocation each. Blocks grow geometrically from ARENA_MIN and
+ * are only freed with the list (or the list that adopted them).
+ */
+struct tok_arena {
+	struct tok_arena *next;
+	size_t used, cap; /* bytes of data */
+	max_align_t data[];
+};
+
+enum { ARENA_MIN = 64 * 1024, ARENA_STEP_MAX = 4 * 1024 * 1024 };
+
+static void arena_free(struct tok_arena *a)
+{
+	while (a != NULL) {
+		struct tok_arena *next = a->next;
+		free(a);
+		a = next;
+	}
+}
+
+/* bytes (a multiple of 16) from the arena, or NULL. */
+static void *arena_take(struct tok_arena **head, size_t bytes)
+{
+	struct tok_arena *a = *head;
+
+	if (a == NULL || a->cap - a->used < bytes) {
+		size_t cap = a == NULL ? ARENA_MIN : a->cap * 2;
+		if (cap > ARENA_STEP_MAX)
+			cap = ARENA_STEP_MAX;
+		if (cap < bytes)
+			cap = bytes;
+		if (cap > SIZE_MAX - sizeof *a)
+			return NULL;
+		a = malloc(sizeof *a + cap);
+		if (a == NULL)
+			return NULL;
+		a->next = *head;
+		a->used = 0;
+		a->cap = cap;
+		*head = a;
+	}
+	void *p = (char *)a->data + a->used;
+	a->used += bytes;
+	return p;
+}
+
+enum tok_status tok_splits_alloc(struct tok_splits *s, size_t len, struct tok_nstr *n)
+{
+	size_t text_bytes, bytes = block_bytes(len, &text_bytes);
+	char *block;
+
+	tok_nstr_init(n);
+	if (bytes == 0)
+		return TOK_ENOMEM;
+	block = arena_take(&s->arena, bytes);
+	if (block == NULL)
+		return TOK_ENOMEM;
+	memset(block, 0, text_bytes); /* the slack PCRE2's JIT may read */
+	n->s = block;
+	n->align = (struct tok_span *)(void *)(block + text_bytes);
+	n->cap = len;
+	n->borrowed = 1;
+	return TOK_OK;
+}
+
+void tok_splits_adopt(struct tok_splits *to, struct tok_splits *from)
+{
+	struct tok_arena *tail = from->arena;
+
+	if (tail == NULL)
+		return;
+	while (tail->next != NULL)
+		tail = tail->next;
+	tail->next = to->arena;
+	to->arena = from->arena;
+	from->arena = NULL;
+}
 
 void tok_splits_release(struct tok_splits *s)
 {
@@ -146,6 +242,7 @@ void tok_splits_release(struct tok_splits *s)
 	for (size_t i = 0; i < s->n; i++)
 		tok_nstr_release(&s->v[i].n);
 	free(s->v);
+	arena_free(s->arena);
 	memset(s, 0, sizeof *s);
 }
 
@@ -187,10 +284,10 @@ enum tok_status tok_splits_push_slice(struct tok_splits *s, const struct tok_nst
 {
 	struct tok_nstr piece;
 
-	tok_nstr_init(&piece);
-	if (tok_nstr_slice(n, from, to, &piece) != TOK_OK) {
-		tok_nstr_release(&piece);
+	if (tok_splits_alloc(s, to - from, &piece) != TOK_OK)
 		return TOK_ENOMEM;
-	}
+	memcpy(piece.s, n->s + from, to - from);
+	memcpy(piece.align, n->align + from, (to - from) * sizeof *piece.align);
+	piece.len = to - from;
 	return tok_splits_push(s, &piece, id);
 }

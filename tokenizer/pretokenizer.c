@@ -309,11 +309,8 @@ static enum tok_status emit_bytes(struct tok_splits *out, const struct tok_nstr 
 	 * of U+00A1..U+0143, two bytes of UTF-8 */
 	for (size_t i = from; i < to; i++)
 		size += (n->s[i] >= '!' && n->s[i] <= '~') ? 1 : 2;
-	tok_nstr_init(&mapped);
-	if (tok_nstr_reserve(&mapped, size) != TOK_OK) {
-		tok_nstr_release(&mapped);
+	if (tok_splits_alloc(out, size, &mapped) != TOK_OK)
 		return TOK_ENOMEM;
-	}
 	for (size_t i = from; i < to; i++) {
 		size_t len = tok_byte_to_char((uint8_t)n->s[i], mapped.s + mapped.len);
 		mapped.align[mapped.len] = n->align[i];
@@ -472,9 +469,10 @@ static enum tok_status pass(const struct tok_pretokenizer *p, int bert_pass, str
 			st = pre_one(p, bert_pass, m, &sp->n, c, &out);
 	}
 	if (st == TOK_OK) {
-		struct tok_splits t = *s;
+		tok_splits_adopt(&out, s); /* splits moved over may borrow from it */
+		struct tok_splits old = *s;
 		*s = out;
-		out = t;
+		out = old; /* released below, without the arena it gave away */
 	}
 	tok_splits_release(&out);
 	return st;

@@ -38,6 +38,7 @@ struct tok_nstr {
 	char *s;	       /* [len] valid UTF-8, not NUL-terminated */
 	struct tok_span *align; /* [len] */
 	size_t len, cap;
+	int borrowed; /* 1: s and align live in a tok_splits' arena, not owned */
 };
 
 void tok_nstr_init(struct tok_nstr *n);
@@ -62,17 +63,29 @@ struct tok_split {
 	int32_t id; /* -1: not yet tokenized */
 };
 
+struct tok_arena; /* nstr.c: blocks the splits of a list borrow their text from */
+
+/* Zero-initialized is empty. Releasing frees every split and the arena. */
 struct tok_splits {
 	struct tok_split *v; /* [n] */
 	size_t n, cap;
+	struct tok_arena *arena;
 };
 
 void tok_splits_release(struct tok_splits *s);
+/* n := an empty string of capacity len borrowed from s's arena (one arena
+ * block serves many splits: no allocation a split). n may then be written
+ * (s, align, len up to cap) and pushed to s, or released; growing it copies
+ * it out. It lives as long as s, or the list that adopts s's arena. */
+enum tok_status tok_splits_alloc(struct tok_splits *s, size_t len, struct tok_nstr *n);
+/* to takes over from's arena (from keeps its splits, which may borrow from
+ * it): for a pass that moves splits of one list into a new one. */
+void tok_splits_adopt(struct tok_splits *to, struct tok_splits *from);
 /* Appends a split taking n over (n is released and zeroed, on failure too). */
 enum tok_status tok_splits_push(struct tok_splits *s, struct tok_nstr *n, int32_t id);
 /* Makes room for `extra` more splits (growth doubles). */
 enum tok_status tok_splits_reserve(struct tok_splits *s, size_t extra);
-/* Appends a copy of n[from, to) as a split. */
+/* Appends a copy of n[from, to) as a split (borrowed from s's arena). */
 enum tok_status tok_splits_push_slice(struct tok_splits *s, const struct tok_nstr *n,
 				      size_t from, size_t to, int32_t id);
 
