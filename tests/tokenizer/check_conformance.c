@@ -229,6 +229,70 @@ START_TEST(test_fixture)
 }
 END_TEST
 
+/* A decoding-only case: {"decode_ids", "skip_special_tokens", "decoded"}. */
+static int check_decode(const struct tokenizer *t, json_t *c, struct buf *msg)
+{
+	json_t *ids = json_object_get(c, "decode_ids");
+	const char *want = json_string_value(json_object_get(c, "decoded"));
+	int skip = json_is_true(json_object_get(c, "skip_special_tokens"));
+	int32_t v[64];
+	struct buf dec;
+	int bad;
+
+	ck_assert_uint_le(json_array_size(ids), 64);
+	for (size_t i = 0; i < json_array_size(ids); i++)
+		v[i] = (int32_t)json_integer_value(json_array_get(ids, i));
+	buf_init(&dec, (size_t)1 << 20);
+	ck_assert_int_eq(tok_decode(t, v, json_array_size(ids), skip, &dec, NULL), TOK_OK);
+	buf_putc(&dec, '\0');
+	bad = want == NULL || strcmp(dec.data, want) != 0;
+	if (bad)
+		buf_printf(msg, "ids decoded as '%s', by hand '%s'\n", dec.data, want ? want : "(none)");
+	buf_release(&dec);
+	return bad;
+}
+
+/*
+ * The components transformers.js gets wrong (tests/data/tokenizers/README.md
+ * lists how): synthetic/dev_*.json, with answers worked out by hand from
+ * Hugging Face's code and tests (synthetic/hand_cases.json).
+ */
+START_TEST(test_hand_cases)
+{
+	const char *dir = "tests/data/tokenizers/synthetic";
+	char path[512];
+	json_error_t jerr;
+	json_t *hand;
+	struct buf msg;
+	size_t failed = 0;
+
+	snprintf(path, sizeof path, "%s/hand_cases.json", dir);
+	hand = json_load_file(path, 0, &jerr);
+	ck_assert_msg(hand != NULL, "%s: %s", path, jerr.text);
+	ck_assert_uint_gt(json_array_size(hand), 0);
+	buf_init(&msg, (size_t)1 << 20);
+	for (size_t i = 0; i < json_array_size(hand); i++) {
+		json_t *c = json_array_get(hand, i);
+		const char *file = json_string_value(json_object_get(c, "file"));
+		struct tokenizer *t;
+		ck_assert_ptr_nonnull(file);
+		snprintf(path, sizeof path, "%s/%s", dir, file);
+		t = load_json(path);
+		ck_assert_msg(t != NULL, "cannot read %s", path);
+		if (json_object_get(c, "decode_ids") != NULL ? check_decode(t, c, &msg)
+							       : check_case(t, c, &msg)) {
+			buf_printf(&msg, "  (in %s)\n", file);
+			failed++;
+		}
+		tok_free(t);
+	}
+	buf_putc(&msg, '\0');
+	ck_assert_msg(failed == 0, "%zu hand case(s) differ:\n%s", failed, msg.data);
+	buf_release(&msg);
+	json_decref(hand);
+}
+END_TEST
+
 static Suite *conformance_suite(void)
 {
 	Suite *s = suite_create("tokenizer conformance");
@@ -236,6 +300,7 @@ static Suite *conformance_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_fixture, 0, (int)cases.n);
+	tcase_add_test(tc, test_hand_cases);
 	suite_add_tcase(s, tc);
 	return s;
 }
