@@ -145,7 +145,7 @@ void tok_added_free(struct tok_added_set *a);
 enum tok_status tok_added_split(const struct tok_added_set *a, int normalized,
 				struct tok_splits *s);
 
-/* ---- models (vocab.c, model.c, bpe.c, wordpiece.c, unigram.c) ----------- */
+/* ---- models (lookup.c, subword.c, bpe.c, wordpiece.c, unigram.c) ----------- */
 
 /* A map from strings to ids (open addressing over FNV-1a), built once. It
  * copies the keys' bytes: what is put may be freed afterwards. */
@@ -243,7 +243,7 @@ enum tok_status tok_model_tokenize_cached(const struct tok_model_rt *rt,
 					  struct tok_model_cache *c, const char *s, size_t len,
 					  struct tok_pieces *out);
 
-/* The three kinds, which model.c dispatches to; each as the three above. */
+/* The three kinds, which subword.c dispatches to; each as the three above. */
 struct tok_bpe;
 struct tok_wordpiece;
 struct tok_unigram;

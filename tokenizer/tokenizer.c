@@ -208,7 +208,7 @@ static struct tok_token token_at(const struct tokenizer *t, const struct tok_nst
 }
 
 /*
- * A text this long gets a word cache for its call (model.c's: about 256 KiB
+ * A text this long gets a word cache for its call (subword.c's: about 256 KiB
  * and what its words need), as a long text says most of its words again; a
  * short one would spend more on the cache than it saves.
  */
@@ -244,9 +244,10 @@ static enum tok_status model_tokens(const struct tokenizer *t, const struct tok_
 }
 
 /*
- * Byte offsets -> code point offsets. Offsets mostly rise, so one cursor
- * walks the text once; (0, 0) of an added special token leaves it alone, and
- * a step back (rare) counts again from the start.
+ * Byte offsets -> code point offsets. One cursor walks the text: offsets
+ * rise, but for steps back as short as the token just passed (the pieces of
+ * one character each span all of it), so the walk is linear. (0, 0) of an
+ * added special token leaves it alone.
  */
 struct cp_cursor {
 	const unsigned char *text;
@@ -255,10 +256,12 @@ struct cp_cursor {
 
 static size_t cp_at(struct cp_cursor *c, size_t byte)
 {
-	if (byte < c->byte)
-		c->byte = c->cp = 0;
 	for (; c->byte < byte; c->byte++)
 		c->cp += (c->text[c->byte] & 0xc0) != 0x80;
+	while (c->byte > byte) {
+		c->byte--;
+		c->cp -= (c->text[c->byte] & 0xc0) != 0x80;
+	}
 	return c->cp;
 }
 

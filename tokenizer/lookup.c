@@ -1,5 +1,5 @@
 /*
- * vocab.c: the models' lookup tables (stages.h, "models").
+ * lookup.c: the models' lookup tables (stages.h, "models").
  *
  *   tok_vocab   strings -> ids: open addressing with linear probing over a
  *               power-of-two array of 16-byte slots, FNV-1a hashes, the

@@ -1,5 +1,5 @@
 /*
- * model.c: a built model of any kind (stages.h, "models"): the dispatch to
+ * subword.c: a built model of any kind (stages.h, "models"): the dispatch to
  * bpe.c, wordpiece.c and unigram.c, and the list of pieces they append to.
  *
  * Ownership: tok_model_build returns a model the caller frees with
