@@ -4,17 +4,27 @@
  * (White_Space, is_numeric, to_lowercase), unicode_categories (is_other,
  * is_punctuation) and the \w of its regex engines.
  *
- * Normalization with alignments (tok_uc_normalize): Hugging Face maps each
- * output character to one input character; here the text is cut into
- * segments that normalize independently, and a segment's output carries the
- * union of its spans. A segment is a character and every following one that
- * may reorder or compose with it: a non-starter (canonical combining class
- * not 0, or a decomposition that begins with one), or one of the few starters
- * that compose with the starter before them (Hangul vowels and trailing
- * consonants, some Indic length marks). A segment is cut after
- * SEGMENT_MAX characters so that a run of a million combining marks costs
- * linear time (the Stream-Safe Text Format of UAX #15 allows 30; text beyond
- * that is not normalized as one piece, which only adversarial text notices).
+ * Normalization with alignments (tok_uc_normalize), as Hugging Face's
+ * NormalizedString over unicode-normalization-alignments: every code point
+ * carries the span of the character it came from through decomposition,
+ * canonical ordering and composition, and a composite keeps the span of its
+ * starter (the characters composed into it are removed). So NFD gives both
+ * parts of 'é' its span, NFC of "e\u0301" gives 'é' the span of 'e', and
+ * text already in the form keeps every span. Reordered marks keep their own
+ * spans (HF assigns them by position; only text whose marks are out of
+ * canonical order can tell).
+ *
+ * The algorithm is UAX #15's, run per segment: a character and every
+ * following one that may reorder or compose with it, that is a non-starter
+ * (canonical combining class not 0, or a decomposition that begins with
+ * one), or one of the few starters that compose with the starter before
+ * them (Hangul vowels and trailing consonants, some Indic length marks).
+ * Decompositions and pair compositions come from utf8proc; check_text
+ * compares the text with utf8proc_map's on random strings. A segment is cut
+ * after SEGMENT_MAX characters so that a run of a million combining marks
+ * costs linear time (the Stream-Safe Text Format of UAX #15 allows 30; text
+ * beyond that is not normalized as one piece, which only adversarial text
+ * notices).
  */
 #include "unicode.h"
 
@@ -22,7 +32,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-enum { SEGMENT_MAX = 64, SCRATCH_CPS = 512 };
+enum { SEGMENT_MAX = 64, DECOMP_MAX = 32 }; /* the longest decomposition is 18 */
 
 int32_t tok_uc_decode(const char *s, size_t n, size_t *clen)
 {
@@ -131,6 +141,14 @@ int tok_uc_is_mn(int32_t cp)
 	return cp >= 0x300 && category(cp) == UTF8PROC_CATEGORY_MN;
 }
 
+int tok_uc_is_mark(int32_t cp)
+{
+	if (cp < 0x300)
+		return 0;
+	utf8proc_category_t c = category(cp);
+	return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME;
+}
+
 int tok_uc_is_bert_control(int32_t cp)
 {
 	if (cp == '\t' || cp == '\n' || cp == '\r')
@@ -235,49 +253,87 @@ static size_t segment_len(const struct tok_nstr *in, size_t at, utf8proc_option_
 	return end - at;
 }
 
-static struct tok_span segment_span(const struct tok_nstr *in, size_t at, size_t len)
-{
-	struct tok_span sp = in->align[at];
-
-	for (size_t i = at + 1; i < at + len; i++) {
-		if (in->align[i].start < sp.start)
-			sp.start = in->align[i].start;
-		if (in->align[i].end > sp.end)
-			sp.end = in->align[i].end;
-	}
-	return sp;
-}
-
-/* A growable code point buffer: a stack array first, the heap past it. */
-struct cps {
-	utf8proc_int32_t *v;
-	size_t cap;
-	utf8proc_int32_t local[SCRATCH_CPS];
+/* One code point on its way through a segment, with the span of the
+ * character it came from. */
+struct ucp {
+	int32_t c;
+	int ccc;
+	struct tok_span sp;
 };
 
-/* Normalizes one segment into *bytes (inside c) and returns its byte length,
- * or -1 when memory runs out. */
-static utf8proc_ssize_t normalize_segment(struct cps *c, const char *seg, size_t len,
-					  utf8proc_option_t opts)
+/* The segment's code points, fully decomposed, each with its character's
+ * span, into u[0, *n) (room for SEGMENT_MAX * DECOMP_MAX). */
+static void decompose_segment(const struct tok_nstr *in, size_t at, size_t len,
+			      utf8proc_option_t opts, struct ucp *u, size_t *n)
 {
-	utf8proc_ssize_t n;
+	utf8proc_option_t dopts = (opts & UTF8PROC_COMPAT) | UTF8PROC_DECOMPOSE;
 
-	for (;;) {
-		n = utf8proc_decompose((const utf8proc_uint8_t *)seg, (utf8proc_ssize_t)len, c->v,
-				       (utf8proc_ssize_t)c->cap, opts);
-		if (n < 0)
-			return -1;
-		if ((size_t)n <= c->cap)
-			break;
-		utf8proc_int32_t *bigger = malloc((size_t)n * sizeof *bigger);
-		if (bigger == NULL)
-			return -1;
-		if (c->v != c->local)
-			free(c->v);
-		c->v = bigger;
-		c->cap = (size_t)n;
+	*n = 0;
+	for (size_t i = at; i < at + len;) {
+		utf8proc_int32_t d[DECOMP_MAX];
+		int boundclass = 0;
+		size_t clen;
+		int32_t cp = tok_uc_decode(in->s + i, at + len - i, &clen);
+		utf8proc_ssize_t k = utf8proc_decompose_char(cp, d, DECOMP_MAX, dopts, &boundclass);
+		if (k <= 0 || k > DECOMP_MAX) { /* cannot happen: keep the character */
+			d[0] = cp;
+			k = 1;
+		}
+		for (utf8proc_ssize_t j = 0; j < k; j++)
+			u[(*n)++] = (struct ucp){d[j], utf8proc_get_property(d[j])->combining_class,
+						 in->align[i]};
+		i += clen;
 	}
-	return utf8proc_reencode(c->v, n, opts);
+}
+
+/* Canonical ordering (UAX #15 D108): a stable sort of each run of
+ * non-starters by combining class; spans go with their code points. */
+static void canonical_order(struct ucp *u, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && u[j].ccc != 0 && u[j - 1].ccc > u[j].ccc; j--) {
+			struct ucp t = u[j];
+			u[j] = u[j - 1];
+			u[j - 1] = t;
+		}
+}
+
+/* The primary composite of <l, c>, or 0: utf8proc composes the pair. */
+static int32_t compose_pair(int32_t l, int32_t c)
+{
+	utf8proc_int32_t b[2] = {l, c};
+
+	return utf8proc_normalize_utf32(b, 2, UTF8PROC_STABLE | UTF8PROC_COMPOSE) == 1 ? b[0] : 0;
+}
+
+/* Canonical composition (UAX #15 D117): a code point not blocked from the
+ * last starter that composes with it turns the starter into the composite,
+ * which keeps the starter's span (as Hugging Face: the composite replaces
+ * the first character, the others are removed). */
+static void compose(struct ucp *u, size_t *n)
+{
+	size_t w = 0, starter = 0;
+	int have_starter = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		struct ucp x = u[i];
+		if (have_starter) {
+			const struct ucp *before = &u[w - 1];
+			int blocked = w - 1 != starter && (before->ccc == 0 || before->ccc >= x.ccc);
+			int32_t p = blocked ? 0 : compose_pair(u[starter].c, x.c);
+			if (p != 0) {
+				u[starter].c = p;
+				u[starter].ccc = utf8proc_get_property(p)->combining_class;
+				continue;
+			}
+		}
+		if (x.ccc == 0) {
+			starter = w;
+			have_starter = 1;
+		}
+		u[w++] = x;
+	}
+	*n = w;
 }
 
 enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form form,
@@ -285,10 +341,8 @@ enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form for
 {
 	utf8proc_option_t opts = form_options(form);
 	enum tok_status st = TOK_OK;
-	struct cps c;
+	struct ucp *u = NULL;
 
-	c.v = c.local;
-	c.cap = SCRATCH_CPS;
 	out->len = 0;
 	for (size_t at = 0; at < in->len && st == TOK_OK;) {
 		/* ASCII followed by ASCII (or the end) is its own normal form */
@@ -298,22 +352,22 @@ enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form for
 			at++;
 			continue;
 		}
-		size_t len = segment_len(in, at, opts);
-		struct tok_span sp = segment_span(in, at, len);
-		utf8proc_ssize_t nb = normalize_segment(&c, in->s + at, len, opts);
-		if (nb < 0) {
-			st = TOK_ENOMEM;
-			break;
+		if (u == NULL) {
+			u = malloc((size_t)SEGMENT_MAX * DECOMP_MAX * sizeof *u);
+			if (u == NULL)
+				return TOK_ENOMEM;
 		}
-		const char *bytes = (const char *)c.v;
-		for (size_t i = 0; i < (size_t)nb && st == TOK_OK;) {
-			size_t cl = tok_uc_len((unsigned char)bytes[i]);
-			st = tok_nstr_push(out, bytes + i, cl, sp);
-			i += cl;
+		size_t len = segment_len(in, at, opts), n;
+		decompose_segment(in, at, len, opts, u, &n);
+		canonical_order(u, n);
+		if (opts & UTF8PROC_COMPOSE)
+			compose(u, &n);
+		for (size_t i = 0; i < n && st == TOK_OK; i++) {
+			char b[4];
+			st = tok_nstr_push(out, b, tok_uc_encode(u[i].c, b), u[i].sp);
 		}
 		at += len;
 	}
-	if (c.v != c.local)
-		free(c.v);
+	free(u);
 	return st;
 }

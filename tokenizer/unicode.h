@@ -35,8 +35,11 @@ int tok_uc_is_word(int32_t cp);
 int tok_uc_is_numeric(int32_t cp);
 /* HF is_bert_punc: ASCII punctuation or a P* category. */
 int tok_uc_is_punct(int32_t cp);
-/* Mn, a nonspacing mark (what StripAccents removes). */
+/* Mn, a nonspacing mark (what BertNormalizer's strip_accents removes). */
 int tok_uc_is_mn(int32_t cp);
+/* M*, any mark: unicode-normalization's is_combining_mark (what the
+ * StripAccents normalizer removes). */
+int tok_uc_is_mark(int32_t cp);
 /* BertNormalizer's is_control: Cc, Cf, Cn, Co, Cs, but not \t \n \r. */
 int tok_uc_is_bert_control(int32_t cp);
 /* BertNormalizer's is_chinese_char: the CJK ideograph blocks HF lists. */
@@ -49,12 +52,11 @@ size_t tok_uc_lower(int32_t cp, int32_t out[2]);
 enum tok_uc_form { TOK_UC_NFC, TOK_UC_NFD, TOK_UC_NFKC, TOK_UC_NFKD };
 
 /*
- * out := in in normalization form `form`, with alignments: the text is cut
- * into segments that normalize independently (a starter and the characters
- * that may combine with it), and every character a segment becomes carries
- * the union of the segment's spans. So a decomposed character's parts keep
- * its span, and a composition of several characters spans them all.
- * out must be initialized (its contents are replaced); in is not changed.
+ * out := in in normalization form `form`, with alignments as Hugging Face's:
+ * each character keeps the span of the character it came from (both parts
+ * of a decomposed 'é' span it), and a composite the span of its starter
+ * (NFC of "e\u0301": 'é' spans the 'e'). out must be initialized (its
+ * contents are replaced); in is not changed.
  */
 enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form form,
 				 struct tok_nstr *out);

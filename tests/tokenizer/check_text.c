@@ -6,9 +6,10 @@
  * where it has them (pre_tokenizers/{byte_level,split,metaspace,whitespace,
  * bert,punctuation,digits}.rs), else derived from its code.
  *
- *   normalizers   the alignments after each normalizer: NFC of "e\u0301" is
- *                 one character spanning both, NFD and NFKC split a span,
- *                 Hangul jamo compose; Lowercase 'İ' -> "i̇"; Prepend,
+ *   normalizers   the alignments after each normalizer, as HF's: NFC of
+ *                 "e\u0301" is one character with the span of 'e', NFD and
+ *                 NFKC give every part the span, Hangul jamo compose; the
+ *                 four forms' text against utf8proc_map on random strings; Lowercase 'İ' -> "i̇"; Prepend,
  *                 Replace (content takes the match's last span: a run of
  *                 spaces collapsed keeps its last), Strip;
  *                 BertNormalizer on "Héllo 你好\tX"
@@ -28,9 +29,11 @@
  *                 emoji in light mode (tests/lib/light.h)
  */
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "tests/lib/light.h"
 #include "tests/lib/suite_main.h"
@@ -148,19 +151,79 @@ START_TEST(unicode_forms_keep_spans)
 	struct tok_normalizer nfc = {.kind = TOK_NORM_NFC}, nfd = {.kind = TOK_NORM_NFD};
 	struct tok_normalizer nfkc = {.kind = TOK_NORM_NFKC}, nfkd = {.kind = TOK_NORM_NFKD};
 
-	/* composition spans all it composes */
-	check_norm(&nfc, "xe\xcc\x81y", "x\xc3\xa9y", SPANS(0, 1, 1, 4, 4, 5), 3);
+	/* a composite keeps its starter's span (HF: the rest are removed) */
+	check_norm(&nfc, "xe\xcc\x81y", "x\xc3\xa9y", SPANS(0, 1, 1, 2, 4, 5), 3);
+	/* text in the form keeps every span */
+	check_norm(&nfd, "e\xcc\x81", "e\xcc\x81", SPANS(0, 1, 1, 3), 2);
 	/* a decomposed character's parts keep its span */
 	check_norm(&nfd, "\xc3\xa9!", "e\xcc\x81!", SPANS(0, 2, 0, 2, 2, 3), 3);
 	check_norm(&nfkc, "\xef\xac\x81x", "fix", SPANS(0, 3, 0, 3, 3, 4), 3);
 	check_norm(&nfkd, "\xe2\x91\xa0", "1", SPANS(0, 3), 1);
-	/* Hangul L V T jamo compose to one syllable */
-	check_norm(&nfc, "\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab", "\xed\x95\x9c", SPANS(0, 9), 1);
+	/* Hangul L V T jamo compose to one syllable, spanning the L */
+	check_norm(&nfc, "\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab", "\xed\x95\x9c", SPANS(0, 3), 1);
 	check_norm(&nfd, "\xed\x95\x9c", "\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab",
 		   SPANS(0, 3, 0, 3, 0, 3), 3);
-	/* canonical order: dot below (220) moves before acute (230) */
-	check_norm(&nfd, "a\xcc\x81\xcc\xa3", "a\xcc\xa3\xcc\x81", SPANS(0, 5, 0, 5, 0, 5), 3);
+	/* canonical order: dot below (220) moves before acute (230), each
+	 * mark with its own span; NFC then composes the first of them */
+	check_norm(&nfd, "a\xcc\x81\xcc\xa3", "a\xcc\xa3\xcc\x81", SPANS(0, 1, 3, 5, 1, 3), 3);
+	check_norm(&nfc, "a\xcc\x81\xcc\xa3", "\xe1\xba\xa1\xcc\x81", SPANS(0, 1, 1, 3), 2);
 	check_norm(&nfc, "", "", NULL, 0);
+}
+END_TEST
+
+/* The forms' text against utf8proc_map's (the naive twin) on seeded
+ * random strings of characters that decompose, compose, reorder and
+ * conjoin: ASCII, precomposed and combining Latin, marks of several
+ * classes, Hangul syllables and jamo, compatibility characters, CJK. */
+START_TEST(unicode_forms_match_utf8proc)
+{
+	static const int32_t pool[] = {
+		'a', 'e', 'o', 'A', ' ', '1', 0xE9, 0xC5, 0x1E69, 0x1EA1, 0x301, 0x300, 0x323,
+		0x327, 0x308, 0x345, 0x5B0, 0x93C, 0x94D, 0x3099, 0x309A, 0x304B, 0x30AB,
+		0xFF76, 0xFF9E, 0xAC00, 0xD55C, 0x1100, 0x1161, 0x11A8, 0x3131, 0xFB01,
+		0x2460, 0xBD, 0x2126, 0x212B, 0x1E9B, 0xF900, 0x4E00, 0x1F468, 0x200D,
+		0x0B47, 0x0B3E, 0x0F73, 0x0344, 0xFDFA, 0x2FA1D};
+	static const struct {
+		struct tok_normalizer spec;
+		utf8proc_option_t opts;
+	} forms[] = {
+		{{.kind = TOK_NORM_NFC}, UTF8PROC_STABLE | UTF8PROC_COMPOSE},
+		{{.kind = TOK_NORM_NFD}, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE},
+		{{.kind = TOK_NORM_NFKC}, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT},
+		{{.kind = TOK_NORM_NFKD}, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT},
+	};
+	uint64_t seed = 0x9E3779B97F4A7C15ull;
+	size_t npool = sizeof pool / sizeof pool[0];
+
+	for (int round = 0; round < 2000; round++) {
+		char text[200];
+		size_t len = 0, chars = 1 + round % 24;
+		for (size_t i = 0; i < chars; i++) {
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			len += (size_t)utf8proc_encode_char(pool[seed % npool],
+							    (utf8proc_uint8_t *)text + len);
+		}
+		for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+			utf8proc_uint8_t *want = NULL;
+			utf8proc_ssize_t wl = utf8proc_map((const utf8proc_uint8_t *)text,
+							   (utf8proc_ssize_t)len, &want, forms[f].opts);
+			struct tok_nstr n;
+			ck_assert_int_gt(wl, -1);
+			tok_nstr_init(&n);
+			ck_assert_int_eq(tok_nstr_from_text(&n, text, len), TOK_OK);
+			ck_assert_int_eq(tok_normalize(&forms[f].spec, &n), TOK_OK);
+			ck_assert_msg(n.len == (size_t)wl && memcmp(n.s, want, n.len) == 0,
+				      "round %d form %zu: '%.*s' -> '%.*s', utf8proc '%s'", round, f,
+				      (int)len, text, (int)n.len, n.s, (const char *)want);
+			/* every byte spans a character of the text */
+			for (size_t i = 0; i < n.len; i++)
+				ck_assert(n.align[i].start < n.align[i].end && n.align[i].end <= len);
+			tok_nstr_release(&n);
+			free(want);
+		}
+	}
 }
 END_TEST
 
@@ -174,6 +237,9 @@ START_TEST(lowercase_and_accents)
 	/* per character, as HF: no final sigma (JavaScript's toLowerCase has it) */
 	check_norm(&low, "\xce\x9f\xce\xa3", "\xce\xbf\xcf\x83", SPANS(0, 2, 2, 4), 2);
 	check_norm(&acc, "e\xcc\x81x", "ex", SPANS(0, 1, 3, 4), 2);
+	/* StripAccents drops spacing marks too (is_combining_mark: M*), as
+	 * the Devanagari vowel sign U+093E (Mc) */
+	check_norm(&acc, "\xe0\xa4\x95\xe0\xa4\xbe", "\xe0\xa4\x95", SPANS(0, 3), 1);
 }
 END_TEST
 
@@ -238,6 +304,9 @@ START_TEST(bert_normalizer)
 	keep.lowercase = 0;
 	keep.strip_accents = 1;
 	check_norm(&keep, "\xc3\x89" "a", "Ea", SPANS(0, 2, 2, 3), 2);
+	/* BERT's strip_accents drops Mn only: the Mc vowel sign stays */
+	check_norm(&keep, "\xe0\xa4\x95\xe0\xa4\xbe", "\xe0\xa4\x95\xe0\xa4\xbe",
+		   SPANS(0, 3, 3, 6), 2);
 }
 END_TEST
 
@@ -818,6 +887,7 @@ static Suite *text_suite(void)
 	TCase *lin = tcase_create("linear");
 
 	tcase_add_test(norm, unicode_forms_keep_spans);
+	tcase_add_test(norm, unicode_forms_match_utf8proc);
 	tcase_add_test(norm, lowercase_and_accents);
 	tcase_add_test(norm, prepend_replace_strip);
 	tcase_add_test(norm, bert_normalizer);
