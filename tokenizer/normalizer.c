@@ -111,6 +111,17 @@ static enum tok_status drop_mn_char(const struct tok_normalizer *spec, int32_t c
 	return tok_uc_is_mn(cp) ? TOK_OK : push_cp(out, cp, sp);
 }
 
+/* StripAccents (normalizers/strip.rs) drops every mark, spacing ones too
+ * (is_combining_mark); BERT's strip_accents only the nonspacing ones. */
+static enum tok_status drop_mark_char(const struct tok_normalizer *spec, int32_t cp,
+				      struct tok_span sp, struct tok_span before,
+				      struct tok_nstr *out)
+{
+	(void)spec;
+	(void)before;
+	return tok_uc_is_mark(cp) ? TOK_OK : push_cp(out, cp, sp);
+}
+
 /* BERT's clean_text: drop NUL, U+FFFD and controls; whitespace -> ' '. */
 static enum tok_status clean_char(const struct tok_normalizer *spec, int32_t cp,
 				  struct tok_span sp, struct tok_span before, struct tok_nstr *out)
@@ -304,7 +315,7 @@ enum tok_status tok_normalize(const struct tok_normalizer *spec, struct tok_nstr
 	case TOK_NORM_LOWERCASE:
 		return map_chars(n, (struct char_step){lower_char, spec});
 	case TOK_NORM_STRIP_ACCENTS:
-		return map_chars(n, (struct char_step){drop_mn_char, spec});
+		return map_chars(n, (struct char_step){drop_mark_char, spec});
 	case TOK_NORM_BERT:
 		return bert(spec, n);
 	case TOK_NORM_PREPEND:
