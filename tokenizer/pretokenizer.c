@@ -279,16 +279,22 @@ static enum tok_status emit_slice(struct tok_splits *out, const struct tok_nstr 
 	return tok_splits_push_slice(out, n, from, to, -1);
 }
 
-/* Cuts n by finder and behavior and emits what is kept, in order. */
+/* Cuts n by finder and behavior and emits what is kept, in order (room
+ * made for them first: the list grown once, not doubled and copied). */
 static enum tok_status split_by(const struct finder *f, int invert, enum tok_split_behavior b,
 				const struct tok_nstr *n, struct cuts *c, emit_fn emit,
 				struct tok_splits *out)
 {
 	enum tok_status st = find_cuts(f, invert, n->s, n->len, c);
+	size_t kept = 0;
 
 	if (st != TOK_OK)
 		return st;
 	split_fold(c, b);
+	for (size_t i = 0; i < c->n; i++)
+		kept += !c->v[i].flag && c->v[i].end > c->v[i].start;
+	if (tok_splits_reserve(out, kept) != TOK_OK)
+		return TOK_ENOMEM;
 	for (size_t i = 0; i < c->n && st == TOK_OK; i++)
 		if (!c->v[i].flag && c->v[i].end > c->v[i].start)
 			st = emit(out, n, c->v[i].start, c->v[i].end);
@@ -353,10 +359,6 @@ static enum tok_status byte_level(const struct tok_pretokenizer *p, struct tok_m
 		return st;
 	if (!p->use_regex || f.re == NULL)
 		return n->len > 0 ? emit_bytes(out, n, 0, n->len) : TOK_OK;
-	/* English comes to a word in four or five bytes: room for about that
-	 * many at once, rather than doubling up to it */
-	if (tok_splits_reserve(out, n->len / 4) != TOK_OK)
-		return TOK_ENOMEM;
 	return split_by(&f, 0, TOK_SPLIT_ISOLATED, n, c, emit_bytes, out);
 }
 
