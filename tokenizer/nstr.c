@@ -114,6 +114,8 @@ enum tok_status tok_nstr_push(struct tok_nstr *n, const char *c, size_t clen, st
 enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t len)
 {
 	n->len = 0;
+	if (len == 0)
+		return TOK_OK; /* (n->s may be NULL: no memcpy) */
 	if (tok_nstr_reserve(n, len) != TOK_OK)
 		return TOK_ENOMEM;
 	memcpy(n->s, text, len);
@@ -286,8 +288,10 @@ enum tok_status tok_splits_push_slice(struct tok_splits *s, const struct tok_nst
 
 	if (tok_splits_alloc(s, to - from, &piece) != TOK_OK)
 		return TOK_ENOMEM;
-	memcpy(piece.s, n->s + from, to - from);
-	memcpy(piece.align, n->align + from, (to - from) * sizeof *piece.align);
+	if (to > from) {
+		memcpy(piece.s, n->s + from, to - from);
+		memcpy(piece.align, n->align + from, (to - from) * sizeof *piece.align);
+	}
 	piece.len = to - from;
 	return tok_splits_push(s, &piece, id);
 }
