@@ -67,14 +67,14 @@ enum tok_status tok_strs_push(struct tok_strs *s, const char *p, size_t len)
 		s->len = l;
 		s->cap = cap;
 	}
-	if (len == SIZE_MAX)
+	/* NUL-terminated, and zeroed past that as a regex subject wants */
+	if (len > SIZE_MAX - TOK_SUBJECT_SLACK)
 		return TOK_ENOMEM;
-	c = malloc(len + 1);
+	c = calloc(1, len + TOK_SUBJECT_SLACK);
 	if (c == NULL)
 		return TOK_ENOMEM;
 	if (len > 0)
 		memcpy(c, p, len);
-	c[len] = '\0';
 	s->v[s->n] = c;
 	s->len[s->n] = len;
 	s->n++;

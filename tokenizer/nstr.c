@@ -44,7 +44,7 @@ void tok_nstr_release(struct tok_nstr *n)
  * the block and initialized, they are no read of another object or of
  * undefined memory, so valgrind stays quiet about matching.
  */
-enum { SLACK = 16 };
+enum { SLACK = TOK_SUBJECT_SLACK };
 
 /* The bytes of a block for cap bytes of text: the text and its slack,
  * rounded up to keep the spans after it aligned, then the spans; 0 when

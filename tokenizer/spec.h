@@ -38,7 +38,7 @@ enum tok_norm_kind {
 	TOK_NORM_NFKC,
 	TOK_NORM_NFKD,
 	TOK_NORM_LOWERCASE,
-	TOK_NORM_STRIP_ACCENTS, /* removes combining marks (Mn); meant after NFD */
+	TOK_NORM_STRIP_ACCENTS, /* removes every mark (M*); meant after NFD */
 	TOK_NORM_BERT,
 	TOK_NORM_PREPEND,
 	TOK_NORM_REPLACE,

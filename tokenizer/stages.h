@@ -100,15 +100,19 @@ void tok_regex_free(struct tok_regex *re);
  * shared read-only by threads, so each call that matches makes one of these
  * and uses it for all its matches. NULL when memory runs out. */
 struct tok_match *tok_match_new(void);
+
+/* The zeroed bytes a subject of tok_regex_next keeps after its end. */
+#define TOK_SUBJECT_SLACK 16
 void tok_match_free(struct tok_match *m);
 
 /* The next match in s[0, len) (valid UTF-8) at or after byte `from` (a
  * character boundary): TOK_OK with [*mstart, *mend), TOK_EINVAL when there
  * is none, TOK_ENOMEM when PCRE2 gives up (a match or depth limit). Empty
  * matches are skipped (their matches never cut a split in Hugging Face).
- * PCRE2's JIT may load up to 16 bytes past s + len (masked off): a tok_nstr
- * keeps that much zeroed slack; another subject without it is correct but
- * makes valgrind report a branch on undefined bytes. */
+ * PCRE2's JIT may load up to TOK_SUBJECT_SLACK bytes past s + len (masked
+ * off): a tok_nstr and a tok_strs string keep that much zeroed slack; another
+ * subject without it is correct but makes valgrind report a branch on
+ * undefined bytes. */
 enum tok_status tok_regex_next(const struct tok_regex *re, struct tok_match *m, const char *s,
 			       size_t len, size_t from, size_t *mstart, size_t *mend);
 
@@ -292,7 +296,7 @@ enum tok_status tok_post_check(const struct tok_post *p, char *err, size_t errle
 
 /* A list of strings that decoders rewrite, as Hugging Face's decode_chain. */
 struct tok_strs {
-	char **v;   /* [n] malloc'd, NUL-terminated (pieces may hold raw bytes) */
+	char **v;   /* [n] malloc'd, NUL-terminated, TOK_SUBJECT_SLACK zeroed bytes past len */
 	size_t *len; /* [n] */
 	size_t n, cap;
 };
