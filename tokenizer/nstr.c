@@ -120,6 +120,11 @@ enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t 
 		return TOK_ENOMEM;
 	memcpy(n->s, text, len);
 	for (size_t i = 0; i < len;) {
+		if ((unsigned char)text[i] < 0x80) { /* ASCII: a byte a character */
+			n->align[i] = (struct tok_span){ i, i + 1 };
+			i++;
+			continue;
+		}
 		size_t clen = tok_uc_len((unsigned char)text[i]);
 		if (clen > len - i)
 			clen = len - i;

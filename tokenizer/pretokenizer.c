@@ -318,7 +318,13 @@ static enum tok_status emit_bytes(struct tok_splits *out, const struct tok_nstr 
 	if (tok_splits_alloc(out, size, &mapped) != TOK_OK)
 		return TOK_ENOMEM;
 	for (size_t i = from; i < to; i++) {
-		size_t len = tok_byte_to_char((uint8_t)n->s[i], mapped.s + mapped.len);
+		uint8_t b = (uint8_t)n->s[i];
+		if (b >= '!' && b <= '~') { /* most of a text: the byte itself */
+			mapped.s[mapped.len] = (char)b;
+			mapped.align[mapped.len++] = n->align[i];
+			continue;
+		}
+		size_t len = tok_byte_to_char(b, mapped.s + mapped.len);
 		mapped.align[mapped.len] = n->align[i];
 		if (len == 2)
 			mapped.align[mapped.len + 1] = n->align[i];
