@@ -40,7 +40,7 @@
 #include "common/utf8.h"
 
 #define WORD_STACK 64
-#define NONE SIZE_MAX
+#define NONE UINT32_MAX
 /* Direct tables for what most words are made of: characters below U+0800
  * (all of a byte-level alphabet) and merges of two ids below 256 (where
  * byte-level vocabularies put that alphabet), so that their lookups stay
@@ -65,12 +65,15 @@ struct tok_bpe {
 	int fuse_unk, byte_fallback, ignore_merges;
 };
 
-/* One symbol of a word being merged. Removed symbols have len 0. */
+/* One symbol of a word being merged. Removed symbols have len 0. A word
+ * is below 4 GiB (tok_bpe_tokenize refuses longer), so 32 bits hold every
+ * length and index: 24 bytes a symbol, which a long word has one of per
+ * character. */
 struct sym {
 	int32_t id;
-	struct merge pair; /* its merge with the next symbol as they are now */
-	size_t len;	   /* bytes of the word it covers */
-	size_t prev, next; /* indexes, NONE at the ends */
+	struct merge pair;   /* its merge with the next symbol as they are now */
+	uint32_t len;	     /* bytes of the word it covers */
+	uint32_t prev, next; /* indexes, NONE at the ends */
 };
 
 struct word {
@@ -343,11 +346,11 @@ static enum tok_status word_add(struct word *w, int32_t id, size_t len)
 		w->cap = cap;
 	}
 	w->v[w->n].id = id;
-	w->v[w->n].len = len;
-	w->v[w->n].prev = w->n == 0 ? NONE : w->n - 1;
+	w->v[w->n].len = (uint32_t)len;
+	w->v[w->n].prev = w->n == 0 ? NONE : (uint32_t)(w->n - 1);
 	w->v[w->n].next = NONE;
 	if (w->n > 0)
-		w->v[w->n - 1].next = w->n;
+		w->v[w->n - 1].next = (uint32_t)w->n;
 	w->n++;
 	return TOK_OK;
 }
@@ -568,20 +571,26 @@ static size_t first_candidates(const struct tok_bpe *b, struct word *w, uint64_t
  * case in a long word of repeats, where each level of merges makes the next
  * in position order) and in a 4-ary heap otherwise. The lowest key of the
  * three heads is next. All three are sorted, so this is a priority queue.
+ *
+ * The FIFO and the heap share one array of 2 n keys: a word of n symbols
+ * makes fewer than n merges, each pushing at most two candidates, so the
+ * two together never hold more than 2 n. The heap grows up from the
+ * array's start, the FIFO down from its end:
+ *
+ *   [ heap h[0, nh) ->     free     <- FIFO (tail ... head] ]
  */
 struct cands {
 	const uint64_t *q;
 	size_t qi, nq;
-	uint64_t *fifo; /* [2 n] */
-	size_t fi, nf;
-	uint64_t *h; /* [2 n] */
+	uint64_t *h;		 /* heap: h[0, nh) */
 	size_t nh;
+	uint64_t *fhead, *ftail; /* FIFO: keys at [ftail, fhead), the next at fhead[-1] */
 };
 
 static void cands_push(struct cands *c, uint64_t k)
 {
-	if (c->nf == c->fi || k >= c->fifo[c->nf - 1])
-		c->fifo[c->nf++] = k;
+	if (c->ftail == c->fhead || k >= *c->ftail)
+		*--c->ftail = k; /* at or above the FIFO's last: it stays in order */
 	else
 		heap_push(c->h, &c->nh, k);
 }
@@ -596,8 +605,8 @@ static uint64_t cands_pop(struct cands *c, int *ok)
 		best = c->q[c->qi];
 		from = 0;
 	}
-	if (c->fi < c->nf && (from < 0 || c->fifo[c->fi] < best)) {
-		best = c->fifo[c->fi];
+	if (c->ftail < c->fhead && (from < 0 || c->fhead[-1] < best)) {
+		best = c->fhead[-1];
 		from = 1;
 	}
 	if (c->nh > 0 && (from < 0 || c->h[0] < best))
@@ -606,7 +615,7 @@ static uint64_t cands_pop(struct cands *c, int *ok)
 	if (from == 0)
 		return c->q[c->qi++];
 	if (from == 1)
-		return c->fifo[c->fi++];
+		return *--c->fhead;
 	return from == 2 ? heap_pop(c->h, &c->nh) : 0;
 }
 
@@ -626,9 +635,9 @@ static void word_merge(const struct tok_bpe *b, struct word *w, struct cands *c)
 	for (;;) {
 		int ok;
 		uint64_t top = cands_pop(c, &ok);
-		size_t pos = (size_t)(uint32_t)top;
+		uint32_t pos = (uint32_t)top;
 		struct sym *left;
-		size_t right;
+		uint32_t right;
 
 		if (!ok)
 			break;
@@ -673,19 +682,20 @@ static enum tok_status word_emit(const struct word *w, size_t len, struct tok_pi
 /* ---- the word ------------------------------------------------------------ */
 
 /* Merges the symbols of w: the candidate arrays on the stack for a short
- * word, else on the heap (q and tmp n keys each, the FIFO and heap 2 n). */
+ * word, else on the heap: q n keys, then 2 n that the radix sort uses (as
+ * tmp) before the heap and the FIFO share them (struct cands). */
 static enum tok_status merge_symbols(const struct tok_bpe *b, struct word *w)
 {
-	uint64_t stack[6 * WORD_STACK];
+	uint64_t stack[3 * WORD_STACK];
 	uint64_t *q = stack, *tmp = NULL;
 	size_t n = WORD_STACK;
 	struct cands c;
 
 	if (w->n > WORD_STACK) {
 		n = w->n;
-		if (n > UINT32_MAX || n > SIZE_MAX / 6 / sizeof *q)
+		if (n > UINT32_MAX || n > SIZE_MAX / 3 / sizeof *q)
 			return TOK_ENOMEM;
-		q = malloc(6 * n * sizeof *q);
+		q = malloc(3 * n * sizeof *q);
 		if (q == NULL)
 			return TOK_ENOMEM;
 		tmp = q + n;
@@ -693,10 +703,9 @@ static enum tok_status merge_symbols(const struct tok_bpe *b, struct word *w)
 	c.q = q;
 	c.qi = 0;
 	c.nq = first_candidates(b, w, q, tmp);
-	c.fifo = q + 2 * n;
-	c.fi = c.nf = 0;
-	c.h = q + 4 * n;
+	c.h = q + n;
 	c.nh = 0;
+	c.fhead = c.ftail = q + 3 * n;
 	word_merge(b, w, &c);
 	if (q != stack)
 		free(q);
@@ -714,6 +723,8 @@ enum tok_status tok_bpe_tokenize(const struct tok_bpe *b, const char *s, size_t 
 
 	if (len == 0)
 		return TOK_OK;
+	if (len > UINT32_MAX)
+		return TOK_ENOMEM; /* struct sym counts in 32 bits */
 	if (b->ignore_merges) {
 		int32_t id = tok_vocab_get(b->vocab, s, len);
 
