@@ -228,23 +228,14 @@ static enum tok_status prepend(const struct tok_normalizer *spec, struct tok_nst
 	if (n->len == 0 || spec->prepend == NULL || spec->prepend[0] == '\0')
 		return TOK_OK;
 	tok_nstr_init(&out);
-	st = push_text(&out, spec->prepend, strlen(spec->prepend), n->align[0]);
-	for (size_t i = 0; i < n->len && st == TOK_OK; i++)
-		st = tok_nstr_push(&out, n->s + i, 1, n->align[i]);
+	st = tok_nstr_reserve(&out, strlen(spec->prepend) + n->len);
+	if (st == TOK_OK)
+		st = push_text(&out, spec->prepend, strlen(spec->prepend), n->align[0]);
+	if (st == TOK_OK)
+		st = tok_nstr_append(&out, n, 0, n->len);
 	if (st == TOK_OK)
 		tok_nstr_swap(n, &out);
 	tok_nstr_release(&out);
-	return st;
-}
-
-/* Copies n[from, to) to out, alignments with it. */
-static enum tok_status copy_range(struct tok_nstr *out, const struct tok_nstr *n, size_t from,
-				  size_t to)
-{
-	enum tok_status st = TOK_OK;
-
-	for (size_t i = from; i < to && st == TOK_OK; i++)
-		st = tok_nstr_push(out, n->s + i, 1, n->align[i]);
 	return st;
 }
 
@@ -252,7 +243,7 @@ static enum tok_status replace(const struct tok_normalizer *spec, struct tok_nst
 {
 	struct tok_match *m;
 	struct tok_nstr out;
-	enum tok_status st = TOK_OK, found;
+	enum tok_status st = TOK_OK, found = TOK_EINVAL;
 	size_t at = 0, ms, me, clen = strlen(spec->content);
 
 	if (spec->pattern.re == NULL)
@@ -261,9 +252,10 @@ static enum tok_status replace(const struct tok_normalizer *spec, struct tok_nst
 	if (m == NULL)
 		return TOK_ENOMEM;
 	tok_nstr_init(&out);
+	st = tok_nstr_reserve(&out, n->len); /* the usual size: grows if a match adds */
 	while (st == TOK_OK &&
 	       (found = tok_regex_next(spec->pattern.re, m, n->s, n->len, at, &ms, &me)) == TOK_OK) {
-		st = copy_range(&out, n, at, ms);
+		st = tok_nstr_append(&out, n, at, ms);
 		if (st == TOK_OK)
 			st = push_text(&out, spec->content, clen, n->align[me - 1]);
 		at = me;
@@ -271,7 +263,7 @@ static enum tok_status replace(const struct tok_normalizer *spec, struct tok_nst
 	if (st == TOK_OK && found == TOK_ENOMEM)
 		st = TOK_ENOMEM;
 	if (st == TOK_OK)
-		st = copy_range(&out, n, at, n->len);
+		st = tok_nstr_append(&out, n, at, n->len);
 	if (st == TOK_OK)
 		tok_nstr_swap(n, &out);
 	tok_nstr_release(&out);

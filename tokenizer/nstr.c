@@ -91,19 +91,25 @@ enum tok_status tok_nstr_reserve(struct tok_nstr *n, size_t extra)
 	return nstr_grow_to(n, n->len + extra);
 }
 
+/* Room for extra more bytes, growing to at least double (amortized). */
+static enum tok_status nstr_fit(struct tok_nstr *n, size_t extra)
+{
+	size_t cap = n->cap < 8 ? 16 : n->cap;
+
+	if (extra <= n->cap - n->len)
+		return TOK_OK;
+	if (extra > SIZE_MAX - n->len || cap > SIZE_MAX / 2)
+		return TOK_ENOMEM;
+	cap *= 2;
+	if (cap < n->len + extra)
+		cap = n->len + extra;
+	return nstr_grow_to(n, cap);
+}
+
 enum tok_status tok_nstr_push(struct tok_nstr *n, const char *c, size_t clen, struct tok_span sp)
 {
-	if (clen > n->cap - n->len) {
-		/* amortized: at least double */
-		size_t cap = n->cap < 8 ? 16 : n->cap;
-		if (clen > SIZE_MAX - n->len || cap > SIZE_MAX / 2)
-			return TOK_ENOMEM;
-		cap *= 2;
-		if (cap < n->len + clen)
-			cap = n->len + clen;
-		if (nstr_grow_to(n, cap) != TOK_OK)
-			return TOK_ENOMEM;
-	}
+	if (nstr_fit(n, clen) != TOK_OK)
+		return TOK_ENOMEM;
 	memcpy(n->s + n->len, c, clen);
 	for (size_t i = 0; i < clen; i++)
 		n->align[n->len + i] = sp;
@@ -134,6 +140,19 @@ enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t 
 		i += clen;
 	}
 	n->len = len;
+	return TOK_OK;
+}
+
+enum tok_status tok_nstr_append(struct tok_nstr *out, const struct tok_nstr *n, size_t from,
+				size_t to)
+{
+	if (to <= from)
+		return TOK_OK;
+	if (nstr_fit(out, to - from) != TOK_OK)
+		return TOK_ENOMEM;
+	memcpy(out->s + out->len, n->s + from, to - from);
+	memcpy(out->align + out->len, n->align + from, (to - from) * sizeof *out->align);
+	out->len += to - from;
 	return TOK_OK;
 }
 

@@ -279,10 +279,19 @@ static enum tok_status emit_slice(struct tok_splits *out, const struct tok_nstr 
 	return tok_splits_push_slice(out, n, from, to, -1);
 }
 
+/* n uncut, as the one split it makes: taken over (n is left empty), not
+ * copied. */
+static enum tok_status emit_whole(struct tok_splits *out, struct tok_nstr *n)
+{
+	return tok_splits_push(out, n, -1);
+}
+
 /* Cuts n by finder and behavior and emits what is kept, in order (room
- * made for them first: the list grown once, not doubled and copied). */
+ * made for them first: the list grown once, not doubled and copied). A
+ * plain slice of all of n (a split the finder did not cut) is n itself,
+ * taken over rather than copied. */
 static enum tok_status split_by(const struct finder *f, int invert, enum tok_split_behavior b,
-				const struct tok_nstr *n, struct cuts *c, emit_fn emit,
+				struct tok_nstr *n, struct cuts *c, emit_fn emit,
 				struct tok_splits *out)
 {
 	enum tok_status st = find_cuts(f, invert, n->s, n->len, c);
@@ -293,6 +302,9 @@ static enum tok_status split_by(const struct finder *f, int invert, enum tok_spl
 	split_fold(c, b);
 	for (size_t i = 0; i < c->n; i++)
 		kept += !c->v[i].flag && c->v[i].end > c->v[i].start;
+	if (kept == 1 && c->n == 1 && c->v[0].start == 0 && c->v[0].end == n->len &&
+	    emit == emit_slice)
+		return emit_whole(out, n);
 	if (tok_splits_reserve(out, kept) != TOK_OK)
 		return TOK_ENOMEM;
 	for (size_t i = 0; i < c->n && st == TOK_OK; i++)
@@ -380,11 +392,15 @@ static enum tok_status replace_spaces(struct tok_nstr *n, const char *rep)
 	if (memchr(n->s, ' ', n->len) == NULL)
 		return TOK_OK;
 	tok_nstr_init(&out);
-	for (size_t i = 0; i < n->len && st == TOK_OK; i++) {
-		if (n->s[i] == ' ')
-			st = tok_nstr_push(&out, rep, rlen, n->align[i]);
-		else
-			st = tok_nstr_push(&out, n->s + i, 1, n->align[i]);
+	st = tok_nstr_reserve(&out, n->len); /* grows if rep is longer than ' ' */
+	for (size_t i = 0; i < n->len && st == TOK_OK;) {
+		const char *sp = memchr(n->s + i, ' ', n->len - i);
+		size_t at = sp == NULL ? n->len : (size_t)(sp - n->s);
+
+		st = tok_nstr_append(&out, n, i, at);
+		if (st == TOK_OK && at < n->len)
+			st = tok_nstr_push(&out, rep, rlen, n->align[at]);
+		i = at + 1;
 	}
 	if (st == TOK_OK)
 		tok_nstr_swap(n, &out);
@@ -415,7 +431,7 @@ static enum tok_status metaspace(const struct tok_pretokenizer *p, struct tok_ns
 	if (st != TOK_OK)
 		return st;
 	if (!p->split)
-		return n->len > 0 ? emit_slice(out, n, 0, n->len) : TOK_OK;
+		return n->len > 0 ? emit_whole(out, n) : TOK_OK;
 	return split_by(&f, 0, TOK_SPLIT_MERGED_WITH_NEXT, n, c, emit_slice, out);
 }
 
@@ -436,7 +452,7 @@ static enum tok_status pre_one(const struct tok_pretokenizer *p, int bert_pass,
 	case TOK_PRE_SPLIT:
 		f = (struct finder){.kind = FIND_REGEX, .re = p->pattern.re, .m = m};
 		if (f.re == NULL)
-			return emit_slice(out, n, 0, n->len);
+			return emit_whole(out, n);
 		return split_by(&f, p->invert, p->behavior, n, c, emit_slice, out);
 	case TOK_PRE_WHITESPACE:
 		f = (struct finder){.kind = FIND_WORD_RUNS};
@@ -459,7 +475,7 @@ static enum tok_status pre_one(const struct tok_pretokenizer *p, int bert_pass,
 	case TOK_PRE_SEQUENCE:
 		break; /* apply() walks a Sequence */
 	}
-	return emit_slice(out, n, 0, n->len);
+	return emit_whole(out, n);
 }
 
 /* One pre-tokenizer over every split: s is replaced by what it cuts. */

@@ -47,6 +47,10 @@ void tok_nstr_release(struct tok_nstr *n);
 enum tok_status tok_nstr_push(struct tok_nstr *n, const char *c, size_t clen, struct tok_span sp);
 /* n := the original text itself: byte i spans the whole character holding it. */
 enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t len);
+/* Appends n[from, to) (on character boundaries) to out, spans and all;
+ * out grows as with tok_nstr_push. out and n are different strings. */
+enum tok_status tok_nstr_append(struct tok_nstr *out, const struct tok_nstr *n, size_t from,
+				size_t to);
 /* out := n[from, to) (byte offsets on character boundaries). */
 enum tok_status tok_nstr_slice(const struct tok_nstr *n, size_t from, size_t to,
 			       struct tok_nstr *out);
