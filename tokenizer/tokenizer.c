@@ -295,9 +295,9 @@ enum tok_status tok_encode(const struct tokenizer *t, const char *text, size_t l
 	st = split_text(t, text, len, &splits);
 	if (st == TOK_OK)
 		st = model_tokens(t, &splits, len, &d);
+	tok_splits_release(&splits); /* before post-processing copies the draft */
 	if (st == TOK_OK && t->spec.post != NULL)
 		st = tok_post_apply(t->spec.post, t, text, len, add_special, &d);
-	tok_splits_release(&splits);
 	if (st != TOK_OK) {
 		free(d.v);
 		return st;
