@@ -122,19 +122,21 @@ enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t 
 	n->len = 0;
 	if (len == 0)
 		return TOK_OK; /* (n->s may be NULL: no memcpy) */
+	if (len > UINT32_MAX)
+		return TOK_ENOMEM; /* past what a span counts */
 	if (tok_nstr_reserve(n, len) != TOK_OK)
 		return TOK_ENOMEM;
 	memcpy(n->s, text, len);
 	for (size_t i = 0; i < len;) {
 		if ((unsigned char)text[i] < 0x80) { /* ASCII: a byte a character */
-			n->align[i] = (struct tok_span){ i, i + 1 };
+			n->align[i] = (struct tok_span){ (uint32_t)i, (uint32_t)(i + 1) };
 			i++;
 			continue;
 		}
 		size_t clen = tok_uc_len((unsigned char)text[i]);
 		if (clen > len - i)
 			clen = len - i;
-		struct tok_span sp = {i, i + clen};
+		struct tok_span sp = { (uint32_t)i, (uint32_t)(i + clen) };
 		for (size_t j = 0; j < clen; j++)
 			n->align[i + j] = sp;
 		i += clen;

@@ -23,9 +23,12 @@
 
 /* ---- normalized strings (nstr.c) ------------------------------------------ */
 
-/* A byte range of the original text, end exclusive. */
+/* A byte range of the original text, end exclusive. 32 bits each, as
+ * tok_encode refuses a text of 4 GiB or more: every byte of every copy of
+ * the text carries one, so 8 bytes rather than 16 halve the pipeline's
+ * memory and the traffic of copying it. */
 struct tok_span {
-	size_t start, end;
+	uint32_t start, end;
 };
 
 /*
@@ -45,7 +48,8 @@ void tok_nstr_init(struct tok_nstr *n);
 void tok_nstr_release(struct tok_nstr *n);
 /* Appends one character's bytes c[0..clen) with span sp (to every byte). */
 enum tok_status tok_nstr_push(struct tok_nstr *n, const char *c, size_t clen, struct tok_span sp);
-/* n := the original text itself: byte i spans the whole character holding it. */
+/* n := the original text itself: byte i spans the whole character holding
+ * it. TOK_ENOMEM for a text of 4 GiB or more (struct tok_span). */
 enum tok_status tok_nstr_from_text(struct tok_nstr *n, const char *text, size_t len);
 /* Appends n[from, to) (on character boundaries) to out, spans and all;
  * out grows as with tok_nstr_push. out and n are different strings. */

@@ -287,6 +287,8 @@ enum tok_status tok_encode(const struct tokenizer *t, const char *text, size_t l
 	enum tok_status st;
 
 	memset(enc, 0, sizeof *enc);
+	if (len > UINT32_MAX)
+		return TOK_ENOMEM; /* a span (stages.h) counts bytes in 32 bits */
 	if (bad < len) {
 		if (bad_byte != NULL)
 			*bad_byte = bad;
