@@ -117,11 +117,15 @@ enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, 
  * caller, one per call: open addressing over FNV-1a on the word, the words
  * and their pieces in two arenas. The slots double from CACHE_MIN up to
  * CACHE_MAX at load 1/2; words longer than CACHE_WORD are not kept; a full
- * cache starts over empty.
+ * cache starts over empty. CACHE_WORD is as long as Hugging Face's limit
+ * (it caches words below 256 characters): a model may see whole lines as
+ * words (Gemma 3, whose normalizer turns spaces into U+2581 so that its
+ * Split on " " finds none, while its added tokens cut at newlines), and a
+ * text repeats lines too.
  */
 #define CACHE_MIN 1024
 #define CACHE_MAX 32768
-#define CACHE_WORD 64
+#define CACHE_WORD 256
 
 struct cache_slot {
 	uint64_t hash;
