@@ -278,12 +278,33 @@ static void offsets_to_code_points(const char *text, struct tok_draft *d)
 	}
 }
 
+/* 1 when no byte of text[0, len) is above 0x7f, looked at 8 bytes a step:
+ * such a text is valid UTF-8 and its byte offsets are code point offsets,
+ * so tok_encode skips both walks that otherwise look at every byte. */
+static int all_ascii(const char *text, size_t len)
+{
+	const uint64_t high = 0x8080808080808080ull;
+	uint64_t acc = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, text + i, 8);
+		acc |= w;
+	}
+	for (; i < len; i++)
+		acc |= (unsigned char)text[i];
+	return (acc & high) == 0;
+}
+
 enum tok_status tok_encode(const struct tokenizer *t, const char *text, size_t len,
 			   int add_special, struct tok_encoding *enc, size_t *bad_byte)
 {
 	struct tok_splits splits = { 0 };
 	struct tok_draft d = { 0 };
-	size_t bad = utf8_check(text, len);
+	int ascii = all_ascii(text, len);
+	size_t bad = ascii ? len : utf8_check(text, len);
 	enum tok_status st;
 
 	memset(enc, 0, sizeof *enc);
@@ -304,7 +325,8 @@ enum tok_status tok_encode(const struct tokenizer *t, const char *text, size_t l
 		free(d.v);
 		return st;
 	}
-	offsets_to_code_points(text, &d);
+	if (!ascii)
+		offsets_to_code_points(text, &d);
 	enc->tokens = d.v;
 	enc->n = d.n;
 	return TOK_OK;
