@@ -173,8 +173,10 @@ static enum tok_status find_next(const struct finder *f, const char *s, size_t l
 
 /* ---- cuts and behaviors ------------------------------------------------------- */
 
+/* 32-bit offsets (find_cuts refuses a split of 4 GiB or more): a text cut
+ * into words has about two cuts a word, so they are 12 bytes, not 24. */
 struct cut {
-	size_t start, end;
+	uint32_t start, end;
 	int flag; /* while finding: a match; after folding: to be removed */
 };
 
@@ -195,7 +197,7 @@ static enum tok_status cuts_push(struct cuts *c, size_t start, size_t end, int f
 		c->v = v;
 		c->cap = cap;
 	}
-	c->v[c->n++] = (struct cut){start, end, flag};
+	c->v[c->n++] = (struct cut){ (uint32_t)start, (uint32_t)end, flag };
 	return TOK_OK;
 }
 
@@ -208,6 +210,8 @@ static enum tok_status find_cuts(const struct finder *f, int invert, const char 
 	enum tok_status st = TOK_OK, found;
 
 	c->n = 0;
+	if (len > UINT32_MAX)
+		return TOK_ENOMEM; /* past what a cut counts */
 	while ((found = find_next(f, s, len, prev, &ms, &me)) == TOK_OK) {
 		if (ms > prev)
 			st = cuts_push(c, prev, ms, invert);
