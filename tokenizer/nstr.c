@@ -187,6 +187,15 @@ void tok_nstr_swap(struct tok_nstr *a, struct tok_nstr *b)
  * from (tok_splits_alloc), so that cutting a text into many small splits
  * costs no allocation each. Blocks grow geometrically from ARENA_MIN and
  * are only freed with the list (or the list that adopted them).
+ *
+ * A split there is packed tighter than a block of its own: its spans
+ * follow its text at the next multiple of 8, and the next split follows
+ * them. The bytes PCRE2's JIT may read past a split's text (SLACK, see
+ * above) are then its zeroed pad, its spans and what comes after them, all
+ * inside the block and initialized: the last split of a block is followed
+ * by SLACK zero bytes. (A word of 5 bytes takes 48 bytes, not 80.)
+ *
+ *   [ s | pad ][ align ][ s | pad ][ align ] ... [ SLACK zero bytes ]
  */
 struct tok_arena {
 	struct tok_arena *next;
@@ -205,17 +214,18 @@ static void arena_free(struct tok_arena *a)
 	}
 }
 
-/* bytes (a multiple of 16) from the arena, or NULL. */
+/* bytes (a multiple of 8, below SIZE_MAX - SLACK) from the arena, followed
+ * by SLACK zero bytes (until the next take), or NULL. */
 static void *arena_take(struct tok_arena **head, size_t bytes)
 {
 	struct tok_arena *a = *head;
 
-	if (a == NULL || a->cap - a->used < bytes) {
+	if (a == NULL || a->cap - a->used < bytes + SLACK) {
 		size_t cap = a == NULL ? ARENA_MIN : a->cap * 2;
 		if (cap > ARENA_STEP_MAX)
 			cap = ARENA_STEP_MAX;
-		if (cap < bytes)
-			cap = bytes;
+		if (cap < bytes + SLACK)
+			cap = bytes + SLACK;
 		if (cap > SIZE_MAX - sizeof *a)
 			return NULL;
 		a = malloc(sizeof *a + cap);
@@ -226,23 +236,27 @@ static void *arena_take(struct tok_arena **head, size_t bytes)
 		a->cap = cap;
 		*head = a;
 	}
-	void *p = (char *)a->data + a->used;
+	char *p = (char *)a->data + a->used;
 	a->used += bytes;
+	memset(p + bytes, 0, SLACK);
 	return p;
 }
 
 enum tok_status tok_splits_alloc(struct tok_splits *s, size_t len, struct tok_nstr *n)
 {
-	size_t text_bytes, bytes = block_bytes(len, &text_bytes);
+	size_t text_bytes = (len + 7) / 8 * 8, bytes;
 	char *block;
 
 	tok_nstr_init(n);
-	if (bytes == 0)
+	if (len > SIZE_MAX / (sizeof(struct tok_span) + 1) - 2 * SLACK)
 		return TOK_ENOMEM;
+	bytes = text_bytes + len * sizeof(struct tok_span);
 	block = arena_take(&s->arena, bytes);
 	if (block == NULL)
 		return TOK_ENOMEM;
-	memset(block, 0, text_bytes); /* the slack PCRE2's JIT may read */
+	if (text_bytes > len) /* the pad, which PCRE2's JIT may read: the text's
+				 last 8 bytes zeroed, before the caller writes it */
+		memset(block + text_bytes - 8, 0, 8);
 	n->s = block;
 	n->align = (struct tok_span *)(void *)(block + text_bytes);
 	n->cap = len;

@@ -82,9 +82,11 @@ struct tok_splits {
 
 void tok_splits_release(struct tok_splits *s);
 /* n := an empty string of capacity len borrowed from s's arena (one arena
- * block serves many splits: no allocation a split). n may then be written
- * (s, align, len up to cap) and pushed to s, or released; growing it copies
- * it out. It lives as long as s, or the list that adopts s's arena. */
+ * block serves many splits: no allocation a split). n is then to be written
+ * in full (s and align, len = cap: what follows its text in the arena is
+ * the slack tok_regex_next may read) and pushed to s, or released; growing
+ * it copies it out. It lives as long as s, or the list that adopts s's
+ * arena. */
 enum tok_status tok_splits_alloc(struct tok_splits *s, size_t len, struct tok_nstr *n);
 /* to takes over from's arena (from keeps its splits, which may borrow from
  * it): for a pass that moves splits of one list into a new one. */
@@ -118,7 +120,8 @@ void tok_match_free(struct tok_match *m);
  * is none, TOK_ENOMEM when PCRE2 gives up (a match or depth limit). Empty
  * matches are skipped (their matches never cut a split in Hugging Face).
  * PCRE2's JIT may load up to TOK_SUBJECT_SLACK bytes past s + len (masked
- * off): a tok_nstr and a tok_strs string keep that much zeroed slack; another
+ * off): a tok_nstr and a tok_strs string keep that much zeroed slack (or,
+ * in a list's arena, initialized bytes of the same block); another
  * subject without it is correct but makes valgrind report a branch on
  * undefined bytes. */
 enum tok_status tok_regex_next(const struct tok_regex *re, struct tok_match *m, const char *s,
