@@ -320,32 +320,42 @@ static enum tok_status split_by(const struct finder *f, int invert, enum tok_spl
 /* ---- ByteLevel ------------------------------------------------------------------ */
 
 /* Each byte of n[from, to) becomes its character of GPT-2's byte alphabet
- * (bytelevel.h), with its byte's span. */
+ * (bytelevel.h), with its byte's span. The loops keep their pointers in
+ * locals: a store through a char pointer may alias anything, and would make
+ * the compiler reload every field of n and mapped after each byte. */
 static enum tok_status emit_bytes(struct tok_splits *out, const struct tok_nstr *n, size_t from,
 				  size_t to)
 {
+	const unsigned char *src = (const unsigned char *)n->s;
+	const struct tok_span *src_align = n->align;
 	struct tok_nstr mapped;
-	size_t size = 0;
+	size_t size = to - from, len = 0;
+	char *dst;
+	struct tok_span *dst_align;
 
 	/* '!'..'~' stand for themselves; every other byte for a character
 	 * of U+00A1..U+0143, two bytes of UTF-8 */
 	for (size_t i = from; i < to; i++)
-		size += (n->s[i] >= '!' && n->s[i] <= '~') ? 1 : 2;
+		size += (unsigned char)(src[i] - '!') > '~' - '!';
 	if (tok_splits_alloc(out, size, &mapped) != TOK_OK)
 		return TOK_ENOMEM;
+	dst = mapped.s;
+	dst_align = mapped.align;
 	for (size_t i = from; i < to; i++) {
-		uint8_t b = (uint8_t)n->s[i];
-		if (b >= '!' && b <= '~') { /* most of a text: the byte itself */
-			mapped.s[mapped.len] = (char)b;
-			mapped.align[mapped.len++] = n->align[i];
+		unsigned char b = src[i];
+
+		if ((unsigned char)(b - '!') <= '~' - '!') { /* most of a text: the byte itself */
+			dst[len] = (char)b;
+			dst_align[len++] = src_align[i];
 			continue;
 		}
-		size_t len = tok_byte_to_char(b, mapped.s + mapped.len);
-		mapped.align[mapped.len] = n->align[i];
-		if (len == 2)
-			mapped.align[mapped.len + 1] = n->align[i];
-		mapped.len += len;
+		size_t clen = tok_byte_to_char(b, dst + len);
+		dst_align[len] = src_align[i];
+		if (clen == 2)
+			dst_align[len + 1] = src_align[i];
+		len += clen;
 	}
+	mapped.len = len;
 	return tok_splits_push(out, &mapped, -1);
 }
 
