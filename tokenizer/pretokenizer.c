@@ -497,7 +497,10 @@ static enum tok_status pass(const struct tok_pretokenizer *p, int bert_pass, str
 			    struct cuts *c, struct tok_splits *s)
 {
 	struct tok_splits out = {0};
-	enum tok_status st = TOK_OK;
+	/* a split makes at least one (but for empty ones): room for as many
+	 * made once, not doubled toward it (a pass that maps each split,
+	 * as ByteLevel after a Split, then never grows) */
+	enum tok_status st = tok_splits_reserve(&out, s->n);
 
 	for (size_t i = 0; i < s->n && st == TOK_OK; i++) {
 		struct tok_split *sp = &s->v[i];
