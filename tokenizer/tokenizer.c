@@ -265,15 +265,23 @@ static size_t cp_at(struct cp_cursor *c, size_t byte)
 	return c->cp;
 }
 
+/* A token that starts where the one before started (the byte-level pieces
+ * of one character all span it) takes that start's answer, so the cursor
+ * need not walk back over the character and forward again. */
 static void offsets_to_code_points(const char *text, struct tok_draft *d)
 {
 	struct cp_cursor c = { (const unsigned char *)text, 0, 0 };
+	size_t last_byte = 0, last_cp = 0; /* the previous token's start */
 
 	for (size_t i = 0; i < d->n; i++) {
 		struct tok_token *tk = &d->v[i];
+		size_t start = tk->start;
+
 		if (tk->start == 0 && tk->end == 0)
 			continue;
-		tk->start = cp_at(&c, tk->start);
+		tk->start = start == last_byte ? last_cp : cp_at(&c, start);
+		last_byte = start;
+		last_cp = tk->start;
 		tk->end = cp_at(&c, tk->end);
 	}
 }
