@@ -4,6 +4,7 @@
  */
 #include "tokenizer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,44 @@ static enum tok_status check_ids(const struct tok_spec *s, char *err, size_t err
 	return TOK_OK;
 }
 
+/* An id a post-processor adds must be one of the vocabulary's, so that
+ * every token of an encoding has its piece (Hugging Face takes the file's
+ * word for it; a file whose template names an id past the vocabulary would
+ * make tokens no decoder knows). */
+static enum tok_status check_post_id(const struct tokenizer *t, const char *what,
+				     const char *name, int32_t id, char *err, size_t errlen)
+{
+	char msg[256];
+
+	if (tok_piece(t, id) != NULL)
+		return TOK_OK;
+	snprintf(msg, sizeof msg, "post_processor: %s '%s' has id %d, which is not in the vocabulary",
+		 what, name != NULL ? name : "", (int)id);
+	set_err(err, errlen, msg);
+	return TOK_ESPEC;
+}
+
+static enum tok_status check_post_ids(const struct tokenizer *t, const struct tok_post *p,
+				      char *err, size_t errlen)
+{
+	enum tok_status st = TOK_OK;
+
+	if (p == NULL)
+		return TOK_OK;
+	for (size_t i = 0; st == TOK_OK && i < p->n_specials; i++)
+		for (size_t j = 0; st == TOK_OK && j < p->specials[i].n; j++)
+			st = check_post_id(t, "special token", p->specials[i].name,
+					   p->specials[i].ids[j], err, errlen);
+	if (st == TOK_OK && (p->kind == TOK_POST_BERT || p->kind == TOK_POST_ROBERTA)) {
+		st = check_post_id(t, "cls", p->cls, p->cls_id, err, errlen);
+		if (st == TOK_OK)
+			st = check_post_id(t, "sep", p->sep, p->sep_id, err, errlen);
+	}
+	for (size_t i = 0; st == TOK_OK && i < p->n_items; i++)
+		st = check_post_ids(t, &p->items[i], err, errlen);
+	return st;
+}
+
 /* Compiles each part in pipeline order; the first failure is the answer. */
 static enum tok_status build_parts(struct tokenizer *t, char *err, size_t errlen)
 {
@@ -108,6 +147,8 @@ static enum tok_status build_parts(struct tokenizer *t, char *err, size_t errlen
 		st = tok_added_build(s->added, s->n_added, s->normalizer, &t->added, err, errlen);
 	if (st == TOK_OK && s->post != NULL)
 		st = tok_post_check(s->post, err, errlen);
+	if (st == TOK_OK)
+		st = check_post_ids(t, s->post, err, errlen);
 	if (st == TOK_OK && s->decoder != NULL)
 		st = tok_decoder_compile(s->decoder, err, errlen);
 	if (st == TOK_ENOMEM)

@@ -627,6 +627,36 @@ START_TEST(test_build_message_names_file)
 }
 END_TEST
 
+/* A post-processor's ids must be the vocabulary's: the template's special
+ * tokens and Bert's cls/sep (found by fuzz_tokenizer_file, which saw tokens
+ * with no piece come out of such a file). */
+START_TEST(test_build_refuses_post_ids)
+{
+	static const char *const files[] = {
+	    "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"a\": 1},"
+	    " \"unk_token\": \"[UNK]\"}, \"post_processor\": {\"type\": \"TemplateProcessing\","
+	    " \"single\": [{\"SpecialToken\": {\"id\": \"[CLS]\", \"type_id\": 0}},"
+	    " {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}], \"pair\": [],"
+	    " \"special_tokens\": {\"[CLS]\": {\"id\": \"[CLS]\", \"ids\": [7],"
+	    " \"tokens\": [\"[CLS]\"]}}}}",
+	    "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"a\": 1},"
+	    " \"unk_token\": \"[UNK]\"}, \"post_processor\": {\"type\": \"BertProcessing\","
+	    " \"cls\": [\"[CLS]\", 1], \"sep\": [\"[SEP]\", 99]}}",
+	};
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		struct tokenizer *tok = (struct tokenizer *)1;
+		char err[512] = "";
+
+		ck_assert_int_eq(api_tokenizer_load_json(&tok, files[i], strlen(files[i]), "t.json",
+							 err, sizeof err),
+				 -1);
+		ck_assert_ptr_null(tok);
+		ck_assert_msg(strstr(err, "which is not in the vocabulary") != NULL, "%s", err);
+	}
+}
+END_TEST
+
 static Suite *tokenizer_file_suite(void)
 {
 	Suite *s = suite_create("tokenizer_file");
@@ -649,6 +679,7 @@ static Suite *tokenizer_file_suite(void)
 	tcase_add_test(parts, test_nulls_and_layout);
 	tcase_add_loop_test(bad, test_refused, 0, (int)(sizeof refusals / sizeof refusals[0]));
 	tcase_add_test(bad, test_build_message_names_file);
+	tcase_add_test(bad, test_build_refuses_post_ids);
 	tcase_add_test(gpt2, test_gpt2_small);
 	tcase_add_test(gpt2, test_gpt2_refused);
 	tcase_add_test(gpt2, test_gpt2_real);
