@@ -50,6 +50,8 @@ struct rd {
 	struct tokvocab_spans pre; /* what tokvocab_read read before jansson */
 };
 
+static int rd_vfail(struct rd *r, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static int rd_vfail(struct rd *r, const char *fmt, va_list ap)
 {
 	int n;
@@ -1272,6 +1274,9 @@ static int read_merges_txt(struct rd *r, const char *b, size_t len, struct tok_m
 			r->file = where; /* "merges.txt:7: ..." */
 			if (bad < n)
 				return rd_fail(r, "invalid UTF-8 at column %zu", bad + 1);
+			if (memchr(b + at, '\0', n) != NULL) /* a piece is a C string */
+				return rd_fail(r, "a NUL byte at column %zu",
+					       (size_t)((const char *)memchr(b + at, '\0', n) - (b + at)) + 1);
 			if (split_merge(r, b + at, n, &m->merges[k++]) != 0)
 				return -1;
 			r->file = file;

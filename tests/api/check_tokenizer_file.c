@@ -657,6 +657,22 @@ START_TEST(test_build_refuses_post_ids)
 }
 END_TEST
 
+/* A NUL byte inside merges.txt is refused with its place, as vocab.json
+ * refuses \u0000 (fuzz_tokenizer_file saw "a\0x b" read as "a b"). */
+START_TEST(test_gpt2_merges_nul)
+{
+	static const char vocab[] = "{\"a\": 0, \"b\": 1, \"ab\": 2}";
+	static const char merges[] = "#version: 0.2\na\0x b\n";
+	struct tok_spec spec;
+	char err[512] = "";
+
+	ck_assert_int_eq(api_tokenizer_spec_gpt2(&spec, vocab, strlen(vocab), "v.json", merges,
+						 sizeof merges - 1, "m.txt", err, sizeof err),
+			 -1);
+	ck_assert_str_eq(err, "m.txt:2: a NUL byte at column 2");
+}
+END_TEST
+
 static Suite *tokenizer_file_suite(void)
 {
 	Suite *s = suite_create("tokenizer_file");
@@ -682,6 +698,7 @@ static Suite *tokenizer_file_suite(void)
 	tcase_add_test(bad, test_build_refuses_post_ids);
 	tcase_add_test(gpt2, test_gpt2_small);
 	tcase_add_test(gpt2, test_gpt2_refused);
+	tcase_add_test(gpt2, test_gpt2_merges_nul);
 	tcase_add_test(gpt2, test_gpt2_real);
 	tcase_set_timeout(gpt2, 30);
 	suite_add_tcase(s, models);
