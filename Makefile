@@ -315,7 +315,7 @@ FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:print_s
 # (64 numbers); a safetensors file needs room for its header and tensors.
 # The dictionaries hold the JSON grammar's tokens and the contract's names.
 FUZZ_MAX_LEN = $(if $(filter fuzz_safetensors,$(1)),16384,8192)
-FUZZ_DICT = tests/fuzz/$(if $(filter fuzz_safetensors,$(1)),safetensors,request).dict
+FUZZ_DICT = tests/fuzz/$(if $(filter fuzz_safetensors,$(1)),safetensors,$(if $(filter fuzz_tokenizer_file,$(1)),tokenizer,request)).dict
 FUZZ_FLAGS = -max_len=$(call FUZZ_MAX_LEN,$(1)) -timeout=5 -rss_limit_mb=2048 \
              -dict=$(call FUZZ_DICT,$(1))
 
