@@ -87,20 +87,31 @@ void tok_pieces_release(struct tok_pieces *p)
 	p->n = p->cap = 0;
 }
 
+/* Room for extra more pieces (growth at least doubles). */
+static enum tok_status pieces_reserve(struct tok_pieces *p, size_t extra)
+{
+	size_t cap;
+	struct tok_piece *v;
+
+	if (extra <= p->cap - p->n)
+		return TOK_OK;
+	if (extra > SIZE_MAX / sizeof *v - p->n)
+		return TOK_ENOMEM;
+	cap = p->cap < 16 ? 16 : p->cap;
+	while (cap < p->n + extra)
+		cap = cap > SIZE_MAX / sizeof *v / 2 ? p->n + extra : cap * 2;
+	v = realloc(p->v, cap * sizeof *v);
+	if (v == NULL)
+		return TOK_ENOMEM;
+	p->v = v;
+	p->cap = cap;
+	return TOK_OK;
+}
+
 enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, size_t end)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap < 16 ? 16 : p->cap * 2;
-		struct tok_piece *v;
-
-		if (p->cap > SIZE_MAX / 2 / sizeof *v)
-			return TOK_ENOMEM;
-		v = realloc(p->v, cap * sizeof *v);
-		if (v == NULL)
-			return TOK_ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (p->n == p->cap && pieces_reserve(p, 1) != TOK_OK)
+		return TOK_ENOMEM;
 	p->v[p->n].id = id;
 	p->v[p->n].start = start;
 	p->v[p->n].end = end;
@@ -287,13 +298,14 @@ enum tok_status tok_model_tokenize_cached(const struct tok_model_rt *rt, struct 
 	h = word_hash(s, len);
 	sl = cache_find(c, s, len, h);
 	if (sl->used) {
-		for (size_t i = 0; i < sl->n; i++) {
-			const struct tok_piece *p = &c->pieces[sl->piece + i];
+		const struct tok_piece *from = c->pieces + sl->piece;
+		size_t n = sl->n, at = out->n;
 
-			st = tok_pieces_push(out, p->id, p->start, p->end);
-			if (st != TOK_OK)
-				return st;
-		}
+		if (n > out->cap - at && pieces_reserve(out, n) != TOK_OK)
+			return TOK_ENOMEM;
+		for (size_t i = 0; i < n; i++) /* mostly one or two: no memcpy call */
+			out->v[at + i] = from[i];
+		out->n = at + n;
 		return TOK_OK;
 	}
 	st = tok_model_tokenize(rt, s, len, out);
