@@ -72,8 +72,8 @@ static void check_splits(const struct tok_splits *s, const struct want *w, size_
 		ck_assert_msg(x->len == strlen(w[i].s) && (x->len == 0 || memcmp(x->s, w[i].s, x->len) == 0),
 			      "split %zu: '%.*s', want '%s'", i, (int)x->len, x->s, w[i].s);
 		ck_assert_msg(sp.start == w[i].start && sp.end == w[i].end,
-			      "split %zu '%s': (%zu, %zu), want (%zu, %zu)", i, w[i].s, sp.start,
-			      sp.end, w[i].start, w[i].end);
+			      "split %zu '%s': (%zu, %zu), want (%zu, %zu)", i, w[i].s,
+			      (size_t)sp.start, (size_t)sp.end, w[i].start, w[i].end);
 	}
 	ck_assert_uint_eq(s->n, n);
 }
@@ -134,7 +134,7 @@ static void check_norm(struct tok_normalizer *spec, const char *text, const char
 			ck_assert_msg(n.align[j].start == spans[2 * c] &&
 					      n.align[j].end == spans[2 * c + 1],
 				      "'%s' char %zu: (%zu, %zu), want (%zu, %zu)", want, c,
-				      n.align[j].start, n.align[j].end, spans[2 * c], spans[2 * c + 1]);
+				      (size_t)n.align[j].start, (size_t)n.align[j].end, spans[2 * c], spans[2 * c + 1]);
 		i += clen;
 	}
 	ck_assert_uint_eq(c, nchars);
