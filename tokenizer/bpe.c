@@ -102,14 +102,15 @@ static char *dup_or_empty(const char *s)
 	return d;
 }
 
-/* Grows *buf to hold n bytes. */
+/* Grows *buf to hold n bytes; *buf is not NULL afterwards, even for n 0
+ * (an empty merged piece is copied there too). */
 static enum tok_status scratch_fit(char **buf, size_t *cap, size_t n)
 {
 	char *p;
 
-	if (n <= *cap)
+	if (*buf != NULL && n <= *cap)
 		return TOK_OK;
-	p = realloc(*buf, n);
+	p = realloc(*buf, n > 0 ? n : 1);
 	if (p == NULL)
 		return TOK_ENOMEM;
 	*buf = p;

@@ -112,7 +112,7 @@ static struct vocab_slot *vocab_find(const struct tok_vocab *v, const char *s, s
 		if (sl->id < 0)
 			return sl;
 		if (sl->hash == (uint32_t)h && sl->len == len &&
-		    memcmp(v->arena + sl->off, s, len) == 0)
+		    (len == 0 || memcmp(v->arena + sl->off, s, len) == 0))
 			return sl;
 		i = (i + 1) & v->mask;
 	}
@@ -148,7 +148,7 @@ static enum tok_status arena_push(struct tok_vocab *v, const char *s, size_t len
 {
 	if (len > UINT32_MAX - v->arena_len)
 		return TOK_ENOMEM; /* offsets and lengths are 32-bit */
-	if (v->arena_len + len > v->arena_cap) {
+	if (v->arena_len + len > v->arena_cap || v->arena == NULL) { /* never NULL once used */
 		size_t cap = v->arena_cap < 4096 ? 4096 : v->arena_cap;
 		char *p;
 
