@@ -84,7 +84,7 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
 COMMON_LIB := $(BUILD)/libattn_common.a
 
 API_SRC    := $(wildcard api/*.c api/*/*.c)
-API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o
+API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/gen/tokenizers_data.o
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
@@ -146,6 +146,17 @@ $(BUILD)/gen/openapi_json.c: api/openapi.yaml tools/embed_openapi.py
 
 $(BUILD)/gen/openapi_json.o: $(BUILD)/gen/openapi_json.c
 	$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
+
+# The built-in tokenizers (api/builtin_tokenizers.h), their files embedded.
+BUILTIN_TOKENIZERS := gpt2=tests/data/tokenizers/gpt2/vocab.json+tests/data/tokenizers/gpt2/merges.txt \
+                      bert=tests/data/tokenizers/bert/tokenizer.json
+
+$(BUILD)/gen/tokenizers_data.c: tools/embed_tokenizers.py $(subst +, ,$(foreach t,$(BUILTIN_TOKENIZERS),$(lastword $(subst =, ,$(t)))))
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/embed_tokenizers.py $@ $(BUILTIN_TOKENIZERS)
+
+$(BUILD)/gen/tokenizers_data.o: $(BUILD)/gen/tokenizers_data.c
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(API_LIB): $(API_OBJ)
 	@mkdir -p $(dir $@)

@@ -163,6 +163,11 @@ int api_service_add_tokenizer(struct api_service *svc, const char *name, struct 
 int api_service_set_model_tokenizer(struct api_service *svc, const char *model,
 				    const char *tokenizer, struct api_error *err);
 
+/* Adds the built-in tokenizers (api/builtin_tokenizers.h: `gpt2` and
+ * `bert`) whose names no tokenizer has yet: a --tokenizer of the same name,
+ * added first, takes the built-in one's place. */
+int api_service_add_builtin_tokenizers(struct api_service *svc, struct api_error *err);
+
 /* Sets the default model by name; -1 if there is no such model. */
 int api_service_set_default(struct api_service *svc, const char *name, struct api_error *err);
 

@@ -82,7 +82,7 @@ static const struct cfg_option options[] = {
     {"--request-deadline", "ATTND_REQUEST_DEADLINE", CFG_NUM, "60", NULL, 1, 86400,
      OFF(request_deadline), "seconds to receive a whole request body (408 after)"},
     {"--no-builtins", "ATTND_NO_BUILTINS", CFG_BOOL, "false", NULL, 0, 0, OFF(no_builtins),
-     "do not load the built-in models base and tiny"},
+     "do not load the built-in models base and tiny, nor the tokenizers gpt2 and bert"},
     {"--probe", NULL, CFG_STR, NULL, NULL, 0, 0, OFF(probe),
      "GET http://127.0.0.1:PORT/path and exit 0 on 2xx, 1 otherwise (container HEALTHCHECK)"},
     {"--version", NULL, CFG_BOOL, NULL, NULL, 0, 0, OFF(version), "print `attnd VERSION` and exit"},

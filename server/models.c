@@ -390,6 +390,10 @@ int models_load(struct api_service *svc, const struct attnd_config *cfg, char *e
 		if (load_tokenizer(svc, cfg->tokenizers.v[i], err, errlen) != 0)
 			return -1;
 	}
+	if (!cfg->no_builtins && api_service_add_builtin_tokenizers(svc, &e) != 0) {
+		snprintf(err, errlen, "%s", e.message);
+		return -1;
+	}
 	for (size_t i = 0; i < cfg->models.n; i++) {
 		if (load_one(svc, cfg->models.v[i], name, err, errlen) != 0)
 			return -1;

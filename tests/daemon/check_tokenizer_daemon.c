@@ -268,7 +268,9 @@ START_TEST(test_listings)
 	snprintf(want, sizeof want,
 		 "{\"tokenizers\":[{\"name\":\"gpt2\",\"source\":\"file:" GPT2 "\","
 		 "\"vocab_size\":50257,\"models\":[]},{\"name\":\"small\",\"source\":\"file:%s\","
-		 "\"vocab_size\":21,\"models\":[\"gqa\"]}]}",
+		 "\"vocab_size\":21,\"models\":[\"gqa\"]},{\"name\":\"bert\",\"source\":"
+		 "\"builtin:tests/data/tokenizers/bert/tokenizer.json\",\"vocab_size\":30522,"
+		 "\"models\":[]}]}",
 		 small_path);
 	ck_assert_msg(strcmp(r.body, want) == 0, "\n  got  %s\n  want %s", r.body, want);
 	live_resp_release(&r);
@@ -412,6 +414,51 @@ START_TEST(test_model_tokenizer_file)
 }
 END_TEST
 
+/* The built-in tokenizers: every daemon has gpt2 and bert (the same files as
+ * --tokenizer would read, so the same answers), a --tokenizer of one's name
+ * stands in its place, and --no-builtins leaves them out. */
+START_TEST(test_builtin_tokenizers)
+{
+	static const char bert[] = "{\"tokenizer\":\"bert\",\"text\":\"The animal didn't\"}";
+	static const char gpt2[] = "{\"tokenizer\":\"gpt2\",\"text\":\"Hello world\"}";
+	const char *plain[] = {NULL};
+	const char *none[] = {"--no-builtins", "--model", NULL, NULL};
+	char model[1100];
+	struct live_daemon m;
+	struct live_resp r = {0};
+
+	live_start(&m, plain);
+	live_get(m.port, "/v1/tokenizers", &r);
+	ck_assert_msg(strstr(r.body, "\"name\":\"gpt2\",\"source\":\"builtin:") != NULL &&
+			      strstr(r.body, "\"name\":\"bert\",\"source\":\"builtin:") != NULL,
+		      "%s", r.body);
+	live_post(m.port, "/v1/tokenize", "application/json", "", bert, sizeof bert - 1, &r);
+	ck_assert_msg(r.status == 200 &&
+			      strstr(r.body, "\"ids\":[101,1996,4111,2134,1005,1056,102]") != NULL,
+		      "%d %s", r.status, r.body);
+	live_post(m.port, "/v1/tokenize", "application/json", "", gpt2, sizeof gpt2 - 1, &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "\"ids\":[15496,995]") != NULL, "%d %s",
+		      r.status, r.body);
+	live_resp_release(&r);
+	live_stop(&m);
+
+	/* the routes' daemon was given --tokenizer gpt2=FILE: that one stands */
+	live_get(d.port, "/v1/tokenizers", &r);
+	ck_assert_msg(strstr(r.body, "\"name\":\"gpt2\",\"source\":\"file:") != NULL &&
+			      strstr(r.body, "\"name\":\"bert\",\"source\":\"builtin:") != NULL,
+		      "%s", r.body);
+	live_resp_release(&r);
+
+	snprintf(model, sizeof model, "gqa=%s,heads=4", FIXTURE);
+	none[2] = model;
+	live_start(&m, none);
+	live_post(m.port, "/v1/tokenize", "application/json", "", gpt2, sizeof gpt2 - 1, &r);
+	live_assert_error(&r, 404, "tokenizer_not_found");
+	live_resp_release(&r);
+	live_stop(&m);
+}
+END_TEST
+
 static Suite *tokenizer_daemon_suite(void)
 {
 	Suite *s = suite_create("tokenizer_daemon");
@@ -428,6 +475,7 @@ static Suite *tokenizer_daemon_suite(void)
 	tcase_add_test(routes, test_bad_text);
 	tcase_add_test(routes, test_unknown_names);
 	tcase_add_test(routes, test_listings);
+	tcase_add_test(routes, test_builtin_tokenizers);
 	tcase_add_test(bad, test_bad_files_exit_2);
 	tcase_add_test(bad, test_other_start_up_failures_exit_2);
 	tcase_add_test(bad, test_model_tokenizer_file);
