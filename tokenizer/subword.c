@@ -134,7 +134,7 @@ enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, 
  * Split on " " finds none, while its added tokens cut at newlines), and a
  * text repeats lines too.
  */
-#define CACHE_MIN 1024
+#define CACHE_MIN 256
 #define CACHE_MAX 32768
 #define CACHE_WORD 256
 

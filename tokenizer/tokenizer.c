@@ -249,11 +249,12 @@ static struct tok_token token_at(const struct tokenizer *t, const struct tok_nst
 }
 
 /*
- * A text this long gets a word cache for its call (subword.c's: about 256 KiB
- * and what its words need), as a long text says most of its words again; a
- * short one would spend more on the cache than it saves.
+ * A text this long gets a word cache for its call (subword.c's: 8 KiB of
+ * slots to start with, growing with the words), as a text of a few lines
+ * already says many of its words again; a shorter one would spend more on
+ * the cache than it saves.
  */
-#define WORD_CACHE_MIN_TEXT ((size_t)16 << 10)
+#define WORD_CACHE_MIN_TEXT ((size_t)1 << 10)
 
 /* The model's tokens of every split still to tokenize; added tokens as they are. */
 static enum tok_status model_tokens(const struct tokenizer *t, const struct tok_splits *s,
