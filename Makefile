@@ -375,9 +375,10 @@ fuzz-regress: fuzz-build
 		tail -n 60 $(FUZZ_BUILD)/$(h).regress.log; exit 1; \
 	fi;)
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(TIMER_SO)
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_tokenizer $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_parse
+	$(PYTHON) bench/tokenizer_bench.py $(BUILD)/bench/bench_tokenizer
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		$(PYTHON) bench/torch_mha.py; \
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
