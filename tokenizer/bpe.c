@@ -39,7 +39,11 @@
 
 #include "common/utf8.h"
 
-#define WORD_STACK 64
+/* A whole line can be one word (Gemma 3, Llama 2: spaces become U+2581), so
+ * the stack holds a line's symbols; their first candidates are sorted by
+ * insertion up to INSERTION_MAX, by radix past it. */
+#define WORD_STACK 256
+#define INSERTION_MAX 64
 #define NONE UINT32_MAX
 /* Direct tables for what most words are made of: characters below U+0800
  * (all of a byte-level alphabet) and merges of two ids below 256 (where
@@ -526,7 +530,7 @@ static int pair_update(const struct tok_bpe *b, struct word *w, size_t pos, stru
 /* q := the word's first candidates, sorted; returns how many. They are made
  * in position order, so a stable sort by rank sorts them by key: insertion
  * for few, else LSD radix on the rank bytes that vary (none for a word of
- * one repeated pair). tmp has room for w->n keys when w->n > WORD_STACK. */
+ * one repeated pair). tmp has room for as many keys as q. */
 static size_t first_candidates(const struct tok_bpe *b, struct word *w, uint64_t *q,
 			       uint64_t *tmp)
 {
@@ -541,7 +545,7 @@ static size_t first_candidates(const struct tok_bpe *b, struct word *w, uint64_t
 		q[n++] = cand_key((uint32_t)m.rank, i);
 		max_rank = (uint32_t)m.rank > max_rank ? (uint32_t)m.rank : max_rank;
 	}
-	if (n <= WORD_STACK) {
+	if (n <= INSERTION_MAX) {
 		for (size_t i = 1; i < n; i++) {
 			uint64_t k = q[i];
 			size_t j = i;
@@ -688,7 +692,7 @@ static enum tok_status word_emit(const struct word *w, size_t len, struct tok_pi
 static enum tok_status merge_symbols(const struct tok_bpe *b, struct word *w)
 {
 	uint64_t stack[3 * WORD_STACK];
-	uint64_t *q = stack, *tmp = NULL;
+	uint64_t *q = stack, *tmp = stack + WORD_STACK;
 	size_t n = WORD_STACK;
 	struct cands c;
 
