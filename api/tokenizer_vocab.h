@@ -1,7 +1,8 @@
 /*
  * tokenizer_vocab.h: the large parts of a tokenizer.json (the model's
  * {"piece": id} vocabulary and its merges) read straight from the bytes into
- * a struct tok_model, without a tree. Internal to api/tokenizer_file.c.
+ * a struct tok_model, without a tree. Internal to api/ (tokenizer_file.c calls it;
+ * tokenizer_reader.h keeps its spans in the reader).
  *
  * Why: jansson's tree of Llama 3's tokenizer.json (128k pieces, 280k merges)
  * takes about 50 MB and 0.3 s to build, most of the 64 MB and 0.5 s a load
