@@ -290,22 +290,11 @@ void tok_splits_release(struct tok_splits *s)
 
 enum tok_status tok_splits_reserve(struct tok_splits *s, size_t extra)
 {
-	size_t cap;
-	struct tok_split *v;
-
 	if (extra <= s->cap - s->n)
 		return TOK_OK;
-	if (extra > SIZE_MAX / sizeof *v - s->n)
+	if (extra > SIZE_MAX - s->n)
 		return TOK_ENOMEM;
-	cap = s->cap < 8 ? 8 : s->cap;
-	while (cap < s->n + extra)
-		cap = cap > SIZE_MAX / sizeof *v / 2 ? s->n + extra : cap * 2;
-	v = realloc(s->v, cap * sizeof *v);
-	if (v == NULL)
-		return TOK_ENOMEM;
-	s->v = v;
-	s->cap = cap;
-	return TOK_OK;
+	return tok_grow((void **)&s->v, &s->cap, s->n + extra, sizeof *s->v, 8);
 }
 
 enum tok_status tok_splits_push(struct tok_splits *s, struct tok_nstr *n, int32_t id)

@@ -32,18 +32,9 @@
 
 enum tok_status tok_draft_push(struct tok_draft *d, struct tok_token tk)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap < 16 ? 16 : d->cap * 2;
-		struct tok_token *v;
-
-		if (d->cap > SIZE_MAX / 2 / sizeof *v)
-			return TOK_ENOMEM;
-		v = realloc(d->v, cap * sizeof *v);
-		if (v == NULL)
-			return TOK_ENOMEM;
-		d->v = v;
-		d->cap = cap;
-	}
+	if (d->n == d->cap &&
+	    tok_grow((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v, 16) != TOK_OK)
+		return TOK_ENOMEM;
 	d->v[d->n++] = tk;
 	return TOK_OK;
 }

@@ -187,16 +187,9 @@ struct cuts {
 
 static enum tok_status cuts_push(struct cuts *c, size_t start, size_t end, int flag)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap < 16 ? 16 : c->cap * 2;
-		if (cap < c->cap || cap > SIZE_MAX / sizeof *c->v)
-			return TOK_ENOMEM;
-		struct cut *v = realloc(c->v, cap * sizeof *v);
-		if (v == NULL)
-			return TOK_ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (c->n == c->cap &&
+	    tok_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v, 16) != TOK_OK)
+		return TOK_ENOMEM;
 	c->v[c->n++] = (struct cut){ (uint32_t)start, (uint32_t)end, flag };
 	return TOK_OK;
 }

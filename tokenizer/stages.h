@@ -21,6 +21,14 @@
 #include "spec.h"
 #include "tokenizer.h"
 
+/* ---- growing arrays (grow.c) ---------------------------------------------- */
+
+/* Makes the array *v of `size`-byte items hold at least `need` of them:
+ * capacity doubles from at least `min`, sizes are checked before the
+ * realloc, and *v is not NULL afterwards. On TOK_ENOMEM *v and *cap are as
+ * they were. */
+enum tok_status tok_grow(void **v, size_t *cap, size_t need, size_t size, size_t min);
+
 /* ---- normalized strings (nstr.c) ------------------------------------------ */
 
 /* A byte range of the original text, end exclusive. 32 bits each, as

@@ -90,22 +90,11 @@ void tok_pieces_release(struct tok_pieces *p)
 /* Room for extra more pieces (growth at least doubles). */
 static enum tok_status pieces_reserve(struct tok_pieces *p, size_t extra)
 {
-	size_t cap;
-	struct tok_piece *v;
-
 	if (extra <= p->cap - p->n)
 		return TOK_OK;
-	if (extra > SIZE_MAX / sizeof *v - p->n)
+	if (extra > SIZE_MAX - p->n)
 		return TOK_ENOMEM;
-	cap = p->cap < 16 ? 16 : p->cap;
-	while (cap < p->n + extra)
-		cap = cap > SIZE_MAX / sizeof *v / 2 ? p->n + extra : cap * 2;
-	v = realloc(p->v, cap * sizeof *v);
-	if (v == NULL)
-		return TOK_ENOMEM;
-	p->v = v;
-	p->cap = cap;
-	return TOK_OK;
+	return tok_grow((void **)&p->v, &p->cap, p->n + extra, sizeof *p->v, 16);
 }
 
 enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, size_t end)
@@ -237,24 +226,13 @@ static int cache_room(struct tok_model_cache *c)
 	return 0;
 }
 
-/* Grows an arena of `size`-byte items to hold `need` of them. */
+/* Grows an arena of `size`-byte items to hold `need` of them; 0, or -1
+ * past 32-bit offsets or out of memory. */
 static int arena_fit(void **p, size_t *cap, size_t need, size_t size)
 {
-	size_t n = *cap < 256 ? 256 : *cap;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if (n > UINT32_MAX || n > SIZE_MAX / size)
+	if (need > UINT32_MAX)
 		return -1;
-	q = realloc(*p, n * size);
-	if (q == NULL)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
+	return tok_grow(p, cap, need, size, 256) == TOK_OK ? 0 : -1;
 }
 
 /* Keeps the word and out->v[first, out->n) in the cache, if there is room
