@@ -12,10 +12,7 @@
  * files after the run; tests only write files into it.
  */
 #include <check.h>
-#include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +20,7 @@
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
+#include "tests/lib/tmp_files.h"
 #include "tests/lib/suite_main.h"
 
 #define FIXTURE "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors" /* vocab 11, 4 heads */
@@ -40,13 +38,7 @@ static const char *const words[11] = {
 /* Writes len bytes to tmp_dir/name; the full path goes to path[512]. */
 static void write_file(const char *name, const char *bytes, size_t len, char path[512])
 {
-	FILE *f;
-
-	snprintf(path, 512, "%s/%s", tmp_dir, name);
-	f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
+	tmp_write(tmp_dir, name, bytes, len, path);
 }
 
 static void write_text(const char *name, const char *text, char path[512])
@@ -169,59 +161,6 @@ START_TEST(test_text_maps_through_vocab_json)
 }
 END_TEST
 
-/*
- * Reads stderr (err_fd) into err[cap] until EOF or the timeout; returns 1 as
- * soon as anything comes on stdout (out_fd): `listening on`, the daemon
- * started and would never exit by itself. Else 0.
- */
-static int read_stderr(int out_fd, int err_fd, char *err, size_t cap)
-{
-	struct pollfd p[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-	size_t got = 0;
-
-	err[0] = '\0';
-	while (got + 1 < cap && poll(p, 2, WAIT_MS) > 0) {
-		ssize_t k;
-
-		if (p[0].revents & POLLIN)
-			return 1;
-		k = read(err_fd, err + got, cap - 1 - got);
-		if (k <= 0)
-			break;
-		got += (size_t)k;
-		err[got] = '\0';
-	}
-	return 0;
-}
-
-/*
- * Runs attnd with args (live_spawn_stderr), expecting it to exit at start-up;
- * its stderr goes to err. Returns the wait status. A daemon that starts
- * instead, or does not exit within WAIT_MS, is killed and the test fails.
- */
-static int run_to_exit(const char *const *args, char *err, size_t cap)
-{
-	int out, errfd, started, status;
-	pid_t pid;
-
-	out = live_spawn_stderr(args, &pid, &errfd);
-	started = read_stderr(out, errfd, err, cap);
-	close(out);
-	close(errfd);
-	if (started) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		ck_abort_msg("attnd started instead of refusing its options: '%s'", err);
-	}
-	status = live_wait_exit(pid, WAIT_MS);
-	if (status == -1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		ck_abort_msg("attnd did not exit within %d ms: '%s'", WAIT_MS, err);
-	}
-	return status;
-}
-
 /* attnd --model gqa=MODEL,heads=4,vocab=PATH must exit 2 with stderr holding want. */
 static void expect_refused(const char *model, const char *vocab_path, const char *want)
 {
@@ -231,7 +170,7 @@ static void expect_refused(const char *model, const char *vocab_path, const char
 	int status;
 
 	snprintf(spec, sizeof spec, "gqa=%s,heads=4,vocab=%s", model, vocab_path);
-	status = run_to_exit(args, err, sizeof err);
+	status = live_run_to_exit(args, WAIT_MS, err, sizeof err);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2,
 		      "%s: wait status %d, stderr '%s'", spec, status, err);
 	ck_assert_msg(strstr(err, want) != NULL, "%s: stderr '%s' lacks '%s'", spec, err, want);
@@ -316,20 +255,7 @@ static Suite *vocab_daemon_suite(void)
 /* Removes tmp_dir and the files the tests wrote in it. */
 static void remove_tmp_dir(void)
 {
-	DIR *dir = opendir(tmp_dir);
-	struct dirent *e;
-	char path[512];
-
-	if (dir == NULL)
-		return;
-	while ((e = readdir(dir)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-		unlink(path);
-	}
-	closedir(dir);
-	rmdir(tmp_dir);
+	tmp_remove_dir(tmp_dir);
 }
 
 /* Before the run: the vocabulary fixture is there, and tmp_dir made. */

@@ -408,3 +408,49 @@ void live_wait_metric(unsigned port, const char *series, double want, int timeou
 	ck_assert_msg(value == want, "%s is %g, not %g, after %d ms", series, value, want,
 		      timeout_ms);
 }
+
+/* Reads the daemon's stderr (err_fd) into err[cap] until EOF or timeout_ms
+ * without data; returns 1 as soon as anything comes on stdout (`listening
+ * on`: the daemon started and would never exit by itself), else 0. */
+static int read_refusal(int out_fd, int err_fd, int timeout_ms, char *err, size_t cap)
+{
+	struct pollfd p[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+	size_t got = 0;
+
+	err[0] = '\0';
+	while (got + 1 < cap && poll(p, 2, timeout_ms) > 0) {
+		ssize_t k;
+
+		if (p[0].revents & POLLIN)
+			return 1;
+		k = read(err_fd, err + got, cap - 1 - got);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		err[got] = '\0';
+	}
+	return 0;
+}
+
+int live_run_to_exit(const char *const *args, int timeout_ms, char *err, size_t cap)
+{
+	int out, errfd, started, status;
+	pid_t pid;
+
+	out = live_spawn_stderr(args, &pid, &errfd);
+	started = read_refusal(out, errfd, timeout_ms, err, cap);
+	close(out);
+	close(errfd);
+	if (started) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("attnd started instead of refusing: '%s'", err);
+	}
+	status = live_wait_exit(pid, timeout_ms);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("attnd did not exit within %d ms: '%s'", timeout_ms, err);
+	}
+	return status;
+}

@@ -54,6 +54,12 @@ size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms);
 /* Waits up to timeout_ms for pid to exit: its wait status, or -1. */
 int live_wait_exit(pid_t pid, int timeout_ms);
 
+/* Runs attnd with args expecting it to exit at start-up (a refused option or
+ * file): its stderr goes to err[cap], the wait status is returned. A daemon
+ * that starts instead, or does not exit within timeout_ms, is killed and the
+ * test fails. */
+int live_run_to_exit(const char *const *args, int timeout_ms, char *err, size_t cap);
+
 struct live_resp {
 	int status;
 	char head[16384]; /* status line and headers, NUL-terminated */
