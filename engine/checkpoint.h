@@ -1,0 +1,95 @@
+/*
+ * checkpoint.h: a Hugging Face checkpoint's safetensors files (one file or
+ * shards) read into a struct attn_stack (stack.h).
+ *
+ * The caller reads config.json (api/checkpoint_config.c) into a struct
+ * attn_checkpoint_config and maps the files (server/); the engine does no I/O.
+ * Tensor names, per family, with an optional prefix that is found, not given
+ * ("transformer." for gpt2, "bert." for bert, "model." for llama):
+ *   gpt2  wte.weight [V, E], wpe.weight [P, E], ln_f.{weight,bias},
+ *         h.N.ln_1 / ln_2.{weight,bias}, h.N.attn.c_attn.{weight [E, 3E],bias},
+ *         h.N.attn.c_proj.{weight [E, E],bias}, h.N.mlp.c_fc.{weight [E, F],bias},
+ *         h.N.mlp.c_proj.{weight [F, E],bias} (Conv1D: stored [in, out])
+ *   bert  embeddings.{word,position,token_type}_embeddings.weight,
+ *         embeddings.LayerNorm.{weight,bias} (or {gamma,beta}),
+ *         encoder.layer.N.attention.self.{query,key,value}.{weight,bias},
+ *         encoder.layer.N.attention.output.dense.{weight,bias},
+ *         encoder.layer.N.attention.output.LayerNorm.{weight,bias},
+ *         encoder.layer.N.intermediate.dense.{weight,bias},
+ *         encoder.layer.N.output.dense.{weight,bias},
+ *         encoder.layer.N.output.LayerNorm.{weight,bias}
+ *   llama embed_tokens.weight [V, E], norm.weight,
+ *         layers.N.input_layernorm.weight, layers.N.post_attention_layernorm.weight,
+ *         layers.N.self_attn.{q,k,v,o}_proj.weight (+ .bias when the config
+ *         says so; qwen2 has q/k/v biases), layers.N.mlp.{gate,up,down}_proj.weight
+ * Tensors the stack does not use (lm_head, pooler, cls, rotary inv_freq,
+ * attn.bias / masked_bias buffers) are ignored. F32 data is used in place
+ * when 4-byte aligned; F16 and BF16 (and unaligned F32) are converted once.
+ *
+ * Ownership: files and their bytes are borrowed, and F32 tensors keep
+ * pointing into them: the caller keeps every file's bytes alive and
+ * unchanged until attn_checkpoint_free. On success *out owns its converted
+ * arrays, its blocks and its RoPE table; on failure *out is NULL and err
+ * names the file and tensor.
+ */
+#ifndef ATTN_CHECKPOINT_H
+#define ATTN_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stack.h"
+#include "status.h"
+
+enum attn_rope_type {
+	ATTN_ROPE_DEFAULT = 0,
+	ATTN_ROPE_LINEAR, /* inv_freq / factor */
+	ATTN_ROPE_LLAMA3, /* Llama 3.1's wavelength-banded scaling */
+};
+
+/* What config.json says, typed. Sizes of zero are inferred where the tensors
+ * tell them (vocab, F, max_positions are checked against the tensors). */
+struct attn_checkpoint_config {
+	enum attn_family family;
+	size_t n_layers, E, H, Hkv, D, F;
+	size_t vocab, max_positions, type_vocab;
+	float norm_eps;
+	enum attn_activation act;
+	int attention_bias; /* llama: q/k/v/o biases; qwen2 sets q/k/v (qkv_bias) */
+	int qkv_bias;       /* q/k/v biases only (qwen2) */
+	int mlp_bias;       /* llama mlp_bias */
+	int scale_attn;     /* gpt2 scale_attn_weights (default 1) */
+	size_t window;      /* mistral sliding_window, 0 = none */
+	double rope_theta;
+	enum attn_rope_type rope_type;
+	double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+	size_t rope_original_max_positions;
+};
+
+struct attn_st_file {
+	const char *name; /* for messages, e.g. "model-00001-of-00002.safetensors" */
+	const uint8_t *bytes;
+	size_t len;
+};
+
+struct attn_checkpoint {
+	struct attn_stack stack; /* its pointers lead into the files or `owned` */
+	const char *dtype;       /* "F32", "F16", "BF16" or "mixed" (static) */
+	size_t weight_bytes;     /* bytes of the tensors used, as stored */
+	size_t owned_bytes;      /* bytes this struct allocated (conversions) */
+	void *owned;             /* internal */
+};
+
+enum attn_status attn_checkpoint_load(struct attn_checkpoint **out,
+				      const struct attn_checkpoint_config *cfg,
+				      const struct attn_st_file *files, size_t n_files,
+				      struct attn_error *err);
+
+void attn_checkpoint_free(struct attn_checkpoint *ck);
+
+/* Hugging Face's rope init functions: inv_freq [D / 2] for the config, in
+ * float arithmetic as torch computes it. */
+void attn_rope_inv_freq(float *inv_freq /* [D / 2] */, size_t D,
+			const struct attn_checkpoint_config *cfg);
+
+#endif
