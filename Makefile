@@ -472,6 +472,15 @@ tokenizer-oracle: $(ORACLE_DEPS) $(BUILD)/tests/tokenizer/check_conformance
 	cd $(ORACLE_DIR) && node compare_live.mjs
 	TOKENIZER_ORACLE_REQUIRED=1 $(BUILD)/tests/tokenizer/check_conformance
 
+# The checkpoint oracle (tests/checkpoint/oracle/, tests/data/checkpoints/README.md):
+# small random Hugging Face checkpoints and what PyTorch computes on them. Needs
+# only Debian's python3-torch; the second command re-checks the files written
+# against an independent float64 model and a byte-identical rerun.
+.PHONY: checkpoint-fixtures
+checkpoint-fixtures:
+	/usr/bin/python3 tests/checkpoint/oracle/make_checkpoints.py tests/data/checkpoints
+	/usr/bin/python3 tests/checkpoint/oracle/self_check.py tests/data/checkpoints
+
 fixtures:
 	$(PYTHON) tests/data/fixtures/make_fixtures.py tests/data/fixtures
 	$(PYTHON) tests/data/fixtures/make_safetensors.py tests/data/fixtures/safetensors

@@ -1,0 +1,334 @@
+#!/usr/bin/python3
+"""Checks the committed fixtures against a second formulation.
+
+Usage: self_check.py CHECKPOINT_DIR
+
+For every case it reads the files back as a loader would (its own safetensors
+reader, config.json parsed as transformers does, prefixes and gamma/beta found
+from the names), runs each item ALONE (no padding) through a float64 numpy
+model written differently from models.py (per-head loops, query head h reading
+kv head h // (H / Hkv) instead of repeat_kv, RoPE as an explicit rotation of
+the channel pairs (i, i + D/2), masks as index tests, erf/tanh GELU by
+formula), and compares with expected.json. It also checks that every
+attention row sums to 1 and is zero where masked, and that a rerun of the
+generator gives byte-identical files.
+"""
+
+import filecmp
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOL_ATT = 2e-5   # absolute, on weights in [0, 1]
+TOL_HID = 2e-4   # relative to max(1, |value|)
+
+
+# ---------------------------------------------------------------- reading
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    assert n % 8 == 0, path
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            assert info == {"format": "pt"}
+            continue
+        a, b = info["data_offsets"]
+        raw = body[a:b]
+        if info["dtype"] == "F32":
+            x = np.frombuffer(raw, "<f4").astype(np.float64)
+        elif info["dtype"] == "F16":
+            x = np.frombuffer(raw, "<f2").astype(np.float64)
+        elif info["dtype"] == "BF16":
+            x = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        elif info["dtype"] == "BOOL":
+            x = np.frombuffer(raw, np.uint8).astype(np.float64)
+        else:
+            raise ValueError(info["dtype"])
+        assert x.size == int(np.prod(info["shape"])), name
+        out[name] = x.reshape(info["shape"])
+    return out
+
+
+def read_weights(folder):
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.exists(index):
+        wm = json.load(open(index))["weight_map"]
+        w = {}
+        for f in sorted(set(wm.values())):
+            part = read_safetensors(os.path.join(folder, f))
+            assert all(wm[n] == f for n in part), f
+            w.update(part)
+        assert set(w) == set(wm)
+        return w
+    return read_safetensors(os.path.join(folder, "model.safetensors"))
+
+
+def canonical(w, family):
+    """Strips the head model's prefix and renames gamma/beta."""
+    prefix = {"gpt2": "transformer.", "bert": "bert.", "llama": "model."}[family]
+    out = {}
+    for n, t in w.items():
+        if n.startswith(prefix):
+            n = n[len(prefix):]
+        if n.endswith("LayerNorm.gamma"):
+            n = n[:-5] + "weight"
+        elif n.endswith("LayerNorm.beta"):
+            n = n[:-4] + "bias"
+        out[n] = t
+    return out
+
+
+def parse_config(cfg):
+    """The sizes transformers derives from config.json."""
+    mt = cfg["model_type"]
+    if mt == "gpt2":
+        E = cfg["n_embd"]
+        return {"family": "gpt2", "E": E, "H": cfg["n_head"], "N": cfg["n_layer"],
+                "eps": cfg["layer_norm_epsilon"], "scale": cfg.get("scale_attn_weights", True)}
+    if mt == "bert":
+        assert cfg["hidden_act"] == "gelu" and cfg.get("position_embedding_type", "absolute") == "absolute"
+        return {"family": "bert", "E": cfg["hidden_size"], "H": cfg["num_attention_heads"],
+                "N": cfg["num_hidden_layers"], "eps": cfg["layer_norm_eps"]}
+    E, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    p = {"family": "llama", "E": E, "H": H, "N": cfg["num_hidden_layers"],
+         "Hkv": cfg.get("num_key_value_heads") or H, "D": cfg.get("head_dim") or E // H,
+         "eps": cfg["rms_norm_eps"], "window": 0}
+    if "rope_parameters" in cfg:  # transformers 5.x
+        rope = dict(cfg["rope_parameters"])
+        p["theta"] = rope.pop("rope_theta")
+    else:
+        rope = dict(cfg.get("rope_scaling") or {"rope_type": "default"})
+        p["theta"] = cfg.get("rope_theta", 10000.0)
+    rope["rope_type"] = rope.get("rope_type", rope.get("type"))
+    p["rope"] = rope
+    if mt == "mistral":
+        p["window"] = cfg.get("sliding_window") or 0
+    if mt == "qwen2" and cfg.get("use_sliding_window"):
+        raise ValueError("qwen2 sliding window layers not covered")
+    return p
+
+
+# ---------------------------------------------------------------- float64 formulation
+
+def layer_norm(x, g, b, eps):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * g + b
+
+
+def softmax_rows(s, visible):
+    out = np.zeros_like(s)
+    for i in range(s.shape[0]):
+        js = [j for j in range(s.shape[1]) if visible(i, j)]
+        e = np.exp(s[i, js] - s[i, js].max())
+        out[i, js] = e / e.sum()
+    return out
+
+
+def attend(q, k, v, scale, visible):
+    """q [L, D], k, v [L, D] of one head -> (weights [L, L], out [L, D])."""
+    a = softmax_rows(np.einsum("id,jd->ij", q, k) * scale, visible)
+    return a, a @ v
+
+
+def gpt2_ref(p, w, ids):
+    E, H, L = p["E"], p["H"], len(ids)
+    D = E // H
+    x = w["wte.weight"][ids] + w["wpe.weight"][:L]
+    atts, hid = [], []
+    for l in range(p["N"]):
+        g = lambda n: w["h.%d.%s" % (l, n)]
+        h = layer_norm(x, g("ln_1.weight"), g("ln_1.bias"), p["eps"])
+        qkv = h @ g("attn.c_attn.weight") + g("attn.c_attn.bias")  # Conv1D [in, out]
+        heads, outs = [], []
+        for hh in range(H):
+            q = qkv[:, hh * D:(hh + 1) * D]
+            k = qkv[:, E + hh * D:E + (hh + 1) * D]
+            v = qkv[:, 2 * E + hh * D:2 * E + (hh + 1) * D]
+            a, o = attend(q, k, v, 1 / math.sqrt(D) if p["scale"] else 1.0, lambda i, j: j <= i)
+            heads.append(a)
+            outs.append(o)
+        x = x + np.concatenate(outs, 1) @ g("attn.c_proj.weight") + g("attn.c_proj.bias")
+        h = layer_norm(x, g("ln_2.weight"), g("ln_2.bias"), p["eps"])
+        u = h @ g("mlp.c_fc.weight") + g("mlp.c_fc.bias")
+        u = 0.5 * u * (1 + np.tanh(math.sqrt(2 / math.pi) * (u + 0.044715 * u ** 3)))
+        x = x + u @ g("mlp.c_proj.weight") + g("mlp.c_proj.bias")
+        atts.append(np.stack(heads))
+        hid.append(x)
+    hid[-1] = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], p["eps"])
+    return atts, hid
+
+
+def bert_ref(p, w, ids, types):
+    E, H, L = p["E"], p["H"], len(ids)
+    D = E // H
+    e = lambda n: w["embeddings." + n]
+    x = e("word_embeddings.weight")[ids] + e("position_embeddings.weight")[:L] \
+        + e("token_type_embeddings.weight")[types]
+    x = layer_norm(x, e("LayerNorm.weight"), e("LayerNorm.bias"), p["eps"])
+    erf = np.vectorize(math.erf)
+    atts, hid = [], []
+    for l in range(p["N"]):
+        g = lambda n: w["encoder.layer.%d.%s" % (l, n)]
+        lin = lambda t, n: t @ g(n + ".weight").T + g(n + ".bias")
+        q, k, v = (lin(x, "attention.self." + n) for n in ("query", "key", "value"))
+        heads, outs = [], []
+        for hh in range(H):
+            sl = slice(hh * D, (hh + 1) * D)
+            a, o = attend(q[:, sl], k[:, sl], v[:, sl], 1 / math.sqrt(D), lambda i, j: True)
+            heads.append(a)
+            outs.append(o)
+        x = layer_norm(x + lin(np.concatenate(outs, 1), "attention.output.dense"),
+                       g("attention.output.LayerNorm.weight"), g("attention.output.LayerNorm.bias"), p["eps"])
+        u = lin(x, "intermediate.dense")
+        u = 0.5 * u * (1 + erf(u / math.sqrt(2)))
+        x = layer_norm(x + lin(u, "output.dense"), g("output.LayerNorm.weight"), g("output.LayerNorm.bias"),
+                       p["eps"])
+        atts.append(np.stack(heads))
+        hid.append(x)
+    return atts, hid
+
+
+def inv_freq64(p):
+    D, rope = p["D"], p["rope"]
+    f = np.array([p["theta"] ** (-(2 * i) / D) for i in range(D // 2)])
+    if rope["rope_type"] == "linear":
+        f = f / rope["factor"]
+    elif rope["rope_type"] == "llama3":
+        old = rope["original_max_position_embeddings"]
+        lo, hi, fac = rope["low_freq_factor"], rope["high_freq_factor"], rope["factor"]
+        out = []
+        for fi in f:
+            wl = 2 * math.pi / fi
+            if wl < old / hi:
+                out.append(fi)
+            elif wl > old / lo:
+                out.append(fi / fac)
+            else:
+                s = (old / wl - lo) / (hi - lo)
+                out.append((1 - s) * fi / fac + s * fi)
+        f = np.array(out)
+    else:
+        assert rope["rope_type"] == "default", rope
+    return f
+
+
+def rotate(x, f):
+    """x [L, D]: channel pair (i, i + D/2) at position t turned by t f[i]."""
+    L, D = x.shape
+    y = x.copy()
+    for t in range(L):
+        for i in range(D // 2):
+            c, s = math.cos(t * f[i]), math.sin(t * f[i])
+            a, b = x[t, i], x[t, i + D // 2]
+            y[t, i], y[t, i + D // 2] = a * c - b * s, b * c + a * s
+    return y
+
+
+def llama_ref(p, w, ids):
+    H, Hkv, D, W = p["H"], p["Hkv"], p["D"], p["window"]
+    f = inv_freq64(p)
+
+    def rms(x, g):
+        return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + p["eps"]) * g
+
+    def visible(i, j):
+        return j <= i and (not W or j > i - W)
+    x = w["embed_tokens.weight"][ids]
+    atts, hid = [], []
+    for l in range(p["N"]):
+        g = lambda n: w["layers.%d.%s" % (l, n)]
+        lin = lambda t, n: t @ g(n + ".weight").T + (g(n + ".bias") if "layers.%d.%s.bias" % (l, n) in w else 0)
+        h = rms(x, g("input_layernorm.weight"))
+        q, k, v = (lin(h, "self_attn.%s_proj" % n) for n in "qkv")
+        heads, outs = [], []
+        for hh in range(H):
+            kv = hh // (H // Hkv)
+            qh = rotate(q[:, hh * D:(hh + 1) * D], f)
+            kh = rotate(k[:, kv * D:(kv + 1) * D], f)
+            a, o = attend(qh, kh, v[:, kv * D:(kv + 1) * D], D ** -0.5, visible)
+            heads.append(a)
+            outs.append(o)
+        x = x + lin(np.concatenate(outs, 1), "self_attn.o_proj")
+        h = rms(x, g("post_attention_layernorm.weight"))
+        gate = lin(h, "mlp.gate_proj")
+        x = x + lin(gate / (1 + np.exp(-gate)) * lin(h, "mlp.up_proj"), "mlp.down_proj")
+        atts.append(np.stack(heads))
+        hid.append(x)
+    hid[-1] = rms(x, w["norm.weight"])
+    return atts, hid
+
+
+# ---------------------------------------------------------------- checks
+
+def check_case(folder):
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    exp = json.load(open(os.path.join(folder, "expected.json")))
+    p = parse_config(cfg)
+    w = canonical(read_weights(folder), p["family"])
+    if cfg["model_type"] == "llama":
+        has_bias = any(n.endswith("self_attn.o_proj.bias") for n in w)
+        assert has_bias == bool(cfg.get("attention_bias")), "attention_bias vs tensors"
+    worst_a = worst_h = 0.0
+    for run in exp["runs"]:
+        for b, ids in enumerate(run["ids"]):
+            if p["family"] == "gpt2":
+                atts, hid = gpt2_ref(p, w, ids)
+            elif p["family"] == "bert":
+                types = run.get("type_ids", [[0] * len(x) for x in run["ids"]])[b]
+                atts, hid = bert_ref(p, w, ids, types)
+            else:
+                atts, hid = llama_ref(p, w, ids)
+            for l in range(p["N"]):
+                ea = np.array(run["attentions"][l][b])
+                eh = np.array(run["hidden"][l][b])
+                assert ea.shape == atts[l].shape and eh.shape == hid[l].shape
+                assert np.all(np.abs(ea.sum(-1) - 1) < 1e-5), "rows sum to 1"
+                assert np.all((atts[l] == 0) <= (ea == 0)), "zero where masked"
+                worst_a = max(worst_a, np.abs(ea - atts[l]).max())
+                worst_h = max(worst_h, (np.abs(eh - hid[l]) / np.maximum(1, np.abs(hid[l]))).max())
+        if "text" in run:
+            assert len(run["ids"]) == 1
+    ok = worst_a < TOL_ATT and worst_h < TOL_HID
+    print("%-20s %s  attention max |diff| %.2e  hidden max rel diff %.2e" % (
+        exp["case"], "ok  " if ok else "FAIL", worst_a, worst_h))
+    return ok
+
+
+def check_rerun(folder):
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, os.path.join(HERE, "make_checkpoints.py"), tmp], check=True,
+                       stdout=subprocess.DEVNULL)
+        same = True
+        for case in sorted(os.listdir(tmp)):
+            files = sorted(os.listdir(os.path.join(tmp, case)))
+            match, mismatch, errors = filecmp.cmpfiles(os.path.join(tmp, case), os.path.join(folder, case),
+                                                       files, shallow=False)
+            if mismatch or errors:
+                print("rerun differs:", case, mismatch, errors)
+                same = False
+    print("rerun byte-identical:", same)
+    return same
+
+
+def main(argv):
+    folder = argv[1] if len(argv) > 1 else "tests/data/checkpoints"
+    cases = sorted(d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d)))
+    ok = all([check_case(os.path.join(folder, c)) for c in cases])
+    ok = check_rerun(folder) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
