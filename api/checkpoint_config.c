@@ -1,0 +1,392 @@
+/*
+ * checkpoint_config.c: config.json into struct attn_checkpoint_config (see
+ * checkpoint_config.h). One reader per family, each a list of the keys its
+ * transformers config class reads (4.x names, defaults from its __init__):
+ *   gpt2     GPT2Config
+ *   bert     BertConfig
+ *   llama    LlamaConfig, MistralConfig, Qwen2Config (one reader, three
+ *            defaults tables: context length, biases, sliding window)
+ * Failures go through the tokenizer files' reader (tokenizer_reader.h), so
+ * messages read "config.json: /rope_scaling/factor: expected a number".
+ */
+#include "checkpoint_config.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tokenizer_reader.h"
+
+#define CFG_SIZE_MAX ((json_int_t)1 << 26) /* the engine's bound on every size */
+
+/* ---- fields ---------------------------------------------------------------- */
+
+/* A size in [1, CFG_SIZE_MAX]; absent or null -> dflt, or an error when dflt < 0.
+ * (A dflt of 0 means "the weights tell".) */
+static int cfg_size(struct rd *r, json_t *obj, const char *key, json_int_t dflt, size_t *out)
+{
+	json_t *v = json_object_get(obj, key);
+	size_t up;
+
+	if ((v == NULL || json_is_null(v)) && dflt < 0)
+		return rd_fail_key(r, key, "missing (expected an integer)");
+	if (v == NULL || json_is_null(v)) {
+		*out = (size_t)dflt;
+		return 0;
+	}
+	up = rd_key(r, key);
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > CFG_SIZE_MAX)
+		return rd_fail(r, "expected an integer in [1, %lld]", (long long)CFG_SIZE_MAX);
+	rd_up(r, up);
+	*out = (size_t)json_integer_value(v);
+	return 0;
+}
+
+/* A finite positive number (integer or real); absent -> dflt, or an error
+ * when dflt < 0. */
+static int cfg_number(struct rd *r, json_t *obj, const char *key, double dflt, double *out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (v == NULL && dflt < 0)
+		return rd_fail_key(r, key, "missing (expected a number)");
+	if (v == NULL) {
+		*out = dflt;
+		return 0;
+	}
+	if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
+		return rd_fail_key(r, key, "expected a positive number");
+	*out = json_number_value(v);
+	return 0;
+}
+
+static int cfg_float(struct rd *r, json_t *obj, const char *key, double dflt, float *out)
+{
+	double d;
+
+	if (cfg_number(r, obj, key, dflt, &d) != 0)
+		return -1;
+	*out = (float)d;
+	return 0;
+}
+
+/* A boolean that must not be `bad` for the stack to run (named in the refusal). */
+static int cfg_refuse_bool(struct rd *r, json_t *obj, const char *key, int bad, const char *why)
+{
+	int v;
+
+	if (rd_bool(r, obj, key, !bad, &v) != 0)
+		return -1;
+	if (v == bad)
+		return rd_fail_key(r, key, "%s %s is not supported: %s", key,
+				   bad ? "true" : "false", why);
+	return 0;
+}
+
+/* A string member among names[] (ending in NULL); absent -> dflt. *i its index. */
+static int cfg_choice(struct rd *r, json_t *obj, const char *key, const char *const *names,
+		      const char *dflt, const char *what, const char *supported, size_t *i)
+{
+	json_t *v = json_object_get(obj, key);
+	const char *s = dflt;
+	char q[QUOTE_MAX + 4];
+
+	if (v != NULL && !json_is_string(v))
+		return rd_fail_key(r, key, "expected a string");
+	if (v != NULL)
+		s = json_string_value(v);
+	for (*i = 0; names[*i] != NULL; (*i)++)
+		if (strcmp(names[*i], s) == 0)
+			return 0;
+	return rd_fail_key(r, key, "unsupported %s '%s' (supported: %s)", what, rd_quote(q, s),
+			   supported);
+}
+
+/*
+ * Activations by transformers' ACT2FN name. gelu_fast is gelu_new's formula
+ * with sqrt(2/pi) written 0.7978845608, the same float: the same activation
+ * in float32. quick_gelu, gelu_10, gelu_accurate and the rest are other
+ * functions, refused.
+ */
+static int cfg_act(struct rd *r, json_t *obj, const char *key, const char *dflt,
+		   enum attn_activation *act)
+{
+	static const char *const names[] = {"gelu_new",	   "gelu_pytorch_tanh",
+					    "gelu_fast",   "gelu",
+					    "gelu_python", "relu",
+					    "silu",	   "swish",
+					    NULL};
+	static const enum attn_activation acts[] = {
+	    ATTN_ACT_GELU_TANH, ATTN_ACT_GELU_TANH, ATTN_ACT_GELU_TANH, ATTN_ACT_GELU_ERF,
+	    ATTN_ACT_GELU_ERF,	ATTN_ACT_RELU,	    ATTN_ACT_SILU,	ATTN_ACT_SILU};
+	size_t i;
+
+	if (cfg_choice(r, obj, key, names, dflt, "activation",
+		       "gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, gelu_python, relu, silu, "
+		       "swish",
+		       &i) != 0)
+		return -1;
+	*act = acts[i];
+	return 0;
+}
+
+/* n_layers, E, H: required by every family. */
+static int cfg_shape(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg,
+		     const char *layers, const char *embd, const char *heads)
+{
+	if (cfg_size(r, o, layers, -1, &cfg->n_layers) != 0 ||
+	    cfg_size(r, o, embd, -1, &cfg->E) != 0 || cfg_size(r, o, heads, -1, &cfg->H) != 0)
+		return -1;
+	return 0;
+}
+
+/* D = E / H, for the families without head_dim. */
+static int cfg_even_heads(struct rd *r, struct attn_checkpoint_config *cfg, const char *heads)
+{
+	if (cfg->E % cfg->H != 0)
+		return rd_fail_key(r, heads, "%zu heads do not divide the hidden size %zu", cfg->H,
+				   cfg->E);
+	cfg->D = cfg->E / cfg->H;
+	cfg->Hkv = cfg->H;
+	return 0;
+}
+
+/* ---- gpt2 and bert ----------------------------------------------------------- */
+
+static int read_gpt2(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+{
+	cfg->family = ATTN_FAMILY_GPT2;
+	if (cfg_shape(r, o, cfg, "n_layer", "n_embd", "n_head") != 0 ||
+	    cfg_even_heads(r, cfg, "n_head") != 0 ||
+	    cfg_size(r, o, "n_positions", 0, &cfg->max_positions) != 0 ||
+	    cfg_size(r, o, "vocab_size", 0, &cfg->vocab) != 0 ||
+	    cfg_size(r, o, "n_inner", (json_int_t)(4 * cfg->E), &cfg->F) != 0 ||
+	    cfg_float(r, o, "layer_norm_epsilon", 1e-5, &cfg->norm_eps) != 0 ||
+	    cfg_act(r, o, "activation_function", "gelu_new", &cfg->act) != 0 ||
+	    rd_bool(r, o, "scale_attn_weights", 1, &cfg->scale_attn) != 0)
+		return -1;
+	if (cfg_refuse_bool(r, o, "scale_attn_by_inverse_layer_idx", 1,
+			    "scores divided by the layer number too") != 0 ||
+	    cfg_refuse_bool(r, o, "reorder_and_upcast_attn", 1,
+			    "scores scaled before the product and upcast, another rounding") != 0)
+		return -1;
+	return 0;
+}
+
+static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+{
+	static const char *const pos[] = {"absolute", NULL};
+	size_t i;
+
+	cfg->family = ATTN_FAMILY_BERT;
+	cfg->scale_attn = 1;
+	if (cfg_shape(r, o, cfg, "num_hidden_layers", "hidden_size", "num_attention_heads") != 0 ||
+	    cfg_even_heads(r, cfg, "num_attention_heads") != 0 ||
+	    cfg_size(r, o, "intermediate_size", 0, &cfg->F) != 0 ||
+	    cfg_size(r, o, "max_position_embeddings", 0, &cfg->max_positions) != 0 ||
+	    cfg_size(r, o, "type_vocab_size", 0, &cfg->type_vocab) != 0 ||
+	    cfg_size(r, o, "vocab_size", 0, &cfg->vocab) != 0 ||
+	    cfg_float(r, o, "layer_norm_eps", 1e-12, &cfg->norm_eps) != 0 ||
+	    cfg_act(r, o, "hidden_act", "gelu", &cfg->act) != 0 ||
+	    cfg_choice(r, o, "position_embedding_type", pos, "absolute", "position_embedding_type",
+		       "absolute", &i) != 0 ||
+	    cfg_refuse_bool(r, o, "is_decoder", 1, "a causal BERT") != 0)
+		return -1;
+	return 0;
+}
+
+/* ---- the llama family ---------------------------------------------------------- */
+
+/* What LlamaConfig, MistralConfig and Qwen2Config default differently. */
+struct llama_kind {
+	const char *model_type;
+	json_int_t max_positions; /* max_position_embeddings */
+	int reads_biases;	  /* attention_bias and mlp_bias (llama) */
+	int qkv_bias;		  /* always (qwen2) */
+	int window;		  /* 0: none; 1: sliding_window (mistral); 2: qwen2's */
+};
+
+static const struct llama_kind llama_kinds[] = {
+    {"llama", 2048, 1, 0, 0},
+    {"mistral", 4096 * 32, 0, 0, 1},
+    {"qwen2", 32768, 0, 1, 2},
+};
+
+/* The scaling's own keys: rope_scaling (4.x) or rope_parameters (5.x). */
+static int read_rope_type(struct rd *r, json_t *s, struct attn_checkpoint_config *cfg)
+{
+	static const char *const names[] = {"default", "linear", "llama3", NULL};
+	static const enum attn_rope_type types[] = {ATTN_ROPE_DEFAULT, ATTN_ROPE_LINEAR,
+						    ATTN_ROPE_LLAMA3};
+	const char *key = json_object_get(s, "rope_type") != NULL ? "rope_type" : "type";
+	json_int_t old;
+	size_t i;
+
+	if (cfg_choice(r, s, key, names, "default", "rope_type", "default, linear, llama3", &i) !=
+	    0)
+		return -1;
+	cfg->rope_type = types[i];
+	if (cfg->rope_type == ATTN_ROPE_DEFAULT)
+		return 0;
+	if (cfg_number(r, s, "factor", -1, &cfg->rope_factor) != 0)
+		return -1;
+	if (cfg->rope_type == ATTN_ROPE_LINEAR)
+		return 0;
+	if (cfg_number(r, s, "low_freq_factor", -1, &cfg->rope_low_freq_factor) != 0 ||
+	    cfg_number(r, s, "high_freq_factor", -1, &cfg->rope_high_freq_factor) != 0 ||
+	    rd_int(r, s, "original_max_position_embeddings", -1, CFG_SIZE_MAX, &old) != 0)
+		return -1;
+	if (!(cfg->rope_high_freq_factor > cfg->rope_low_freq_factor))
+		return rd_fail_key(r, "high_freq_factor", "must be above low_freq_factor (%g)",
+				   cfg->rope_low_freq_factor);
+	if (old == 0)
+		return rd_fail_key(r, "original_max_position_embeddings", "must be positive");
+	cfg->rope_original_max_positions = (size_t)old;
+	return 0;
+}
+
+static int read_rope(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+{
+	json_t *p = json_object_get(o, "rope_parameters");
+	const char *key = p != NULL ? "rope_parameters" : "rope_scaling";
+	json_t *s = p != NULL ? p : json_object_get(o, "rope_scaling");
+	const char *k;
+	json_t *v;
+	size_t up;
+	int rc;
+
+	if (cfg_number(r, o, "rope_theta", 10000.0, &cfg->rope_theta) != 0)
+		return -1;
+	cfg->rope_type = ATTN_ROPE_DEFAULT;
+	if (s == NULL || json_is_null(s))
+		return 0;
+	if (!json_is_object(s))
+		return rd_fail_key(r, key, "expected an object or null");
+	up = rd_key(r, key);
+	json_object_foreach(s, k, v)
+	{
+		if (json_is_object(v))
+			return rd_fail_key(r, k,
+					   "rope parameters per layer type are not supported");
+	}
+	rc = cfg_number(r, s, "rope_theta", cfg->rope_theta, &cfg->rope_theta);
+	if (rc == 0)
+		rc = read_rope_type(r, s, cfg);
+	if (rc == 0)
+		rd_up(r, up);
+	return rc;
+}
+
+/* Qwen2: layers from max_window_layers on use the window, when use_sliding_window. */
+static int read_window(struct rd *r, json_t *o, const struct llama_kind *kind,
+		       struct attn_checkpoint_config *cfg)
+{
+	json_int_t from = 0;
+	int on = 1;
+
+	cfg->window = 0;
+	if (kind->window == 0)
+		return 0;
+	if (kind->window == 2 && (rd_bool(r, o, "use_sliding_window", 0, &on) != 0 ||
+				  rd_int(r, o, "max_window_layers", 28, CFG_SIZE_MAX, &from) != 0))
+		return -1;
+	if (!on || json_is_null(json_object_get(o, "sliding_window")))
+		return 0; /* null: no window */
+	if (cfg_size(r, o, "sliding_window", 4096, &cfg->window) != 0)
+		return -1;
+	if (kind->window == 2 && (size_t)from >= cfg->n_layers)
+		cfg->window = 0; /* no layer reaches max_window_layers */
+	else if (kind->window == 2 && from > 0)
+		return rd_fail_key(r, "max_window_layers",
+				   "a sliding window on layers %zu .. %zu only is not supported "
+				   "(the window applies to every layer or none)",
+				   (size_t)from, cfg->n_layers - 1);
+	return 0;
+}
+
+static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
+		      struct attn_checkpoint_config *cfg)
+{
+	cfg->family = ATTN_FAMILY_LLAMA;
+	cfg->scale_attn = 1;
+	cfg->qkv_bias = kind->qkv_bias;
+	if (cfg_shape(r, o, cfg, "num_hidden_layers", "hidden_size", "num_attention_heads") != 0 ||
+	    cfg_size(r, o, "num_key_value_heads", (json_int_t)cfg->H, &cfg->Hkv) != 0)
+		return -1;
+	if (json_object_get(o, "head_dim") == NULL ||
+	    json_is_null(json_object_get(o, "head_dim"))) {
+		if (cfg->E % cfg->H != 0)
+			return rd_fail_key(r, "num_attention_heads",
+					   "%zu heads do not divide the hidden size %zu and "
+					   "head_dim is not given",
+					   cfg->H, cfg->E);
+		cfg->D = cfg->E / cfg->H;
+	} else if (cfg_size(r, o, "head_dim", -1, &cfg->D) != 0) {
+		return -1;
+	}
+	if (cfg->D % 2 != 0)
+		return rd_fail_key(r, "head_dim", "head size %zu is odd: RoPE rotates pairs",
+				   cfg->D);
+	if (cfg->H % cfg->Hkv != 0)
+		return rd_fail_key(r, "num_key_value_heads", "%zu does not divide %zu heads",
+				   cfg->Hkv, cfg->H);
+	if (cfg_size(r, o, "intermediate_size", 0, &cfg->F) != 0 ||
+	    cfg_size(r, o, "max_position_embeddings", kind->max_positions, &cfg->max_positions) !=
+		0 ||
+	    cfg_size(r, o, "vocab_size", 0, &cfg->vocab) != 0 ||
+	    cfg_float(r, o, "rms_norm_eps", 1e-6, &cfg->norm_eps) != 0 ||
+	    cfg_act(r, o, "hidden_act", "silu", &cfg->act) != 0 || read_rope(r, o, cfg) != 0 ||
+	    read_window(r, o, kind, cfg) != 0)
+		return -1;
+	if (kind->reads_biases && (rd_bool(r, o, "attention_bias", 0, &cfg->attention_bias) != 0 ||
+				   rd_bool(r, o, "mlp_bias", 0, &cfg->mlp_bias) != 0))
+		return -1;
+	return 0;
+}
+
+/* ---- the file ------------------------------------------------------------------ */
+
+static int read_config(struct rd *r, json_t *root, struct attn_checkpoint_config *cfg)
+{
+	const char *const names[] = {"gpt2", "bert", "llama", "mistral", "qwen2", NULL};
+	size_t i;
+
+	if (json_object_get(root, "model_type") == NULL)
+		return rd_fail_key(r, "model_type",
+				   "missing (expected one of gpt2, bert, llama, "
+				   "mistral, qwen2)");
+	if (cfg_choice(r, root, "model_type", names, "", "model_type",
+		       "gpt2, bert, llama, mistral, qwen2", &i) != 0)
+		return -1;
+	if (i == 0)
+		return read_gpt2(r, root, cfg);
+	if (i == 1)
+		return read_bert(r, root, cfg);
+	return read_llama(r, root, &llama_kinds[i - 2], cfg);
+}
+
+int api_checkpoint_config(struct attn_checkpoint_config *cfg, const char *json, size_t len,
+			  const char *file, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root;
+	struct rd r;
+	int rc;
+
+	memset(cfg, 0, sizeof *cfg);
+	rd_init(&r, file, err, errlen);
+	if (len > API_CHECKPOINT_CONFIG_MAX)
+		return rd_fail(&r, "%zu bytes, over the %u KiB limit", len,
+			       API_CHECKPOINT_CONFIG_MAX >> 10);
+	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		snprintf(err, errlen, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+		return -1;
+	}
+	rc = json_is_object(root) ? read_config(&r, root, cfg)
+				  : rd_fail(&r, "expected a JSON object");
+	json_decref(root);
+	return rc;
+}

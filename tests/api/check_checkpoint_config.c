@@ -1,0 +1,326 @@
+/*
+ * check_checkpoint_config.c: config.json into struct attn_checkpoint_config
+ * (api/checkpoint_config.c).
+ *
+ *   families  gpt2, bert, llama (4.x rope_scaling and 5.x rope_parameters),
+ *             mistral and qwen2 configs as the Hub ships them, and their
+ *             defaults when keys are left out
+ *   refused   what the stack cannot run, each by name with the file and the
+ *             JSON pointer: an unknown model_type, an activation, a rope_type,
+ *             scale_attn_by_inverse_layer_idx, a relative position embedding,
+ *             a per-layer window; missing and mistyped keys; broken JSON
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/checkpoint_config.h"
+#include "tests/lib/suite_main.h"
+
+static char err[256];
+
+static int parse(struct attn_checkpoint_config *cfg, const char *json)
+{
+	err[0] = '\0';
+	return api_checkpoint_config(cfg, json, strlen(json), "config.json", err, sizeof err);
+}
+
+/* json is refused with exactly the message want. */
+static void assert_refused(const char *json, const char *want)
+{
+	struct attn_checkpoint_config cfg;
+
+	ck_assert_int_eq(parse(&cfg, json), -1);
+	ck_assert_str_eq(err, want);
+}
+
+/* gpt2's config.json on the Hub (the keys that matter, and a few that do not). */
+static const char gpt2_json[] =
+    "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"],"
+    " \"attn_pdrop\": 0.1, \"bos_token_id\": 50256, \"layer_norm_epsilon\": 1e-05,"
+    " \"model_type\": \"gpt2\", \"n_ctx\": 1024, \"n_embd\": 768, \"n_head\": 12,"
+    " \"n_layer\": 12, \"n_positions\": 1024, \"task_specific_params\": {\"text-generation\":"
+    " {\"do_sample\": true, \"max_length\": 50}}, \"vocab_size\": 50257}";
+
+START_TEST(gpt2)
+{
+	struct attn_checkpoint_config cfg;
+
+	ck_assert_int_eq(parse(&cfg, gpt2_json), 0);
+	ck_assert_int_eq(cfg.family, ATTN_FAMILY_GPT2);
+	ck_assert_uint_eq(cfg.n_layers, 12);
+	ck_assert_uint_eq(cfg.E, 768);
+	ck_assert_uint_eq(cfg.H, 12);
+	ck_assert_uint_eq(cfg.Hkv, 12);
+	ck_assert_uint_eq(cfg.D, 64);
+	ck_assert_uint_eq(cfg.F, 3072); /* n_inner absent: 4 E */
+	ck_assert_uint_eq(cfg.vocab, 50257);
+	ck_assert_uint_eq(cfg.max_positions, 1024);
+	ck_assert_float_eq(cfg.norm_eps, 1e-5f);
+	ck_assert_int_eq(cfg.act, ATTN_ACT_GELU_TANH);
+	ck_assert_int_eq(cfg.scale_attn, 1);
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 8,"
+				     " \"n_head\": 2, \"n_inner\": null, \"activation_function\":"
+				     " \"gelu\", \"scale_attn_weights\": false}"),
+			 0);
+	ck_assert_uint_eq(cfg.F, 32);
+	ck_assert_uint_eq(cfg.vocab, 0); /* the weights tell */
+	ck_assert_uint_eq(cfg.max_positions, 0);
+	ck_assert_int_eq(cfg.act, ATTN_ACT_GELU_ERF);
+	ck_assert_int_eq(cfg.scale_attn, 0);
+}
+END_TEST
+
+static const char bert_json[] =
+    "{\"architectures\": [\"BertForMaskedLM\"], \"attention_probs_dropout_prob\": 0.1,"
+    " \"hidden_act\": \"gelu\", \"hidden_size\": 768, \"initializer_range\": 0.02,"
+    " \"intermediate_size\": 3072, \"layer_norm_eps\": 1e-12, \"max_position_embeddings\": 512,"
+    " \"model_type\": \"bert\", \"num_attention_heads\": 12, \"num_hidden_layers\": 12,"
+    " \"pad_token_id\": 0, \"position_embedding_type\": \"absolute\", \"torch_dtype\": "
+    "\"float32\", \"type_vocab_size\": 2, \"vocab_size\": 30522}";
+
+START_TEST(bert)
+{
+	struct attn_checkpoint_config cfg;
+
+	ck_assert_int_eq(parse(&cfg, bert_json), 0);
+	ck_assert_int_eq(cfg.family, ATTN_FAMILY_BERT);
+	ck_assert_uint_eq(cfg.F, 3072);
+	ck_assert_uint_eq(cfg.type_vocab, 2);
+	ck_assert_uint_eq(cfg.max_positions, 512);
+	ck_assert_uint_eq(cfg.vocab, 30522);
+	ck_assert_float_eq(cfg.norm_eps, 1e-12f);
+	ck_assert_int_eq(cfg.act, ATTN_ACT_GELU_ERF);
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"bert\", \"num_hidden_layers\": 1,"
+				     " \"hidden_size\": 8, \"num_attention_heads\": 2}"),
+			 0);
+	ck_assert_uint_eq(cfg.F, 0);
+	ck_assert_uint_eq(cfg.type_vocab, 0);
+	ck_assert_float_eq(cfg.norm_eps, 1e-12f);
+}
+END_TEST
+
+/* Llama 3.2 1B, in transformers 4.x's words and in 5.x's: one config. */
+static const char llama_4x[] =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"head_dim\": 64,"
+    " \"hidden_act\": \"silu\", \"hidden_size\": 2048, \"intermediate_size\": 8192,"
+    " \"max_position_embeddings\": 131072, \"mlp_bias\": false, \"model_type\": \"llama\","
+    " \"num_attention_heads\": 32, \"num_hidden_layers\": 16, \"num_key_value_heads\": 8,"
+    " \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 32.0,"
+    " \"high_freq_factor\": 4.0, \"low_freq_factor\": 1.0,"
+    " \"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"},"
+    " \"rope_theta\": 500000.0, \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\","
+    " \"vocab_size\": 128256}";
+static const char llama_5x[] =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, \"dtype\":"
+    " \"bfloat16\", \"head_dim\": 64, \"hidden_act\": \"silu\", \"hidden_size\": 2048,"
+    " \"intermediate_size\": 8192, \"max_position_embeddings\": 131072, \"mlp_bias\": false,"
+    " \"model_type\": \"llama\", \"num_attention_heads\": 32, \"num_hidden_layers\": 16,"
+    " \"num_key_value_heads\": 8, \"rms_norm_eps\": 1e-05, \"rope_parameters\": {\"factor\":"
+    " 32.0, \"high_freq_factor\": 4.0, \"low_freq_factor\": 1.0,"
+    " \"original_max_position_embeddings\": 8192, \"rope_theta\": 500000.0, \"rope_type\":"
+    " \"llama3\"}, \"vocab_size\": 128256}";
+
+START_TEST(llama_versions)
+{
+	struct attn_checkpoint_config a, b;
+
+	ck_assert_int_eq(parse(&a, llama_4x), 0);
+	ck_assert_int_eq(a.family, ATTN_FAMILY_LLAMA);
+	ck_assert_uint_eq(a.H, 32);
+	ck_assert_uint_eq(a.Hkv, 8);
+	ck_assert_uint_eq(a.D, 64);
+	ck_assert_uint_eq(a.F, 8192);
+	ck_assert_uint_eq(a.max_positions, 131072);
+	ck_assert_int_eq(a.act, ATTN_ACT_SILU);
+	ck_assert_int_eq(a.rope_type, ATTN_ROPE_LLAMA3);
+	ck_assert_double_eq(a.rope_theta, 500000.0);
+	ck_assert_double_eq(a.rope_factor, 32.0);
+	ck_assert_double_eq(a.rope_low_freq_factor, 1.0);
+	ck_assert_double_eq(a.rope_high_freq_factor, 4.0);
+	ck_assert_uint_eq(a.rope_original_max_positions, 8192);
+	ck_assert_int_eq(a.attention_bias + a.mlp_bias + a.qkv_bias, 0);
+	ck_assert_uint_eq(a.window, 0);
+	ck_assert_int_eq(parse(&b, llama_5x), 0);
+	ck_assert_mem_eq(&a, &b, sizeof a);
+}
+END_TEST
+
+START_TEST(llama_defaults)
+{
+	struct attn_checkpoint_config cfg;
+
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"llama\", \"num_hidden_layers\": 2,"
+				     " \"hidden_size\": 64, \"num_attention_heads\": 4,"
+				     " \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2},"
+				     " \"attention_bias\": true, \"mlp_bias\": true}"),
+			 0);
+	ck_assert_uint_eq(cfg.Hkv, 4);
+	ck_assert_uint_eq(cfg.D, 16);
+	ck_assert_uint_eq(cfg.max_positions, 2048);
+	ck_assert_float_eq(cfg.norm_eps, 1e-6f);
+	ck_assert_double_eq(cfg.rope_theta, 10000.0);
+	ck_assert_int_eq(cfg.rope_type, ATTN_ROPE_LINEAR);
+	ck_assert_double_eq(cfg.rope_factor, 2.0);
+	ck_assert_int_eq(cfg.attention_bias, 1);
+	ck_assert_int_eq(cfg.mlp_bias, 1);
+	ck_assert_int_eq(cfg.qkv_bias, 0);
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"llama\", \"num_hidden_layers\": 2,"
+				     " \"hidden_size\": 64, \"num_attention_heads\": 4,"
+				     " \"rope_parameters\": {\"rope_type\": \"default\","
+				     " \"rope_theta\": 1000000}}"),
+			 0);
+	ck_assert_int_eq(cfg.rope_type, ATTN_ROPE_DEFAULT);
+	ck_assert_double_eq(cfg.rope_theta, 1e6);
+}
+END_TEST
+
+START_TEST(mistral_window)
+{
+	static const char *const window[] = {"", ", \"sliding_window\": null",
+					     ", \"sliding_window\": 4096",
+					     ", \"sliding_window\": 16"};
+	static const size_t want[] = {4096, 0, 4096, 16};
+	struct attn_checkpoint_config cfg;
+	char json[512];
+
+	snprintf(json, sizeof json,
+		 "{\"model_type\": \"mistral\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
+		 " \"num_attention_heads\": 4, \"num_key_value_heads\": 2,"
+		 " \"attention_bias\": true%s}",
+		 window[_i]);
+	ck_assert_int_eq(parse(&cfg, json), 0);
+	ck_assert_uint_eq(cfg.window, want[_i]);
+	ck_assert_uint_eq(cfg.Hkv, 2);
+	ck_assert_uint_eq(cfg.max_positions, 131072);
+	ck_assert_int_eq(cfg.attention_bias, 0); /* MistralConfig has no such key */
+}
+END_TEST
+
+START_TEST(qwen2)
+{
+	static const char *const window[] = {
+	    "", ", \"use_sliding_window\": true, \"max_window_layers\": 28",
+	    ", \"use_sliding_window\": true, \"max_window_layers\": 0"};
+	static const size_t want[] = {0, 0, 32768};
+	struct attn_checkpoint_config cfg;
+	char json[512];
+
+	snprintf(
+	    json, sizeof json,
+	    "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 24, \"hidden_size\": 896,"
+	    " \"num_attention_heads\": 14, \"num_key_value_heads\": 2, \"rope_theta\": 1000000.0,"
+	    " \"sliding_window\": 32768, \"torch_dtype\": \"bfloat16\"%s}",
+	    window[_i]);
+	ck_assert_int_eq(parse(&cfg, json), 0);
+	ck_assert_int_eq(cfg.qkv_bias, 1);
+	ck_assert_int_eq(cfg.attention_bias, 0);
+	ck_assert_uint_eq(cfg.D, 64);
+	ck_assert_uint_eq(cfg.window, want[_i]);
+	ck_assert_uint_eq(cfg.max_positions, 32768);
+	ck_assert_double_eq(cfg.rope_theta, 1e6);
+}
+END_TEST
+
+/* ---- refusals ---------------------------------------------------------------- */
+
+#define LLAMA_HEAD                                                                                 \
+	"{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"               \
+	" \"num_attention_heads\": 4"
+
+START_TEST(refusals)
+{
+	assert_refused("{\"model_type\": \"xyz\"}",
+		       "config.json: /model_type: unsupported model_type 'xyz' (supported: gpt2, "
+		       "bert, llama, mistral, qwen2)");
+	assert_refused("{\"n_layer\": 2}", "config.json: /model_type: missing (expected one of "
+					   "gpt2, bert, llama, mistral, qwen2)");
+	assert_refused(
+	    "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 8, \"n_head\": 2,"
+	    " \"activation_function\": \"quick_gelu\"}",
+	    "config.json: /activation_function: unsupported activation 'quick_gelu' "
+	    "(supported: gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, gelu_python, relu, "
+	    "silu, swish)");
+	assert_refused("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 8, \"n_head\": 2,"
+		       " \"scale_attn_by_inverse_layer_idx\": true}",
+		       "config.json: /scale_attn_by_inverse_layer_idx: "
+		       "scale_attn_by_inverse_layer_idx true is not supported: scores divided by "
+		       "the layer number too");
+	assert_refused("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 8, \"n_head\": 3}",
+		       "config.json: /n_head: 3 heads do not divide the hidden size 8");
+	assert_refused("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": \"8\"}",
+		       "config.json: /n_embd: expected an integer in [1, 67108864]");
+	assert_refused(
+	    "{\"model_type\": \"bert\", \"num_hidden_layers\": 1, \"hidden_size\": 8,"
+	    " \"num_attention_heads\": 2, \"position_embedding_type\": \"relative_key\"}",
+	    "config.json: /position_embedding_type: unsupported position_embedding_type "
+	    "'relative_key' (supported: absolute)");
+	assert_refused("{\"model_type\": \"bert\", \"num_hidden_layers\": 1,"
+		       " \"num_attention_heads\": 2}",
+		       "config.json: /hidden_size: missing (expected an integer)");
+	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4}}",
+		       "config.json: /rope_scaling/rope_type: unsupported rope_type 'yarn' "
+		       "(supported: default, linear, llama3)");
+	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 4}}",
+		       "config.json: /rope_scaling/type: unsupported rope_type 'dynamic' "
+		       "(supported: default, linear, llama3)");
+	assert_refused(LLAMA_HEAD ", \"rope_parameters\": {\"rope_type\": \"llama3\", \"factor\":"
+				  " 8, \"low_freq_factor\": 1, \"high_freq_factor\": 4}}",
+		       "config.json: /rope_parameters/original_max_position_embeddings: missing "
+		       "(expected an integer)");
+	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"type\": \"linear\", \"factor\": -2}}",
+		       "config.json: /rope_scaling/factor: expected a positive number");
+	assert_refused(LLAMA_HEAD ", \"rope_parameters\": {\"full_attention\": {\"rope_type\":"
+				  " \"default\"}}}",
+		       "config.json: /rope_parameters/full_attention: rope parameters per layer "
+		       "type are not supported");
+	assert_refused(LLAMA_HEAD ", \"head_dim\": 15}",
+		       "config.json: /head_dim: head size 15 is odd: RoPE rotates pairs");
+	assert_refused(LLAMA_HEAD ", \"num_key_value_heads\": 3}",
+		       "config.json: /num_key_value_heads: 3 does not divide 4 heads");
+	assert_refused(LLAMA_HEAD ", \"hidden_act\": \"gelu_10\"}",
+		       "config.json: /hidden_act: unsupported activation 'gelu_10' (supported: "
+		       "gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, gelu_python, relu, silu, "
+		       "swish)");
+	assert_refused("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 24, \"hidden_size\": 64,"
+		       " \"num_attention_heads\": 4, \"use_sliding_window\": true,"
+		       " \"max_window_layers\": 20}",
+		       "config.json: /max_window_layers: a sliding window on layers 20 .. 23 only "
+		       "is not supported (the window applies to every layer or none)");
+	assert_refused("[1]", "config.json: expected a JSON object");
+}
+END_TEST
+
+START_TEST(broken_json)
+{
+	struct attn_checkpoint_config cfg;
+
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"gpt2\",\n \"n_layer\": }"), -1);
+	ck_assert_msg(strncmp(err, "config.json:2:", 14) == 0, "%s", err);
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"gpt2\", \"model_type\": \"bert\"}"), -1);
+	ck_assert_msg(strstr(err, "duplicate") != NULL, "%s", err);
+}
+END_TEST
+
+static Suite *checkpoint_config_suite(void)
+{
+	Suite *s = suite_create("checkpoint_config");
+	TCase *fam = tcase_create("families"), *bad = tcase_create("refused");
+
+	tcase_add_test(fam, gpt2);
+	tcase_add_test(fam, bert);
+	tcase_add_test(fam, llama_versions);
+	tcase_add_test(fam, llama_defaults);
+	tcase_add_loop_test(fam, mistral_window, 0, 4);
+	tcase_add_loop_test(fam, qwen2, 0, 3);
+	tcase_add_test(bad, refusals);
+	tcase_add_test(bad, broken_json);
+	suite_add_tcase(s, fam);
+	suite_add_tcase(s, bad);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return suite_main(argc, argv, checkpoint_config_suite, NULL);
+}
