@@ -183,6 +183,10 @@ $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(
 
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
+# check_checkpoint_dir loads model folders with server/checkpoint_dir.c, linked
+# in; the object comes after the archives, so the two it needs are named again.
+$(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o
+$(BUILD)/tests/daemon/check_checkpoint_dir: LDLIBS := $(API_LIB) $(ENGINE_LIB) -ljansson $(LDLIBS)
 
 # (kept: make would delete them as intermediates of the pattern rules)
 .SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)

@@ -31,4 +31,19 @@
 int api_checkpoint_config(struct attn_checkpoint_config *cfg, const char *json, size_t len,
 			  const char *file, char *err, size_t errlen);
 
+#define API_CHECKPOINT_INDEX_MAX (64u << 20) /* bytes of model.safetensors.index.json */
+
+/*
+ * model.safetensors.index.json's "weight_map" (tensor name -> shard file):
+ * the distinct shard names, in the order they first appear, into *shards
+ * (a new array of *n new strings; api_checkpoint_shards_free releases both).
+ * A shard name that is empty or ".", or holds '/', '\\', ".." or a NUL, is
+ * refused: shards live beside the index. Failure: -1, the message as
+ * above, *shards NULL and *n 0.
+ */
+int api_checkpoint_index(char ***shards, size_t *n, const char *json, size_t len, const char *file,
+			 char *err, size_t errlen);
+
+void api_checkpoint_shards_free(char **shards, size_t n);
+
 #endif

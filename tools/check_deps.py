@@ -30,8 +30,10 @@ ALLOWED = {
     "api": ["engine/", "tokenizer/", "common/", "api/"],
     "server": ["engine/", "common/", "server/",
                # the API as the server sees it: the service, its errors,
-               # and the vocabulary and tokenizer file readers used at start-up
-               "api/service.h", "api/error.h", "api/vocab.h", "api/tokenizer_file.h"],
+               # and the vocabulary, tokenizer and checkpoint file readers
+               # used at start-up
+               "api/service.h", "api/error.h", "api/vocab.h", "api/tokenizer_file.h",
+               "api/checkpoint_config.h"],
 }
 
 # folder -> regexes no file of it may contain, and why.

@@ -1,0 +1,250 @@
+/*
+ * checkpoint_dir.c: a Hugging Face model folder into a struct attn_checkpoint
+ * (see checkpoint_dir.h). The steps, each failing with the path at fault:
+ *   1. DIR/config.json read whole and parsed (api/checkpoint_config.c);
+ *   2. the weights' files named: model.safetensors, or else the shards of
+ *      model.safetensors.index.json (api_checkpoint_index), each once;
+ *   3. each file mapped read-only, whole;
+ *   4. attn_checkpoint_load over the mappings (engine/checkpoint.c);
+ *   5. DIR/tokenizer.json read whole when the folder has one.
+ * The engine reads the mappings in place (F32) or converts from them once,
+ * so a checkpoint's resident memory is about its weights' size, not twice.
+ */
+#include "checkpoint_dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/checkpoint_config.h"
+#include "api/tokenizer_file.h"
+
+#define CKDIR_PATH 4096
+#define CKDIR_SHARD_MAX (64ULL << 30) /* one shard: 64 GiB */
+
+/* dir + "/" + name into out[CKDIR_PATH]; -1 when it does not fit. */
+static int join(char out[CKDIR_PATH], const char *dir, const char *name, char *err, size_t errlen)
+{
+	int n = snprintf(out, CKDIR_PATH, "%s/%s", dir, name);
+
+	if (n < 0 || n >= CKDIR_PATH) {
+		snprintf(err, errlen, "%s: path too long for %s", dir, name);
+		return -1;
+	}
+	return 0;
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Opens path and checks it is a regular file of at most max bytes. */
+static int open_sized(const char *path, unsigned long long max, int *fd, size_t *size, char *err,
+		      size_t errlen)
+{
+	struct stat st;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto fail;
+	}
+	if (st.st_size <= 0 || (unsigned long long)st.st_size > max ||
+	    (unsigned long long)st.st_size > SIZE_MAX) {
+		snprintf(err, errlen, "%s: %lld bytes (expected 1 .. %llu)", path,
+			 (long long)st.st_size, max);
+		goto fail;
+	}
+	*size = (size_t)st.st_size;
+	return 0;
+fail:
+	close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+/* A whole small file into a new malloc'd buffer (the caller frees it). */
+static int read_whole(const char *path, unsigned long long max, char **out, size_t *len, char *err,
+		      size_t errlen)
+{
+	size_t size = 0, got = 0;
+	int fd;
+	char *buf;
+
+	*out = NULL;
+	if (open_sized(path, max, &fd, &size, err, errlen) != 0)
+		return -1;
+	buf = malloc(size);
+	while (buf != NULL && got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n <= 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (buf == NULL || got != size) {
+		snprintf(err, errlen, "%s: %s", path,
+			 buf == NULL ? "out of memory" : "read failed");
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*len = size;
+	return 0;
+}
+
+/* Maps file i of d, its name (the full path) a new string. */
+static int map_file(struct checkpoint_dir *d, const char *dir, const char *name, char *err,
+		    size_t errlen)
+{
+	struct attn_st_file *f = &d->files[d->n_files];
+	char path[CKDIR_PATH];
+	size_t size = 0;
+	void *p;
+	int fd;
+
+	if (join(path, dir, name, err, errlen) != 0 ||
+	    open_sized(path, CKDIR_SHARD_MAX, &fd, &size, err, errlen) != 0)
+		return -1;
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd); /* the mapping keeps the file */
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+		return -1;
+	}
+	f->name = strdup(path);
+	if (f->name == NULL) {
+		munmap(p, size);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	f->bytes = p;
+	f->len = size;
+	d->n_files++;
+	d->mapped_bytes += size;
+	return 0;
+}
+
+/* The single file's name in a new one-entry d->files. */
+static int map_single(struct checkpoint_dir *d, const char *dir, char *err, size_t errlen)
+{
+	d->files = calloc(1, sizeof *d->files);
+	if (d->files == NULL) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return -1;
+	}
+	return map_file(d, dir, "model.safetensors", err, errlen);
+}
+
+/* Steps 2 and 3: model.safetensors, or else the index's shards. */
+static int map_weights(struct checkpoint_dir *d, const char *dir, char *err, size_t errlen)
+{
+	char single[CKDIR_PATH], path[CKDIR_PATH], **shards = NULL, *json = NULL;
+	size_t n = 0, len = 0;
+	int rc = -1;
+
+	if (join(single, dir, "model.safetensors", err, errlen) != 0 ||
+	    join(path, dir, "model.safetensors.index.json", err, errlen) != 0)
+		return -1;
+	if (is_file(single))
+		return map_single(d, dir, err, errlen);
+	if (!is_file(path)) {
+		snprintf(err, errlen, "%s: no model.safetensors or model.safetensors.index.json",
+			 dir);
+		return -1;
+	}
+	if (read_whole(path, API_CHECKPOINT_INDEX_MAX, &json, &len, err, errlen) != 0 ||
+	    api_checkpoint_index(&shards, &n, json, len, path, err, errlen) != 0)
+		goto out;
+	d->files = calloc(n, sizeof *d->files);
+	if (d->files == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (map_file(d, dir, shards[i], err, errlen) != 0)
+			goto out;
+	rc = 0;
+out:
+	api_checkpoint_shards_free(shards, n);
+	free(json);
+	return rc;
+}
+
+static int read_config(struct checkpoint_dir *d, const char *dir, char *err, size_t errlen)
+{
+	char path[CKDIR_PATH], *json = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (join(path, dir, "config.json", err, errlen) != 0 ||
+	    read_whole(path, API_CHECKPOINT_CONFIG_MAX, &json, &len, err, errlen) != 0)
+		return -1;
+	rc = api_checkpoint_config(&d->cfg, json, len, path, err, errlen);
+	free(json);
+	return rc;
+}
+
+static int read_tokenizer(struct checkpoint_dir *d, const char *dir, char *err, size_t errlen)
+{
+	char path[CKDIR_PATH];
+
+	if (join(path, dir, "tokenizer.json", err, errlen) != 0)
+		return -1;
+	if (!is_file(path))
+		return 0;
+	return read_whole(path, API_TOKENIZER_FILE_MAX, &d->tokenizer_json, &d->tokenizer_len, err,
+			  errlen);
+}
+
+int checkpoint_dir_load(struct checkpoint_dir *out, const char *dir, char *err, size_t errlen)
+{
+	struct attn_error e = {0};
+
+	memset(out, 0, sizeof *out);
+	if (read_config(out, dir, err, errlen) != 0 || map_weights(out, dir, err, errlen) != 0)
+		goto fail;
+	if (attn_checkpoint_load(&out->ck, &out->cfg, out->files, out->n_files, &e) != ATTN_OK) {
+		/* the engine's message names the file (a full path) and the tensor;
+		 * one about the stack as a whole gets the folder in front */
+		if (strncmp(e.message, dir, strlen(dir)) == 0)
+			snprintf(err, errlen, "%s", e.message);
+		else
+			snprintf(err, errlen, "%s: %s", dir, e.message);
+		goto fail;
+	}
+	if (read_tokenizer(out, dir, err, errlen) != 0)
+		goto fail;
+	return 0;
+fail:
+	checkpoint_dir_release(out);
+	return -1;
+}
+
+void checkpoint_dir_release(struct checkpoint_dir *d)
+{
+	attn_checkpoint_free(d->ck); /* first: it points into the mappings */
+	for (size_t i = 0; i < d->n_files; i++) {
+		munmap((void *)(uintptr_t)d->files[i].bytes, d->files[i].len);
+		free((void *)(uintptr_t)d->files[i].name);
+	}
+	free(d->files);
+	free(d->tokenizer_json);
+	memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,203 @@
+/*
+ * check_checkpoint_dir.c: Hugging Face model folders written to a temporary
+ * directory and loaded by server/checkpoint_dir.c (linked in, as check_pool
+ * links the pool): a single model.safetensors with its tokenizer.json, shards
+ * listed by model.safetensors.index.json, and the refusals, each naming the
+ * file at fault by its path.
+ *
+ * The model: a one-layer gpt2 with E = 4, H = 2, F = 8, V = 5, P = 3, tensor
+ * t's element i st_tvalue(t, i) (tests/lib/st_util.h).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/checkpoint_dir.h"
+#include "tests/lib/st_util.h"
+#include "tests/lib/suite_main.h"
+#include "tests/lib/tmp_files.h"
+
+#define N_SPECS 16
+
+static const struct st_spec gpt2_specs[N_SPECS] = {
+    {"wte.weight", "F32", 2, {5, 4}},
+    {"wpe.weight", "F32", 2, {3, 4}},
+    {"h.0.ln_1.weight", "F32", 1, {4}},
+    {"h.0.ln_1.bias", "F32", 1, {4}},
+    {"h.0.attn.c_attn.weight", "F32", 2, {4, 12}},
+    {"h.0.attn.c_attn.bias", "F32", 1, {12}},
+    {"h.0.attn.c_proj.weight", "F32", 2, {4, 4}},
+    {"h.0.attn.c_proj.bias", "F32", 1, {4}},
+    {"h.0.ln_2.weight", "F32", 1, {4}},
+    {"h.0.ln_2.bias", "F32", 1, {4}},
+    {"h.0.mlp.c_fc.weight", "F32", 2, {4, 8}},
+    {"h.0.mlp.c_fc.bias", "F32", 1, {8}},
+    {"h.0.mlp.c_proj.weight", "F32", 2, {8, 4}},
+    {"h.0.mlp.c_proj.bias", "F32", 1, {4}},
+    {"ln_f.weight", "F32", 1, {4}},
+    {"ln_f.bias", "F32", 1, {4}},
+};
+
+static const char config_json[] = "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_embd\": 4,"
+				  " \"n_head\": 2, \"n_inner\": 8}";
+static const char tokenizer_json[] = "{\"version\": \"1.0\"}";
+
+static char dir[64];
+static char err[512];
+
+static void make_dir(void)
+{
+	strcpy(dir, "/tmp/check_checkpoint_dir.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void put(const char *name, const void *bytes, size_t len)
+{
+	char path[512];
+
+	tmp_write(dir, name, bytes, len, path);
+}
+
+static void put_str(const char *name, const char *s)
+{
+	put(name, s, strlen(s));
+}
+
+/* specs[from, to) as one safetensors file called name. */
+static void put_specs(const char *name, const struct st_spec *specs, size_t n)
+{
+	size_t len;
+	uint8_t *f = st_make_file(specs, n, NULL, &len, NULL);
+
+	put(name, f, len);
+	free(f);
+}
+
+/* The model in two shards (tensors 0..7 and 8..15) and their index. */
+static void put_shards(const char *first_shard)
+{
+	char index[2048];
+	size_t at = 0;
+
+	put_specs("model-00001-of-00002.safetensors", gpt2_specs, 8);
+	put_specs("model-00002-of-00002.safetensors", gpt2_specs + 8, 8);
+	at += (size_t)snprintf(index, sizeof index,
+			       "{\"metadata\": {\"total_size\": 1}, \"weight_map\": {");
+	for (size_t t = 0; t < N_SPECS; t++)
+		at += (size_t)snprintf(index + at, sizeof index - at, "%s\"%s\": \"%s\"",
+				       t ? ", " : "", gpt2_specs[t].name,
+				       t == 0  ? first_shard
+				       : t < 8 ? "model-00001-of-00002.safetensors"
+					       : "model-00002-of-00002.safetensors");
+	snprintf(index + at, sizeof index - at, "}}");
+	put_str("model.safetensors.index.json", index);
+}
+
+static int load(struct checkpoint_dir *d)
+{
+	err[0] = '\0';
+	return checkpoint_dir_load(d, dir, err, sizeof err);
+}
+
+/* The load fails with a message starting "DIR/file" (or "DIR" when file is
+ * NULL) and holding want. */
+static void assert_refused(const char *file, const char *want)
+{
+	struct checkpoint_dir d;
+	char head[256];
+
+	ck_assert_int_eq(load(&d), -1);
+	ck_assert_ptr_null(d.ck);
+	snprintf(head, sizeof head, "%s%s%s:", dir, file ? "/" : "", file ? file : "");
+	ck_assert_msg(strncmp(err, head, strlen(head)) == 0, "'%s' does not start with '%s'", err,
+		      head);
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+}
+
+START_TEST(single_file)
+{
+	struct checkpoint_dir d;
+	const struct attn_stack *s;
+
+	make_dir();
+	put_str("config.json", config_json);
+	put_str("tokenizer.json", tokenizer_json);
+	put_specs("model.safetensors", gpt2_specs, N_SPECS);
+	ck_assert_msg(load(&d) == 0, "%s", err);
+	s = &d.ck->stack;
+	ck_assert_uint_eq(s->E, 4);
+	ck_assert_uint_eq(s->F, 8);
+	ck_assert_uint_eq(s->vocab, 5);
+	ck_assert_uint_eq(s->max_positions, 3);
+	ck_assert_uint_eq(d.n_files, 1);
+	ck_assert_float_eq(s->blocks[0].up.b[7], st_tvalue(11, 7));
+	ck_assert_float_eq(s->final_norm.b[3], st_tvalue(15, 3));
+	ck_assert_uint_eq(d.ck->owned_bytes, sizeof(struct attn_block)); /* all in place */
+	ck_assert_uint_eq(d.tokenizer_len, strlen(tokenizer_json));
+	ck_assert_mem_eq(d.tokenizer_json, tokenizer_json, d.tokenizer_len);
+	checkpoint_dir_release(&d);
+	tmp_remove_dir(dir);
+}
+END_TEST
+
+START_TEST(shards)
+{
+	struct checkpoint_dir d;
+
+	make_dir();
+	put_str("config.json", config_json);
+	put_shards("model-00001-of-00002.safetensors");
+	ck_assert_msg(load(&d) == 0, "%s", err);
+	ck_assert_uint_eq(d.n_files, 2);
+	ck_assert_ptr_null(d.tokenizer_json);
+	ck_assert_float_eq(d.ck->stack.wte[19], st_tvalue(0, 19));
+	ck_assert_float_eq(d.ck->stack.final_norm.w[2], st_tvalue(6, 2)); /* 8 + 6 = 14 */
+	checkpoint_dir_release(&d);
+	tmp_remove_dir(dir);
+}
+END_TEST
+
+START_TEST(refused)
+{
+	struct st_spec bad[8];
+
+	make_dir();
+	assert_refused("config.json", "cannot open: No such file or directory");
+	put_str("config.json", "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_embd\": 4,"
+			       " \"n_head\": 3}");
+	assert_refused("config.json", "/n_head: 3 heads do not divide the hidden size 4");
+	put_str("config.json", config_json);
+	assert_refused(NULL, "no model.safetensors or model.safetensors.index.json");
+	put_shards("../model-00001-of-00002.safetensors");
+	assert_refused("model.safetensors.index.json",
+		       "/weight_map/wte.weight: shard '../model-00001-of-00002.safetensors' is "
+		       "not a file name beside the index");
+	put_shards("model-00003-of-00002.safetensors");
+	assert_refused("model-00003-of-00002.safetensors", "cannot open");
+	memcpy(bad, gpt2_specs + 8, sizeof bad);
+	bad[2].dims[1] = 9; /* h.0.mlp.c_fc.weight [4, 9] */
+	put_shards("model-00001-of-00002.safetensors");
+	put_specs("model-00002-of-00002.safetensors", bad, 8);
+	assert_refused("model-00002-of-00002.safetensors",
+		       "tensor 'h.0.mlp.c_fc.weight' has shape [4, 9], expected [4, 8]");
+	tmp_remove_dir(dir);
+}
+END_TEST
+
+static Suite *checkpoint_dir_suite(void)
+{
+	Suite *s = suite_create("checkpoint_dir");
+	TCase *tc = tcase_create("folders");
+
+	tcase_add_test(tc, single_file);
+	tcase_add_test(tc, shards);
+	tcase_add_test(tc, refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return suite_main(argc, argv, checkpoint_dir_suite, NULL);
+}
