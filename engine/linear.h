@@ -33,4 +33,10 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
 		    struct attn_workers *workers);
 
+/* linear_forward with W's layout chosen: in_major 0 is W [width, E] as above;
+ * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias. */
+void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+		      const float *W, int in_major, const float *bias, size_t width, size_t E,
+		      size_t threads, struct attn_workers *workers);
+
 #endif

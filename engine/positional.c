@@ -89,3 +89,29 @@ void attn_rope_apply(struct attn_view x, size_t B, size_t heads, size_t L, size_
 	attn_rope_rows(x.data, x.batch_stride, B, x.row_stride, L, 0, heads, x.head_stride, D, pos,
 		       list);
 }
+
+void attn_rope_table_rows(float *x, size_t batch_stride, size_t B, size_t row_stride,
+			  size_t L, size_t heads, size_t head_stride, size_t D,
+			  const float *inv_freq, float attention_scaling)
+{
+	size_t half = D / 2;
+	float a = attention_scaling != 0.0f ? attention_scaling : 1.0f;
+
+	for (size_t l = 0; l < L; l++)
+		for (size_t i = 0; i < half; i++) {
+			float angle = inv_freq[i] * (float)l;
+			float c = cosf(angle) * a, s = sinf(angle) * a;
+
+			for (size_t b = 0; b < B; b++)
+				for (size_t h = 0; h < heads; h++) {
+					/* seek to x[b, l, h, :] */
+					float *x_blh = x + b * batch_stride + l * row_stride +
+						       h * head_stride;
+					float x1 = x_blh[i], x2 = x_blh[i + half];
+					float x1c = x1 * c, x2s = x2 * s, x2c = x2 * c, x1s = x1 * s;
+
+					x_blh[i] = x1c - x2s;
+					x_blh[i + half] = x2c + x1s;
+				}
+		}
+}

@@ -74,6 +74,19 @@ void attn_rope_rows(float *x, size_t batch_stride, size_t B, size_t row_stride, 
 		    size_t first, size_t heads, size_t head_stride, size_t D,
 		    const struct attn_positional *pos, const double *list);
 
+/*
+ * Hugging Face's Llama RoPE (rotate_half, HALF style) from a table: rows
+ * l < L of x at positions l, each holding `heads` head vectors of D channels
+ * head_stride apart, B items batch_stride apart (as attn_rope_rows). In
+ * float, as torch computes it: angle = inv_freq[i] * l, c = cos(angle) * a,
+ * s = sin(angle) * a with a = attention_scaling (0 means 1), then
+ *   x'[i] = x[i] c - x[i + D/2] s,   x'[i + D/2] = x[i + D/2] c + x[i] s.
+ * inv_freq holds D / 2 entries; D is even.
+ */
+void attn_rope_table_rows(float *x, size_t batch_stride, size_t B, size_t row_stride,
+			  size_t L, size_t heads, size_t head_stride, size_t D,
+			  const float *inv_freq /* [D / 2] */, float attention_scaling);
+
 /* Checks rotary dim against D and fills *R: ATTN_ERR_ROPE_DIM when odd or > D. */
 enum attn_status attn_rope_dim(const struct attn_positional *pos, size_t D, size_t *R,
 			       struct attn_error *err);
