@@ -1,0 +1,144 @@
+/*
+ * norm.c: LayerNorm and RMSNorm on rows (see norm.h).
+ *
+ * Per row x_r [E], the fast kernels run three passes:
+ *   pass 1: a statistic as eight float partial sums (lane k takes the
+ *           elements k, k + 8, ...), added lane 0 .. 7 in that order
+ *   pass 2: (layer only) the variance the same way, around the mean
+ *   pass 3: y = (x - mean) * rstd * w + b, elementwise
+ * Without -ffast-math a single float accumulator is a serial chain the
+ * compiler must keep; eight independent ones vectorize, and the order of
+ * the additions is fixed, so the result does not depend on the machine's
+ * vector width.
+ */
+#include "norm.h"
+
+#include <math.h>
+
+enum { NORM_LANES = 8 };
+
+/* Adds the eight lanes in order. */
+static float lanes_total(const float acc[NORM_LANES])
+{
+	float total = 0.0f;
+
+	for (size_t j = 0; j < NORM_LANES; j++)
+		total += acc[j];
+	return total;
+}
+
+/* sum over k of x[k] */
+static float lane_sum(const float *x, size_t E)
+{
+	float acc[NORM_LANES] = { 0 };
+	size_t k = 0;
+
+	for (; k + NORM_LANES <= E; k += NORM_LANES)
+		for (size_t j = 0; j < NORM_LANES; j++)
+			acc[j] += x[k + j];
+	for (size_t j = 0; k < E; k++, j++)
+		acc[j] += x[k];
+	return lanes_total(acc);
+}
+
+/* sum over k of (x[k] - centre)^2 */
+static float lane_squares(const float *x, size_t E, float centre)
+{
+	float acc[NORM_LANES] = { 0 };
+	size_t k = 0;
+
+	for (; k + NORM_LANES <= E; k += NORM_LANES)
+		for (size_t j = 0; j < NORM_LANES; j++) {
+			float d = x[k + j] - centre;
+
+			acc[j] += d * d;
+		}
+	for (size_t j = 0; k < E; k++, j++) {
+		float d = x[k] - centre;
+
+		acc[j] += d * d;
+	}
+	return lanes_total(acc);
+}
+
+/* pass 3: out = (x - centre) * rstd * w + b, one loop per case so each
+ * vectorizes without a branch inside */
+static void scale_row(float *out, const float *x, size_t E, float centre, float rstd,
+		      const float *w, const float *b)
+{
+	size_t k;
+
+	for (k = 0; k < E; k++)
+		out[k] = (x[k] - centre) * rstd;
+	if (w)
+		for (k = 0; k < E; k++)
+			out[k] *= w[k];
+	if (b)
+		for (k = 0; k < E; k++)
+			out[k] += b[k];
+}
+
+void norm_layer_rows(float *out, const float *x, size_t n, size_t E, const float *w,
+		     const float *b, float eps)
+{
+	for (size_t r = 0; r < n; r++) {
+		const float *x_r = x + r * E; /* seek to row r */
+		float mean = lane_sum(x_r, E) / (float)E;               /* pass 1 */
+		float var = lane_squares(x_r, E, mean) / (float)E;      /* pass 2 */
+
+		scale_row(out + r * E, x_r, E, mean, 1.0f / sqrtf(var + eps), w, b);
+	}
+}
+
+void norm_rms_rows(float *out, const float *x, size_t n, size_t E, const float *w,
+		   const float *b, float eps)
+{
+	for (size_t r = 0; r < n; r++) {
+		const float *x_r = x + r * E; /* seek to row r */
+		float ms = lane_squares(x_r, E, 0.0f) / (float)E;       /* pass 1 */
+
+		scale_row(out + r * E, x_r, E, 0.0f, 1.0f / sqrtf(ms + eps), w, b);
+	}
+}
+
+/* The twins: double sums, one element at a time. */
+static void ref_row(float *out, const float *x, size_t E, double centre, double rstd,
+		    const float *w, const float *b)
+{
+	for (size_t k = 0; k < E; k++) {
+		double y = ((double)x[k] - centre) * rstd;
+
+		out[k] = (float)(y * (w ? w[k] : 1.0) + (b ? b[k] : 0.0));
+	}
+}
+
+void norm_layer_rows_ref(float *out, const float *x, size_t n, size_t E, const float *w,
+			 const float *b, float eps)
+{
+	for (size_t r = 0; r < n; r++) {
+		const float *x_r = x + r * E;
+		double mean = 0, var = 0;
+
+		for (size_t k = 0; k < E; k++)
+			mean += x_r[k];
+		mean /= (double)E;
+		for (size_t k = 0; k < E; k++)
+			var += (x_r[k] - mean) * (x_r[k] - mean);
+		var /= (double)E;
+		ref_row(out + r * E, x_r, E, mean, 1.0 / sqrt(var + eps), w, b);
+	}
+}
+
+void norm_rms_rows_ref(float *out, const float *x, size_t n, size_t E, const float *w,
+		       const float *b, float eps)
+{
+	for (size_t r = 0; r < n; r++) {
+		const float *x_r = x + r * E;
+		double ms = 0;
+
+		for (size_t k = 0; k < E; k++)
+			ms += (double)x_r[k] * x_r[k];
+		ms /= (double)E;
+		ref_row(out + r * E, x_r, E, 0.0, 1.0 / sqrt(ms + eps), w, b);
+	}
+}

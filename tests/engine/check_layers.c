@@ -1,0 +1,176 @@
+/*
+ * check_layers.c: the kernels of a transformer block (stack.h) by hand and
+ * against their twins.
+ *
+ *   norm        LayerNorm and RMSNorm of [1, 2, 3, 4] worked out by hand;
+ *               the float-lane kernels vs the double twins on random rows
+ *   activation  gelu (tanh and erf), silu and relu at known points, gated
+ *   rope        the inv_freq table's rotation against the formula
+ *   linear      in-major weights (GPT-2's Conv1D) give x W + b
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine/activation.h"
+#include "engine/linear.h"
+#include "engine/norm.h"
+#include "engine/positional.h"
+#include "engine/prng.h"
+
+#include "tests/lib/seeded.h"
+#include "tests/lib/suite_main.h"
+
+static void assert_near(const float *got, const double *want, size_t n, double tol)
+{
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(fabs(got[i] - want[i]) <= tol, "[%zu]: got %.9g want %.9g", i,
+			      got[i], want[i]);
+}
+
+/* mean 2.5, biased var 1.25: y = (x - 2.5) / sqrt(1.25) */
+START_TEST(layer_norm_by_hand)
+{
+	const float x[4] = { 1, 2, 3, 4 }, w[4] = { 2, 2, 2, 2 }, b[4] = { 1, 1, 1, 1 };
+	const double want[4] = { -1.3416407864998738, -0.4472135954999579, 0.4472135954999579,
+				 1.3416407864998738 };
+	double scaled[4];
+	float y[4];
+
+	norm_layer_rows(y, x, 1, 4, NULL, NULL, 0.0f);
+	assert_near(y, want, 4, 1e-6);
+	norm_layer_rows_ref(y, x, 1, 4, NULL, NULL, 0.0f);
+	assert_near(y, want, 4, 1e-6);
+	for (size_t i = 0; i < 4; i++)
+		scaled[i] = 2 * want[i] + 1;
+	norm_layer_rows(y, x, 1, 4, w, b, 0.0f);
+	assert_near(y, scaled, 4, 1e-6);
+	/* eps 1: y = (x - 2.5) / sqrt(2.25) */
+	norm_layer_rows(y, x, 1, 4, NULL, NULL, 1.0f);
+	ck_assert_double_eq_tol(y[0], -1.5 / 1.5, 1e-6);
+}
+END_TEST
+
+/* mean of squares 7.5: y = x / sqrt(7.5) */
+START_TEST(rms_norm_by_hand)
+{
+	const float x[4] = { 1, 2, 3, 4 }, w[4] = { 1, 0.5f, 2, 1 };
+	const double r = 1.0 / sqrt(7.5);
+	const double want[4] = { 1 * r, 2 * r * 0.5, 3 * r * 2, 4 * r };
+	float y[4];
+
+	norm_rms_rows(y, x, 1, 4, w, NULL, 0.0f);
+	assert_near(y, want, 4, 1e-6);
+	norm_rms_rows_ref(y, x, 1, 4, w, NULL, 0.0f);
+	assert_near(y, want, 4, 1e-6);
+}
+END_TEST
+
+/* Every width up to 40 crosses the eight lanes and their tail. */
+START_TEST(norms_match_twins)
+{
+	struct attn_prng g;
+	size_t E = (size_t)_i + 1, n = 3;
+	float *x, *w, *b, *y = malloc(n * E * sizeof(float)), *y_ref = malloc(n * E * sizeof(float));
+
+	attn_prng_seed(&g, 40 + (uint64_t)_i);
+	x = test_randn(&g, n * E);
+	w = test_randn(&g, E);
+	b = test_randn(&g, E);
+	for (size_t i = 0; i < n * E; i++)
+		x[i] = 3 * x[i] + 1; /* a mean away from zero */
+	norm_layer_rows(y, x, n, E, w, b, 1e-5f);
+	norm_layer_rows_ref(y_ref, x, n, E, w, b, 1e-5f);
+	test_assert_close(y, y_ref, n * E, "layer", _i);
+	norm_layer_rows(x, x, n, E, w, b, 1e-5f); /* in place: the same bits */
+	ck_assert_mem_eq(x, y, n * E * sizeof(float));
+	for (size_t i = 0; i < n * E; i++)
+		x[i] = 2 * y_ref[i] - 1;
+	norm_rms_rows(y, x, n, E, w, NULL, 1e-6f);
+	norm_rms_rows_ref(y_ref, x, n, E, w, NULL, 1e-6f);
+	test_assert_close(y, y_ref, n * E, "rms", _i);
+	free(x), free(w), free(b), free(y), free(y_ref);
+}
+END_TEST
+
+START_TEST(activations_at_known_points)
+{
+	float up[3] = { 2, 3, -1 }, gate[3] = { 1, 0, -20 };
+
+	ck_assert_double_eq_tol(act_gelu_erf(1.0f), 0.8413447460685429, 1e-7);
+	ck_assert_double_eq_tol(act_gelu_tanh(1.0f), 0.8411919906082768, 1e-7);
+	ck_assert_double_eq_tol(act_silu(1.0f), 0.7310585786300049, 1e-7);
+	ck_assert_double_eq_tol(act_gelu_erf(-1.0f), -0.15865525393145707, 1e-7);
+	ck_assert_float_eq(act_relu(-1.0f), 0.0f);
+	ck_assert_float_eq(act_relu(2.5f), 2.5f);
+	ck_assert_float_eq(act_one(ATTN_ACT_SILU, 0.0f), 0.0f);
+	act_gated(gate, up, 3, ATTN_ACT_SILU); /* silu(gate) * up */
+	ck_assert_double_eq_tol(gate[0], 2 * 0.7310585786300049, 1e-6);
+	ck_assert_float_eq(gate[1], 0.0f);
+	ck_assert_double_eq_tol(gate[2], 20.0 / (1.0 + exp(20.0)), 1e-12);
+}
+END_TEST
+
+/* Two positions, one head of D = 4, pairs (0, 2) and (1, 3). */
+START_TEST(rope_table_rotates_half_pairs)
+{
+	const float inv_freq[2] = { 1.0f, 0.01f };
+	float x[2][4] = { { 1, 2, 3, 4 }, { 1, 2, 3, 4 } };
+	double want[4];
+
+	attn_rope_table_rows(&x[0][0], 0, 1, 4, 2, 1, 4, 4, inv_freq, 0.0f);
+	assert_near(x[0], (const double[]){ 1, 2, 3, 4 }, 4, 0); /* position 0 */
+	for (size_t i = 0; i < 2; i++) {
+		double c = cos(inv_freq[i]), s = sin(inv_freq[i]);
+		double a = i + 1.0, b = i + 3.0;
+
+		want[i] = a * c - b * s;
+		want[i + 2] = b * c + a * s;
+	}
+	assert_near(x[1], want, 4, 1e-6);
+	x[1][0] = 1, x[1][1] = 2, x[1][2] = 3, x[1][3] = 4; /* attention scaling 2 */
+	attn_rope_table_rows(&x[0][0], 0, 1, 4, 2, 1, 4, 4, inv_freq, 2.0f);
+	for (size_t i = 0; i < 4; i++)
+		want[i] *= 2;
+	assert_near(x[1], want, 4, 1e-5);
+}
+END_TEST
+
+/* W [3, 2] in-major is the transpose of [2, 3]: both give x W^T + b. */
+START_TEST(linear_in_major_transposes)
+{
+	const float x[2][3] = { { 1, 2, 3 }, { -1, 0, 2 } };
+	const float W[2][3] = { { 1, 0, 1 }, { 2, -1, 0.5f } }; /* [out, in] */
+	const float Wt[3][2] = { { 1, 2 }, { 0, -1 }, { 1, 0.5f } }; /* [in, out] */
+	const float bias[2] = { 0.5f, -1 };
+	const double want[4] = { 4.5, 0.5, 1.5, -2 };
+	float y[2][2], yt[2][2];
+
+	linear_forward_w(&y[0][0], 2, &x[0][0], 3, 2, &W[0][0], 0, bias, 2, 3, 1, NULL);
+	linear_forward_w(&yt[0][0], 2, &x[0][0], 3, 2, &Wt[0][0], 1, bias, 2, 3, 2, NULL);
+	assert_near(&y[0][0], want, 4, 1e-6);
+	assert_near(&yt[0][0], want, 4, 1e-6);
+}
+END_TEST
+
+static Suite *layers_suite(void)
+{
+	Suite *s = suite_create("layers");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, layer_norm_by_hand);
+	tcase_add_test(tc, rms_norm_by_hand);
+	tcase_add_loop_test(tc, norms_match_twins, 0, 40);
+	tcase_add_test(tc, activations_at_known_points);
+	tcase_add_test(tc, rope_table_rotates_half_pairs);
+	tcase_add_test(tc, linear_in_major_transposes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = { .one_blas_thread = true };
+
+	return suite_main(argc, argv, layers_suite, &opts);
+}
