@@ -1,0 +1,380 @@
+/*
+ * stack.c: a transformer stack on BLAS (see stack.h for each family's block).
+ *
+ * Workspace, in floats, in this order (struct stack_layout), n = B L rows:
+ *   x     [B, L, E]             the residual stream
+ *   h     [B, L, E]             a norm's output, then a sublayer's
+ *   qkv   [B, L, (H + 2 Hkv) D] q, k and v side by side, one row per token
+ *   ctx   [B, L, H D]           the heads' outputs, concatenated
+ *   up    [B, L, F]             the MLP's hidden layer
+ *   gate  [B, L, F]             llama's gate (only llama)
+ *   attw  [B, H, L, L]          per-head weights of a captured layer (only
+ *                               when a subset of heads or their mean is kept)
+ *   sdpa  the attention core's own workspace
+ * A layer, in named steps (stack_layer): norm, attention (project, rotate,
+ * attend, capture, o), residual, norm, MLP (up, act, down), residual.
+ *
+ * Results do not depend on the thread count: the projections go to sgemm in
+ * LINEAR_BLOCK rows whatever the split (linear.h), the attention core sums
+ * in a fixed order (attention.c), and everything else is elementwise on the
+ * calling thread.
+ */
+#include "stack.h"
+
+#include <string.h>
+
+#include "activation.h"
+#include "linear.h"
+#include "norm.h"
+#include "positional.h"
+#include "sizes.h"
+#include "stack_check.h"
+
+struct stack_layout {
+	size_t n;                 /* B L rows */
+	size_t W3;                /* (H + 2 Hkv) D: a row of qkv */
+	size_t x, h, qkv, ctx, up, gate, attw, sdpa; /* offsets in floats */
+	size_t total;             /* floats */
+	size_t sdpa_bytes;
+	int scratch;              /* captured layers go through attw */
+	size_t slab;              /* floats of one captured layer's weights */
+	struct attn_sdpa core;    /* views bound to the workspace by bind_views */
+};
+
+/* Reserves a * b floats at *off, advancing the running total; -1 on overflow. */
+static int reserve(size_t *total, size_t *off, size_t a, size_t b)
+{
+	size_t n;
+
+	*off = *total;
+	return size_mul(&n, a, b) != 0 || size_add(total, *total, n) != 0 ? -1 : 0;
+}
+
+/* The attention core's request, views with data at NULL until bind_views. */
+static void layout_core(struct stack_layout *lay, const struct attn_stack_run *run)
+{
+	const struct attn_stack *s = run->stack;
+	struct attn_sdpa *c = &lay->core;
+	size_t L = run->L;
+
+	memset(c, 0, sizeof(*c));
+	c->B = run->B;
+	c->H = s->H;
+	c->Hkv = s->Hkv;
+	c->Lq = c->Lk = L;
+	c->D = c->Dv = s->D;
+	c->scale = s->scale;
+	c->mask.causal = s->family == ATTN_FAMILY_BERT ? ATTN_CAUSAL_NONE : ATTN_CAUSAL_TOP_LEFT;
+	c->mask.window = s->window;
+	c->mask.kv_lengths = run->lengths;
+	/* q, k, v: [B, L, heads, D] inside rows of W3 */
+	c->q = (struct attn_cview){ NULL, L * lay->W3, s->D, lay->W3 };
+	c->k = c->q;
+	c->v = c->q;
+	c->out = attn_view_blhd(NULL, s->H, L, s->D);
+	c->threads = run->threads;
+	c->workers = run->workers;
+}
+
+/* The core's workspace: the larger of the streaming path and, when a layer
+ * is captured, the per-head weights path. */
+static enum attn_status core_bytes(struct stack_layout *lay, int captured,
+				   struct attn_error *err)
+{
+	size_t with = 0, without = 0;
+	enum attn_status st;
+
+	lay->core.weights_mode = ATTN_WEIGHTS_NONE;
+	st = attn_sdpa_workspace(&lay->core, &without, err);
+	lay->core.weights_mode = ATTN_WEIGHTS_PER_HEAD;
+	if (st == ATTN_OK && captured)
+		st = attn_sdpa_workspace(&lay->core, &with, err);
+	lay->sdpa_bytes = with > without ? with : without;
+	return st;
+}
+
+static enum attn_status plan_layout(struct stack_layout *lay, const struct attn_stack_run *run,
+				    struct attn_error *err)
+{
+	const struct attn_stack *s = run->stack;
+	size_t t = 0, bhll = 0;
+	int bad;
+
+	memset(lay, 0, sizeof(*lay));
+	lay->scratch = stack_n_captured(run) > 0 &&
+		       (run->heads != NULL || run->weights_mode == ATTN_WEIGHTS_MEAN);
+	bad = size_mul(&lay->n, run->B, run->L) != 0 ||
+	      size_mul(&lay->W3, s->H + 2 * s->Hkv, s->D) != 0 ||
+	      stack_slab_floats(run, &lay->slab) != 0 ||
+	      (lay->scratch && size_mul4(&bhll, run->B, s->H, run->L, run->L) != 0);
+	bad = bad || reserve(&t, &lay->x, lay->n, s->E) || reserve(&t, &lay->h, lay->n, s->E) ||
+	      reserve(&t, &lay->qkv, lay->n, lay->W3) ||
+	      reserve(&t, &lay->ctx, lay->n, s->H * s->D) || reserve(&t, &lay->up, lay->n, s->F) ||
+	      reserve(&t, &lay->gate, s->family == ATTN_FAMILY_LLAMA ? lay->n : 0, s->F) ||
+	      reserve(&t, &lay->attw, bhll, 1);
+	if (bad)
+		return attn_fail(err, ATTN_ERR_OVERFLOW, "ids", 0,
+				 "workspace for B = %zu, L = %zu overflows", run->B, run->L);
+	lay->sdpa = t;
+	return ATTN_OK;
+}
+
+/* The attention core's workspace after the activations (the lengths checked). */
+static enum attn_status plan_core(struct stack_layout *lay, const struct attn_stack_run *run,
+				  struct attn_error *err)
+{
+	size_t floats;
+	enum attn_status st;
+
+	layout_core(lay, run);
+	st = core_bytes(lay, stack_n_captured(run) > 0, err);
+	if (st != ATTN_OK)
+		return st;
+	if (size_add(&lay->total, lay->sdpa,
+		     (lay->sdpa_bytes + sizeof(float) - 1) / sizeof(float)) != 0 ||
+	    size_mul(&floats, lay->total, sizeof(float)) != 0)
+		return attn_fail(err, ATTN_ERR_OVERFLOW, "ids", 0, "workspace overflows");
+	return ATTN_OK;
+}
+
+/* Scalars, sizes, then the arrays (stack_check.h says why in that order). */
+static enum attn_status stack_plan(struct stack_layout *lay, const struct attn_stack_run *run,
+				   struct attn_error *err)
+{
+	enum attn_status st = stack_check_scalars(run, err);
+
+	if (st == ATTN_OK)
+		st = plan_layout(lay, run, err);
+	if (st == ATTN_OK)
+		st = stack_check_arrays(run, err);
+	if (st == ATTN_OK)
+		st = plan_core(lay, run, err);
+	return st;
+}
+
+enum attn_status attn_stack_workspace(const struct attn_stack_run *run, size_t *bytes,
+				      struct attn_error *err)
+{
+	struct stack_layout lay;
+	enum attn_status st = stack_plan(&lay, run, err);
+
+	if (st == ATTN_OK)
+		*bytes = lay.total * sizeof(float);
+	return st;
+}
+
+/* ---- the steps ---------------------------------------------------------- */
+
+static void run_linear(const struct attn_stack_run *run, float *out, size_t ld_out,
+		       const float *x, size_t ld_x, size_t n, const struct attn_linear *lin)
+{
+	linear_forward_w(out, ld_out, x, ld_x, n, lin->w, lin->in_major, lin->b, lin->out,
+			 lin->in, run->threads, run->workers);
+}
+
+/* out [n, E] = norm(x [n, E]); an absent norm copies. out may be x. */
+static void apply_norm(const struct attn_stack *s, const struct attn_norm *nm, float *out,
+		       const float *x, size_t n)
+{
+	if (nm->w == NULL) {
+		if (out != x)
+			memcpy(out, x, n * s->E * sizeof(float));
+	} else if (s->norm_kind == ATTN_NORM_RMS) {
+		norm_rms_rows(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
+	} else {
+		norm_layer_rows(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
+	}
+}
+
+/* x [m] += y [m] */
+static void add_rows(float *x, const float *y, size_t m)
+{
+	for (size_t k = 0; k < m; k++)
+		x[k] += y[k];
+}
+
+/* Step 0: x [B, L, E] = wte[id] (+ wtt[type]) (+ wpe[l]), then bert's norm. */
+static void stack_embed(const struct attn_stack_run *run, float *x)
+{
+	const struct attn_stack *s = run->stack;
+	size_t E = s->E;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t l = 0; l < run->L; l++) {
+			size_t r = b * run->L + l;
+			float *x_bl = x + r * E; /* seek to x[b, l, :] */
+			const float *tok = s->wte + (size_t)run->ids[r] * E;
+
+			memcpy(x_bl, tok, E * sizeof(float));
+			if (s->family == ATTN_FAMILY_BERT) /* bert adds the type first */
+				add_rows(x_bl, s->wtt + (size_t)(run->type_ids ? run->type_ids[r] : 0) * E,
+					 E);
+			if (s->wpe && s->family != ATTN_FAMILY_LLAMA)
+				add_rows(x_bl, s->wpe + l * E, E);
+		}
+	apply_norm(s, &s->emb_norm, x, x, run->B * run->L);
+}
+
+/* The captured heads of attw [B, H, L, L] into slab [B, Hc, L, L], or their
+ * mean (summed in head order) into slab [B, L, L]. */
+static void capture_heads(float *slab, const float *attw, const struct attn_stack_run *run)
+{
+	size_t H = run->stack->H, Hc = stack_n_heads(run), LL = run->L * run->L;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t i = 0; i < Hc; i++) {
+			size_t h = run->heads ? run->heads[i] : i;
+			const float *src = attw + (b * H + h) * LL; /* seek to attw[b, h] */
+
+			if (run->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+				memcpy(slab + (b * Hc + i) * LL, src, LL * sizeof(float));
+			else if (i == 0)
+				memcpy(slab + b * LL, src, LL * sizeof(float));
+			else
+				add_rows(slab + b * LL, src, LL);
+		}
+	if (run->weights_mode == ATTN_WEIGHTS_MEAN)
+		for (size_t k = 0; k < run->B * LL; k++)
+			slab[k] /= (float)Hc;
+}
+
+/* Attention: out [n, E] = o(attend(rope(qkv(in)))); slab is NULL or where
+ * this layer's weights go. */
+static enum attn_status stack_attention(const struct stack_layout *lay,
+					const struct attn_stack_run *run,
+					const struct attn_block *blk, const float *in, float *out,
+					float *ws, float *slab, struct attn_error *err)
+{
+	const struct attn_stack *s = run->stack;
+	float *qkv = ws + lay->qkv, *ctx = ws + lay->ctx;
+	size_t col = 0, L = run->L, W3 = lay->W3;
+	struct attn_sdpa core = lay->core;
+	enum attn_status st;
+
+	for (size_t i = 0; i < blk->n_qkv; i++) { /* project: columns of qkv, in order */
+		run_linear(run, qkv + col, W3, in, s->E, lay->n, &blk->qkv[i]);
+		col += blk->qkv[i].out;
+	}
+	if (s->family == ATTN_FAMILY_LLAMA) { /* rotate the q heads, then the k heads */
+		attn_rope_table_rows(qkv, L * W3, run->B, W3, L, s->H, s->D, s->D, s->inv_freq,
+				     s->rope_attention_scaling);
+		attn_rope_table_rows(qkv + s->H * s->D, L * W3, run->B, W3, L, s->Hkv, s->D, s->D,
+				     s->inv_freq, s->rope_attention_scaling);
+	}
+	core.q.data = qkv;
+	core.k.data = qkv + s->H * s->D;
+	core.v.data = qkv + (s->H + s->Hkv) * s->D;
+	core.out.data = ctx;
+	core.weights_mode = slab ? ATTN_WEIGHTS_PER_HEAD : ATTN_WEIGHTS_NONE;
+	core.weights = slab == NULL ? NULL : lay->scratch ? ws + lay->attw : slab;
+	st = attn_sdpa_forward(&core, ws + lay->sdpa, lay->sdpa_bytes, err);
+	if (st != ATTN_OK)
+		return st;
+	if (slab && lay->scratch)
+		capture_heads(slab, ws + lay->attw, run);
+	run_linear(run, out, s->E, ctx, s->H * s->D, lay->n, &blk->o);
+	return ATTN_OK;
+}
+
+/* MLP: out [n, E] = down(act(up(in))), llama down(act(gate(in)) * up(in)). */
+static void stack_mlp(const struct stack_layout *lay, const struct attn_stack_run *run,
+		      const struct attn_block *blk, const float *in, float *out, float *ws)
+{
+	const struct attn_stack *s = run->stack;
+	float *up = ws + lay->up, *hid = up;
+	size_t m = lay->n * s->F;
+
+	run_linear(run, up, s->F, in, s->E, lay->n, &blk->up);
+	if (blk->gate.w) {
+		hid = ws + lay->gate;
+		run_linear(run, hid, s->F, in, s->E, lay->n, &blk->gate);
+		act_gated(hid, up, m, s->act);
+	} else {
+		act_rows(up, m, s->act);
+	}
+	run_linear(run, out, s->E, hid, s->F, lay->n, &blk->down);
+}
+
+/* One layer on x, pre-norm (gpt2, llama) or post-norm (bert). */
+static enum attn_status stack_layer(const struct stack_layout *lay,
+				    const struct attn_stack_run *run,
+				    const struct attn_block *blk, float *ws, float *slab,
+				    struct attn_error *err)
+{
+	const struct attn_stack *s = run->stack;
+	float *x = ws + lay->x, *h = ws + lay->h;
+	size_t m = lay->n * s->E;
+	enum attn_status st;
+
+	if (s->family == ATTN_FAMILY_BERT) {
+		st = stack_attention(lay, run, blk, x, h, ws, slab, err);
+		if (st != ATTN_OK)
+			return st;
+		add_rows(h, x, m);
+		apply_norm(s, &blk->norm1, x, h, lay->n);
+		stack_mlp(lay, run, blk, x, h, ws);
+		add_rows(h, x, m);
+		apply_norm(s, &blk->norm2, x, h, lay->n);
+		return ATTN_OK;
+	}
+	apply_norm(s, &blk->norm1, h, x, lay->n);
+	st = stack_attention(lay, run, blk, h, h, ws, slab, err);
+	if (st != ATTN_OK)
+		return st;
+	add_rows(x, h, m);
+	apply_norm(s, &blk->norm2, h, x, lay->n);
+	stack_mlp(lay, run, blk, h, h, ws);
+	add_rows(x, h, m);
+	return ATTN_OK;
+}
+
+enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, size_t ws_bytes,
+				    struct attn_error *err)
+{
+	struct stack_layout lay;
+	const struct attn_stack *s;
+	float *base = ws, *slab = run ? run->attentions : NULL;
+	enum attn_status st = stack_plan(&lay, run, err);
+
+	if (st != ATTN_OK)
+		return st;
+	if (ws == NULL || ws_bytes < lay.total * sizeof(float))
+		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
+				 "%zu bytes given, %zu needed", ws_bytes, lay.total * sizeof(float));
+	s = run->stack;
+	stack_embed(run, base + lay.x);
+	for (size_t l = 0; l <= run->last_layer; l++) {
+		int keep = stack_captured(run, l);
+
+		st = stack_layer(&lay, run, &s->blocks[l], base, keep ? slab : NULL, err);
+		if (st != ATTN_OK)
+			return st;
+		if (keep)
+			slab += lay.slab;
+	}
+	if (run->out && run->last_layer + 1 == s->n_layers)
+		apply_norm(s, &s->final_norm, run->out, base + lay.x, lay.n);
+	else if (run->out)
+		memcpy(run->out, base + lay.x, lay.n * s->E * sizeof(float));
+	return ATTN_OK;
+}
+
+double attn_stack_flops(const struct attn_stack_run *run)
+{
+	const struct attn_stack *s = run->stack;
+	double rows = (double)run->B * (double)run->L, total = 0;
+
+	for (size_t l = 0; l <= run->last_layer && l < s->n_layers; l++) {
+		const struct attn_block *blk = &s->blocks[l];
+		double maps = (double)blk->o.in * blk->o.out + (double)blk->up.in * blk->up.out +
+			      (double)blk->down.in * blk->down.out;
+
+		for (size_t i = 0; i < blk->n_qkv; i++)
+			maps += (double)blk->qkv[i].in * blk->qkv[i].out;
+		if (blk->gate.w)
+			maps += (double)blk->gate.in * blk->gate.out;
+		total += 2.0 * rows * maps +
+			 4.0 * rows * (double)run->L * (double)s->H * (double)s->D;
+	}
+	return total;
+}

@@ -1,0 +1,33 @@
+/*
+ * stack_check.h: the checks of a struct attn_stack_run (stack.h), shared by
+ * the fast path (stack.c) and its twin (stack_ref.c). Internal to the engine.
+ *
+ * The scalars come first, then the caller checks the sizes it derives, and
+ * only then are the [B, L] arrays read: a run whose sizes overflow is
+ * refused before anything of that size is touched.
+ */
+#ifndef ATTN_STACK_CHECK_H
+#define ATTN_STACK_CHECK_H
+
+#include "stack.h"
+
+/* The run's scalars: stack, B and L, last_layer, the capture options. */
+enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct attn_error *err);
+
+/* The run's arrays: ids, type ids, lengths, heads. */
+enum attn_status stack_check_arrays(const struct attn_stack_run *run, struct attn_error *err);
+
+/* 1 when layer l (<= last_layer) is captured. */
+int stack_captured(const struct attn_stack_run *run, size_t l);
+
+/* Captured layers among 0 .. last_layer. */
+size_t stack_n_captured(const struct attn_stack_run *run);
+
+/* Heads per captured layer: n_heads, or H when heads is NULL. */
+size_t stack_n_heads(const struct attn_stack_run *run);
+
+/* Floats of one captured layer's slab: [B, Hc, L, L] or [B, L, L] (MEAN);
+ * -1 on overflow, and when C such slabs overflow. */
+int stack_slab_floats(const struct attn_stack_run *run, size_t *floats);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * stack_ref.c: the naive twin of stack.c. The same blocks (stack.h) as plain
+ * loops with double sums: every linear map element by element (honoring
+ * in_major), attention with an explicit mask and softmax per query row, RoPE
+ * written out again. It allocates its own scratch, all in one block freed
+ * before it returns, and shares only the checks and the norm twins (norm.h).
+ */
+#include "stack.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "activation.h"
+#include "norm.h"
+#include "sizes.h"
+#include "stack_check.h"
+
+struct ref_bufs {
+	float *x, *h, *qkv, *ctx, *up, *gate; /* as stack.c's layout */
+	float *attw;                          /* [B, H, L, L] */
+	double *p;                            /* [L] one row of scores */
+	size_t n, W3;
+};
+
+/* out [n, lin->out] (rows ld_out apart) = x [n, lin->in] (rows ld_x apart) W^T + b */
+static void ref_linear(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+		       const struct attn_linear *lin)
+{
+	for (size_t r = 0; r < n; r++)
+		for (size_t o = 0; o < lin->out; o++) {
+			double acc = lin->b ? lin->b[o] : 0.0;
+
+			for (size_t i = 0; i < lin->in; i++) {
+				/* W[o, i], or W[i, o] when stored in-major */
+				float w = lin->in_major ? lin->w[i * lin->out + o]
+							: lin->w[o * lin->in + i];
+
+				acc += (double)x[r * ld_x + i] * w;
+			}
+			out[r * ld_out + o] = (float)acc;
+		}
+}
+
+static void ref_norm(const struct attn_stack *s, const struct attn_norm *nm, float *out,
+		     const float *x, size_t n)
+{
+	if (nm->w == NULL)
+		memmove(out, x, n * s->E * sizeof(float));
+	else if (s->norm_kind == ATTN_NORM_RMS)
+		norm_rms_rows_ref(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
+	else
+		norm_layer_rows_ref(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
+}
+
+static void ref_embed(const struct attn_stack_run *run, float *x)
+{
+	const struct attn_stack *s = run->stack;
+
+	for (size_t r = 0; r < run->B * run->L; r++) {
+		size_t l = r % run->L;
+		size_t type = run->type_ids ? (size_t)run->type_ids[r] : 0;
+
+		for (size_t e = 0; e < s->E; e++) {
+			float v = s->wte[(size_t)run->ids[r] * s->E + e];
+
+			if (s->family == ATTN_FAMILY_BERT)
+				v += s->wtt[type * s->E + e];
+			if (s->family != ATTN_FAMILY_LLAMA)
+				v += s->wpe[l * s->E + e];
+			x[r * s->E + e] = v;
+		}
+	}
+	ref_norm(s, &s->emb_norm, x, x, run->B * run->L);
+}
+
+/* RoPE, half-split, on `heads` heads starting at column c0 of each qkv row. */
+static void ref_rope(const struct attn_stack_run *run, float *qkv, size_t W3, size_t c0,
+		     size_t heads)
+{
+	const struct attn_stack *s = run->stack;
+	size_t half = s->D / 2;
+	float a = s->rope_attention_scaling != 0.0f ? s->rope_attention_scaling : 1.0f;
+
+	for (size_t r = 0; r < run->B * run->L; r++)
+		for (size_t h = 0; h < heads; h++)
+			for (size_t i = 0; i < half; i++) {
+				float angle = s->inv_freq[i] * (float)(r % run->L);
+				float c = cosf(angle) * a, sn = sinf(angle) * a;
+				float *v = qkv + r * W3 + c0 + h * s->D;
+				float x1 = v[i], x2 = v[i + half];
+
+				v[i] = x1 * c - x2 * sn;
+				v[i + half] = x2 * c + x1 * sn;
+			}
+}
+
+/* Whether query i of an item of length len sees key j (stack.h's masks). */
+static int ref_visible(const struct attn_stack *s, size_t i, size_t j, size_t len)
+{
+	int causal = s->family != ATTN_FAMILY_BERT;
+
+	if (j >= len || (causal && j > i))
+		return 0;
+	if (s->window > 0 && (j + s->window <= i || (!causal && j >= i + s->window)))
+		return 0;
+	return 1;
+}
+
+/* One (b, h, i) row: attw row = softmax(scores), ctx row = attw row V. */
+static void ref_attend_row(const struct attn_stack_run *run, struct ref_bufs *rb, size_t b,
+			   size_t h, size_t i)
+{
+	const struct attn_stack *s = run->stack;
+	size_t L = run->L, D = s->D, len = run->lengths ? run->lengths[b] : L;
+	size_t kvh = h / (s->H / s->Hkv);
+	const float *q = rb->qkv + (b * L + i) * rb->W3 + h * D;
+	float *w = rb->attw + ((b * s->H + h) * L + i) * L;
+	double scale = s->scale != 0.0f ? s->scale : 1.0 / sqrt((double)D), mx = -INFINITY;
+	double sum = 0;
+
+	for (size_t j = 0; j < L; j++) { /* pass 1: masked scores, their max */
+		const float *k = rb->qkv + (b * L + j) * rb->W3 + (s->H + kvh) * D;
+		double dot = 0;
+
+		for (size_t d = 0; d < D; d++)
+			dot += (double)q[d] * k[d];
+		rb->p[j] = ref_visible(s, i, j, len) ? dot * scale : -INFINITY;
+		mx = rb->p[j] > mx ? rb->p[j] : mx;
+	}
+	for (size_t j = 0; j < L; j++) { /* pass 2: exp and sum (no visible key: zeros) */
+		rb->p[j] = mx == -INFINITY ? 0.0 : exp(rb->p[j] - mx);
+		sum += rb->p[j];
+	}
+	for (size_t j = 0; j < L; j++)
+		w[j] = (float)(sum > 0 ? rb->p[j] / sum : 0.0);
+	for (size_t d = 0; d < D; d++) { /* pass 3: the row of ctx */
+		double acc = 0;
+
+		for (size_t j = 0; j < L; j++)
+			acc += (double)w[j] *
+			       rb->qkv[(b * L + j) * rb->W3 + (s->H + s->Hkv + kvh) * D + d];
+		rb->ctx[(b * L + i) * s->H * D + h * D + d] = (float)acc;
+	}
+}
+
+/* The captured heads, or their mean, of attw into slab. */
+static void ref_capture(const struct attn_stack_run *run, const float *attw, float *slab)
+{
+	size_t H = run->stack->H, Hc = stack_n_heads(run), LL = run->L * run->L;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t k = 0; k < LL; k++) {
+			double mean = 0;
+
+			for (size_t i = 0; i < Hc; i++) {
+				size_t h = run->heads ? run->heads[i] : i;
+				float v = attw[(b * H + h) * LL + k];
+
+				if (run->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+					slab[(b * Hc + i) * LL + k] = v;
+				mean += v;
+			}
+			if (run->weights_mode == ATTN_WEIGHTS_MEAN)
+				slab[b * LL + k] = (float)(mean / (double)Hc);
+		}
+}
+
+static void ref_attention(const struct attn_stack_run *run, const struct attn_block *blk,
+			  struct ref_bufs *rb, const float *in, float *out, float *slab)
+{
+	const struct attn_stack *s = run->stack;
+	size_t col = 0;
+
+	for (size_t i = 0; i < blk->n_qkv; i++) {
+		ref_linear(rb->qkv + col, rb->W3, in, s->E, rb->n, &blk->qkv[i]);
+		col += blk->qkv[i].out;
+	}
+	if (s->family == ATTN_FAMILY_LLAMA) {
+		ref_rope(run, rb->qkv, rb->W3, 0, s->H);
+		ref_rope(run, rb->qkv, rb->W3, s->H * s->D, s->Hkv);
+	}
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t h = 0; h < s->H; h++)
+			for (size_t i = 0; i < run->L; i++)
+				ref_attend_row(run, rb, b, h, i);
+	if (slab)
+		ref_capture(run, rb->attw, slab);
+	ref_linear(out, s->E, rb->ctx, s->H * s->D, rb->n, &blk->o);
+}
+
+static void ref_mlp(const struct attn_stack_run *run, const struct attn_block *blk,
+		    struct ref_bufs *rb, const float *in, float *out)
+{
+	const struct attn_stack *s = run->stack;
+	size_t m = rb->n * s->F;
+
+	ref_linear(rb->up, s->F, in, s->E, rb->n, &blk->up);
+	if (blk->gate.w) {
+		ref_linear(rb->gate, s->F, in, s->E, rb->n, &blk->gate);
+		for (size_t k = 0; k < m; k++)
+			rb->up[k] = act_one(s->act, rb->gate[k]) * rb->up[k];
+	} else {
+		for (size_t k = 0; k < m; k++)
+			rb->up[k] = act_one(s->act, rb->up[k]);
+	}
+	ref_linear(out, s->E, rb->up, s->F, rb->n, &blk->down);
+}
+
+static void ref_layer(const struct attn_stack_run *run, const struct attn_block *blk,
+		      struct ref_bufs *rb, float *slab)
+{
+	const struct attn_stack *s = run->stack;
+	size_t m = rb->n * s->E;
+
+	if (s->family == ATTN_FAMILY_BERT) {
+		ref_attention(run, blk, rb, rb->x, rb->h, slab);
+		for (size_t k = 0; k < m; k++)
+			rb->h[k] += rb->x[k];
+		ref_norm(s, &blk->norm1, rb->x, rb->h, rb->n);
+		ref_mlp(run, blk, rb, rb->x, rb->h);
+		for (size_t k = 0; k < m; k++)
+			rb->h[k] += rb->x[k];
+		ref_norm(s, &blk->norm2, rb->x, rb->h, rb->n);
+		return;
+	}
+	ref_norm(s, &blk->norm1, rb->h, rb->x, rb->n);
+	ref_attention(run, blk, rb, rb->h, rb->h, slab);
+	for (size_t k = 0; k < m; k++)
+		rb->x[k] += rb->h[k];
+	ref_norm(s, &blk->norm2, rb->h, rb->x, rb->n);
+	ref_mlp(run, blk, rb, rb->h, rb->h);
+	for (size_t k = 0; k < m; k++)
+		rb->x[k] += rb->h[k];
+}
+
+/* One allocation for every buffer, p's L doubles first; NULL when it fails
+ * or its size overflows. */
+static void *ref_alloc(struct ref_bufs *rb, const struct attn_stack_run *run)
+{
+	const struct attn_stack *s = run->stack;
+	size_t n = rb->n, L = run->L, sizes[7], total = 2 * L;
+	float **dst[7] = { &rb->x, &rb->h, &rb->qkv, &rb->ctx, &rb->up, &rb->gate, &rb->attw };
+	float *block;
+	int bad = size_mul(&sizes[0], n, s->E) || size_mul(&sizes[1], n, s->E) ||
+		  size_mul(&sizes[2], n, rb->W3) || size_mul3(&sizes[3], n, s->H, s->D) ||
+		  size_mul(&sizes[4], n, s->F) || size_mul(&sizes[5], n, s->F) ||
+		  size_mul4(&sizes[6], run->B, s->H, L, L);
+
+	for (size_t i = 0; !bad && i < 7; i++)
+		bad = size_add(&total, total, sizes[i]);
+	if (bad || size_mul(&total, total, sizeof(float)))
+		return NULL;
+	block = malloc(total);
+	if (block == NULL)
+		return NULL;
+	rb->p = (double *)(void *)block;
+	block += 2 * L;
+	for (size_t i = 0; i < 7; i++) {
+		*dst[i] = block;
+		block += sizes[i];
+	}
+	return rb->p;
+}
+
+enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
+					struct attn_error *err)
+{
+	struct ref_bufs rb;
+	size_t bytes;
+	float *slab;
+	void *block;
+	enum attn_status st = attn_stack_workspace(run, &bytes, err); /* the same checks */
+	const struct attn_stack *s;
+
+	if (st != ATTN_OK)
+		return st;
+	s = run->stack;
+	memset(&rb, 0, sizeof(rb));
+	rb.n = run->B * run->L;
+	rb.W3 = (s->H + 2 * s->Hkv) * s->D;
+	block = ref_alloc(&rb, run);
+	if (block == NULL)
+		return attn_fail(err, ATTN_ERR_NOMEM, "workspace", 0, "out of memory");
+	ref_embed(run, rb.x);
+	slab = run->attentions;
+	for (size_t l = 0; l <= run->last_layer; l++) {
+		size_t per;
+
+		stack_slab_floats(run, &per);
+		ref_layer(run, &s->blocks[l], &rb, stack_captured(run, l) ? slab : NULL);
+		if (stack_captured(run, l))
+			slab += per;
+	}
+	if (run->out && run->last_layer + 1 == s->n_layers)
+		ref_norm(s, &s->final_norm, run->out, rb.x, rb.n);
+	else if (run->out)
+		memcpy(run->out, rb.x, rb.n * s->E * sizeof(float));
+	free(block);
+	return ATTN_OK;
+}

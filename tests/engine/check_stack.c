@@ -1,0 +1,478 @@
+/*
+ * check_stack.c: the transformer stack (stack.h) on small seeded random
+ * models of each family, fast path against its naive twin.
+ *
+ *   twin      attn_stack_forward vs attn_stack_forward_ref on every captured
+ *             attention and the output: |fast - ref| <= 1e-5 + 1e-4 |ref|
+ *             (seeded.h); gpt2 (fused in-major qkv), bert (types, eps 1e-12),
+ *             llama (GQA 4/2, RoPE, biases, window 3, D != E / H), ragged
+ *             batches, capture and head subsets, MEAN
+ *   threads   1 and 2 threads (and enough rows to split the projections)
+ *             give the same bits
+ *   padding   a padded item's valid rows equal the item run alone
+ *   refusals  each bad run or stack names its status and field; sizes that
+ *             overflow are refused before anything is allocated or read
+ * The kernels inside (norm, activation, RoPE table, in-major linear) have
+ * check_layers.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/prng.h"
+#include "engine/stack.h"
+
+#include "tests/lib/light.h"
+#include "tests/lib/seeded.h"
+#include "tests/lib/suite_main.h"
+
+/* ---- a random model ------------------------------------------------------ */
+
+enum { MAX_LAYERS = 3, MAX_BUFS = 64 };
+
+struct tmodel {
+	struct attn_stack s;
+	struct attn_block blk[MAX_LAYERS];
+	float inv_freq[32];
+	float *bufs[MAX_BUFS * MAX_LAYERS];
+	size_t n_bufs;
+};
+
+/* Variants: 0 plain; 1 llama with biases, window 3, D != E / H and a RoPE
+ * scaling; 2 bigger (B L > LINEAR_BLOCK rows, for the thread split). */
+static float *tm_buf(struct tmodel *m, struct attn_prng *g, size_t n, float scale, float base)
+{
+	float *x = test_randn(g, n);
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = x[i] * scale + base;
+	m->bufs[m->n_bufs++] = x;
+	return x;
+}
+
+static void tm_linear(struct tmodel *m, struct attn_prng *g, struct attn_linear *lin,
+		      size_t out, size_t in, int in_major, int bias)
+{
+	lin->w = tm_buf(m, g, out * in, 0.6f / sqrtf((float)in), 0.0f);
+	lin->b = bias ? tm_buf(m, g, out, 0.1f, 0.0f) : NULL;
+	lin->out = out;
+	lin->in = in;
+	lin->in_major = in_major;
+}
+
+static void tm_norm(struct tmodel *m, struct attn_prng *g, struct attn_norm *nm, int bias)
+{
+	nm->w = tm_buf(m, g, m->s.E, 0.1f, 1.0f);
+	nm->b = bias ? tm_buf(m, g, m->s.E, 0.1f, 0.0f) : NULL;
+}
+
+static void tm_block(struct tmodel *m, struct attn_prng *g, struct attn_block *blk, int bias)
+{
+	struct attn_stack *s = &m->s;
+	size_t q = s->H * s->D, kv = s->Hkv * s->D;
+	int gpt2 = s->family == ATTN_FAMILY_GPT2, ln = s->norm_kind == ATTN_NORM_LAYER;
+
+	memset(blk, 0, sizeof(*blk));
+	tm_norm(m, g, &blk->norm1, ln);
+	tm_norm(m, g, &blk->norm2, ln);
+	blk->n_qkv = gpt2 ? 1 : 3;
+	if (gpt2) {
+		tm_linear(m, g, &blk->qkv[0], q + 2 * kv, s->E, 1, 1);
+	} else {
+		tm_linear(m, g, &blk->qkv[0], q, s->E, 0, bias);
+		tm_linear(m, g, &blk->qkv[1], kv, s->E, 0, bias);
+		tm_linear(m, g, &blk->qkv[2], kv, s->E, 0, bias);
+	}
+	tm_linear(m, g, &blk->o, s->E, q, gpt2, bias);
+	tm_linear(m, g, &blk->up, s->F, s->E, gpt2, bias);
+	tm_linear(m, g, &blk->down, s->E, s->F, gpt2, bias);
+	if (s->family == ATTN_FAMILY_LLAMA)
+		tm_linear(m, g, &blk->gate, s->F, s->E, 0, bias);
+}
+
+static void tm_build(struct tmodel *m, struct attn_prng *g, enum attn_family fam, int variant)
+{
+	struct attn_stack *s = &m->s;
+	int llama = fam == ATTN_FAMILY_LLAMA, bias = fam != ATTN_FAMILY_LLAMA || variant == 1;
+
+	memset(m, 0, sizeof(*m));
+	s->family = fam;
+	s->n_layers = variant == 2 ? 2 : MAX_LAYERS;
+	s->E = 16;
+	s->H = 4;
+	s->Hkv = llama ? 2 : 4;
+	s->D = llama && variant == 1 ? 6 : 4;
+	s->F = 24;
+	s->vocab = 50;
+	s->max_positions = 128;
+	s->norm_kind = llama ? ATTN_NORM_RMS : ATTN_NORM_LAYER;
+	s->norm_eps = fam == ATTN_FAMILY_BERT ? 1e-12f : llama ? 1e-6f : 1e-5f;
+	s->act = fam == ATTN_FAMILY_GPT2 ? ATTN_ACT_GELU_TANH
+		 : fam == ATTN_FAMILY_BERT ? ATTN_ACT_GELU_ERF : ATTN_ACT_SILU;
+	s->wte = tm_buf(m, g, s->vocab * s->E, 1.0f, 0.0f);
+	if (!llama)
+		s->wpe = tm_buf(m, g, s->max_positions * s->E, 0.5f, 0.0f);
+	if (fam == ATTN_FAMILY_BERT) {
+		s->type_vocab = 2;
+		s->wtt = tm_buf(m, g, 2 * s->E, 0.5f, 0.0f);
+		tm_norm(m, g, &s->emb_norm, 1);
+	} else {
+		tm_norm(m, g, &s->final_norm, !llama);
+	}
+	if (llama) { /* HF's default rope init, in float: 1 / theta^(2i / D) */
+		for (size_t i = 0; i < s->D / 2; i++)
+			m->inv_freq[i] = 1.0f / powf(10000.0f, (float)(2 * i) / (float)s->D);
+		s->inv_freq = m->inv_freq;
+		s->window = variant == 1 ? 3 : 0;
+		s->rope_attention_scaling = variant == 1 ? 1.25f : 0.0f;
+	}
+	for (size_t l = 0; l < s->n_layers; l++)
+		tm_block(m, g, &m->blk[l], bias);
+	s->blocks = m->blk;
+	ck_assert_int_eq(attn_stack_check(s, NULL), ATTN_OK);
+}
+
+static void tm_free(struct tmodel *m)
+{
+	for (size_t i = 0; i < m->n_bufs; i++)
+		free(m->bufs[i]);
+}
+
+/* ---- a random run ------------------------------------------------------- */
+
+struct trun {
+	struct attn_stack_run r;
+	int64_t *ids, *types;
+	size_t lengths[4], heads[4];
+	uint8_t capture[MAX_LAYERS];
+	size_t att_floats, out_floats;
+};
+
+static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stack *s,
+		     size_t B, size_t L)
+{
+	struct attn_stack_run *r = &t->r;
+	size_t n = B * L;
+
+	memset(t, 0, sizeof(*t));
+	r->stack = s;
+	r->B = B;
+	r->L = L;
+	t->ids = malloc(n * sizeof(int64_t));
+	t->types = malloc(n * sizeof(int64_t));
+	for (size_t i = 0; i < n; i++) {
+		t->ids[i] = (int64_t)test_pick(g, 0, s->vocab - 1);
+		t->types[i] = (int64_t)test_pick(g, 0, 1);
+	}
+	r->ids = t->ids;
+	r->type_ids = s->family == ATTN_FAMILY_BERT && test_pick(g, 0, 1) ? t->types : NULL;
+	if (test_pick(g, 0, 2) != 0) {
+		for (size_t b = 0; b < B; b++)
+			t->lengths[b] = test_pick(g, 1, L);
+		r->lengths = t->lengths;
+	}
+	r->last_layer = test_pick(g, 0, s->n_layers - 1);
+	for (size_t l = 0; l <= r->last_layer; l++)
+		t->capture[l] = (uint8_t)(test_pick(g, 0, 2) != 0);
+	r->capture = t->capture;
+	r->weights_mode = test_pick(g, 0, 2) == 0 ? ATTN_WEIGHTS_MEAN : ATTN_WEIGHTS_PER_HEAD;
+	if (test_pick(g, 0, 1)) { /* a subset of heads, in a scrambled order */
+		r->n_heads = test_pick(g, 1, s->H);
+		for (size_t i = 0; i < r->n_heads; i++)
+			t->heads[i] = (i * 3 + 1) % s->H;
+		r->heads = t->heads;
+	}
+}
+
+/* Runs fast (threads) or ref into fresh outputs the caller frees. */
+static void tr_run(const struct trun *t, int ref, size_t threads, float **att, float **out)
+{
+	struct attn_stack_run r = t->r;
+	size_t C = 0, Hc = r.weights_mode == ATTN_WEIGHTS_MEAN ? 1 : r.heads ? r.n_heads : r.stack->H;
+	size_t bytes;
+	struct attn_error err;
+	enum attn_status st;
+	void *ws;
+
+	for (size_t l = 0; l <= r.last_layer; l++)
+		C += r.capture[l] != 0;
+	*att = calloc(C * r.B * Hc * r.L * r.L + 1, sizeof(float));
+	*out = calloc(r.B * r.L * r.stack->E, sizeof(float));
+	r.attentions = C ? *att : NULL;
+	r.out = *out;
+	r.threads = threads;
+	if (ref) {
+		st = attn_stack_forward_ref(&r, &err);
+		ck_assert_msg(st == ATTN_OK, "ref: %s", err.message);
+		return;
+	}
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
+	ws = malloc(bytes);
+	st = attn_stack_forward(&r, ws, bytes, &err);
+	ck_assert_msg(st == ATTN_OK, "fast: %s", err.message);
+	free(ws);
+}
+
+static size_t tr_att_floats(const struct trun *t)
+{
+	const struct attn_stack_run *r = &t->r;
+	size_t C = 0, Hc = r->weights_mode == ATTN_WEIGHTS_MEAN ? 1
+			   : r->heads ? r->n_heads : r->stack->H;
+
+	for (size_t l = 0; l <= r->last_layer; l++)
+		C += r->capture[l] != 0;
+	return C * r->B * Hc * r->L * r->L;
+}
+
+static void tr_free(struct trun *t)
+{
+	free(t->ids);
+	free(t->types);
+}
+
+/* ---- twin and threads --------------------------------------------------- */
+
+START_TEST(stack_matches_twin)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct trun t;
+	float *att1, *out1, *att2, *out2, *att_ref, *out_ref;
+	enum attn_family fam = (enum attn_family)(_i % 3);
+	int variant = (_i / 3) % 3;
+	size_t B, L, n_out;
+
+	attn_prng_seed(&g, 1000 + (uint64_t)_i);
+	tm_build(&m, &g, fam, variant == 1 && fam != ATTN_FAMILY_LLAMA ? 0 : variant);
+	B = variant == 2 ? 3 : test_pick(&g, 1, 3);
+	L = variant == 2 ? 90 : test_pick(&g, 1, 13);
+	tr_build(&t, &g, &m.s, B, L);
+	tr_run(&t, 0, 1, &att1, &out1);
+	tr_run(&t, 0, 2, &att2, &out2);
+	tr_run(&t, 1, 0, &att_ref, &out_ref);
+	n_out = B * L * m.s.E;
+	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
+	ck_assert_msg(memcmp(att1, att2, tr_att_floats(&t) * sizeof(float)) == 0,
+		      "threads change attentions");
+	test_assert_close(att1, att_ref, tr_att_floats(&t), "attentions", _i);
+	test_assert_close(out1, out_ref, n_out, "out", _i);
+	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
+	tr_free(&t);
+	tm_free(&m);
+}
+END_TEST
+
+/* Item 1 of a padded batch of two against itself alone (per family). */
+START_TEST(padded_rows_match_alone)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct trun pad, alone;
+	float *att_p, *out_p, *att_a, *out_a;
+	size_t L = 9, k = 5, E, Hc;
+
+	attn_prng_seed(&g, 77 + (uint64_t)_i);
+	tm_build(&m, &g, (enum attn_family)(_i % 3), _i == 3);
+	E = m.s.E;
+	Hc = m.s.H;
+	tr_build(&pad, &g, &m.s, 2, L);
+	pad.r.lengths = pad.lengths;
+	pad.lengths[0] = L;
+	pad.lengths[1] = k;
+	pad.r.heads = NULL;
+	pad.r.weights_mode = ATTN_WEIGHTS_PER_HEAD;
+	pad.r.last_layer = m.s.n_layers - 1;
+	memset(pad.capture, 1, sizeof(pad.capture));
+	tr_build(&alone, &g, &m.s, 1, k);
+	alone.r = pad.r;
+	alone.r.B = 1;
+	alone.r.L = k;
+	alone.r.lengths = NULL;
+	alone.r.ids = pad.ids + L; /* item 1's first k ids */
+	alone.r.type_ids = pad.r.type_ids ? pad.types + L : NULL;
+	tr_run(&pad, 0, 1, &att_p, &out_p);
+	tr_run(&alone, 0, 1, &att_a, &out_a);
+	test_assert_close(out_p + L * E, out_a, k * E, "padded out", _i);
+	for (size_t c = 0; c < m.s.n_layers; c++)
+		for (size_t h = 0; h < Hc; h++)
+			for (size_t i = 0; i < k; i++) {
+				/* seek to pad [c, 1, h, i, :] and alone [c, 0, h, i, :] */
+				const float *p = att_p + (((c * 2 + 1) * Hc + h) * L + i) * L;
+				const float *a = att_a + ((c * Hc + h) * k + i) * k;
+
+				test_assert_close(p, a, k, "padded weights", _i);
+				for (size_t j = k; j < L; j++)
+					ck_assert_float_eq(p[j], 0.0f);
+			}
+	free(att_p), free(out_p), free(att_a), free(out_a);
+	tr_free(&pad);
+	tr_free(&alone); /* its own ids and types, unused: alone.r reads pad's */
+	tm_free(&m);
+}
+END_TEST
+
+/* ---- refusals ----------------------------------------------------------- */
+
+static void expect(const struct attn_stack_run *r, enum attn_status want, const char *field,
+		   size_t index)
+{
+	struct attn_error err;
+	size_t bytes;
+	enum attn_status st = attn_stack_workspace(r, &bytes, &err);
+
+	ck_assert_msg(st == want, "got %s want %s (%s)", attn_status_str(st),
+		      attn_status_str(want), err.message);
+	ck_assert_str_eq(err.field, field);
+	ck_assert_uint_eq(err.index, index);
+	ck_assert_int_eq(attn_stack_forward_ref(r, &err), want);
+}
+
+START_TEST(bad_runs_are_refused)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct trun t;
+	struct attn_stack_run r;
+	float att;
+	struct attn_error err;
+
+	attn_prng_seed(&g, 5);
+	tm_build(&m, &g, ATTN_FAMILY_BERT, 0);
+	tr_build(&t, &g, &m.s, 2, 4);
+	t.r.lengths = NULL;
+	t.r.heads = NULL;
+	t.r.last_layer = 0;
+	t.capture[0] = 1;
+	t.r.attentions = &att;
+	t.r.weights_mode = ATTN_WEIGHTS_PER_HEAD;
+
+	r = t.r, t.ids[5] = 50;
+	expect(&r, ATTN_ERR_TOKEN, "ids", 5); /* padding ids too */
+	t.ids[5] = -1;
+	expect(&r, ATTN_ERR_TOKEN, "ids", 5);
+	t.ids[5] = 0;
+	r.type_ids = t.types, t.types[6] = 2;
+	expect(&r, ATTN_ERR_TOKEN, "type_ids", 6);
+	t.types[6] = 1;
+	r = t.r, r.L = 129;
+	expect(&r, ATTN_ERR_POSITION, "ids", 128);
+	r = t.r, r.L = 0;
+	expect(&r, ATTN_ERR_EMPTY, "ids", 0);
+	r = t.r, r.lengths = t.lengths, t.lengths[0] = 4, t.lengths[1] = 0;
+	expect(&r, ATTN_ERR_POSITION, "lengths", 1);
+	t.lengths[1] = 5;
+	expect(&r, ATTN_ERR_POSITION, "lengths", 1);
+	r = t.r, r.heads = t.heads, r.n_heads = 2, t.heads[0] = 1, t.heads[1] = 1;
+	expect(&r, ATTN_ERR_ARGUMENT, "heads", 1);
+	t.heads[1] = 4;
+	expect(&r, ATTN_ERR_ARGUMENT, "heads", 1);
+	r = t.r, r.last_layer = 3;
+	expect(&r, ATTN_ERR_ARGUMENT, "layers", 3);
+	r = t.r, r.weights_mode = ATTN_WEIGHTS_NONE;
+	expect(&r, ATTN_ERR_ARGUMENT, "weights_mode", 0);
+	r = t.r, r.attentions = NULL;
+	expect(&r, ATTN_ERR_ARGUMENT, "attentions", 0);
+	r = t.r;
+	ck_assert_int_eq(attn_stack_forward(&r, &att, sizeof(att), &err), ATTN_ERR_WORKSPACE);
+	tr_free(&t);
+	tm_free(&m);
+}
+END_TEST
+
+START_TEST(bad_stacks_are_refused)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct attn_stack s;
+	struct attn_error err;
+
+	attn_prng_seed(&g, 6);
+	tm_build(&m, &g, ATTN_FAMILY_LLAMA, 0);
+	s = m.s, s.Hkv = 3;
+	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_KV_HEADS);
+	s = m.s, s.F = 25;
+	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_SHAPE_MISMATCH);
+	ck_assert_str_eq(err.field, "blocks");
+	s = m.s, s.inv_freq = NULL;
+	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_ROPE_DIM);
+	s = m.s, s.E = (size_t)1 << 40;
+	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_OVERFLOW);
+	s = m.s, s.family = ATTN_FAMILY_GPT2, s.window = 2;
+	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_ARGUMENT);
+	tm_free(&m);
+}
+END_TEST
+
+/* B L E overflows: refused before the ids (one element here) are read. */
+START_TEST(overflowing_sizes_are_refused)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct attn_stack_run r;
+	int64_t id = 0;
+	size_t bytes;
+	struct attn_error err;
+
+	attn_prng_seed(&g, 7);
+	tm_build(&m, &g, ATTN_FAMILY_LLAMA, 0);
+	memset(&r, 0, sizeof(r));
+	r.stack = &m.s;
+	r.ids = &id;
+	r.B = SIZE_MAX / 64;
+	r.L = 16;
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_ERR_OVERFLOW);
+	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_OVERFLOW);
+	r.B = 1;
+	r.L = (size_t)1 << 33; /* [B, H, L, L] of a captured layer */
+	r.capture = (const uint8_t *)"\1";
+	r.weights_mode = ATTN_WEIGHTS_PER_HEAD;
+	r.attentions = (float *)&bytes;
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_ERR_OVERFLOW);
+	tm_free(&m);
+}
+END_TEST
+
+START_TEST(flops_count_maps_and_attention)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct attn_stack_run r;
+	double maps;
+
+	attn_prng_seed(&g, 8);
+	tm_build(&m, &g, ATTN_FAMILY_GPT2, 0);
+	memset(&r, 0, sizeof(r));
+	r.stack = &m.s;
+	r.B = 2;
+	r.L = 5;
+	r.last_layer = 1; /* two layers */
+	maps = 16.0 * 48 + 16.0 * 16 + 16.0 * 24 + 24.0 * 16;
+	ck_assert_double_eq(attn_stack_flops(&r), 2 * (2 * 2 * 5 * maps + 4.0 * 2 * 4 * 5 * 5 * 4));
+	tm_free(&m);
+}
+END_TEST
+
+static Suite *stack_suite(void)
+{
+	Suite *s = suite_create("stack");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, stack_matches_twin, 0, test_light() ? 9 : 45);
+	tcase_add_loop_test(tc, padded_rows_match_alone, 0, 4);
+	tcase_add_test(tc, bad_runs_are_refused);
+	tcase_add_test(tc, bad_stacks_are_refused);
+	tcase_add_test(tc, overflowing_sizes_are_refused);
+	tcase_add_test(tc, flops_count_maps_and_attention);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = { .one_blas_thread = true };
+
+	return suite_main(argc, argv, stack_suite, &opts);
+}
