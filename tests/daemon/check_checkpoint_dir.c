@@ -5,6 +5,9 @@
  * listed by model.safetensors.index.json, and the refusals, each naming the
  * file at fault by its path.
  *
+ * Then every folder of tests/data/checkpoints/ (written by transformers,
+ * tests/checkpoint/oracle/) loads, with its dtype and its files.
+ *
  * The model: a one-layer gpt2 with E = 4, H = 2, F = 8, V = 5, P = 3, tensor
  * t's element i st_tvalue(t, i) (tests/lib/st_util.h).
  */
@@ -185,6 +188,36 @@ START_TEST(refused)
 }
 END_TEST
 
+/* The folders transformers wrote: each loads, in its dtype, from its files. */
+START_TEST(oracle_folders)
+{
+	static const struct {
+		const char *name, *dtype;
+		size_t files;
+		enum attn_family family;
+	} f[] = {
+	    {"bert_bf16_gamma", "BF16", 1, ATTN_FAMILY_BERT},
+	    {"bert_f32", "F32", 1, ATTN_FAMILY_BERT},
+	    {"gpt2_f16_noprefix", "F16", 1, ATTN_FAMILY_GPT2},
+	    {"gpt2_f32", "F32", 1, ATTN_FAMILY_GPT2},
+	    {"llama_bf16_sharded", "BF16", 2, ATTN_FAMILY_LLAMA},
+	    {"llama_f32", "F32", 1, ATTN_FAMILY_LLAMA},
+	    {"llama_headdim", "F16", 1, ATTN_FAMILY_LLAMA},
+	    {"mistral_window", "F32", 1, ATTN_FAMILY_LLAMA},
+	    {"qwen2_bias", "BF16", 1, ATTN_FAMILY_LLAMA},
+	};
+	struct checkpoint_dir d;
+	char path[256];
+
+	snprintf(path, sizeof path, "tests/data/checkpoints/%s", f[_i].name);
+	ck_assert_msg(checkpoint_dir_load(&d, path, err, sizeof err) == 0, "%s", err);
+	ck_assert_str_eq(d.ck->dtype, f[_i].dtype);
+	ck_assert_uint_eq(d.n_files, f[_i].files);
+	ck_assert_int_eq(d.ck->stack.family, f[_i].family);
+	checkpoint_dir_release(&d);
+}
+END_TEST
+
 static Suite *checkpoint_dir_suite(void)
 {
 	Suite *s = suite_create("checkpoint_dir");
@@ -193,6 +226,7 @@ static Suite *checkpoint_dir_suite(void)
 	tcase_add_test(tc, single_file);
 	tcase_add_test(tc, shards);
 	tcase_add_test(tc, refused);
+	tcase_add_loop_test(tc, oracle_folders, 0, 9);
 	suite_add_tcase(s, tc);
 	return s;
 }
