@@ -338,6 +338,9 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 
 	if (st != ATTN_OK)
 		return st;
+	if (run->attentions == NULL && stack_n_captured(run) > 0)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "attentions", 0,
+				 "captured layers need a buffer");
 	if (ws == NULL || ws_bytes < lay.total * sizeof(float))
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "%zu bytes given, %zu needed", ws_bytes, lay.total * sizeof(float));

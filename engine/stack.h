@@ -152,7 +152,8 @@ enum attn_status attn_stack_check(const struct attn_stack *stack, struct attn_er
 
 /* Validates the run (ids in [0, V), type ids in [0, type_vocab), L within
  * max_positions for gpt2 and bert, lengths in 1 .. L, heads distinct and < H,
- * sizes that fit) and stores in *bytes the workspace attn_stack_forward needs:
+ * sizes that fit; the output buffers may still be NULL, as a caller plans
+ * before it allocates them) and stores in *bytes the workspace attn_stack_forward needs:
  * about two layers' activations plus one attention call's workspace.
  * Refusals, with err->field and err->index:
  *   ATTN_ERR_ARGUMENT  "ids" (stack or ids NULL), "layers" (last_layer >= N,

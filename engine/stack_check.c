@@ -144,9 +144,6 @@ enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct at
 	if (run->weights_mode != ATTN_WEIGHTS_PER_HEAD && run->weights_mode != ATTN_WEIGHTS_MEAN)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights_mode", 0,
 				 "captured layers need per-head or mean weights");
-	if (run->attentions == NULL)
-		return attn_fail(err, ATTN_ERR_ARGUMENT, "attentions", 0,
-				 "captured layers need a buffer");
 	if (run->heads != NULL && (run->n_heads == 0 || run->n_heads > s->H))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "heads", 0,
 				 "%zu heads of %zu", run->n_heads, s->H);

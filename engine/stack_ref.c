@@ -275,6 +275,9 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 
 	if (st != ATTN_OK)
 		return st;
+	if (run->attentions == NULL && stack_n_captured(run) > 0)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "attentions", 0,
+				 "captured layers need a buffer");
 	s = run->stack;
 	memset(&rb, 0, sizeof(rb));
 	rb.n = run->B * run->L;

@@ -336,6 +336,7 @@ START_TEST(bad_runs_are_refused)
 	struct trun t;
 	struct attn_stack_run r;
 	float att;
+	size_t bytes;
 	struct attn_error err;
 
 	attn_prng_seed(&g, 5);
@@ -372,8 +373,12 @@ START_TEST(bad_runs_are_refused)
 	expect(&r, ATTN_ERR_ARGUMENT, "layers", 3);
 	r = t.r, r.weights_mode = ATTN_WEIGHTS_NONE;
 	expect(&r, ATTN_ERR_ARGUMENT, "weights_mode", 0);
-	r = t.r, r.attentions = NULL;
-	expect(&r, ATTN_ERR_ARGUMENT, "attentions", 0);
+	r = t.r, r.attentions = NULL; /* planned without it, run with it */
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
+	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "attentions");
+	ck_assert_int_eq(attn_stack_forward(&r, &att, sizeof(att), &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "attentions");
 	r = t.r;
 	ck_assert_int_eq(attn_stack_forward(&r, &att, sizeof(att), &err), ATTN_ERR_WORKSPACE);
 	tr_free(&t);
