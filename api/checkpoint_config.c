@@ -360,6 +360,7 @@ static int read_config(struct rd *r, json_t *root, struct attn_checkpoint_config
 	if (cfg_choice(r, root, "model_type", names, "", "model_type",
 		       "gpt2, bert, llama, mistral, qwen2", &i) != 0)
 		return -1;
+	snprintf(cfg->model_type, sizeof cfg->model_type, "%s", names[i]);
 	if (i == 0)
 		return read_gpt2(r, root, cfg);
 	if (i == 1)

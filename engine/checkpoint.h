@@ -51,6 +51,7 @@ enum attn_rope_type {
  * tell them (vocab, F, max_positions are checked against the tensors). */
 struct attn_checkpoint_config {
 	enum attn_family family;
+	char model_type[16]; /* config.json's, for people: "gpt2", "mistral", ... */
 	size_t n_layers, E, H, Hkv, D, F;
 	size_t vocab, max_positions, type_vocab;
 	float norm_eps;
