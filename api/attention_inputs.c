@@ -90,6 +90,12 @@ static int token_id(struct attention_job *job, const struct api_token *t,
 	int64_t V = (int64_t)job->model->vocab;
 	char ptr[API_PTR_MAX];
 
+	if (t->str != NULL && job->entry != NULL && job->entry->ckpt != NULL &&
+	    job->entry->vocab == NULL)
+		return api_fail(err, API_E_UNKNOWN_TOKEN,
+				api_where_elem(ptr, where, job->batched, b, i, L),
+				"checkpoint model '%s' takes token ids or text, not token strings",
+				job->model_name);
 	if (t->str != NULL) {
 		*label = t->str;
 		*id = job->entry ? registry_token_id(job->entry, t->str, t->len)

@@ -7,6 +7,7 @@
 
 #include "api/json/json_write.h"
 #include "common/jsonstr.h"
+#include "engine/checkpoint.h"
 #include "tokenizer/tokenizer.h"
 
 uint64_t registry_fnv1a(const char *s, size_t len)
@@ -20,8 +21,19 @@ uint64_t registry_fnv1a(const char *s, size_t len)
 	return h;
 }
 
+static void checkpoint_release(struct api_checkpoint *c)
+{
+	if (c == NULL)
+		return;
+	attn_checkpoint_free(c->ck);
+	if (c->release)
+		c->release(c->keep);
+	free(c);
+}
+
 static void entry_release(struct api_model_entry *e)
 {
+	checkpoint_release(e->ckpt);
 	if (e->vocab && e->model)
 		for (size_t i = 0; i < e->model->vocab; i++)
 			free(e->vocab[i]);
@@ -178,6 +190,50 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 	return 0;
 }
 
+/* The shape of a checkpoint's layers as a weightless struct attn_model, for
+ * what every model answers alike (token ids, d_model, heads). */
+static struct attn_model *shape_of(const struct attn_stack *st)
+{
+	struct attn_model *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return NULL;
+	m->E = st->E;
+	m->H = st->H;
+	m->Hkv = st->Hkv;
+	m->D = st->D;
+	m->vocab = st->vocab;
+	m->source = ATTN_SOURCE_SAFETENSORS;
+	return m;
+}
+
+int api_service_add_checkpoint(struct api_service *svc, const char *name,
+			       struct attn_checkpoint *ck, const char *model_type,
+			       void (*release)(void *keep), void *keep, const char *source,
+			       struct api_error *err)
+{
+	struct api_checkpoint *c = calloc(1, sizeof(*c));
+	struct attn_model *shape = ck ? shape_of(&ck->stack) : NULL;
+
+	if (c == NULL || shape == NULL) {
+		free(c);
+		attn_checkpoint_free(ck);
+		if (release)
+			release(keep);
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	}
+	c->ck = ck;
+	snprintf(c->model_type, sizeof(c->model_type), "%s", model_type);
+	c->release = release;
+	c->keep = keep;
+	if (api_service_add_model(svc, name, shape, source, NULL, err) != 0) {
+		checkpoint_release(c);
+		return -1;
+	}
+	svc->models[svc->n_models - 1].ckpt = c;
+	return 0;
+}
+
 int api_service_add_tokenizer(struct api_service *svc, const char *name, struct tokenizer *tok,
 			      const char *source, struct api_error *err)
 {
@@ -264,6 +320,26 @@ int api_service_add_builtins(struct api_service *svc, struct api_error *err)
 	return api_service_set_default(svc, "base", err);
 }
 
+/* A checkpoint's own fields: what it is, how deep, how long, how big. */
+static void describe_checkpoint(const struct api_checkpoint *c, struct buf *out)
+{
+	const struct attn_stack *st = &c->ck->stack;
+	const struct api_json_size sizes[] = {
+		{ ",\"num_layers\":", st->n_layers },
+		{ ",\"intermediate_size\":", st->F },
+		{ ",\"context_length\":", st->max_positions },
+		{ ",\"weight_bytes\":", c->ck->weight_bytes },
+		{ ",\"resident_bytes\":", c->ck->owned_bytes },
+	};
+
+	buf_puts(out, ",\"kind\":\"checkpoint\",\"family\":");
+	jsonstr_put(out, c->model_type);
+	api_json_sizes(out, sizes, sizeof sizes / sizeof sizes[0]);
+	buf_puts(out, ",\"dtype\":");
+	jsonstr_put(out, c->ck->dtype);
+	buf_puts(out, st->family == ATTN_FAMILY_BERT ? ",\"causal\":false" : ",\"causal\":true");
+}
+
 void registry_describe(const struct api_service *svc, const struct api_model_entry *e,
 		       struct buf *out)
 {
@@ -277,6 +353,8 @@ void registry_describe(const struct api_service *svc, const struct api_model_ent
 	buf_puts(out, "{\"name\":");
 	jsonstr_put(out, e->name);
 	api_json_sizes(out, sizes, sizeof sizes / sizeof sizes[0]);
+	if (e->ckpt != NULL)
+		describe_checkpoint(e->ckpt, out);
 	buf_puts(out, m->b_qkv ? ",\"bias\":true" : ",\"bias\":false");
 	buf_puts(out, e->vocab ? ",\"has_vocabulary\":true" : ",\"has_vocabulary\":false");
 	buf_puts(out, ",\"tokenizer\":");

@@ -17,6 +17,16 @@
 #include "service.h"
 
 struct tokenizer;
+struct attn_checkpoint;
+
+/* A whole checkpoint (--model NAME=DIR): its stack, and the files' bytes it
+ * points into, released (release(keep)) after it. */
+struct api_checkpoint {
+	struct attn_checkpoint *ck;
+	char model_type[16]; /* config.json's: "gpt2", "bert", "llama", ... */
+	void (*release)(void *keep);
+	void *keep;
+};
 
 /* A named tokenizer (--tokenizer NAME=FILE, or a model's tokenizer=FILE). */
 struct api_tokenizer_entry {
@@ -27,7 +37,9 @@ struct api_tokenizer_entry {
 
 struct api_model_entry {
 	char name[65];
+	/* one attention layer; for a checkpoint, its shape only (no weights) */
 	struct attn_model *model;
+	struct api_checkpoint *ckpt; /* a whole checkpoint, or NULL */
 	char source[256];
 	char **vocab;        /* [model->vocab] token strings, or NULL */
 	uint32_t *vocab_idx; /* open-addressing table of vocab ids + 1, or NULL */

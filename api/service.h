@@ -22,6 +22,7 @@
 #include "error.h"
 
 struct attn_model;
+struct attn_checkpoint;
 struct attn_workers;
 struct api_service;
 struct tokenizer;
@@ -155,6 +156,17 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
  * among tokenizers, [A-Za-z0-9_.-]{1,64}), taking ownership of tok on success
  * and on failure. source describes it ("file:/models/tokenizer.json").
  */
+/*
+ * Adds a whole checkpoint (engine/checkpoint.h) as model `name`, of config
+ * model_type ("gpt2", "llama", ...). The service takes ck over, and keep
+ * with it: release(keep) runs after ck is freed (keep holds the file bytes
+ * ck points into; release may be NULL). On failure both are released.
+ */
+int api_service_add_checkpoint(struct api_service *svc, const char *name,
+			       struct attn_checkpoint *ck, const char *model_type,
+			       void (*release)(void *keep), void *keep, const char *source,
+			       struct api_error *err);
+
 int api_service_add_tokenizer(struct api_service *svc, const char *name, struct tokenizer *tok,
 			      const char *source, struct api_error *err);
 

@@ -1,6 +1,10 @@
 /*
  * models.c: --tokenizer NAME=FILE, and
- * --model NAME=PATH.safetensors[,heads=H][,prefix=P][,vocab=FILE][,tokenizer=T].
+ * --model NAME=PATH.safetensors[,heads=H][,prefix=P][,vocab=FILE][,tokenizer=T]
+ * (one attention layer), or --model NAME=DIR[,tokenizer=T] (a Hugging Face
+ * model folder, the whole checkpoint: server/checkpoint_dir.c maps its
+ * files; its tokenizer.json, when it has one and no tokenizer= is given,
+ * becomes a tokenizer named after the model).
  *
  * The engine does no I/O, so the file is read whole here (bounded by
  * MODEL_FILE_MAX) and handed to attn_model_from_safetensors; a vocab= file is
@@ -24,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "api/error.h"
+#include "checkpoint_dir.h"
 #include "engine/safetensors.h"
 #include "api/service.h"
 #include "api/tokenizer_file.h"
@@ -76,6 +81,13 @@ bad:
 	return -1;
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int spec_parse(struct model_spec *s, const char *text, char *err, size_t errlen)
 {
 	const char *eq = strchr(text, '=');
@@ -105,6 +117,16 @@ static int spec_parse(struct model_spec *s, const char *text, char *err, size_t 
 		if (spec_option(s, comma + 1, len, err, errlen) != 0)
 			return -1;
 		comma = next;
+	}
+	if (is_dir(s->path)) {
+		if (s->heads != 0 || s->prefix[0] != '\0' || s->vocab[0] != '\0') {
+			snprintf(err, errlen,
+				 "--model %s: %s is a model folder; heads=, prefix= and vocab= "
+				 "belong to a one-layer .safetensors file",
+				 s->name, s->path);
+			return -1;
+		}
+		return 0;
 	}
 	if (s->heads == 0) {
 		snprintf(err, errlen, "--model %s: heads=H is required (the file does not say)",
@@ -344,6 +366,82 @@ static int model_tokenizer(struct api_service *svc, const struct model_spec *s, 
 	return 0;
 }
 
+/* The mappings a checkpoint points into, released after it (registry.h). */
+static void release_dir(void *keep)
+{
+	struct checkpoint_dir *d = keep;
+
+	d->ck = NULL; /* the service freed it first */
+	checkpoint_dir_release(d);
+	free(d);
+}
+
+/* The folder's tokenizer.json as a tokenizer named after the model. */
+static int folder_tokenizer(struct api_service *svc, const struct model_spec *s,
+			    struct checkpoint_dir *d, char *err, size_t errlen)
+{
+	char file[1100], msg[512];
+	struct tokenizer *tok = NULL;
+	struct tok_spec spec;
+	struct api_error e;
+	int rc;
+
+	snprintf(file, sizeof file, "%s/tokenizer.json", s->path);
+	rc = api_tokenizer_spec_json(&spec, d->tokenizer_json, d->tokenizer_len, file, msg,
+				     sizeof msg);
+	free(d->tokenizer_json);
+	d->tokenizer_json = NULL;
+	if (rc == 0)
+		rc = api_tokenizer_build(&spec, file, &tok, msg, sizeof msg);
+	if (rc != 0) {
+		snprintf(err, errlen, "model %s: %s", s->name, msg);
+		return -1;
+	}
+	snprintf(file, sizeof file, "file:%s/tokenizer.json", s->path);
+	if (api_service_add_tokenizer(svc, s->name, tok, file, &e) != 0 ||
+	    api_service_set_model_tokenizer(svc, s->name, s->name, &e) != 0) {
+		snprintf(err, errlen, "model %s: tokenizer: %s", s->name, e.message);
+		return -1;
+	}
+	return 0;
+}
+
+/* A model folder: the checkpoint, then its tokenizer (tokenizer=, or the
+ * folder's tokenizer.json). */
+static int load_checkpoint(struct api_service *svc, const struct model_spec *s, char *err,
+			   size_t errlen)
+{
+	struct checkpoint_dir *d = calloc(1, sizeof *d);
+	struct attn_checkpoint *ck;
+	struct api_error e;
+	char source[1100];
+
+	if (d == NULL) {
+		snprintf(err, errlen, "model %s: out of memory", s->name);
+		return -1;
+	}
+	if (checkpoint_dir_load(d, s->path, err, errlen) != 0) {
+		free(d);
+		return -1;
+	}
+	ck = d->ck;
+	snprintf(source, sizeof source, "dir:%s", s->path);
+	/* the service takes ck and the mappings, on failure too */
+	if (api_service_add_checkpoint(svc, s->name, ck, d->cfg.model_type, release_dir, d,
+				       source, &e) != 0) {
+		snprintf(err, errlen, "model %s: %s", s->name, e.message);
+		return -1;
+	}
+	if (s->tokenizer[0] != '\0') {
+		free(d->tokenizer_json); /* tokenizer= wins over the folder's */
+		d->tokenizer_json = NULL;
+		return model_tokenizer(svc, s, err, errlen);
+	}
+	if (d->tokenizer_json != NULL)
+		return folder_tokenizer(svc, s, d, err, errlen);
+	return 0;
+}
+
 /* Loads one --model entry; its name is copied to name[80]. */
 static int load_one(struct api_service *svc, const char *text, char name[80], char *err,
 		    size_t errlen)
@@ -355,9 +453,13 @@ static int load_one(struct api_service *svc, const char *text, char name[80], ch
 	char source[1100];
 	int rc = -1;
 
-	if (spec_parse(&s, text, err, errlen) != 0 || load_weights(&s, &model, err, errlen) != 0)
+	if (spec_parse(&s, text, err, errlen) != 0)
 		return -1;
 	memcpy(name, s.name, sizeof s.name);
+	if (is_dir(s.path))
+		return load_checkpoint(svc, &s, err, errlen);
+	if (load_weights(&s, &model, err, errlen) != 0)
+		return -1;
 	if (s.vocab[0] != '\0' && load_vocab(&s, model, &vocab, err, errlen) != 0)
 		goto out;
 	snprintf(source, sizeof source, "file:%s", s.path);

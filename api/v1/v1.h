@@ -33,9 +33,17 @@ void v1_body_release(struct v1_body *in);
 
 /* Decodes body into in and job (both zeroed first): cheap steps only, nothing
  * built that the plan has not allowed (attention_job.h). Returns 0, or -1
- * with err set. */
+ * with err set, or 1 when the model is a checkpoint: in and job are then
+ * decoded as far as job->entry, for v1_stack_attention. */
 int v1_decode(const struct api_service *svc, const char *body, size_t len, struct v1_body *in,
 	      struct attention_job *job, struct api_error *err);
+
+/* "tokens" (ids or strings, or a batch of them) and "text" (a string or a
+ * batch), as the query of job (attention_inputs.c); limit: request bytes. */
+int v1_decode_tokens(struct attention_job *job, const json_t *v, size_t limit,
+		     struct api_error *err);
+int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
+		   struct api_error *err);
 
 /* Reads the "model" field: a name, or an inline model object. */
 int v1_decode_model(const struct api_service *svc, const struct v1_body *in,
@@ -65,6 +73,23 @@ int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights
 /* A boolean mask read as 0.0 / 1.0 floats, as bytes (the engine's form):
  * a new array of t->n bytes in *out, the caller's to free. */
 int v1_mask_bytes(const struct api_tensor *t, uint8_t **out, struct api_error *err);
+
+/* The answer's "tokens" (and "token_ids", "offsets" for a tokenizer's). */
+void v1_write_tokens(struct buf *b, const struct attention_job *job);
+
+/*
+ * Writes a [B, heads, Lq, cols] tensor (heads == 0: [B, Lq, cols]) as the
+ * request's shape asks: one tensor, unbatched, or one trimmed tensor per item
+ * (rows q_len[b], columns k_len[b] or all cols when k_len is NULL), through
+ * scratch (one item's trimmed tensor) when ragged.
+ */
+int v1_write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
+		     size_t heads, size_t cols, const size_t *k_len, float *scratch);
+
+/* POST /v1/attention on a checkpoint model (v1_stack.c): in is decoded as
+ * far as job's model (job->entry->ckpt); answers into reply. */
+void v1_stack_attention(const struct api_service *svc, struct v1_body *in,
+			struct attention_job *job, struct api_reply *reply);
 
 /* Where the engine's fields come from in a /v1/attention body. */
 extern const struct api_field_where v1_engine_fields[];

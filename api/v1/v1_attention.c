@@ -34,102 +34,6 @@ static void write_shape(struct buf *b, const struct attention_job *job)
 	buf_putc(b, '}');
 }
 
-/* A tokenizer's ids and offsets, in the tokens' shape: [Lq] or [B][q_len]. */
-static void write_token_ids(struct buf *b, const struct attention_job *job)
-{
-	buf_puts(b, ",\"token_ids\":");
-	if (job->batched)
-		buf_putc(b, '[');
-	for (size_t bi = 0; bi < job->B; bi++) {
-		buf_puts(b, bi ? ",[" : "[");
-		for (size_t i = 0; i < job->q_len[bi]; i++) {
-			if (i > 0)
-				buf_putc(b, ',');
-			buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
-		}
-		buf_putc(b, ']');
-	}
-	buf_puts(b, job->batched ? "],\"offsets\":[" : ",\"offsets\":");
-	for (size_t bi = 0; bi < job->B; bi++) {
-		buf_puts(b, bi ? ",[" : "[");
-		for (size_t i = 0; i < job->q_len[bi]; i++) {
-			const size_t *o = &job->offsets[2 * (bi * job->Lq + i)];
-
-			buf_puts(b, i > 0 ? ",[" : "[");
-			buf_put_u64(b, (unsigned long long)o[0]);
-			buf_putc(b, ',');
-			buf_put_u64(b, (unsigned long long)o[1]);
-			buf_putc(b, ']');
-		}
-		buf_putc(b, ']');
-	}
-	if (job->batched)
-		buf_putc(b, ']');
-}
-
-static void write_tokens(struct buf *b, const struct attention_job *job)
-{
-	if (job->tokens == NULL)
-		return;
-	buf_puts(b, ",\"tokens\":");
-	if (job->batched)
-		buf_putc(b, '[');
-	for (size_t bi = 0; bi < job->B; bi++) {
-		buf_puts(b, bi ? ",[" : "[");
-		for (size_t i = 0; i < job->q_len[bi]; i++) {
-			const char *label = job->tokens[bi * job->Lq + i];
-
-			if (i > 0)
-				buf_putc(b, ',');
-			if (label)
-				jsonstr_put(b, label);
-			else
-				buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
-		}
-		buf_putc(b, ']');
-	}
-	if (job->batched)
-		buf_putc(b, ']');
-	if (job->offsets != NULL)
-		write_token_ids(b, job);
-}
-
-/*
- * Writes a [B, heads, Lq, cols] tensor (heads == 0: [B, Lq, cols]) as the
- * request's shape asks: one tensor, unbatched, or one trimmed tensor per item
- * (rows q_len[b], columns k_len[b] or all cols when k_len is NULL).
- */
-static int write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
-			 size_t heads, size_t cols, const size_t *k_len, float *scratch)
-{
-	size_t hh = heads ? heads : 1, item = hh * job->Lq * cols;
-	size_t shape[4] = { job->B, hh, job->Lq, cols }, *sh = heads ? shape : shape + 1;
-
-	if (!job->ragged) {
-		if (!heads)
-			shape[1] = job->B;
-		if (job->batched)
-			return api_tensor_write(w, x, heads ? 4 : 3, heads ? shape : sh);
-		return api_tensor_write(w, x, heads ? 3 : 2, heads ? shape + 1 : shape + 2);
-	}
-	buf_putc(w->out, '[');
-	for (size_t b = 0; b < job->B; b++) {
-		size_t rows = job->q_len[b], kc = k_len ? k_len[b] : cols, n = 0;
-		size_t ishape[3] = { hh, rows, kc };
-
-		/* item b's [hh, rows, kc] corner of its [hh, Lq, cols] block */
-		for (size_t h = 0; h < hh; h++)
-			for (size_t i = 0; i < rows; i++, n += kc)
-				memcpy(scratch + n, x + b * item + (h * job->Lq + i) * cols,
-				       kc * sizeof(float));
-		if (b > 0)
-			buf_putc(w->out, ',');
-		if (api_tensor_write(w, scratch, heads ? 3 : 2, heads ? ishape : ishape + 1) != 0)
-			return -1;
-	}
-	return buf_putc(w->out, ']');
-}
-
 static int encode(const struct attention_job *job, const struct attention_out *o,
 		  double flops, double compute_ms, struct buf *b)
 {
@@ -140,20 +44,20 @@ static int encode(const struct attention_job *job, const struct attention_out *o
 	jsonstr_put(b, job->model_name);
 	buf_putc(b, ',');
 	write_shape(b, job);
-	write_tokens(b, job);
+	v1_write_tokens(b, job);
 	buf_puts(b, ",\"output\":");
-	if (write_batched(&w, job, o->out, 0, job->model->E, NULL, o->scratch) != 0)
+	if (v1_write_batched(&w, job, o->out, 0, job->model->E, NULL, o->scratch) != 0)
 		return -1;
 	if (job->weights_mode != ATTN_WEIGHTS_NONE) {
 		buf_puts(b, ",\"weights\":");
-		if (write_batched(&w, job, o->weights,
+		if (v1_write_batched(&w, job, o->weights,
 				  job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? H : 0, job->Lk,
 				  job->k_len, o->scratch) != 0)
 			return -1;
 	}
 	if (job->scores_view != ATTN_SCORES_NONE) {
 		buf_puts(b, ",\"scores\":");
-		if (write_batched(&w, job, o->scores, H, job->Lk, job->k_len, o->scratch) != 0)
+		if (v1_write_batched(&w, job, o->scores, H, job->Lk, job->k_len, o->scratch) != 0)
 			return -1;
 	}
 	api_json_usage(b, flops, compute_ms);
@@ -177,6 +81,7 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 	struct v1_body in;
 	struct api_error err;
 	struct timespec t0;
+	int rc;
 
 	memset(&o, 0, sizeof(o));
 	memset(&job, 0, sizeof(job));
@@ -186,8 +91,12 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (v1_decode(svc, body, len, &in, &job, &err) != 0 ||
-	    attention_plan(svc, &job, reply, &plan, &err) != 0)
+	rc = v1_decode(svc, body, len, &in, &job, &err);
+	if (rc == 1) {
+		v1_stack_attention(svc, &in, &job, reply);
+		goto out;
+	}
+	if (rc != 0 || attention_plan(svc, &job, reply, &plan, &err) != 0)
 		goto fail;
 	if (reply->small_only && !plan.small) {
 		reply->declined = 1;

@@ -5,6 +5,7 @@
  */
 #include "v1.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,29 @@ static const char *const pooled_fields[] = { "/embeddings",	       "/key",
 
 static const char *const top_fields[] = { "model", "embeddings", "tokens", "text", "key",
 					  "value", "mask", "positional", "scale", "softcap",
-					  "weights", "scores", "encoding", "precision", NULL };
+					  "weights", "scores", "encoding", "precision", "layers",
+					  "heads", "output", "token_type_ids", NULL };
+
+/* Fields only a checkpoint model (v1_stack.c) reads. */
+static const char *const stack_fields[] = { "layers", "heads", "output", "token_type_ids",
+					    NULL };
+
+/* A one-layer model refuses what only a whole stack has. */
+static int refuse_stack_fields(const struct v1_body *in, const struct attention_job *job,
+			       struct api_error *err)
+{
+	for (const char *const *f = stack_fields; *f != NULL; f++) {
+		char ptr[API_PTR_MAX];
+
+		if (json_object_get(in->root, *f) == NULL)
+			continue;
+		snprintf(ptr, sizeof(ptr), "/%s", *f);
+		return api_fail(err, API_E_INVALID_INPUT, ptr,
+				"%s applies to checkpoint models; model '%s' is one attention layer",
+				*f, job->model_name ? job->model_name : "(inline)");
+	}
+	return 0;
+}
 
 void v1_body_release(struct v1_body *in)
 {
@@ -75,8 +98,8 @@ static int decode_embeddings(const struct v1_body *in, struct attention_job *job
 }
 
 /* "text": a string, or a batch of strings, as B NUL-terminated texts. */
-static int decode_text(struct attention_job *job, const json_t *v, size_t limit,
-		       struct api_error *err)
+int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
+		   struct api_error *err)
 {
 	static const struct api_where where = { "/text", API_WHERE_NESTED };
 	int batched = json_is_array(v);
@@ -134,8 +157,8 @@ static int token_item(const json_t *item, const char *ptr, struct api_token *tok
 }
 
 /* "tokens": an array of ids or strings, or a batch of them. */
-static int decode_tokens(struct attention_job *job, const json_t *v, size_t limit,
-			 struct api_error *err)
+int v1_decode_tokens(struct attention_job *job, const json_t *v, size_t limit,
+		     struct api_error *err)
 {
 	static const struct api_where where = { "/tokens", API_WHERE_NESTED };
 	int batched = json_is_array(v) && json_is_array(json_array_get(v, 0));
@@ -184,8 +207,8 @@ static int decode_input(const struct v1_body *in, struct attention_job *job, siz
 	if (emb != NULL)
 		return decode_embeddings(in, job, emb, err);
 	if (tok != NULL)
-		return decode_tokens(job, tok, limit, err);
-	return decode_text(job, text, limit, err);
+		return v1_decode_tokens(job, tok, limit, err);
+	return v1_decode_text(job, text, limit, err);
 }
 
 /* "key" / "value": embeddings with the query's batch; value defaults to key. */
@@ -261,7 +284,11 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
 	if (req_parse_pooled(body, len, pooled_fields, svc->plain_json ? NULL : &in->numbers,
 			     &in->root, err) != 0 ||
 	    req_known_fields(in->root, "", top_fields, err) != 0 ||
-	    v1_decode_model(svc, in, job, err) != 0 ||
+	    v1_decode_model(svc, in, job, err) != 0)
+		return -1;
+	if (job->entry != NULL && job->entry->ckpt != NULL)
+		return 1;
+	if (refuse_stack_fields(in, job, err) != 0 ||
 	    decode_input(in, job, svc->limits.max_request_bytes, err) != 0 ||
 	    decode_kv(in, job, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
 	    v1_decode_positional(in, job, err) != 0 || decode_outputs(in, job, err) != 0)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api/version.h"
+#include "engine/checkpoint.h"
 #include "common/jsonstr.h"
 
 static void server_metadata(struct api_reply *reply)
@@ -73,6 +74,29 @@ static void model_metadata(const struct api_model_entry *e, struct api_reply *re
 	reply->status = 200;
 }
 
+/* A checkpoint: token ids (and text, through its tokenizer) in; the last
+ * hidden state and every layer's attention out. */
+static void checkpoint_metadata(const struct api_model_entry *e, struct api_reply *reply)
+{
+	const struct attn_model *m = e->model;
+	long long E = (long long)m->E, H = (long long)m->H, N = (long long)e->ckpt->ck->stack.n_layers;
+	const long long ble[] = { -1, -1, E }, bl[] = { -1, -1 }, b[] = { -1 };
+	const long long nbhll[] = { N, -1, H, -1, -1 };
+	struct buf *out = &reply->body;
+
+	buf_puts(out, "{\"name\":");
+	jsonstr_put(out, e->name);
+	buf_puts(out, ",\"versions\":[\"" V2_MODEL_VERSION "\"],\"platform\":\"attnd\",\"inputs\":[");
+	tensor_meta(out, 1, "tokens", V2_INT64, 2, bl);
+	if (e->tok != NULL)
+		tensor_meta(out, 0, "text", V2_BYTES, 1, b);
+	buf_puts(out, "],\"outputs\":[");
+	tensor_meta(out, 1, "output", V2_FP32, 3, ble);
+	tensor_meta(out, 0, "attentions", V2_FP32, 5, nbhll);
+	buf_puts(out, "]}");
+	reply->status = 200;
+}
+
 static void model_route(const struct api_service *svc, enum api_route route,
 			const struct api_v2_call *call, struct api_reply *reply)
 {
@@ -84,7 +108,10 @@ static void model_route(const struct api_service *svc, enum api_route route,
 		return;
 	}
 	if (route == API_ROUTE_V2_MODEL) {
-		model_metadata(e, reply);
+		if (e->ckpt != NULL)
+			checkpoint_metadata(e, reply);
+		else
+			model_metadata(e, reply);
 		return;
 	}
 	buf_puts(&reply->body, "{\"name\":");

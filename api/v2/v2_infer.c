@@ -13,6 +13,10 @@
  *   outputs     among output [B, Lq, E], weights [B, H, Lq, Lk] and
  *               weights_mean [B, Lq, Lk] (no B for unbatched inputs), each
  *               with parameters.binary_data; absent: every one `weights` allows
+ * A checkpoint model (api/stack_job.h) takes tokens or text, and of the
+ * parameters weights and binary_data_output; its outputs are output (the
+ * hidden state after the last layer, [B, L, E]) and attentions (every
+ * layer's, [layers, B, H, L, L], or [layers, B, L, L] for weights mean).
  * The inputs go onto a struct attention_job through the steps /v1/attention
  * shares (attention_query_from_tokens / _text, attention_apply_mask: ids,
  * vocabularies and hashing agree), are planned, built and run
@@ -32,11 +36,13 @@
 #include "api/attention_job.h"
 #include "api/handlers.h"
 #include "api/json/json_read.h"
+#include "api/stack_job.h"
+#include "engine/checkpoint.h"
 #include "engine/sizes.h"
 #include "common/jsonstr.h"
 
 enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_COUNT };
-enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_COUNT };
+enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_ATTENTIONS, OUT_COUNT };
 enum weights_param { W_PER_HEAD = 0, W_MEAN, W_NONE };
 
 static const char *const role_names[IN_COUNT] = { "embeddings", "tokens", "text", "key",
@@ -45,7 +51,8 @@ static const unsigned role_dtypes[IN_COUNT] = {
 	1u << V2_FP32, 1u << V2_INT32 | 1u << V2_INT64, 1u << V2_BYTES, 1u << V2_FP32,
 	1u << V2_FP32,
 };
-static const char *const out_names[OUT_COUNT] = { "output", "weights", "weights_mean" };
+static const char *const out_names[OUT_COUNT] = { "output", "weights", "weights_mean",
+						  "attentions" };
 
 enum { V2_ENGINE_FIELDS = 7 };
 
@@ -66,6 +73,8 @@ struct v2_job {
 	size_t n_out;
 	int weights, binary_default;
 	struct attention_job job;
+	const struct api_checkpoint *ckpt; /* the model's, or NULL: one layer */
+	struct stack_job stack;            /* a checkpoint's run */
 	struct api_field_where engine_fields[V2_ENGINE_FIELDS];
 	struct attention_out o;
 	float *mean; /* weights_mean [B, Lq, Lk] when per-head weights come too */
@@ -77,6 +86,7 @@ static void v2_job_release(struct v2_job *v)
 		v2_input_release(&v->in[r]);
 	attention_out_release(&v->o);
 	attention_job_release(&v->job);
+	stack_job_release(&v->stack);
 	free(v->mean);
 	json_decref(v->root);
 }
@@ -186,9 +196,13 @@ static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, 
 	return 0;
 }
 
-/* Whether the `weights` parameter lets an output be computed. */
+/* Whether the model and the `weights` parameter let an output be computed:
+ * a checkpoint answers output and attentions, one layer output, weights and
+ * weights_mean. */
 static int allowed(const struct v2_job *v, enum out_kind k)
 {
+	if (v->ckpt != NULL)
+		return k == OUT_OUTPUT || (k == OUT_ATTENTIONS && v->weights != W_NONE);
 	return k == OUT_OUTPUT || (k == OUT_WEIGHTS && v->weights == W_PER_HEAD) ||
 	       (k == OUT_MEAN && v->weights != W_NONE);
 }
@@ -212,15 +226,18 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 		k++;
 	if (!json_is_string(name) || k == OUT_COUNT)
 		return api_fail(err, API_E_UNKNOWN_OUTPUT, req_child(child, ptr, "name"),
-				"the outputs are output, weights and weights_mean");
+				"the outputs are output, weights and weights_mean (one layer), "
+				"output and attentions (a checkpoint)");
 	for (size_t j = 0; j < v->n_out; j++)
 		if (v->order[j] == (enum out_kind)k)
 			return api_fail(err, API_E_DUPLICATE_OUTPUT, ptr, "output '%s' is asked twice",
 					out_names[k]);
 	if (!allowed(v, (enum out_kind)k))
 		return api_fail(err, API_E_INVALID_OUTPUT, ptr,
-				"output '%s' is not computed with parameters.weights '%s'", out_names[k],
-				v->weights == W_MEAN ? "mean" : "none");
+				"output '%s' is not computed with parameters.weights '%s'%s",
+				out_names[k],
+				v->weights == W_MEAN ? "mean" : v->weights == W_NONE ? "none" : "per_head",
+				v->ckpt ? " on a checkpoint" : "");
 	req_child(child, ptr, "parameters");
 	if (p != NULL && !json_is_object(p))
 		return api_fail(err, API_E_INVALID_TYPE, child, "parameters is an object");
@@ -472,6 +489,45 @@ static int build_job(const struct api_service *svc, const struct api_model_entry
 	return 0;
 }
 
+/* A checkpoint's job: tokens or text only, and of the parameters only
+ * weights and binary_data_output (the checkpoint brings its masks,
+ * positions and scale); every layer runs, and attentions holds them all. */
+static int build_stack_job(const struct api_service *svc, const struct api_model_entry *e,
+			   struct v2_job *v, struct api_error *err)
+{
+	static const char *const stack_params[] = { "weights", "binary_data_output", NULL };
+	struct attention_job *job = &v->job;
+	struct stack_job *s = &v->stack;
+	size_t limit = svc->limits.max_request_bytes;
+	enum role q = v->has[IN_TOKENS] ? IN_TOKENS : IN_TEXT;
+	struct api_where where = where_of(&v->in[q]);
+
+	for (int r = 0; r < IN_COUNT; r++)
+		if (v->has[r] && r != IN_TOKENS && r != IN_TEXT)
+			return shape_error(v, (enum role)r,
+					   "not given: a checkpoint takes tokens or text", err);
+	if (v->params != NULL && req_known_fields(v->params, "/parameters", stack_params, err) != 0)
+		return -1;
+	job->entry = e;
+	job->model = e->model;
+	job->model_name = e->name;
+	job->max_text_bytes = svc->limits.max_text_bytes;
+	engine_fields(v);
+	if ((q == IN_TOKENS ? query_from_tokens(v, limit, err) : query_from_text(v, limit, err)) != 0)
+		return -1;
+	s->job = job;
+	s->ckpt = e->ckpt;
+	s->st = &e->ckpt->ck->stack;
+	s->want_output = wants(v, OUT_OUTPUT);
+	s->answer_bytes_per_float = 16;
+	job->Lk = job->Lq;
+	job->weights_mode = !wants(v, OUT_ATTENTIONS) ? ATTN_WEIGHTS_NONE
+			    : v->weights == W_MEAN    ? ATTN_WEIGHTS_MEAN
+						      : ATTN_WEIGHTS_PER_HEAD;
+	job->encoding = API_ENC_FLOAT;
+	return stack_check_context(s, &where, err) != 0 ? -1 : stack_all_layers(s, err);
+}
+
 /* ---- after the run ----------------------------------------------------------- */
 
 /* weights_mean beside per-head weights: the mean over heads, summed in head
@@ -515,6 +571,29 @@ struct out_tensor {
 	size_t rank, shape[4], n;
 };
 
+/* A checkpoint's output [B, L, E] or attentions [layers, B, H, L, L]
+ * (mean: [layers, B, L, L]), without B for an unbatched input. */
+static struct out_tensor stack_tensor(const struct v2_job *v, enum out_kind k)
+{
+	const struct attention_job *job = &v->job;
+	const struct stack_job *s = &v->stack;
+	size_t B = job->B, L = job->Lq, at = 0;
+	struct out_tensor t = { 0 };
+
+	t.x = k == OUT_OUTPUT ? s->out : s->attentions;
+	t.n = k == OUT_OUTPUT ? s->out_n : s->att_n;
+	if (k == OUT_ATTENTIONS)
+		t.shape[at++] = s->n_layers;
+	if (job->batched)
+		t.shape[at++] = B;
+	if (k == OUT_ATTENTIONS && job->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+		t.shape[at++] = stack_heads(s);
+	t.shape[at++] = L;
+	t.shape[at++] = k == OUT_OUTPUT ? s->st->E : L;
+	t.rank = at;
+	return t;
+}
+
 static struct out_tensor out_tensor(const struct v2_job *v, enum out_kind k)
 {
 	const struct attention_job *job = &v->job;
@@ -523,6 +602,8 @@ static struct out_tensor out_tensor(const struct v2_job *v, enum out_kind k)
 	size_t full[3][4] = { { B, Lq, E }, { B, H, Lq, Lk }, { B, Lq, Lk } };
 	size_t rank = k == OUT_WEIGHTS ? 4 : 3, skip = job->batched ? 0 : 1;
 
+	if (v->ckpt != NULL)
+		return stack_tensor(v, k);
 	t.x = k == OUT_OUTPUT ? v->o.out : k == OUT_MEAN && v->mean ? v->mean : v->o.weights;
 	t.rank = rank - skip;
 	memcpy(t.shape, full[k] + skip, t.rank * sizeof(size_t));
@@ -608,10 +689,31 @@ static int decode(const struct api_service *svc, const struct api_v2_call *call,
 
 	if (e == NULL || header_length(call->header_len, len, &json_len, err) != 0 ||
 	    req_parse(body, json_len, &v->root, err) != 0 || read_top(v, err) != 0 ||
-	    read_inputs(v, body + json_len, len - json_len, svc->limits.max_request_bytes, err) != 0 ||
-	    read_outputs(v, err) != 0)
+	    read_inputs(v, body + json_len, len - json_len, svc->limits.max_request_bytes, err) != 0)
 		return -1;
-	return build_job(svc, e, v, err);
+	v->ckpt = e->ckpt;
+	if (read_outputs(v, err) != 0)
+		return -1;
+	return v->ckpt ? build_stack_job(svc, e, v, err) : build_job(svc, e, v, err);
+}
+
+/* A checkpoint's run; rows past each item's length zeroed, as one layer's. */
+static int run_stack(const struct api_service *svc, struct v2_job *v, struct api_reply *reply,
+		     struct api_error *err)
+{
+	struct stack_job *s = &v->stack;
+	const struct attention_job *job = &v->job;
+	size_t slab = s->n_layers ? s->att_n / s->n_layers : 0;
+	size_t heads = job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? stack_heads(s) : 1;
+
+	if (stack_plan(svc, reply, s, err) != 0 || stack_run(svc, s, reply, err) != 0)
+		return -1;
+	if (!job->ragged)
+		return 0;
+	zero_padding(job, s->out, 1, s->st->E);
+	for (size_t c = 0; s->attentions && c < s->n_layers; c++)
+		zero_padding(job, s->attentions + c * slab, heads, job->Lq); /* layer c's slab */
+	return 0;
 }
 
 static int run(const struct api_service *svc, struct v2_job *v, struct api_reply *reply,
@@ -621,6 +723,8 @@ static int run(const struct api_service *svc, struct v2_job *v, struct api_reply
 	size_t H = job->model->H;
 	struct attention_plan plan;
 
+	if (v->ckpt != NULL)
+		return run_stack(svc, v, reply, err);
 	if (attention_plan(svc, job, reply, &plan, err) != 0 || attention_build(job, err) != 0 ||
 	    attention_run(svc, job, &plan, &v->o, reply, err) != 0)
 		return -1;

@@ -1,0 +1,199 @@
+/*
+ * stack_run.c: a checkpoint request planned and run (see stack_job.h): the
+ * same steps as a one-layer job (attention_run.c) on the whole stack.
+ */
+#include "api/stack_job.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/handlers.h"
+#include "engine/checkpoint.h"
+#include "engine/sizes.h"
+
+void stack_job_release(struct stack_job *s)
+{
+	free(s->layers);
+	free(s->heads);
+	free(s->type_ids);
+	free(s->capture);
+	free(s->attentions);
+	free(s->out);
+	free(s->scratch);
+	free(s->ws);
+	memset(s, 0, sizeof(*s));
+}
+
+size_t stack_heads(const struct stack_job *s)
+{
+	return s->heads ? s->n_heads : s->st->H;
+}
+
+int stack_all_layers(struct stack_job *s, struct api_error *err)
+{
+	size_t N = s->st->n_layers;
+
+	s->layers = malloc(N * sizeof(size_t));
+	if (s->layers == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t l = 0; l < N; l++)
+		s->layers[l] = l;
+	s->n_layers = N;
+	return 0;
+}
+
+int stack_check_context(const struct stack_job *s, const struct api_where *where,
+			struct api_error *err)
+{
+	const struct attention_job *job = s->job;
+	size_t P = s->st->max_positions;
+
+	for (size_t b = 0; P > 0 && b < job->B; b++) {
+		char ptr[API_PTR_MAX];
+
+		if (job->q_len[b] <= P)
+			continue;
+		return api_fail(err, API_E_POSITION_OUT_OF_RANGE,
+				api_where_item(ptr, where, job->batched, b),
+				"%zu tokens pass model '%s''s context length of %zu", job->q_len[b],
+				job->model_name, P);
+	}
+	return 0;
+}
+
+static void run_of(const struct stack_job *s, const struct api_threads *t,
+		   struct attn_stack_run *r)
+{
+	const struct attention_job *job = s->job;
+	int capture = job->weights_mode != ATTN_WEIGHTS_NONE;
+
+	memset(r, 0, sizeof(*r));
+	r->stack = s->st;
+	r->B = job->B;
+	r->L = job->Lq;
+	r->ids = job->token_ids;
+	r->type_ids = s->type_ids;
+	r->lengths = job->q_len;
+	r->last_layer = s->last;
+	r->capture = capture ? s->capture : NULL;
+	r->heads = s->heads;
+	r->n_heads = s->n_heads;
+	r->weights_mode = capture ? job->weights_mode : ATTN_WEIGHTS_PER_HEAD;
+	r->attentions = s->attentions;
+	r->out = s->out;
+	r->threads = t->threads;
+	r->workers = t->workers;
+}
+
+/* The layers to capture, and the deepest one to run. */
+static int captures(struct stack_job *s, struct api_error *err)
+{
+	s->last = s->layers[s->n_layers - 1];
+	s->capture = calloc(s->last + 1, 1);
+	if (s->capture == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t i = 0; i < s->n_layers; i++)
+		s->capture[s->layers[i]] = 1;
+	return 0;
+}
+
+/* The floats of the answer, and with them, its text (answer_bytes_per_float)
+ * and the workspace, the memory it needs, against the limit. */
+static int check_memory(const struct api_service *svc, struct stack_job *s,
+			struct api_error *err)
+{
+	const struct attention_job *job = s->job;
+	size_t C = job->weights_mode == ATTN_WEIGHTS_NONE ? 0 : s->n_layers;
+	size_t per_cell = job->weights_mode == ATTN_WEIGHTS_MEAN ? 1 : stack_heads(s);
+	size_t cells = 0, floats = 0, bytes = 0, text = 0, item = 0;
+	int bad = size_mul3(&cells, job->B, job->Lq, job->Lq) ||
+		  size_mul3(&s->att_n, C, cells, per_cell) ||
+		  size_mul3(&s->out_n, job->B, job->Lq, s->st->E) ||
+		  size_add(&floats, s->att_n, s->out_n) ||
+		  size_mul(&text, floats, (size_t)s->answer_bytes_per_float) ||
+		  size_mul(&bytes, floats, sizeof(float)) || size_add(&bytes, bytes, text) ||
+		  size_add(&bytes, bytes, s->ws_bytes);
+
+	s->plan_bytes = bytes;
+	if (bad || bytes > svc->limits.max_request_bytes)
+		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
+				"this request needs %s%zu MB; the limit is %zu MB",
+				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
+				svc->limits.max_request_bytes >> 20);
+	/* one item's [Hc, L, L] or [L, E], within the floats checked above */
+	item = per_cell * job->Lq * job->Lq;
+	item = item > job->Lq * s->st->E ? item : job->Lq * s->st->E;
+	s->scratch_n = job->ragged ? item : 0;
+	return 0;
+}
+
+int stack_plan(const struct api_service *svc, const struct api_reply *reply,
+	       struct stack_job *s, struct api_error *err)
+{
+	struct api_threads own = api_own_threads(svc, reply);
+	struct attn_stack_run r;
+	struct attn_error aerr;
+
+	if (captures(s, err) != 0)
+		return -1;
+	run_of(s, &own, &r);
+	if (attn_stack_workspace(&r, &s->ws_bytes, &aerr) != ATTN_OK)
+		return attention_engine_error(s->job, &aerr, err);
+	if (check_memory(svc, s, err) != 0)
+		return -1;
+	s->flops = attn_stack_flops(&r);
+	s->scores = (double)(s->last + 1) * (double)s->job->B * (double)s->st->H *
+		    (double)s->job->Lq * (double)s->job->Lq;
+	return api_check_work(&svc->limits, s->flops, s->scores, err);
+}
+
+/* The workspace on t (lent threads need scratch of their own, and are given
+ * back when that would pass the memory limit), then the outputs. */
+static int allocate(const struct api_service *svc, const struct api_reply *reply,
+		    struct stack_job *s, struct api_threads *t, struct api_error *err)
+{
+	size_t planned = s->ws_bytes;
+	struct attn_stack_run r;
+	struct attn_error aerr;
+
+	run_of(s, t, &r);
+	if (attn_stack_workspace(&r, &s->ws_bytes, &aerr) != ATTN_OK)
+		return attention_engine_error(s->job, &aerr, err);
+	if (t->lent && s->plan_bytes - planned + s->ws_bytes > svc->limits.max_request_bytes) {
+		api_give_back(svc, reply, t);
+		return allocate(svc, reply, s, t, err);
+	}
+	s->ws = malloc(s->ws_bytes ? s->ws_bytes : 1);
+	s->out = malloc(s->out_n * sizeof(float));
+	s->attentions = s->att_n ? malloc(s->att_n * sizeof(float)) : NULL;
+	s->scratch = s->scratch_n ? malloc(s->scratch_n * sizeof(float)) : NULL;
+	if (!s->ws || !s->out || (s->att_n && !s->attentions) || (s->scratch_n && !s->scratch))
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	return 0;
+}
+
+int stack_run(const struct api_service *svc, struct stack_job *s, struct api_reply *reply,
+	      struct api_error *err)
+{
+	struct api_threads t = api_lend_threads(svc, reply, api_work(s->flops, s->scores));
+	struct attn_stack_run r;
+	struct attn_error aerr;
+	struct timespec t0;
+	int rc = -1;
+
+	if (allocate(svc, reply, s, &t, err) != 0)
+		goto out;
+	run_of(s, &t, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (attn_stack_forward(&r, s->ws, s->ws_bytes, &aerr) != ATTN_OK) {
+		attention_engine_error(s->job, &aerr, err);
+		goto out;
+	}
+	reply->compute_ms = api_ms_since(&t0);
+	reply->flops = s->flops;
+	rc = 0;
+out:
+	api_give_back(svc, reply, &t); /* right after the engine call */
+	return rc;
+}

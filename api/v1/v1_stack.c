@@ -1,0 +1,336 @@
+/*
+ * v1_stack.c: POST /v1/attention on a checkpoint model (--model NAME=DIR):
+ * the whole stack (engine/stack.h) on the request's tokens or text, with the
+ * attention of every layer asked for. The answer:
+ *   {"model", "family", "shape": {...}, "tokens", "token_ids"?, "offsets"?,
+ *    "layers": [l, ...], "heads"?: [h, ...],
+ *    "attentions"?: one entry per answered layer, in the order of "layers",
+ *                   each shaped as /v1/attention's "weights" for one layer,
+ *    "output"?: Hugging Face's hidden_states[max(layers) + 1], "usage"}
+ * Decode here, plan and run in api/stack_run.c (memory and work checked
+ * before anything large is allocated), encode here. Every checkpoint request runs on a worker thread, never the I/O
+ * thread's small path.
+ */
+#include "v1.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/handlers.h"
+#include "api/json/json_write.h"
+#include "api/stack_job.h"
+#include "common/jsonstr.h"
+#include "engine/checkpoint.h"
+
+/* What a checkpoint request reads beside its input. */
+static const char *const applies[] = { "model",   "tokens",	"text",	    "token_type_ids",
+				       "layers",  "heads",	"weights",  "output",
+				       "encoding", "precision", NULL };
+
+/* ---- decoding ---------------------------------------------------------- */
+
+/* Fields of a one-layer request (mask, positional, ...) have no place here:
+ * the checkpoint brings its own masks, positions and scale. */
+static int refuse_layer_fields(json_t *root, const char *model, struct api_error *err)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(root, key, v) {
+		char ptr[API_PTR_MAX];
+		int known = 0;
+
+		for (const char *const *f = applies; *f != NULL && !known; f++)
+			known = strcmp(*f, key) == 0;
+		if (known)
+			continue;
+		api_ptr_key(ptr, sizeof(ptr), "", key);
+		return api_fail(err, API_E_INVALID_INPUT, ptr,
+				"%s does not apply to checkpoint model '%s', which brings its own "
+				"masks, positions and scale",
+				key, model);
+	}
+	return 0;
+}
+
+/* An index list: distinct integers in [-n, n), negatives counted from the
+ * end as Python counts them; answered in ascending order. */
+static int index_list(const json_t *v, const char *ptr, size_t n, const char *what,
+		      size_t **out, size_t *count, struct api_error *err)
+{
+	size_t k = json_array_size(v);
+	uint8_t *seen;
+
+	if (!json_is_array(v) || k == 0)
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "%s is a non-empty array of indices",
+				what);
+	seen = calloc(n, 1);
+	*out = malloc(k * sizeof(size_t));
+	if (seen == NULL || *out == NULL) {
+		free(seen);
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	}
+	for (size_t i = 0; i < k; i++) {
+		const json_t *e = json_array_get(v, i);
+		json_int_t x = json_is_integer(e) ? json_integer_value(e) : 0;
+		char child[API_PTR_MAX];
+
+		api_ptr_index(child, sizeof(child), ptr, i);
+		if (!json_is_integer(e) || x < -(json_int_t)n || x >= (json_int_t)n) {
+			free(seen);
+			return api_fail(err, API_E_OUT_OF_RANGE, child,
+					"a %s index is an integer in [-%zu, %zu)", what, n, n);
+		}
+		x = x < 0 ? x + (json_int_t)n : x;
+		if (seen[x]) {
+			free(seen);
+			return api_fail(err, API_E_INVALID_VALUE, child, "%s %lld is listed twice",
+					what, (long long)x);
+		}
+		seen[x] = 1;
+	}
+	*count = 0;
+	for (size_t i = 0; i < n; i++)
+		if (seen[i])
+			(*out)[(*count)++] = i;
+	free(seen);
+	return 0;
+}
+
+/* "layers": "all" (default), "last" or a list of indices. */
+static int decode_layers(const json_t *root, struct stack_job *s, struct api_error *err)
+{
+	const json_t *v = json_object_get(root, "layers");
+	const char *word = json_is_string(v) ? json_string_value(v) : NULL;
+
+	if (v != NULL && json_is_array(v))
+		return index_list(v, "/layers", s->st->n_layers, "layer", &s->layers,
+				  &s->n_layers, err);
+	if (v != NULL && (word == NULL || (strcmp(word, "all") != 0 && strcmp(word, "last") != 0)))
+		return api_fail(err, API_E_INVALID_VALUE, "/layers",
+				"layers is \"all\", \"last\" or an array of layer indices");
+	if (stack_all_layers(s, err) != 0)
+		return -1;
+	if (word != NULL && strcmp(word, "last") == 0) {
+		s->layers[0] = s->st->n_layers - 1;
+		s->n_layers = 1;
+	}
+	return 0;
+}
+
+static int decode_heads(const json_t *root, struct stack_job *s, struct api_error *err)
+{
+	const json_t *v = json_object_get(root, "heads");
+
+	if (v == NULL)
+		return 0;
+	return index_list(v, "/heads", s->st->H, "head", &s->heads, &s->n_heads, err);
+}
+
+/* The input: tokens (ids) or text, each item within the context length. */
+static int decode_input(const struct api_service *svc, const json_t *root, struct stack_job *s,
+			struct api_error *err)
+{
+	const json_t *tok = json_object_get(root, "tokens");
+	const json_t *text = json_object_get(root, "text");
+	const struct api_where where = { tok ? "/tokens" : "/text", API_WHERE_NESTED };
+
+	if ((tok != NULL) + (text != NULL) != 1)
+		return api_fail(err, API_E_INVALID_INPUT, "",
+				"give exactly one of tokens and text (a checkpoint model embeds its "
+				"own tokens)");
+	if ((tok ? v1_decode_tokens(s->job, tok, svc->limits.max_request_bytes, err)
+		 : v1_decode_text(s->job, text, svc->limits.max_request_bytes, err)) != 0)
+		return -1;
+	return stack_check_context(s, &where, err);
+}
+
+/* One item of "token_type_ids": as long as its tokens, each in
+ * [0, type_vocab), into row [L] of the padded [B, L]. */
+static int type_item(const json_t *v, const char *ptr, size_t len, size_t T, int64_t *row,
+		     struct api_error *err)
+{
+	if (!json_is_array(v) || json_array_size(v) != len)
+		return api_fail(err, API_E_SHAPE_MISMATCH, ptr,
+				"token_type_ids must have one type per token (%zu)", len);
+	for (size_t i = 0; i < len; i++) {
+		const json_t *e = json_array_get(v, i);
+		json_int_t t = json_is_integer(e) ? json_integer_value(e) : -1;
+		char child[API_PTR_MAX];
+
+		if (t < 0 || (size_t)t >= T) {
+			api_ptr_index(child, sizeof(child), ptr, i);
+			return api_fail(err, API_E_OUT_OF_RANGE, child,
+					"a token type is an integer in [0, %zu)", T);
+		}
+		row[i] = t;
+	}
+	return 0;
+}
+
+/* "token_type_ids": BERT's segment of each token, shaped as the tokens. */
+static int decode_types(const json_t *root, struct stack_job *s, struct api_error *err)
+{
+	static const struct api_where where = { "/token_type_ids", API_WHERE_NESTED };
+	const json_t *v = json_object_get(root, "token_type_ids");
+	const struct attention_job *job = s->job;
+
+	if (v == NULL)
+		return 0;
+	if (s->st->family != ATTN_FAMILY_BERT)
+		return api_fail(err, API_E_INVALID_INPUT, "/token_type_ids",
+				"token_type_ids apply to bert; model '%s' is %s", job->model_name,
+				s->ckpt->model_type);
+	if (job->batched && (!json_is_array(v) || json_array_size(v) != job->B))
+		return api_fail(err, API_E_SHAPE_MISMATCH, "/token_type_ids",
+				"token_type_ids must have one list per item (%zu)", job->B);
+	s->type_ids = calloc(job->B * job->Lq, sizeof(int64_t));
+	if (s->type_ids == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t b = 0; b < job->B; b++) {
+		char ptr[API_PTR_MAX];
+
+		/* item b's row of the padded [B, L] */
+		if (type_item(job->batched ? json_array_get(v, b) : v,
+			      api_where_item(ptr, &where, job->batched, b), job->q_len[b],
+			      s->st->type_vocab, s->type_ids + b * job->Lq, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int decode(const struct api_service *svc, const struct v1_body *in, struct stack_job *s,
+		  struct api_error *err)
+{
+	struct attention_job *job = s->job;
+	struct v1_outputs o;
+
+	s->ckpt = job->entry->ckpt;
+	s->st = &s->ckpt->ck->stack;
+	if (refuse_layer_fields(in->root, job->model_name, err) != 0 ||
+	    decode_input(svc, in->root, s, err) != 0 || decode_types(in->root, s, err) != 0 ||
+	    decode_layers(in->root, s, err) != 0 ||
+	    decode_heads(in->root, s, err) != 0 ||
+	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
+	    v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
+		return -1;
+	job->weights_mode = o.weights;
+	job->encoding = o.encoding;
+	job->precision = o.precision;
+	job->Lk = job->Lq;
+	s->answer_bytes_per_float = job->encoding == API_ENC_FLOAT ? 16 : 6;
+	return 0;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+static void write_indices(struct buf *b, const char *key, const size_t *v, size_t n)
+{
+	buf_puts(b, key);
+	buf_putc(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			buf_putc(b, ',');
+		buf_put_u64(b, (unsigned long long)v[i]);
+	}
+	buf_putc(b, ']');
+}
+
+static void write_shape(struct buf *b, const struct stack_job *s)
+{
+	const struct attn_stack *st = s->st;
+	const struct api_json_size fields[] = {
+		{ "{\"batch\":", s->job->B },	      { ",\"query_length\":", s->job->Lq },
+		{ ",\"key_length\":", s->job->Lq },   { ",\"d_model\":", st->E },
+		{ ",\"num_heads\":", st->H },	      { ",\"num_kv_heads\":", st->Hkv },
+		{ ",\"head_dim\":", st->D },	      { ",\"num_layers\":", st->n_layers },
+	};
+
+	buf_puts(b, ",\"shape\":");
+	api_json_sizes(b, fields, sizeof fields / sizeof fields[0]);
+	buf_putc(b, '}');
+}
+
+/* Each answered layer's slab of s->attentions, as "weights" is for one. */
+static int write_attentions(struct api_writer *w, const struct stack_job *s)
+{
+	const struct attention_job *job = s->job;
+	size_t heads = job->weights_mode == ATTN_WEIGHTS_MEAN ? 0 : stack_heads(s);
+	size_t slab = s->att_n / s->n_layers;
+
+	buf_puts(w->out, ",\"attentions\":[");
+	for (size_t c = 0; c < s->n_layers; c++) {
+		if (c > 0)
+			buf_putc(w->out, ',');
+		/* seek to captured layer c's [B, Hc, L, L] */
+		if (v1_write_batched(w, job, s->attentions + c * slab, heads, job->Lq, job->q_len,
+				     s->scratch) != 0)
+			return -1;
+	}
+	return buf_putc(w->out, ']');
+}
+
+static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
+{
+	const struct attention_job *job = s->job;
+	struct api_writer w = { b, job->encoding, job->precision };
+
+	buf_puts(b, "{\"model\":");
+	jsonstr_put(b, job->model_name);
+	buf_puts(b, ",\"family\":");
+	jsonstr_put(b, s->ckpt->model_type);
+	write_shape(b, s);
+	v1_write_tokens(b, job);
+	write_indices(b, ",\"layers\":", s->layers, s->n_layers);
+	if (s->heads != NULL)
+		write_indices(b, ",\"heads\":", s->heads, s->n_heads);
+	if (job->weights_mode != ATTN_WEIGHTS_NONE && write_attentions(&w, s) != 0)
+		return -1;
+	if (s->want_output) {
+		buf_puts(b, ",\"output\":");
+		if (v1_write_batched(&w, job, s->out, 0, s->st->E, NULL, s->scratch) != 0)
+			return -1;
+	}
+	api_json_usage(b, s->flops, compute_ms);
+	buf_putc(b, '}');
+	return b->failed ? -1 : 0;
+}
+
+/* ---- the handler ------------------------------------------------------- */
+
+void v1_stack_attention(const struct api_service *svc, struct v1_body *in,
+			struct attention_job *job, struct api_reply *reply)
+{
+	struct stack_job s;
+	struct api_error err;
+	struct timespec t0;
+
+	memset(&s, 0, sizeof(s));
+	s.job = job;
+	if (reply->small_only) {
+		reply->declined = 1;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (decode(svc, in, &s, &err) != 0 || stack_plan(svc, reply, &s, &err) != 0)
+		goto fail;
+	reply->parse_ms = api_ms_since(&t0);
+	if (stack_run(svc, &s, reply, &err) != 0)
+		goto fail;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (encode(&s, reply->compute_ms, &reply->body) != 0) {
+		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "",
+			 "the answer exceeds the response limit; ask for fewer layers or heads, "
+			 "\"weights\": \"mean\", or base64");
+		goto fail;
+	}
+	reply->status = 200;
+	reply->encode_ms = api_ms_since(&t0);
+	goto out;
+fail:
+	api_reply_error(reply, &err);
+out:
+	stack_job_release(&s);
+}

@@ -1,0 +1,102 @@
+/*
+ * v1_write.c: the parts of a /v1/attention answer that one-layer and
+ * checkpoint answers share: the tokens, and tensors shaped as the request
+ * was (see v1.h).
+ */
+#include "v1.h"
+
+#include <string.h>
+
+#include "api/json/json_write.h"
+#include "common/jsonstr.h"
+
+/* A tokenizer's ids and offsets, in the tokens' shape: [Lq] or [B][q_len]. */
+static void write_token_ids(struct buf *b, const struct attention_job *job)
+{
+	buf_puts(b, ",\"token_ids\":");
+	if (job->batched)
+		buf_putc(b, '[');
+	for (size_t bi = 0; bi < job->B; bi++) {
+		buf_puts(b, bi ? ",[" : "[");
+		for (size_t i = 0; i < job->q_len[bi]; i++) {
+			if (i > 0)
+				buf_putc(b, ',');
+			buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
+		}
+		buf_putc(b, ']');
+	}
+	buf_puts(b, job->batched ? "],\"offsets\":[" : ",\"offsets\":");
+	for (size_t bi = 0; bi < job->B; bi++) {
+		buf_puts(b, bi ? ",[" : "[");
+		for (size_t i = 0; i < job->q_len[bi]; i++) {
+			const size_t *o = &job->offsets[2 * (bi * job->Lq + i)];
+
+			buf_puts(b, i > 0 ? ",[" : "[");
+			buf_put_u64(b, (unsigned long long)o[0]);
+			buf_putc(b, ',');
+			buf_put_u64(b, (unsigned long long)o[1]);
+			buf_putc(b, ']');
+		}
+		buf_putc(b, ']');
+	}
+	if (job->batched)
+		buf_putc(b, ']');
+}
+
+void v1_write_tokens(struct buf *b, const struct attention_job *job)
+{
+	if (job->tokens == NULL)
+		return;
+	buf_puts(b, ",\"tokens\":");
+	if (job->batched)
+		buf_putc(b, '[');
+	for (size_t bi = 0; bi < job->B; bi++) {
+		buf_puts(b, bi ? ",[" : "[");
+		for (size_t i = 0; i < job->q_len[bi]; i++) {
+			const char *label = job->tokens[bi * job->Lq + i];
+
+			if (i > 0)
+				buf_putc(b, ',');
+			if (label)
+				jsonstr_put(b, label);
+			else
+				buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
+		}
+		buf_putc(b, ']');
+	}
+	if (job->batched)
+		buf_putc(b, ']');
+	if (job->offsets != NULL)
+		write_token_ids(b, job);
+}
+
+int v1_write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
+			 size_t heads, size_t cols, const size_t *k_len, float *scratch)
+{
+	size_t hh = heads ? heads : 1, item = hh * job->Lq * cols;
+	size_t shape[4] = { job->B, hh, job->Lq, cols }, *sh = heads ? shape : shape + 1;
+
+	if (!job->ragged) {
+		if (!heads)
+			shape[1] = job->B;
+		if (job->batched)
+			return api_tensor_write(w, x, heads ? 4 : 3, heads ? shape : sh);
+		return api_tensor_write(w, x, heads ? 3 : 2, heads ? shape + 1 : shape + 2);
+	}
+	buf_putc(w->out, '[');
+	for (size_t b = 0; b < job->B; b++) {
+		size_t rows = job->q_len[b], kc = k_len ? k_len[b] : cols, n = 0;
+		size_t ishape[3] = { hh, rows, kc };
+
+		/* item b's [hh, rows, kc] corner of its [hh, Lq, cols] block */
+		for (size_t h = 0; h < hh; h++)
+			for (size_t i = 0; i < rows; i++, n += kc)
+				memcpy(scratch + n, x + b * item + (h * job->Lq + i) * cols,
+				       kc * sizeof(float));
+		if (b > 0)
+			buf_putc(w->out, ',');
+		if (api_tensor_write(w, scratch, heads ? 3 : 2, heads ? ishape : ishape + 1) != 0)
+			return -1;
+	}
+	return buf_putc(w->out, ']');
+}

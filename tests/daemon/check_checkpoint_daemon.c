@@ -1,0 +1,550 @@
+/*
+ * check_checkpoint_daemon.c: whole Hugging Face checkpoints through the real
+ * daemon (live_daemon.h), against the PyTorch oracle's answers.
+ *
+ * Every folder of tests/data/checkpoints/ holding an expected.json (written
+ * by tests/checkpoint/oracle/make_checkpoints.py, see the README there) is
+ * loaded as a model named after the folder (--model CASE=DIR). For each of
+ * its runs:
+ *   oracle     POST /v1/attention with the run's ids (or text): every layer's
+ *              attention and the output (hidden_states[N]) within 1e-5 abs +
+ *              1e-4 rel of the oracle, items of a ragged batch trimmed
+ *   selection  layers [0] gives hidden_states[1] as output; a heads subset
+ *              and "mean" are the oracle's heads and their mean
+ * and once: GET /v1/models/CASE describes the checkpoint; refusals (an id
+ * past the vocabulary, a sequence past the context, an empty sequence, a
+ * one-layer field, a layer out of range) are 422 naming the place; folders
+ * that must stop start-up (an unknown model_type, a missing tensor, a tensor
+ * of the wrong shape) exit 2 naming the file and the tensor.
+ *
+ * Ownership: the case list and the expected answers are this file's
+ * statics, made in setup and released in teardown; the daemon is the test
+ * case's (an unchecked fixture).
+ */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
+#include "tests/lib/tmp_files.h"
+
+#define ROOT "tests/data/checkpoints"
+#define ABS_TOL 1e-5
+#define REL_TOL 1e-4
+#define MAX_CASES 32
+
+enum { WAIT_MS = 30000 };
+
+static char cases[MAX_CASES][64];
+static json_t *expected[MAX_CASES];
+static size_t n_cases;
+static struct live_daemon daemon_;
+
+/* ---- the cases and the daemon ------------------------------------------ */
+
+static json_t *load_expected(const char *name)
+{
+	char path[512];
+	json_error_t jerr;
+	json_t *v;
+
+	snprintf(path, sizeof path, ROOT "/%s/expected.json", name);
+	v = json_load_file(path, 0, &jerr);
+	if (v == NULL)
+		fprintf(stderr, "%s:%d: %s\n", path, jerr.line, jerr.text);
+	return v;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int list_cases(void)
+{
+	DIR *d = opendir(ROOT);
+	struct dirent *e;
+
+	if (d == NULL) {
+		fprintf(stderr, "check_checkpoint_daemon: cannot open " ROOT "\n");
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL && n_cases < MAX_CASES) {
+		char path[512];
+		struct stat st;
+
+		snprintf(path, sizeof path, ROOT "/%s/expected.json", e->d_name);
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof cases[0] ||
+		    stat(path, &st) != 0)
+			continue;
+		snprintf(cases[n_cases++], sizeof cases[0], "%s", e->d_name);
+	}
+	closedir(d);
+	qsort(cases, n_cases, sizeof cases[0], cmp_names);
+	return n_cases > 0 ? 0 : -1;
+}
+
+static int setup(void)
+{
+	if (list_cases() != 0)
+		return -1;
+	for (size_t i = 0; i < n_cases; i++) {
+		expected[i] = load_expected(cases[i]);
+		if (expected[i] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+static void teardown(void)
+{
+	for (size_t i = 0; i < n_cases; i++)
+		json_decref(expected[i]);
+}
+
+/* One daemon for the test case: every folder as a model named after it. */
+static void start_daemon(void)
+{
+	static char specs[MAX_CASES][256];
+	const char *args[MAX_CASES * 2 + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < n_cases; i++) {
+		snprintf(specs[i], sizeof specs[i], "%s=" ROOT "/%s", cases[i], cases[i]);
+		args[n++] = "--model";
+		args[n++] = specs[i];
+	}
+	args[n] = NULL;
+	live_start(&daemon_, args);
+}
+
+static void stop_daemon(void)
+{
+	live_stop(&daemon_);
+}
+
+/* ---- comparing --------------------------------------------------------- */
+
+static json_t *parse_body(const struct live_resp *r)
+{
+	json_error_t jerr;
+	json_t *v = json_loadb(r->body, r->body_len, 0, &jerr);
+
+	ck_assert_msg(v != NULL, "answer is not JSON: %s", jerr.text);
+	return v;
+}
+
+/* got and want are nested arrays of numbers of the same shape; where names
+ * the place for the message. Returns the count of numbers compared. */
+static size_t compare(const json_t *got, const json_t *want, const char *where)
+{
+	size_t n = 0;
+
+	if (json_is_number(want)) {
+		double g, w = json_number_value(want);
+
+		ck_assert_msg(json_is_number(got), "%s: expected a number", where);
+		g = json_number_value(got);
+		ck_assert_msg(fabs(g - w) <= ABS_TOL + REL_TOL * fabs(w), "%s: got %.9g, want %.9g",
+			      where, g, w);
+		return 1;
+	}
+	ck_assert_msg(json_is_array(got) && json_array_size(got) == json_array_size(want),
+		      "%s: expected an array of %zu", where, json_array_size(want));
+	for (size_t i = 0; i < json_array_size(want); i++) {
+		char child[256];
+
+		snprintf(child, sizeof child, "%s/%zu", where, i);
+		n += compare(json_array_get(got, i), json_array_get(want, i), child);
+	}
+	return n;
+}
+
+/* want[...][item][head] of every item and layer: the heads in `heads`, or
+ * their mean (mean != 0), as the daemon answers them: [layer][item][...]. */
+static json_t *select_heads(const json_t *want_layers, const size_t *heads, size_t nh, int mean)
+{
+	json_t *out = json_array();
+
+	for (size_t l = 0; l < json_array_size(want_layers); l++) {
+		const json_t *items = json_array_get(want_layers, l);
+		json_t *layer = json_array();
+
+		for (size_t b = 0; b < json_array_size(items); b++) {
+			const json_t *hs = json_array_get(json_array_get(items, b), 0);
+			size_t L = json_array_size(hs);
+			json_t *item = json_array();
+
+			for (size_t k = 0; !mean && k < nh; k++)
+				json_array_append(item, json_array_get(json_array_get(items, b),
+								       heads[k]));
+			for (size_t i = 0; mean && i < L; i++) {
+				json_t *row = json_array();
+
+				for (size_t j = 0; j < L; j++) {
+					double s = 0;
+
+					for (size_t k = 0; k < nh; k++)
+						s += json_number_value(json_array_get(
+						    json_array_get(json_array_get(
+							json_array_get(items, b), heads[k]), i), j));
+					json_array_append_new(row, json_real(s / (double)nh));
+				}
+				json_array_append_new(item, row);
+			}
+			json_array_append_new(layer, item);
+		}
+		json_array_append_new(out, layer);
+	}
+	return out;
+}
+
+/* POSTs body to /v1/attention; the 200 answer parsed. */
+static json_t *attention(const char *body)
+{
+	struct live_resp r = { 0 };
+	json_t *v;
+
+	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	v = parse_body(&r);
+	live_resp_release(&r);
+	return v;
+}
+
+/* The request of one run: its ids as a batch, or its text. */
+static char *run_request(const char *model, const json_t *run, const char *extra)
+{
+	json_t *req = json_pack("{s:s}", "model", model);
+	json_t *text = json_object_get(run, "text");
+	char *body;
+
+	if (text != NULL)
+		json_object_set(req, "text", text);
+	else
+		json_object_set(req, "tokens", json_object_get(run, "ids"));
+	if (json_object_get(run, "type_ids") != NULL) /* a text is one item, unbatched */
+		json_object_set(req, "token_type_ids",
+				text ? json_array_get(json_object_get(run, "type_ids"), 0)
+				     : json_object_get(run, "type_ids"));
+	if (extra != NULL) {
+		json_t *more = json_loads(extra, 0, NULL);
+
+		ck_assert_ptr_nonnull(more);
+		json_object_update(req, more);
+		json_decref(more);
+	}
+	body = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	return body;
+}
+
+/* The answer's tensors are per item when the request was a batch: a text run
+ * (one item, unbatched) is wrapped to [item] for the comparison. */
+static json_t *as_items(json_t *v, int unbatched)
+{
+	json_t *w;
+
+	if (!unbatched)
+		return json_incref(v);
+	w = json_array();
+	json_array_append(w, v);
+	return w;
+}
+
+static json_t *layers_as_items(json_t *atts, int unbatched)
+{
+	json_t *w = json_array();
+
+	for (size_t l = 0; l < json_array_size(atts); l++)
+		json_array_append_new(w, as_items(json_array_get(atts, l), unbatched));
+	return w;
+}
+
+/* ---- the oracle, run by run -------------------------------------------- */
+
+static void check_run(size_t c, const json_t *run, size_t k)
+{
+	char *body = run_request(cases[c], run, NULL);
+	json_t *ans = attention(body);
+	int unbatched = json_object_get(run, "text") != NULL;
+	const json_t *hidden = json_object_get(run, "hidden");
+	json_t *atts = layers_as_items(json_object_get(ans, "attentions"), unbatched);
+	json_t *out = as_items(json_object_get(ans, "output"), unbatched);
+	char where[128];
+	size_t n;
+
+	if (unbatched)
+		compare(json_object_get(ans, "token_ids"),
+			json_array_get(json_object_get(run, "ids"), 0), "token_ids");
+	snprintf(where, sizeof where, "%s run %zu attentions", cases[c], k);
+	n = compare(atts, json_object_get(run, "attentions"), where);
+	snprintf(where, sizeof where, "%s run %zu output", cases[c], k);
+	n += compare(out, json_array_get(hidden, json_array_size(hidden) - 1), where);
+	ck_assert_uint_gt(n, 0);
+	json_decref(atts);
+	json_decref(out);
+	json_decref(ans);
+	free(body);
+}
+
+START_TEST(oracle)
+{
+	const json_t *runs = json_object_get(expected[_i], "runs");
+
+	ck_assert_uint_gt(json_array_size(runs), 0);
+	for (size_t k = 0; k < json_array_size(runs); k++)
+		check_run((size_t)_i, json_array_get(runs, k), k);
+}
+END_TEST
+
+/* layers [0]: the first layer's attention and hidden_states[1]. */
+static void check_first_layer(size_t c, const json_t *run)
+{
+	char *body = run_request(cases[c], run, "{\"layers\": [0]}");
+	json_t *ans = attention(body);
+	int unbatched = json_object_get(run, "text") != NULL;
+	json_t *atts = layers_as_items(json_object_get(ans, "attentions"), unbatched);
+	json_t *out = as_items(json_object_get(ans, "output"), unbatched);
+	json_t *want = json_array();
+
+	json_array_append(want, json_array_get(json_object_get(run, "attentions"), 0));
+	ck_assert_uint_eq(json_array_size(json_object_get(ans, "layers")), 1);
+	compare(atts, want, "layers [0] attentions");
+	compare(out, json_array_get(json_object_get(run, "hidden"), 0), "layers [0] output");
+	json_decref(want);
+	json_decref(atts);
+	json_decref(out);
+	json_decref(ans);
+	free(body);
+}
+
+/* heads [H-1, 0] (answered ascending) and their mean. */
+static void check_heads(size_t c, const json_t *run, int mean)
+{
+	const json_t *want_layers = json_object_get(run, "attentions");
+	size_t H = json_array_size(json_array_get(json_array_get(want_layers, 0), 0));
+	size_t heads[2] = { 0, H - 1 };
+	char extra[128];
+	char *body;
+	json_t *ans, *atts, *want;
+	int unbatched = json_object_get(run, "text") != NULL;
+
+	snprintf(extra, sizeof extra, "{\"heads\": [%zu, 0], \"weights\": \"%s\", \"output\": false}",
+		 H - 1, mean ? "mean" : "per_head");
+	body = run_request(cases[c], run, extra);
+	ans = attention(body);
+	ck_assert_ptr_null(json_object_get(ans, "output"));
+	atts = layers_as_items(json_object_get(ans, "attentions"), unbatched);
+	want = select_heads(want_layers, heads, H > 1 ? 2 : 1, mean);
+	compare(atts, want, mean ? "mean of heads" : "heads subset");
+	json_decref(want);
+	json_decref(atts);
+	json_decref(ans);
+	free(body);
+}
+
+START_TEST(selection)
+{
+	const json_t *run = json_array_get(json_object_get(expected[_i], "runs"), 0);
+
+	check_first_layer((size_t)_i, run);
+	check_heads((size_t)_i, run, 0);
+	check_heads((size_t)_i, run, 1);
+}
+END_TEST
+
+/* ---- description and refusals ------------------------------------------ */
+
+START_TEST(describe)
+{
+	struct live_resp r = { 0 };
+	char path[128];
+	json_t *v;
+
+	snprintf(path, sizeof path, "/v1/models/%s", cases[_i]);
+	live_get(daemon_.port, path, &r);
+	ck_assert_int_eq(r.status, 200);
+	v = parse_body(&r);
+	ck_assert_str_eq(json_string_value(json_object_get(v, "kind")), "checkpoint");
+	ck_assert_str_eq(json_string_value(json_object_get(v, "family")),
+			 json_string_value(json_object_get(expected[_i], "model_type")));
+	ck_assert_int_gt(json_integer_value(json_object_get(v, "num_layers")), 0);
+	ck_assert_int_gt(json_integer_value(json_object_get(v, "context_length")), 0);
+	ck_assert_int_gt(json_integer_value(json_object_get(v, "weight_bytes")), 0);
+	json_decref(v);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* body, its "@" the first case's name, is refused with status, code and
+ * pointer. */
+static void refused(const char *tmpl, int status, const char *code, const char *pointer)
+{
+	struct live_resp r = { 0 };
+	const char *at = strchr(tmpl, '@');
+	char body[512];
+	json_t *v;
+
+	if (at != NULL)
+		snprintf(body, sizeof body, "%.*s%s%s", (int)(at - tmpl), tmpl, cases[0], at + 1);
+	else
+		snprintf(body, sizeof body, "%s", tmpl);
+	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
+	live_assert_error(&r, status, code);
+	v = parse_body(&r);
+	ck_assert_msg(strcmp(json_string_value(json_object_get(json_object_get(v, "error"),
+								   "pointer")),
+			     pointer) == 0,
+		      "%s: pointer %s", body, r.body);
+	json_decref(v);
+	live_resp_release(&r);
+}
+
+START_TEST(refusals)
+{
+	refused("{\"model\": \"@\", \"tokens\": [1, 2, 999999]}", 422, "token_out_of_range",
+		"/tokens/2");
+	refused("{\"model\": \"@\", \"tokens\": [[1], []]}", 422, "empty_sequence", "/tokens/1");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"mask\": \"causal\"}", 422,
+		"invalid_input", "/mask");
+	refused("{\"model\": \"@\", \"embeddings\": [[1, 2]]}", 422, "invalid_input",
+		"/embeddings");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 99]}", 422,
+		"out_of_range", "/layers/1");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 0]}", 422,
+		"invalid_value", "/layers/1");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"heads\": [99]}", 422, "out_of_range",
+		"/heads/0");
+	refused("{\"model\": \"@\", \"tokens\": [\"the\"]}", 422, "unknown_token", "/tokens/0");
+	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"layers\": \"all\"}", 422,
+		"invalid_input", "/layers");
+}
+END_TEST
+
+/* A sequence one past the context length of the first case. */
+START_TEST(context_length)
+{
+	struct live_resp r = { 0 };
+	char path[128];
+	json_t *v, *req;
+	char *body;
+	json_int_t P;
+
+	snprintf(path, sizeof path, "/v1/models/%s", cases[0]);
+	live_get(daemon_.port, path, &r);
+	v = parse_body(&r);
+	P = json_integer_value(json_object_get(v, "context_length"));
+	json_decref(v);
+	req = json_pack("{s:s,s:[]}", "model", cases[0], "tokens");
+	for (json_int_t i = 0; i <= P; i++)
+		json_array_append_new(json_object_get(req, "tokens"), json_integer(1));
+	body = json_dumps(req, JSON_COMPACT);
+	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
+	live_assert_error(&r, 422, "position_out_of_range");
+	ck_assert_ptr_nonnull(strstr(r.body, "context length"));
+	free(body);
+	json_decref(req);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* ---- folders that must stop start-up ----------------------------------- */
+
+/* A copy of case c's folder in dir, with config.json replaced when config
+ * is not NULL, and the first safetensors file replaced when st is. */
+static void copy_case(const char *dir, size_t c, const char *config)
+{
+	char src[512], path[512];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(src, sizeof src, ROOT "/%s", cases[c]);
+	d = opendir(src);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		char from[1024];
+		FILE *f;
+		long n;
+		char *bytes;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, "expected.json") == 0)
+			continue;
+		snprintf(from, sizeof from, "%s/%s", src, e->d_name);
+		f = fopen(from, "rb");
+		ck_assert_ptr_nonnull(f);
+		fseek(f, 0, SEEK_END);
+		n = ftell(f);
+		fseek(f, 0, SEEK_SET);
+		bytes = malloc((size_t)n + 1);
+		ck_assert_uint_eq(fread(bytes, 1, (size_t)n, f), (size_t)n);
+		fclose(f);
+		if (config != NULL && strcmp(e->d_name, "config.json") == 0)
+			tmp_write(dir, e->d_name, config, strlen(config), path);
+		else
+			tmp_write(dir, e->d_name, bytes, (size_t)n, path);
+		free(bytes);
+	}
+	closedir(d);
+}
+
+/* Starting with DIR as a model exits 2, its message holding each of want. */
+static void refuses_start(const char *dir, const char *want1, const char *want2)
+{
+	char spec[600], err[4096];
+	const char *args[] = { "--model", spec, NULL };
+	int status;
+
+	snprintf(spec, sizeof spec, "bad=%s", dir);
+	status = live_run_to_exit(args, WAIT_MS, err, sizeof err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: %s", status,
+		      err);
+	ck_assert_msg(strstr(err, want1) != NULL, "'%s' not in: %s", want1, err);
+	ck_assert_msg(want2 == NULL || strstr(err, want2) != NULL, "'%s' not in: %s", want2, err);
+}
+
+START_TEST(bad_folders)
+{
+	char dir[] = "/tmp/attnd-ckpt-XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_case(dir, 0, "{\"model_type\": \"t5\", \"d_model\": 8}");
+	refuses_start(dir, "config.json", "t5");
+	tmp_remove_dir(dir);
+}
+END_TEST
+
+static Suite *checkpoint_suite(void)
+{
+	Suite *s = suite_create("checkpoint_daemon");
+	TCase *tc = tcase_create("checkpoints");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
+	tcase_add_loop_test(tc, oracle, 0, (int)n_cases);
+	tcase_add_loop_test(tc, selection, 0, (int)n_cases);
+	tcase_add_loop_test(tc, describe, 0, (int)n_cases);
+	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, context_length);
+	tcase_add_test(tc, bad_folders);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = {
+		.daemon = true,
+		.setup = setup,
+		.teardown = teardown,
+	};
+
+	return suite_main(argc, argv, checkpoint_suite, &opts);
+}
