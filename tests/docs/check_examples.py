@@ -8,7 +8,8 @@ Standard library only. docs/testing.md states the rules for writers; in short:
 
   example      a ```sh block that contains `curl`. Its commands run as one
                bash script against one daemon (built-in models, GPT-2's
-               tokenizer as gpt2, default flags) on 127.0.0.1 and a free port; `localhost:8080` in the
+               tokenizer as gpt2, the random-weight GPT-2 checkpoint of
+               tests/data/checkpoints/gpt2_f32 as gpt2-tiny, default flags) on 127.0.0.1 and a free port; `localhost:8080` in the
                block is rewritten to that address.
   not run      a ```sh block whose first line is `# not run: REASON` (a
                cluster, podman, a remote instance). Listed, not counted.
@@ -51,6 +52,7 @@ import attnd  # noqa: E402
 TIMING_KEYS = {"milliseconds"}
 # The tokenizer the examples name (README's Tokenizers).
 GPT2_VOCAB = os.path.join(ROOT, "tests", "data", "tokenizers", "gpt2", "vocab.json")
+GPT2_TINY = os.path.join(ROOT, "tests", "data", "checkpoints", "gpt2_f32")
 FENCE = re.compile(r"^```([A-Za-z0-9_-]*)\s*$")
 NOT_RUN = re.compile(r"^#\s*not run:\s*(.+)$")
 CURL_TIMEOUT = 60
@@ -380,7 +382,8 @@ def main():
     passed = failed = 0
     skipped = []
     try:
-        daemon = attnd.Daemon(["--tokenizer", "gpt2=" + GPT2_VOCAB])
+        daemon = attnd.Daemon(["--tokenizer", "gpt2=" + GPT2_VOCAB,
+                               "--model", "gpt2-tiny=" + GPT2_TINY])
     except (OSError, RuntimeError) as e:
         print("daemon: FAIL %s" % e)
         print("examples: 0 passed, 1 failed")
