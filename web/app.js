@@ -35,6 +35,7 @@ const POINTER_FIELDS = [
 	["/mask/window", "window"],
 	["/mask", "mask"],
 	["/positional", "positional"],
+	["/layers", "layer"],
 ];
 
 const $ = (id) => document.getElementById(id);
@@ -179,8 +180,25 @@ function maskValue() {
 	return kind; // "none" | "causal"
 }
 
+// The selected model when it is a whole checkpoint (--model NAME=DIR), else null.
+function checkpointModel() {
+	const m = models.find((x) => x.name === $("model").value);
+	return m?.kind === "checkpoint" ? m : null;
+}
+
+// A checkpoint runs every layer with its own masks and positions; the viewer asks
+// for one layer's attention and draws it as a layer's weights.
+function buildCheckpointRequest(m) {
+	if (inputKind() !== "text") throw new ViewerError(`${m.name} is a whole checkpoint: it takes text, not embeddings`, "/embeddings");
+	const layer = numberField("layer") ?? 0;
+	if (!Number.isInteger(layer) || layer < 0 || layer >= m.num_layers) throw new ViewerError(`choose a layer from 0 to ${m.num_layers - 1}`, "/layers");
+	return { model: m.name, text: $("text").value, layers: [layer], weights: "per_head" };
+}
+
 function buildRequest() {
 	const req = {};
+	const ckpt = checkpointModel();
+	if (ckpt) return buildCheckpointRequest(ckpt);
 	if ($("model").value === INLINE) {
 		const m = {};
 		for (const k of ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_size"]) {
@@ -272,6 +290,7 @@ async function run() {
 			throw new ViewerError(`HTTP ${res.status}: the answer is not JSON`);
 		}
 		if (!res.ok) throw apiError(res.status, body);
+		if (body.attentions) body.weights = body.attentions[0]; // the one layer asked for
 		const timing = parseServerTiming(res.headers.get("Server-Timing"));
 		const meta = { ms: performance.now() - t0, requestId: res.headers.get("X-Request-Id") };
 		render(req, body, timing, meta);
@@ -664,12 +683,25 @@ function syncModelFields() {
 		$("seed").value = m.source?.startsWith("seed:") ? m.source.slice(5) : "";
 		$("vocab_size").value = m.vocab_size;
 	}
+	syncCheckpoint(m);
 	$("model-note").textContent = inline
 		? "A model made for each request from the seed: the same seed gives the same weights."
 		: m
 			? `Loaded model (${m.source}); choose “inline” to change its shape.`
 			: "";
 	syncHeadDim();
+}
+
+// A checkpoint: the layer to show; its masks and positions are its own.
+function syncCheckpoint(m) {
+	const ckpt = m?.kind === "checkpoint";
+	$("layer-box").hidden = !ckpt;
+	$("mask").disabled = ckpt;
+	$("positional").disabled = ckpt;
+	if (!ckpt) return;
+	$("layer").max = m.num_layers - 1;
+	if (Number($("layer").value) > m.num_layers - 1) $("layer").value = m.num_layers - 1;
+	$("layer-note").textContent = `${m.family}: ${m.num_layers} layers, ${m.causal ? "causal" : "bidirectional"}, its own positions`;
 }
 
 function syncHeadDim() {

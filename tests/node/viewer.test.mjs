@@ -288,6 +288,38 @@ async function checkDefault(page, base, requests) {
 	});
 }
 
+// A whole checkpoint (the test folder gpt2_f32: 3 layers, 4 heads, causal): the layer
+// box appears, the mask and positions are the model's own, and the heatmaps are the
+// asked layer's attention as the API answers it.
+async function checkCheckpoint(page, base) {
+	await check("a checkpoint model: one layer's attention, its own causal mask", async (p) => {
+		await page.fill("#text", "a cat sat"); // its context is 16 bytes-tokens
+		await page.selectOption("#model", "gpt2-tiny");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "gpt2-tiny");
+		if (await page.$eval("#layer-box", (n) => n.hidden)) p.push("the layer box is hidden");
+		if (!(await page.$eval("#mask", (n) => n.disabled))) p.push("the mask is not disabled");
+		await page.fill("#layer", "2");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.layers?.[0] === 2);
+		const req = await page.evaluate(() => window.attnd.lastRequest);
+		if (req.mask !== undefined || req.positional !== undefined) p.push(`sent ${JSON.stringify(req)}`);
+		const direct = await postAttention(base, req);
+		const want = direct.body.attentions?.[0];
+		const maps = (await drawnHeatmaps(page)).filter((m) => m.head !== "mean");
+		if (!want || maps.length !== want.length) p.push(`${maps.length} heatmaps for ${want?.length} heads`);
+		maps.forEach((m, h) =>
+			m.weights.forEach((row, i) =>
+				row.forEach((v, j) => {
+					if (j > i && v !== 0) p.push(`head ${h}: [${i}][${j}] = ${v} above the diagonal`);
+					if (want && Math.abs(v - want[h][i][j]) > 1e-6) p.push(`head ${h}: [${i}][${j}] = ${v}, the API says ${want[h][i][j]}`);
+				}),
+			),
+		);
+		await page.selectOption("#model", "tiny");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "tiny");
+		if (!(await page.$eval("#layer-box", (n) => n.hidden))) p.push("the layer box stays for tiny");
+	});
+}
+
 async function screenshots(context, base, problemsOnPage) {
 	await check("screenshots (desktop and phone) with no horizontal overflow on a phone", async (p) => {
 		mkdirSync(dirname(SCREENSHOT), { recursive: true });
@@ -332,7 +364,7 @@ async function main() {
 	let d = null;
 	let browser = null;
 	try {
-		d = await startDaemon();
+		d = await startDaemon(["--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32"]);
 		await checkServing(d.base);
 		browser = await launchBrowser();
 		const page = await browser.context.newPage();
@@ -345,6 +377,7 @@ async function main() {
 			if (m.type() === "error" && !/status of 422/.test(m.text())) problemsOnPage.push(`console: ${m.text()}`);
 		});
 		await checkDefault(page, d.base, requests);
+		await checkCheckpoint(page, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
 		await checkCors(browser.context, d.base);
