@@ -568,7 +568,7 @@ static void zero_padding(const struct attention_job *job, float *x, size_t heads
 
 struct out_tensor {
 	const float *x;
-	size_t rank, shape[4], n;
+	size_t rank, shape[5], n; /* up to [layers, B, H, L, L] */
 };
 
 /* A checkpoint's output [B, L, E] or attentions [layers, B, H, L, L]
