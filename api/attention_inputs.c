@@ -115,6 +115,9 @@ static int token_id(struct attention_job *job, const struct api_token *t,
 	return 0;
 }
 
+static int label_ids(struct attention_job *job, const struct tokenizer *tok,
+		     struct api_error *err);
+
 int attention_query_from_tokens(struct attention_job *job, const struct api_token *tok,
 				const size_t *len, size_t B, int batched,
 				const struct api_where *where, size_t limit, struct api_error *err)
@@ -153,6 +156,10 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
 		job->q_len[b] = len[b];
 		job->ragged |= len[b] < L;
 	}
+	/* ids on a model with a tokenizer and no vocabulary file: its pieces */
+	if (job->entry != NULL && job->entry->tok != NULL && job->entry->vocab == NULL &&
+	    job->tok_store == NULL)
+		return label_ids(job, job->entry->tok, err);
 	return 0;
 }
 
@@ -204,35 +211,39 @@ static int check_rows(const struct attention_job *job, const struct tok_encoding
 	return 0;
 }
 
-/* The labels (tok_display) of every token, in one store, and their offsets. */
-static int label_tokens(struct attention_job *job, const struct tokenizer *tok,
-			const struct tok_encoding *enc, struct api_error *err)
+/* The labels of the tokens given as ids (those without one), as a person
+ * reads them (tok_display: "Ġthe" as " the"), in one store (job->tok_store,
+ * which holds nothing before). */
+static int label_ids(struct attention_job *job, const struct tokenizer *tok,
+		     struct api_error *err)
 {
-	size_t L = job->Lq, *at = NULL;
+	size_t L = job->Lq, *at = calloc(job->B * L, sizeof(size_t));
 	struct buf store;
 	int rc = -1;
 
 	buf_init(&store, (size_t)-1);
-	job->offsets = calloc(job->B * L * 2, sizeof *job->offsets);
-	at = calloc(job->B * L, sizeof *at);
-	if (job->offsets == NULL || at == NULL)
-		goto out;
-	for (size_t b = 0; b < job->B; b++) {
-		for (size_t i = 0; i < enc[b].n; i++) {
+	for (size_t b = 0; at != NULL && b < job->B; b++)
+		for (size_t i = 0; i < job->q_len[b]; i++) {
+			if (job->tokens[b * L + i] != NULL)
+				continue;
+			int64_t id = job->token_ids[b * L + i];
+			enum tok_status st;
+
 			at[b * L + i] = store.len;
-			job->offsets[2 * (b * L + i)] = enc[b].tokens[i].start;
-			job->offsets[2 * (b * L + i) + 1] = enc[b].tokens[i].end;
-			if (tok_display(tok, enc[b].tokens[i].id, &store) != TOK_OK)
+			st = tok_display(tok, (int32_t)id, &store);
+			if (st == TOK_EID) /* a row past the tokenizer's pieces: its number */
+				buf_put_u64(&store, (unsigned long long)id);
+			else if (st != TOK_OK)
 				goto out;
 			buf_putc(&store, '\0');
 		}
-	}
-	if (store.failed)
+	if (at == NULL || store.failed)
 		goto out;
 	job->tok_store = buf_detach(&store, NULL);
 	for (size_t b = 0; b < job->B; b++)
-		for (size_t i = 0; i < enc[b].n; i++)
-			job->tokens[b * L + i] = job->tok_store + at[b * L + i];
+		for (size_t i = 0; i < job->q_len[b]; i++)
+			if (job->tokens[b * L + i] == NULL)
+				job->tokens[b * L + i] = job->tok_store + at[b * L + i];
 	rc = 0;
 out:
 	if (rc != 0)
@@ -240,6 +251,23 @@ out:
 	buf_release(&store);
 	free(at);
 	return rc;
+}
+
+/* Each token's offsets in code points of its text. */
+static int token_offsets(struct attention_job *job, const struct tok_encoding *enc,
+			 struct api_error *err)
+{
+	size_t L = job->Lq;
+
+	job->offsets = calloc(job->B * L * 2, sizeof *job->offsets);
+	if (job->offsets == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t b = 0; b < job->B; b++)
+		for (size_t i = 0; i < enc[b].n; i++) {
+			job->offsets[2 * (b * L + i)] = enc[b].tokens[i].start;
+			job->offsets[2 * (b * L + i) + 1] = enc[b].tokens[i].end;
+		}
+	return 0;
 }
 
 /* Text through the entry's tokenizer: encode, check every id has a row,
@@ -273,8 +301,9 @@ static int query_from_tokenizer(struct attention_job *job, const char *const *te
 	for (size_t b = 0; b < B; b++)
 		for (size_t i = 0; i < enc[b].n; i++)
 			tok[at++] = (struct api_token){NULL, 0, enc[b].tokens[i].id};
+	/* labelled by the tokenizer there, as ids are */
 	if (attention_query_from_tokens(job, tok, len, B, batched, where, limit, err) != 0 ||
-	    label_tokens(job, job->entry->tok, enc, err) != 0)
+	    token_offsets(job, enc, err) != 0)
 		goto out;
 	rc = 0;
 out:

@@ -429,6 +429,25 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* Ids on a checkpoint with a tokenizer come back labelled with its pieces as
+ * a person reads them (gpt2_f32's byte-level pieces: 220 is "Ġ", a space). */
+START_TEST(id_labels)
+{
+	const char body[] = "{\"model\": \"gpt2_f32\", \"tokens\": [64, 220, 66], "
+			    "\"weights\": \"none\", \"output\": false}";
+	json_t *ans = attention(body);
+	const json_t *tok = json_object_get(ans, "tokens");
+
+	ck_assert_uint_eq(json_array_size(tok), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(tok, 0)), "a");
+	ck_assert_str_eq(json_string_value(json_array_get(tok, 1)), " ");
+	ck_assert_str_eq(json_string_value(json_array_get(tok, 2)), "c");
+	ck_assert_ptr_null(json_object_get(ans, "attentions"));
+	ck_assert_ptr_null(json_object_get(ans, "output"));
+	json_decref(ans);
+}
+END_TEST
+
 /* A sequence one past the context length of the first case. */
 START_TEST(context_length)
 {
@@ -533,6 +552,7 @@ static Suite *checkpoint_suite(void)
 	tcase_add_loop_test(tc, describe, 0, (int)n_cases);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, context_length);
+	tcase_add_test(tc, id_labels);
 	tcase_add_test(tc, bad_folders);
 	suite_add_tcase(s, tc);
 	return s;
