@@ -448,6 +448,55 @@ START_TEST(id_labels)
 }
 END_TEST
 
+/* A batch of n copies of a 16-token item on gpt2_f32, as a request body. */
+static char *batch_body(size_t n)
+{
+	json_t *req = json_pack("{s:s,s:[],s:s,s:b}", "model", "gpt2_f32", "tokens", "weights",
+				"per_head", "output", 0);
+	char *body;
+
+	for (size_t b = 0; b < n; b++) {
+		json_t *item = json_array();
+
+		for (int i = 0; i < 16; i++)
+			json_array_append_new(item, json_integer(i + 1));
+		json_array_append_new(json_object_get(req, "tokens"), item);
+	}
+	body = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	return body;
+}
+
+/* The memory and work checks cover every layer, before anything runs. */
+START_TEST(limits)
+{
+	char spec[256];
+	struct live_resp r = { 0 };
+	char *body;
+
+	snprintf(spec, sizeof spec, "gpt2_f32=" ROOT "/gpt2_f32");
+	{
+		LIVE_DAEMON(small, "--model", spec, "--max-request-mb", "1");
+		body = batch_body(100); /* 3 layers x 100 x 4 x 16 x 16 weights, as text */
+		live_post(small.port, "/v1/attention", "application/json", "", body, strlen(body),
+			  &r);
+		live_assert_error(&r, 422, "request_too_large");
+		free(body);
+		live_stop(&small);
+	}
+	{
+		LIVE_DAEMON(cheap, "--model", spec, "--max-request-gflop", "1");
+		body = batch_body(3000); /* about 2 GFLOP with the scores' share */
+		live_post(cheap.port, "/v1/attention", "application/json", "", body, strlen(body),
+			  &r);
+		live_assert_error(&r, 422, "request_too_expensive");
+		free(body);
+		live_stop(&cheap);
+	}
+	live_resp_release(&r);
+}
+END_TEST
+
 /* A sequence one past the context length of the first case. */
 START_TEST(context_length)
 {
@@ -553,6 +602,7 @@ static Suite *checkpoint_suite(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, context_length);
 	tcase_add_test(tc, id_labels);
+	tcase_add_test(tc, limits);
 	tcase_add_test(tc, bad_folders);
 	suite_add_tcase(s, tc);
 	return s;
