@@ -1,0 +1,793 @@
+/*
+ * check_checkpoint_v2.c: whole Hugging Face checkpoints through the Open
+ * Inference Protocol (/v2) of the real daemon (live_daemon.h), against the
+ * PyTorch oracle's answers; and the model folders that must stop start-up.
+ *
+ * Every folder of tests/data/checkpoints/ holding an expected.json (see the
+ * README there) is loaded as a model named after the folder (--model
+ * CASE=DIR), as check_checkpoint_daemon.c does for /v1. For each case:
+ *   metadata   GET /v2/models/CASE: inputs tokens INT64 [-1, -1] (and text
+ *              BYTES [-1] when the folder has a tokenizer.json), outputs
+ *              output [-1, -1, E] and attentions [N, -1, H, -1, -1]
+ *   oracle     POST /v2/models/CASE/infer, tokens INT64 [2, L]: each item of
+ *              each run twice (v2 tokens are rectangular, so a ragged run is
+ *              sent item by item), or a text run's string as text BYTES [1]:
+ *              attentions [N, B, H, L, L] and output [B, L, E] (the last
+ *              hidden state) within 1e-5 abs + 1e-4 rel of the oracle. Runs
+ *              with token types other than 0 are left to /v1 (v2 has no
+ *              token_type_ids input)
+ *   mean       parameters.weights "mean": attentions [N, B, L, L], the mean
+ *              of the oracle's heads
+ *   binary     binary_data_output: the outputs' float32 bytes after the JSON
+ *              header (Inference-Header-Content-Length), the oracle's numbers
+ * and once: refusals (an embeddings input, a causal parameter, the one-layer
+ * output "weights", an id past the vocabulary) are 422 with the protocol's
+ * error body {"error": "..."}.
+ *
+ * Start-up refusals, without a daemon of their own (live_run_to_exit): a
+ * folder whose safetensors lacks a tensor, one whose config.json no longer
+ * fits its tensors (a mis-shaped tensor), one without model.safetensors, a
+ * shard index naming a missing shard, and heads= given with a folder: each
+ * exits 2 with a message naming the file (and the tensor, where there is one).
+ *
+ * Ownership: the case list and the expected answers are this file's statics,
+ * made in setup and released in teardown; the daemon is the test case's (an
+ * unchecked fixture).
+ */
+#define _GNU_SOURCE /* memmem */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
+#include "tests/lib/tmp_files.h"
+
+#define ROOT "tests/data/checkpoints"
+#define ABS_TOL 1e-5
+#define REL_TOL 1e-4
+#define MAX_CASES 32
+#define JSON_CT "application/json"
+
+enum { WAIT_MS = 30000, REPEAT = 2 };
+
+static char cases[MAX_CASES][64];
+static json_t *expected[MAX_CASES];
+static size_t n_cases;
+static struct live_daemon daemon_;
+
+/* ---- the cases and the daemon ------------------------------------------ */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int file_exists(const char *c, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof path, ROOT "/%s/%s", c, name);
+	return stat(path, &st) == 0;
+}
+
+static int list_cases(void)
+{
+	DIR *d = opendir(ROOT);
+	struct dirent *e;
+
+	if (d == NULL) {
+		fprintf(stderr, "check_checkpoint_v2: cannot open " ROOT "\n");
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL && n_cases < MAX_CASES) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof cases[0] ||
+		    !file_exists(e->d_name, "expected.json"))
+			continue;
+		snprintf(cases[n_cases++], sizeof cases[0], "%s", e->d_name);
+	}
+	closedir(d);
+	qsort(cases, n_cases, sizeof cases[0], cmp_names);
+	return n_cases > 0 ? 0 : -1;
+}
+
+static int setup(void)
+{
+	if (list_cases() != 0)
+		return -1;
+	for (size_t i = 0; i < n_cases; i++) {
+		char path[512];
+		json_error_t jerr;
+
+		snprintf(path, sizeof path, ROOT "/%s/expected.json", cases[i]);
+		expected[i] = json_load_file(path, 0, &jerr);
+		if (expected[i] == NULL) {
+			fprintf(stderr, "%s:%d: %s\n", path, jerr.line, jerr.text);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void teardown(void)
+{
+	for (size_t i = 0; i < n_cases; i++)
+		json_decref(expected[i]);
+}
+
+/* One daemon for the test case: every folder as a model named after it. */
+static void start_daemon(void)
+{
+	static char specs[MAX_CASES][256];
+	const char *args[MAX_CASES * 2 + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < n_cases; i++) {
+		snprintf(specs[i], sizeof specs[i], "%s=" ROOT "/%s", cases[i], cases[i]);
+		args[n++] = "--model";
+		args[n++] = specs[i];
+	}
+	args[n] = NULL;
+	live_start(&daemon_, args);
+}
+
+static void stop_daemon(void)
+{
+	live_stop(&daemon_);
+}
+
+/* ---- numbers, flat ------------------------------------------------------ */
+
+/* A growable array of doubles: a tensor's numbers, outermost first. */
+struct flat {
+	double *x;
+	size_t n, cap;
+};
+
+static void flat_push(struct flat *f, double v)
+{
+	if (f->n == f->cap) {
+		f->cap = f->cap ? 2 * f->cap : 1024;
+		f->x = realloc(f->x, f->cap * sizeof(double));
+		ck_assert_ptr_nonnull(f->x);
+	}
+	f->x[f->n++] = v;
+}
+
+/* Appends the numbers of nested arrays v, in order. */
+static void flatten(struct flat *f, const json_t *v)
+{
+	if (json_is_number(v)) {
+		flat_push(f, json_number_value(v));
+		return;
+	}
+	ck_assert_msg(json_is_array(v), "expected.json: not an array of numbers");
+	for (size_t i = 0; i < json_array_size(v); i++)
+		flatten(f, json_array_get(v, i));
+}
+
+static void flat_release(struct flat *f)
+{
+	free(f->x);
+	memset(f, 0, sizeof(*f));
+}
+
+static void compare(const struct flat *got, const struct flat *want, const char *where)
+{
+	ck_assert_msg(got->n == want->n, "%s: %zu numbers, want %zu", where, got->n, want->n);
+	for (size_t i = 0; i < want->n; i++) {
+		double g = got->x[i], w = want->x[i];
+
+		ck_assert_msg(fabs(g - w) <= ABS_TOL + REL_TOL * fabs(w),
+			      "%s [%zu]: got %.9g, want %.9g", where, i, g, w);
+	}
+}
+
+/* ---- requests and answers ----------------------------------------------- */
+
+static json_t *parse(const char *text, size_t len)
+{
+	json_error_t jerr;
+	json_t *v = json_loadb(text, len, 0, &jerr);
+
+	ck_assert_msg(v != NULL, "answer is not JSON: %s", jerr.text);
+	return v;
+}
+
+/* POSTs req (stolen) to /v2/models/CASE/infer; r holds the answer. */
+static void infer(size_t c, json_t *req, struct live_resp *r)
+{
+	char path[128];
+	char *body = json_dumps(req, JSON_COMPACT);
+
+	ck_assert_ptr_nonnull(body);
+	snprintf(path, sizeof path, "/v2/models/%s/infer", cases[c]);
+	live_post(daemon_.port, path, JSON_CT, "", body, strlen(body), r);
+	free(body);
+	json_decref(req);
+}
+
+/* The request of ids (an array of ints, borrowed) repeated REPEAT times:
+ * tokens INT64 [REPEAT, L]; params (may be NULL) stolen. */
+static json_t *tokens_request(const json_t *ids, json_t *params)
+{
+	size_t L = json_array_size(ids);
+	json_t *data = json_array();
+	json_t *req;
+
+	for (int k = 0; k < REPEAT; k++)
+		for (size_t i = 0; i < L; i++)
+			json_array_append_new(data, json_integer(json_integer_value(
+							json_array_get(ids, i))));
+	req = json_pack("{s:[{s:s,s:s,s:[i,i],s:o}]}", "inputs", "name", "tokens", "datatype",
+			"INT64", "shape", REPEAT, (int)L, "data", data);
+	ck_assert_ptr_nonnull(req);
+	if (params != NULL)
+		json_object_set_new(req, "parameters", params);
+	return req;
+}
+
+/* A text run: text BYTES [1]. */
+static json_t *text_request(const json_t *text, json_t *params)
+{
+	json_t *req = json_pack("{s:[{s:s,s:s,s:[i],s:[O]}]}", "inputs", "name", "text",
+				"datatype", "BYTES", "shape", 1, "data", text);
+
+	ck_assert_ptr_nonnull(req);
+	if (params != NULL)
+		json_object_set_new(req, "parameters", params);
+	return req;
+}
+
+/* The output called name of a 200 answer v. */
+static const json_t *output_of(const json_t *v, const char *name)
+{
+	const json_t *outs = json_object_get(v, "outputs");
+
+	for (size_t i = 0; i < json_array_size(outs); i++) {
+		const json_t *o = json_array_get(outs, i);
+
+		if (strcmp(json_string_value(json_object_get(o, "name")), name) == 0)
+			return o;
+	}
+	ck_abort_msg("no output '%s'", name);
+	return NULL;
+}
+
+/* o's shape is want[rank]. */
+static void assert_shape(const json_t *o, const size_t *want, size_t rank, const char *where)
+{
+	const json_t *shape = json_object_get(o, "shape");
+
+	ck_assert_msg(json_array_size(shape) == rank, "%s: rank %zu, want %zu", where,
+		      json_array_size(shape), rank);
+	for (size_t i = 0; i < rank; i++)
+		ck_assert_msg((size_t)json_integer_value(json_array_get(shape, i)) == want[i],
+			      "%s: dim %zu is %lld, want %zu", where, i,
+			      (long long)json_integer_value(json_array_get(shape, i)), want[i]);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "datatype")), "FP32");
+}
+
+/* ---- what the oracle says ------------------------------------------------ */
+
+/* A run's geometry: N layers, H heads, E channels, from its numbers. */
+struct geom {
+	size_t N, H, E;
+};
+
+static struct geom geom_of(const json_t *run)
+{
+	const json_t *att = json_object_get(run, "attentions");
+	const json_t *hidden = json_object_get(run, "hidden");
+	struct geom g;
+
+	g.N = json_array_size(att);
+	g.H = json_array_size(json_array_get(json_array_get(att, 0), 0));
+	g.E = json_array_size(json_array_get(json_array_get(json_array_get(hidden, 0), 0), 0));
+	return g;
+}
+
+/* Whether run's token types (bert_f32) are all 0, as v2 runs them. */
+static int types_all_zero(const json_t *run)
+{
+	struct flat f = { 0 };
+	int zero = 1;
+
+	flatten(&f, json_object_get(run, "type_ids"));
+	for (size_t i = 0; i < f.n; i++)
+		zero = zero && f.x[i] == 0;
+	flat_release(&f);
+	return zero;
+}
+
+/* Item b's attentions [N, reps, H, L, L] (mean: [N, reps, L, L]). */
+static void want_attentions(struct flat *f, const json_t *run, size_t b, int reps, int mean)
+{
+	const json_t *att = json_object_get(run, "attentions");
+
+	for (size_t l = 0; l < json_array_size(att); l++) {
+		const json_t *heads = json_array_get(json_array_get(att, l), b);
+		size_t H = json_array_size(heads);
+		size_t L = json_array_size(json_array_get(heads, 0));
+
+		for (int k = 0; k < reps; k++) {
+			if (!mean) {
+				flatten(f, heads);
+				continue;
+			}
+			for (size_t i = 0; i < L; i++)
+				for (size_t j = 0; j < L; j++) {
+					double s = 0;
+
+					for (size_t h = 0; h < H; h++)
+						s += json_number_value(json_array_get(
+						    json_array_get(json_array_get(heads, h), i), j));
+					flat_push(f, s / (double)H);
+				}
+		}
+	}
+}
+
+/* Item b's last hidden state, reps times: [reps, L, E]. */
+static void want_output(struct flat *f, const json_t *run, size_t b, int reps)
+{
+	const json_t *hidden = json_object_get(run, "hidden");
+	const json_t *last = json_array_get(hidden, json_array_size(hidden) - 1);
+
+	for (int k = 0; k < reps; k++)
+		flatten(f, json_array_get(last, b));
+}
+
+/* ---- the oracle through /v2 ---------------------------------------------- */
+
+/* One request's answer against item b of run: per head or mean. */
+static void check_answer(size_t c, const json_t *run, size_t b, int reps, const json_t *ans,
+			 int mean, const char *what)
+{
+	struct geom g = geom_of(run);
+	size_t L = json_array_size(json_array_get(json_object_get(run, "ids"), b));
+	size_t att_shape[5] = { g.N, (size_t)reps, g.H, L, L };
+	size_t mean_shape[4] = { g.N, (size_t)reps, L, L };
+	size_t out_shape[3] = { (size_t)reps, L, g.E };
+	const json_t *att = output_of(ans, "attentions"), *out = output_of(ans, "output");
+	struct flat got = { 0 }, want = { 0 };
+	char where[160];
+
+	snprintf(where, sizeof where, "%s %s item %zu attentions", cases[c], what, b);
+	if (mean)
+		assert_shape(att, mean_shape, 4, where);
+	else
+		assert_shape(att, att_shape, 5, where);
+	flatten(&got, json_object_get(att, "data"));
+	want_attentions(&want, run, b, reps, mean);
+	compare(&got, &want, where);
+	flat_release(&got);
+	flat_release(&want);
+
+	snprintf(where, sizeof where, "%s %s item %zu output", cases[c], what, b);
+	assert_shape(out, out_shape, 3, where);
+	flatten(&got, json_object_get(out, "data"));
+	want_output(&want, run, b, reps);
+	compare(&got, &want, where);
+	flat_release(&got);
+	flat_release(&want);
+}
+
+/* Item b of run (or its text), with params; 200 expected. */
+static json_t *ask(size_t c, const json_t *run, size_t b, json_t *params)
+{
+	const json_t *text = json_object_get(run, "text");
+	struct live_resp r = { 0 };
+	json_t *req, *v;
+
+	req = text ? text_request(text, params)
+		   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
+	infer(c, req, &r);
+	ck_assert_msg(r.status == 200, "%s: status %d: %s", cases[c], r.status, r.body);
+	v = parse(r.body, r.body_len);
+	live_resp_release(&r);
+	return v;
+}
+
+/* Every item of every run that v2 can ask (token types all 0), with fn. */
+static size_t each_item(size_t c, void (*fn)(size_t c, const json_t *run, size_t b))
+{
+	const json_t *runs = json_object_get(expected[c], "runs");
+	size_t n = 0;
+
+	for (size_t k = 0; k < json_array_size(runs); k++) {
+		const json_t *run = json_array_get(runs, k);
+		size_t items = json_array_size(json_object_get(run, "ids"));
+
+		if (json_object_get(run, "type_ids") != NULL && !types_all_zero(run))
+			continue;
+		for (size_t b = 0; b < items; b++, n++)
+			fn(c, run, b);
+	}
+	return n;
+}
+
+static int reps_of(const json_t *run)
+{
+	return json_object_get(run, "text") ? 1 : REPEAT;
+}
+
+static void per_head(size_t c, const json_t *run, size_t b)
+{
+	json_t *ans = ask(c, run, b, NULL);
+
+	check_answer(c, run, b, reps_of(run), ans, 0, "per_head");
+	json_decref(ans);
+}
+
+static void mean(size_t c, const json_t *run, size_t b)
+{
+	json_t *ans = ask(c, run, b, json_pack("{s:s}", "weights", "mean"));
+
+	check_answer(c, run, b, reps_of(run), ans, 1, "mean");
+	json_decref(ans);
+}
+
+START_TEST(oracle)
+{
+	ck_assert_uint_gt(each_item((size_t)_i, per_head), 0);
+}
+END_TEST
+
+START_TEST(mean_of_heads)
+{
+	ck_assert_uint_gt(each_item((size_t)_i, mean), 0);
+}
+END_TEST
+
+/* ---- metadata ------------------------------------------------------------ */
+
+static void assert_meta(const json_t *t, const char *name, const char *dtype, const long long *shape,
+			size_t rank)
+{
+	const json_t *s = json_object_get(t, "shape");
+
+	ck_assert_str_eq(json_string_value(json_object_get(t, "name")), name);
+	ck_assert_str_eq(json_string_value(json_object_get(t, "datatype")), dtype);
+	ck_assert_msg(json_array_size(s) == rank, "%s: rank %zu", name, json_array_size(s));
+	for (size_t i = 0; i < rank; i++)
+		ck_assert_msg(json_integer_value(json_array_get(s, i)) == shape[i],
+			      "%s: dim %zu is %lld, want %lld", name, i,
+			      (long long)json_integer_value(json_array_get(s, i)), shape[i]);
+}
+
+START_TEST(metadata)
+{
+	size_t c = (size_t)_i;
+	struct geom g = geom_of(json_array_get(json_object_get(expected[c], "runs"), 0));
+	int text = file_exists(cases[c], "tokenizer.json");
+	const long long bl[] = { -1, -1 }, b[] = { -1 }, ble[] = { -1, -1, (long long)g.E };
+	const long long nbhll[] = { (long long)g.N, -1, (long long)g.H, -1, -1 };
+	struct live_resp r = { 0 };
+	char path[128];
+	json_t *v, *in, *out;
+
+	snprintf(path, sizeof path, "/v2/models/%s", cases[c]);
+	live_get(daemon_.port, path, &r);
+	ck_assert_int_eq(r.status, 200);
+	v = parse(r.body, r.body_len);
+	ck_assert_str_eq(json_string_value(json_object_get(v, "name")), cases[c]);
+	in = json_object_get(v, "inputs");
+	out = json_object_get(v, "outputs");
+	ck_assert_uint_eq(json_array_size(in), text ? 2 : 1);
+	assert_meta(json_array_get(in, 0), "tokens", "INT64", bl, 2);
+	if (text)
+		assert_meta(json_array_get(in, 1), "text", "BYTES", b, 1);
+	ck_assert_uint_eq(json_array_size(out), 2);
+	assert_meta(json_array_get(out, 0), "output", "FP32", ble, 3);
+	assert_meta(json_array_get(out, 1), "attentions", "FP32", nbhll, 5);
+	json_decref(v);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* ---- Triton's binary tensor extension ------------------------------------ */
+
+/* The little-endian float32s at p[0 .. n) as doubles. */
+static void floats_of(struct flat *f, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
+			     (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+		float x;
+
+		memcpy(&x, &u, sizeof x);
+		flat_push(f, x);
+	}
+}
+
+/* The first item v2 can ask (check_answer's) with binary_data_output: the
+ * outputs' bytes, in the order of "outputs", after the JSON header. */
+static void binary_item(size_t c, const json_t *run, size_t b)
+{
+	const json_t *text = json_object_get(run, "text");
+	json_t *params = json_pack("{s:b}", "binary_data_output", 1);
+	json_t *req = text ? text_request(text, params)
+			   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
+	struct live_resp r = { 0 };
+	const char *ihcl;
+	size_t json_len, at;
+	json_t *head, *outs;
+
+	json_object_set_new(req, "outputs",
+			    json_pack("[{s:s},{s:s}]", "name", "output", "name", "attentions"));
+	infer(c, req, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	ck_assert_str_eq(live_header(&r, "Content-Type"), "application/octet-stream");
+	ihcl = live_header(&r, "Inference-Header-Content-Length");
+	ck_assert_ptr_nonnull(ihcl);
+	json_len = strtoul(ihcl, NULL, 10);
+	ck_assert_uint_le(json_len, r.body_len);
+	head = parse(r.body, json_len);
+	outs = json_object_get(head, "outputs");
+	ck_assert_uint_eq(json_array_size(outs), 2);
+	at = json_len;
+	for (size_t i = 0; i < 2; i++) {
+		const json_t *o = json_array_get(outs, i);
+		size_t bytes = (size_t)json_integer_value(
+		    json_object_get(json_object_get(o, "parameters"), "binary_data_size"));
+		struct flat got = { 0 }, want = { 0 };
+
+		ck_assert_ptr_null(json_object_get(o, "data"));
+		ck_assert_uint_le(at + bytes, r.body_len);
+		floats_of(&got, (const unsigned char *)r.body + at, bytes / 4);
+		if (i == 0)
+			want_output(&want, run, b, reps_of(run));
+		else
+			want_attentions(&want, run, b, reps_of(run), 0);
+		compare(&got, &want, i == 0 ? "binary output" : "binary attentions");
+		flat_release(&got);
+		flat_release(&want);
+		at += bytes;
+	}
+	ck_assert_uint_eq(at, r.body_len);
+	json_decref(head);
+	live_resp_release(&r);
+}
+
+static int binary_done;
+
+static void binary_first(size_t c, const json_t *run, size_t b)
+{
+	if (binary_done++ == 0)
+		binary_item(c, run, b);
+}
+
+START_TEST(binary)
+{
+	binary_done = 0;
+	ck_assert_uint_gt(each_item((size_t)_i, binary_first), 0);
+}
+END_TEST
+
+/* ---- refusals ------------------------------------------------------------ */
+
+/* body (stolen) on the first case is 422 with the protocol's error body, its
+ * message holding want. */
+static void refused(json_t *req, const char *want)
+{
+	struct live_resp r = { 0 };
+	json_t *v;
+
+	infer(0, req, &r);
+	ck_assert_msg(r.status == 422, "status %d: %s", r.status, r.body);
+	ck_assert_str_eq(live_header(&r, "Content-Type"), JSON_CT);
+	v = parse(r.body, r.body_len);
+	ck_assert_msg(json_object_size(v) == 1 && json_is_string(json_object_get(v, "error")),
+		      "not the v2 error shape: %s", r.body);
+	ck_assert_msg(strstr(json_string_value(json_object_get(v, "error")), want) != NULL,
+		      "'%s' not in %s", want, r.body);
+	json_decref(v);
+	live_resp_release(&r);
+}
+
+START_TEST(refusals)
+{
+	json_t *ids = json_pack("[i,i]", 1, 2), *far = json_pack("[i,i]", 1, 999999);
+	json_t *req;
+
+	refused(json_pack("{s:[{s:s,s:s,s:[i,i,i],s:[f,f]}]}", "inputs", "name", "embeddings",
+			  "datatype", "FP32", "shape", 1, 1, 2, "data", 0.5, 0.5),
+		"/inputs/0");
+	refused(tokens_request(ids, json_pack("{s:b}", "causal", 1)), "causal");
+	req = tokens_request(ids, NULL);
+	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "weights"));
+	refused(req, "weights");
+	refused(tokens_request(far, NULL), "/inputs/0");
+	json_decref(ids);
+	json_decref(far);
+}
+END_TEST
+
+/* ---- folders that must stop start-up -------------------------------------- */
+
+/* The bytes of ROOT/c/name, malloc'd; *len their count. */
+static char *read_case_file(const char *c, const char *name, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	long n;
+	char *bytes;
+
+	snprintf(path, sizeof path, ROOT "/%s/%s", c, name);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
+	bytes = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(bytes);
+	ck_assert_uint_eq(fread(bytes, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	bytes[n] = '\0';
+	*len = (size_t)n;
+	return bytes;
+}
+
+/* Copies ROOT/c/name into dir unless skip names it; edit, when not NULL,
+ * changes the bytes first. */
+static void copy_case(const char *dir, const char *c, const char *skip,
+		      void (*edit)(const char *name, char *bytes, size_t len))
+{
+	char src[512], path[512];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(src, sizeof src, ROOT "/%s", c);
+	d = opendir(src);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		size_t n;
+		char *bytes;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, "expected.json") == 0 ||
+		    (skip != NULL && strcmp(e->d_name, skip) == 0))
+			continue;
+		bytes = read_case_file(c, e->d_name, &n);
+		if (edit != NULL)
+			edit(e->d_name, bytes, n);
+		tmp_write(dir, e->d_name, bytes, n, path);
+		free(bytes);
+	}
+	closedir(d);
+}
+
+/* Starting with spec (its "@" the folder dir) exits 2, the message holding
+ * want1 and want2 (or NULL). */
+static void refuses_start(const char *dir, const char *opts, const char *want1, const char *want2)
+{
+	char spec[700], err[4096];
+	const char *args[] = { "--model", spec, NULL };
+	int status;
+
+	snprintf(spec, sizeof spec, "bad=%s%s", dir, opts);
+	status = live_run_to_exit(args, WAIT_MS, err, sizeof err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: %s", status,
+		      err);
+	ck_assert_msg(strstr(err, want1) != NULL, "'%s' not in: %s", want1, err);
+	ck_assert_msg(want2 == NULL || strstr(err, want2) != NULL, "'%s' not in: %s", want2, err);
+}
+
+/* Renames the header's "ln_f.weight" to "ln_f.weighx" (same length, so every
+ * offset stays): the final norm's weight is missing. */
+static void drop_ln_f(const char *name, char *bytes, size_t len)
+{
+	static const char key[] = "\"ln_f.weight\"";
+	char *p;
+
+	if (strcmp(name, "model.safetensors") != 0)
+		return;
+	p = memmem(bytes, len, key, sizeof key - 1);
+	ck_assert_ptr_nonnull(p);
+	p[sizeof key - 3] = 'x';
+}
+
+/* n_embd 48 -> 32: config.json no longer fits the tensors. */
+static void narrow_embd(const char *name, char *bytes, size_t len)
+{
+	static const char key[] = "\"n_embd\": 48";
+	char *p;
+
+	if (strcmp(name, "config.json") != 0)
+		return;
+	p = memmem(bytes, len, key, sizeof key - 1);
+	ck_assert_ptr_nonnull(p);
+	memcpy(p + sizeof key - 3, "32", 2);
+}
+
+/* Each refusal in a folder of its own. */
+static void bad_folder(const char *c, const char *skip,
+		       void (*edit)(const char *, char *, size_t), const char *want1,
+		       const char *want2)
+{
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX";
+	char want[600];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_case(dir, c, skip, edit);
+	snprintf(want, sizeof want, "%s/%s", dir, want1);
+	refuses_start(dir, "", want1[0] ? want : dir, want2);
+	tmp_remove_dir(dir);
+}
+
+START_TEST(missing_tensor)
+{
+	bad_folder("gpt2_f16_noprefix", NULL, drop_ln_f, "model.safetensors", "'ln_f.weight'");
+}
+END_TEST
+
+START_TEST(misshaped_tensor)
+{
+	bad_folder("gpt2_f16_noprefix", NULL, narrow_embd, "model.safetensors",
+		   "'wte.weight' has shape [100, 48], expected [100, 32]");
+}
+END_TEST
+
+START_TEST(missing_safetensors)
+{
+	bad_folder("gpt2_f16_noprefix", "model.safetensors", NULL, "", "model.safetensors");
+}
+END_TEST
+
+START_TEST(missing_shard)
+{
+	bad_folder("llama_bf16_sharded", "model-00002-of-00002.safetensors", NULL,
+		   "model-00002-of-00002.safetensors", "cannot open");
+}
+END_TEST
+
+START_TEST(heads_with_folder)
+{
+	refuses_start(ROOT "/gpt2_f32", ",heads=4", "is a model folder", "heads=");
+}
+END_TEST
+
+static Suite *checkpoint_v2_suite(void)
+{
+	Suite *s = suite_create("checkpoint_v2");
+	TCase *tc = tcase_create("v2");
+	TCase *bad = tcase_create("start-up");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
+	tcase_add_loop_test(tc, metadata, 0, (int)n_cases);
+	tcase_add_loop_test(tc, oracle, 0, (int)n_cases);
+	tcase_add_loop_test(tc, mean_of_heads, 0, (int)n_cases);
+	tcase_add_loop_test(tc, binary, 0, (int)n_cases);
+	tcase_add_test(tc, refusals);
+	suite_add_tcase(s, tc);
+
+	tcase_set_timeout(bad, 60);
+	tcase_add_test(bad, missing_tensor);
+	tcase_add_test(bad, misshaped_tensor);
+	tcase_add_test(bad, missing_safetensors);
+	tcase_add_test(bad, missing_shard);
+	tcase_add_test(bad, heads_with_folder);
+	suite_add_tcase(s, bad);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = {
+		.daemon = true,
+		.setup = setup,
+		.teardown = teardown,
+	};
+
+	return suite_main(argc, argv, checkpoint_v2_suite, &opts);
+}
