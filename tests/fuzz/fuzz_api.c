@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "api/checkpoint_config.h"
+#include "api/tokenizer_file.h"
+#include "engine/checkpoint.h"
 #include "engine/model.h"
 
 /* Small limits: a request that needs more than a few MiB, or more than
@@ -21,8 +24,81 @@ enum {
 
 static struct api_service *fast, *plain;
 
+/* The checkpoints of tests/data/checkpoints/ a service also holds, each as a
+ * model named after its folder: bert (token types, a WordPiece
+ * tokenizer.json), llama (GQA, RoPE) and gpt2 (F16, Conv1D weights). */
+static const char *const checkpoints[] = { "bert_f32", "llama_f32", "gpt2_f16_noprefix" };
+
+static void fail(const char *what, const char *msg)
+{
+	fprintf(stderr, "fuzz: %s: %s\n", what, msg);
+	exit(1);
+}
+
+/* The bytes of dir/folder/name (malloc'd, NUL-terminated), or NULL when the
+ * file is absent and may be (optional). */
+static char *read_file(const char *dir, const char *folder, const char *name, size_t *len,
+		       int optional)
+{
+	char path[1024];
+	FILE *f;
+	long n;
+	char *bytes = NULL;
+
+	snprintf(path, sizeof path, "%s/%s/%s", dir, folder, name);
+	f = fopen(path, "rb");
+	if (f == NULL && optional)
+		return NULL;
+	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) != 0 || (bytes = malloc((size_t)n + 1)) == NULL ||
+	    fread(bytes, 1, (size_t)n, f) != (size_t)n)
+		fail(path, "cannot read (run from the repository's root, or set "
+			   "$ATTN_CHECKPOINTS)");
+	fclose(f);
+	bytes[n] = '\0';
+	*len = (size_t)n;
+	return bytes;
+}
+
+/* One folder as server/checkpoint_dir.c loads it, read instead of mapped:
+ * the service keeps the safetensors bytes (released with the checkpoint). */
+static void add_checkpoint(struct api_service *svc, const char *dir, const char *folder)
+{
+	struct attn_checkpoint_config cfg;
+	struct attn_st_file file = { "model.safetensors", NULL, 0 };
+	struct attn_checkpoint *ck = NULL;
+	struct tokenizer *tok = NULL;
+	struct attn_error aerr;
+	struct api_error err;
+	char msg[512];
+	size_t len;
+	char *config = read_file(dir, folder, "config.json", &len, 0);
+	char *st, *tj;
+
+	if (api_checkpoint_config(&cfg, config, len, "config.json", msg, sizeof msg) != 0)
+		fail(folder, msg);
+	free(config);
+	st = read_file(dir, folder, "model.safetensors", &file.len, 0);
+	file.bytes = (const uint8_t *)st;
+	if (attn_checkpoint_load(&ck, &cfg, &file, 1, &aerr) != ATTN_OK)
+		fail(folder, aerr.message);
+	if (api_service_add_checkpoint(svc, folder, ck, cfg.model_type, free, st, "fuzz", &err) !=
+	    0)
+		fail(folder, err.message);
+	tj = read_file(dir, folder, "tokenizer.json", &len, 1);
+	if (tj == NULL)
+		return;
+	if (api_tokenizer_load_json(&tok, tj, len, "tokenizer.json", msg, sizeof msg) != 0)
+		fail(folder, msg);
+	free(tj);
+	if (api_service_add_tokenizer(svc, folder, tok, "fuzz", &err) != 0 ||
+	    api_service_set_model_tokenizer(svc, folder, folder, &err) != 0)
+		fail(folder, err.message);
+}
+
 static struct api_service *service_new(int plain_json)
 {
+	const char *dir = getenv("ATTN_CHECKPOINTS");
 	/* as registry.c's built-in `tiny` */
 	const struct attn_model_config tiny = { 8, 2, 2, 0, 64 };
 	const struct api_limits limits = { .max_request_bytes = FUZZ_MAX_REQUEST,
@@ -41,6 +117,10 @@ static struct api_service *service_new(int plain_json)
 		fprintf(stderr, "fuzz: cannot build a service with the tiny model\n");
 		exit(1);
 	}
+	if (dir == NULL || dir[0] == '\0')
+		dir = "tests/data/checkpoints";
+	for (size_t i = 0; i < sizeof checkpoints / sizeof checkpoints[0]; i++)
+		add_checkpoint(svc, dir, checkpoints[i]);
 	api_service_set_plain_json(svc, plain_json);
 	return svc;
 }
