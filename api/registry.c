@@ -355,7 +355,9 @@ void registry_describe(const struct api_service *svc, const struct api_model_ent
 	api_json_sizes(out, sizes, sizeof sizes / sizeof sizes[0]);
 	if (e->ckpt != NULL)
 		describe_checkpoint(e->ckpt, out);
-	buf_puts(out, m->b_qkv ? ",\"bias\":true" : ",\"bias\":false");
+	buf_puts(out, m->b_qkv || (e->ckpt && e->ckpt->ck->stack.blocks[0].qkv[0].b)
+			      ? ",\"bias\":true"
+			      : ",\"bias\":false");
 	buf_puts(out, e->vocab ? ",\"has_vocabulary\":true" : ",\"has_vocabulary\":false");
 	buf_puts(out, ",\"tokenizer\":");
 	if (e->tok != NULL)

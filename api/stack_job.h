@@ -11,7 +11,8 @@
  *                before anything large is allocated
  *   stack_run    allocates the outputs and runs the forward pass, on threads
  *                lent for its work when the reply has a lender; sets
- *                reply->compute_ms and flops
+ *                reply->compute_ms and flops (nothing runs when neither
+ *                attentions nor the output are asked for: flops 0)
  * and encodes the answer from attentions and out.
  *
  * Ownership: the stack job owns the arrays it points to (stack_job_release,
@@ -35,6 +36,7 @@ struct stack_job {
 	size_t *heads, n_heads;	  /* answered heads, or NULL: all H */
 	int64_t *type_ids; /* [B, L] bert token types (padded with 0), or NULL: all 0 */
 	int want_output;
+	int trims;			/* the answer trims ragged items (/v1): scratch for one */
 	float answer_bytes_per_float; /* the answer's text per float (plan) */
 
 	uint8_t *capture;  /* [last + 1] */

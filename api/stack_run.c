@@ -115,16 +115,17 @@ static int check_memory(const struct api_service *svc, struct stack_job *s,
 		  size_mul(&bytes, floats, sizeof(float)) || size_add(&bytes, bytes, text) ||
 		  size_add(&bytes, bytes, s->ws_bytes);
 
-	s->plan_bytes = bytes;
+	s->plan_bytes = bytes; /* with the ragged scratch: at most one item of the floats */
 	if (bad || bytes > svc->limits.max_request_bytes)
 		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
 				"this request needs %s%zu MB; the limit is %zu MB",
 				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
 				svc->limits.max_request_bytes >> 20);
-	/* one item's [Hc, L, L] or [L, E], within the floats checked above */
-	item = per_cell * job->Lq * job->Lq;
+	/* one item's [Hc, L, L] (when answered) or [L, E], within the floats
+	 * checked above */
+	item = C > 0 ? per_cell * job->Lq * job->Lq : 0;
 	item = item > job->Lq * s->st->E ? item : job->Lq * s->st->E;
-	s->scratch_n = job->ragged ? item : 0;
+	s->scratch_n = job->ragged && s->trims ? item : 0;
 	return 0;
 }
 
@@ -176,11 +177,17 @@ static int allocate(const struct api_service *svc, const struct api_reply *reply
 int stack_run(const struct api_service *svc, struct stack_job *s, struct api_reply *reply,
 	      struct api_error *err)
 {
-	struct api_threads t = api_lend_threads(svc, reply, api_work(s->flops, s->scores));
+	struct api_threads t;
 	struct attn_stack_run r;
 	struct attn_error aerr;
 	struct timespec t0;
 	int rc = -1;
+
+	if (s->att_n == 0 && !s->want_output) { /* the tokens alone: nothing to run */
+		s->flops = 0;
+		return 0;
+	}
+	t = api_lend_threads(svc, reply, api_work(s->flops, s->scores));
 
 	if (allocate(svc, reply, s, &t, err) != 0)
 		goto out;

@@ -64,8 +64,8 @@ static int index_list(const json_t *v, const char *ptr, size_t n, const char *wh
 	uint8_t *seen;
 
 	if (!json_is_array(v) || k == 0)
-		return api_fail(err, API_E_INVALID_TYPE, ptr, "%s is a non-empty array of indices",
-				what);
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "%s is a non-empty array of %s indices",
+				ptr + 1, what);
 	seen = calloc(n, 1);
 	*out = malloc(k * sizeof(size_t));
 	if (seen == NULL || *out == NULL) {
@@ -141,6 +141,11 @@ static int decode_input(const struct api_service *svc, const json_t *root, struc
 		return api_fail(err, API_E_INVALID_INPUT, "",
 				"give exactly one of tokens and text (a checkpoint model embeds its "
 				"own tokens)");
+	if (text != NULL && s->job->entry->tok == NULL)
+		return api_fail(err, API_E_NO_TOKENIZER, "/text",
+				"checkpoint model '%s' has no tokenizer (its folder has no "
+				"tokenizer.json, and no tokenizer= was given); send token ids",
+				s->job->model_name);
 	if ((tok ? v1_decode_tokens(s->job, tok, svc->limits.max_request_bytes, err)
 		 : v1_decode_text(s->job, text, svc->limits.max_request_bytes, err)) != 0)
 		return -1;
@@ -221,6 +226,7 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	job->precision = o.precision;
 	job->Lk = job->Lq;
 	s->answer_bytes_per_float = job->encoding == API_ENC_FLOAT ? 16 : 6;
+	s->trims = 1;
 	return 0;
 }
 

@@ -504,8 +504,12 @@ static int build_stack_job(const struct api_service *svc, const struct api_model
 
 	for (int r = 0; r < IN_COUNT; r++)
 		if (v->has[r] && r != IN_TOKENS && r != IN_TEXT)
-			return shape_error(v, (enum role)r,
-					   "not given: a checkpoint takes tokens or text", err);
+			return api_fail(err, API_E_INVALID_INPUT, v->in[r].where_base,
+					"input '%s' does not apply: a checkpoint takes tokens or text",
+					role_names[r]);
+	if (q == IN_TEXT && e->tok == NULL)
+		return api_fail(err, API_E_NO_TOKENIZER, v->in[q].where_base,
+				"checkpoint model '%s' has no tokenizer; send token ids", e->name);
 	if (v->params != NULL && req_known_fields(v->params, "/parameters", stack_params, err) != 0)
 		return -1;
 	job->entry = e;

@@ -424,6 +424,11 @@ START_TEST(refusals)
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"heads\": [99]}", 422, "out_of_range",
 		"/heads/0");
 	refused("{\"model\": \"@\", \"tokens\": [\"the\"]}", 422, "unknown_token", "/tokens/0");
+	refused("{\"model\": \"@\", \"text\": \"no tokenizer\"}", 422, "no_tokenizer", "/text");
+	refused("{\"model\": \"@\", \"tokens\": [1], \"layers\": {}}", 422, "invalid_value",
+		"/layers");
+	refused("{\"model\": \"@\", \"tokens\": [1], \"heads\": []}", 422, "invalid_type",
+		"/heads");
 	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"layers\": \"all\"}", 422,
 		"invalid_input", "/layers");
 }
