@@ -29,14 +29,14 @@
 #include "engine/stack.h"
 
 struct stack_job {
-	struct attention_job *job;	   /* tokens, ids, item lengths, labels */
+	struct attention_job *job; /* tokens, ids, item lengths, labels */
 	const struct api_checkpoint *ckpt;
 	const struct attn_stack *st;
 	size_t *layers, n_layers; /* answered layers, ascending */
 	size_t *heads, n_heads;	  /* answered heads, or NULL: all H */
-	int64_t *type_ids; /* [B, L] bert token types (padded with 0), or NULL: all 0 */
+	int64_t *type_ids;	  /* [B, L] bert token types (padded with 0), or NULL: all 0 */
 	int want_output;
-	int trims;			/* the answer trims ragged items (/v1): scratch for one */
+	int trims;		      /* the answer trims ragged items (/v1): scratch for one */
 	float answer_bytes_per_float; /* the answer's text per float (plan) */
 
 	uint8_t *capture;  /* [last + 1] */
@@ -62,8 +62,8 @@ int stack_all_layers(struct stack_job *s, struct api_error *err);
 int stack_check_context(const struct stack_job *s, const struct api_where *where,
 			struct api_error *err);
 
-int stack_plan(const struct api_service *svc, const struct api_reply *reply,
-	       struct stack_job *s, struct api_error *err);
+int stack_plan(const struct api_service *svc, const struct api_reply *reply, struct stack_job *s,
+	       struct api_error *err);
 int stack_run(const struct api_service *svc, struct stack_job *s, struct api_reply *reply,
 	      struct api_error *err);
 

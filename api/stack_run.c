@@ -62,8 +62,7 @@ int stack_check_context(const struct stack_job *s, const struct api_where *where
 	return 0;
 }
 
-static void run_of(const struct stack_job *s, const struct api_threads *t,
-		   struct attn_stack_run *r)
+static void run_of(const struct stack_job *s, const struct api_threads *t, struct attn_stack_run *r)
 {
 	const struct attention_job *job = s->job;
 	int capture = job->weights_mode != ATTN_WEIGHTS_NONE;
@@ -100,8 +99,7 @@ static int captures(struct stack_job *s, struct api_error *err)
 
 /* The floats of the answer, and with them, its text (answer_bytes_per_float)
  * and the workspace, the memory it needs, against the limit. */
-static int check_memory(const struct api_service *svc, struct stack_job *s,
-			struct api_error *err)
+static int check_memory(const struct api_service *svc, struct stack_job *s, struct api_error *err)
 {
 	const struct attention_job *job = s->job;
 	size_t C = job->weights_mode == ATTN_WEIGHTS_NONE ? 0 : s->n_layers;
@@ -119,7 +117,8 @@ static int check_memory(const struct api_service *svc, struct stack_job *s,
 	if (bad || bytes > svc->limits.max_request_bytes)
 		return api_fail(err, API_E_REQUEST_TOO_LARGE, "",
 				"this request needs %s%zu MB; the limit is %zu MB",
-				bad ? "more than " : "about ", bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
+				bad ? "more than " : "about ",
+				bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
 				svc->limits.max_request_bytes >> 20);
 	/* one item's [Hc, L, L] (when answered) or [L, E], within the floats
 	 * checked above */
@@ -129,8 +128,8 @@ static int check_memory(const struct api_service *svc, struct stack_job *s,
 	return 0;
 }
 
-int stack_plan(const struct api_service *svc, const struct api_reply *reply,
-	       struct stack_job *s, struct api_error *err)
+int stack_plan(const struct api_service *svc, const struct api_reply *reply, struct stack_job *s,
+	       struct api_error *err)
 {
 	struct api_threads own = api_own_threads(svc, reply);
 	struct attn_stack_run r;

@@ -8,8 +8,8 @@
  *                   each shaped as /v1/attention's "weights" for one layer,
  *    "output"?: Hugging Face's hidden_states[max(layers) + 1], "usage"}
  * Decode here, plan and run in api/stack_run.c (memory and work checked
- * before anything large is allocated), encode here. Every checkpoint request runs on a worker thread, never the I/O
- * thread's small path.
+ * before anything large is allocated), encode here. Every checkpoint request runs on a worker
+ * thread, never the I/O thread's small path.
  */
 #include "v1.h"
 
@@ -25,9 +25,9 @@
 #include "engine/checkpoint.h"
 
 /* What a checkpoint request reads beside its input. */
-static const char *const applies[] = { "model",   "tokens",	"text",	    "token_type_ids",
-				       "layers",  "heads",	"weights",  "output",
-				       "encoding", "precision", NULL };
+static const char *const applies[] = {"model",	  "tokens",    "text",	  "token_type_ids",
+				      "layers",	  "heads",     "weights", "output",
+				      "encoding", "precision", NULL};
 
 /* ---- decoding ---------------------------------------------------------- */
 
@@ -38,7 +38,8 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		char ptr[API_PTR_MAX];
 		int known = 0;
 
@@ -57,15 +58,15 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 
 /* An index list: distinct integers in [-n, n), negatives counted from the
  * end as Python counts them; answered in ascending order. */
-static int index_list(const json_t *v, const char *ptr, size_t n, const char *what,
-		      size_t **out, size_t *count, struct api_error *err)
+static int index_list(const json_t *v, const char *ptr, size_t n, const char *what, size_t **out,
+		      size_t *count, struct api_error *err)
 {
 	size_t k = json_array_size(v);
 	uint8_t *seen;
 
 	if (!json_is_array(v) || k == 0)
-		return api_fail(err, API_E_INVALID_TYPE, ptr, "%s is a non-empty array of %s indices",
-				ptr + 1, what);
+		return api_fail(err, API_E_INVALID_TYPE, ptr,
+				"%s is a non-empty array of %s indices", ptr + 1, what);
 	seen = calloc(n, 1);
 	*out = malloc(k * sizeof(size_t));
 	if (seen == NULL || *out == NULL) {
@@ -106,8 +107,8 @@ static int decode_layers(const json_t *root, struct stack_job *s, struct api_err
 	const char *word = json_is_string(v) ? json_string_value(v) : NULL;
 
 	if (v != NULL && json_is_array(v))
-		return index_list(v, "/layers", s->st->n_layers, "layer", &s->layers,
-				  &s->n_layers, err);
+		return index_list(v, "/layers", s->st->n_layers, "layer", &s->layers, &s->n_layers,
+				  err);
 	if (v != NULL && (word == NULL || (strcmp(word, "all") != 0 && strcmp(word, "last") != 0)))
 		return api_fail(err, API_E_INVALID_VALUE, "/layers",
 				"layers is \"all\", \"last\" or an array of layer indices");
@@ -135,12 +136,13 @@ static int decode_input(const struct api_service *svc, const json_t *root, struc
 {
 	const json_t *tok = json_object_get(root, "tokens");
 	const json_t *text = json_object_get(root, "text");
-	const struct api_where where = { tok ? "/tokens" : "/text", API_WHERE_NESTED };
+	const struct api_where where = {tok ? "/tokens" : "/text", API_WHERE_NESTED};
 
 	if ((tok != NULL) + (text != NULL) != 1)
-		return api_fail(err, API_E_INVALID_INPUT, "",
-				"give exactly one of tokens and text (a checkpoint model embeds its "
-				"own tokens)");
+		return api_fail(
+		    err, API_E_INVALID_INPUT, "",
+		    "give exactly one of tokens and text (a checkpoint model embeds its "
+		    "own tokens)");
 	if (text != NULL && s->job->entry->tok == NULL)
 		return api_fail(err, API_E_NO_TOKENIZER, "/text",
 				"checkpoint model '%s' has no tokenizer (its folder has no "
@@ -178,7 +180,7 @@ static int type_item(const json_t *v, const char *ptr, size_t len, size_t T, int
 /* "token_type_ids": BERT's segment of each token, shaped as the tokens. */
 static int decode_types(const json_t *root, struct stack_job *s, struct api_error *err)
 {
-	static const struct api_where where = { "/token_type_ids", API_WHERE_NESTED };
+	static const struct api_where where = {"/token_type_ids", API_WHERE_NESTED};
 	const json_t *v = json_object_get(root, "token_type_ids");
 	const struct attention_job *job = s->job;
 
@@ -216,8 +218,7 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	s->st = &s->ckpt->ck->stack;
 	if (refuse_layer_fields(in->root, job->model_name, err) != 0 ||
 	    decode_input(svc, in->root, s, err) != 0 || decode_types(in->root, s, err) != 0 ||
-	    decode_layers(in->root, s, err) != 0 ||
-	    decode_heads(in->root, s, err) != 0 ||
+	    decode_layers(in->root, s, err) != 0 || decode_heads(in->root, s, err) != 0 ||
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
 	    v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
@@ -248,10 +249,10 @@ static void write_shape(struct buf *b, const struct stack_job *s)
 {
 	const struct attn_stack *st = s->st;
 	const struct api_json_size fields[] = {
-		{ "{\"batch\":", s->job->B },	      { ",\"query_length\":", s->job->Lq },
-		{ ",\"key_length\":", s->job->Lq },   { ",\"d_model\":", st->E },
-		{ ",\"num_heads\":", st->H },	      { ",\"num_kv_heads\":", st->Hkv },
-		{ ",\"head_dim\":", st->D },	      { ",\"num_layers\":", st->n_layers },
+	    {"{\"batch\":", s->job->B},	      {",\"query_length\":", s->job->Lq},
+	    {",\"key_length\":", s->job->Lq}, {",\"d_model\":", st->E},
+	    {",\"num_heads\":", st->H},	      {",\"num_kv_heads\":", st->Hkv},
+	    {",\"head_dim\":", st->D},	      {",\"num_layers\":", st->n_layers},
 	};
 
 	buf_puts(b, ",\"shape\":");
@@ -281,7 +282,7 @@ static int write_attentions(struct api_writer *w, const struct stack_job *s)
 static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
 {
 	const struct attention_job *job = s->job;
-	struct api_writer w = { b, job->encoding, job->precision };
+	struct api_writer w = {b, job->encoding, job->precision};
 
 	buf_puts(b, "{\"model\":");
 	jsonstr_put(b, job->model_name);

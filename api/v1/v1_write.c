@@ -60,7 +60,8 @@ void v1_write_tokens(struct buf *b, const struct attention_job *job)
 			if (label)
 				jsonstr_put(b, label);
 			else
-				buf_put_u64(b, (unsigned long long)job->token_ids[bi * job->Lq + i]);
+				buf_put_u64(b,
+					    (unsigned long long)job->token_ids[bi * job->Lq + i]);
 		}
 		buf_putc(b, ']');
 	}
@@ -71,10 +72,10 @@ void v1_write_tokens(struct buf *b, const struct attention_job *job)
 }
 
 int v1_write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
-			 size_t heads, size_t cols, const size_t *k_len, float *scratch)
+		     size_t heads, size_t cols, const size_t *k_len, float *scratch)
 {
 	size_t hh = heads ? heads : 1, item = hh * job->Lq * cols;
-	size_t shape[4] = { job->B, hh, job->Lq, cols }, *sh = heads ? shape : shape + 1;
+	size_t shape[4] = {job->B, hh, job->Lq, cols}, *sh = heads ? shape : shape + 1;
 
 	if (!job->ragged) {
 		if (!heads)
@@ -86,7 +87,7 @@ int v1_write_batched(struct api_writer *w, const struct attention_job *job, cons
 	buf_putc(w->out, '[');
 	for (size_t b = 0; b < job->B; b++) {
 		size_t rows = job->q_len[b], kc = k_len ? k_len[b] : cols, n = 0;
-		size_t ishape[3] = { hh, rows, kc };
+		size_t ishape[3] = {hh, rows, kc};
 
 		/* item b's [hh, rows, kc] corner of its [hh, Lq, cols] block */
 		for (size_t h = 0; h < hh; h++)
