@@ -8,8 +8,8 @@
  *                   each shaped as /v1/attention's "weights" for one layer,
  *    "output"?: Hugging Face's hidden_states[max(layers) + 1], "usage"}
  * Decode here, plan and run in api/stack_run.c (memory and work checked
- * before anything large is allocated), encode here. Every checkpoint request runs on a worker
- * thread, never the I/O thread's small path.
+ * before anything large is allocated), encode here. Every checkpoint request
+ * runs on a worker thread, never on the I/O thread's small path.
  */
 #include "v1.h"
 
