@@ -3,6 +3,8 @@
 #   make            build the engine library, tests and tools
 #   make test       run every Check suite (needs no PyTorch)
 #   make bench      print the engine benchmark tables (bench/README.md)
+#   make bench-checkpoint   whole GPT-2- and Llama-shaped checkpoints against
+#                   PyTorch (part of make bench; python3-torch, 3.6 GB in build/bench/)
 #   make deps       install the Debian packages the build needs (as root)
 #   make fixtures   regenerate tests/data/fixtures/ with PyTorch (python3-torch)
 #   make tokenizer-oracle   the tokenizers against transformers.js live: installs
@@ -114,7 +116,7 @@ BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/bench_engin
 # bench_engine is the one bench program in parts: bench/engine/*.c
 BENCH_ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 
-.PHONY: all test test-suites check check-suites bench deps run-deps check-tools test-tools \
+.PHONY: all test test-suites check check-suites bench bench-checkpoint deps run-deps check-tools test-tools \
         node-tools fixtures check-deps clean run format
 
 PORT ?= 8080
@@ -213,6 +215,16 @@ $(BUILD)/pic/%.o: %.c
 $(TIMER_SO): bench/timer/attnd_timer.c $(PIC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared $^ -o $@ $(LDLIBS)
+
+# bench/timer/stack_timer.c: a checkpoint folder's whole stack, for
+# bench/checkpoint_bench.py (server/checkpoint_dir.c and what it reads
+# config.json with, position-independent too).
+STACK_TIMER_SO  := $(BUILD)/bench/libstack_timer.so
+STACK_TIMER_SRC := server/checkpoint_dir.c $(wildcard api/checkpoint_*.c api/tokenizer_*.c) \
+                   $(TOKENIZER_SRC) $(COMMON_SRC)
+$(STACK_TIMER_SO): bench/timer/stack_timer.c $(STACK_TIMER_SRC:%.c=$(BUILD)/pic/%.o) $(PIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,--no-undefined $(filter %.c %.o,$^) -o $@ -ljansson $(TOK_LIBS) $(LDLIBS)
 
 # Each suite runs in its own process; CK_FORK stays on so a crash is a failure,
 # not the end of the run. The suites that start the daemon start $(ATTND)
@@ -389,6 +401,15 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/ben
 	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server
 	bench/http_bench.sh
 	$(PYTHON) bench/split_bench.py $(ATTND)
+	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
+		$(MAKE) --no-print-directory bench-checkpoint; \
+	else echo "bench: python3-torch not installed, checkpoint comparison skipped"; fi
+
+# bench/checkpoint_bench.py: GPT-2- and Llama-shaped checkpoints (random F32
+# folders written to $(BUILD)/bench/, 0.5 and 3.1 GB) against PyTorch;
+# CHECKPOINT_BENCH_FLAGS=--quick for L in {16, 128} only.
+bench-checkpoint: $(STACK_TIMER_SO)
+	$(PYTHON) bench/checkpoint_bench.py --lib $(STACK_TIMER_SO) --dir $(BUILD)/bench $(CHECKPOINT_BENCH_FLAGS)
 
 # The quickstart: install what is missing, build, serve the built-in models.
 run: run-deps
