@@ -5,7 +5,10 @@
  *   gelu_erf   0.5 x (1 + erf(x / sqrt(2)))                     BERT's gelu
  *   silu       x / (1 + exp(-x))                                Llama's act
  *   relu       max(x, 0)
- * Each scalar is evaluated in double and rounded once to float.
+ * Each scalar is evaluated in double and rounded once to float: the naive
+ * twin's forms (stack_ref.c). act_rows and act_gated, the stack's, take
+ * gelu_tanh and silu through a vector exp in float (activation.c says how;
+ * within a few ulp of the scalar forms).
  * Pure functions on caller buffers; nothing is allocated or kept.
  */
 #ifndef ATTN_ACTIVATION_H

@@ -1,4 +1,4 @@
-/* linear.c: row-split projections (see linear.h). */
+/* linear.c: projections split over threads in fixed tiles (see linear.h). */
 #include "linear.h"
 
 #include <cblas.h>
@@ -6,42 +6,29 @@
 
 #include "team.h"
 
-/* One sgemm: out [n, width] = x [n, E] W^T + bias, W [width, E]; or, in_major,
- * out = x W + bias with W [E, width] (TRANSPOSED storage). */
-static void linear_block_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-			   const float *W, int in_major, const float *bias, size_t width,
-			   size_t E)
+/* One sgemm on a tile: out [n, w] = x [n, E] Wc^T + bias, Wc the tile's w
+ * rows of W [width, E], or (in_major) its w columns of W [E, width]. */
+static void linear_tile(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+			      const float *Wc, int in_major, size_t width, const float *bias,
+			      size_t w, size_t E)
 {
 	float beta = 0.0f;
 
 	if (bias) {
 		for (size_t r = 0; r < n; r++)
-			memcpy(out + r * ld_out, bias, width * sizeof(float));
+			memcpy(out + r * ld_out, bias, w * sizeof(float));
 		beta = 1.0f;
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, in_major ? CblasNoTrans : CblasTrans, (int)n,
-		    (int)width, (int)E, 1.0f, x, (int)ld_x, W, (int)(in_major ? width : E), beta,
-		    out, (int)ld_out);
+		    (int)w, (int)E, 1.0f, x, (int)ld_x, Wc, (int)(in_major ? width : E), beta, out,
+		    (int)ld_out);
 }
 
+/* One sgemm: out [n, width] = x [n, E] W^T + bias. */
 static void linear_block(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 			 const float *W, const float *bias, size_t width, size_t E)
 {
-	linear_block_w(out, ld_out, x, ld_x, n, W, 0, bias, width, E);
-}
-
-/* linear_rows with the layout of W chosen (see linear.h). */
-static void linear_rows_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-			  const float *W, int in_major, const float *bias, size_t width,
-			  size_t E)
-{
-	for (size_t r = 0; r < n; r += LINEAR_BLOCK) {
-		size_t m = n - r < LINEAR_BLOCK ? n - r : LINEAR_BLOCK;
-
-		/* seek to out[r, 0] and x[r, 0] */
-		linear_block_w(out + r * ld_out, ld_out, x + r * ld_x, ld_x, m, W, in_major, bias,
-			       width, E);
-	}
+	linear_tile(out, ld_out, x, ld_x, n, W, 0, width, bias, width, E);
 }
 
 void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
@@ -72,8 +59,8 @@ static void linear_member(void *arg, size_t t, size_t T, struct team *team)
 
 	(void)team;
 	team_share_blocks(j->n, LINEAR_BLOCK, t, T, &r0, &r1);
-	linear_rows_w(j->out + r0 * j->ld_out, j->ld_out, j->x + r0 * j->ld_x, j->ld_x, r1 - r0,
-		      j->W, j->in_major, j->bias, j->width, j->E);
+	linear_rows(j->out + r0 * j->ld_out, j->ld_out, j->x + r0 * j->ld_x, j->ld_x, r1 - r0,
+		    j->W, j->bias, j->width, j->E);
 }
 
 void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
@@ -85,11 +72,47 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 	team_run(workers, threads, linear_member, &job);
 }
 
+/* Columns of one task: all of them when there are whole row blocks to
+ * share, else LINEAR_COLS (a shape's split, never a thread count's). */
+static size_t task_cols(const struct linear_job *j)
+{
+	return j->n > LINEAR_BLOCK || j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
+}
+
+/* Task k of the (row block, column block) grid: one sgemm on out's tile. */
+static void linear_task(const struct linear_job *j, size_t k)
+{
+	size_t cols = task_cols(j), n_cb = (j->width + cols - 1) / cols;
+	size_t r = (k / n_cb) * LINEAR_BLOCK, c = (k % n_cb) * cols;
+	size_t m = j->n - r < LINEAR_BLOCK ? j->n - r : LINEAR_BLOCK;
+	size_t w = j->width - c < cols ? j->width - c : cols;
+	/* W's columns c .. c + w: rows of W [width, E], or columns of W [E, width] */
+	const float *Wc = j->in_major ? j->W + c : j->W + c * j->E;
+
+	/* seek to out[r, c] and x[r, 0] */
+	linear_tile(j->out + r * j->ld_out + c, j->ld_out, j->x + r * j->ld_x, j->ld_x, m,
+			  Wc, j->in_major, j->width, j->bias ? j->bias + c : NULL, w, j->E);
+}
+
+static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
+{
+	const struct linear_job *j = arg;
+	size_t cols = task_cols(j), n_cb = (j->width + cols - 1) / cols;
+	size_t tasks = (j->n + LINEAR_BLOCK - 1) / LINEAR_BLOCK * n_cb, k0, k1;
+
+	(void)team;
+	team_share(tasks, t, T, &k0, &k1);
+	for (size_t k = k0; k < k1; k++)
+		linear_task(j, k);
+}
+
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers)
 {
 	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E, in_major };
 
-	team_run(workers, threads, linear_member, &job);
+	if (n == 0)
+		return;
+	team_run(workers, threads, tiles_member, &job);
 }

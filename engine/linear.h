@@ -19,6 +19,10 @@
  */
 enum { LINEAR_BLOCK = 256 };
 
+/* linear_forward_w's column tiles when the rows fit one block: a few rows
+ * (a short sequence) still split over threads, by columns. */
+enum { LINEAR_COLS = 256 };
+
 /*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,
  * W [width, E] row-major, bias [width] or NULL, one sgemm per LINEAR_BLOCK
@@ -34,7 +38,10 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 		    struct attn_workers *workers);
 
 /* linear_forward with W's layout chosen: in_major 0 is W [width, E] as above;
- * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias. */
+ * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias.
+ * Its sgemm calls are tiles of LINEAR_BLOCK rows, and when n <= LINEAR_BLOCK
+ * of LINEAR_COLS columns, shared by the threads: the tiles depend on the
+ * shape alone, so the results do not depend on the thread count. */
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers);

@@ -16,19 +16,18 @@
  *
  * Results do not depend on the thread count: the projections go to sgemm in
  * LINEAR_BLOCK rows whatever the split (linear.h), the attention core sums
- * in a fixed order (attention.c), and everything else is elementwise on the
- * calling thread.
+ * in a fixed order (attention.c), and everything else is row by row
+ * (stack_rows.c), each row computed alike on whichever thread takes it.
  */
 #include "stack.h"
 
 #include <string.h>
 
-#include "activation.h"
 #include "linear.h"
-#include "norm.h"
 #include "positional.h"
 #include "sizes.h"
 #include "stack_check.h"
+#include "stack_rows.h"
 
 struct stack_layout {
 	size_t n;                 /* B L rows */
@@ -172,20 +171,6 @@ static void run_linear(const struct attn_stack_run *run, float *out, size_t ld_o
 			 lin->in, run->threads, run->workers);
 }
 
-/* out [n, E] = norm(x [n, E]); an absent norm copies. out may be x. */
-static void apply_norm(const struct attn_stack *s, const struct attn_norm *nm, float *out,
-		       const float *x, size_t n)
-{
-	if (nm->w == NULL) {
-		if (out != x)
-			memcpy(out, x, n * s->E * sizeof(float));
-	} else if (s->norm_kind == ATTN_NORM_RMS) {
-		norm_rms_rows(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
-	} else {
-		norm_layer_rows(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
-	}
-}
-
 /* x [m] += y [m] */
 static void add_rows(float *x, const float *y, size_t m)
 {
@@ -212,7 +197,7 @@ static void stack_embed(const struct attn_stack_run *run, float *x)
 			if (s->wpe && s->family != ATTN_FAMILY_LLAMA)
 				add_rows(x_bl, s->wpe + l * E, E);
 		}
-	apply_norm(s, &s->emb_norm, x, x, run->B * run->L);
+	rows_norm(run, &s->emb_norm, x, x, run->B * run->L);
 }
 
 /* The captured heads of attw [B, H, L, L] into slab [B, Hc, L, L], or their
@@ -282,16 +267,13 @@ static void stack_mlp(const struct stack_layout *lay, const struct attn_stack_ru
 {
 	const struct attn_stack *s = run->stack;
 	float *up = ws + lay->up, *hid = up;
-	size_t m = lay->n * s->F;
 
 	run_linear(run, up, s->F, in, s->E, lay->n, &blk->up);
 	if (blk->gate.w) {
 		hid = ws + lay->gate;
 		run_linear(run, hid, s->F, in, s->E, lay->n, &blk->gate);
-		act_gated(hid, up, m, s->act);
-	} else {
-		act_rows(up, m, s->act);
 	}
+	rows_act(run, up, blk->gate.w ? hid : NULL, lay->n);
 	run_linear(run, out, s->E, hid, s->F, lay->n, &blk->down);
 }
 
@@ -303,28 +285,28 @@ static enum attn_status stack_layer(const struct stack_layout *lay,
 {
 	const struct attn_stack *s = run->stack;
 	float *x = ws + lay->x, *h = ws + lay->h;
-	size_t m = lay->n * s->E;
+	size_t E = s->E;
 	enum attn_status st;
 
 	if (s->family == ATTN_FAMILY_BERT) {
 		st = stack_attention(lay, run, blk, x, h, ws, slab, err);
 		if (st != ATTN_OK)
 			return st;
-		add_rows(h, x, m);
-		apply_norm(s, &blk->norm1, x, h, lay->n);
+		rows_add(run, h, x, lay->n, E);
+		rows_norm(run, &blk->norm1, x, h, lay->n);
 		stack_mlp(lay, run, blk, x, h, ws);
-		add_rows(h, x, m);
-		apply_norm(s, &blk->norm2, x, h, lay->n);
+		rows_add(run, h, x, lay->n, E);
+		rows_norm(run, &blk->norm2, x, h, lay->n);
 		return ATTN_OK;
 	}
-	apply_norm(s, &blk->norm1, h, x, lay->n);
+	rows_norm(run, &blk->norm1, h, x, lay->n);
 	st = stack_attention(lay, run, blk, h, h, ws, slab, err);
 	if (st != ATTN_OK)
 		return st;
-	add_rows(x, h, m);
-	apply_norm(s, &blk->norm2, h, x, lay->n);
+	rows_add(run, x, h, lay->n, E);
+	rows_norm(run, &blk->norm2, h, x, lay->n);
 	stack_mlp(lay, run, blk, h, h, ws);
-	add_rows(x, h, m);
+	rows_add(run, x, h, lay->n, E);
 	return ATTN_OK;
 }
 
@@ -356,7 +338,7 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 			slab += lay.slab;
 	}
 	if (run->out && run->last_layer + 1 == s->n_layers)
-		apply_norm(s, &s->final_norm, run->out, base + lay.x, lay.n);
+		rows_norm(run, &s->final_norm, run->out, base + lay.x, lay.n);
 	else if (run->out)
 		memcpy(run->out, base + lay.x, lay.n * s->E * sizeof(float));
 	return ATTN_OK;

@@ -111,6 +111,31 @@ START_TEST(activations_at_known_points)
 }
 END_TEST
 
+/* act_rows' vector forms against the scalar (double) forms, across the
+ * range an MLP sees and past the exp's clamp. */
+START_TEST(fast_activations_match_scalar)
+{
+	const enum attn_activation kinds[] = { ATTN_ACT_GELU_TANH, ATTN_ACT_SILU,
+					       ATTN_ACT_GELU_ERF, ATTN_ACT_RELU };
+	enum { N = 4001 };
+	static float x[N + 4], y[N + 4];
+
+	for (size_t i = 0; i < N; i++)
+		x[i] = -40.0f + 80.0f * (float)i / (float)(N - 1);
+	x[N] = 0.0f, x[N + 1] = 1e30f, x[N + 2] = -1e30f, x[N + 3] = -0.0f;
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		memcpy(y, x, sizeof x);
+		act_rows(y, N + 4, kinds[k]);
+		for (size_t i = 0; i < N + 4; i++) {
+			double want = act_one(kinds[k], x[i]);
+
+			ck_assert_msg(fabs(y[i] - want) <= 1e-6 * fabs(want) + 1e-7,
+				      "kind %zu: act(%g) = %.9g, scalar %.9g", k, x[i], y[i], want);
+		}
+	}
+}
+END_TEST
+
 /* Two positions, one head of D = 4, pairs (0, 2) and (1, 3). */
 START_TEST(rope_table_rotates_half_pairs)
 {
@@ -162,6 +187,7 @@ static Suite *layers_suite(void)
 	tcase_add_test(tc, rms_norm_by_hand);
 	tcase_add_loop_test(tc, norms_match_twins, 0, 40);
 	tcase_add_test(tc, activations_at_known_points);
+	tcase_add_test(tc, fast_activations_match_scalar);
 	tcase_add_test(tc, rope_table_rotates_half_pairs);
 	tcase_add_test(tc, linear_in_major_transposes);
 	suite_add_tcase(s, tc);

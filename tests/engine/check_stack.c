@@ -32,6 +32,10 @@
 
 enum { MAX_LAYERS = 3, MAX_BUFS = 64 };
 
+/* tm_build's variant with E 64, D 16, F 600: wide enough for column tiles
+ * and threaded row steps (linear.h, stack_rows.h). */
+enum { WIDE = 3 };
+
 struct tmodel {
 	struct attn_stack s;
 	struct attn_block blk[MAX_LAYERS];
@@ -100,13 +104,13 @@ static void tm_build(struct tmodel *m, struct attn_prng *g, enum attn_family fam
 	memset(m, 0, sizeof(*m));
 	s->family = fam;
 	s->n_layers = variant == 2 ? 2 : MAX_LAYERS;
-	s->E = 16;
+	s->E = variant == WIDE ? 64 : 16;
 	s->H = 4;
 	s->Hkv = llama ? 2 : 4;
-	s->D = llama && variant == 1 ? 6 : 4;
-	s->F = 24;
+	s->D = variant == WIDE ? 16 : llama && variant == 1 ? 6 : 4;
+	s->F = variant == WIDE ? 600 : 24; /* WIDE: the MLP in LINEAR_COLS tiles */
 	s->vocab = 50;
-	s->max_positions = 128;
+	s->max_positions = variant == WIDE ? 256 : 128;
 	s->norm_kind = llama ? ATTN_NORM_RMS : ATTN_NORM_LAYER;
 	s->norm_eps = fam == ATTN_FAMILY_BERT ? 1e-12f : llama ? 1e-6f : 1e-5f;
 	s->act = fam == ATTN_FAMILY_GPT2 ? ATTN_ACT_GELU_TANH
@@ -265,6 +269,37 @@ START_TEST(stack_matches_twin)
 END_TEST
 
 /* Item 1 of a padded batch of two against itself alone (per family). */
+/* Shapes whose projections split into tiles of columns (n <= LINEAR_BLOCK
+ * rows) or of rows, with row steps big enough to go to threads: 1 and 2
+ * threads bit for bit, and the twin. */
+START_TEST(wide_shapes_split_alike)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct trun t;
+	float *att1, *out1, *att2, *out2, *att_ref, *out_ref;
+	enum attn_family fam = (enum attn_family)(_i % 3);
+	size_t B = _i < 3 ? 1 : 2, L = _i < 3 ? 200 : 150, n_out;
+
+	attn_prng_seed(&g, 2000 + (uint64_t)_i);
+	tm_build(&m, &g, fam, WIDE);
+	tr_build(&t, &g, &m.s, B, L);
+	t.r.last_layer = m.s.n_layers - 1;
+	tr_run(&t, 0, 1, &att1, &out1);
+	tr_run(&t, 0, 2, &att2, &out2);
+	tr_run(&t, 1, 0, &att_ref, &out_ref);
+	n_out = B * L * m.s.E;
+	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
+	ck_assert_msg(memcmp(att1, att2, tr_att_floats(&t) * sizeof(float)) == 0,
+		      "threads change attentions");
+	test_assert_close(att1, att_ref, tr_att_floats(&t), "attentions", _i);
+	test_assert_close(out1, out_ref, n_out, "out", _i);
+	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
+	tr_free(&t);
+	tm_free(&m);
+}
+END_TEST
+
 START_TEST(padded_rows_match_alone)
 {
 	struct attn_prng g;
@@ -466,6 +501,7 @@ static Suite *stack_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, stack_matches_twin, 0, test_light() ? 9 : 45);
+	tcase_add_loop_test(tc, wide_shapes_split_alike, 0, test_light() ? 3 : 6);
 	tcase_add_loop_test(tc, padded_rows_match_alone, 0, 4);
 	tcase_add_test(tc, bad_runs_are_refused);
 	tcase_add_test(tc, bad_stacks_are_refused);
