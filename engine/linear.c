@@ -72,11 +72,11 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 	team_run(workers, threads, linear_member, &job);
 }
 
-/* Columns of one task: all of them when there are whole row blocks to
- * share, else LINEAR_COLS (a shape's split, never a thread count's). */
+/* Columns of one task: all of them, but LINEAR_COLS for a few rows (a
+ * shape's split, never a thread count's). */
 static size_t task_cols(const struct linear_job *j)
 {
-	return j->n > LINEAR_BLOCK || j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
+	return j->n > LINEAR_FEW_ROWS || j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
 }
 
 /* Task k of the (row block, column block) grid: one sgemm on out's tile. */

@@ -19,9 +19,11 @@
  */
 enum { LINEAR_BLOCK = 256 };
 
-/* linear_forward_w's column tiles when the rows fit one block: a few rows
- * (a short sequence) still split over threads, by columns. */
-enum { LINEAR_COLS = 256 };
+/* linear_forward_w's column tiles for at most LINEAR_FEW_ROWS rows: a short
+ * sequence still splits over threads, by columns. (Past it, a single wide
+ * sgemm per row block is faster on one thread than column tiles, whose
+ * every call packs the rows again.) */
+enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64 };
 
 /*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,
@@ -39,7 +41,7 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 
 /* linear_forward with W's layout chosen: in_major 0 is W [width, E] as above;
  * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias.
- * Its sgemm calls are tiles of LINEAR_BLOCK rows, and when n <= LINEAR_BLOCK
+ * Its sgemm calls are tiles of LINEAR_BLOCK rows, and when n <= LINEAR_FEW_ROWS
  * of LINEAR_COLS columns, shared by the threads: the tiles depend on the
  * shape alone, so the results do not depend on the thread count. */
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,

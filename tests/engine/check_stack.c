@@ -269,7 +269,7 @@ START_TEST(stack_matches_twin)
 END_TEST
 
 /* Item 1 of a padded batch of two against itself alone (per family). */
-/* Shapes whose projections split into tiles of columns (n <= LINEAR_BLOCK
+/* Shapes whose projections split into tiles of columns (n <= LINEAR_FEW_ROWS
  * rows) or of rows, with row steps big enough to go to threads: 1 and 2
  * threads bit for bit, and the twin. */
 START_TEST(wide_shapes_split_alike)
@@ -279,7 +279,7 @@ START_TEST(wide_shapes_split_alike)
 	struct trun t;
 	float *att1, *out1, *att2, *out2, *att_ref, *out_ref;
 	enum attn_family fam = (enum attn_family)(_i % 3);
-	size_t B = _i < 3 ? 1 : 2, L = _i < 3 ? 200 : 150, n_out;
+	size_t B = _i < 3 ? 1 : 2, L = _i < 3 ? 60 : 150, n_out;
 
 	attn_prng_seed(&g, 2000 + (uint64_t)_i);
 	tm_build(&m, &g, fam, WIDE);
