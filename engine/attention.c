@@ -178,43 +178,69 @@ static void pack_pairs(const struct sdpa_plan *plan, size_t p0, size_t p1)
 	}
 }
 
-/* Pass 1: S [m, Lk] = scale Q_blk K^T, from q rows at q_bhi and K of (b, kvh);
- * vmax [m, TILE_COLS] too, unless NULL (tiles only). */
+/*
+ * The keys a query block computes: past the last key any of its m rows can
+ * see (mask_range: causal, window, key lengths; a user mask only hides
+ * more), every score is masked to -inf and every weight is 0, so passes 1
+ * and 4 stop there (a causal block skips the keys after its diagonal). Not
+ * when a view shows scores before the mask, or a softcap reads them: then
+ * every score is computed.
+ */
+static size_t keys_seen(const struct attn_sdpa *req, size_t b, size_t i0, size_t m)
+{
+	size_t end = 1;
+
+	if (req->softcap > 0.0f || req->scores_view == ATTN_SCORES_RAW ||
+	    req->scores_view == ATTN_SCORES_SOFTCAP)
+		return req->Lk;
+	for (size_t r = 0; r < m; r++) {
+		size_t lo, hi;
+
+		mask_range(req, b, i0 + r, &lo, &hi);
+		end = hi > end ? hi : end;
+	}
+	return end < req->Lk ? end : req->Lk;
+}
+
+/* Pass 1: S [m, :n] = scale Q_blk K[:n]^T (rows Lk apart), from q rows at
+ * q_bhi and K of (b, kvh); vmax [m, TILE_COLS] too, unless NULL (tiles
+ * only; read only when n == Lk). */
 static void qk_pass(const struct sdpa_plan *plan, float *S, float *vmax, const float *q_bhi,
-		    const float *k_bh, size_t b, size_t kvh, size_t m)
+		    const float *k_bh, size_t b, size_t kvh, size_t m, size_t n)
 {
 	const struct attn_sdpa *req = plan->req;
 
 	if (plan->tiles) {
 		tile_qk(S, req->Lk, vmax, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh),
-			plan->ldk, m, req->Lk, req->D, plan->scale, 1);
+			plan->ldk, m, n, req->D, plan->scale, 1);
 		return;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)req->Lk, (int)req->D,
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)req->D,
 		    plan->scale, q_bhi, (int)req->q.row_stride, k_bh, (int)req->k.row_stride, 0.0f,
 		    S, (int)req->Lk);
 }
 
-/* Pass 4: out rows [m, Dv] at out_bhi = P [m, Lk] V of (b, kvh). */
+/* Pass 4: out rows [m, Dv] at out_bhi = P [m, :n] V[:n] of (b, kvh) (P's
+ * columns past n are 0). */
 static void pv_pass(const struct sdpa_plan *plan, float *out_bhi, const float *P,
-		    const float *v_bh, size_t b, size_t kvh, size_t m)
+		    const float *v_bh, size_t b, size_t kvh, size_t m, size_t n)
 {
 	const struct attn_sdpa *req = plan->req;
 
 	if (!plan->tiles) {
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv,
-			    (int)req->Lk, 1.0f, P, (int)req->Lk, v_bh, (int)req->v.row_stride, 0.0f,
-			    out_bhi, (int)req->out.row_stride);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv, (int)n,
+			    1.0f, P, (int)req->Lk, v_bh, (int)req->v.row_stride, 0.0f, out_bhi,
+			    (int)req->out.row_stride);
 		return;
 	}
 	for (size_t r = 0; r < m; r++)
 		memset(out_bhi + r * req->out.row_stride, 0, req->Dv * sizeof(float));
 	/* keys PV_KEYS at a time, so their rows of vh stay in L2 while every
 	 * query row passes over them (the same sums, in order) */
-	for (size_t k0 = 0; k0 < req->Lk; k0 += PV_KEYS)
+	for (size_t k0 = 0; k0 < n; k0 += PV_KEYS)
 		tile_pv(out_bhi, req->out.row_stride, P + k0, req->Lk,
-			packed_vh(plan, b, kvh) + k0 * req->Dv, m,
-			req->Lk - k0 < PV_KEYS ? req->Lk - k0 : PV_KEYS, req->Dv, 1);
+			packed_vh(plan, b, kvh) + k0 * req->Dv, m, n - k0 < PV_KEYS ? n - k0 : PV_KEYS,
+			req->Dv, 1);
 }
 
 /* One head of one query block: the four passes of the file comment. */
@@ -233,12 +259,13 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 	float *S = ws;
 	/* seek past the thread's [block, Lk] scores */
 	float *vmax = plan->plain ? ws + plan->block * req->Lk : NULL;
+	size_t n = keys_seen(req, b, i0, m);
 
 	if (req->weights_mode == ATTN_WEIGHTS_PER_HEAD)
 		S = req->weights + ((b * req->H + h) * req->Lq + i0) * req->Lk;
 
 	/* pass 1: S = scale * Q_blk K^T, [m, Lk] */
-	qk_pass(plan, S, vmax, q_bhi, k_bh, b, kvh, m);
+	qk_pass(plan, S, vmax, q_bhi, k_bh, b, kvh, m, n);
 	if (req->scores_view == ATTN_SCORES_RAW)
 		copy_view(req->scores, S, req, b, h, i0, m);
 	/* pass 2: softcap before the mask (Gemma 2), so -inf stays -inf */
@@ -254,7 +281,7 @@ static void sdpa_head(const struct sdpa_plan *plan, float *ws, size_t b, size_t 
 	if (req->weights_mode == ATTN_WEIGHTS_MEAN)
 		accumulate_mean(req, S, b, h, i0, m);
 	/* pass 4: Y_blk = P V, [m, Dv] */
-	pv_pass(plan, out_bhi, S, v_bh, b, kvh, m);
+	pv_pass(plan, out_bhi, S, v_bh, b, kvh, m, n);
 }
 
 static void sdpa_task(const struct sdpa_plan *plan, float *ws, size_t task)
