@@ -13,116 +13,49 @@
  *              and "mean" are the oracle's heads and their mean
  * and once: GET /v1/models/CASE describes the checkpoint; refusals (an id
  * past the vocabulary, a sequence past the context, an empty sequence, a
- * one-layer field, a layer out of range) are 422 naming the place; folders
- * that must stop start-up (an unknown model_type, a missing tensor, a tensor
- * of the wrong shape) exit 2 naming the file and the tensor.
+ * one-layer field, a layer out of range) are 422 naming the place. Folders
+ * that must stop start-up are check_checkpoint_v2's.
  *
  * Ownership: the case list and the expected answers are this file's
  * statics, made in setup and released in teardown; the daemon is the test
  * case's (an unchecked fixture).
  */
 #include <check.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
+#include "tests/lib/checkpoint_cases.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
-#include "tests/lib/tmp_files.h"
 
-#define ROOT "tests/data/checkpoints"
+#define ROOT CKPT_ROOT
 #define ABS_TOL 1e-5
 #define REL_TOL 1e-4
-#define MAX_CASES 32
 
 enum { WAIT_MS = 30000 };
 
-static char cases[MAX_CASES][64];
-static json_t *expected[MAX_CASES];
-static size_t n_cases;
+static struct ckpt_cases cc;
 static struct live_daemon daemon_;
 
 /* ---- the cases and the daemon ------------------------------------------ */
 
-static json_t *load_expected(const char *name)
-{
-	char path[512];
-	json_error_t jerr;
-	json_t *v;
-
-	snprintf(path, sizeof path, ROOT "/%s/expected.json", name);
-	v = json_load_file(path, 0, &jerr);
-	if (v == NULL)
-		fprintf(stderr, "%s:%d: %s\n", path, jerr.line, jerr.text);
-	return v;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-static int list_cases(void)
-{
-	DIR *d = opendir(ROOT);
-	struct dirent *e;
-
-	if (d == NULL) {
-		fprintf(stderr, "check_checkpoint_daemon: cannot open " ROOT "\n");
-		return -1;
-	}
-	while ((e = readdir(d)) != NULL && n_cases < MAX_CASES) {
-		char path[512];
-		struct stat st;
-
-		snprintf(path, sizeof path, ROOT "/%s/expected.json", e->d_name);
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof cases[0] ||
-		    stat(path, &st) != 0)
-			continue;
-		snprintf(cases[n_cases++], sizeof cases[0], "%s", e->d_name);
-	}
-	closedir(d);
-	qsort(cases, n_cases, sizeof cases[0], cmp_names);
-	return n_cases > 0 ? 0 : -1;
-}
-
 static int setup(void)
 {
-	if (list_cases() != 0)
-		return -1;
-	for (size_t i = 0; i < n_cases; i++) {
-		expected[i] = load_expected(cases[i]);
-		if (expected[i] == NULL)
-			return -1;
-	}
-	return 0;
+	return ckpt_cases_load(&cc);
 }
 
 static void teardown(void)
 {
-	for (size_t i = 0; i < n_cases; i++)
-		json_decref(expected[i]);
+	ckpt_cases_release(&cc);
 }
 
 /* One daemon for the test case: every folder as a model named after it. */
 static void start_daemon(void)
 {
-	static char specs[MAX_CASES][256];
-	const char *args[MAX_CASES * 2 + 1];
-	size_t n = 0;
-
-	for (size_t i = 0; i < n_cases; i++) {
-		snprintf(specs[i], sizeof specs[i], "%s=" ROOT "/%s", cases[i], cases[i]);
-		args[n++] = "--model";
-		args[n++] = specs[i];
-	}
-	args[n] = NULL;
-	live_start(&daemon_, args);
+	ckpt_cases_start(&cc, &daemon_);
 }
 
 static void stop_daemon(void)
@@ -272,7 +205,7 @@ static json_t *layers_as_items(json_t *atts, int unbatched)
 
 static void check_run(size_t c, const json_t *run, size_t k)
 {
-	char *body = run_request(cases[c], run, NULL);
+	char *body = run_request(cc.name[c], run, NULL);
 	json_t *ans = attention(body);
 	int unbatched = json_object_get(run, "text") != NULL;
 	const json_t *hidden = json_object_get(run, "hidden");
@@ -284,9 +217,9 @@ static void check_run(size_t c, const json_t *run, size_t k)
 	if (unbatched)
 		compare(json_object_get(ans, "token_ids"),
 			json_array_get(json_object_get(run, "ids"), 0), "token_ids");
-	snprintf(where, sizeof where, "%s run %zu attentions", cases[c], k);
+	snprintf(where, sizeof where, "%s run %zu attentions", cc.name[c], k);
 	n = compare(atts, json_object_get(run, "attentions"), where);
-	snprintf(where, sizeof where, "%s run %zu output", cases[c], k);
+	snprintf(where, sizeof where, "%s run %zu output", cc.name[c], k);
 	n += compare(out, json_array_get(hidden, json_array_size(hidden) - 1), where);
 	ck_assert_uint_gt(n, 0);
 	json_decref(atts);
@@ -297,7 +230,7 @@ static void check_run(size_t c, const json_t *run, size_t k)
 
 START_TEST(oracle)
 {
-	const json_t *runs = json_object_get(expected[_i], "runs");
+	const json_t *runs = json_object_get(cc.expected[_i], "runs");
 
 	ck_assert_uint_gt(json_array_size(runs), 0);
 	for (size_t k = 0; k < json_array_size(runs); k++)
@@ -308,7 +241,7 @@ END_TEST
 /* layers [0]: the first layer's attention and hidden_states[1]. */
 static void check_first_layer(size_t c, const json_t *run)
 {
-	char *body = run_request(cases[c], run, "{\"layers\": [0]}");
+	char *body = run_request(cc.name[c], run, "{\"layers\": [0]}");
 	json_t *ans = attention(body);
 	int unbatched = json_object_get(run, "text") != NULL;
 	json_t *atts = layers_as_items(json_object_get(ans, "attentions"), unbatched);
@@ -339,7 +272,7 @@ static void check_heads(size_t c, const json_t *run, int mean)
 
 	snprintf(extra, sizeof extra, "{\"heads\": [%zu, 0], \"weights\": \"%s\", \"output\": false}",
 		 H - 1, mean ? "mean" : "per_head");
-	body = run_request(cases[c], run, extra);
+	body = run_request(cc.name[c], run, extra);
 	ans = attention(body);
 	ck_assert_ptr_null(json_object_get(ans, "output"));
 	atts = layers_as_items(json_object_get(ans, "attentions"), unbatched);
@@ -353,7 +286,7 @@ static void check_heads(size_t c, const json_t *run, int mean)
 
 START_TEST(selection)
 {
-	const json_t *run = json_array_get(json_object_get(expected[_i], "runs"), 0);
+	const json_t *run = json_array_get(json_object_get(cc.expected[_i], "runs"), 0);
 
 	check_first_layer((size_t)_i, run);
 	check_heads((size_t)_i, run, 0);
@@ -369,13 +302,13 @@ START_TEST(describe)
 	char path[128];
 	json_t *v;
 
-	snprintf(path, sizeof path, "/v1/models/%s", cases[_i]);
+	snprintf(path, sizeof path, "/v1/models/%s", cc.name[_i]);
 	live_get(daemon_.port, path, &r);
 	ck_assert_int_eq(r.status, 200);
 	v = parse_body(&r);
 	ck_assert_str_eq(json_string_value(json_object_get(v, "kind")), "checkpoint");
 	ck_assert_str_eq(json_string_value(json_object_get(v, "family")),
-			 json_string_value(json_object_get(expected[_i], "model_type")));
+			 json_string_value(json_object_get(cc.expected[_i], "model_type")));
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "num_layers")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "context_length")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "weight_bytes")), 0);
@@ -394,7 +327,7 @@ static void refused(const char *tmpl, int status, const char *code, const char *
 	json_t *v;
 
 	if (at != NULL)
-		snprintf(body, sizeof body, "%.*s%s%s", (int)(at - tmpl), tmpl, cases[0], at + 1);
+		snprintf(body, sizeof body, "%.*s%s%s", (int)(at - tmpl), tmpl, cc.name[0], at + 1);
 	else
 		snprintf(body, sizeof body, "%s", tmpl);
 	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
@@ -511,12 +444,12 @@ START_TEST(context_length)
 	char *body;
 	json_int_t P;
 
-	snprintf(path, sizeof path, "/v1/models/%s", cases[0]);
+	snprintf(path, sizeof path, "/v1/models/%s", cc.name[0]);
 	live_get(daemon_.port, path, &r);
 	v = parse_body(&r);
 	P = json_integer_value(json_object_get(v, "context_length"));
 	json_decref(v);
-	req = json_pack("{s:s,s:[]}", "model", cases[0], "tokens");
+	req = json_pack("{s:s,s:[]}", "model", cc.name[0], "tokens");
 	for (json_int_t i = 0; i <= P; i++)
 		json_array_append_new(json_object_get(req, "tokens"), json_integer(1));
 	body = json_dumps(req, JSON_COMPACT);
@@ -529,71 +462,6 @@ START_TEST(context_length)
 }
 END_TEST
 
-/* ---- folders that must stop start-up ----------------------------------- */
-
-/* A copy of case c's folder in dir, with config.json replaced when config
- * is not NULL, and the first safetensors file replaced when st is. */
-static void copy_case(const char *dir, size_t c, const char *config)
-{
-	char src[512], path[512];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(src, sizeof src, ROOT "/%s", cases[c]);
-	d = opendir(src);
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)) != NULL) {
-		char from[1024];
-		FILE *f;
-		long n;
-		char *bytes;
-
-		if (e->d_name[0] == '.' || strcmp(e->d_name, "expected.json") == 0)
-			continue;
-		snprintf(from, sizeof from, "%s/%s", src, e->d_name);
-		f = fopen(from, "rb");
-		ck_assert_ptr_nonnull(f);
-		fseek(f, 0, SEEK_END);
-		n = ftell(f);
-		fseek(f, 0, SEEK_SET);
-		bytes = malloc((size_t)n + 1);
-		ck_assert_uint_eq(fread(bytes, 1, (size_t)n, f), (size_t)n);
-		fclose(f);
-		if (config != NULL && strcmp(e->d_name, "config.json") == 0)
-			tmp_write(dir, e->d_name, config, strlen(config), path);
-		else
-			tmp_write(dir, e->d_name, bytes, (size_t)n, path);
-		free(bytes);
-	}
-	closedir(d);
-}
-
-/* Starting with DIR as a model exits 2, its message holding each of want. */
-static void refuses_start(const char *dir, const char *want1, const char *want2)
-{
-	char spec[600], err[4096];
-	const char *args[] = { "--model", spec, NULL };
-	int status;
-
-	snprintf(spec, sizeof spec, "bad=%s", dir);
-	status = live_run_to_exit(args, WAIT_MS, err, sizeof err);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: %s", status,
-		      err);
-	ck_assert_msg(strstr(err, want1) != NULL, "'%s' not in: %s", want1, err);
-	ck_assert_msg(want2 == NULL || strstr(err, want2) != NULL, "'%s' not in: %s", want2, err);
-}
-
-START_TEST(bad_folders)
-{
-	char dir[] = "/tmp/attnd-ckpt-XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	copy_case(dir, 0, "{\"model_type\": \"t5\", \"d_model\": 8}");
-	refuses_start(dir, "config.json", "t5");
-	tmp_remove_dir(dir);
-}
-END_TEST
-
 static Suite *checkpoint_suite(void)
 {
 	Suite *s = suite_create("checkpoint_daemon");
@@ -601,14 +469,13 @@ static Suite *checkpoint_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
-	tcase_add_loop_test(tc, oracle, 0, (int)n_cases);
-	tcase_add_loop_test(tc, selection, 0, (int)n_cases);
-	tcase_add_loop_test(tc, describe, 0, (int)n_cases);
+	tcase_add_loop_test(tc, oracle, 0, (int)cc.n);
+	tcase_add_loop_test(tc, selection, 0, (int)cc.n);
+	tcase_add_loop_test(tc, describe, 0, (int)cc.n);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, context_length);
 	tcase_add_test(tc, id_labels);
 	tcase_add_test(tc, limits);
-	tcase_add_test(tc, bad_folders);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,7 +27,7 @@
  * Start-up refusals, without a daemon of their own (live_run_to_exit): a
  * folder whose safetensors lacks a tensor, one whose config.json no longer
  * fits its tensors (a mis-shaped tensor), one without model.safetensors, a
- * shard index naming a missing shard, and heads= given with a folder: each
+ * shard index naming a missing shard, an unknown model_type, and heads= given with a folder: each
  * exits 2 with a message naming the file (and the tensor, where there is one).
  *
  * Ownership: the case list and the expected answers are this file's statics,
@@ -46,97 +46,37 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "tests/lib/checkpoint_cases.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
 #include "tests/lib/tmp_files.h"
 
-#define ROOT "tests/data/checkpoints"
+#define ROOT CKPT_ROOT
 #define ABS_TOL 1e-5
 #define REL_TOL 1e-4
-#define MAX_CASES 32
 #define JSON_CT "application/json"
 
 enum { WAIT_MS = 30000, REPEAT = 2 };
 
-static char cases[MAX_CASES][64];
-static json_t *expected[MAX_CASES];
-static size_t n_cases;
+static struct ckpt_cases cc;
 static struct live_daemon daemon_;
 
 /* ---- the cases and the daemon ------------------------------------------ */
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-static int file_exists(const char *c, const char *name)
-{
-	char path[512];
-	struct stat st;
-
-	snprintf(path, sizeof path, ROOT "/%s/%s", c, name);
-	return stat(path, &st) == 0;
-}
-
-static int list_cases(void)
-{
-	DIR *d = opendir(ROOT);
-	struct dirent *e;
-
-	if (d == NULL) {
-		fprintf(stderr, "check_checkpoint_v2: cannot open " ROOT "\n");
-		return -1;
-	}
-	while ((e = readdir(d)) != NULL && n_cases < MAX_CASES) {
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof cases[0] ||
-		    !file_exists(e->d_name, "expected.json"))
-			continue;
-		snprintf(cases[n_cases++], sizeof cases[0], "%s", e->d_name);
-	}
-	closedir(d);
-	qsort(cases, n_cases, sizeof cases[0], cmp_names);
-	return n_cases > 0 ? 0 : -1;
-}
-
 static int setup(void)
 {
-	if (list_cases() != 0)
-		return -1;
-	for (size_t i = 0; i < n_cases; i++) {
-		char path[512];
-		json_error_t jerr;
-
-		snprintf(path, sizeof path, ROOT "/%s/expected.json", cases[i]);
-		expected[i] = json_load_file(path, 0, &jerr);
-		if (expected[i] == NULL) {
-			fprintf(stderr, "%s:%d: %s\n", path, jerr.line, jerr.text);
-			return -1;
-		}
-	}
-	return 0;
+	return ckpt_cases_load(&cc);
 }
 
 static void teardown(void)
 {
-	for (size_t i = 0; i < n_cases; i++)
-		json_decref(expected[i]);
+	ckpt_cases_release(&cc);
 }
 
 /* One daemon for the test case: every folder as a model named after it. */
 static void start_daemon(void)
 {
-	static char specs[MAX_CASES][256];
-	const char *args[MAX_CASES * 2 + 1];
-	size_t n = 0;
-
-	for (size_t i = 0; i < n_cases; i++) {
-		snprintf(specs[i], sizeof specs[i], "%s=" ROOT "/%s", cases[i], cases[i]);
-		args[n++] = "--model";
-		args[n++] = specs[i];
-	}
-	args[n] = NULL;
-	live_start(&daemon_, args);
+	ckpt_cases_start(&cc, &daemon_);
 }
 
 static void stop_daemon(void)
@@ -209,7 +149,7 @@ static void infer(size_t c, json_t *req, struct live_resp *r)
 	char *body = json_dumps(req, JSON_COMPACT);
 
 	ck_assert_ptr_nonnull(body);
-	snprintf(path, sizeof path, "/v2/models/%s/infer", cases[c]);
+	snprintf(path, sizeof path, "/v2/models/%s/infer", cc.name[c]);
 	live_post(daemon_.port, path, JSON_CT, "", body, strlen(body), r);
 	free(body);
 	json_decref(req);
@@ -361,7 +301,7 @@ static void check_answer(size_t c, const json_t *run, size_t b, int reps, const 
 	struct flat got = { 0 }, want = { 0 };
 	char where[160];
 
-	snprintf(where, sizeof where, "%s %s item %zu attentions", cases[c], what, b);
+	snprintf(where, sizeof where, "%s %s item %zu attentions", cc.name[c], what, b);
 	if (mean)
 		assert_shape(att, mean_shape, 4, where);
 	else
@@ -372,7 +312,7 @@ static void check_answer(size_t c, const json_t *run, size_t b, int reps, const 
 	flat_release(&got);
 	flat_release(&want);
 
-	snprintf(where, sizeof where, "%s %s item %zu output", cases[c], what, b);
+	snprintf(where, sizeof where, "%s %s item %zu output", cc.name[c], what, b);
 	assert_shape(out, out_shape, 3, where);
 	flatten(&got, json_object_get(out, "data"));
 	want_output(&want, run, b, reps);
@@ -391,7 +331,7 @@ static json_t *ask(size_t c, const json_t *run, size_t b, json_t *params)
 	req = text ? text_request(text, params)
 		   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
 	infer(c, req, &r);
-	ck_assert_msg(r.status == 200, "%s: status %d: %s", cases[c], r.status, r.body);
+	ck_assert_msg(r.status == 200, "%s: status %d: %s", cc.name[c], r.status, r.body);
 	v = parse(r.body, r.body_len);
 	live_resp_release(&r);
 	return v;
@@ -400,7 +340,7 @@ static json_t *ask(size_t c, const json_t *run, size_t b, json_t *params)
 /* Every item of every run that v2 can ask (token types all 0), with fn. */
 static size_t each_item(size_t c, void (*fn)(size_t c, const json_t *run, size_t b))
 {
-	const json_t *runs = json_object_get(expected[c], "runs");
+	const json_t *runs = json_object_get(cc.expected[c], "runs");
 	size_t n = 0;
 
 	for (size_t k = 0; k < json_array_size(runs); k++) {
@@ -467,19 +407,19 @@ static void assert_meta(const json_t *t, const char *name, const char *dtype, co
 START_TEST(metadata)
 {
 	size_t c = (size_t)_i;
-	struct geom g = geom_of(json_array_get(json_object_get(expected[c], "runs"), 0));
-	int text = file_exists(cases[c], "tokenizer.json");
+	struct geom g = geom_of(json_array_get(json_object_get(cc.expected[c], "runs"), 0));
+	int text = ckpt_case_has(cc.name[c], "tokenizer.json");
 	const long long bl[] = { -1, -1 }, b[] = { -1 }, ble[] = { -1, -1, (long long)g.E };
 	const long long nbhll[] = { (long long)g.N, -1, (long long)g.H, -1, -1 };
 	struct live_resp r = { 0 };
 	char path[128];
 	json_t *v, *in, *out;
 
-	snprintf(path, sizeof path, "/v2/models/%s", cases[c]);
+	snprintf(path, sizeof path, "/v2/models/%s", cc.name[c]);
 	live_get(daemon_.port, path, &r);
 	ck_assert_int_eq(r.status, 200);
 	v = parse(r.body, r.body_len);
-	ck_assert_str_eq(json_string_value(json_object_get(v, "name")), cases[c]);
+	ck_assert_str_eq(json_string_value(json_object_get(v, "name")), cc.name[c]);
 	in = json_object_get(v, "inputs");
 	out = json_object_get(v, "outputs");
 	ck_assert_uint_eq(json_array_size(in), text ? 2 : 1);
@@ -750,6 +690,20 @@ START_TEST(missing_shard)
 }
 END_TEST
 
+/* A config.json alone is enough: its model_type is refused before any
+ * weights are looked for. */
+START_TEST(unknown_model_type)
+{
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX", path[512];
+	const char config[] = "{\"model_type\": \"t5\", \"d_model\": 8}";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tmp_write(dir, "config.json", config, strlen(config), path);
+	refuses_start(dir, "", "config.json", "'t5'");
+	tmp_remove_dir(dir);
+}
+END_TEST
+
 START_TEST(heads_with_folder)
 {
 	refuses_start(ROOT "/gpt2_f32", ",heads=4", "is a model folder", "heads=");
@@ -764,10 +718,10 @@ static Suite *checkpoint_v2_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
-	tcase_add_loop_test(tc, metadata, 0, (int)n_cases);
-	tcase_add_loop_test(tc, oracle, 0, (int)n_cases);
-	tcase_add_loop_test(tc, mean_of_heads, 0, (int)n_cases);
-	tcase_add_loop_test(tc, binary, 0, (int)n_cases);
+	tcase_add_loop_test(tc, metadata, 0, (int)cc.n);
+	tcase_add_loop_test(tc, oracle, 0, (int)cc.n);
+	tcase_add_loop_test(tc, mean_of_heads, 0, (int)cc.n);
+	tcase_add_loop_test(tc, binary, 0, (int)cc.n);
 	tcase_add_test(tc, refusals);
 	suite_add_tcase(s, tc);
 
@@ -777,6 +731,7 @@ static Suite *checkpoint_v2_suite(void)
 	tcase_add_test(bad, missing_safetensors);
 	tcase_add_test(bad, missing_shard);
 	tcase_add_test(bad, heads_with_folder);
+	tcase_add_test(bad, unknown_model_type);
 	suite_add_tcase(s, bad);
 	return s;
 }
