@@ -238,37 +238,44 @@ static void tr_free(struct trun *t)
 
 /* ---- twin and threads --------------------------------------------------- */
 
+/* Runs t fast on 1 and 2 threads (the same bits) and against the twin
+ * (within tolerance); frees t and m. */
+static void check_threads_and_twin(struct trun *t, struct tmodel *m, int i)
+{
+	float *att1, *out1, *att2, *out2, *att_ref, *out_ref;
+	size_t n_out = t->r.B * t->r.L * m->s.E;
+
+	tr_run(t, 0, 1, &att1, &out1);
+	tr_run(t, 0, 2, &att2, &out2);
+	tr_run(t, 1, 0, &att_ref, &out_ref);
+	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
+	ck_assert_msg(memcmp(att1, att2, tr_att_floats(t) * sizeof(float)) == 0,
+		      "threads change attentions");
+	test_assert_close(att1, att_ref, tr_att_floats(t), "attentions", i);
+	test_assert_close(out1, out_ref, n_out, "out", i);
+	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
+	tr_free(t);
+	tm_free(m);
+}
+
 START_TEST(stack_matches_twin)
 {
 	struct attn_prng g;
 	struct tmodel m;
 	struct trun t;
-	float *att1, *out1, *att2, *out2, *att_ref, *out_ref;
 	enum attn_family fam = (enum attn_family)(_i % 3);
 	int variant = (_i / 3) % 3;
-	size_t B, L, n_out;
+	size_t B, L;
 
 	attn_prng_seed(&g, 1000 + (uint64_t)_i);
 	tm_build(&m, &g, fam, variant == 1 && fam != ATTN_FAMILY_LLAMA ? 0 : variant);
 	B = variant == 2 ? 3 : test_pick(&g, 1, 3);
 	L = variant == 2 ? 90 : test_pick(&g, 1, 13);
 	tr_build(&t, &g, &m.s, B, L);
-	tr_run(&t, 0, 1, &att1, &out1);
-	tr_run(&t, 0, 2, &att2, &out2);
-	tr_run(&t, 1, 0, &att_ref, &out_ref);
-	n_out = B * L * m.s.E;
-	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
-	ck_assert_msg(memcmp(att1, att2, tr_att_floats(&t) * sizeof(float)) == 0,
-		      "threads change attentions");
-	test_assert_close(att1, att_ref, tr_att_floats(&t), "attentions", _i);
-	test_assert_close(out1, out_ref, n_out, "out", _i);
-	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
-	tr_free(&t);
-	tm_free(&m);
+	check_threads_and_twin(&t, &m, _i);
 }
 END_TEST
 
-/* Item 1 of a padded batch of two against itself alone (per family). */
 /* Shapes whose projections split into tiles of columns (n <= LINEAR_FEW_ROWS
  * rows) or of rows, with row steps big enough to go to threads: 1 and 2
  * threads bit for bit, and the twin. */
@@ -277,26 +284,14 @@ START_TEST(wide_shapes_split_alike)
 	struct attn_prng g;
 	struct tmodel m;
 	struct trun t;
-	float *att1, *out1, *att2, *out2, *att_ref, *out_ref;
 	enum attn_family fam = (enum attn_family)(_i % 3);
-	size_t B = _i < 3 ? 1 : 2, L = _i < 3 ? 60 : 150, n_out;
+	size_t B = _i < 3 ? 1 : 2, L = _i < 3 ? 60 : 150;
 
 	attn_prng_seed(&g, 2000 + (uint64_t)_i);
 	tm_build(&m, &g, fam, WIDE);
 	tr_build(&t, &g, &m.s, B, L);
 	t.r.last_layer = m.s.n_layers - 1;
-	tr_run(&t, 0, 1, &att1, &out1);
-	tr_run(&t, 0, 2, &att2, &out2);
-	tr_run(&t, 1, 0, &att_ref, &out_ref);
-	n_out = B * L * m.s.E;
-	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
-	ck_assert_msg(memcmp(att1, att2, tr_att_floats(&t) * sizeof(float)) == 0,
-		      "threads change attentions");
-	test_assert_close(att1, att_ref, tr_att_floats(&t), "attentions", _i);
-	test_assert_close(out1, out_ref, n_out, "out", _i);
-	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
-	tr_free(&t);
-	tm_free(&m);
+	check_threads_and_twin(&t, &m, _i);
 }
 END_TEST
 
