@@ -105,12 +105,23 @@ static enum attn_status ck_common(struct ck_ctx *c, struct attn_stack *s)
 	return ATTN_OK;
 }
 
-static struct attn_block *ck_blocks(struct ck_ctx *c, size_t n)
-{
-	struct attn_block *b = ck_alloc(c, n * sizeof *b);
+typedef enum attn_status (*ck_layer_fn)(struct ck_ctx *c, struct attn_block *b, size_t l);
 
-	c->ck->stack.blocks = b;
-	return b;
+/* The stack's blocks, allocated (n_layers within CK_SIZE_MAX: ck_sizes),
+ * each filled by layer(c, block, l). */
+static enum attn_status ck_layers(struct ck_ctx *c, ck_layer_fn layer)
+{
+	struct attn_stack *s = &c->ck->stack;
+	struct attn_block *b;
+	enum attn_status st = ATTN_OK;
+
+	b = ck_alloc(c, s->n_layers * sizeof *b);
+	if (b == NULL)
+		return c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
+	s->blocks = b;
+	for (size_t l = 0; l < s->n_layers && st == ATTN_OK; l++)
+		st = layer(c, &b[l], l);
+	return st;
 }
 
 /* ---- gpt2 ------------------------------------------------------------------ */
@@ -141,7 +152,6 @@ static enum attn_status ck_gpt2_layer(struct ck_ctx *c, struct attn_block *b, si
 enum attn_status ck_fill_gpt2(struct ck_ctx *c)
 {
 	struct attn_stack *s = &c->ck->stack;
-	struct attn_block *blocks;
 	enum attn_status st = ck_common(c, s);
 
 	s->norm_kind = ATTN_NORM_LAYER;
@@ -160,14 +170,7 @@ enum attn_status ck_fill_gpt2(struct ck_ctx *c)
 		st = ck_get(c, &s->wpe, s->max_positions, s->E, "wpe.weight");
 	if (st == ATTN_OK)
 		st = ck_layer_norm(c, &s->final_norm, "", "ln_f", s->E);
-	if (st != ATTN_OK)
-		return st;
-	blocks = ck_blocks(c, s->n_layers);
-	if (blocks == NULL)
-		return c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
-	for (size_t l = 0; l < s->n_layers && st == ATTN_OK; l++)
-		st = ck_gpt2_layer(c, &blocks[l], l);
-	return st;
+	return st != ATTN_OK ? st : ck_layers(c, ck_gpt2_layer);
 }
 
 /* ---- bert ------------------------------------------------------------------ */
@@ -202,7 +205,6 @@ static enum attn_status ck_bert_layer(struct ck_ctx *c, struct attn_block *b, si
 enum attn_status ck_fill_bert(struct ck_ctx *c)
 {
 	struct attn_stack *s = &c->ck->stack;
-	struct attn_block *blocks;
 	enum attn_status st = ck_common(c, s);
 
 	s->norm_kind = ATTN_NORM_LAYER;
@@ -226,14 +228,7 @@ enum attn_status ck_fill_bert(struct ck_ctx *c)
 			    "embeddings.token_type_embeddings.weight");
 	if (st == ATTN_OK)
 		st = ck_layer_norm(c, &s->emb_norm, "embeddings.", "LayerNorm", s->E);
-	if (st != ATTN_OK)
-		return st;
-	blocks = ck_blocks(c, s->n_layers);
-	if (blocks == NULL)
-		return c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
-	for (size_t l = 0; l < s->n_layers && st == ATTN_OK; l++)
-		st = ck_bert_layer(c, &blocks[l], l);
-	return st;
+	return st != ATTN_OK ? st : ck_layers(c, ck_bert_layer);
 }
 
 /* ---- llama (mistral, qwen2) ------------------------------------------------ */
@@ -272,7 +267,6 @@ static enum attn_status ck_llama_layer(struct ck_ctx *c, struct attn_block *b, s
 enum attn_status ck_fill_llama(struct ck_ctx *c)
 {
 	struct attn_stack *s = &c->ck->stack;
-	struct attn_block *blocks;
 	float *inv_freq;
 	enum attn_status st = ck_common(c, s);
 
@@ -291,14 +285,11 @@ enum attn_status ck_fill_llama(struct ck_ctx *c)
 	if (st != ATTN_OK)
 		return st;
 	inv_freq = ck_alloc(c, (s->D / 2 > 0 ? s->D / 2 : 1) * sizeof(float));
-	blocks = inv_freq != NULL ? ck_blocks(c, s->n_layers) : NULL;
-	if (blocks == NULL)
+	if (inv_freq == NULL)
 		return c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
 	attn_rope_inv_freq(inv_freq, s->D, c->cfg);
 	s->inv_freq = inv_freq;
-	for (size_t l = 0; l < s->n_layers && st == ATTN_OK; l++)
-		st = ck_llama_layer(c, &blocks[l], l);
-	return st;
+	return ck_layers(c, ck_llama_layer);
 }
 
 /* ---- RoPE ------------------------------------------------------------------ */
