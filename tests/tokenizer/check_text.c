@@ -22,11 +22,7 @@
  *                 passed through
  *   regex         empty matches skipped, literals, a bad pattern's message,
  *                 \s of PCRE2 (U+0085 yes, U+FEFF no)
- *   linear        1 MiB of one character, 1 MiB without spaces, 100,000
- *                 emoji ZWJ sequences, 1 MiB of '<' against 6415 added
- *                 tokens, every other kind at its worst: results asserted
- *                 (the case's timeout bounds the time); 64 KiB and 5,000
- *                 emoji in light mode (tests/lib/light.h)
+ * The linear-time cases are check_text_linear.c.
  */
 #include <check.h>
 #include <stdint.h>
@@ -35,8 +31,8 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "tests/lib/light.h"
 #include "tests/lib/suite_main.h"
+#include "tests/lib/tok_stages.h"
 #include "tokenizer/spec.h"
 #include "tokenizer/stages.h"
 
@@ -78,16 +74,6 @@ static void check_splits(const struct tok_splits *s, const struct want *w, size_
 	ck_assert_uint_eq(s->n, n);
 }
 
-static void splits_of(struct tok_splits *s, const char *text)
-{
-	struct tok_nstr n;
-
-	memset(s, 0, sizeof *s);
-	tok_nstr_init(&n);
-	ck_assert_int_eq(tok_nstr_from_text(&n, text, strlen(text)), TOK_OK);
-	ck_assert_int_eq(tok_splits_push(s, &n, -1), TOK_OK);
-}
-
 /* Pre-tokenizes text with p (compiled here) and checks the splits. */
 static void check_pre(struct tok_pretokenizer *p, const char *text, const struct want *w,
 		      size_t n)
@@ -96,18 +82,10 @@ static void check_pre(struct tok_pretokenizer *p, const char *text, const struct
 	char err[256];
 
 	ck_assert_int_eq(tok_pretokenizer_compile(p, err, sizeof err), TOK_OK);
-	splits_of(&s, text);
+	tst_splits_of(&s, text);
 	ck_assert_int_eq(tok_pretokenize(p, &s), TOK_OK);
 	check_splits(&s, w, n);
 	tok_splits_release(&s);
-}
-
-static char *dup(const char *s)
-{
-	char *d = strdup(s);
-
-	ck_assert_ptr_nonnull(d);
-	return d;
 }
 
 /* Normalizes text with spec and checks the result and each character's
@@ -245,19 +223,19 @@ END_TEST
 
 START_TEST(prepend_replace_strip)
 {
-	struct tok_normalizer pre = {.kind = TOK_NORM_PREPEND, .prepend = dup("\xe2\x96\x81")};
+	struct tok_normalizer pre = {.kind = TOK_NORM_PREPEND, .prepend = tst_dup("\xe2\x96\x81")};
 	struct tok_normalizer rep = {.kind = TOK_NORM_REPLACE,
-				     .pattern = {.text = dup(" "), .is_regex = 0},
-				     .content = dup("\xe2\x96\x81")};
+				     .pattern = {.text = tst_dup(" "), .is_regex = 0},
+				     .content = tst_dup("\xe2\x96\x81")};
 	struct tok_normalizer shrink = {.kind = TOK_NORM_REPLACE,
-					.pattern = {.text = dup("b+c"), .is_regex = 1},
-					.content = dup("X")};
+					.pattern = {.text = tst_dup("b+c"), .is_regex = 1},
+					.content = tst_dup("X")};
 	struct tok_normalizer del = {.kind = TOK_NORM_REPLACE,
-				     .pattern = {.text = dup("-"), .is_regex = 0},
-				     .content = dup("")};
+				     .pattern = {.text = tst_dup("-"), .is_regex = 0},
+				     .content = tst_dup("")};
 	struct tok_normalizer runs = {.kind = TOK_NORM_REPLACE,
-				      .pattern = {.text = dup("\\s+"), .is_regex = 1},
-				      .content = dup(" ")};
+				      .pattern = {.text = tst_dup("\\s+"), .is_regex = 1},
+				      .content = tst_dup(" ")};
 	struct tok_normalizer strip = {.kind = TOK_NORM_STRIP, .strip_left = 1, .strip_right = 1};
 	struct tok_normalizer lstrip = {.kind = TOK_NORM_STRIP, .strip_left = 1};
 
@@ -313,10 +291,10 @@ END_TEST
 START_TEST(normalizer_sequence)
 {
 	struct tok_normalizer items[2] = {
-		{.kind = TOK_NORM_PREPEND, .prepend = dup("\xe2\x96\x81")},
+		{.kind = TOK_NORM_PREPEND, .prepend = tst_dup("\xe2\x96\x81")},
 		{.kind = TOK_NORM_REPLACE,
-		 .pattern = {.text = dup(" "), .is_regex = 0},
-		 .content = dup("\xe2\x96\x81")},
+		 .pattern = {.text = tst_dup(" "), .is_regex = 0},
+		 .content = tst_dup("\xe2\x96\x81")},
 	};
 	struct tok_normalizer seq = {.kind = TOK_NORM_SEQUENCE, .items = items, .n_items = 2};
 
@@ -385,7 +363,7 @@ START_TEST(split_behaviors)
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct tok_pretokenizer sp = {.kind = TOK_PRE_SPLIT,
-					      .pattern = {.text = dup("\\w+|[^\\w\\s]+"), .is_regex = 1},
+					      .pattern = {.text = tst_dup("\\w+|[^\\w\\s]+"), .is_regex = 1},
 					      .behavior = cases[i].b,
 					      .invert = 1};
 		check_pre(&sp, "How are you doing?", cases[i].w, cases[i].n);
@@ -410,7 +388,7 @@ START_TEST(split_literal)
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct tok_pretokenizer sp = {.kind = TOK_PRE_SPLIT,
-					      .pattern = {.text = dup("-"), .is_regex = 0},
+					      .pattern = {.text = tst_dup("-"), .is_regex = 0},
 					      .behavior = cases[i].b};
 		check_pre(&sp, "a--b", cases[i].w, cases[i].n);
 		tok_pretokenizer_release(&sp);
@@ -421,7 +399,7 @@ END_TEST
 START_TEST(metaspace_splits)
 {
 	struct tok_pretokenizer ms = {.kind = TOK_PRE_METASPACE,
-				      .replacement = dup("\xe2\x96\x81"),
+				      .replacement = tst_dup("\xe2\x96\x81"),
 				      .prepend_scheme = TOK_PREPEND_ALWAYS,
 				      .split = 1};
 	struct tok_splits s;
@@ -439,7 +417,7 @@ START_TEST(metaspace_splits)
 	/* "first": only a split that starts at the start of the text */
 	ms.prepend_scheme = TOK_PREPEND_FIRST;
 	ck_assert_int_eq(tok_pretokenizer_compile(&ms, err, sizeof err), TOK_OK);
-	splits_of(&s, "ab<s>cd");
+	tst_splits_of(&s, "ab<s>cd");
 	struct tok_nstr whole = s.v[0].n;
 	s.n = 0;
 	ck_assert_int_eq(tok_splits_push_slice(&s, &whole, 0, 2, -1), TOK_OK);
@@ -523,23 +501,12 @@ END_TEST
 
 /* ---- added tokens ------------------------------------------------------------------ */
 
-static struct tok_added_set *added_set(struct tok_added *a, size_t n,
-				       const struct tok_normalizer *norm)
-{
-	struct tok_added_set *set = NULL;
-	char err[128];
-
-	ck_assert_int_eq(tok_added_build(a, n, norm, &set, err, sizeof err), TOK_OK);
-	ck_assert_ptr_nonnull(set);
-	return set;
-}
-
 static void check_added(const struct tok_added_set *set, int normalized, const char *text,
 			const struct want *w, const int32_t *ids, size_t n)
 {
 	struct tok_splits s;
 
-	splits_of(&s, text);
+	tst_splits_of(&s, text);
 	ck_assert_int_eq(tok_added_split(set, normalized, &s), TOK_OK);
 	check_splits(&s, w, n);
 	for (size_t i = 0; i < n; i++)
@@ -558,7 +525,7 @@ START_TEST(added_leftmost_longest)
 		{.content = "used", .id = 12},
 		{.content = "\xe2\x96\x81\xe2\x96\x81", .id = 13},
 	};
-	struct tok_added_set *set = added_set(a, 4, NULL);
+	struct tok_added_set *set = tst_added_set(a, 4, NULL);
 
 	check_added(set, 0, "a<unused94>b<unusedX",
 		    WANT({"a", 0, 1}, {"<unused94>", 1, 11}, {"b", 11, 12}, {"<un", 12, 15},
@@ -582,7 +549,7 @@ START_TEST(added_single_word_and_strip)
 		{.content = "[MASK]", .id = 2, .lstrip = 1, .rstrip = 1},
 		{.content = "<L>", .id = 3, .lstrip = 1},
 	};
-	struct tok_added_set *set = added_set(a, 3, NULL);
+	struct tok_added_set *set = tst_added_set(a, 3, NULL);
 
 	/* inside "look" a word character precedes: passed over */
 	check_added(set, 0, "ok look ok.",
@@ -607,11 +574,11 @@ START_TEST(added_normalized)
 		{.content = "YES", .id = 5, .normalized = 1},
 		{.content = "<S>", .id = 6, .normalized = 0, .special = 1},
 	};
-	struct tok_added_set *set = added_set(a, 2, &low);
+	struct tok_added_set *set = tst_added_set(a, 2, &low);
 	struct tok_splits s;
 
 	/* pass 1 on the raw text: only <S> */
-	splits_of(&s, "<S>say Yes");
+	tst_splits_of(&s, "<S>say Yes");
 	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
 	check_splits(&s, WANT({"<S>", 0, 3}, {"say Yes", 3, 10}), 2);
 	/* normalize the text splits, then pass 2 finds "yes" */
@@ -665,226 +632,12 @@ START_TEST(regex_matches)
 }
 END_TEST
 
-/* ---- linear time ----------------------------------------------------------------------- */
-
-/* A megabyte, or 64 KiB in light mode (tests/lib/light.h: under valgrind);
- * and the emoji count likewise. */
-#define MIB (test_light() ? (size_t)1 << 16 : (size_t)1 << 20)
-#define EMOJI (test_light() ? (size_t)5000 : (size_t)100000)
-
-static char *repeat(const char *unit, size_t times, size_t *len)
-{
-	size_t ul = strlen(unit);
-	char *s = malloc(ul * times + 1);
-
-	ck_assert_ptr_nonnull(s);
-	for (size_t i = 0; i < times; i++)
-		memcpy(s + i * ul, unit, ul);
-	s[ul * times] = '\0';
-	*len = ul * times;
-	return s;
-}
-
-/* Runs BERT's normalizer and pre-tokenizer, NFC, and GPT-2's ByteLevel on
- * text; returns the ByteLevel split count and the BERT one in *bert_n. */
-static size_t run_pipelines(const char *text, size_t len, size_t *bert_n)
-{
-	struct tok_normalizer bn = {.kind = TOK_NORM_BERT, 1, 1, -1, 1};
-	struct tok_normalizer nfc = {.kind = TOK_NORM_NFC};
-	struct tok_pretokenizer bp = {.kind = TOK_PRE_BERT};
-	struct tok_pretokenizer bl = {.kind = TOK_PRE_BYTE_LEVEL, .use_regex = 1};
-	struct tok_splits s = {0};
-	struct tok_nstr n;
-	char err[64];
-	size_t count;
-
-	ck_assert_int_eq(tok_pretokenizer_compile(&bl, err, sizeof err), TOK_OK);
-	tok_nstr_init(&n);
-	ck_assert_int_eq(tok_nstr_from_text(&n, text, len), TOK_OK);
-	ck_assert_int_eq(tok_normalize(&bn, &n), TOK_OK);
-	ck_assert_int_eq(tok_splits_push(&s, &n, -1), TOK_OK);
-	ck_assert_int_eq(tok_pretokenize(&bp, &s), TOK_OK);
-	*bert_n = s.n;
-	tok_splits_release(&s);
-	ck_assert_int_eq(tok_nstr_from_text(&n, text, len), TOK_OK);
-	ck_assert_int_eq(tok_normalize(&nfc, &n), TOK_OK);
-	ck_assert_int_eq(tok_splits_push(&s, &n, -1), TOK_OK);
-	ck_assert_int_eq(tok_pretokenize(&bl, &s), TOK_OK);
-	count = s.n;
-	tok_splits_release(&s);
-	tok_pretokenizer_release(&bl);
-	return count;
-}
-
-START_TEST(linear_one_char)
-{
-	size_t len, bert_n;
-	char *a = repeat("a", MIB, &len);
-	char *sp = repeat(" ", MIB, &len);
-
-	ck_assert_uint_eq(run_pipelines(a, len, &bert_n), 1);
-	ck_assert_uint_eq(bert_n, 1);
-	ck_assert_uint_eq(run_pipelines(sp, len, &bert_n), 1);
-	ck_assert_uint_eq(bert_n, 0);
-	free(a);
-	free(sp);
-}
-END_TEST
-
-START_TEST(linear_no_spaces)
-{
-	size_t len, bert_n;
-	char *w = repeat("ab1,", MIB / 4, &len);
-
-	/* ByteLevel: "ab", "1", "," each time; BERT: "ab1", "," */
-	ck_assert_uint_eq(run_pipelines(w, len, &bert_n), 3 * (MIB / 4));
-	ck_assert_uint_eq(bert_n, 2 * (MIB / 4));
-	free(w);
-}
-END_TEST
-
-START_TEST(linear_emoji_zwj)
-{
-	size_t len, bert_n;
-	/* man ZWJ woman ZWJ girl: 18 bytes, one ByteLevel split each
-	 * (\p{L}, \p{N} and \s match none of it: " ?[^\s\p{L}\p{N}]+"),
-	 * and the last space alone */
-	char *e = repeat("\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7 ",
-			 EMOJI, &len);
-
-	ck_assert_uint_eq(run_pipelines(e, len, &bert_n), EMOJI + 1);
-	/* BERT: ZWJ (Cf) removed by clean_text, the three emoji one word
-	 * (they are no punctuation) */
-	ck_assert_uint_eq(bert_n, EMOJI);
-	free(e);
-}
-END_TEST
-
-START_TEST(linear_combining_marks)
-{
-	struct tok_normalizer nfc = {.kind = TOK_NORM_NFC};
-	struct tok_nstr n;
-	size_t len;
-	char *marks = repeat("\xcc\x81", MIB / 2, &len);
-
-	tok_nstr_init(&n);
-	ck_assert_int_eq(tok_nstr_from_text(&n, marks, len), TOK_OK);
-	ck_assert_int_eq(tok_normalize(&nfc, &n), TOK_OK);
-	ck_assert_uint_eq(n.len, len);
-	tok_nstr_release(&n);
-	free(marks);
-}
-END_TEST
-
-START_TEST(linear_added_many_tokens)
-{
-	enum { NT = 6415 };
-	struct tok_added *a = calloc(NT, sizeof *a);
-	char (*names)[24] = calloc(NT, sizeof *names);
-	struct tok_added_set *set;
-	struct tok_splits s;
-	size_t len;
-	char *lt, *text;
-
-	ck_assert_ptr_nonnull(a);
-	ck_assert_ptr_nonnull(names);
-	for (size_t i = 0; i < NT; i++) {
-		snprintf(names[i], sizeof names[i], "<unused%zu>", i);
-		a[i] = (struct tok_added){.content = names[i], .id = (int32_t)(1000 + i), .special = 1};
-	}
-	set = added_set(a, NT, NULL);
-	lt = repeat("<", MIB, &len);
-	splits_of(&s, lt);
-	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
-	ck_assert_uint_eq(s.n, 1);
-	tok_splits_release(&s);
-	text = repeat("x<unused94>", MIB / 11, &len);
-	splits_of(&s, text);
-	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
-	ck_assert_uint_eq(s.n, 2 * (MIB / 11));
-	ck_assert_int_eq(s.v[1].id, 1094);
-	tok_splits_release(&s);
-	tok_added_free(set);
-	free(lt);
-	free(text);
-	free(a);
-	free(names);
-}
-END_TEST
-
-/* Each other kind on a megabyte that makes the most splits or the longest
- * runs it can: one split count each, as their rules give. */
-START_TEST(linear_other_kinds)
-{
-	struct tok_pretokenizer ms = {.kind = TOK_PRE_METASPACE,
-				      .replacement = dup("\xe2\x96\x81"),
-				      .prepend_scheme = TOK_PREPEND_ALWAYS,
-				      .split = 1};
-	struct tok_pretokenizer ws = {.kind = TOK_PRE_WHITESPACE};
-	struct tok_pretokenizer punct = {.kind = TOK_PRE_PUNCTUATION, .behavior = TOK_SPLIT_ISOLATED};
-	struct tok_pretokenizer dig = {.kind = TOK_PRE_DIGITS};
-	struct tok_normalizer strip = {.kind = TOK_NORM_STRIP, .strip_left = 1, .strip_right = 1};
-	struct tok_added mask = {.content = "[MASK]", .id = 9, .lstrip = 1, .rstrip = 1};
-	struct tok_added_set *set = added_set(&mask, 1, NULL);
-	struct tok_splits s;
-	struct tok_nstr n;
-	size_t len;
-	char *sp = repeat(" ", MIB, &len), *a = repeat("a", MIB, &len);
-	char *bang = repeat("!", MIB, &len), *one = repeat("1", MIB, &len);
-	char *masked = repeat(" ", MIB + 6, &len);
-	char err[64];
-
-	memcpy(masked + MIB / 2, "[MASK]", 6);
-	ck_assert_int_eq(tok_pretokenizer_compile(&ms, err, sizeof err), TOK_OK);
-	const struct {
-		const struct tok_pretokenizer *p;
-		const char *text;
-		size_t want;
-	} runs[] = {
-		{&ms, sp, MIB}, /* "▁" each; none prepended, as it starts with one */
-		{&ws, a, 1},
-		{&punct, bang, MIB},
-		{&dig, one, 1},
-	};
-	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-		struct tok_nstr t;
-		tok_nstr_init(&t);
-		memset(&s, 0, sizeof s);
-		ck_assert_int_eq(tok_nstr_from_text(&t, runs[i].text, MIB), TOK_OK);
-		ck_assert_int_eq(tok_splits_push(&s, &t, -1), TOK_OK);
-		ck_assert_int_eq(tok_pretokenize(runs[i].p, &s), TOK_OK);
-		ck_assert_msg(s.n == runs[i].want, "run %zu: %zu splits", i, s.n);
-		tok_splits_release(&s);
-	}
-	tok_nstr_init(&n);
-	ck_assert_int_eq(tok_nstr_from_text(&n, sp, MIB), TOK_OK);
-	ck_assert_int_eq(tok_normalize(&strip, &n), TOK_OK);
-	ck_assert_uint_eq(n.len, 0);
-	tok_nstr_release(&n);
-	/* the whitespace on both sides of the one token goes with it */
-	splits_of(&s, masked);
-	ck_assert_int_eq(tok_added_split(set, 0, &s), TOK_OK);
-	ck_assert_uint_eq(s.n, 1);
-	ck_assert_int_eq(s.v[0].id, 9);
-	ck_assert_uint_eq(s.v[0].n.len, MIB + 6);
-	tok_splits_release(&s);
-	tok_added_free(set);
-	tok_pretokenizer_release(&ms);
-	free(sp);
-	free(a);
-	free(bang);
-	free(one);
-	free(masked);
-}
-END_TEST
-
 static Suite *text_suite(void)
 {
 	Suite *s = suite_create("text");
 	TCase *norm = tcase_create("normalizers");
 	TCase *pre = tcase_create("pre-tokenizers");
 	TCase *added = tcase_create("added");
-	TCase *lin = tcase_create("linear");
 
 	tcase_add_test(norm, unicode_forms_keep_spans);
 	tcase_add_test(norm, unicode_forms_match_utf8proc);
@@ -905,14 +658,6 @@ static Suite *text_suite(void)
 	tcase_add_test(added, added_single_word_and_strip);
 	tcase_add_test(added, added_normalized);
 	suite_add_tcase(s, added);
-	tcase_set_timeout(lin, 30);
-	tcase_add_test(lin, linear_one_char);
-	tcase_add_test(lin, linear_no_spaces);
-	tcase_add_test(lin, linear_emoji_zwj);
-	tcase_add_test(lin, linear_combining_marks);
-	tcase_add_test(lin, linear_added_many_tokens);
-	tcase_add_test(lin, linear_other_kinds);
-	suite_add_tcase(s, lin);
 	return s;
 }
 
