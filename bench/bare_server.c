@@ -4,23 +4,27 @@
  * A libmicrohttpd server that answers every request, whatever its method and
  * path, with 200 and one fixed small JSON body. It runs libmicrohttpd exactly
  * as attnd does (server/http.c start_daemon, server/main.c's thread model):
- * one internal polling thread on epoll, suspend/resume allowed, the same
+ * a pool of internal polling threads on epoll (one per CPU, as attnd's
+ * --io-threads default), suspend/resume allowed, the same
  * connection limits, per-connection memory and idle timeout as attnd's
  * defaults, and a request body read to its end before the answer is queued
  * (doc/examples/simplepost.c's lifecycle). So the gap between the two servers'
  * requests/s is attnd's own work per request: routing, headers, body copy,
  * the hand-off to a compute worker and back, api_handle, the access log.
  *
- *   bare_server [--port N]      N = 0 (the default) picks a free port
+ *   bare_server [--port N] [--io-threads T]
+ *                N = 0 (the default) picks a free port; T: the CPUs
  *
  * It binds 127.0.0.1 only, prints `listening on 127.0.0.1:PORT` like attnd,
  * and exits 0 on SIGTERM or SIGINT. Exit 2 on a bad argument, 1 when the
  * daemon cannot start.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -79,37 +83,59 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-/* Returns 0 and sets *port, or -1 on a bad command line. */
-static int parse_args(int argc, char **argv, unsigned *port)
+/* Reads one number in [0, max] into *out; -1 when text is not one. */
+static int parse_uint(const char *text, unsigned long max, unsigned *out)
 {
 	char *end = NULL;
 	unsigned long v;
 
-	*port = 0;
-	if (argc == 1)
-		return 0;
-	if (argc != 3 || strcmp(argv[1], "--port") != 0)
-		return -1;
 	errno = 0;
-	v = strtoul(argv[2], &end, 10);
-	if (errno != 0 || end == argv[2] || *end != '\0' || v > 65535)
+	v = strtoul(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || v > max || text[0] == '-')
 		return -1;
-	*port = (unsigned)v;
+	*out = (unsigned)v;
 	return 0;
 }
 
-static struct MHD_Daemon *start_daemon(unsigned port)
+/* Returns 0 and sets *port and *io_threads, or -1 on a bad command line. */
+static int parse_args(int argc, char **argv, unsigned *port, unsigned *io_threads)
+{
+	cpu_set_t cpus;
+
+	*port = 0;
+	*io_threads = 1;
+	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+		*io_threads = (unsigned)CPU_COUNT(&cpus);
+	for (int i = 1; i < argc; i += 2) {
+		if (i + 1 >= argc)
+			return -1;
+		if (strcmp(argv[i], "--port") == 0) {
+			if (parse_uint(argv[i + 1], 65535, port) != 0)
+				return -1;
+		} else if (strcmp(argv[i], "--io-threads") == 0) {
+			if (parse_uint(argv[i + 1], 256, io_threads) != 0 || *io_threads == 0)
+				return -1;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static struct MHD_Daemon *start_daemon(unsigned port, unsigned io_threads)
 {
 	struct sockaddr_in addr;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
-			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 
 	memset(&addr, 0, sizeof addr);
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)port);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	return MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, NULL,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_THREAD_POOL_SIZE, io_threads > 1 ? io_threads : 0u,
+				MHD_OPTION_SOCK_ADDR,
 				(struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned)CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 				(unsigned)PER_IP_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -134,13 +160,13 @@ int main(int argc, char **argv)
 	struct MHD_Daemon *daemon = NULL;
 	const union MHD_DaemonInfo *info;
 	sigset_t set;
-	unsigned port;
+	unsigned port, io_threads;
 	int sig = 0;
 	int status = 1;
 
-	if (parse_args(argc, argv, &port) != 0) {
-		fprintf(stderr,
-			"usage: bare_server [--port N]   (N in [0, 65535]; 0: a free port)\n");
+	if (parse_args(argc, argv, &port, &io_threads) != 0) {
+		fprintf(stderr, "usage: bare_server [--port N] [--io-threads T]   (N in [0, 65535]; "
+				"0: a free port; T in [1, 256], default: the CPUs)\n");
 		return EXIT_USAGE;
 	}
 	if (block_signals(&set) != 0) {
@@ -157,7 +183,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bare_server: cannot build the response\n");
 		goto out;
 	}
-	daemon = start_daemon(port);
+	daemon = start_daemon(port, io_threads);
 	if (daemon == NULL) {
 		fprintf(stderr, "bare_server: cannot listen on 127.0.0.1:%u\n", port);
 		goto out;

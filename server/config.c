@@ -44,6 +44,9 @@ static const struct cfg_option options[] = {
      "compute queue capacity (503 overloaded when full); 0 = 4 x threads"},
     {"--split-threads", "ATTND_SPLIT_THREADS", CFG_NUM, "0", NULL, 0, 64, OFF(split_threads),
      "engine threads one large request may use, borrowing idle workers; 0 = threads, 1 = never"},
+    {"--io-threads", "ATTND_IO_THREADS", CFG_NUM, "0", NULL, 0, 256, OFF(io_threads),
+     "network threads (accept, read, write, small requests); 0 = the CPUs of the container's "
+     "quota"},
     {"--model", "ATTND_MODEL", CFG_LIST, NULL, NULL, 0, 0, OFF(models),
      "NAME=PATH.safetensors,heads=H[,prefix=P][,vocab=FILE][,tokenizer=NAME|FILE]; repeatable "
      "(env: ';'-separated); heads=H is required (the file does not say); prefix=P is prepended "
@@ -356,18 +359,27 @@ static size_t cgroup_cpu_quota(void)
 	return q == 0 ? 0 : (size_t)((q + period - 1) / period);
 }
 
-size_t config_worker_count(const struct attnd_config *cfg)
+/* The CPUs of this process's affinity mask, capped by the cgroup v2 quota. */
+static size_t cpu_count(void)
 {
 	cpu_set_t set;
 	size_t cpus = 1;
 	size_t quota;
 
-	if (cfg->threads > 0)
-		return (size_t)cfg->threads;
 	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
 		cpus = (size_t)CPU_COUNT(&set);
 	quota = cgroup_cpu_quota();
 	if (quota > 0 && quota < cpus)
 		cpus = quota;
 	return cpus;
+}
+
+size_t config_worker_count(const struct attnd_config *cfg)
+{
+	return cfg->threads > 0 ? (size_t)cfg->threads : cpu_count();
+}
+
+size_t config_io_thread_count(const struct attnd_config *cfg)
+{
+	return cfg->io_threads > 0 ? (size_t)cfg->io_threads : cpu_count();
 }

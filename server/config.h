@@ -31,6 +31,7 @@ struct attnd_config {
 	unsigned long long threads; /* 0: the CPUs of the container's quota */
 	unsigned long long queue;   /* 0: 4 * threads */
 	unsigned long long split_threads; /* engine threads of one large request; 0: threads */
+	unsigned long long io_threads;    /* libmicrohttpd's threads; 0: the CPUs */
 	struct attnd_list models;     /* NAME=PATH,heads=H[,prefix=P][,vocab=FILE][,tokenizer=T] */
 	struct attnd_list tokenizers; /* NAME=FILE (tokenizer.json, or vocab.json + merges.txt) */
 	const char *default_model;
@@ -69,5 +70,9 @@ void config_print_help(FILE *out);
 /* The number of workers to run: --threads, or the CPUs of this process's
  * affinity mask capped by the cgroup v2 cpu.max quota (at least 1). */
 size_t config_worker_count(const struct attnd_config *cfg);
+
+/* The I/O threads to run: --io-threads, or the CPUs as config_worker_count
+ * counts them (at least 1). */
+size_t config_io_thread_count(const struct attnd_config *cfg);
 
 #endif

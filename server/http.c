@@ -780,12 +780,16 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 {
 	const struct attnd_config *cfg = srv->cfg;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
-			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | extra_flags;
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG | extra_flags;
+	unsigned io_threads = (unsigned)config_io_thread_count(cfg);
 
-	/* the logger comes first so that every message of the set-up reaches it */
+	/* the logger comes first so that every message of the set-up reaches it;
+	 * a pool of one is the single polling thread (MHD_quiesce_daemon needs
+	 * MHD_USE_ITC with a pool) */
 	return MHD_start_daemon(
 	    flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-	    mhd_log, srv, MHD_OPTION_SOCK_ADDR, &addr->sa, MHD_OPTION_CONNECTION_LIMIT,
+	    mhd_log, srv, MHD_OPTION_THREAD_POOL_SIZE, io_threads > 1 ? io_threads : 0u,
+	    MHD_OPTION_SOCK_ADDR, &addr->sa, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)cfg->connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    (unsigned)cfg->per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)cfg->connection_memory, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,

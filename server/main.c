@@ -3,9 +3,13 @@
  *
  * Thread model (chosen on purpose; see STYLE.md rule 3):
  *
- * - libmicrohttpd runs ONE internal polling thread on epoll
- *   (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY) that does all
- *   network I/O: accepting, reading headers and bodies, writing responses.
+ * - libmicrohttpd runs a pool of --io-threads internal polling threads (default:
+ *   the CPUs, as --threads), each on its own epoll
+ *   (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY,
+ *   MHD_OPTION_THREAD_POOL_SIZE), that do all network I/O: accepting, reading
+ *   headers and bodies, writing responses. A connection stays on the thread
+ *   that accepted it ("the I/O thread" below), so small requests answered
+ *   there use every core.
  *   Its error log is routed to ours (MHD_USE_ERROR_LOG + EXTERNAL_LOGGER).
  * - Compute (POST /v1/attention, /v1/sdpa, /v1/tokenize, /v1/detokenize,
  *   /v2/models/{name}/infer) runs on

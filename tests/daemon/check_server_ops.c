@@ -244,6 +244,7 @@ START_TEST(test_help_lists_every_option)
 	static const char *const flags[] = {"--host",
 					    "--port",
 					    "--threads",
+					    "--io-threads",
 					    "--queue",
 					    "--model",
 					    "--default-model",

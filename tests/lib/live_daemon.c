@@ -101,6 +101,19 @@ int live_spawn_stderr(const char *const *args, pid_t *pid, int *err_fd)
 	return live_fork(args, pid, err_fd);
 }
 
+/* The `listening on` line in out: at the start of a line, so the words
+ * inside --help's text are not taken for it. NULL when none has come. */
+static const char *banner_line(const char *out)
+{
+	static const char banner[] = "listening on ";
+
+	for (const char *at = strstr(out, banner); at != NULL; at = strstr(at + 1, banner)) {
+		if (at == out || at[-1] == '\n')
+			return at;
+	}
+	return NULL;
+}
+
 size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms)
 {
 	size_t got = 0;
@@ -114,7 +127,7 @@ size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms)
 			break;
 		got += (size_t)n;
 		out[got] = '\0';
-		banner = strstr(out, "listening on");
+		banner = banner_line(out);
 		if (banner != NULL && strchr(banner, '\n') != NULL)
 			break;
 	}
