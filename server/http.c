@@ -226,8 +226,10 @@ static char *put_timing(char *p, const char *part, double ms)
 	return p + n + fmt_fixed(p + n, ms, 3);
 }
 
-/* "parse;dur=P, queue;dur=Q, compute;dur=C, encode;dur=E" into timing. */
-enum { TIMING_MAX = 4 * (FMT_FIXED_MAX + 16) };
+/* "parse;dur=P, queue;dur=Q, compute;dur=C, encode;dur=E, total;dur=T" into
+ * timing; total runs from the request's headers to now, as the answer's
+ * headers are made (the body's upload included). */
+enum { TIMING_MAX = 5 * (FMT_FIXED_MAX + 16) };
 
 static void server_timing(const struct request *r, char *timing)
 {
@@ -237,6 +239,7 @@ static void server_timing(const struct request *r, char *timing)
 	p = put_timing(p, ", queue;dur=", r->queue_ms);
 	p = put_timing(p, ", compute;dur=", r->reply.compute_ms);
 	p = put_timing(p, ", encode;dur=", r->reply.encode_ms);
+	p = put_timing(p, ", total;dur=", (now_seconds() - r->t_start) * 1e3);
 	*p = '\0';
 }
 

@@ -40,6 +40,7 @@ START_TEST(test_healthz_and_common_headers)
 	ck_assert_ptr_nonnull(strstr(timing, "queue;dur="));
 	ck_assert_ptr_nonnull(strstr(timing, "compute;dur="));
 	ck_assert_ptr_nonnull(strstr(timing, "encode;dur="));
+	ck_assert_ptr_nonnull(strstr(timing, ", total;dur="));
 	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "*");
 	ck_assert_ptr_nonnull(
 	    strstr(live_header(&r, "Access-Control-Expose-Headers"), "X-Request-Id"));
