@@ -400,6 +400,7 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/ben
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
 	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server
 	bench/http_bench.sh
+	$(PYTHON) bench/path_bench.py $(ATTND) $(TIMER_SO)
 	$(PYTHON) bench/split_bench.py $(ATTND)
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		$(MAKE) --no-print-directory bench-checkpoint; \
