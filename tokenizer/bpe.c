@@ -26,11 +26,30 @@
  *                     spends its time on the heap's cache misses.
  *   3. word_emit      the surviving symbols with their byte ranges, each
  *                     starting where the previous ended (as Hugging Face).
+ *
+ * Cutting (tok_bpe_cut): a word is merged as the pieces
+ * between the places where no merge can ever join it, and the answer is the
+ * same. Gemma 3 and Llama 2 turn spaces into U+2581 before pre-tokenizing,
+ * so their "words" are whole lines, which the word cache (subword.c) never
+ * sees twice; cut before each U+2581, they are words again. The place
+ * before a U+2581 that follows a character c is never joined when no merge
+ * has a right part starting with U+2581 and a left part ending with c (the
+ * first merge to span that place would be one), which the build records as
+ * it reads the merges: Gemma 3 has one such merge in 514,906 (">" with
+ * "▁</"). Merges being independent on either side of such a place, the
+ * lowest-rank-first order within each piece is the whole word's, restricted
+ * to it. Cutting is off with a continuing prefix or an end-of-word suffix
+ * (a piece's text is then not what it covers), with ignore_merges (the whole
+ * word may be a piece), without an unknown token (a character dropped
+ * before a U+2581 would let what precedes it join), when U+2581 is not in
+ * the vocabulary, and when a byte piece or the unknown token is a merge's
+ * left part.
  * Words of up to WORD_STACK symbols use stack arrays; longer ones the heap.
  *
  * Ownership: tok_bpe_build returns a model freed by tok_bpe_free; it keeps
  * no pointer into the spec.
  */
+#define _GNU_SOURCE /* memmem */
 #include "stages.h"
 
 #include <stdio.h>
@@ -52,6 +71,12 @@
 #define SMALL_CHARS 0x800
 #define SMALL_IDS 256
 
+/* SentencePiece's space, U+2581, in UTF-8; and the most characters that
+ * merges may join to one following it before cutting is given up. */
+#define SPACE_MARK "\xe2\x96\x81"
+#define SPACE_MARK_LEN 3
+#define JOINS_MAX 64
+
 /* A merge: its rank and the id it makes (rank -1: none). */
 struct merge {
 	int32_t rank, id;
@@ -67,6 +92,11 @@ struct tok_bpe {
 	char *prefix, *suffix;	 /* "" when none */
 	size_t prefix_len, suffix_len;
 	int fuse_unk, byte_fallback, ignore_merges;
+	/* Cutting a word before U+2581 (Cutting, above): allowed at all,
+	 * and the characters some merge joins to a following U+2581 */
+	int cuts_ok;
+	uint32_t joins[JOINS_MAX];
+	size_t n_joins;
 };
 
 /* One symbol of a word being merged. Removed symbols have len 0. A word
@@ -223,6 +253,58 @@ static enum tok_status batch_resolve(const struct tok_bpe *b, size_t base, size_
 	return TOK_OK;
 }
 
+/* The code point that ends s[0, len) (len > 0, valid UTF-8). */
+static uint32_t last_char(const char *s, size_t len)
+{
+	size_t i = len - 1;
+	uint32_t c;
+
+	while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i--;
+	c = (unsigned char)s[i];
+	if (c < 0x80)
+		return c;
+	c &= c >= 0xf0 ? 0x07 : c >= 0xe0 ? 0x0f : 0x1f;
+	for (i++; i < len; i++)
+		c = c << 6 | ((unsigned char)s[i] & 0x3f);
+	return c;
+}
+
+/* "<0xHH>": a byte-fallback piece, whose text is not what it covers. */
+static int is_byte_piece(const char *s, size_t len)
+{
+	return len == 6 && memcmp(s, "<0x", 3) == 0 && s[5] == '>';
+}
+
+/* A merge whose right part starts with U+2581 and whose left part does not
+ * end with one joins a word across the place tok_bpe_cut would cut before
+ * that U+2581: its left part's last character goes on the list of those a
+ * cut must not follow. A left part whose text is not what it covers (a
+ * byte piece, the unknown token), or too many such characters, turns
+ * cutting off (Cutting, at the top). */
+static void note_join(struct tok_bpe *b, const struct merge_job *jb)
+{
+	uint32_t c;
+
+	if (!b->cuts_ok || jb->rl < SPACE_MARK_LEN || memcmp(jb->r, SPACE_MARK, SPACE_MARK_LEN) != 0)
+		return;
+	if (jb->ll == 0 || (jb->ll >= SPACE_MARK_LEN &&
+			    memcmp(jb->l + jb->ll - SPACE_MARK_LEN, SPACE_MARK, SPACE_MARK_LEN) == 0))
+		return;
+	if (is_byte_piece(jb->l, jb->ll) || (int32_t)(jb->key >> 32) == b->unk_id) {
+		b->cuts_ok = 0;
+		return;
+	}
+	c = last_char(jb->l, jb->ll);
+	for (size_t i = 0; i < b->n_joins; i++)
+		if (b->joins[i] == c)
+			return;
+	if (b->n_joins == JOINS_MAX)
+		b->cuts_ok = 0;
+	else
+		b->joins[b->n_joins++] = c;
+}
+
 /* Fills b->merges from m->merges: (left, right) -> (rank, merged id); a
  * pair listed again takes the later rank. */
 static enum tok_status build_merges(struct tok_bpe *b, const struct tok_model *m, char *err,
@@ -247,6 +329,7 @@ static enum tok_status build_merges(struct tok_bpe *b, const struct tok_model *m
 		for (size_t j = 0; st == TOK_OK && j < k; j++) {
 			uint32_t l = (uint32_t)(jobs[j].key >> 32), r = (uint32_t)jobs[j].key;
 
+			note_join(b, &jobs[j]);
 			st = tok_idmap_set(&b->merges, jobs[j].key, (int32_t)(base + j), jobs[j].nid);
 			if (l < SMALL_IDS && r < SMALL_IDS)
 				b->small[l * SMALL_IDS + r] = (struct merge){ (int32_t)(base + j),
@@ -271,6 +354,8 @@ static enum tok_status build_options(struct tok_bpe *b, const struct tok_model *
 	b->ignore_merges = m->ignore_merges;
 	b->unk_id = m->unk_token == NULL ? -1
 					 : tok_vocab_get(b->vocab, m->unk_token, strlen(m->unk_token));
+	b->cuts_ok = b->prefix_len == 0 && b->suffix_len == 0 && !b->ignore_merges &&
+		     b->unk_id >= 0 && tok_vocab_get(b->vocab, SPACE_MARK, SPACE_MARK_LEN) >= 0;
 	tok_byte_ids(b->vocab, b->byte_ids);
 	for (uint32_t c = 0; c < SMALL_CHARS; c++) {
 		char u[2];
@@ -751,4 +836,31 @@ enum tok_status tok_bpe_tokenize(const struct tok_bpe *b, const char *s, size_t 
 	if (scratch != key_stack)
 		free(scratch);
 	return st;
+}
+
+/* ---- cutting a word before U+2581 ------------------------------------------ */
+
+size_t tok_bpe_cut(const struct tok_bpe *b, const char *s, size_t len, size_t from)
+{
+	size_t at = from + 1;
+
+	if (!b->cuts_ok)
+		return len;
+	while (at + SPACE_MARK_LEN <= len) {
+		const char *hit = memmem(s + at, len - at, SPACE_MARK, SPACE_MARK_LEN);
+		size_t p;
+		uint32_t before;
+		size_t i;
+
+		if (hit == NULL)
+			return len;
+		p = (size_t)(hit - s);
+		before = last_char(s, p);
+		for (i = 0; i < b->n_joins && b->joins[i] != before; i++)
+			;
+		if (before != 0x2581 && i == b->n_joins)
+			return p;
+		at = p + SPACE_MARK_LEN;
+	}
+	return len;
 }

@@ -276,6 +276,11 @@ enum tok_status tok_bpe_build(const struct tok_model *m, struct tok_bpe **out, c
 void tok_bpe_free(struct tok_bpe *b);
 enum tok_status tok_bpe_tokenize(const struct tok_bpe *b, const char *s, size_t len,
 				 struct tok_pieces *out);
+/* Where the piece of the word s[0, len) that starts at from ends: the first
+ * place past from where the word may be cut (bpe.c: before a U+2581 that no
+ * merge joins to what precedes it), or len. Merging each piece alone gives
+ * the word's tokens. */
+size_t tok_bpe_cut(const struct tok_bpe *b, const char *s, size_t len, size_t from);
 
 enum tok_status tok_wordpiece_build(const struct tok_model *m, struct tok_wordpiece **out,
 				    char *err, size_t errlen);

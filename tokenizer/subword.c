@@ -263,8 +263,9 @@ static void cache_put(struct tok_model_cache *c, const char *s, size_t len, uint
 	c->used++;
 }
 
-enum tok_status tok_model_tokenize_cached(const struct tok_model_rt *rt, struct tok_model_cache *c,
-					  const char *s, size_t len, struct tok_pieces *out)
+/* One word (or one piece a BPE cuts it into) through the cache. */
+static enum tok_status tokenize_cached(const struct tok_model_rt *rt, struct tok_model_cache *c,
+				       const char *s, size_t len, struct tok_pieces *out)
 {
 	uint64_t h;
 	const struct cache_slot *sl;
@@ -290,4 +291,33 @@ enum tok_status tok_model_tokenize_cached(const struct tok_model_rt *rt, struct 
 	if (st == TOK_OK)
 		cache_put(c, s, len, h, out, first);
 	return st;
+}
+
+/* A BPE word is tokenized as the pieces tok_bpe_cut finds, each through the
+ * cache: a piece's ranges move to where the previous piece's last token
+ * ended, which is where the whole word's would start (a dropped character
+ * shifts what follows, as in word_emit). */
+enum tok_status tok_model_tokenize_cached(const struct tok_model_rt *rt, struct tok_model_cache *c,
+					  const char *s, size_t len, struct tok_pieces *out)
+{
+	size_t from = 0, shift = 0;
+
+	if (rt->kind != TOK_MODEL_BPE)
+		return tokenize_cached(rt, c, s, len, out);
+	while (from < len) {
+		size_t end = tok_bpe_cut(rt->bpe, s, len, from);
+		size_t first = out->n;
+		enum tok_status st = tokenize_cached(rt, c, s + from, end - from, out);
+
+		if (st != TOK_OK)
+			return st;
+		for (size_t i = first; i < out->n; i++) {
+			out->v[i].start += shift;
+			out->v[i].end += shift;
+		}
+		if (out->n > first)
+			shift = out->v[out->n - 1].end;
+		from = end;
+	}
+	return TOK_OK;
 }

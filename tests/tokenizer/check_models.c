@@ -10,7 +10,9 @@
  *                ignore_merges, a merge out of the vocabulary; a naive twin
  *                (rescan for the lowest rank, leftmost) on random merges and
  *                words; a 1 MiB word of one character and one of no spaces;
- *                the word cache against the model itself
+ *                the word cache against the model itself; words cut before
+ *                U+2581 against the whole word merged at once, and where
+ *                the cuts fall
  *   WordPiece    greedy longest match, unk for the whole word, max chars
  *   Unigram      Hugging Face's example, byte fallback, and a brute force
  *                over all segmentations as the naive twin
@@ -518,6 +520,153 @@ START_TEST(test_bpe_one_mib_word)
 }
 END_TEST
 
+#define SP "\xe2\x96\x81" /* U+2581, SentencePiece's space */
+
+/* A word cut before U+2581 (tok_bpe_cut) tokenizes as the whole word
+ * merged at once, which tok_model_tokenize does (its naive twin): random
+ * merges over "a", "b", ">", U+2581, some joining a character to a
+ * following U+2581 (so cuts must skip those places), with an unknown "z"
+ * dropped (no cuts then: a dropped character would let what precedes it
+ * join the U+2581), fused into <unk> or not. */
+START_TEST(test_bpe_space_cuts)
+{
+	static const char *const alphabet[] = { "a", "b", ">", SP, "z" };
+
+	for (int round = 0; round < 60; round++) {
+		char *pieces[64];
+		char lines[40][130];
+		const char *mp[40];
+		size_t np = 5, nm = 0;
+		struct tok_model m;
+		struct tok_model_rt *rt;
+		struct tok_model_cache *c = tok_model_cache_new();
+		struct tok_pieces want = { 0 }, got = { 0 };
+
+		ck_assert_ptr_nonnull(c);
+		pieces[0] = "a";
+		pieces[1] = "b";
+		pieces[2] = ">";
+		pieces[3] = SP;
+		pieces[4] = "<unk>";
+		while (nm < 30 && np < 60) {
+			const char *l = pieces[rnd((uint32_t)np)], *r = pieces[rnd((uint32_t)np)];
+			char cat[128];
+			int dup = 0;
+
+			if (strlen(l) + strlen(r) > 12 || strcmp(l, "<unk>") == 0 ||
+			    strcmp(r, "<unk>") == 0)
+				continue;
+			snprintf(lines[nm], sizeof lines[nm], "%s %s", l, r);
+			for (size_t k = 0; k < nm; k++)
+				dup |= strcmp(lines[k], lines[nm]) == 0;
+			if (dup)
+				continue;
+			mp[nm] = lines[nm];
+			nm++;
+			snprintf(cat, sizeof cat, "%s%s", l, r);
+			for (size_t k = 0; k < np; k++)
+				dup |= strcmp(pieces[k], cat) == 0;
+			if (!dup)
+				pieces[np++] = xstrdup(cat);
+		}
+		m = make_model(TOK_MODEL_BPE, (const char *const *)pieces, np, mp, nm);
+		if (round % 3 != 0)
+			m.unk_token = xstrdup("<unk>");
+		m.fuse_unk = round % 2;
+		rt = build_ok(&m);
+		for (int t = 0; t < 200; t++) {
+			char w[4 * 60 + 1];
+			size_t wl = 0, chars = 1 + rnd(60);
+
+			for (size_t i = 0; i < chars; i++) {
+				const char *ch = alphabet[rnd(t % 2 ? 4 : 5)];
+
+				memcpy(w + wl, ch, strlen(ch));
+				wl += strlen(ch);
+			}
+			want.n = got.n = 0;
+			EXPECT(tok_model_tokenize(rt, w, wl, &want) == TOK_OK);
+			EXPECT(tok_model_tokenize_cached(rt, t % 4 ? c : NULL, w, wl, &got) == TOK_OK);
+			EXPECT(got.n == want.n);
+			for (size_t i = 0; i < got.n; i++) {
+				EXPECT(got.v[i].id == want.v[i].id);
+				EXPECT(got.v[i].start == want.v[i].start);
+				EXPECT(got.v[i].end == want.v[i].end);
+			}
+		}
+		tok_pieces_release(&want);
+		tok_pieces_release(&got);
+		tok_model_cache_free(c);
+		tok_model_free(rt);
+		tok_model_release(&m);
+		for (size_t k = 5; k < np; k++)
+			free(pieces[k]);
+	}
+}
+END_TEST
+
+static struct tok_bpe *bpe_ok(const struct tok_model *m)
+{
+	struct tok_bpe *b = NULL;
+	char err[256] = "";
+
+	ck_assert_msg(tok_bpe_build(m, &b, err, sizeof err) == TOK_OK, "build: %s", err);
+	return b;
+}
+
+/* Where the cuts fall: before each U+2581 but one that follows U+2581 or a
+ * character some merge joins to a U+2581 (">" here); nowhere without an
+ * unknown token, without U+2581 in the vocabulary, or with a continuing
+ * prefix. */
+START_TEST(test_bpe_cut_places)
+{
+	static const char *const pieces[] = { "a", "b", ">", SP, "<", SP "<", ">" SP "<" };
+	static const char *const merges[] = { SP " <", "> " SP "<" };
+	static const char *const no_mark[] = { "a", "b" };
+	static const char word[] = "a" SP "b" SP SP "a>" SP "<" SP "b";
+	/* bytes:                   0  1..3 4  5..7 8..10 11 12 13..15 16 17..19 20 */
+	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 7, merges, 2);
+	struct tok_bpe *b;
+	size_t len = sizeof word - 1, at = 0, cuts[8], n = 0;
+
+	m.unk_token = xstrdup("<");
+	b = bpe_ok(&m);
+
+	while (at < len) {
+		at = tok_bpe_cut(b, word, len, at);
+		cuts[n++] = at;
+	}
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(cuts[0], 1);	/* a | ▁b */
+	ck_assert_uint_eq(cuts[1], 5);	/* ▁b | ▁▁a>▁< : not between ▁ and ▁, nor after > */
+	ck_assert_uint_eq(cuts[2], 17); /* | ▁b */
+	ck_assert_uint_eq(cuts[3], len);
+	tok_bpe_free(b);
+	tok_model_release(&m);
+
+	m = make_model(TOK_MODEL_BPE, pieces, 7, merges, 2);
+	b = bpe_ok(&m); /* no unknown token */
+	ck_assert_uint_eq(tok_bpe_cut(b, word, len, 0), len);
+	tok_bpe_free(b);
+	tok_model_release(&m);
+
+	m = make_model(TOK_MODEL_BPE, no_mark, 2, NULL, 0);
+	m.unk_token = xstrdup("a");
+	b = bpe_ok(&m);
+	ck_assert_uint_eq(tok_bpe_cut(b, word, len, 0), len);
+	tok_bpe_free(b);
+	tok_model_release(&m);
+
+	m = make_model(TOK_MODEL_BPE, pieces, 7, NULL, 0);
+	m.unk_token = xstrdup("<");
+	m.continuing_subword_prefix = xstrdup("##");
+	b = bpe_ok(&m);
+	ck_assert_uint_eq(tok_bpe_cut(b, word, len, 0), len);
+	tok_bpe_free(b);
+	tok_model_release(&m);
+}
+END_TEST
+
 /* The word cache gives what the model gives: words from a pool larger than
  * the cache holds, so it grows, fills, starts over; long words pass by. */
 START_TEST(test_model_cache)
@@ -748,6 +897,8 @@ static Suite *models_suite(void)
 	tcase_add_test(tm, test_bpe_naive_twin);
 	tcase_add_test(tm, test_bpe_one_mib_word);
 	tcase_add_test(tm, test_model_cache);
+	tcase_add_test(tm, test_bpe_space_cuts);
+	tcase_add_test(tm, test_bpe_cut_places);
 	tcase_add_test(tm, test_wordpiece);
 	tcase_add_test(tm, test_unigram_hf);
 	tcase_add_test(tm, test_unigram_naive_twin);
