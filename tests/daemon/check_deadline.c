@@ -15,6 +15,9 @@
  *                cancelled (client_closed, running) and the worker is free
  *                again (attnd_compute_running back to 0), and the next
  *                request is answered
+ *   lent back    --threads 2: the long request borrows the idle worker
+ *                (attnd_compute_split_total 1); its client leaves; the next
+ *                large request borrows it again, so it was given back
  * The latency of that last step (< 100 ms) is measured by the fault suite
  * (tests/daemon/faults/run.py, cancelled_running), where figures are printed.
  */
@@ -67,6 +70,32 @@ static void short_requests_answer(unsigned port)
 	live_resp_release(&r);
 }
 
+enum { SPLIT_TRIES = 5 };
+
+/* Sends the long request on a fresh connection; returns the socket. */
+static int send_long(unsigned port, const char *body)
+{
+	static char head[256];
+	int fd = live_connect(port);
+
+	snprintf(head, sizeof head, "%sContent-Length: %zu\r\n\r\n", LIVE_POST_ATTENTION,
+		 strlen(body));
+	live_send_str(fd, head);
+	live_send_str(fd, body);
+	return fd;
+}
+
+static double metric_of(unsigned port, const char *series)
+{
+	struct live_resp r = {0};
+	double v;
+
+	live_get(port, "/metrics", &r);
+	v = live_metric(r.body, series);
+	live_resp_release(&r);
+	return v;
+}
+
 START_TEST(test_compute_deadline_answers_503)
 {
 	struct live_resp r = {0};
@@ -100,15 +129,10 @@ START_TEST(test_client_gone_frees_worker)
 {
 	struct live_resp r = {0};
 	char *body = tokens_body(LONG_L);
-	static char head[256];
 	int fd;
 
 	LIVE_DAEMON(d, "--threads", "1");
-	fd = live_connect(d.port);
-	snprintf(head, sizeof head, "%sContent-Length: %zu\r\n\r\n", LIVE_POST_ATTENTION,
-		 strlen(body));
-	live_send_str(fd, head);
-	live_send_str(fd, body);
+	fd = send_long(d.port, body);
 	live_wait_metric(d.port, "attnd_compute_running", 1, WAIT_MS);
 	close(fd);
 	live_wait_metric(d.port, CANCELLED("client_closed", "running"), 1, WAIT_MS);
@@ -124,6 +148,36 @@ START_TEST(test_client_gone_frees_worker)
 }
 END_TEST
 
+START_TEST(test_client_gone_returns_lent_workers)
+{
+	struct live_resp r = {0};
+	char *long_body = tokens_body(LONG_L), *body = tokens_body(SHORT_L);
+	double before, after;
+	int fd, tries = 0;
+
+	LIVE_DAEMON(d, "--threads", "2");
+	fd = send_long(d.port, long_body);
+	live_wait_metric(d.port, "attnd_compute_split_total", 1, WAIT_MS);
+	close(fd);
+	live_wait_metric(d.port, CANCELLED("client_closed", "running"), 1, WAIT_MS);
+	live_wait_metric(d.port, "attnd_compute_running", 0, WAIT_MS);
+	/* as check_split: a worker that has just answered may not count itself
+	 * idle yet when the next request arrives */
+	do {
+		before = metric_of(d.port, "attnd_compute_split_total");
+		post_json(d.port, body, &r);
+		ck_assert_int_eq(r.status, 200);
+		after = metric_of(d.port, "attnd_compute_split_total");
+	} while (after == before && ++tries < SPLIT_TRIES);
+	ck_assert_msg(after == before + 1, "the lent worker is not lent again in %d tries",
+		      SPLIT_TRIES);
+	live_stop(&d);
+	free(long_body);
+	free(body);
+	live_resp_release(&r);
+}
+END_TEST
+
 static Suite *deadline_suite(void)
 {
 	Suite *s = suite_create("deadline");
@@ -133,6 +187,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(tc, test_compute_deadline_answers_503);
 	tcase_add_test(tc, test_compute_deadline_zero_is_none);
 	tcase_add_test(tc, test_client_gone_frees_worker);
+	tcase_add_test(tc, test_client_gone_returns_lent_workers);
 	suite_add_tcase(s, tc);
 	return s;
 }
