@@ -8,7 +8,8 @@
  *                counted as cancelled while running; a request that is not
  *                small but short (`base`, 64 ids, through the queue and the
  *                watcher) and a small one (answered on the I/O thread) still
- *                answer 200
+ *                answer 200; /v2/models/base/infer with the same tokens
+ *                answers 503 with the Open Inference Protocol's error body
  *   none         --compute-deadline 0: the same short request answers 200
  *   client gone  --threads 1: the long request's client closes its socket
  *                once /metrics shows it computing; the request is counted
@@ -48,6 +49,23 @@ static char *tokens_body(size_t n)
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(body + len, cap - len, "%s%zu", i ? "," : "", (i * 7) % 32000);
 	snprintf(body + len, cap - len, "]}");
+	return body;
+}
+
+/* The same ids as a v2 infer body: tokens INT64 [n], no weights. */
+static char *v2_tokens_body(size_t n)
+{
+	size_t cap = n * 8 + 256, len = 0;
+	char *body = malloc(cap);
+
+	ck_assert_ptr_nonnull(body);
+	len += (size_t)snprintf(body, cap,
+				"{\"parameters\":{\"weights\":\"none\"},\"inputs\":[{\"name\":"
+				"\"tokens\",\"datatype\":\"INT64\",\"shape\":[%zu],\"data\":[",
+				n);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s%zu", i ? "," : "", (i * 7) % 32000);
+	snprintf(body + len, cap - len, "]}]}");
 	return body;
 }
 
@@ -107,10 +125,16 @@ START_TEST(test_compute_deadline_answers_503)
 	ck_assert_ptr_nonnull(strstr(r.body, "--compute-deadline"));
 	ck_assert_str_eq(live_header(&r, "Retry-After"), "1");
 	short_requests_answer(d.port);
+	free(body);
+	body = v2_tokens_body(LONG_L);
+	live_post(d.port, "/v2/models/base/infer", "application/json", "", body, strlen(body), &r);
+	ck_assert_int_eq(r.status, 503);
+	ck_assert_msg(strncmp(r.body, "{\"error\":\"the computation did not finish", 40) == 0,
+		      "v2 body: %s", r.body);
 	live_get(d.port, "/metrics", &r);
-	ck_assert_double_eq(live_metric(r.body, CANCELLED("deadline", "running")), 1);
+	ck_assert_double_eq(live_metric(r.body, CANCELLED("deadline", "running")), 2);
 	ck_assert_double_eq(live_metric(r.body, "attnd_rejections_total{reason=\"deadline_exceeded\"}"),
-			    1);
+			    2);
 	live_stop(&d);
 	free(body);
 	live_resp_release(&r);
