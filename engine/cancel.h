@@ -15,7 +15,8 @@
  * but still meets every barrier; the call then returns ATTN_ERR_CANCELLED
  * and its outputs are unspecified. The flag is read, never clocked: the
  * engine keeps no time. A call whose flag is never set computes exactly what
- * it computes without one (the reads change no arithmetic).
+ * it computes without one (the reads change no arithmetic). The naive twins
+ * (*_ref.c) do not read it.
  *
  * Ownership: the flag is the caller's and must outlive the call.
  */

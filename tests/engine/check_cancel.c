@@ -12,7 +12,10 @@
  *             within CANCEL_BOUND_S of the flag (the figure is printed; the
  *             whole call takes seconds), on 1 thread, a team of 2 started
  *             for the call, and 2 kept workers, which then serve the next
- *             call with the bits of a fresh run (every barrier was met)
+ *             call with the bits of a fresh run (every barrier was met); the
+ *             layer on whole rows (per-head weights, L = 2048: projections
+ *             as teams of their own, then attn_sdpa_forward) on 1 and 2
+ *             threads
  * The stack's flag is in check_stack (between layers and projection tiles).
  */
 #include <check.h>
@@ -338,6 +341,30 @@ START_TEST(flag_mid_call_stops_layer)
 }
 END_TEST
 
+/* Whole rows: the flag is set once the first weights are written (the
+ * projections are done and the core runs); _i + 1 threads. */
+START_TEST(flag_mid_call_stops_whole_rows)
+{
+	size_t threads = (size_t)_i + 1;
+	struct layer_case c;
+	struct layer_out o;
+	struct canceller k;
+	struct attn_error err;
+	enum attn_status st;
+	char what[64];
+
+	layer_new(&c, 512, 8, 2048, ATTN_WEIGHTS_PER_HEAD);
+	outs_new(&o, &c);
+	memset(o.weights, 0xff, c.n_weights * sizeof(float));
+	canceller_start(&k, o.weights);
+	st = layer_run(&c, &o, threads, NULL, &k.flag, &err);
+	snprintf(what, sizeof what, "layer with weights L = 2048, %zu thread(s)", threads);
+	canceller_check(&k, st, what);
+	outs_free(&o);
+	layer_free(&c);
+}
+END_TEST
+
 START_TEST(flag_mid_call_stops_sdpa)
 {
 	size_t threads = _i == 0 ? 1 : 2;
@@ -377,6 +404,7 @@ static Suite *cancel_suite(void)
 	tcase_add_loop_test(tc, unset_flag_changes_no_bit_sdpa, 0, 2);
 	tcase_add_loop_test(tc, set_flag_cancels_at_once, 0, 2);
 	tcase_add_loop_test(tc, flag_mid_call_stops_layer, 0, 3);
+	tcase_add_loop_test(tc, flag_mid_call_stops_whole_rows, 0, 2);
 	tcase_add_loop_test(tc, flag_mid_call_stops_sdpa, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
