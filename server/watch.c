@@ -14,7 +14,6 @@
 #define _GNU_SOURCE /* POLLRDHUP */
 #include "watch.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -117,6 +116,21 @@ static void fire_hangups(struct watch *w, size_t n)
 	}
 }
 
+/* Sleeps one tick on the condition (an added entry or stop wakes it); the
+ * caller holds the lock. */
+static void tick_wait(struct watch *w)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += WATCH_TICK_MS * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&w->wake, &w->lock, &ts);
+}
+
 static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
@@ -130,23 +144,15 @@ static void *watch_main(void *arg)
 			continue;
 		}
 		n = collect(w);
+		if (n == 0) { /* deadlines only, or every entry fired */
+			tick_wait(w);
+			continue;
+		}
 		pthread_mutex_unlock(&w->lock);
-		if (poll(w->fds, (nfds_t)n, WATCH_TICK_MS) < 0 && errno != EINTR)
-			n = 0; /* nothing to learn from this round */
+		if (poll(w->fds, (nfds_t)n, WATCH_TICK_MS) < 0)
+			n = 0; /* EINTR or worse: nothing learnt this round */
 		pthread_mutex_lock(&w->lock);
 		fire_hangups(w, n);
-		if (n == 0 && w->head != NULL) {
-			/* deadlines only (or the poll failed): the tick without sockets */
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += WATCH_TICK_MS * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&w->wake, &w->lock, &ts);
-		}
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;

@@ -15,7 +15,8 @@ it replaces), breaks something, and checks what must survive:
                     core) computing; its client closes the socket: the worker
                     is free again (attnd_compute_running back to 0) within
                     FREED_MS, measured from the close by polling /metrics
-                    (the figure is printed), counted as client_closed while
+                    (the figure is printed; one retry, as for /healthz: a
+                    scheduler hiccup), counted as client_closed while
                     running, and logged with status 499
   cancelled_queued  --threads 1: the long request computing and a second,
                     not small, queued behind it; the queued one's client
@@ -236,18 +237,32 @@ def start_long(port):
     return s, ok, last
 
 
+def freed_ms(d):
+    """Starts the long request, closes its socket once it computes, and times
+    how soon /metrics shows the worker free: (ms or None, a message)."""
+    s, ok, last = start_long(d.port)
+    if not ok:
+        s.close()
+        return None, "never computing; " + shown(last, RUNNING)
+    t0 = time.monotonic()
+    s.close()
+    ok, last = attnd.wait_metrics(d.port, {RUNNING: 0}, WAIT, step=0.001)
+    ms = (time.monotonic() - t0) * 1e3
+    return (ms if ok else None), "%.1f ms; %s" % (ms, shown(last, RUNNING))
+
+
 def test_cancelled_running(report):
     with attnd.Daemon(["--threads", "1"]) as d:
-        s, ok, last = start_long(d.port)
-        report.check("cancelled_running: the long request computing", ok, shown(last, RUNNING))
-        t0 = time.monotonic()
-        s.close()
-        ok, last = attnd.wait_metrics(d.port, {RUNNING: 0}, WAIT, step=0.001)
-        ms = (time.monotonic() - t0) * 1e3
-        report.note("cancelled_running: worker free %.1f ms after the client closed" % ms)
+        ms, why = freed_ms(d)
+        tries = 1
+        if ms is None or ms >= FREED_MS:  # one retry: a scheduler hiccup, not a worker held
+            report.note("cancelled_running: first try %s" % why)
+            ms, why = freed_ms(d)
+            tries = 2
+        report.note("cancelled_running: worker free, after the client closed, in %s" % why)
         report.check("cancelled_running: worker free within %g ms" % FREED_MS,
-                     ok and ms < FREED_MS, "%.1f ms; %s" % (ms, shown(last, RUNNING)))
-        ok, last = attnd.wait_metrics(d.port, {CLOSED_RUNNING: 1}, WAIT)
+                     ms is not None and ms < FREED_MS, why)
+        ok, last = attnd.wait_metrics(d.port, {CLOSED_RUNNING: tries}, WAIT)
         report.check("cancelled_running: counted as cancelled while running", ok,
                      shown(last, CLOSED_RUNNING))
         logged = attnd.wait_until(lambda: " 499 " in d.log_tail(), WAIT)
