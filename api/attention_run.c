@@ -44,6 +44,7 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->scores = o->scores;
 	r->threads = threads->threads;
 	r->workers = threads->workers;
+	r->cancel = threads->cancel;
 }
 
 size_t attention_inline_bytes(const struct attn_model_config *cfg, size_t D)

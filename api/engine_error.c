@@ -24,6 +24,9 @@ static const enum api_error_kind engine_kinds[ATTN_STATUS_COUNT] = {
 	[ATTN_ERR_MISSING_TENSOR] = API_E_MISSING_TENSOR,
 	[ATTN_ERR_SHAPE_MISMATCH] = API_E_WEIGHTS_SHAPE_MISMATCH,
 	[ATTN_ERR_RESULT_OVERFLOW] = API_E_RESULT_OVERFLOW,
+	/* the only caller that cancels is the server, when --compute-deadline
+	 * passes (or the client left, and then nobody reads the answer) */
+	[ATTN_ERR_CANCELLED] = API_E_DEADLINE_EXCEEDED,
 };
 
 enum api_error_kind api_engine_kind(enum attn_status status)

@@ -17,8 +17,8 @@ struct api_field_where {
 	const char *where;
 };
 
-/* The API's kind of an engine status (out_of_memory is 503; the rest 422
- * under the engine's own code). */
+/* The API's kind of an engine status (out_of_memory is 503, cancelled is
+ * 503 deadline_exceeded; the rest 422 under the engine's own code). */
 enum api_error_kind api_engine_kind(enum attn_status status);
 
 /* The place of an engine field in map[n] ("" when absent or NULL). */

@@ -93,7 +93,8 @@
 	X(OUT_OF_MEMORY, 503, "out_of_memory")                                      \
 	X(NOT_READY, 503, "not_ready")                                              \
 	X(OVERLOADED, 503, "overloaded")                                            \
-	X(DRAINING, 503, "draining")
+	X(DRAINING, 503, "draining")                                                \
+	X(DEADLINE_EXCEEDED, 503, "deadline_exceeded")
 
 enum api_error_kind {
 #define API_ERROR_ENUM(name, status, code) API_E_##name,

@@ -35,6 +35,7 @@ struct api_threads {
 	size_t threads;
 	struct attn_workers *workers;
 	int lent;
+	const atomic_int *cancel; /* the reply's cancel flag, for the engine call */
 };
 
 struct api_threads api_own_threads(const struct api_service *svc, const struct api_reply *reply);

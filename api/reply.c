@@ -60,7 +60,7 @@ double api_ms_since(const struct timespec *t0)
 struct api_threads api_own_threads(const struct api_service *svc, const struct api_reply *reply)
 {
 	struct api_threads t = { reply->threads ? reply->threads : svc->limits.engine_threads,
-				 reply->workers, 0 };
+				 reply->workers, 0, reply->cancel };
 
 	return t;
 }
@@ -81,6 +81,7 @@ struct api_threads api_lend_threads(const struct api_service *svc, const struct 
 	t.threads = n;
 	t.workers = workers;
 	t.lent = 1;
+	t.cancel = reply->cancel;
 	return t;
 }
 

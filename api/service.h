@@ -16,6 +16,7 @@
 #ifndef API_SERVICE_H
 #define API_SERVICE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -96,6 +97,9 @@ struct api_reply {
 	struct attn_workers *workers;
 	/* in: who may lend the call more threads once its plan is known, or NULL */
 	const struct api_lender *lender;
+	/* in: set by another thread to stop the engine call (engine/cancel.h), or
+	 * NULL; a call it stops answers 503 deadline_exceeded. The caller owns it. */
+	const atomic_int *cancel;
 	int small_only; /* in: answer only a small compute request (api_handle) */
 	int declined;   /* out: small_only, and the request was not small */
 };

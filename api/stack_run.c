@@ -83,6 +83,7 @@ static void run_of(const struct stack_job *s, const struct api_threads *t, struc
 	r->out = s->out;
 	r->threads = t->threads;
 	r->workers = t->workers;
+	r->cancel = t->cancel;
 }
 
 /* The layers to capture, and the deepest one to run. */

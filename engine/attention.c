@@ -27,6 +27,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "mask.h"
 #include "sdpa_check.h"
 #include "sizes.h"
@@ -291,7 +292,7 @@ static void sdpa_task(const struct sdpa_plan *plan, float *ws, size_t task)
 	size_t i0 = (task % plan->n_blocks) * plan->block;
 	size_t m = req->Lq - i0 < plan->block ? req->Lq - i0 : plan->block;
 
-	for (size_t h = 0; h < req->H; h++)
+	for (size_t h = 0; h < req->H && !attn_cancelled(req->cancel); h++)
 		sdpa_head(plan, ws, b, h, i0, m);
 }
 
@@ -307,7 +308,8 @@ static void sdpa_member(void *arg, size_t t, size_t T, struct team *team)
 		pack_pairs(plan, p0, p1);
 		team_barrier(team); /* every head's K and V laid out */
 	}
-	for (size_t task = t; task < n_tasks; task += T)
+	/* no barrier follows: a thread that sees the cancel flag may leave */
+	for (size_t task = t; task < n_tasks && !attn_cancelled(plan->req->cancel); task += T)
 		sdpa_task(plan, ws, task);
 }
 
@@ -346,7 +348,9 @@ static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size
 	if (ws_bytes < need || (need > 0 && ws == NULL))
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "workspace of %zu bytes given, %zu needed", ws_bytes, need);
-	st = scan_values ? sdpa_check_values(req, err) : sdpa_check_pointers(req, err);
+	st = attn_cancel_check(req->cancel, err);
+	if (st == ATTN_OK)
+		st = scan_values ? sdpa_check_values(req, err) : sdpa_check_pointers(req, err);
 	if (st != ATTN_OK)
 		return st;
 	plan.req = req;
@@ -364,6 +368,9 @@ static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size
 	plan.kt = plan.ws + plan.threads * plan.ws_stride;
 	plan.vh = plan.kt + req->B * req->Hkv * req->D * plan.ldk;
 	team_run(req->workers, plan.threads, sdpa_member, &plan);
+	st = attn_cancel_check(req->cancel, err); /* before the outputs are judged */
+	if (st != ATTN_OK)
+		return st;
 	return scan_values ? check_result(req, err) : ATTN_OK;
 }
 

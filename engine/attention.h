@@ -28,6 +28,7 @@
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -144,6 +145,9 @@ struct attn_sdpa {
 	size_t threads;
 	/* Threads kept between calls (workers.h), or NULL: start them per call. */
 	struct attn_workers *workers;
+	/* Set by another thread to stop the call (cancel.h: read between query
+	 * blocks and heads; ATTN_ERR_CANCELLED), or NULL: never. */
+	const atomic_int *cancel;
 };
 
 /*

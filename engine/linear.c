@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "team.h"
 
 /* One sgemm on a tile: out [n, w] = x [n, E] Wc^T + bias, Wc the tile's w
@@ -32,9 +33,10 @@ static void linear_block(float *out, size_t ld_out, const float *x, size_t ld_x,
 }
 
 void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-		 const float *W, const float *bias, size_t width, size_t E)
+		 const float *W, const float *bias, size_t width, size_t E,
+		 const atomic_int *cancel)
 {
-	for (size_t r = 0; r < n; r += LINEAR_BLOCK) {
+	for (size_t r = 0; r < n && !attn_cancelled(cancel); r += LINEAR_BLOCK) {
 		size_t m = n - r < LINEAR_BLOCK ? n - r : LINEAR_BLOCK;
 
 		/* seek to out[r, 0] and x[r, 0] */
@@ -50,6 +52,7 @@ struct linear_job {
 	const float *W, *bias;
 	size_t width, E;
 	int in_major;
+	const atomic_int *cancel;
 };
 
 static void linear_member(void *arg, size_t t, size_t T, struct team *team)
@@ -60,14 +63,14 @@ static void linear_member(void *arg, size_t t, size_t T, struct team *team)
 	(void)team;
 	team_share_blocks(j->n, LINEAR_BLOCK, t, T, &r0, &r1);
 	linear_rows(j->out + r0 * j->ld_out, j->ld_out, j->x + r0 * j->ld_x, j->ld_x, r1 - r0,
-		    j->W, j->bias, j->width, j->E);
+		    j->W, j->bias, j->width, j->E, j->cancel);
 }
 
 void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
-		    struct attn_workers *workers)
+		    struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E, 0 };
+	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E, 0, cancel };
 
 	team_run(workers, threads, linear_member, &job);
 }
@@ -102,15 +105,15 @@ static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
 
 	(void)team;
 	team_share(tasks, t, T, &k0, &k1);
-	for (size_t k = k0; k < k1; k++)
+	for (size_t k = k0; k < k1 && !attn_cancelled(j->cancel); k++)
 		linear_task(j, k);
 }
 
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
-		      size_t threads, struct attn_workers *workers)
+		      size_t threads, struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E, in_major };
+	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E, in_major, cancel };
 
 	if (n == 0)
 		return;

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "linear.h"
 #include "mha_check.h"
 #include "sdpa_check.h"
@@ -112,6 +113,7 @@ static void layout_core(struct mha_layout *lay, const struct attn_mha *req)
 	c->scores = req->scores;
 	c->threads = req->threads;
 	c->workers = req->workers;
+	c->cancel = req->cancel;
 }
 
 static enum attn_status plan_layout(struct mha_layout *lay, const struct attn_mha *req,
@@ -233,18 +235,20 @@ static void mha_project(const struct mha_layout *lay, const struct attn_mha *req
 	const float *Wk = m->w_qkv + qw * E, *Wv = Wk + kw * E; /* rows of Wk, Wv */
 	size_t T = req->threads;
 	struct attn_workers *w = req->workers;
+	const atomic_int *c = req->cancel;
 
 	if (lay->self) {
-		linear_forward(ws + lay->q, lay->qkv_w, xq, E, nq, m->w_qkv, bq, lay->qkv_w, E, T, w);
+		linear_forward(ws + lay->q, lay->qkv_w, xq, E, nq, m->w_qkv, bq, lay->qkv_w, E, T, w,
+			       c);
 		return;
 	}
-	linear_forward(ws + lay->q, qw, xq, E, nq, m->w_qkv, bq, qw, E, T, w);
+	linear_forward(ws + lay->q, qw, xq, E, nq, m->w_qkv, bq, qw, E, T, w, c);
 	if (lay->shared_kv) {
-		linear_forward(ws + lay->k, 2 * kw, xk, E, nk, Wk, bk, 2 * kw, E, T, w);
+		linear_forward(ws + lay->k, 2 * kw, xk, E, nk, Wk, bk, 2 * kw, E, T, w, c);
 		return;
 	}
-	linear_forward(ws + lay->k, kw, xk, E, nk, Wk, bk, kw, E, T, w);
-	linear_forward(ws + lay->v, kw, xv, E, nk, Wv, bv, kw, E, T, w);
+	linear_forward(ws + lay->k, kw, xk, E, nk, Wk, bk, kw, E, T, w, c);
+	linear_forward(ws + lay->v, kw, xv, E, nk, Wv, bv, kw, E, T, w, c);
 }
 
 /* Step 3: rotate Q and K per head (RoPE). */
@@ -303,11 +307,15 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "workspace of %zu bytes given, %zu needed", ws_bytes,
 				 floats * sizeof(float));
-	st = mha_check_values(req, err);
+	st = attn_cancel_check(req->cancel, err);
+	if (st == ATTN_OK)
+		st = mha_check_values(req, err);
 	if (st != ATTN_OK)
 		return st;
 	if (use_stream(req)) {
 		st = mha_stream_forward(req, &lay.core, ws);
+		if (st == ATTN_OK)
+			st = attn_cancel_check(req->cancel, err);
 		return st != ATTN_OK ? st : check_output(req, NULL, err);
 	}
 	layout_views(&lay, req, ws);
@@ -326,8 +334,9 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	/* out = ctx Wo^T + bo */
 	linear_forward(req->out, req->model->E, ws + lay.ctx, q_width(req->model),
 		       req->B * req->Lq, req->model->w_o, req->model->b_o, req->model->E,
-		       q_width(req->model), req->threads, req->workers);
-	return check_output(req, &lay.core, err);
+		       q_width(req->model), req->threads, req->workers, req->cancel);
+	st = attn_cancel_check(req->cancel, err); /* a cut projection is no overflow */
+	return st != ATTN_OK ? st : check_output(req, &lay.core, err);
 }
 
 double attn_mha_flops(const struct attn_mha *req)

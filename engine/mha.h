@@ -42,6 +42,7 @@ struct attn_mha {
 
 	size_t threads;                /* as struct attn_sdpa */
 	struct attn_workers *workers;  /* as struct attn_sdpa */
+	const atomic_int *cancel;      /* as struct attn_sdpa (cancel.h), or NULL */
 };
 
 /* Validates the request's dimensions and options (not the input values: query

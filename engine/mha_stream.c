@@ -32,7 +32,9 @@
  *   3. ctx = acc / run_sum; out = ctx Wo^T + bo     rows split
  * Tasks and row shares depend only on t and T, and each element of acc is
  * summed in key order by one thread, so the attention itself does not depend
- * on the thread count. The projections split rows by thread, and OpenBLAS
+ * on the thread count. The cancel flag (cancel.h) is read before each
+ * projection tile and each fold task: a thread that sees it skips its work
+ * but walks the same loops to the same barriers. The projections split rows by thread, and OpenBLAS
  * may round a row differently with the row count of the call (its Haswell
  * and Zen kernels do, SkylakeX's do not): tests compare thread counts with a
  * tolerance (check_fixtures).
@@ -43,6 +45,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "linear.h"
 #include "mask.h"
 #include "mha_check.h"
@@ -154,7 +157,8 @@ static void project_rows(const struct stream *st, float *out, size_t ld_out, con
 	size_t E = st->E;
 
 	if (pos->kind != ATTN_POS_SINUSOIDAL)
-		linear_rows(out, ld_out, x + r0 * E, E, r1 - r0, W, bias, width, E);
+		linear_rows(out, ld_out, x + r0 * E, E, r1 - r0, W, bias, width, E,
+			    st->req->cancel);
 	while (r0 < r1) {
 		size_t l = r0 % L, n = min_size(r1 - r0, L - l); /* within one batch item */
 
@@ -165,7 +169,7 @@ static void project_rows(const struct stream *st, float *out, size_t ld_out, con
 			n = min_size(n, CHUNK - (r0 - grid0) % CHUNK);
 			memcpy(chunk, x + r0 * E, n * E * sizeof(float));
 			attn_sinusoidal_add(chunk, n, E, l, pos, positions);
-			linear_rows(out, ld_out, chunk, E, n, W, bias, width, E);
+			linear_rows(out, ld_out, chunk, E, n, W, bias, width, E, st->req->cancel);
 		}
 		if (rope_width > 0 && pos->kind == ATTN_POS_ROPE)
 			attn_rope_rows(out, 0, 1, ld_out, n, l, rope_width / st->D, st->D, st->D, pos,
@@ -190,6 +194,8 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 
 	project_rows(st, q, st->qw, req->query, req->Lq, 0, r0, r1, m->w_qkv, m->b_qkv, st->qw,
 		     req->pos.q_positions, st->qw, chunk);
+	if (attn_cancelled(req->cancel))
+		return;
 	for (size_t k = 0; k < (r1 - r0) * st->qw; k++)
 		q[k] *= scale;
 	memset(st->acc + r0 * st->qw, 0, (r1 - r0) * st->qw * sizeof(float));
@@ -338,7 +344,7 @@ static void phase_fold(const struct stream *st, size_t b0, size_t g, struct key_
 {
 	size_t per_item = st->n_qblocks * st->H;
 
-	for (size_t task = t; task < g * per_item; task += T) {
+	for (size_t task = t; task < g * per_item && !attn_cancelled(st->req->cancel); task += T) {
 		size_t gi = task / per_item, h = task % st->H;
 		size_t i0 = task % per_item / st->H * QUERY_BLOCK;
 		size_t m = min_size(QUERY_BLOCK, st->req->Lq - i0);
@@ -371,7 +377,7 @@ static void phase_output(struct stream *st, size_t r0, size_t r1)
 		}
 	}
 	linear_rows(req->out + r0 * st->E, st->E, st->acc + r0 * st->qw, st->qw, r1 - r0, m->w_o,
-		    m->b_o, st->E, st->qw);
+		    m->b_o, st->E, st->qw, req->cancel);
 }
 
 static void stream_member(void *arg, size_t t, size_t T, struct team *team)
@@ -381,16 +387,21 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 	float *S = st->scratch + t * st->thread_floats;
 	float *chunk = S + score_floats(st->simd, st->kb_max);
 	size_t r0, r1, q0, q1;
+	int stop = 0;
 
 	team_share_blocks(req->B * req->Lq, LINEAR_BLOCK, t, T, &q0, &q1);
 	phase_queries(st, q0, q1, chunk);
-	for (size_t b0 = 0; b0 < req->B; b0 += st->group) {
+	for (size_t b0 = 0; b0 < req->B && !stop; b0 += st->group) {
 		size_t g = min_size(st->group, req->B - b0);
 
 		for (size_t k0 = 0; k0 < req->Lk; k0 += KEY_BLOCK) {
 			struct key_block blk = { k0, min_size(KEY_BLOCK, req->Lk - k0) };
 
-			team_barrier(team); /* Q ready, every task done with the last block */
+			/* Q ready, every task done with the last block; and on
+			 * cancel the whole team leaves here, together */
+			stop = team_barrier_cancel(team, req->cancel);
+			if (stop)
+				break;
 			team_share_blocks(g * blk.kb, LINEAR_BLOCK, t, T, &r0, &r1);
 			phase_keys(st, b0, blk, r0, r1, chunk);
 			team_barrier(team); /* this block's K and V ready */
@@ -402,8 +413,11 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 			phase_fold(st, b0, g, blk, t, T, S);
 		}
 	}
+	if (stop)
+		return;
 	team_barrier(team);
-	phase_output(st, q0, q1);
+	if (!attn_cancelled(req->cancel))
+		phase_output(st, q0, q1);
 }
 
 enum attn_status mha_stream_forward(const struct attn_mha *req, const struct attn_sdpa *core,

@@ -23,6 +23,7 @@
 
 #include <string.h>
 
+#include "cancel.h"
 #include "linear.h"
 #include "positional.h"
 #include "sizes.h"
@@ -73,6 +74,7 @@ static void layout_core(struct stack_layout *lay, const struct attn_stack_run *r
 	c->out = attn_view_blhd(NULL, s->H, L, s->D);
 	c->threads = run->threads;
 	c->workers = run->workers;
+	c->cancel = run->cancel;
 }
 
 /* The core's workspace: the larger of the streaming path and, when a layer
@@ -168,7 +170,7 @@ static void run_linear(const struct attn_stack_run *run, float *out, size_t ld_o
 		       const float *x, size_t ld_x, size_t n, const struct attn_linear *lin)
 {
 	linear_forward_w(out, ld_out, x, ld_x, n, lin->w, lin->in_major, lin->b, lin->out,
-			 lin->in, run->threads, run->workers);
+			 lin->in, run->threads, run->workers, run->cancel);
 }
 
 /* x [m] += y [m] */
@@ -331,12 +333,17 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 	for (size_t l = 0; l <= run->last_layer; l++) {
 		int keep = stack_captured(run, l);
 
-		st = stack_layer(&lay, run, &s->blocks[l], base, keep ? slab : NULL, err);
+		st = attn_cancel_check(run->cancel, err); /* before each layer, and after the last */
+		if (st == ATTN_OK)
+			st = stack_layer(&lay, run, &s->blocks[l], base, keep ? slab : NULL, err);
 		if (st != ATTN_OK)
 			return st;
 		if (keep)
 			slab += lay.slab;
 	}
+	st = attn_cancel_check(run->cancel, err);
+	if (st != ATTN_OK)
+		return st;
 	if (run->out && run->last_layer + 1 == s->n_layers)
 		rows_norm(run, &s->final_norm, run->out, base + lay.x, lay.n);
 	else if (run->out)

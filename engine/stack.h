@@ -139,6 +139,8 @@ struct attn_stack_run {
 
 	size_t threads;               /* as struct attn_sdpa */
 	struct attn_workers *workers; /* as struct attn_sdpa */
+	const atomic_int *cancel;     /* as struct attn_sdpa (cancel.h: read between
+	                                 layers and projection tiles), or NULL */
 };
 
 /* Checks the stack's sizes (E, H, Hkv, D, F, the weights present for its

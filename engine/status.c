@@ -25,6 +25,7 @@ static const char *const status_names[ATTN_STATUS_COUNT] = {
 	[ATTN_ERR_MISSING_TENSOR] = "missing_tensor",
 	[ATTN_ERR_SHAPE_MISMATCH] = "weights_shape_mismatch",
 	[ATTN_ERR_RESULT_OVERFLOW] = "result_overflow",
+	[ATTN_ERR_CANCELLED] = "cancelled",
 };
 
 const char *attn_status_str(enum attn_status status)

@@ -32,6 +32,7 @@ enum attn_status {
 	ATTN_ERR_MISSING_TENSOR, /* a required weights tensor is absent */
 	ATTN_ERR_SHAPE_MISMATCH, /* weights tensors have inconsistent shapes */
 	ATTN_ERR_RESULT_OVERFLOW, /* finite inputs, a non-finite output: scores overflowed */
+	ATTN_ERR_CANCELLED,      /* the caller's cancel flag was set (cancel.h) */
 	ATTN_STATUS_COUNT
 };
 

@@ -22,6 +22,8 @@
  */
 #include "team.h"
 
+#include "cancel.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -46,6 +48,7 @@ struct team {
 	size_t T;          /* threads taking part, fixed once go is set */
 	int go;            /* (threads of this call) T is set: start */
 	size_t waiting;    /* threads at the barrier in this generation, under gen.lock */
+	int cancelled;     /* team_barrier_cancel's answer, set by the last to arrive */
 	team_fn fn;
 	void *arg;
 };
@@ -122,22 +125,38 @@ static size_t await_change(struct signal *s, size_t seen)
 	return now;
 }
 
-void team_barrier(struct team *team)
+/* The barrier; the last thread to arrive reads flag for everyone before it
+ * releases them (its store is ordered by the generation's release). A thread
+ * reads team->cancelled before it can reach the next barrier, whose last
+ * arrival is the only one that writes it again. */
+static int barrier(struct team *team, const atomic_int *flag)
 {
 	size_t gen;
 
 	if (team->T <= 1)
-		return;
+		return attn_cancelled(flag);
 	pthread_mutex_lock(&team->gen.lock);
 	gen = atomic_load_explicit(&team->gen.value, memory_order_relaxed);
 	if (++team->waiting == team->T) {
 		team->waiting = 0;
+		team->cancelled = attn_cancelled(flag);
 		signal_set_locked(&team->gen, gen + 1);
 		pthread_mutex_unlock(&team->gen.lock);
-		return;
+		return team->cancelled;
 	}
 	pthread_mutex_unlock(&team->gen.lock);
 	await_change(&team->gen, gen);
+	return team->cancelled;
+}
+
+void team_barrier(struct team *team)
+{
+	(void)barrier(team, NULL);
+}
+
+int team_barrier_cancel(struct team *team, const atomic_int *flag)
+{
+	return barrier(team, flag);
 }
 
 /* ---- workers kept between calls ------------------------------------------- */

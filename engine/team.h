@@ -11,6 +11,7 @@
 #ifndef ATTN_TEAM_H
 #define ATTN_TEAM_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "workers.h"
@@ -25,6 +26,12 @@ void team_run(struct attn_workers *workers, size_t threads, team_fn fn, void *ar
 
 /* Blocks until all T threads of the team have reached it. */
 void team_barrier(struct team *team);
+
+/* team_barrier, returning whether *flag (cancel.h; NULL: never) was set when
+ * the last thread arrived: every thread gets the same answer, so a team can
+ * leave a loop of barriers together without one thread waiting at a barrier
+ * the others skipped. */
+int team_barrier_cancel(struct team *team, const atomic_int *flag);
 
 /* Rows [*r0, *r1) of n that thread t of T takes (contiguous, balanced). */
 void team_share(size_t n, size_t t, size_t T, size_t *r0, size_t *r1);

@@ -86,6 +86,10 @@ static const struct cfg_option options[] = {
      "seconds a connection may stay idle"},
     {"--request-deadline", "ATTND_REQUEST_DEADLINE", CFG_NUM, "60", NULL, 1, 86400,
      OFF(request_deadline), "seconds to receive a whole request body (408 after)"},
+    {"--compute-deadline", "ATTND_COMPUTE_DEADLINE", CFG_NUM, "60", NULL, 0, 86400,
+     OFF(compute_deadline),
+     "seconds a compute request may take from its whole body to its answer, queue wait "
+     "included (503 deadline_exceeded after); 0 = no limit"},
     {"--no-builtins", "ATTND_NO_BUILTINS", CFG_BOOL, "false", NULL, 0, 0, OFF(no_builtins),
      "do not load the built-in models base and tiny, nor the tokenizers gpt2 and bert"},
     {"--probe", NULL, CFG_STR, NULL, NULL, 0, 0, OFF(probe),

@@ -48,6 +48,7 @@ struct attnd_config {
 	unsigned long long connection_memory; /* bytes per connection */
 	unsigned long long timeout;	      /* inactivity seconds */
 	unsigned long long request_deadline;  /* seconds to receive one request */
+	unsigned long long compute_deadline;  /* seconds from a whole body to its answer; 0: none */
 	int no_builtins;
 	/* actions */
 	int help, version, routes;

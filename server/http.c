@@ -13,7 +13,10 @@
  *                    any other is suspended and queued to the pool; the
  *                    worker (with idle workers lent, for a large one:
  *                    main.c) runs api_handle, then resumes the connection,
- *                    and the callback after that queues the reply;
+ *                    and the callback after that queues the reply; from
+ *                    queue to reply the watcher (watch.h) may cancel it:
+ *                    client gone, closed (499 in the log); past
+ *                    --compute-deadline, 503 deadline_exceeded;
  *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
  *                    metrics, and every free.
  */
@@ -39,6 +42,7 @@
 #include "log.h"
 #include "route.h"
 #include "split.h"
+#include "watch.h"
 #include "api/service.h"
 #include "web_assets.h"
 
@@ -51,6 +55,7 @@ struct http_server {
 	struct pool *pool;
 	size_t max_response_bytes;
 	struct split_policy split; /* idle workers lent to a large call */
+	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	atomic_int draining;
@@ -65,6 +70,7 @@ enum request_state {
 	REQ_INLINE,	   /* answered on the final callback, on this thread */
 	REQ_QUEUED,	   /* suspended, waiting for or running on a worker */
 	REQ_REPLIED,	   /* the worker's reply is ready (connection resumed) */
+	REQ_CLOSED,	   /* its client left while queued or computing: close, 499 */
 	REQ_REFUSED,	   /* a refusal is waiting for the next callback */
 	REQ_ANSWERED,	   /* a response is queued */
 };
@@ -90,6 +96,7 @@ struct request {
 	struct buf body;
 	struct api_reply reply;
 	struct split_lease lease; /* idle workers lent to its call */
+	struct watch_entry watch; /* queued or computing: its cancel flag (watch.h) */
 	int status; /* 0 until a response is queued */
 	size_t bytes_in, bytes_out;
 	double t_start, t_queued, queue_ms;
@@ -115,6 +122,9 @@ static const struct {
     [REJ_DRAINING] = {API_E_DRAINING, "the server is shutting down; retry elsewhere"},
     [REJ_TIMEOUT] = {API_E_REQUEST_TIMEOUT,
 		     "the request body was not received within --request-deadline"},
+    [REJ_DEADLINE] = {API_E_DEADLINE_EXCEEDED,
+		      "the computation did not finish within --compute-deadline; retry, or "
+		      "ask for less work"},
 };
 
 static double now_seconds(void)
@@ -456,22 +466,51 @@ static enum MHD_Result answer_web(struct request *r)
 	return ret;
 }
 
+/* How a compute request ends once the watcher has let it go: its reply, or
+ * cancelled (watch.h). A client gone is closed without an answer and logged
+ * 499 (nginx's "client closed request"); a deadline answers 503 when it cut
+ * the call (or the call never ran): a reply that made it stands. */
+static void compute_outcome(struct request *r, int ran)
+{
+	int why = atomic_load(&r->watch.cancel);
+	const char *code = r->reply.error_code;
+
+	r->state = REQ_REPLIED;
+	if (why == WATCH_CLIENT_GONE) {
+		r->state = REQ_CLOSED;
+		r->status = 499;
+		metrics_cancelled(r->srv->metrics, CANCEL_CLIENT_GONE, ran);
+	} else if (why == WATCH_DEADLINE &&
+		   (!ran || (code != NULL &&
+			     strcmp(code, api_error_code(API_E_DEADLINE_EXCEEDED)) == 0))) {
+		r->state = REQ_REFUSED;
+		r->refusal = REJ_DEADLINE;
+		metrics_cancelled(r->srv->metrics, CANCEL_DEADLINE, ran);
+	}
+}
+
 /* Runs on a worker: the connection is suspended, so r is ours alone until
- * MHD_resume_connection, after which this thread must not touch r. */
+ * MHD_resume_connection, after which this thread must not touch r. A
+ * request cancelled while it was queued is not run. */
 static void compute_job(void *arg)
 {
 	struct request *r = arg;
 	const char *body = r->body.data != NULL ? r->body.data : "";
+	int ran = 0;
 
 	metrics_queued(r->srv->metrics, -1);
-	metrics_computing(r->srv->metrics, +1);
 	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
-	split_lease_init(&r->lease, &r->srv->split);
-	r->reply.lender = &r->lease.lender;
-	call_api(r, body, r->body.len);
-	split_lease_end(&r->lease); /* never lose a worker */
-	metrics_computing(r->srv->metrics, -1);
-	r->state = REQ_REPLIED;
+	if (atomic_load(&r->watch.cancel) == WATCH_NONE) {
+		metrics_computing(r->srv->metrics, +1);
+		split_lease_init(&r->lease, &r->srv->split);
+		r->reply.lender = &r->lease.lender;
+		call_api(r, body, r->body.len);
+		split_lease_end(&r->lease); /* never lose a worker */
+		metrics_computing(r->srv->metrics, -1);
+		ran = 1;
+	}
+	watch_remove(r->srv->watch, &r->watch);
+	compute_outcome(r, ran);
 	MHD_resume_connection(r->conn);
 }
 
@@ -500,11 +539,20 @@ static int compute_small(struct request *r)
  * next callback answers 503. */
 static enum MHD_Result submit_compute(struct request *r)
 {
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	double deadline = (double)r->srv->cfg->compute_deadline;
+
 	r->state = REQ_QUEUED;
 	r->t_queued = now_seconds();
 	metrics_queued(r->srv->metrics, +1);
 	MHD_suspend_connection(r->conn);
+	/* watched before a worker can take it; the deadline counts the queue */
+	watch_add(r->srv->watch, &r->watch, ci != NULL ? ci->connect_fd : -1,
+		  deadline > 0 ? r->t_queued + deadline : 0);
+	r->reply.cancel = &r->watch.cancel;
 	if (pool_submit(r->srv->pool, compute_job, r) != 0) {
+		watch_remove(r->srv->watch, &r->watch);
 		metrics_queued(r->srv->metrics, -1);
 		r->state = REQ_REFUSED;
 		r->refusal = REJ_OVERLOADED;
@@ -675,6 +723,8 @@ static enum MHD_Result on_complete(struct request *r)
 		return answer_inline(r);
 	case REQ_REPLIED:
 		return answer_reply(r);
+	case REQ_CLOSED:
+		return MHD_NO;
 	case REQ_REFUSED:
 		return refuse(r, r->refusal);
 	case REQ_QUEUED:
@@ -820,6 +870,9 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->split.threads = deps->split_threads;
 	srv->split.workers = deps->engine_workers;
 	srv->id_seed = seed_ids();
+	srv->watch = watch_new(err, errlen);
+	if (srv->watch == NULL)
+		goto fail;
 	family_flag = bind_address(deps->cfg, &addr);
 	if (family_flag < 0) {
 		snprintf(err, errlen, "--host '%s' is not a numeric IPv4 or IPv6 address",
@@ -836,6 +889,7 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->port = info != NULL ? info->port : (unsigned)deps->cfg->port;
 	return srv;
 fail:
+	watch_free(srv->watch);
 	free(srv);
 	return NULL;
 }
@@ -873,5 +927,6 @@ void http_stop(struct http_server *srv)
 		return;
 	if (srv->daemon != NULL)
 		MHD_stop_daemon(srv->daemon);
+	watch_free(srv->watch); /* after the daemon: no request is registered now */
 	free(srv);
 }

@@ -41,6 +41,15 @@
  * - Cheap GET routes (/v1/models, /v1/tokenizers, /version, /openapi.json, /healthz, /readyz,
  *   /metrics, the viewer's embedded files at / and /web/{file}, and the v2
  *   metadata and health routes) are answered inline on the I/O thread.
+ * - One watcher thread (server/watch.c) polls, every 10 ms, the sockets of
+ *   the requests queued or computing (libmicrohttpd does not watch a
+ *   suspended connection) and their --compute-deadline, and sets the
+ *   request's cancel flag, which the engine reads between blocks, tiles and
+ *   layers (engine/cancel.h): a client gone or a deadline past frees the
+ *   worker, and the workers it borrowed, within milliseconds; a queued
+ *   request is dropped unrun. watch_add and watch_remove take its lock from
+ *   any thread (I/O threads add, workers remove). With nothing to watch it
+ *   sleeps.
  * - Log lines (access and error) are formatted by the thread that logs and
  *   written by one log writer thread (log_writer.h), in batches, so the I/O
  *   thread never waits on write(2) to stderr; it is started once the daemon

@@ -33,11 +33,17 @@ static const char *const reject_label[REJ_COUNT] = {
     [REJ_OVERLOADED] = "overloaded",
     [REJ_DRAINING] = "draining",
     [REJ_TIMEOUT] = "request_timeout",
+    [REJ_DEADLINE] = "deadline_exceeded",
+};
+
+static const char *const cancel_label[CANCEL_REASON_COUNT] = {
+    [CANCEL_CLIENT_GONE] = "client_closed",
+    [CANCEL_DEADLINE] = "deadline",
 };
 
 /* Status codes counted by name; anything else is counted as "other". */
 static const int known_status[] = {0,	200, 204, 400, 401, 403, 404, 405, 408,
-				   409, 413, 415, 422, 429, 500, 501, 503, 504};
+				   409, 413, 415, 422, 429, 499, 500, 501, 503, 504};
 enum { N_STATUS = sizeof known_status / sizeof known_status[0] + 1 };
 
 /* Prometheus' default latency buckets, in seconds (+Inf implied). */
@@ -49,6 +55,7 @@ struct metrics {
 	atomic_ullong latency_bucket[MR_COUNT][N_BUCKETS];
 	atomic_ullong latency_sum_us[MR_COUNT];
 	atomic_ullong rejections[REJ_COUNT];
+	atomic_ullong cancelled[CANCEL_REASON_COUNT][2]; /* [why][running] */
 	atomic_llong in_flight, queued, computing;
 	atomic_ullong flops, bytes_in, bytes_out;
 	atomic_ullong split, lent; /* metrics_split's requests, and workers lent them */
@@ -100,6 +107,11 @@ void metrics_request(struct metrics *m, enum metric_route route, int status, dou
 void metrics_reject(struct metrics *m, enum rejection why)
 {
 	atomic_fetch_add(&m->rejections[why], 1);
+}
+
+void metrics_cancelled(struct metrics *m, enum cancel_reason why, int running)
+{
+	atomic_fetch_add(&m->cancelled[why][running ? 1 : 0], 1);
 }
 
 void metrics_in_flight(struct metrics *m, int delta)
@@ -184,6 +196,21 @@ static void render_rejections(const struct metrics *m, struct buf *out)
 			   atomic_load(&m->rejections[i]));
 }
 
+static void render_cancelled(const struct metrics *m, struct buf *out)
+{
+	static const char *const stage[2] = { "queued", "running" };
+
+	buf_puts(out, "# HELP attnd_requests_cancelled_total Compute requests stopped because "
+		      "their client left or --compute-deadline passed, by reason and by whether "
+		      "they were still queued (never run) or running.\n"
+		      "# TYPE attnd_requests_cancelled_total counter\n");
+	for (size_t i = 0; i < CANCEL_REASON_COUNT; i++)
+		for (size_t s = 0; s < 2; s++)
+			buf_printf(out,
+				   "attnd_requests_cancelled_total{reason=\"%s\",stage=\"%s\"} %llu\n",
+				   cancel_label[i], stage[s], atomic_load(&m->cancelled[i][s]));
+}
+
 static void render_scalar(struct buf *out, const char *name, const char *type, const char *help,
 			  unsigned long long value)
 {
@@ -201,6 +228,7 @@ int metrics_render(const struct metrics *m, struct buf *out)
 	render_requests(m, out);
 	render_latency(m, out);
 	render_rejections(m, out);
+	render_cancelled(m, out);
 	render_gauge(out, "attnd_http_requests_in_flight",
 		     "Requests received and not yet fully answered.", atomic_load(&m->in_flight));
 	render_gauge(out, "attnd_compute_queue_depth", "Compute requests waiting for a worker.",

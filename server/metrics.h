@@ -49,7 +49,15 @@ enum rejection {
 	REJ_OVERLOADED,
 	REJ_DRAINING,
 	REJ_TIMEOUT,
+	REJ_DEADLINE, /* --compute-deadline passed (server/watch.h) */
 	REJ_COUNT
+};
+
+/* Why a queued or running compute request was stopped (server/watch.h). */
+enum cancel_reason {
+	CANCEL_CLIENT_GONE = 0, /* its client closed the connection: 499 in the log */
+	CANCEL_DEADLINE,        /* --compute-deadline passed: 503 deadline_exceeded */
+	CANCEL_REASON_COUNT
 };
 
 struct metrics;
@@ -63,6 +71,10 @@ void metrics_request(struct metrics *m, enum metric_route route, int status, dou
 		     size_t bytes_in, size_t bytes_out, double flops);
 
 void metrics_reject(struct metrics *m, enum rejection why);
+
+/* A compute request cancelled: dropped from the queue (running = 0, the
+ * engine never ran it) or stopped while it ran (running = 1). */
+void metrics_cancelled(struct metrics *m, enum cancel_reason why, int running);
 
 /* Gauges: +1 / -1. A compute request is queued from its submission until a
  * worker takes it, then computing until the worker has its answer. */

@@ -247,6 +247,7 @@ static int prepare(const struct api_service *svc, const struct api_reply *reply,
 	r->D = j->D, r->Dv = j->Dv;
 	r->threads = own.threads;
 	r->workers = own.workers;
+	r->cancel = own.cancel;
 	r->q = j->rank3 ? attn_cview_blhd(j->q.data, j->H, j->Lq, j->D)
 			: attn_cview_bhld(j->q.data, j->H, j->Lq, j->D);
 	r->k = attn_cview_bhld(NULL, j->Hkv, Lk, j->D);

@@ -171,8 +171,8 @@ START_TEST(linear_in_major_transposes)
 	const double want[4] = { 4.5, 0.5, 1.5, -2 };
 	float y[2][2], yt[2][2];
 
-	linear_forward_w(&y[0][0], 2, &x[0][0], 3, 2, &W[0][0], 0, bias, 2, 3, 1, NULL);
-	linear_forward_w(&yt[0][0], 2, &x[0][0], 3, 2, &Wt[0][0], 1, bias, 2, 3, 2, NULL);
+	linear_forward_w(&y[0][0], 2, &x[0][0], 3, 2, &W[0][0], 0, bias, 2, 3, 1, NULL, NULL);
+	linear_forward_w(&yt[0][0], 2, &x[0][0], 3, 2, &Wt[0][0], 1, bias, 2, 3, 2, NULL, NULL);
 	assert_near(&y[0][0], want, 4, 1e-6);
 	assert_near(&yt[0][0], want, 4, 1e-6);
 }

@@ -10,6 +10,8 @@
  *   threads   1 and 2 threads (and enough rows to split the projections)
  *             give the same bits
  *   padding   a padded item's valid rows equal the item run alone
+ *   cancel    a cancel flag that stays 0 changes no bit (1 and 2 threads);
+ *             one set before the call returns ATTN_ERR_CANCELLED
  *   refusals  each bad run or stack names its status and field; sizes that
  *             overflow are refused before anything is allocated or read
  * The kernels inside (norm, activation, RoPE table, in-major linear) have
@@ -17,6 +19,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +298,55 @@ START_TEST(wide_shapes_split_alike)
 }
 END_TEST
 
+/* A wide run's outputs with run->cancel = flag; the status is returned. */
+static enum attn_status run_with_flag(const struct trun *t, size_t threads,
+				      const atomic_int *flag, float *att, float *out)
+{
+	struct attn_stack_run r = t->r;
+	struct attn_error err;
+	enum attn_status st;
+	size_t bytes;
+	void *ws;
+
+	r.attentions = tr_att_floats(t) ? att : NULL;
+	r.out = out;
+	r.threads = threads;
+	r.cancel = flag;
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
+	ws = malloc(bytes);
+	st = attn_stack_forward(&r, ws, bytes, &err);
+	free(ws);
+	return st;
+}
+
+START_TEST(cancel_flag_stops_or_changes_nothing)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct trun t;
+	atomic_int unset = 0, set = 1;
+	size_t threads = (size_t)_i + 1, n_out, n_att;
+	float *att1, *out1, *att2, *out2;
+
+	attn_prng_seed(&g, 3000 + (uint64_t)_i);
+	tm_build(&m, &g, ATTN_FAMILY_GPT2, WIDE);
+	tr_build(&t, &g, &m.s, 2, 150);
+	t.r.last_layer = m.s.n_layers - 1;
+	n_out = t.r.B * t.r.L * m.s.E;
+	n_att = tr_att_floats(&t) + 1;
+	att1 = calloc(n_att, sizeof(float)), out1 = calloc(n_out, sizeof(float));
+	att2 = calloc(n_att, sizeof(float)), out2 = calloc(n_out, sizeof(float));
+	ck_assert_int_eq(run_with_flag(&t, threads, NULL, att1, out1), ATTN_OK);
+	ck_assert_int_eq(run_with_flag(&t, threads, &unset, att2, out2), ATTN_OK);
+	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "a flag changed out");
+	ck_assert_msg(memcmp(att1, att2, n_att * sizeof(float)) == 0, "a flag changed attentions");
+	ck_assert_int_eq(run_with_flag(&t, threads, &set, att2, out2), ATTN_ERR_CANCELLED);
+	free(att1), free(out1), free(att2), free(out2);
+	tr_free(&t);
+	tm_free(&m);
+}
+END_TEST
+
 START_TEST(padded_rows_match_alone)
 {
 	struct attn_prng g;
@@ -498,6 +550,7 @@ static Suite *stack_suite(void)
 	tcase_add_loop_test(tc, stack_matches_twin, 0, test_light() ? 9 : 45);
 	tcase_add_loop_test(tc, wide_shapes_split_alike, 0, test_light() ? 3 : 6);
 	tcase_add_loop_test(tc, padded_rows_match_alone, 0, 4);
+	tcase_add_loop_test(tc, cancel_flag_stops_or_changes_nothing, 0, 2);
 	tcase_add_test(tc, bad_runs_are_refused);
 	tcase_add_test(tc, bad_stacks_are_refused);
 	tcase_add_test(tc, overflowing_sizes_are_refused);

@@ -8,8 +8,21 @@ it replaces), breaks something, and checks what must survive:
                     body the server is reading: nothing stays in flight,
                     descriptors and memory return, the next request is served
   mid_queue         6 heavy requests (about 1 s each on 2 workers) sent whole,
-                    then closed before the answer: the workers finish them,
-                    resume connections that are gone, and nothing leaks
+                    then closed before the answer: the watcher (server/watch.h)
+                    sees the clients go, the running ones stop and the queued
+                    ones are dropped, connections are closed, and nothing leaks
+  cancelled_running --threads 1: an L = 8192 request on `base` (seconds of one
+                    core) computing; its client closes the socket: the worker
+                    is free again (attnd_compute_running back to 0) within
+                    FREED_MS, measured from the close by polling /metrics
+                    (the figure is printed; one retry, as for /healthz: a
+                    scheduler hiccup), counted as client_closed while
+                    running, and logged with status 499
+  cancelled_queued  --threads 1: the long request computing and a second,
+                    not small, queued behind it; the queued one's client
+                    leaves, then the long one's: the queued request is
+                    never run (client_closed, stage queued), the worker is
+                    free and the next request is answered
   mid_response      a 56 MB answer read 64 KB deep, then closed, 3 times
   stalled_reader    a client asks for the 56 MB answer and reads nothing:
                     meanwhile /healthz answers in < 100 ms and a compute
@@ -69,6 +82,18 @@ def heavy_body(L, weights="none"):
 HEAVY = heavy_body(15000)
 BIG_ANSWER = heavy_body(2000, "per_head")  # a 56 MB answer (2 x 2000 x 2000 weights)
 SMALL = b'{"model":"tiny","text":"the cat sat on the mat"}'
+FREED_MS = 100.0  # a disconnected long request frees its worker within this
+
+
+def tokens_body(L):
+    """`base` over L token ids, no weights: L = 8192 takes seconds of one core,
+    in a 54 KB body."""
+    return json.dumps({"model": "base", "weights": "none",
+                       "tokens": [(i * 7) % 32000 for i in range(L)]},
+                      separators=(",", ":")).encode()
+
+
+LONG_BASE = tokens_body(8192)
 
 
 def healthz_fast(port):
@@ -86,6 +111,8 @@ def compute_ok(port, timeout=10.0):
 IN_FLIGHT = "attnd_http_requests_in_flight"  # a poll of /metrics counts itself
 QUEUED = "attnd_compute_queue_depth"
 RUNNING = "attnd_compute_running"
+CLOSED_RUNNING = 'attnd_requests_cancelled_total{reason="client_closed",stage="running"}'
+CLOSED_QUEUED = 'attnd_requests_cancelled_total{reason="client_closed",stage="queued"}'
 ATTENTION_200 = 'attnd_http_requests_total{route="/v1/attention",code="200"}'
 ATTENTION_ABORTED = 'attnd_http_requests_total{route="/v1/attention",code="0"}'  # ended, no answer sent
 WAIT = 30.0  # the bound on a wait for a state of the daemon
@@ -200,6 +227,65 @@ def test_mid_queue(report):
         ok, ms = healthz_fast(d.port)
         report.check("mid_queue: /healthz fast while the workers run", ok, "%s ms" % ms)
         settled(report, "mid_queue", d, fds0, rss0, timeout=30.0)
+
+
+def start_long(port):
+    """The long request on a fresh socket, once /metrics shows it computing."""
+    s = attnd.connect("127.0.0.1", port)
+    s.sendall(raw_request(LONG_BASE))
+    ok, last = attnd.wait_metrics(port, {RUNNING: 1}, WAIT)
+    return s, ok, last
+
+
+def freed_ms(d):
+    """Starts the long request, closes its socket once it computes, and times
+    how soon /metrics shows the worker free: (ms or None, a message)."""
+    s, ok, last = start_long(d.port)
+    if not ok:
+        s.close()
+        return None, "never computing; " + shown(last, RUNNING)
+    t0 = time.monotonic()
+    s.close()
+    ok, last = attnd.wait_metrics(d.port, {RUNNING: 0}, WAIT, step=0.001)
+    ms = (time.monotonic() - t0) * 1e3
+    return (ms if ok else None), "%.1f ms; %s" % (ms, shown(last, RUNNING))
+
+
+def test_cancelled_running(report):
+    with attnd.Daemon(["--threads", "1"]) as d:
+        ms, why = freed_ms(d)
+        tries = 1
+        if ms is None or ms >= FREED_MS:  # one retry: a scheduler hiccup, not a worker held
+            report.note("cancelled_running: first try %s" % why)
+            ms, why = freed_ms(d)
+            tries = 2
+        report.note("cancelled_running: worker free, after the client closed, in %s" % why)
+        report.check("cancelled_running: worker free within %g ms" % FREED_MS,
+                     ms is not None and ms < FREED_MS, why)
+        ok, last = attnd.wait_metrics(d.port, {CLOSED_RUNNING: tries}, WAIT)
+        report.check("cancelled_running: counted as cancelled while running", ok,
+                     shown(last, CLOSED_RUNNING))
+        logged = attnd.wait_until(lambda: " 499 " in d.log_tail(), WAIT)
+        report.check("cancelled_running: logged with status 499", logged, d.log_tail(400))
+        ok, r = compute_ok(d.port)
+        report.check("cancelled_running: the next request served", ok, repr(r))
+
+
+def test_cancelled_queued(report):
+    with attnd.Daemon(["--threads", "1"]) as d:
+        s_long, ok, last = start_long(d.port)
+        s_queued = attnd.connect("127.0.0.1", d.port)
+        s_queued.sendall(raw_request(tokens_body(512)))
+        ok, last = attnd.wait_metrics(d.port, {RUNNING: 1, QUEUED: 1}, WAIT)
+        report.check("cancelled_queued: one computing, one queued", ok, shown(last, RUNNING, QUEUED))
+        s_queued.close()
+        s_long.close()
+        ok, last = attnd.wait_metrics(d.port, {RUNNING: 0, QUEUED: 0, CLOSED_QUEUED: 1,
+                                               CLOSED_RUNNING: 1}, WAIT)
+        report.check("cancelled_queued: the queued request dropped unrun, the running one "
+                     "stopped", ok, shown(last, RUNNING, QUEUED, CLOSED_QUEUED, CLOSED_RUNNING))
+        ok, r = compute_ok(d.port)
+        report.check("cancelled_queued: the next request served", ok, repr(r))
 
 
 def test_mid_response(report):
@@ -482,6 +568,8 @@ def test_kill9_restart(report):
 
 
 TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
+         ("cancelled_running", test_cancelled_running),
+         ("cancelled_queued", test_cancelled_queued),
          ("mid_response", test_mid_response), ("stalled_reader", test_stalled_reader),
          ("idle_500", test_idle_500), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]

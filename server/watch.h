@@ -1,0 +1,69 @@
+/*
+ * watch.h: one thread that watches the compute requests waiting in the
+ * queue or running on a worker, and sets a request's cancel flag when its
+ * client has gone or its --compute-deadline has passed.
+ *
+ * libmicrohttpd does not watch a suspended connection (main.c: a queued or
+ * computing request's connection is suspended), so a client that closes
+ * its socket goes unseen until the worker resumes the connection. The
+ * watcher polls the sockets of the registered requests for POLLRDHUP,
+ * POLLHUP and POLLERR every WATCH_TICK_MS, and compares each deadline with
+ * the clock as often; the flag it sets is the one the engine reads
+ * (engine/cancel.h), so a running call stops within milliseconds and a
+ * queued request is dropped when a worker takes it. A client that only
+ * shuts down its sending side (a half-close) reads as gone too, as nginx
+ * takes it: HTTP/1.1 clients do not half-close while they wait for an
+ * answer. With nothing registered the thread sleeps on a condition variable.
+ *
+ * Thread-safety: watch_add and watch_remove may be called from any thread
+ * (libmicrohttpd's I/O threads add, workers remove); a lock guards the list,
+ * and the watcher polls a copy of the sockets taken under it, so no call
+ * waits for a poll. An entry fires once; its flag keeps the first reason.
+ *
+ * Ownership: watch_new returns a watcher the caller frees with watch_free
+ * (NULL accepted) once no entry is registered. A struct watch_entry is the
+ * caller's (it lives in its request); from watch_add to watch_remove the
+ * watcher links it and may set its flag, never after watch_remove returns.
+ */
+#ifndef SERVER_WATCH_H
+#define SERVER_WATCH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+enum { WATCH_TICK_MS = 10 };
+
+/* The value of a fired entry's flag: why its request was cancelled. */
+enum watch_reason {
+	WATCH_NONE = 0,
+	WATCH_CLIENT_GONE = 1, /* the client closed its connection */
+	WATCH_DEADLINE = 2,    /* --compute-deadline passed */
+};
+
+struct watch;
+
+struct watch_entry {
+	atomic_int cancel;  /* WATCH_NONE, or the reason: the engine's cancel flag */
+	/* the watcher's, under its lock */
+	int fd;             /* the client's socket, or -1 */
+	double deadline;    /* CLOCK_MONOTONIC seconds; 0: none */
+	unsigned long long id; /* tells a polled entry from a later one at the same address */
+	int fired;
+	struct watch_entry *prev, *next;
+};
+
+/* Starts the watcher thread; NULL (with a message in err) if it cannot. */
+struct watch *watch_new(char *err, size_t errlen);
+
+/* Registers e: its socket fd (-1: none) and its deadline (CLOCK_MONOTONIC
+ * seconds, 0: none). Clears e->cancel first. */
+void watch_add(struct watch *w, struct watch_entry *e, int fd, double deadline);
+
+/* Unregisters e; once it returns the watcher never touches e again, and
+ * e->cancel holds its final value. */
+void watch_remove(struct watch *w, struct watch_entry *e);
+
+/* Stops and joins the thread; NULL is a no-op. */
+void watch_free(struct watch *w);
+
+#endif

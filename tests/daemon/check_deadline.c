@@ -1,0 +1,226 @@
+/*
+ * check_deadline.c: cancelled compute requests, on the real daemon
+ * (server/watch.h): --compute-deadline and clients that leave.
+ *
+ *   deadline     --threads 1 --compute-deadline 1: a long request (`base`,
+ *                8192 token ids, seconds of one core) answers 503
+ *                deadline_exceeded with the JSON error body and Retry-After,
+ *                counted as cancelled while running; a request that is not
+ *                small but short (`base`, 64 ids, through the queue and the
+ *                watcher) and a small one (answered on the I/O thread) still
+ *                answer 200; /v2/models/base/infer with the same tokens
+ *                answers 503 with the Open Inference Protocol's error body
+ *   none         --compute-deadline 0: the same short request answers 200
+ *   client gone  --threads 1: the long request's client closes its socket
+ *                once /metrics shows it computing; the request is counted
+ *                cancelled (client_closed, running) and the worker is free
+ *                again (attnd_compute_running back to 0), and the next
+ *                request is answered
+ *   lent back    --threads 2: the long request borrows the idle worker
+ *                (attnd_compute_split_total 1); its client leaves; the next
+ *                large request borrows it again, so it was given back
+ * The latency of that last step (< 100 ms) is measured by the fault suite
+ * (tests/daemon/faults/run.py, cancelled_running), where figures are printed.
+ */
+#include <check.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
+
+enum { WAIT_MS = 30000, LONG_L = 8192, SHORT_L = 64 };
+
+#define CANCELLED(reason, stage)                                                                   \
+	"attnd_requests_cancelled_total{reason=\"" reason "\",stage=\"" stage "\"}"
+
+/* {"model":"base","weights":"none","tokens":[...n ids...]}: a layer over n
+ * tokens, O(n^2) work; the caller frees it. */
+static char *tokens_body(size_t n)
+{
+	size_t cap = n * 8 + 128, len = 0;
+	char *body = malloc(cap);
+
+	ck_assert_ptr_nonnull(body);
+	len += (size_t)snprintf(body, cap, "{\"model\":\"base\",\"weights\":\"none\",\"tokens\":[");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s%zu", i ? "," : "", (i * 7) % 32000);
+	snprintf(body + len, cap - len, "]}");
+	return body;
+}
+
+/* The same ids as a v2 infer body: tokens INT64 [n], no weights. */
+static char *v2_tokens_body(size_t n)
+{
+	size_t cap = n * 8 + 256, len = 0;
+	char *body = malloc(cap);
+
+	ck_assert_ptr_nonnull(body);
+	len += (size_t)snprintf(body, cap,
+				"{\"parameters\":{\"weights\":\"none\"},\"inputs\":[{\"name\":"
+				"\"tokens\",\"datatype\":\"INT64\",\"shape\":[%zu],\"data\":[",
+				n);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s%zu", i ? "," : "", (i * 7) % 32000);
+	snprintf(body + len, cap - len, "]}]}");
+	return body;
+}
+
+static void post_json(unsigned port, const char *body, struct live_resp *r)
+{
+	live_post(port, "/v1/attention", "application/json", "", body, strlen(body), r);
+}
+
+/* A short request through the queue, and a small one: both 200. */
+static void short_requests_answer(unsigned port)
+{
+	struct live_resp r = {0};
+	char *body = tokens_body(SHORT_L);
+
+	post_json(port, body, &r);
+	ck_assert_int_eq(r.status, 200);
+	post_json(port, "{\"model\":\"tiny\",\"text\":\"the cat sat\"}", &r);
+	ck_assert_int_eq(r.status, 200);
+	free(body);
+	live_resp_release(&r);
+}
+
+enum { SPLIT_TRIES = 5 };
+
+/* Sends the long request on a fresh connection; returns the socket. */
+static int send_long(unsigned port, const char *body)
+{
+	static char head[256];
+	int fd = live_connect(port);
+
+	snprintf(head, sizeof head, "%sContent-Length: %zu\r\n\r\n", LIVE_POST_ATTENTION,
+		 strlen(body));
+	live_send_str(fd, head);
+	live_send_str(fd, body);
+	return fd;
+}
+
+static double metric_of(unsigned port, const char *series)
+{
+	struct live_resp r = {0};
+	double v;
+
+	live_get(port, "/metrics", &r);
+	v = live_metric(r.body, series);
+	live_resp_release(&r);
+	return v;
+}
+
+START_TEST(test_compute_deadline_answers_503)
+{
+	struct live_resp r = {0};
+	char *body = tokens_body(LONG_L);
+
+	LIVE_DAEMON(d, "--threads", "1", "--compute-deadline", "1");
+	post_json(d.port, body, &r);
+	live_assert_error(&r, 503, "deadline_exceeded");
+	ck_assert_ptr_nonnull(strstr(r.body, "--compute-deadline"));
+	ck_assert_str_eq(live_header(&r, "Retry-After"), "1");
+	short_requests_answer(d.port);
+	free(body);
+	body = v2_tokens_body(LONG_L);
+	live_post(d.port, "/v2/models/base/infer", "application/json", "", body, strlen(body), &r);
+	ck_assert_int_eq(r.status, 503);
+	ck_assert_msg(strncmp(r.body, "{\"error\":\"the computation did not finish", 40) == 0,
+		      "v2 body: %s", r.body);
+	live_get(d.port, "/metrics", &r);
+	ck_assert_double_eq(live_metric(r.body, CANCELLED("deadline", "running")), 2);
+	ck_assert_double_eq(live_metric(r.body, "attnd_rejections_total{reason=\"deadline_exceeded\"}"),
+			    2);
+	live_stop(&d);
+	free(body);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_compute_deadline_zero_is_none)
+{
+	LIVE_DAEMON(d, "--threads", "1", "--compute-deadline", "0");
+	short_requests_answer(d.port);
+	live_stop(&d);
+}
+END_TEST
+
+START_TEST(test_client_gone_frees_worker)
+{
+	struct live_resp r = {0};
+	char *body = tokens_body(LONG_L);
+	int fd;
+
+	LIVE_DAEMON(d, "--threads", "1");
+	fd = send_long(d.port, body);
+	live_wait_metric(d.port, "attnd_compute_running", 1, WAIT_MS);
+	close(fd);
+	live_wait_metric(d.port, CANCELLED("client_closed", "running"), 1, WAIT_MS);
+	live_wait_metric(d.port, "attnd_compute_running", 0, WAIT_MS);
+	live_get(d.port, "/metrics", &r);
+	ck_assert_double_eq(live_metric(r.body, "attnd_http_requests_total{route=\"/v1/attention\","
+						"code=\"499\"}"),
+			    1);
+	short_requests_answer(d.port);
+	live_stop(&d);
+	free(body);
+	live_resp_release(&r);
+}
+END_TEST
+
+START_TEST(test_client_gone_returns_lent_workers)
+{
+	struct live_resp r = {0};
+	char *long_body = tokens_body(LONG_L), *body = tokens_body(SHORT_L);
+	double before, after;
+	int fd, tries = 0;
+
+	LIVE_DAEMON(d, "--threads", "2");
+	fd = send_long(d.port, long_body);
+	live_wait_metric(d.port, "attnd_compute_split_total", 1, WAIT_MS);
+	close(fd);
+	live_wait_metric(d.port, CANCELLED("client_closed", "running"), 1, WAIT_MS);
+	live_wait_metric(d.port, "attnd_compute_running", 0, WAIT_MS);
+	/* as check_split: a worker that has just answered may not count itself
+	 * idle yet when the next request arrives */
+	do {
+		before = metric_of(d.port, "attnd_compute_split_total");
+		post_json(d.port, body, &r);
+		ck_assert_int_eq(r.status, 200);
+		after = metric_of(d.port, "attnd_compute_split_total");
+	} while (after == before && ++tries < SPLIT_TRIES);
+	ck_assert_msg(after == before + 1, "the lent worker is not lent again in %d tries",
+		      SPLIT_TRIES);
+	live_stop(&d);
+	free(long_body);
+	free(body);
+	live_resp_release(&r);
+}
+END_TEST
+
+static Suite *deadline_suite(void)
+{
+	Suite *s = suite_create("deadline");
+	TCase *tc = tcase_create("cancel");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_compute_deadline_answers_503);
+	tcase_add_test(tc, test_compute_deadline_zero_is_none);
+	tcase_add_test(tc, test_client_gone_frees_worker);
+	tcase_add_test(tc, test_client_gone_returns_lent_workers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = {
+	    .daemon = true,
+	};
+
+	return suite_main(argc, argv, deadline_suite, &opts);
+}
