@@ -1,51 +1,23 @@
 /*
- * base64.c: RFC 4648 section 4 base64 with '=' padding (see base64.h).
+ * base64.c: the fast base64 kernels and their dispatch (see base64.h).
  *
- * Decoding is strict, as the API layer is:
- *   - only the 64 alphabet characters and '=' (no whitespace, no line breaks,
- *     no URL-safe alphabet);
- *   - '=' only at the end, as "xx==" or "xxx=";
- *   - the unused bits before the padding must be zero (RFC 4648 section 3.5
- *     allows rejecting them; it makes every byte string's encoding unique);
- *   - the length a multiple of 4.
- * *bad_at is the offset of the first problem met scanning from the start:
- * a character outside the alphabet (and not '='); a '=' in the first two
- * places of a quantum; data after a '=' run (reported at the run's first
- * '='); a data character whose bits left unused by the padding are not zero;
- * and, when only the length is wrong (the input ends inside a quantum), n.
- * So a trailing newline is reported at the newline. On failure `out` may
- * have been written in part.
+ * Scalar decoding reads a block of four quanta (16 characters) at a time:
+ * sixteen byte-table lookups ORed into one flag, one branch per block, and
+ * each quantum's 24 bits stored as one 4-byte word whose fourth byte the
+ * next quantum overwrites. A block that holds anything but alphabet
+ * characters goes to the naive twin's checks (base64_ref.c), which find the
+ * first problem from the block's start, so *bad_at is the same; so is the
+ * last quantum, the only one where '=' is allowed. The AVX2 kernels
+ * (base64_avx2.c) go first where the CPU has them and leave the scalar
+ * kernels the tail and any block they refuse.
  *
- * Both directions are table lookups, 3 bytes <-> 4 characters per step.
+ * Byte order: the contract's float32 bytes are little-endian; on a
+ * big-endian host the two f32 helpers swap each value's bytes.
  */
 #include "base64.h"
+#include "base64_kernels.h"
 
-#include <assert.h>
-#include <stdint.h>
-
-#define XX 0xff /* not in the alphabet (nor is '=') */
-
-static const char ENC[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* DEC[c] = the 6-bit value of character c, or XX. Generated from ENC. */
-static const uint8_t DEC[256] = {
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, 62, XX, XX, XX, 63, /* + / */
-	52, 53, 54, 55, 56, 57, 58, 59, 60, 61, XX, XX, XX, XX, XX, XX, /* 0-9 */
-	XX, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, /* A-O */
-	15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, XX, XX, XX, XX, XX, /* P-Z */
-	XX, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, /* a-o */
-	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, XX, XX, XX, XX, XX, /* p-z */
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-};
+#include <string.h>
 
 /* 4 ceil(n / 3); SIZE_MAX when that does not fit in a size_t. */
 size_t base64_encoded_len(size_t n)
@@ -57,127 +29,176 @@ size_t base64_encoded_len(size_t n)
 	return quanta * 4;
 }
 
-void base64_encode(char *out, const uint8_t *in, size_t n)
-{
-	size_t i;
-	uint32_t v;
+/* ---- scalar ---------------------------------------------------------------- */
 
-	/* pass 1: whole 3-byte groups, 24 bits -> four 6-bit characters */
-	for (i = 0; n - i >= 3; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		out[0] = ENC[v >> 18];
-		out[1] = ENC[(v >> 12) & 63];
-		out[2] = ENC[(v >> 6) & 63];
-		out[3] = ENC[v & 63];
+/* out[0 .. 4) = v's four bytes, most significant first. */
+static void store_be32(uint8_t *out, uint32_t v)
+{
+	out[0] = (uint8_t)(v >> 24);
+	out[1] = (uint8_t)(v >> 16);
+	out[2] = (uint8_t)(v >> 8);
+	out[3] = (uint8_t)v;
+}
+
+void base64_encode_scalar(char *out, const uint8_t *in, size_t n)
+{
+	size_t whole = n / 3 * 3;
+
+	/* pass 1: whole 3-byte groups, 24 bits -> four 6-bit characters, one store */
+	for (size_t i = 0; i < whole; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		char q[4] = {base64_enc[v >> 18], base64_enc[(v >> 12) & 63],
+			     base64_enc[(v >> 6) & 63], base64_enc[v & 63]};
+
+		memcpy(out, q, 4);
 		out += 4;
 	}
-	/* pass 2: one or two bytes left, zero-filled, padded with '=' */
-	if (n - i == 0)
-		return;
-	v = (uint32_t)in[i] << 16;
-	if (n - i == 2)
-		v |= (uint32_t)in[i + 1] << 8;
-	out[0] = ENC[v >> 18];
-	out[1] = ENC[(v >> 12) & 63];
-	out[2] = n - i == 2 ? ENC[(v >> 6) & 63] : '=';
-	out[3] = '=';
+	/* pass 2: one or two bytes left: the twin zero-fills and pads them */
+	base64_encode_ref(out, in + whole, n - whole);
 }
 
-/*
- * Checks r[0..len), which starts on a quantum boundary and runs to the end
- * of the input, against the rules above. Returns 0 (then len is 0 or a
- * multiple of 4 and only the last quantum may hold '='), or -1 with *bad the
- * offset in r of the first problem.
- */
-static int check_rest(const unsigned char *r, size_t len, size_t *bad)
+/* The 24 bits of the quantum q; its characters' table values ORed into *flags. */
+static uint32_t quantum_bits(const unsigned char *q, uint32_t *flags)
 {
-	size_t pad = len; /* where the '=' run starts; len while there is none */
-	size_t i;
+	uint32_t a = base64_dec[q[0]], b = base64_dec[q[1]];
+	uint32_t c = base64_dec[q[2]], d = base64_dec[q[3]];
 
-	for (i = 0; i < len; i++) {
-		int is_data = DEC[r[i]] != XX;
+	*flags |= a | b | c | d;
+	return a << 18 | b << 12 | c << 6 | d;
+}
 
-		if (is_data && pad == len)
-			continue;
-		if (!is_data && r[i] != '=') { /* not base64 at all */
-			*bad = i;
-			return -1;
-		}
-		if (is_data) { /* data after the padding: the padding is misplaced */
-			*bad = pad;
-			return -1;
-		}
-		if (i % 4 < 2) { /* "=" or "x=" */
-			*bad = i;
-			return -1;
-		}
-		if (pad == len)
-			pad = i;
+long long base64_decode_scalar(uint8_t *out, const char *in, size_t n, size_t *bad_at)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t body = n / 4 > 0 ? n / 4 - 1 : 0; /* quanta before the last: no '=' there */
+	size_t i = 0, bad;
+	long long rest;
+
+	/* pass 1: blocks of four quanta, one check each; a quantum's store writes a
+	 * fourth byte that the next quantum (there always is one) overwrites */
+	for (; i + 4 <= body; i += 4) {
+		const unsigned char *q = s + 4 * i;
+		uint32_t flags = 0;
+		uint32_t v0 = quantum_bits(q, &flags), v1 = quantum_bits(q + 4, &flags);
+		uint32_t v2 = quantum_bits(q + 8, &flags), v3 = quantum_bits(q + 12, &flags);
+
+		if ((flags & 0x80) != 0)
+			break; /* something else than data: the twin says what and where */
+		store_be32(out + 3 * i, v0 << 8);
+		store_be32(out + 3 * i + 3, v1 << 8);
+		store_be32(out + 3 * i + 6, v2 << 8);
+		store_be32(out + 3 * i + 9, v3 << 8);
 	}
-	/* the bits the padding leaves unused must be zero: 4 after "xx", 2 after "xxx" */
-	if (pad < len && (DEC[r[pad - 1]] & (pad % 4 == 2 ? 0x0f : 0x03)) != 0) {
-		*bad = pad - 1;
+	/* pass 2: the rest, the last quantum and any problem, as the twin reads them */
+	rest = base64_decode_ref(out + 3 * i, in + 4 * i, n - 4 * i, &bad);
+	if (rest < 0) {
+		*bad_at = 4 * i + bad;
 		return -1;
 	}
-	if (len % 4 != 0) {
-		*bad = len;
-		return -1;
-	}
+	return (long long)(3 * i) + rest;
+}
+
+/* ---- dispatch -------------------------------------------------------------- */
+
+int base64_simd_available(void)
+{
+#ifdef BASE64_HAVE_AVX2
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+#else
 	return 0;
+#endif
 }
 
-/* Writes the bytes of a checked final quantum q[0..4); returns 1, 2 or 3. */
-static size_t put_final(uint8_t *out, const unsigned char *q)
+void base64_encode_simd(char *out, const uint8_t *in, size_t n)
 {
-	size_t nd = q[2] == '=' ? 2 : q[3] == '=' ? 3 : 4;
-	uint32_t v = (uint32_t)DEC[q[0]] << 18 | (uint32_t)DEC[q[1]] << 12;
-	size_t i;
+	size_t done = 0;
 
-	if (nd > 2)
-		v |= (uint32_t)DEC[q[2]] << 6;
-	if (nd > 3)
-		v |= DEC[q[3]];
-	for (i = 0; i + 1 < nd; i++)
-		out[i] = (uint8_t)(v >> (16 - 8 * i));
-	return nd - 1;
+#ifdef BASE64_HAVE_AVX2
+	done = base64_encode_avx2_bulk(out, in, n);
+#endif
+	base64_encode_scalar(out + done / 3 * 4, in + done, n - done);
+}
+
+long long base64_decode_simd(uint8_t *out, const char *in, size_t n, size_t *bad_at)
+{
+	size_t done = 0, bad;
+	long long rest;
+
+#ifdef BASE64_HAVE_AVX2
+	done = base64_decode_avx2_bulk(out, in, n);
+#endif
+	rest = base64_decode_scalar(out + done / 4 * 3, in + done, n - done, &bad);
+	if (rest < 0) {
+		*bad_at = done + bad;
+		return -1;
+	}
+	return (long long)(done / 4 * 3) + rest;
+}
+
+/* Worth a SIMD kernel: below this many bytes the scalar one is as quick. */
+enum { SIMD_MIN_BYTES = 64 };
+
+void base64_encode(char *out, const uint8_t *in, size_t n)
+{
+	if (n >= SIMD_MIN_BYTES && base64_simd_available())
+		base64_encode_simd(out, in, n);
+	else
+		base64_encode_scalar(out, in, n);
 }
 
 long long base64_decode(uint8_t *out, const char *in, size_t n, size_t *bad_at)
 {
-	const unsigned char *s = (const unsigned char *)in;
-	size_t quanta = n / 4;
-	size_t body = quanta > 0 ? quanta - 1 : 0; /* quanta that cannot hold '=' */
-	size_t i;
-	size_t bad;
+	if (n >= SIMD_MIN_BYTES && base64_simd_available())
+		return base64_decode_simd(out, in, n, bad_at);
+	return base64_decode_scalar(out, in, n, bad_at);
+}
 
-	/* pass 1: every complete quantum but the last: four alphabet characters */
-	for (i = 0; i < body; i++) {
-		const unsigned char *q = s + 4 * i;
-		uint32_t a = DEC[q[0]];
-		uint32_t b = DEC[q[1]];
-		uint32_t c = DEC[q[2]];
-		uint32_t d = DEC[q[3]];
-		uint32_t v = a << 18 | b << 12 | c << 6 | d;
+/* ---- float32 bytes --------------------------------------------------------- */
 
-		if (((a | b | c | d) & 0x80) != 0) {
-			/* not plain data: the slow scan finds the first problem from here */
-			int rc = check_rest(q, n - 4 * i, &bad);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BIG_ENDIAN 1
+#else
+#define HOST_BIG_ENDIAN 0
+#endif
 
-			assert(rc != 0); /* '=' or worse before the last quantum */
-			(void)rc;
-			*bad_at = 4 * i + bad;
-			return -1;
-		}
-		out[3 * i] = (uint8_t)(v >> 16);
-		out[3 * i + 1] = (uint8_t)(v >> 8);
-		out[3 * i + 2] = (uint8_t)v;
+/* Each float's 4 bytes reversed, from src to dst (which may be the same). */
+static void swap_f32(float *dst, const float *src, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint8_t b[4], r[4];
+
+		memcpy(b, &src[k], 4);
+		r[0] = b[3];
+		r[1] = b[2];
+		r[2] = b[1];
+		r[3] = b[0];
+		memcpy(&dst[k], r, 4);
 	}
-	if (n == 0)
-		return 0;
-	/* pass 2: the last quantum (and whatever follows it), which may hold '=' */
-	if (check_rest(s + 4 * body, n - 4 * body, &bad) != 0) {
-		*bad_at = 4 * body + bad;
-		return -1;
+}
+
+void base64_f32_from_le(float *x, size_t n)
+{
+	if (HOST_BIG_ENDIAN)
+		swap_f32(x, x, n);
+}
+
+void base64_encode_f32le(char *out, const float *x, size_t n)
+{
+	/* a big-endian host swaps a chunk at a time into a small buffer, whole
+	 * 3-byte groups per chunk so the chunks' characters join up */
+	enum { CHUNK = 3 * 256 };
+	float tmp[CHUNK / 4];
+
+	if (!HOST_BIG_ENDIAN) {
+		base64_encode(out, (const uint8_t *)x, n * sizeof(float));
+		return;
 	}
-	return (long long)(3 * body + put_final(out + 3 * body, s + 4 * body));
+	for (size_t k = 0; k < n; k += CHUNK / 4) {
+		size_t m = n - k < CHUNK / 4 ? n - k : CHUNK / 4;
+
+		swap_f32(tmp, x + k, m);
+		base64_encode(out, (const uint8_t *)tmp, m * sizeof(float));
+		out += m * sizeof(float) / 3 * 4;
+	}
 }
