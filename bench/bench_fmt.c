@@ -342,7 +342,7 @@ static void bench_base64(size_t n)
 		printf("%-8s %10.0f %10.0f %11.1f%% %11.1f%%\n", b64_kernels[i].name, enc, dec,
 		       100 * enc / cpy, 100 * dec / cpy);
 	}
-	printf("%-8s %10.0f %10s\n", "memcpy", cpy, "");
+	printf("%-8s %10.0f\n", "memcpy", cpy);
 	free(b.raw);
 	free(b.text);
 	free(b.back);
