@@ -11,8 +11,12 @@
  *   json_dumps   jansson's json_dumps of a json array of json_real (it prints
  *                "%.17g" of the double, then trims); per number, the array
  *                built beforehand
- * Bytes: base64_encode and base64_decode of 16 MiB, against memcpy of the same;
- * MB/s of binary bytes (MB = 10^6).
+ * Bytes: each base64 kernel's encode and decode of 16 MiB (the dispatched
+ * one, SIMD where the CPU has it, scalar, the naive twin), against memcpy of
+ * the same; MB/s of binary bytes (MB = 10^6). Then a [128, 512] float32
+ * tensor sent as base64 (a 350 KB body) read whole by req_parse (jansson)
+ * and by req_parse_pooled (the scan decodes the string into the pool) then
+ * api_tensor_read_pool: ms, MB/s of body, and memcpy of the body beside.
  * Small numbers (headers, the access log, answer shapes): fmt_fixed against
  * snprintf "%.3f" of durations in ms, fmt_u64 against "%llu"; ns per number.
  * Number arrays: a [128, 512] JSON matrix of "%.4f" numbers (the bench's
@@ -247,13 +251,15 @@ struct bytes {
 	char *text;     /* [base64_encoded_len(n)] */
 	uint8_t *back;  /* [n] decoded, or memcpy'd */
 	size_t n;
+	void (*encode)(char *, const uint8_t *, size_t);
+	long long (*decode)(uint8_t *, const char *, size_t, size_t *);
 };
 
 static double time_encode(struct bytes *b)
 {
 	double t0 = now_s();
 
-	base64_encode(b->text, b->raw, b->n);
+	b->encode(b->text, b->raw, b->n);
 	return now_s() - t0;
 }
 
@@ -261,7 +267,7 @@ static double time_decode(struct bytes *b)
 {
 	size_t bad;
 	double t0 = now_s();
-	long long got = base64_decode(b->back, b->text, base64_encoded_len(b->n), &bad);
+	long long got = b->decode(b->back, b->text, base64_encoded_len(b->n), &bad);
 	double t = now_s() - t0;
 
 	if (got != (long long)b->n || memcmp(b->back, b->raw, b->n) != 0)
@@ -290,11 +296,25 @@ static double mb_per_s(double (*run)(struct bytes *), struct bytes *b)
 	return (double)b->n / median(t, REPS) / 1e6;
 }
 
+/* The kernels of base64.h, the dispatched pair first. */
+static const struct {
+	const char *name;
+	void (*encode)(char *, const uint8_t *, size_t);
+	long long (*decode)(uint8_t *, const char *, size_t, size_t *);
+	int simd;
+} b64_kernels[] = {
+	{"base64", base64_encode, base64_decode, 0},
+	{"simd", base64_encode_simd, base64_decode_simd, 1},
+	{"scalar", base64_encode_scalar, base64_decode_scalar, 0},
+	{"ref", base64_encode_ref, base64_decode_ref, 0},
+};
+
 static void bench_base64(size_t n)
 {
 	struct bytes b = {.n = n};
 	struct attn_prng g;
 	size_t i;
+	double cpy;
 
 	b.raw = malloc(n);
 	b.text = malloc(base64_encoded_len(n));
@@ -304,19 +324,95 @@ static void bench_base64(size_t n)
 	attn_prng_seed(&g, 99);
 	for (i = 0; i < n; i++)
 		b.raw[i] = (uint8_t)(attn_prng_next(&g) >> 56);
+	cpy = mb_per_s(time_memcpy, &b);
+	printf("\nbase64 of %zu MiB (MB/s of binary bytes, median of %d; base64 is the "
+	       "dispatched kernel, ref the naive twin)\n",
+	       n >> 20, REPS);
+	printf("%-8s %10s %10s %12s %12s\n", "kernel", "encode", "decode", "enc/memcpy",
+	       "dec/memcpy");
+	for (i = 0; i < sizeof b64_kernels / sizeof b64_kernels[0]; i++) {
+		double enc, dec;
 
-	double enc = mb_per_s(time_encode, &b);
-	double dec = mb_per_s(time_decode, &b);
-	double cpy = mb_per_s(time_memcpy, &b);
-
-	printf("\nbase64 of %zu MiB (MB/s of binary bytes, median of %d)\n", n >> 20, REPS);
-	printf("%-8s %10s %12s\n", "op", "MB/s", "of memcpy");
-	printf("%-8s %10.0f %11.1f%%\n", "encode", enc, 100 * enc / cpy);
-	printf("%-8s %10.0f %11.1f%%\n", "decode", dec, 100 * dec / cpy);
-	printf("%-8s %10.0f %11.1f%%\n", "memcpy", cpy, 100.0);
+		if (b64_kernels[i].simd && !base64_simd_available())
+			continue;
+		b.encode = b64_kernels[i].encode;
+		b.decode = b64_kernels[i].decode;
+		enc = mb_per_s(time_encode, &b);
+		dec = mb_per_s(time_decode, &b);
+		printf("%-8s %10.0f %10.0f %11.1f%% %11.1f%%\n", b64_kernels[i].name, enc, dec,
+		       100 * enc / cpy, 100 * dec / cpy);
+	}
+	printf("%-8s %10.0f\n", "memcpy", cpy);
 	free(b.raw);
 	free(b.text);
 	free(b.back);
+}
+
+static double time_read(const char *body, size_t len, int pooled);
+
+/* ms to memcpy len bytes (a body's worth, in cache): the floor for reading it */
+static double time_copy(const char *body, size_t len)
+{
+	char *dst = malloc(len);
+	double t0, t;
+
+	if (dst == NULL)
+		die("allocation");
+	memcpy(dst, body, len); /* fault the pages in first */
+	t0 = now_s();
+	memcpy(dst, body, len);
+	t = now_s() - t0;
+	sink += (unsigned char)dst[len / 2];
+	free(dst);
+	return t * 1e3;
+}
+
+/*
+ * The whole read of a [128, 512] float32 tensor sent as base64 (the l128
+ * body with "encoding":"base64" inputs): req_parse (jansson lexes the 350 KB
+ * string, then base64_decode) against req_parse_pooled (the scan decodes it
+ * into the pool) then api_tensor_read_pool, beside memcpy of the body.
+ */
+static void bench_base64_parse(void)
+{
+	enum { ROWS = 128, COLS = 512 };
+	float *x = malloc(ROWS * COLS * sizeof(float));
+	size_t len = base64_encoded_len(ROWS * COLS * sizeof(float));
+	double t[3][REPS], ms[3];
+	struct attn_prng g;
+	struct buf b;
+
+	if (x == NULL)
+		die("allocation");
+	attn_prng_seed(&g, 4242);
+	for (size_t k = 0; k < ROWS * COLS; k++)
+		x[k] = attn_prng_symmetric(&g, 1.0);
+	buf_init(&b, (size_t)16 << 20);
+	buf_printf(&b, "{\"x\":{\"shape\":[%d,%d],\"base64\":\"", ROWS, COLS);
+	base64_encode_f32le(buf_reserve(&b, len), x, ROWS * COLS);
+	buf_commit(&b, len);
+	buf_puts(&b, "\"}}");
+	if (b.failed)
+		die("building the base64 body");
+	for (int r = 0; r < REPS; r++) {
+		t[0][r] = time_read(b.data, b.len, 0);
+		t[1][r] = time_read(b.data, b.len, 1);
+		t[2][r] = time_copy(b.data, b.len);
+	}
+	for (int k = 0; k < 3; k++)
+		ms[k] = median(t[k], REPS);
+	printf("\n[128, 512] float32 as base64 (%zu bytes) to a tensor, median of %d\n", b.len,
+	       REPS);
+	printf("%-8s %8s %10s %12s\n", "read", "ms", "MB/s", "of memcpy");
+	printf("%-8s %8.3f %10.0f %11.1f%%\n", "jansson", ms[0], (double)b.len / ms[0] / 1e3,
+	       100 * ms[2] / ms[0]);
+	printf("%-8s %8.3f %10.0f %11.1f%%\n", "pooled", ms[1], (double)b.len / ms[1] / 1e3,
+	       100 * ms[2] / ms[1]);
+	printf("%-8s %8.3f %10.0f %11.1f%%\n", "memcpy", ms[2], (double)b.len / ms[2] / 1e3,
+	       100.0);
+	printf("pooled / jansson: %.1fx faster\n", ms[0] / ms[1]);
+	buf_release(&b);
+	free(x);
 }
 
 /* ---- small numbers ------------------------------------------------------ */
@@ -439,6 +535,7 @@ int main(int argc, char **argv)
 	float_set_release(&sets[0]);
 	float_set_release(&sets[1]);
 	bench_base64(quick ? (size_t)1 << 20 : (size_t)16 << 20);
+	bench_base64_parse();
 	bench_small();
 	bench_arrays();
 	return EXIT_SUCCESS;

@@ -1,51 +1,23 @@
 /*
- * base64.c: RFC 4648 section 4 base64 with '=' padding (see base64.h).
+ * base64.c: the fast base64 kernels and their dispatch (see base64.h).
  *
- * Decoding is strict, as the API layer is:
- *   - only the 64 alphabet characters and '=' (no whitespace, no line breaks,
- *     no URL-safe alphabet);
- *   - '=' only at the end, as "xx==" or "xxx=";
- *   - the unused bits before the padding must be zero (RFC 4648 section 3.5
- *     allows rejecting them; it makes every byte string's encoding unique);
- *   - the length a multiple of 4.
- * *bad_at is the offset of the first problem met scanning from the start:
- * a character outside the alphabet (and not '='); a '=' in the first two
- * places of a quantum; data after a '=' run (reported at the run's first
- * '='); a data character whose bits left unused by the padding are not zero;
- * and, when only the length is wrong (the input ends inside a quantum), n.
- * So a trailing newline is reported at the newline. On failure `out` may
- * have been written in part.
+ * Scalar decoding reads a block of four quanta (16 characters) at a time:
+ * sixteen byte-table lookups ORed into one flag, one branch per block, and
+ * each quantum's 24 bits stored as one 4-byte word whose fourth byte the
+ * next quantum overwrites. A block that holds anything but alphabet
+ * characters goes to the naive twin's checks (base64_ref.c), which find the
+ * first problem from the block's start, so *bad_at is the same; so is the
+ * last quantum, the only one where '=' is allowed. The AVX2 kernels
+ * (base64_avx2.c) go first where the CPU has them and leave the scalar
+ * kernels the tail and any block they refuse.
  *
- * Both directions are table lookups, 3 bytes <-> 4 characters per step.
+ * Byte order: the contract's float32 bytes are little-endian; on a
+ * big-endian host the two f32 helpers swap each value's bytes.
  */
 #include "base64.h"
+#include "base64_kernels.h"
 
-#include <assert.h>
-#include <stdint.h>
-
-#define XX 0xff /* not in the alphabet (nor is '=') */
-
-static const char ENC[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* DEC[c] = the 6-bit value of character c, or XX. Generated from ENC. */
-static const uint8_t DEC[256] = {
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, 62, XX, XX, XX, 63, /* + / */
-	52, 53, 54, 55, 56, 57, 58, 59, 60, 61, XX, XX, XX, XX, XX, XX, /* 0-9 */
-	XX, 0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, /* A-O */
-	15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, XX, XX, XX, XX, XX, /* P-Z */
-	XX, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, /* a-o */
-	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, XX, XX, XX, XX, XX, /* p-z */
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-	XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX, XX,
-};
+#include <string.h>
 
 /* 4 ceil(n / 3); SIZE_MAX when that does not fit in a size_t. */
 size_t base64_encoded_len(size_t n)
@@ -57,127 +29,216 @@ size_t base64_encoded_len(size_t n)
 	return quanta * 4;
 }
 
-void base64_encode(char *out, const uint8_t *in, size_t n)
-{
-	size_t i;
-	uint32_t v;
+/* ---- scalar ---------------------------------------------------------------- */
 
-	/* pass 1: whole 3-byte groups, 24 bits -> four 6-bit characters */
-	for (i = 0; n - i >= 3; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		out[0] = ENC[v >> 18];
-		out[1] = ENC[(v >> 12) & 63];
-		out[2] = ENC[(v >> 6) & 63];
-		out[3] = ENC[v & 63];
-		out += 4;
-	}
-	/* pass 2: one or two bytes left, zero-filled, padded with '=' */
-	if (n - i == 0)
-		return;
-	v = (uint32_t)in[i] << 16;
-	if (n - i == 2)
-		v |= (uint32_t)in[i + 1] << 8;
-	out[0] = ENC[v >> 18];
-	out[1] = ENC[(v >> 12) & 63];
-	out[2] = n - i == 2 ? ENC[(v >> 6) & 63] : '=';
-	out[3] = '=';
-}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BIG_ENDIAN 1
+#else
+#define HOST_BIG_ENDIAN 0
+#endif
 
 /*
- * Checks r[0..len), which starts on a quantum boundary and runs to the end
- * of the input, against the rules above. Returns 0 (then len is 0 or a
- * multiple of 4 and only the last quantum may hold '='), or -1 with *bad the
- * offset in r of the first problem.
+ * Decoding tables, one per place in a quantum: D_k[c] is character c's 6 bits
+ * already where they land in the quantum's 3 bytes as a little-endian word
+ * holds them (bytes 0, 1, 2 = the first, second, third byte out), or
+ * BAD_BIT (past the 3 bytes) when c is not in the alphabet. So a quantum is
+ * four loads ORed and one 4-byte store, and any bad character shows in the
+ * top byte. Built by the preprocessor from the alphabet's ranges.
  */
-static int check_rest(const unsigned char *r, size_t len, size_t *bad)
+#define BAD_BIT 0x01000000u
+#define SIX(c)                                                                                    \
+	((c) >= 'A' && (c) <= 'Z'   ? (c) - 'A'                                                   \
+	 : (c) >= 'a' && (c) <= 'z' ? (c) - 'a' + 26                                              \
+	 : (c) >= '0' && (c) <= '9' ? (c) - '0' + 52                                              \
+	 : (c) == '+'		    ? 62                                                          \
+	 : (c) == '/'		    ? 63                                                          \
+				    : -1)
+/* the 24-bit quantum value v (first byte out on top) as a little-endian word */
+#define LE24(v) ((((v) >> 16) & 0xffu) | ((((v) >> 8) & 0xffu) << 8) | (((v) & 0xffu) << 16))
+#define PLACE(c, shift) (SIX(c) < 0 ? BAD_BIT : LE24((uint32_t)SIX(c) << (shift)))
+#define R4(F, n) F(n), F(n + 1), F(n + 2), F(n + 3)
+#define R16(F, n) R4(F, n), R4(F, n + 4), R4(F, n + 8), R4(F, n + 12)
+#define R64(F, n) R16(F, n), R16(F, n + 16), R16(F, n + 32), R16(F, n + 48)
+#define R256(F) R64(F, 0), R64(F, 64), R64(F, 128), R64(F, 192)
+#define P0(c) PLACE(c, 18)
+#define P1(c) PLACE(c, 12)
+#define P2(c) PLACE(c, 6)
+#define P3(c) PLACE(c, 0)
+static const uint32_t D0[256] = {R256(P0)}, D1[256] = {R256(P1)};
+static const uint32_t D2[256] = {R256(P2)}, D3[256] = {R256(P3)};
+
+/* The quantum whose characters are c's low 4 bytes (the first lowest): its 3
+ * bytes as a little-endian word, BAD_BIT set when one is not data. */
+static inline uint32_t quantum_le(uint64_t c)
 {
-	size_t pad = len; /* where the '=' run starts; len while there is none */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		int is_data = DEC[r[i]] != XX;
-
-		if (is_data && pad == len)
-			continue;
-		if (!is_data && r[i] != '=') { /* not base64 at all */
-			*bad = i;
-			return -1;
-		}
-		if (is_data) { /* data after the padding: the padding is misplaced */
-			*bad = pad;
-			return -1;
-		}
-		if (i % 4 < 2) { /* "=" or "x=" */
-			*bad = i;
-			return -1;
-		}
-		if (pad == len)
-			pad = i;
-	}
-	/* the bits the padding leaves unused must be zero: 4 after "xx", 2 after "xxx" */
-	if (pad < len && (DEC[r[pad - 1]] & (pad % 4 == 2 ? 0x0f : 0x03)) != 0) {
-		*bad = pad - 1;
-		return -1;
-	}
-	if (len % 4 != 0) {
-		*bad = len;
-		return -1;
-	}
-	return 0;
+	return D0[c & 0xff] | D1[(c >> 8) & 0xff] | D2[(c >> 16) & 0xff] | D3[(c >> 24) & 0xff];
 }
 
-/* Writes the bytes of a checked final quantum q[0..4); returns 1, 2 or 3. */
-static size_t put_final(uint8_t *out, const unsigned char *q)
+/* The four characters of the 24-bit group v as a little-endian word. */
+static inline uint32_t chars_le(uint32_t v)
 {
-	size_t nd = q[2] == '=' ? 2 : q[3] == '=' ? 3 : 4;
-	uint32_t v = (uint32_t)DEC[q[0]] << 18 | (uint32_t)DEC[q[1]] << 12;
-	size_t i;
+	const unsigned char *e = (const unsigned char *)base64_enc;
 
-	if (nd > 2)
-		v |= (uint32_t)DEC[q[2]] << 6;
-	if (nd > 3)
-		v |= DEC[q[3]];
-	for (i = 0; i + 1 < nd; i++)
-		out[i] = (uint8_t)(v >> (16 - 8 * i));
-	return nd - 1;
+	return (uint32_t)e[v >> 18] | (uint32_t)e[(v >> 12) & 63] << 8 |
+	       (uint32_t)e[(v >> 6) & 63] << 16 | (uint32_t)e[v & 63] << 24;
+}
+
+void base64_encode_scalar(char *out, const uint8_t *in, size_t n)
+{
+	size_t i = 0;
+
+	/* pass 1: two 3-byte groups per 8-byte load (the first byte on top after
+	 * the swap), each one 4-byte store of characters */
+#if (defined(__GNUC__) || defined(__clang__)) && !HOST_BIG_ENDIAN
+	for (; n >= 8 && i <= n - 8; i += 6) {
+		uint64_t x;
+		uint32_t c0, c1;
+
+		memcpy(&x, in + i, 8);
+		x = __builtin_bswap64(x);
+		c0 = chars_le((uint32_t)(x >> 40));
+		c1 = chars_le((uint32_t)(x >> 16) & 0xffffff);
+		memcpy(out, &c0, 4);
+		memcpy(out + 4, &c1, 4);
+		out += 8;
+	}
+#endif
+	/* pass 2: the rest, padding included, as the twin writes it */
+	base64_encode_ref(out, in + i, n - i);
+}
+
+long long base64_decode_scalar(uint8_t *out, const char *in, size_t n, size_t *bad_at)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t body = n / 4 > 0 ? n / 4 - 1 : 0; /* quanta before the last: no '=' there */
+	size_t i = 0, bad;
+	long long rest;
+
+	/* pass 1: blocks of four quanta (16 characters, two 8-byte loads), one
+	 * check each; a quantum's 3 bytes go out as one 4-byte store whose
+	 * fourth byte the next quantum (there always is one) overwrites.
+	 * Big-endian hosts leave it all to pass 2. */
+	for (; !HOST_BIG_ENDIAN && i + 4 <= body; i += 4) {
+		uint64_t c01, c23;
+		uint32_t w0, w1, w2, w3;
+
+		memcpy(&c01, s + 4 * i, 8); /* characters, the first in the low byte */
+		memcpy(&c23, s + 4 * i + 8, 8);
+		w0 = quantum_le(c01);
+		w1 = quantum_le(c01 >> 32);
+		w2 = quantum_le(c23);
+		w3 = quantum_le(c23 >> 32);
+		if (((w0 | w1 | w2 | w3) & BAD_BIT) != 0)
+			break; /* something else than data: the twin says what and where */
+		memcpy(out + 3 * i, &w0, 4);
+		memcpy(out + 3 * i + 3, &w1, 4);
+		memcpy(out + 3 * i + 6, &w2, 4);
+		memcpy(out + 3 * i + 9, &w3, 4);
+	}
+	/* pass 2: the rest, the last quantum and any problem, as the twin reads them */
+	rest = base64_decode_ref(out + 3 * i, in + 4 * i, n - 4 * i, &bad);
+	if (rest < 0) {
+		*bad_at = 4 * i + bad;
+		return -1;
+	}
+	return (long long)(3 * i) + rest;
+}
+
+/* ---- dispatch -------------------------------------------------------------- */
+
+int base64_simd_available(void)
+{
+#ifdef BASE64_HAVE_AVX2
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+#else
+	return 0;
+#endif
+}
+
+void base64_encode_simd(char *out, const uint8_t *in, size_t n)
+{
+	size_t done = 0;
+
+#ifdef BASE64_HAVE_AVX2
+	done = base64_encode_avx2_bulk(out, in, n);
+#endif
+	base64_encode_scalar(out + done / 3 * 4, in + done, n - done);
+}
+
+long long base64_decode_simd(uint8_t *out, const char *in, size_t n, size_t *bad_at)
+{
+	size_t done = 0, bad;
+	long long rest;
+
+#ifdef BASE64_HAVE_AVX2
+	done = base64_decode_avx2_bulk(out, in, n);
+#endif
+	rest = base64_decode_scalar(out + done / 4 * 3, in + done, n - done, &bad);
+	if (rest < 0) {
+		*bad_at = done + bad;
+		return -1;
+	}
+	return (long long)(done / 4 * 3) + rest;
+}
+
+/* Worth a SIMD kernel: below this many bytes the scalar one is as quick. */
+enum { SIMD_MIN_BYTES = 64 };
+
+void base64_encode(char *out, const uint8_t *in, size_t n)
+{
+	if (n >= SIMD_MIN_BYTES && base64_simd_available())
+		base64_encode_simd(out, in, n);
+	else
+		base64_encode_scalar(out, in, n);
 }
 
 long long base64_decode(uint8_t *out, const char *in, size_t n, size_t *bad_at)
 {
-	const unsigned char *s = (const unsigned char *)in;
-	size_t quanta = n / 4;
-	size_t body = quanta > 0 ? quanta - 1 : 0; /* quanta that cannot hold '=' */
-	size_t i;
-	size_t bad;
+	if (n >= SIMD_MIN_BYTES && base64_simd_available())
+		return base64_decode_simd(out, in, n, bad_at);
+	return base64_decode_scalar(out, in, n, bad_at);
+}
 
-	/* pass 1: every complete quantum but the last: four alphabet characters */
-	for (i = 0; i < body; i++) {
-		const unsigned char *q = s + 4 * i;
-		uint32_t a = DEC[q[0]];
-		uint32_t b = DEC[q[1]];
-		uint32_t c = DEC[q[2]];
-		uint32_t d = DEC[q[3]];
-		uint32_t v = a << 18 | b << 12 | c << 6 | d;
+/* ---- float32 bytes --------------------------------------------------------- */
 
-		if (((a | b | c | d) & 0x80) != 0) {
-			/* not plain data: the slow scan finds the first problem from here */
-			int rc = check_rest(q, n - 4 * i, &bad);
+/* Each float's 4 bytes reversed, from src to dst (which may be the same). */
+static void swap_f32(float *dst, const float *src, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint8_t b[4], r[4];
 
-			assert(rc != 0); /* '=' or worse before the last quantum */
-			(void)rc;
-			*bad_at = 4 * i + bad;
-			return -1;
-		}
-		out[3 * i] = (uint8_t)(v >> 16);
-		out[3 * i + 1] = (uint8_t)(v >> 8);
-		out[3 * i + 2] = (uint8_t)v;
+		memcpy(b, &src[k], 4);
+		r[0] = b[3];
+		r[1] = b[2];
+		r[2] = b[1];
+		r[3] = b[0];
+		memcpy(&dst[k], r, 4);
 	}
-	if (n == 0)
-		return 0;
-	/* pass 2: the last quantum (and whatever follows it), which may hold '=' */
-	if (check_rest(s + 4 * body, n - 4 * body, &bad) != 0) {
-		*bad_at = 4 * body + bad;
-		return -1;
+}
+
+void base64_f32_from_le(float *x, size_t n)
+{
+	if (HOST_BIG_ENDIAN)
+		swap_f32(x, x, n);
+}
+
+void base64_encode_f32le(char *out, const float *x, size_t n)
+{
+	/* a big-endian host swaps a chunk at a time into a small buffer, whole
+	 * 3-byte groups per chunk so the chunks' characters join up */
+	enum { CHUNK = 3 * 256 };
+	float tmp[CHUNK / 4];
+
+	if (!HOST_BIG_ENDIAN) {
+		base64_encode(out, (const uint8_t *)x, n * sizeof(float));
+		return;
 	}
-	return (long long)(3 * body + put_final(out + 3 * body, s + 4 * body));
+	for (size_t k = 0; k < n; k += CHUNK / 4) {
+		size_t m = n - k < CHUNK / 4 ? n - k : CHUNK / 4;
+
+		swap_f32(tmp, x + k, m);
+		base64_encode(out, (const uint8_t *)tmp, m * sizeof(float));
+		out += m * sizeof(float) / 3 * 4;
+	}
 }

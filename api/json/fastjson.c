@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base64.h"
 #include "common/fmt.h"
 
 enum { NUMBER_TOKEN_MAX = 64, FIELD_PATH_MAX = 192 };
@@ -58,6 +59,9 @@ struct frame {
 	 * in path, which then runs to key_end */
 	int chain, key_ok;
 	size_t path_len, key_end;
+	/* objects: tensor = this object is a field's value, so possibly a
+	 * tensor object; base64_key = and the current key is "base64" */
+	int tensor, base64_key;
 	/* arrays: in_field = under one of the fields, through arrays only;
 	 * row = still possibly a row: in a field, inside an array, numbers only */
 	int in_field, row;
@@ -90,7 +94,9 @@ void fastjson_pool_release(struct fastjson_pool *pool)
 	memset(pool, 0, sizeof(*pool));
 }
 
-const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const json_t *v)
+/* The row of either kind that the placeholder v stands for, or NULL. */
+static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool,
+						  const json_t *v)
 {
 	const json_t *index;
 	json_int_t k;
@@ -104,6 +110,20 @@ const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const 
 	if (k < 0 || (unsigned long long)k >= pool->n_rows)
 		return NULL;
 	return &pool->rows[k];
+}
+
+const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const json_t *v)
+{
+	const struct fastjson_row *row = placeholder_row(pool, v);
+
+	return row != NULL && row->base64_len == 0 ? row : NULL;
+}
+
+const struct fastjson_row *fastjson_base64(const struct fastjson_pool *pool, const json_t *v)
+{
+	const struct fastjson_row *row = placeholder_row(pool, v);
+
+	return row != NULL && row->base64_len > 0 ? row : NULL;
 }
 
 /* ---- tokens ------------------------------------------------------------ */
@@ -125,17 +145,28 @@ static size_t skip_blank(const char *s, size_t i, size_t n)
 	return i;
 }
 
-/* The end of the string whose '"' is at s[i], or 0 if it never ends. */
+/*
+ * The end of the string whose '"' is at s[i], or 0 if it never ends. memchr
+ * finds the next '"' and whether a '\\' comes before it; only a string with
+ * escapes is walked a byte at a time, from its first '\\'.
+ */
 static size_t string_end(const char *s, size_t i, size_t n, int *escaped)
 {
+	const char *quote = memchr(s + i + 1, '"', n - i - 1);
+	const char *slash;
+
 	*escaped = 0;
-	for (size_t k = i + 1; k < n; k++) {
+	if (quote == NULL)
+		return 0;
+	slash = memchr(s + i + 1, '\\', (size_t)(quote - (s + i + 1)));
+	if (slash == NULL)
+		return (size_t)(quote - s) + 1;
+	*escaped = 1;
+	for (size_t k = (size_t)(slash - s); k < n; k++) {
 		if (s[k] == '"')
 			return k + 1;
-		if (s[k] == '\\') {
-			*escaped = 1;
+		if (s[k] == '\\')
 			k++;
-		}
 	}
 	return 0;
 }
@@ -328,7 +359,70 @@ static void commit_row(struct scan *sc, struct frame *f)
 	sc->copy_len = (size_t)(p - sc->copy);
 	sc->copied = sc->i + 1;
 	pool->rows[pool->n_rows++] = (struct fastjson_row){
-	    f->mark, f->count, f->first_real < f->count ? f->first_real : f->count};
+	    f->mark, f->count, f->first_real < f->count ? f->first_real : f->count, 0};
+}
+
+/*
+ * body[start .. after) becomes the placeholder of the next row in the copy
+ * (made here at the first one): 0, or -1 out of memory (nothing changed).
+ * The caller checks that the span is longer than a placeholder (31 bytes).
+ */
+static int put_placeholder(struct scan *sc, size_t start, size_t after)
+{
+	struct fastjson_pool *pool = sc->pool;
+	char *p;
+
+	if (sc->copy == NULL) {
+		sc->copy = malloc(sc->len + 1);
+		if (sc->copy == NULL)
+			return -1;
+	}
+	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) !=
+	    0)
+		return -1;
+	copy_through(sc, start);
+	p = sc->copy + sc->copy_len;
+	memcpy(p, PLACEHOLDER_OPEN, sizeof PLACEHOLDER_OPEN - 1);
+	p += sizeof PLACEHOLDER_OPEN - 1;
+	p += fmt_u64(p, pool->n_rows);
+	*p++ = '}';
+	sc->copy_len = (size_t)(p - sc->copy);
+	sc->copied = after;
+	return 0;
+}
+
+/*
+ * The string at sc->i is the value of a tensor object's "base64" member:
+ * decoded into the pool and replaced by a placeholder when it decodes cleanly
+ * to whole float32 values (returns 1, sc->i past the string); otherwise
+ * nothing changes (returns 0) and it is read as any string. A '\\' is not
+ * base64, so the first '"' ends a string that decodes.
+ */
+static int pool_base64(struct scan *sc)
+{
+	struct fastjson_pool *pool = sc->pool;
+	const char *text = sc->s + sc->i + 1;
+	const char *quote = memchr(text, '"', sc->len - sc->i - 1);
+	size_t chars, room, bad;
+	long long got;
+
+	if (quote == NULL || (size_t)(quote - text) < FASTJSON_MIN_BASE64)
+		return 0;
+	chars = (size_t)(quote - text);
+	room = (chars / 4 * 3 + sizeof(float) - 1) / sizeof(float); /* floats the bytes fill */
+	if (grow((void **)&pool->values, &pool->cap_values, pool->n_values + room,
+		 sizeof *pool->values) != 0)
+		return 0;
+	got = base64_decode((uint8_t *)(pool->values + pool->n_values), text, chars, &bad);
+	if (got < 0 || got % sizeof(float) != 0 ||
+	    put_placeholder(sc, sc->i, (size_t)(quote - sc->s) + 1) != 0)
+		return 0;
+	base64_f32_from_le(pool->values + pool->n_values, (size_t)got / sizeof(float));
+	pool->rows[pool->n_rows++] = (struct fastjson_row){
+	    pool->n_values, (size_t)got / sizeof(float), (size_t)got / sizeof(float), chars};
+	pool->n_values += (size_t)got / sizeof(float);
+	sc->i = (size_t)(quote - sc->s) + 1;
+	return 1;
 }
 
 /* ---- the scanner --------------------------------------------------------- */
@@ -409,6 +503,8 @@ static void open_container(struct scan *sc, char type)
 		f->chain =
 		    parent == NULL || (parent->type == '{' && parent->chain && parent->key_ok);
 		f->path_len = parent != NULL ? parent->key_end : 0;
+		f->tensor = parent != NULL && parent->type == '{' && f->chain &&
+			    is_field(sc, parent->key_end);
 	} else {
 		f->expect = X_VALUE_OR_CLOSE;
 		if (parent != NULL && parent->type == '[')
@@ -451,6 +547,8 @@ static void read_key(struct scan *sc, struct frame *f)
 	f->key_ok = f->chain && !escaped && f->path_len + 1 + klen <= sizeof sc->path &&
 		    memchr(sc->s + start + 1, '~', klen) == NULL &&
 		    memchr(sc->s + start + 1, '/', klen) == NULL;
+	f->base64_key = f->tensor && !escaped && klen == 6 &&
+			memcmp(sc->s + start + 1, "base64", 6) == 0;
 	if (f->key_ok) {
 		sc->path[f->path_len] = '/';
 		memcpy(sc->path + f->path_len + 1, sc->s + start + 1, klen);
@@ -469,6 +567,10 @@ static void read_scalar(struct scan *sc)
 	struct number x;
 	int escaped;
 
+	if (s[0] == '"' && f != NULL && f->type == '{' && f->base64_key && pool_base64(sc)) {
+		after_value(sc);
+		return;
+	}
 	if (s[0] == '"') {
 		n = string_end(sc->s, sc->i, sc->len, &escaped);
 		n = n ? n - sc->i : 0;

@@ -35,6 +35,20 @@
  * The scan also stops (keeping the rows found so far) at the first byte that
  * is not valid JSON in that place, or past FASTJSON_MAX_DEPTH nested values.
  *
+ * Base64 tensors. Under a field whose value is an object (a tensor written
+ * {"shape": [...], "base64": "..."}), the string value of its "base64" member,
+ * of at least FASTJSON_MIN_BASE64 characters, is decoded straight into the
+ * pool (little-endian float32 bytes, converted to the host's order) and
+ * replaced by a placeholder the same way, so jansson never lexes it:
+ *
+ *     "base64":"AACAPwAAAEA..."   ->   "base64":{"\u0001":3}
+ *
+ * Only a string that decodes cleanly to whole float32 values is pooled (it
+ * then holds alphabet characters and '=' only, which jansson reads as they
+ * are); a string with an escape, a bad character, bad padding or a stray
+ * byte count stays for jansson and the tensor reader's errors. The reader
+ * (json_tensor.c) checks the shape against the string's length as before.
+ *
  * The placeholder cannot be forged: a body that contains the text \u0001
  * anywhere is left whole to jansson (no row is pooled), so every object with
  * the key "\u0001" that a pooled parse yields was made here.
@@ -49,13 +63,15 @@
 #include <jansson.h>
 #include <stddef.h>
 
-enum { FASTJSON_MIN_ROW = 64, FASTJSON_MAX_DEPTH = 64 };
+enum { FASTJSON_MIN_ROW = 64, FASTJSON_MAX_DEPTH = 64, FASTJSON_MIN_BASE64 = 128 };
 
 /* One pooled row: values[offset .. offset + count). first_real is the index
  * of its first number written with a fraction or exponent (count if none),
- * which integer-only readers report. */
+ * which integer-only readers report. base64_len is 0 for a row of numbers;
+ * for a decoded base64 string, its length in characters (count floats). */
 struct fastjson_row {
 	size_t offset, count, first_real;
+	size_t base64_len;
 };
 
 struct fastjson_pool {
@@ -78,8 +94,13 @@ void fastjson_pool_release(struct fastjson_pool *pool);
 char *fastjson_scan(const char *body, size_t len, const char *const *fields,
 		    struct fastjson_pool *pool, size_t *copy_len);
 
-/* The row that v, a placeholder object of this pool, stands for; NULL when v
- * is anything else (or pool is NULL). */
+/* The row of numbers that v, a placeholder object of this pool, stands for;
+ * NULL when v is anything else (a base64 string's placeholder among them, or
+ * pool is NULL). */
 const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const json_t *v);
+
+/* The decoded base64 string that v, a placeholder object of this pool,
+ * stands for; NULL when v is anything else (or pool is NULL). */
+const struct fastjson_row *fastjson_base64(const struct fastjson_pool *pool, const json_t *v);
 
 #endif

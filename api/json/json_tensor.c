@@ -230,10 +230,61 @@ static int read_nested(const struct fastjson_pool *pool, const json_t *v, const 
 	return nested_fill(&f, v, ptr, 0, 0);
 }
 
+/*
+ * A tensor object's "base64" member: a JSON string, or the placeholder of a
+ * string the pool decoded already (row; fastjson.h), which reads the same.
+ */
+struct b64_member {
+	const json_t *v;		 /* NULL when absent */
+	const struct fastjson_row *row; /* non-NULL: v is its placeholder */
+};
+
+static int b64_is_string(const struct b64_member *b)
+{
+	return b->row != NULL || json_is_string(b->v);
+}
+
+static size_t b64_length(const struct b64_member *b)
+{
+	return b->row != NULL ? b->row->base64_len : json_string_length(b->v);
+}
+
+/*
+ * Decodes b, of the length t's n float32 values need, into t->data: returns
+ * the bytes decoded (n * 4 when it fits the shape), or -1 with *bad the
+ * offset of the first invalid character; -2 out of memory. A pooled string
+ * decoded cleanly in the scan, to row->count floats.
+ */
+static long long b64_decode(const struct fastjson_pool *pool, const struct b64_member *b,
+			    struct api_tensor *t, size_t *bad)
+{
+	size_t len = b64_length(b), want = t->n * sizeof(float);
+	uint8_t *bytes;
+	long long got;
+
+	if (b->row != NULL) {
+		if (b->row->count == t->n)
+			memcpy(t->data, pool->values + b->row->offset, want);
+		return (long long)(b->row->count * sizeof(float));
+	}
+	/* the string may hold up to 2 bytes more than the shape (bad padding) */
+	bytes = malloc(len / 4 * 3 + 3);
+	if (bytes == NULL)
+		return -2;
+	got = base64_decode(bytes, json_string_value(b->v), len, bad);
+	if (got == (long long)want) {
+		memcpy(t->data, bytes, want);
+		base64_f32_from_le(t->data, t->n);
+	}
+	free(bytes);
+	return got;
+}
+
 /* The declared shape must match the data actually sent before anything of
  * that size is allocated (a shape alone is a cheap way to ask for gigabytes). */
-static int check_declared(struct api_tensor *t, const json_t *data, const json_t *b64,
-			  const char *ptr, size_t max_elems, struct api_error *err)
+static int check_declared(struct api_tensor *t, const json_t *data,
+			  const struct b64_member *b64, const char *ptr, size_t max_elems,
+			  struct api_error *err)
 {
 	size_t n = 1;
 	char child[192];
@@ -245,23 +296,99 @@ static int check_declared(struct api_tensor *t, const json_t *data, const json_t
 	if (data != NULL && (!json_is_array(data) || json_array_size(data) != n))
 		return api_fail(err, API_E_INVALID_SHAPE, api_ptr_key_r(child, ptr, "data"),
 				"data must be a flat array of %zu elements", n);
-	if (b64 != NULL && !json_is_string(b64))
+	if (b64->v != NULL && !b64_is_string(b64))
 		return api_fail(err, API_E_INVALID_TYPE, api_ptr_key_r(child, ptr, "base64"),
 				"base64 must be a string of float32 bytes");
-	if (b64 != NULL && json_string_length(b64) != base64_encoded_len(n * sizeof(float)))
+	if (b64->v != NULL && b64_length(b64) != base64_encoded_len(n * sizeof(float)))
 		return api_fail(err, API_E_INVALID_BASE64, api_ptr_key_r(child, ptr, "base64"),
 				"base64 must be a string of %zu characters (%zu float32 values)",
 				base64_encoded_len(n * sizeof(float)), n);
 	return 0;
 }
 
-/* {"shape": [...], "data": [...]} or {"shape": [...], "base64": "..."} */
-static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
-		       size_t max_elems, unsigned flags, struct api_tensor *t,
+/*
+ * The index of the first NaN or infinity in x[from .. n), or n. A value is
+ * not finite when its 8 exponent bits are all set, and then (and only then)
+ * adding 1 at the exponent's bottom carries into the sign bit: so a block of
+ * values is checked two at a time in 64-bit words, without a branch or a
+ * compare per value (the carry never crosses into the other half), and only
+ * a block that holds one is searched value by value.
+ */
+static size_t first_nonfinite(const float *x, size_t from, size_t n)
+{
+	enum { BLOCK = 256 };
+	const uint64_t exponents = 0x7f8000007f800000ULL, one = 0x0080000000800000ULL;
+
+	for (size_t b = from; b < n; b += BLOCK) {
+		size_t end = n - b < BLOCK ? n : b + BLOCK, k = b;
+		uint64_t carries = 0;
+
+		for (; k + 2 <= end; k += 2) {
+			uint64_t u;
+
+			memcpy(&u, &x[k], sizeof u);
+			carries |= (u & exponents) + one;
+		}
+		for (; k < end; k++) {
+			uint32_t u;
+
+			memcpy(&u, &x[k], sizeof u);
+			carries |= (uint64_t)((u & 0x7f800000u) + 0x00800000u);
+		}
+		if ((carries & 0x8000000080000000ULL) == 0)
+			continue;
+		for (k = b; k < end; k++)
+			if (!isfinite(x[k]))
+				return k;
+	}
+	return n;
+}
+
+/* The base64 member b of the tensor object at ptr into t (allocated, shape
+ * checked against b's length): the bytes, then their values. */
+static int read_base64(const struct fastjson_pool *pool, const struct b64_member *b,
+		       const char *ptr, unsigned flags, struct api_tensor *t,
 		       struct api_error *err)
 {
+	size_t bad = 0, len;
+	long long got;
+	char child[192];
+
+	api_ptr_key(child, sizeof(child), ptr, "base64");
+	if (!b64_is_string(b) || (flags & API_T_BOOL))
+		return api_fail(err, API_E_INVALID_TYPE, child,
+				"base64 must be a string of float32 bytes");
+	len = b64_length(b);
+	if (len != base64_encoded_len(t->n * sizeof(float)))
+		return api_fail(err, API_E_INVALID_BASE64, child,
+				"has %zu characters; %zu float32 values need %zu", len, t->n,
+				base64_encoded_len(t->n * sizeof(float)));
+	got = b64_decode(pool, b, t, &bad);
+	if (got == -2)
+		return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
+	if (got != (long long)(t->n * sizeof(float)))
+		return api_fail(err, API_E_INVALID_BASE64, child,
+				got < 0 ? "invalid base64 at character %zu"
+					: "decodes to a size the shape does not match (%zu)",
+				bad);
+	if (flags & API_T_NONFINITE)
+		return 0;
+	for (size_t k = first_nonfinite(t->data, 0, t->n); k < t->n;
+	     k = first_nonfinite(t->data, k + 1, t->n))
+		if (!((flags & API_T_NEG_INF) && t->data[k] == -INFINITY))
+			return api_fail(err, API_E_OUT_OF_RANGE, child,
+					"element %zu is not finite", k);
+	return 0;
+}
+
+/* {"shape": [...], "data": [...]} or {"shape": [...], "base64": "..."} */
+static int read_object(const struct fastjson_pool *pool, json_t *v, const char *ptr,
+		       size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
+		       struct api_tensor *t, struct api_error *err)
+{
 	const json_t *shape = json_object_get(v, "shape"), *data = json_object_get(v, "data");
-	const json_t *b64 = json_object_get(v, "base64");
+	const json_t *b64_v = json_object_get(v, "base64");
+	const struct b64_member b64 = {b64_v, fastjson_base64(pool, b64_v)};
 	char child[192];
 	const char *key;
 	json_t *val;
@@ -293,49 +420,14 @@ static int read_object(json_t *v, const char *ptr, size_t min_rank, size_t max_r
 		}
 		t->shape[a] = (size_t)json_integer_value(d);
 	}
-	if ((data == NULL) == (b64 == NULL))
+	if ((data == NULL) == (b64_v == NULL))
 		return api_fail(err, API_E_INVALID_TENSOR, ptr,
 				"a tensor object needs exactly one of data and base64");
-	if (check_declared(t, data, b64, ptr, max_elems, err) != 0 ||
+	if (check_declared(t, data, &b64, ptr, max_elems, err) != 0 ||
 	    alloc_tensor(t, ptr, max_elems, err) != 0)
 		return -1;
-	if (b64 != NULL) {
-		size_t bad = 0, len;
-		long long got;
-
-		api_ptr_key(child, sizeof(child), ptr, "base64");
-		if (!json_is_string(b64) || (flags & API_T_BOOL))
-			return api_fail(err, API_E_INVALID_TYPE, child,
-					"base64 must be a string of float32 bytes");
-		len = json_string_length(b64);
-		if (len != base64_encoded_len(t->n * sizeof(float)))
-			return api_fail(err, API_E_INVALID_BASE64, child,
-					"has %zu characters; %zu float32 values need %zu", len, t->n,
-					base64_encoded_len(t->n * sizeof(float)));
-		{
-			uint8_t *bytes = malloc(len / 4 * 3 + 3);
-
-			if (bytes == NULL)
-				return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
-			got = base64_decode(bytes, json_string_value(b64), len, &bad);
-			if (got == (long long)(t->n * sizeof(float)))
-				memcpy(t->data, bytes, t->n * sizeof(float));
-			free(bytes);
-		}
-		if (got != (long long)(t->n * sizeof(float)))
-			return api_fail(err, API_E_INVALID_BASE64, child,
-					got < 0 ? "invalid base64 at character %zu"
-						: "decodes to a size the shape does not match (%zu)",
-					bad);
-		for (size_t k = 0; k < t->n; k++)
-			if (!isfinite(t->data[k]) && !(flags & API_T_NONFINITE) &&
-			    !((flags & API_T_NEG_INF) && t->data[k] == -INFINITY)) {
-				api_ptr_key(child, sizeof(child), ptr, "base64");
-				return api_fail(err, API_E_OUT_OF_RANGE, child,
-						"element %zu is not finite", k);
-			}
-		return 0;
-	}
+	if (b64_v != NULL)
+		return read_base64(pool, &b64, ptr, flags, t, err);
 	api_ptr_key(child, sizeof(child), ptr, "data");
 	if (!json_is_array(data) || json_array_size(data) != t->n)
 		return api_fail(err, API_E_INVALID_SHAPE, child,
@@ -367,7 +459,7 @@ int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char
 	if (json_is_array(v))
 		rc = read_nested(pool, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 	else if (json_is_object(v))
-		rc = read_object(v, ptr, min_rank, max_rank, max_elems, flags, out, err);
+		rc = read_object(pool, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 	else
 		rc = api_fail(err, API_E_INVALID_TYPE, ptr,
 			      "expected a tensor: nested arrays or {\"shape\", \"data\"}");
@@ -473,10 +565,10 @@ static int write_base64(struct api_writer *w, const float *x, size_t rank, const
 	}
 	buf_puts(w->out, "],\"base64\":\"");
 	len = base64_encoded_len(n * sizeof(float));
-	p = buf_reserve(w->out, len);
+	p = buf_reserve(w->out, len); /* encoded in place: no copy of the bytes */
 	if (p == NULL)
 		return -1;
-	base64_encode(p, (const uint8_t *)x, n * sizeof(float)); /* x86 and arm64 are little-endian */
+	base64_encode_f32le(p, x, n);
 	buf_commit(w->out, len);
 	return buf_puts(w->out, "\"}");
 }
