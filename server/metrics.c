@@ -33,6 +33,8 @@ static const char *const reject_label[REJ_COUNT] = {
     [REJ_OVERLOADED] = "overloaded",
     [REJ_DRAINING] = "draining",
     [REJ_TIMEOUT] = "request_timeout",
+    [REJ_ENCODING] = "unsupported_encoding",
+    [REJ_BAD_ENCODING] = "bad_encoding",
 };
 
 /* Status codes counted by name; anything else is counted as "other". */

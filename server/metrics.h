@@ -49,6 +49,8 @@ enum rejection {
 	REJ_OVERLOADED,
 	REJ_DRAINING,
 	REJ_TIMEOUT,
+	REJ_ENCODING,	  /* a Content-Encoding other than gzip, deflate, identity */
+	REJ_BAD_ENCODING, /* a gzip or deflate body that does not inflate */
 	REJ_COUNT
 };
 
