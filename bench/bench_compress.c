@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#define ZLIB_CONST
 #include <zlib.h>
 
 #include "api/service.h"
@@ -96,7 +97,7 @@ static double check_inflate(const struct buf *coded, const struct buf *answer)
 	memset(&z, 0, sizeof z);
 	if (out == NULL || inflateInit2(&z, 15 + 16) != Z_OK)
 		exit(1);
-	z.next_in = (Bytef *)coded->data;
+	z.next_in = (const Bytef *)coded->data;
 	z.avail_in = (uInt)coded->len;
 	z.next_out = (Bytef *)out;
 	z.avail_out = (uInt)answer->len + 1;

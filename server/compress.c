@@ -205,7 +205,7 @@ static void unsupported(struct content_encoding *ce, const char *what, size_t le
 	size_t n = len < sizeof ce->unsupported - 1 ? len : sizeof ce->unsupported - 1;
 
 	for (size_t i = 0; i < n; i++)
-		ce->unsupported[i] = what[i] > 0x20 && what[i] < 0x7f ? what[i] : '?';
+		ce->unsupported[i] = what[i] >= 0x20 && what[i] < 0x7f ? what[i] : '?';
 	ce->unsupported[n] = '\0';
 	ce->coding = CODING_UNKNOWN;
 }
