@@ -12,7 +12,8 @@
  *            (up to "usage", whose milliseconds differ); q-values and
  *            identity;q=0 choose; small answers go uncoded; Vary on every
  *            answer of a compute route and on no other; coded request bodies
- *            answer as plain ones; a 10 MB zip bomb against --max-body 1 MiB
+ *            (chunked too) answer as plain ones; the answer limits hold
+ *            before compression; a 10 MB zip bomb against --max-body 1 MiB
  *            gets 413 and VmHWM grows by about the limit, not the bomb;
  *            corrupt gzip 400, an unknown coding 415; the preflight allows
  *            Content-Encoding; response bytes count what went on the wire
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #define ZLIB_CONST
 #include <zlib.h>
 
@@ -579,6 +581,64 @@ START_TEST(test_coded_bodies_answer_as_plain_ones)
 }
 END_TEST
 
+/* body sent in two chunks of Transfer-Encoding: chunked, on a connection
+ * of its own; one response into r. */
+static void post_chunked(unsigned port, const char *extra, const void *body, size_t len,
+			 struct live_resp *r)
+{
+	const char *p = body;
+	size_t half = len / 2;
+	char line[64];
+	int fd = live_connect(port);
+
+	live_send_str(fd, LIVE_POST_ATTENTION "Transfer-Encoding: chunked\r\nConnection: close\r\n");
+	live_send_str(fd, extra);
+	live_send_str(fd, "\r\n");
+	snprintf(line, sizeof line, "%zx\r\n", half);
+	live_send_str(fd, line);
+	live_send_all(fd, p, half);
+	snprintf(line, sizeof line, "\r\n%zx\r\n", len - half);
+	live_send_str(fd, line);
+	live_send_all(fd, p + half, len - half);
+	live_send_str(fd, "\r\n0\r\n\r\n");
+	live_read_response(fd, r);
+	close(fd);
+}
+
+#define TOKENS_16 "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"
+#define TOKENS_64 TOKENS_16 "," TOKENS_16 "," TOKENS_16 "," TOKENS_16
+#define BODY_64 "{\"model\":\"base\",\"weights\":\"per_head\",\"tokens\":[" TOKENS_64 "]}"
+
+START_TEST(test_chunked_coded_body_and_the_answer_limit)
+{
+	/* WEIGHTS_BODY's text on tiny: within 1 MiB */
+	static const char tiny[] = "{\"model\":\"tiny\",\"text\":\"the cat sat on the mat and "
+				   "looked at the dog who was very happy to see her in the sun "
+				   "after a long day of rain they went home\"}";
+	size_t gz_len;
+	unsigned char *gz = zlib_code(GZIP_BITS, tiny, sizeof tiny - 1, &gz_len);
+	struct live_resp plain = {0}, r = {0};
+
+	LIVE_DAEMON(d, "--threads", "2", "--max-request-mb", "1");
+	/* chunks of the wire do not line up with the stream's blocks */
+	live_post(d.port, "/v1/attention", "application/json", "", tiny, sizeof tiny - 1, &plain);
+	ck_assert_int_eq(plain.status, 200);
+	post_chunked(d.port, "Content-Encoding: gzip\r\n", gz, gz_len, &r);
+	ck_assert_int_eq(r.status, 200);
+	assert_same_answer(r.body, r.body_len, plain.body, plain.body_len);
+	/* the limits on an answer hold before compression: 64 tokens' answer
+	 * needs 1 MiB and more, though its gzip would be a fifth of that */
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", BODY_64,
+		  strlen(BODY_64), &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_str_eq(coding_of(&r), "");
+	live_resp_release(&plain);
+	live_resp_release(&r);
+	live_stop(&d);
+	free(gz);
+}
+END_TEST
+
 START_TEST(test_zip_bomb_413_within_the_limit)
 {
 	size_t zeros = 10u * MiB, bomb_len, small_len;
@@ -702,6 +762,7 @@ static Suite *compress_suite(void)
 	tcase_add_test(daemon, test_q_values_choose_the_coding);
 	tcase_add_test(daemon, test_small_answers_and_other_routes_uncoded);
 	tcase_add_test(daemon, test_coded_bodies_answer_as_plain_ones);
+	tcase_add_test(daemon, test_chunked_coded_body_and_the_answer_limit);
 	tcase_add_test(daemon, test_zip_bomb_413_within_the_limit);
 	tcase_add_test(daemon, test_corrupt_400_and_unknown_coding_415);
 	tcase_add_test(daemon, test_preflight_and_wire_bytes);
