@@ -197,6 +197,10 @@ $(BUILD)/tests/daemon/check_checkpoint_dir: LDLIBS := $(API_LIB) $(ENGINE_LIB) -
 $(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: $(BUILD)/server/compress.o
 $(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: LDLIBS := $(COMMON_LIB) $(ZLIB_LIBS) $(LDLIBS)
 
+# fuzz_codings fuzzes server/compress.c, linked in as check_compress does.
+$(BUILD)/tests/fuzz/replay_fuzz_codings $(BUILD)/fuzz/fuzz_codings: $(BUILD)/server/compress.o
+$(BUILD)/tests/fuzz/replay_fuzz_codings $(BUILD)/fuzz/fuzz_codings: LDLIBS := $(COMMON_LIB) $(ZLIB_LIBS) $(LDLIBS)
+
 # (kept: make would delete them as intermediates of the pattern rules)
 .SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
 

@@ -192,7 +192,7 @@ struct header_pair {
 	const char *value;
 };
 
-enum { HEADERS_MAX = 16 };
+enum { HEADERS_MAX = 20 };
 
 /* Vary: what the answer depends on besides method and path: the Origin
  * (under a --cors-origins list) and, on a route whose answers may be
@@ -502,12 +502,13 @@ static int compressible(const struct api_reply *reply)
 static void compress_reply(struct request *r)
 {
 	int level = (int)r->srv->cfg->compress_level;
-	double t0 = now_seconds();
 	struct buf coded;
+	double t0;
 
 	if (r->answer_coding == CODING_IDENTITY || level == 0 || r->reply.status == 204 ||
 	    r->reply.body.len < COMPRESS_MIN_BYTES || !compressible(&r->reply))
 		return;
+	t0 = now_seconds();
 	buf_init(&coded, r->reply.body.len);
 	if (compress_body(r->answer_coding, level, r->reply.body.data, r->reply.body.len,
 			  &coded) != 0) {
