@@ -706,7 +706,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	}
 	if (found == ROUTE_NO_METHOD)
 		return refuse_early(r, REJ_METHOD);
-	r->vary_encoding = r->route->kind == ROUTE_COMPUTE;
+	r->vary_encoding = r->route->kind == ROUTE_COMPUTE && r->srv->cfg->compress_level > 0;
 	if (hdr_framing_ambiguous(r->conn))
 		return refuse(r, REJ_BAD_FRAMING);
 	if (!authorized(r))

@@ -13,7 +13,7 @@
  *            identity;q=0 choose; small answers go uncoded; Vary on every
  *            answer of a compute route and on no other; coded request bodies
  *            (chunked too) answer as plain ones; the answer limits hold
- *            before compression; a 10 MB zip bomb against --max-body 1 MiB
+ *            before compression; --compress-level 0 codes nothing; a 10 MB zip bomb against --max-body 1 MiB
  *            gets 413 and VmHWM grows by about the limit, not the bomb;
  *            corrupt gzip 400, an unknown coding 415; the preflight allows
  *            Content-Encoding; response bytes count what went on the wire
@@ -609,7 +609,7 @@ static void post_chunked(unsigned port, const char *extra, const void *body, siz
 #define TOKENS_64 TOKENS_16 "," TOKENS_16 "," TOKENS_16 "," TOKENS_16
 #define BODY_64 "{\"model\":\"base\",\"weights\":\"per_head\",\"tokens\":[" TOKENS_64 "]}"
 
-START_TEST(test_chunked_coded_body_and_the_answer_limit)
+START_TEST(test_chunked_coded_body_level_0_and_the_answer_limit)
 {
 	/* WEIGHTS_BODY's text on tiny: within 1 MiB */
 	static const char tiny[] = "{\"model\":\"tiny\",\"text\":\"the cat sat on the mat and "
@@ -619,10 +619,15 @@ START_TEST(test_chunked_coded_body_and_the_answer_limit)
 	unsigned char *gz = zlib_code(GZIP_BITS, tiny, sizeof tiny - 1, &gz_len);
 	struct live_resp plain = {0}, r = {0};
 
-	LIVE_DAEMON(d, "--threads", "2", "--max-request-mb", "1");
+	LIVE_DAEMON(d, "--threads", "2", "--max-request-mb", "1", "--compress-level", "0");
 	/* chunks of the wire do not line up with the stream's blocks */
-	live_post(d.port, "/v1/attention", "application/json", "", tiny, sizeof tiny - 1, &plain);
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", tiny,
+		  sizeof tiny - 1, &plain);
 	ck_assert_int_eq(plain.status, 200);
+	ck_assert_uint_gt(plain.body_len, COMPRESS_MIN_BYTES);
+	/* --compress-level 0: never coded, so nothing to vary on */
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_ptr_null(live_header(&plain, "Vary"));
 	post_chunked(d.port, "Content-Encoding: gzip\r\n", gz, gz_len, &r);
 	ck_assert_int_eq(r.status, 200);
 	assert_same_answer(r.body, r.body_len, plain.body, plain.body_len);
@@ -772,7 +777,7 @@ static Suite *compress_suite(void)
 	tcase_add_test(daemon, test_q_values_choose_the_coding);
 	tcase_add_test(daemon, test_small_answers_and_other_routes_uncoded);
 	tcase_add_test(daemon, test_coded_bodies_answer_as_plain_ones);
-	tcase_add_test(daemon, test_chunked_coded_body_and_the_answer_limit);
+	tcase_add_test(daemon, test_chunked_coded_body_level_0_and_the_answer_limit);
 	tcase_add_test(daemon, test_zip_bomb_413_within_the_limit);
 	tcase_add_test(daemon, test_corrupt_400_and_unknown_coding_415);
 	tcase_add_test(daemon, test_preflight_and_wire_bytes);
