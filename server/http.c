@@ -15,10 +15,11 @@
  *                    any other is suspended and queued to the pool; the
  *                    worker (with idle workers lent, for a large one:
  *                    main.c) runs api_handle, then resumes the connection,
- *                    and the callback after that queues the reply,
- *                    compressed on the worker when Accept-Encoding allows;
+ *                    and the callback after that queues the reply;
  *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
  *                    metrics, and every free.
+ * A compute route's answer is compressed where it is made, on the worker,
+ * when Accept-Encoding allows (call_api, compress.h).
  */
 #include "http.h"
 
@@ -91,18 +92,18 @@ struct request {
 	char request_id[HDR_REQUEST_ID_MAX + 1];
 	const char *cache_control; /* "no-store", but for the viewer's files */
 	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
-	struct buf body;
-	struct api_reply reply;
-	struct split_lease lease; /* idle workers lent to its call */
-	int vary_encoding;	  /* a compute route: its answers may be compressed */
-	enum coding answer_coding; /* what Accept-Encoding chose */
+	int vary_encoding;	      /* a compute route: its answers may be compressed */
+	enum coding answer_coding;    /* what Accept-Encoding chose */
 	const char *content_encoding; /* the answer's coding, or NULL */
 	enum coding body_coding;      /* the request body's */
 	struct body_decoder *decoder; /* a gzip or deflate body, inflated into body */
-	char detail[160]; /* a refusal's own message, when not "" */
+	char detail[160];	      /* a refusal's own message, when not "" */
+	struct buf body;
+	struct api_reply reply;
+	struct split_lease lease; /* idle workers lent to its call */
 	int status; /* 0 until a response is queued */
 	size_t bytes_in, bytes_out;
-	double t_start, t_queued, queue_ms, compress_ms;
+	double t_start, t_queued, queue_ms;
 };
 
 /* The transport's refusals: the error kind and message, one row per reason. */
@@ -114,6 +115,9 @@ static const struct {
     [REJ_METHOD] = {API_E_METHOD_NOT_ALLOWED, "this path does not take this method"},
     [REJ_MEDIA_TYPE] = {API_E_UNSUPPORTED_MEDIA_TYPE,
 			"the body must be JSON: Content-Type: application/json"},
+    [REJ_ENCODING] = {API_E_UNSUPPORTED_MEDIA_TYPE,
+		      "Content-Encoding must be gzip, deflate or identity"},
+    [REJ_BAD_ENCODING] = {API_E_BAD_REQUEST, "the request body does not inflate"},
     [REJ_TOO_LARGE] = {API_E_PAYLOAD_TOO_LARGE, "the request body is larger than --max-body"},
     [REJ_BAD_FRAMING] = {API_E_BAD_REQUEST,
 			 "ambiguous body framing: several Content-Length headers, "
@@ -125,9 +129,6 @@ static const struct {
     [REJ_DRAINING] = {API_E_DRAINING, "the server is shutting down; retry elsewhere"},
     [REJ_TIMEOUT] = {API_E_REQUEST_TIMEOUT,
 		     "the request body was not received within --request-deadline"},
-    [REJ_ENCODING] = {API_E_UNSUPPORTED_MEDIA_TYPE,
-		      "Content-Encoding must be gzip, deflate or identity"},
-    [REJ_BAD_ENCODING] = {API_E_BAD_REQUEST, "the request body does not inflate"},
 };
 
 static double now_seconds(void)
@@ -253,9 +254,8 @@ static char *put_timing(char *p, const char *part, double ms)
 	return p + n + fmt_fixed(p + n, ms, 3);
 }
 
-/* "parse;dur=P, queue;dur=Q, compute;dur=C, encode;dur=E" into timing,
- * and ", compress;dur=Z" for a compressed answer. */
-enum { TIMING_MAX = 5 * (FMT_FIXED_MAX + 16) };
+/* "parse;dur=P, queue;dur=Q, compute;dur=C, encode;dur=E" into timing. */
+enum { TIMING_MAX = 4 * (FMT_FIXED_MAX + 16) };
 
 static void server_timing(const struct request *r, char *timing)
 {
@@ -265,8 +265,6 @@ static void server_timing(const struct request *r, char *timing)
 	p = put_timing(p, ", queue;dur=", r->queue_ms);
 	p = put_timing(p, ", compute;dur=", r->reply.compute_ms);
 	p = put_timing(p, ", encode;dur=", r->reply.encode_ms);
-	if (r->content_encoding != NULL)
-		p = put_timing(p, ", compress;dur=", r->compress_ms);
 	*p = '\0';
 }
 
@@ -424,9 +422,42 @@ static enum MHD_Result answer_metrics(struct request *r)
 	return ret;
 }
 
+/* Answers worth coding: JSON and text. v2's binary tensors (float bits)
+ * shrink by a tenth at most, less than deflate's time costs on a fast link. */
+static int compressible(const struct api_reply *reply)
+{
+	const char *ct = reply->content_type;
+
+	return ct != NULL && reply->inference_header_len == 0 &&
+	       (strncmp(ct, "application/json", 16) == 0 || strncmp(ct, "text/", 5) == 0);
+}
+
+/* Where the answer was built (a compute route's: on the worker; no other
+ * route chooses a coding): r->reply.body in the coding Accept-Encoding chose, when it is COMPRESS_MIN_BYTES or more and coding
+ * makes it smaller; else, or on any failure, as it was. The API's
+ * max_response_bytes bounds the body before coding, as without it. */
+static void compress_reply(struct request *r)
+{
+	int level = (int)r->srv->cfg->compress_level;
+	struct buf coded;
+
+	if (r->answer_coding == CODING_IDENTITY || level == 0 || r->reply.status == 204 ||
+	    r->reply.body.len < COMPRESS_MIN_BYTES || !compressible(&r->reply))
+		return;
+	buf_init(&coded, r->reply.body.len);
+	if (compress_body(r->answer_coding, level, r->reply.body.data, r->reply.body.len,
+			  &coded) != 0) {
+		buf_release(&coded);
+		return;
+	}
+	buf_release(&r->reply.body);
+	r->reply.body = coded;
+	r->content_encoding = coding_name(r->answer_coding);
+}
+
 /* Runs the API on r's route: api_handle, or api_handle_v2 with the path's
  * {name} and {version} (a version segment too long to copy matches no
- * version) and the binary extension's header. */
+ * version) and the binary extension's header; then compress_reply. */
 static void call_api(struct request *r, const char *body, size_t len)
 {
 	const char *param = r->route->param != NULL ? r->param : NULL;
@@ -435,6 +466,7 @@ static void call_api(struct request *r, const char *body, size_t len)
 
 	if (!api_route_is_v2(r->route->api)) {
 		api_handle(r->srv->svc, r->route->api, param, body, len, &r->reply);
+		compress_reply(r);
 		return;
 	}
 	call.model = param;
@@ -444,6 +476,7 @@ static void call_api(struct request *r, const char *body, size_t len)
 	call.header_len = r->inference_header;
 	call.draining = atomic_load(&r->srv->draining);
 	api_handle_v2(r->srv->svc, r->route->api, &call, body, len, &r->reply);
+	compress_reply(r);
 }
 
 static enum MHD_Result answer_api(struct request *r)
@@ -485,42 +518,6 @@ static enum MHD_Result answer_web(struct request *r)
 	return ret;
 }
 
-/* Answers worth coding: JSON and text. v2's binary tensors (float bits)
- * shrink by a tenth at most, less than deflate's time costs on a fast link. */
-static int compressible(const struct api_reply *reply)
-{
-	const char *ct = reply->content_type;
-
-	return ct != NULL && reply->inference_header_len == 0 &&
-	       (strncmp(ct, "application/json", 16) == 0 || strncmp(ct, "text/", 5) == 0);
-}
-
-/* On the worker that built the answer: r->reply.body in the coding
- * Accept-Encoding chose, when it is COMPRESS_MIN_BYTES or more and coding
- * makes it smaller; else, or on any failure, as it was. The API's
- * max_response_bytes bounds the body before coding, as without it. */
-static void compress_reply(struct request *r)
-{
-	int level = (int)r->srv->cfg->compress_level;
-	struct buf coded;
-	double t0;
-
-	if (r->answer_coding == CODING_IDENTITY || level == 0 || r->reply.status == 204 ||
-	    r->reply.body.len < COMPRESS_MIN_BYTES || !compressible(&r->reply))
-		return;
-	t0 = now_seconds();
-	buf_init(&coded, r->reply.body.len);
-	if (compress_body(r->answer_coding, level, r->reply.body.data, r->reply.body.len,
-			  &coded) != 0) {
-		buf_release(&coded);
-		return;
-	}
-	buf_release(&r->reply.body);
-	r->reply.body = coded;
-	r->content_encoding = coding_name(r->answer_coding);
-	r->compress_ms = (now_seconds() - t0) * 1e3;
-}
-
 /* Runs on a worker: the connection is suspended, so r is ours alone until
  * MHD_resume_connection, after which this thread must not touch r. */
 static void compute_job(void *arg)
@@ -535,7 +532,6 @@ static void compute_job(void *arg)
 	r->reply.lender = &r->lease.lender;
 	call_api(r, body, r->body.len);
 	split_lease_end(&r->lease); /* never lose a worker */
-	compress_reply(r);
 	metrics_computing(r->srv->metrics, -1);
 	r->state = REQ_REPLIED;
 	MHD_resume_connection(r->conn);

@@ -27,14 +27,14 @@ static const char *const reject_label[REJ_COUNT] = {
     [REJ_NOT_FOUND] = "not_found",
     [REJ_METHOD] = "method_not_allowed",
     [REJ_MEDIA_TYPE] = "unsupported_media_type",
+    [REJ_ENCODING] = "unsupported_encoding",
+    [REJ_BAD_ENCODING] = "bad_encoding",
     [REJ_TOO_LARGE] = "payload_too_large",
     [REJ_BAD_FRAMING] = "bad_request",
     [REJ_UNAUTHORIZED] = "unauthorized",
     [REJ_OVERLOADED] = "overloaded",
     [REJ_DRAINING] = "draining",
     [REJ_TIMEOUT] = "request_timeout",
-    [REJ_ENCODING] = "unsupported_encoding",
-    [REJ_BAD_ENCODING] = "bad_encoding",
 };
 
 /* Status codes counted by name; anything else is counted as "other". */

@@ -470,8 +470,6 @@ START_TEST(test_coded_answers_inflate_to_identity)
 	ck_assert_uint_lt(gz.body_len * 2, plain.body_len); /* numbers shrink well */
 	ck_assert_str_eq(live_header(&plain, "Vary"), "Accept-Encoding");
 	ck_assert_str_eq(live_header(&gz, "Vary"), "Accept-Encoding");
-	ck_assert_ptr_nonnull(strstr(live_header(&gz, "Server-Timing"), "compress;dur="));
-	ck_assert_ptr_null(strstr(live_header(&plain, "Server-Timing"), "compress"));
 	back = zlib_inflate(GZIP_BITS, gz.body, gz.body_len, plain.body_len * 2, &back_len);
 	assert_same_answer((char *)back, back_len, plain.body, plain.body_len);
 	free(back);

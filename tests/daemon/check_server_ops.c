@@ -231,8 +231,10 @@ static int run_attnd(const char *const *args, char *out, size_t cap)
 	pid_t pid;
 	int fd = live_spawn(args, &pid);
 	int status;
+	size_t got = 0, n;
 
-	live_read_to_eof(fd, out, cap, WAIT_MS); /* --help passes a pipe's 4 KiB */
+	while ((n = live_read_stdout(fd, out + got, cap - got, WAIT_MS)) > 0)
+		got += n;
 	close(fd);
 	status = live_wait_exit(pid, WAIT_MS);
 	ck_assert(status != -1 && WIFEXITED(status));

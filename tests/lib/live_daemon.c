@@ -473,19 +473,3 @@ long live_proc_kib(pid_t pid, const char *field)
 	ck_assert_msg(kib >= 0, "%s has no %s line", path, field);
 	return kib;
 }
-
-size_t live_read_to_eof(int fd, char *out, size_t cap, int timeout_ms)
-{
-	size_t got = 0;
-	struct pollfd p = {fd, POLLIN, 0};
-
-	while (got + 1 < cap && poll(&p, 1, timeout_ms) > 0) {
-		ssize_t n = read(fd, out + got, cap - 1 - got);
-
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	out[got] = '\0';
-	return got;
-}

@@ -51,11 +51,6 @@ int live_spawn_stderr(const char *const *args, pid_t *pid, int *err_fd);
  * line, or timeout_ms without data; returns the bytes read. */
 size_t live_read_stdout(int fd, char *out, size_t cap, int timeout_ms);
 
-/* Reads fd into out (NUL-terminated) until EOF or timeout_ms without data,
- * whatever it says (live_read_stdout stops at a `listening on` line, which
- * --help's text holds too); returns the bytes read. */
-size_t live_read_to_eof(int fd, char *out, size_t cap, int timeout_ms);
-
 /* Waits up to timeout_ms for pid to exit: its wait status, or -1. */
 int live_wait_exit(pid_t pid, int timeout_ms);
 
