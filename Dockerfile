@@ -1,5 +1,5 @@
 # attnd container image: a build stage that compiles and tests, a runtime
-# stage with the binary and its three shared libraries only.
+# stage with the binary and its shared libraries only.
 #
 #   docker build -t attnd .                      # or: podman build -t attnd .
 #   docker run --rm -p 8080:8080 attnd
@@ -20,7 +20,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential pkg-config libopenblas-dev check libjansson-dev \
-        libmicrohttpd-dev libpcre2-dev libutf8proc-dev python3 python3-yaml \
+        libmicrohttpd-dev libpcre2-dev libutf8proc-dev zlib1g-dev python3 python3-yaml \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -50,7 +50,7 @@ FROM debian:bookworm-slim
 # server/main.c explains the thread model).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmicrohttpd12 libjansson4 libopenblas0-pthread libpcre2-8-0 libutf8proc2 \
+        libmicrohttpd12 libjansson4 libopenblas0-pthread libpcre2-8-0 libutf8proc2 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 attnd \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \

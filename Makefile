@@ -58,6 +58,9 @@ LDLIBS  := $(BLAS_LIBS) -lm -pthread
 # The tokenizer's Unicode: regexes (PCRE2, 8-bit, with UTF and UCP) and
 # normalization forms and categories (utf8proc). README says why each.
 TOK_LIBS := -lpcre2-8 -lutf8proc
+# gzip and deflate on the wire (server/compress.c): zlib, not a hand-written
+# deflate. README says why.
+ZLIB_LIBS := -lz
 
 # Debian 12 packages: what building and running the daemon needs (`make run`),
 # what the C suites add (`make check`), and what the rest of `make test` adds:
@@ -67,7 +70,7 @@ TOK_LIBS := -lpcre2-8 -lutf8proc
 # daemon suites. (python3-torch only for `make fixtures` and the PyTorch
 # column of `make bench`.)
 RUN_DEB_PACKAGES   := build-essential pkg-config libopenblas-dev libjansson-dev \
-                      libmicrohttpd-dev libpcre2-dev libutf8proc-dev python3 python3-yaml
+                      libmicrohttpd-dev libpcre2-dev libutf8proc-dev zlib1g-dev python3 python3-yaml
 CHECK_DEB_PACKAGES := $(RUN_DEB_PACKAGES) check
 TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
 
@@ -173,7 +176,7 @@ $(WEB_OBJ): $(BUILD)/gen/web_assets.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(ATTND): $(SERVER_OBJ) $(WEB_OBJ) $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(TOK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(TOK_LIBS) $(ZLIB_LIBS) $(LDLIBS)
 
 # Test binaries link Check and jansson (to read fixtures); the engine does not.
 $(BUILD)/tests/%.o: tests/%.c
@@ -189,6 +192,14 @@ $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
 # in; the object comes after the archives, so the two it needs are named again.
 $(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o
 $(BUILD)/tests/daemon/check_checkpoint_dir: LDLIBS := $(API_LIB) $(ENGINE_LIB) -ljansson $(LDLIBS)
+# check_compress tests server/compress.c against zlib's own one-shot calls,
+# then the daemon's codings; bench_compress times it (both linked in).
+$(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: $(BUILD)/server/compress.o
+$(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: LDLIBS := $(COMMON_LIB) $(ZLIB_LIBS) $(LDLIBS)
+
+# fuzz_codings fuzzes server/compress.c, linked in as check_compress does.
+$(BUILD)/tests/fuzz/replay_fuzz_codings $(BUILD)/fuzz/fuzz_codings: $(BUILD)/server/compress.o
+$(BUILD)/tests/fuzz/replay_fuzz_codings $(BUILD)/fuzz/fuzz_codings: LDLIBS := $(COMMON_LIB) $(ZLIB_LIBS) $(LDLIBS)
 
 # (kept: make would delete them as intermediates of the pattern rules)
 .SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
@@ -391,9 +402,11 @@ fuzz-regress: fuzz-build
 		tail -n 60 $(FUZZ_BUILD)/$(h).regress.log; exit 1; \
 	fi;)
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_tokenizer $(TIMER_SO)
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_tokenizer \
+       $(BUILD)/bench/bench_compress $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_parse
+	$(BUILD)/bench/bench_compress
 	$(PYTHON) bench/tokenizer_bench.py $(BUILD)/bench/bench_tokenizer
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		$(PYTHON) bench/torch_mha.py; \

@@ -62,7 +62,10 @@ static const struct cfg_option options[] = {
     {"--default-model", "ATTND_DEFAULT_MODEL", CFG_STR, NULL, "base", 0, 0, OFF(default_model),
      "model used when a request names none (with --no-builtins: the first --model)"},
     {"--max-body", "ATTND_MAX_BODY", CFG_NUM, "16777216", NULL, 1, 1ULL << 34, OFF(max_body),
-     "largest request body in bytes (413 above)"},
+     "largest request body in bytes, on the wire and after Content-Encoding (413 above)"},
+    {"--compress-level", "ATTND_COMPRESS_LEVEL", CFG_NUM, "1", NULL, 0, 9, OFF(compress_level),
+     "zlib level of gzip/deflate answers (Accept-Encoding) of compute routes above 1 KiB; "
+     "0 = never compress (bench/README.md: why 1)"},
     {"--max-request-mb", "ATTND_MAX_REQUEST_MB", CFG_NUM, "1024", NULL, 1, 1ULL << 20,
      OFF(max_request_mb), "memory one request may need, in MiB (422 above)"},
     {"--max-request-gflop", "ATTND_MAX_REQUEST_GFLOP", CFG_NUM, "2000", NULL, 0, 1ULL << 40,

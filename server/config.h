@@ -36,6 +36,7 @@ struct attnd_config {
 	struct attnd_list tokenizers; /* NAME=FILE (tokenizer.json, or vocab.json + merges.txt) */
 	const char *default_model;
 	unsigned long long max_body;	   /* bytes */
+	unsigned long long compress_level; /* zlib level of coded answers; 0: never */
 	unsigned long long max_request_mb; /* MiB one request may need */
 	unsigned long long max_request_gflop; /* work one request may ask for (api/service.h) */
 	unsigned long long max_text_bytes;    /* longest text a tokenizer takes */

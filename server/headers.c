@@ -159,6 +159,40 @@ int hdr_announces_body(struct MHD_Connection *conn)
 	return cl != NULL && strspn(cl, "0") != strlen(cl);
 }
 
+static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key,
+					   const char *value)
+{
+	(void)kind;
+	if (value != NULL && strcasecmp(key, "Accept-Encoding") == 0)
+		accept_encoding_add(cls, value);
+	return MHD_YES;
+}
+
+enum coding hdr_accept_encoding(struct MHD_Connection *conn)
+{
+	struct accept_encoding ae;
+
+	accept_encoding_init(&ae);
+	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_accept_encoding, &ae) < 0)
+		return CODING_IDENTITY;
+	return accept_encoding_choose(&ae);
+}
+
+static enum MHD_Result add_content_encoding(void *cls, enum MHD_ValueKind kind, const char *key,
+					    const char *value)
+{
+	(void)kind;
+	if (value != NULL && strcasecmp(key, "Content-Encoding") == 0)
+		content_encoding_add(cls, value);
+	return MHD_YES;
+}
+
+void hdr_content_encoding(struct MHD_Connection *conn, struct content_encoding *ce)
+{
+	content_encoding_init(ce);
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, add_content_encoding, ce);
+}
+
 const char *hdr_cors_origin(struct MHD_Connection *conn, const char *list, int *vary)
 {
 	const char *origin;

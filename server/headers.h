@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "compress.h"
+
 struct MHD_Connection;
 
 enum { HDR_REQUEST_ID_MAX = 128 };
@@ -39,6 +41,14 @@ int hdr_declared_too_large(struct MHD_Connection *conn, unsigned long long max);
 
 /* Content-Length > 0 or chunked: a body will follow. */
 int hdr_announces_body(struct MHD_Connection *conn);
+
+/* The coding to answer in, from every Accept-Encoding field (compress.h:
+ * accept_encoding_choose); CODING_IDENTITY without one. */
+enum coding hdr_accept_encoding(struct MHD_Connection *conn);
+
+/* The request body's coding, from every Content-Encoding field
+ * (compress.h: content_encoding_add); CODING_IDENTITY without one. */
+void hdr_content_encoding(struct MHD_Connection *conn, struct content_encoding *ce);
 
 /* The Access-Control-Allow-Origin value for this request under --cors-origins
  * `list` ("*", a comma list, or "" for none), or NULL. *vary is set when the

@@ -8,7 +8,9 @@
  *                    them) is queued before any body byte is read and before
  *                    libmicrohttpd would send `100 Continue`;
  *   body callbacks   chunks are appended to a buf with a hard maximum
- *                    (--max-body), which also counts chunked bodies;
+ *                    (--max-body), which also counts chunked bodies; a gzip
+ *                    or deflate body (Content-Encoding) is inflated into it
+ *                    as it comes, under the same maximum;
  *   final callback   a small compute request (main.c) is answered at once;
  *                    any other is suspended and queued to the pool; the
  *                    worker (with idle workers lent, for a large one:
@@ -19,6 +21,8 @@
  *                    --compute-deadline, 503 deadline_exceeded;
  *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
  *                    metrics, and every free.
+ * A compute route's answer is compressed where it is made, on the worker,
+ * when Accept-Encoding allows (call_api, compress.h).
  */
 #include "http.h"
 
@@ -38,6 +42,7 @@
 #include "common/buf.h"
 #include "api/error.h"
 #include "common/fmt.h"
+#include "compress.h"
 #include "headers.h"
 #include "log.h"
 #include "route.h"
@@ -93,6 +98,12 @@ struct request {
 	char request_id[HDR_REQUEST_ID_MAX + 1];
 	const char *cache_control; /* "no-store", but for the viewer's files */
 	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
+	int vary_encoding;	      /* a compute route: its answers may be compressed */
+	enum coding answer_coding;    /* what Accept-Encoding chose */
+	const char *content_encoding; /* the answer's coding, or NULL */
+	enum coding body_coding;      /* the request body's */
+	struct body_decoder *decoder; /* a gzip or deflate body, inflated into body */
+	char detail[160];	      /* a refusal's own message, when not "" */
 	struct buf body;
 	struct api_reply reply;
 	struct split_lease lease; /* idle workers lent to its call */
@@ -111,6 +122,9 @@ static const struct {
     [REJ_METHOD] = {API_E_METHOD_NOT_ALLOWED, "this path does not take this method"},
     [REJ_MEDIA_TYPE] = {API_E_UNSUPPORTED_MEDIA_TYPE,
 			"the body must be JSON: Content-Type: application/json"},
+    [REJ_ENCODING] = {API_E_UNSUPPORTED_MEDIA_TYPE,
+		      "Content-Encoding must be gzip, deflate or identity"},
+    [REJ_BAD_ENCODING] = {API_E_BAD_REQUEST, "the request body does not inflate"},
     [REJ_TOO_LARGE] = {API_E_PAYLOAD_TOO_LARGE, "the request body is larger than --max-body"},
     [REJ_BAD_FRAMING] = {API_E_BAD_REQUEST,
 			 "ambiguous body framing: several Content-Length headers, "
@@ -189,25 +203,39 @@ struct header_pair {
 	const char *value;
 };
 
-enum { HEADERS_MAX = 16 };
+enum { HEADERS_MAX = 20 };
+
+/* Vary: what the answer depends on besides method and path: the Origin
+ * (under a --cors-origins list) and, on a route whose answers may be
+ * compressed, Accept-Encoding, whether this one was compressed or not. */
+static const char *vary_value(int origin, int encoding)
+{
+	if (origin && encoding)
+		return "Origin, Accept-Encoding";
+	if (origin)
+		return "Origin";
+	return encoding ? "Accept-Encoding" : NULL;
+}
 
 static size_t cors_headers(const struct request *r, struct header_pair *h, size_t n)
 {
 	int vary = 0;
 	const char *origin = hdr_cors_origin(r->conn, r->srv->cfg->cors_origins, &vary);
+	const char *vary_on = vary_value(vary, r->vary_encoding);
 
-	if (vary)
-		h[n++] = (struct header_pair){"Vary", "Origin"};
+	if (vary_on != NULL)
+		h[n++] = (struct header_pair){"Vary", vary_on};
 	if (origin == NULL)
 		return n;
 	h[n++] = (struct header_pair){"Access-Control-Allow-Origin", origin};
-	h[n++] = (struct header_pair){"Access-Control-Expose-Headers",
-				      "X-Request-Id, Server-Timing, Inference-Header-Content-Length"};
+	h[n++] = (struct header_pair){
+	    "Access-Control-Expose-Headers",
+	    "X-Request-Id, Server-Timing, Inference-Header-Content-Length, Content-Encoding"};
 	if (r->preflight) {
 		h[n++] = (struct header_pair){"Access-Control-Allow-Methods", r->allow};
-		h[n++] = (struct header_pair){
-		    "Access-Control-Allow-Headers",
-		    "Content-Type, Authorization, X-Request-Id, Inference-Header-Content-Length"};
+		h[n++] = (struct header_pair){"Access-Control-Allow-Headers",
+					      "Content-Type, Content-Encoding, Authorization, "
+					      "X-Request-Id, Inference-Header-Content-Length"};
 		h[n++] = (struct header_pair){"Access-Control-Max-Age", "600"};
 	}
 	return n;
@@ -264,6 +292,8 @@ static int add_headers(const struct request *r, struct MHD_Response *resp, int s
 	server_timing(r, timing);
 	if (content_type != NULL)
 		h[n++] = (struct header_pair){"Content-Type", content_type};
+	if (r->content_encoding != NULL)
+		h[n++] = (struct header_pair){"Content-Encoding", r->content_encoding};
 	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
 	h[n++] = (struct header_pair){"Server-Timing", timing};
 	h[n++] = (struct header_pair){"Cache-Control", r->cache_control};
@@ -346,7 +376,7 @@ static enum MHD_Result refuse(struct request *r, enum rejection why)
 	enum MHD_Result ret;
 
 	api_fail(&e, refusal_reply[why].kind, NULL, "%s",
-		 refusal_reply[why].message);
+		 r->detail[0] != '\0' ? r->detail : refusal_reply[why].message);
 	buf_init(&b, SMALL_BODY_MAX);
 	if (v2_path(r->path))
 		api_v2_error_body(e.message, &b);
@@ -405,9 +435,42 @@ static enum MHD_Result answer_metrics(struct request *r)
 	return ret;
 }
 
+/* Answers worth coding: JSON and text. v2's binary tensors (float bits)
+ * shrink by a tenth at most, less than deflate's time costs on a fast link. */
+static int compressible(const struct api_reply *reply)
+{
+	const char *ct = reply->content_type;
+
+	return ct != NULL && reply->inference_header_len == 0 &&
+	       (strncmp(ct, "application/json", 16) == 0 || strncmp(ct, "text/", 5) == 0);
+}
+
+/* Where the answer was built (a compute route's: on the worker; no other
+ * route chooses a coding): r->reply.body in the coding Accept-Encoding chose, when it is COMPRESS_MIN_BYTES or more and coding
+ * makes it smaller; else, or on any failure, as it was. The API's
+ * max_response_bytes bounds the body before coding, as without it. */
+static void compress_reply(struct request *r)
+{
+	int level = (int)r->srv->cfg->compress_level;
+	struct buf coded;
+
+	if (r->answer_coding == CODING_IDENTITY || level == 0 || r->reply.status == 204 ||
+	    r->reply.body.len < COMPRESS_MIN_BYTES || !compressible(&r->reply))
+		return;
+	buf_init(&coded, r->reply.body.len);
+	if (compress_body(r->answer_coding, level, r->reply.body.data, r->reply.body.len,
+			  &coded) != 0) {
+		buf_release(&coded);
+		return;
+	}
+	buf_release(&r->reply.body);
+	r->reply.body = coded;
+	r->content_encoding = coding_name(r->answer_coding);
+}
+
 /* Runs the API on r's route: api_handle, or api_handle_v2 with the path's
  * {name} and {version} (a version segment too long to copy matches no
- * version) and the binary extension's header. */
+ * version) and the binary extension's header; then compress_reply. */
 static void call_api(struct request *r, const char *body, size_t len)
 {
 	const char *param = r->route->param != NULL ? r->param : NULL;
@@ -416,6 +479,7 @@ static void call_api(struct request *r, const char *body, size_t len)
 
 	if (!api_route_is_v2(r->route->api)) {
 		api_handle(r->srv->svc, r->route->api, param, body, len, &r->reply);
+		compress_reply(r);
 		return;
 	}
 	call.model = param;
@@ -425,6 +489,7 @@ static void call_api(struct request *r, const char *body, size_t len)
 	call.header_len = r->inference_header;
 	call.draining = atomic_load(&r->srv->draining);
 	api_handle_v2(r->srv->svc, r->route->api, &call, body, len, &r->reply);
+	compress_reply(r);
 }
 
 static enum MHD_Result answer_api(struct request *r)
@@ -561,7 +626,32 @@ static enum MHD_Result submit_compute(struct request *r)
 	return MHD_YES;
 }
 
-/* First-call checks of a compute request: draining, media type, declared size. */
+/* The codings: of the body (Content-Encoding, 415 for one not decoded) and
+ * of the answer (Accept-Encoding). */
+static enum MHD_Result admit_codings(struct request *r)
+{
+	struct content_encoding ce;
+
+	r->answer_coding = hdr_accept_encoding(r->conn);
+	hdr_content_encoding(r->conn, &ce);
+	if (ce.coding == CODING_UNKNOWN) {
+		snprintf(r->detail, sizeof r->detail,
+			 "Content-Encoding '%s' is not supported: send gzip, deflate or identity",
+			 ce.unsupported);
+		return refuse_early(r, REJ_ENCODING);
+	}
+	r->body_coding = ce.coding;
+	if (ce.coding != CODING_IDENTITY) {
+		r->decoder = body_decoder_new(ce.coding);
+		if (r->decoder == NULL)
+			return MHD_NO;
+	}
+	r->state = REQ_RECEIVING;
+	return MHD_YES;
+}
+
+/* First-call checks of a compute request: draining, media type, declared
+ * size (the bytes on the wire), codings. */
 static enum MHD_Result admit_compute(struct request *r)
 {
 	if (atomic_load(&r->srv->draining))
@@ -573,8 +663,7 @@ static enum MHD_Result admit_compute(struct request *r)
 	r->inference_header = hdr_inference_header_length(r->conn);
 	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
-	r->state = REQ_RECEIVING;
-	return MHD_YES;
+	return admit_codings(r);
 }
 
 /* The final callback of a request answered on the I/O thread. */
@@ -628,6 +717,7 @@ static void request_free(struct request *r)
 		return;
 	buf_release(&r->body);
 	api_reply_release(&r->reply);
+	body_decoder_free(r->decoder);
 	free(r);
 }
 
@@ -663,6 +753,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	}
 	if (found == ROUTE_NO_METHOD)
 		return refuse_early(r, REJ_METHOD);
+	r->vary_encoding = r->route->kind == ROUTE_COMPUTE && r->srv->cfg->compress_level > 0;
 	if (hdr_framing_ambiguous(r->conn))
 		return refuse(r, REJ_BAD_FRAMING);
 	if (!authorized(r))
@@ -675,6 +766,46 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 static int past_deadline(const struct request *r)
 {
 	return now_seconds() - r->t_start > (double)r->srv->cfg->request_deadline;
+}
+
+/* A chunk of a gzip or deflate body, inflated into r->body, whose hard
+ * maximum (--max-body) bounds the inflated bytes: a zip bomb stops there,
+ * with nothing allocated past it. The bytes on the wire are bounded too. */
+static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t n)
+{
+	enum decode_status st;
+
+	if (r->bytes_in > r->srv->cfg->max_body) {
+		r->too_large = 1;
+		return MHD_YES;
+	}
+	st = body_decoder_feed(r->decoder, data, n, &r->body);
+	if (st == DECODE_NOMEM)
+		return MHD_NO; /* out of memory: close the connection */
+	if (st == DECODE_TOO_LARGE) {
+		r->too_large = 1;
+		snprintf(r->detail, sizeof r->detail,
+			 "the request body inflates to more than --max-body (%llu bytes)",
+			 r->srv->cfg->max_body);
+	}
+	return MHD_YES;
+}
+
+/* The end of a coded body: 1 when it inflated whole, else 0 with r->detail
+ * saying why. The decoder's memory goes back before the compute. */
+static int body_inflated(struct request *r)
+{
+	enum decode_status st;
+
+	if (r->decoder == NULL)
+		return 1;
+	st = body_decoder_finish(r->decoder);
+	if (st != DECODE_OK)
+		snprintf(r->detail, sizeof r->detail, "the %s request body does not inflate: %s",
+			 coding_name(r->body_coding), body_decoder_message(r->decoder));
+	body_decoder_free(r->decoder);
+	r->decoder = NULL;
+	return st == DECODE_OK;
 }
 
 /* A body chunk: appended, or counted and dropped once past --max-body.
@@ -698,6 +829,8 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 	}
 	if (r->too_large)
 		return MHD_YES;
+	if (r->decoder != NULL)
+		return on_coded_body(r, data, n);
 	if (n > r->body.max - r->body.len) {
 		r->too_large = 1;
 		return MHD_YES;
@@ -716,6 +849,8 @@ static enum MHD_Result on_complete(struct request *r)
 			return refuse(r, REJ_TIMEOUT);
 		if (r->too_large)
 			return refuse(r, REJ_TOO_LARGE);
+		if (!body_inflated(r))
+			return refuse(r, REJ_BAD_ENCODING);
 		if (compute_small(r))
 			return answer_reply(r);
 		return submit_compute(r);

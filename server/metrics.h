@@ -43,6 +43,8 @@ enum rejection {
 	REJ_NOT_FOUND = 0,
 	REJ_METHOD,
 	REJ_MEDIA_TYPE,
+	REJ_ENCODING,	  /* a Content-Encoding other than gzip, deflate, identity */
+	REJ_BAD_ENCODING, /* a gzip or deflate body that does not inflate */
 	REJ_TOO_LARGE,
 	REJ_BAD_FRAMING,
 	REJ_UNAUTHORIZED,

@@ -467,3 +467,22 @@ int live_run_to_exit(const char *const *args, int timeout_ms, char *err, size_t 
 	}
 	return status;
 }
+
+long live_proc_kib(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	size_t n = strlen(field);
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while (kib < 0 && fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, field, n) == 0 && line[n] == ':')
+			kib = strtol(line + n + 1, NULL, 10);
+	}
+	fclose(f);
+	ck_assert_msg(kib >= 0, "%s has no %s line", path, field);
+	return kib;
+}

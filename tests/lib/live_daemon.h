@@ -110,6 +110,10 @@ double live_metric(const char *text, const char *series);
  * poll is a request of its own: attnd_http_requests_in_flight counts it. */
 void live_wait_metric(unsigned port, const char *series, double want, int timeout_ms);
 
+/* A "Name:   N kB" line of /proc/PID/status (VmRSS, VmHWM) in KiB; fails
+ * the test when it is missing. */
+long live_proc_kib(pid_t pid, const char *field);
+
 /* CLOCK_MONOTONIC in seconds: the clock the daemon times requests with. */
 double live_now(void);
 
