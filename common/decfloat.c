@@ -152,13 +152,18 @@ static uint64_t load8(const char *p)
 	return v;
 }
 
-/* Are all 8 bytes of v ASCII digits? (each byte's high nibble is 3, and
- * adding 6 does not carry into it) */
-static int all_digits8(uint64_t v)
+/*
+ * The number of ASCII digits v starts with (0 .. 8; bytes in memory order,
+ * first least significant): a byte is a digit when its high nibble is 3 and
+ * stays 3 after adding 6. Borrows and carries only run towards later bytes,
+ * so they can spoil the test only after the first non-digit.
+ */
+static int leading_digits8(uint64_t v)
 {
-	return ((v & UINT64_C(0xf0f0f0f0f0f0f0f0)) |
-		(((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xf0f0f0f0f0f0f0f0)) >> 4)) ==
-	       UINT64_C(0x3333333333333333);
+	const uint64_t hi = UINT64_C(0xf0f0f0f0f0f0f0f0), threes = UINT64_C(0x3030303030303030);
+	uint64_t bad = ((v & hi) ^ threes) | (((v + UINT64_C(0x0606060606060606)) & hi) ^ threes);
+
+	return bad ? __builtin_ctzll(bad) / 8 : 8;
 }
 
 /* The value of 8 ASCII digits (first byte least significant in v), in three
@@ -172,6 +177,45 @@ static uint32_t parse8(uint64_t v)
 	v -= UINT64_C(0x3030303030303030);
 	v = v * 10 + (v >> 8);
 	return (uint32_t)((((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32);
+}
+
+static const uint64_t POW10_U64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+				      100000000};
+
+/*
+ * Reads the run of digits at *p into *m (m = m 10^k + the run, wrapping past
+ * 19 digits: the caller then reads them again) and moves *p past it; returns
+ * its length. Eight bytes at a time while eight remain, without a loop for
+ * a run shorter than eight: its digits are shifted to the word's end, after
+ * '0's, and read as eight.
+ */
+static inline __attribute__((always_inline)) size_t digit_run(const char **p, const char *end,
+								uint64_t *m)
+{
+	const char *q = *p;
+	uint64_t acc = *m;
+	int k = 8;
+
+	while (k == 8 && end - q >= 8) {
+		uint64_t v = load8(q);
+
+		k = leading_digits8(v);
+		/* the k digits moved to the word's end after 8 - k '0's; each
+		 * shift in two halves, so that k = 0 and k = 8 need no branch */
+		v = v << (4 * (8 - k)) << (4 * (8 - k)) |
+		    UINT64_C(0x3030303030303030) >> (4 * k) >> (4 * k);
+		acc = acc * POW10_U64[k] + parse8(v);
+		q += k;
+	}
+	if (k == 8) /* the buffer's last bytes */
+		for (; q < end && is_digit(*q); q++)
+			acc = acc * 10 + (uint64_t)(*q - '0');
+
+	size_t n = (size_t)(q - *p);
+
+	*m = acc;
+	*p = q;
+	return n;
 }
 
 /*
@@ -211,34 +255,24 @@ size_t decfloat_lex(const char *s, size_t n, struct decfloat_number *x)
 	long e10 = 0;
 	size_t nd;
 
-	x->neg = 0;
+	if (n == 0)
+		return 0;
+	x->neg = *p == '-'; /* no branch: the sign of a random number is random */
+	p += x->neg;
 	x->is_real = 0;
 	x->truncated = 0;
-	if (p < end && *p == '-') {
-		x->neg = 1;
-		p++;
-	}
 
 	/* pass 1: the integer part, no leading zero */
 	digits = p;
-	for (; p < end && is_digit(*p); p++)
-		m = m * 10 + (uint64_t)(*p - '0');
-	nd = (size_t)(p - digits);
+	nd = digit_run(&p, end, &m);
 	if (nd == 0 || (nd > 1 && *digits == '0'))
 		return 0;
 
-	/* pass 2: the fraction, 8 digits at a time while they last (m may wrap
-	 * past 19 digits: it is then computed again) */
+	/* pass 2: the fraction */
 	if (p < end && *p == '.') {
 		x->is_real = 1;
 		frac = ++p;
-		while (end - p >= 8 && all_digits8(load8(p))) {
-			m = m * 100000000 + parse8(load8(p));
-			p += 8;
-		}
-		for (; p < end && is_digit(*p); p++)
-			m = m * 10 + (uint64_t)(*p - '0');
-		if (p == frac)
+		if (digit_run(&p, end, &m) == 0)
 			return 0;
 		e10 = -(long)(p - frac);
 		nd += (size_t)(p - frac);
