@@ -27,10 +27,11 @@
  * bytes even for a short number; bytes after the returned length (at most
  * out[0..22) in all) may have been overwritten.
  *
- * fmt_float_digits asks the C library for the correctly rounded digits
- * (snprintf "%.*e" of the exactly converted double: glibc rounds exactly,
- * ties to even) and lays them out as above; it is off the hot path. The
- * decimal point snprintf writes is skipped, so the locale does not matter.
+ * fmt_float_digits rounds the exact binary value to `digits` significant
+ * digits, ties to even, as glibc's snprintf "%.*e" of the exactly converted
+ * double does: by integer arithmetic in 128 bits (round_scaled) for all but
+ * the extreme exponents, which still go to snprintf (its decimal point is
+ * skipped, so the locale does not matter). It lays them out as above.
  */
 #include "fmt.h"
 
@@ -392,22 +393,68 @@ size_t fmt_float_shortest(char *out, float x)
 	return write_decimal(out, neg, v.f, v.e);
 }
 
-size_t fmt_float_digits(char *out, float x, int digits)
+/* 5^k, k = 0 .. 27 (5^27 < 2^63) */
+static const uint64_t POW5[28] = {
+	1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL, 390625ULL, 1953125ULL,
+	9765625ULL, 48828125ULL, 244140625ULL, 1220703125ULL, 6103515625ULL, 30517578125ULL,
+	152587890625ULL, 762939453125ULL, 3814697265625ULL, 19073486328125ULL,
+	95367431640625ULL, 476837158203125ULL, 2384185791015625ULL, 11920928955078125ULL,
+	59604644775390625ULL, 298023223876953125ULL, 1490116119384765625ULL,
+	7450580596923828125ULL,
+};
+
+/*
+ * round(c 2^q 10^k), ties to even, computed exactly as num / den with
+ * num = c 2^max(q+k, 0) 5^max(k, 0) and den = 2^max(-q-k, 0) 5^max(-k, 0),
+ * in 128 bits: 0, or -1 when they do not fit (|k| > 27 or too many bits; the
+ * caller then asks snprintf). When den is a power of two, a shift.
+ */
+static int round_scaled(uint32_t c, int q, int k, uint64_t *r)
+{
+	__extension__ typedef unsigned __int128 u128;
+	u128 num = c, den = 1, quo, rem, half;
+	int s2 = q + k;
+
+	if (k > 27 || k < -27)
+		return -1;
+	if (k >= 0)
+		num *= POW5[k];
+	else
+		den = POW5[-k];
+	if (s2 >= 0) {
+		if (s2 > 127 - 88) /* num < 2^24 5^27 < 2^87 */
+			return -1;
+		num <<= s2;
+	} else {
+		if (-s2 > 127 - 64) /* den < 2^63 */
+			return -1;
+		den <<= -s2;
+	}
+	if (k >= 0) { /* den = 2^-s2 */
+		quo = s2 >= 0 ? num : num >> -s2;
+		rem = s2 >= 0 ? 0 : num & (den - 1);
+	} else {
+		quo = num / den;
+		rem = num % den;
+	}
+	/* above half, or a tie (only with den even) to an odd quo */
+	half = den >> 1;
+	if (rem > half || (rem == half && (den & 1) == 0 && (quo & 1) != 0))
+		quo++;
+	*r = (uint64_t)quo;
+	return 0;
+}
+
+/* fmt_float_digits's slow path and its twin: the C library's exactly
+ * rounded digits (finite nonzero x, digits in 1..9). */
+static size_t digits_snprintf(char *out, float x, uint32_t neg, int digits)
 {
 	char tmp[48];
 	uint32_t f = 0;
 	int nd = 0;
-	uint32_t bits;
 	const char *p;
 	int e;
 
-	memcpy(&bits, &x, sizeof bits);
-	if ((bits & 0x7fffffffu) == 0 || (bits & 0x7fffffffu) >= 0x7f800000u)
-		return write_special(out, bits >> 31, bits & 0x7fffffffu);
-	if (digits < 1)
-		digits = 1;
-	if (digits > 9)
-		digits = 9;
 	/* "-d.ddde-XX": the digits (whatever the decimal point), then the exponent */
 	snprintf(tmp, sizeof tmp, "%.*e", digits - 1, (double)x);
 	for (p = tmp; *p != 'e' && *p != '\0'; p++) {
@@ -418,8 +465,67 @@ size_t fmt_float_digits(char *out, float x, int digits)
 	}
 	e = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
 	if (f == 0) /* not for a finite nonzero x; kept out of write_decimal anyway */
-		return write_special(out, bits >> 31, 0);
-	return write_decimal(out, bits >> 31, f, e - (nd - 1));
+		return write_special(out, neg, 0);
+	return write_decimal(out, neg, f, e - (nd - 1));
+}
+
+/*
+ * |x| = c 2^q, c normalised to 24 bits, lies in [2^(q+23), 2^(q+24)), so its
+ * decimal exponent E is E0 = floor(log10 2^(q+23)) or E0 + 1. Scaled by
+ * 10^(digits - 1 - E0) and rounded, it has digits or digits + 1 digits; in
+ * the second case (E = E0 + 1, or a round-up to 10^digits) it is scaled
+ * again by one power less. snprintf only for |k| > 27 (|x| below about
+ * 1e-19 or above 1e27 with few digits).
+ */
+size_t fmt_float_digits(char *out, float x, int digits)
+{
+	uint32_t bits, neg, abs, c;
+	uint64_t r;
+	int q, k;
+
+	memcpy(&bits, &x, sizeof bits);
+	neg = bits >> 31;
+	abs = bits & 0x7fffffffu;
+	if (abs == 0 || abs >= 0x7f800000u)
+		return write_special(out, neg, abs);
+	if (digits < 1)
+		digits = 1;
+	if (digits > 9)
+		digits = 9;
+	c = abs & (FLT_C_MIN - 1);
+	q = (int)(abs >> (FLT_P - 1));
+	if (q == 0) { /* subnormal: normalise c to 24 bits */
+		int lz = __builtin_clz(c) - 8;
+
+		c <<= lz;
+		q = FLT_Q_MIN - lz;
+	} else {
+		c |= FLT_C_MIN;
+		q += FLT_Q_MIN - 1;
+	}
+	k = digits - 1 - flog10pow2(q + FLT_P - 1);
+	if (round_scaled(c, q, k, &r) != 0)
+		return digits_snprintf(out, x, neg, digits);
+	if (r >= POW10[digits]) {
+		k--;
+		if (round_scaled(c, q, k, &r) != 0)
+			return digits_snprintf(out, x, neg, digits);
+		if (r == POW10[digits]) { /* rounded up to the next power of ten */
+			r /= 10;
+			k--;
+		}
+	}
+	return write_decimal(out, neg, (uint32_t)r, -k);
+}
+
+size_t fmt_float_digits_ref(char *out, float x, int digits)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &x, sizeof bits);
+	if ((bits & 0x7fffffffu) == 0 || (bits & 0x7fffffffu) >= 0x7f800000u)
+		return write_special(out, bits >> 31, bits & 0x7fffffffu);
+	return digits_snprintf(out, x, bits >> 31, digits < 1 ? 1 : digits > 9 ? 9 : digits);
 }
 
 size_t fmt_u64(char *out, unsigned long long v)

@@ -613,6 +613,47 @@ START_TEST(test_fmt_digits_random)
 }
 END_TEST
 
+/* fmt_float_digits writes the bytes of its snprintf twin: a light sweep of
+ * all bit patterns (every 2048th, from a random offset) and, for every
+ * biased exponent (subnormals included), 512 random significands; each at
+ * every digit count 1..9. */
+static void digits_same(float x, int d)
+{
+	char s[FMT_FLOAT_MAX + 1], ref[FMT_FLOAT_MAX + 1];
+	size_t n = fmt_float_digits(s, x, d), nr = fmt_float_digits_ref(ref, x, d);
+
+	if (n != nr || memcmp(s, ref, n) != 0) {
+		s[n] = '\0';
+		ref[nr] = '\0';
+		ck_abort_msg("0x%08x %d: \"%s\", twin \"%s\"", (unsigned)to_bits(x), d, s, ref);
+	}
+}
+
+START_TEST(test_fmt_digits_twin)
+{
+	struct attn_prng g;
+	uint64_t stride = test_light() ? UINT64_C(1) << 20 : 2048;
+	uint64_t count = 0;
+
+	attn_prng_seed(&g, 77);
+	for (uint64_t u = attn_prng_next(&g) % stride; u < UINT64_C(1) << 32; u += stride) {
+		if (finite_bits((uint32_t)u)) {
+			digits_same(from_bits((uint32_t)u), 1 + (int)(count % 9));
+			count++;
+		}
+	}
+	for (uint32_t e = 0; e < 255; e++) {
+		for (int i = 0; i < (test_light() ? 4 : 512); i++) {
+			uint32_t u = e << 23 | (uint32_t)(attn_prng_next(&g) >> 41);
+
+			for (int d = 1; d <= 9; d++)
+				digits_same(from_bits(u | (i % 2 ? 0x80000000u : 0)), d);
+		}
+	}
+	ck_assert_uint_gt(count, test_light() ? 4000 : 2000000);
+}
+END_TEST
+
 /* All 2^32 patterns read back, and every 16th has no shorter decimal that
  * does; only when asked for (ATTN_FMT_EXHAUSTIVE=1), as it takes minutes. */
 START_TEST(test_fmt_exhaustive)
@@ -642,6 +683,7 @@ static Suite *fmt_suite(void)
 	tcase_add_test(tf, test_fmt_json);
 	tcase_add_test(tf, test_fmt_digits_table);
 	tcase_add_test(tf, test_fmt_digits_random);
+	tcase_add_test(tf, test_fmt_digits_twin);
 	tcase_add_test(tf, test_fmt_exhaustive);
 	suite_add_tcase(s, tf);
 	return s;
