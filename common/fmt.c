@@ -248,29 +248,27 @@ static int decimal_len(uint32_t f)
 #endif
 #define ZEROS8 UINT64_C(0x3030303030303030) /* "00000000" */
 
-/* The two ASCII digits of v < 100, in memory order. */
-static uint64_t pair(uint32_t v)
-{
-	uint16_t p;
-
-	memcpy(&p, DIGITS2 + 2 * v, 2);
-	return p;
-}
-
-/* The 8 ASCII digits of v < 10^8, zero-padded, as one word; the two halves
- * are independent, so their divisions overlap. */
+/*
+ * The 8 ASCII digits of v < 10^8, zero-padded, as one word, all lanes at
+ * once (SWAR): split into two halves of 4 digits in 32-bit lanes, each into
+ * pairs in 16-bit lanes (q / 100 as q 10486 >> 20, exact for q < 10^4),
+ * each pair into digits in 8-bit lanes (q / 10 as q 103 >> 10, exact for
+ * q < 100); each step puts quotient before remainder in memory order.
+ */
 static uint64_t digits8(uint32_t v)
 {
-	uint32_t a = v / 10000;
-	uint32_t b = v - a * 10000;
-	uint64_t p0 = pair(a / 100);
-	uint64_t p1 = pair(a % 100);
-	uint64_t p2 = pair(b / 100);
-	uint64_t p3 = pair(b % 100);
+	uint64_t hi = v / 10000, lo = v - (uint32_t)hi * 10000;
+	uint64_t w = hi | lo << 32;			/* [abcd, efgh] */
+	uint64_t q100 = (w * 10486 >> 20) & UINT64_C(0x0000007f0000007f);
 
+	w = (w - q100 * 100) << 16 | q100;		/* [ab, cd, ef, gh] */
+	uint64_t q10 = (w * 103 >> 10) & UINT64_C(0x000f000f000f000f);
+
+	w = (w - q10 * 10) << 8 | q10;			/* [a, b, c, ..., h] */
+	w += ZEROS8;
 	if (WORD_BIG_ENDIAN)
-		return p0 << 48 | p1 << 32 | p2 << 16 | p3;
-	return p0 | p1 << 16 | p2 << 32 | p3 << 48;
+		return __builtin_bswap64(w);
+	return w;
 }
 
 /* The number of '0's ending the 8 characters of w (w != ZEROS8): '0' bytes
