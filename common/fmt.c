@@ -46,6 +46,8 @@
 #define FLT_C_MIN (UINT32_C(1) << (FLT_P - 1))
 #define MASK32 UINT64_C(0xffffffff)
 
+__extension__ typedef unsigned __int128 u128;
+
 /* A positive decimal f 10^e. */
 struct dec {
 	uint32_t f;
@@ -141,7 +143,6 @@ static int flog2pow10(int e)
 /* The paper's r_o': cp g 2^-95 rounded to odd, as an integer (figure 11). */
 static uint64_t rop(uint64_t g, uint64_t cp)
 {
-	__extension__ typedef unsigned __int128 u128;
 	uint64_t x1 = (uint64_t)(((u128)g * cp) >> 64);
 	uint64_t vbp = x1 >> 31;
 
@@ -401,36 +402,47 @@ static const uint64_t POW5[28] = {
 	7450580596923828125ULL,
 };
 
+/* The bit length of v (0 for 0). */
+static int bits128(u128 v)
+{
+	uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+
+	return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
+}
+
 /*
  * round(c 2^q 10^k), ties to even, computed exactly as num / den with
  * num = c 2^max(q+k, 0) 5^max(k, 0) and den = 2^max(-q-k, 0) 5^max(-k, 0),
- * in 128 bits: 0, or -1 when they do not fit (|k| > 27 or too many bits; the
- * caller then asks snprintf). When den is a power of two, a shift.
+ * in 128 bits (a shift when den is a power of two): 0, or -1 when they do
+ * not fit (|k| > 54, or more than 127 bits; the caller then asks snprintf).
  */
 static int round_scaled(uint32_t c, int q, int k, uint64_t *r)
 {
-	__extension__ typedef unsigned __int128 u128;
-	u128 num = c, den = 1, quo, rem, half;
-	int s2 = q + k;
+	int s2 = q + k, ak = k < 0 ? -k : k;
+	u128 p5, num = c, den = 1, quo, rem, half;
 
-	if (k > 27 || k < -27)
+	if (ak > 54)
 		return -1;
-	if (k >= 0)
-		num *= POW5[k];
-	else
-		den = POW5[-k];
+	p5 = ak <= 27 ? (u128)POW5[ak] : (u128)POW5[27] * POW5[ak - 27]; /* < 2^126 */
+	if (k >= 0) {
+		if (bits128(p5) + bits128(num) > 127)
+			return -1;
+		num *= p5;
+	} else {
+		den = p5;
+	}
 	if (s2 >= 0) {
-		if (s2 > 127 - 88) /* num < 2^24 5^27 < 2^87 */
+		if (bits128(num) + s2 > 127)
 			return -1;
 		num <<= s2;
 	} else {
-		if (-s2 > 127 - 64) /* den < 2^63 */
+		if (bits128(den) - s2 > 127)
 			return -1;
 		den <<= -s2;
 	}
-	if (k >= 0) { /* den = 2^-s2 */
-		quo = s2 >= 0 ? num : num >> -s2;
-		rem = s2 >= 0 ? 0 : num & (den - 1);
+	if (k >= 0) { /* den = 2^max(-s2, 0) */
+		quo = num >> (s2 < 0 ? -s2 : 0);
+		rem = num & (den - 1);
 	} else {
 		quo = num / den;
 		rem = num % den;
@@ -472,8 +484,8 @@ static size_t digits_snprintf(char *out, float x, uint32_t neg, int digits)
  * decimal exponent E is E0 = floor(log10 2^(q+23)) or E0 + 1. Scaled by
  * 10^(digits - 1 - E0) and rounded, it has digits or digits + 1 digits; in
  * the second case (E = E0 + 1, or a round-up to 10^digits) it is scaled
- * again by one power less. snprintf only for |k| > 27 (|x| below about
- * 1e-19 or above 1e27 with few digits).
+ * again by one power less. snprintf only when the exact quotient needs
+ * more than 128 bits (the smallest subnormals at 8 or 9 digits).
  */
 size_t fmt_float_digits(char *out, float x, int digits)
 {
@@ -502,6 +514,11 @@ size_t fmt_float_digits(char *out, float x, int digits)
 		q += FLT_Q_MIN - 1;
 	}
 	k = digits - 1 - flog10pow2(q + FLT_P - 1);
+	/* the arithmetic on c's odd part: fewer bits to carry */
+	int tz = __builtin_ctz(c);
+
+	c >>= tz;
+	q += tz;
 	if (round_scaled(c, q, k, &r) != 0)
 		return digits_snprintf(out, x, neg, digits);
 	if (r >= POW10[digits]) {
