@@ -179,38 +179,35 @@ static uint32_t parse8(uint64_t v)
 	return (uint32_t)((((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32);
 }
 
-static const uint64_t POW10_U64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-				      100000000};
-
 /*
  * Reads the run of digits at *p into *m (m = m 10^k + the run, wrapping past
  * 19 digits: the caller then reads them again) and moves *p past it; returns
- * its length. Eight bytes at a time while eight remain, without a loop for
- * a run shorter than eight: its digits are shifted to the word's end, after
- * '0's, and read as eight.
+ * its length. While 8 bytes remain, their leading digits are counted at
+ * once, 8 of them read at once, fewer one by one without a bounds check.
  */
 static inline __attribute__((always_inline)) size_t digit_run(const char **p, const char *end,
 								uint64_t *m)
 {
 	const char *q = *p;
 	uint64_t acc = *m;
-	int k = 8;
 
-	while (k == 8 && end - q >= 8) {
+	while (end - q >= 8) {
 		uint64_t v = load8(q);
+		int k = leading_digits8(v);
 
-		k = leading_digits8(v);
-		/* the k digits moved to the word's end after 8 - k '0's; each
-		 * shift in two halves, so that k = 0 and k = 8 need no branch */
-		v = v << (4 * (8 - k)) << (4 * (8 - k)) |
-		    UINT64_C(0x3030303030303030) >> (4 * k) >> (4 * k);
-		acc = acc * POW10_U64[k] + parse8(v);
+		if (k == 8) {
+			acc = acc * 100000000 + parse8(v);
+			q += 8;
+			continue;
+		}
+		for (int i = 0; i < k; i++)
+			acc = acc * 10 + (uint64_t)(q[i] - '0');
 		q += k;
+		goto done;
 	}
-	if (k == 8) /* the buffer's last bytes */
-		for (; q < end && is_digit(*q); q++)
-			acc = acc * 10 + (uint64_t)(*q - '0');
-
+	for (; q < end && is_digit(*q); q++) /* the buffer's last bytes */
+		acc = acc * 10 + (uint64_t)(*q - '0');
+done:;
 	size_t n = (size_t)(q - *p);
 
 	*m = acc;

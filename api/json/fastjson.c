@@ -162,7 +162,11 @@ static int number_value(const struct decfloat_number *x, const char *s, size_t n
 		return 0;
 	}
 	if (decfloat_to_double(x->m, x->e10, x->truncated, out) == 0) {
-		*out = x->neg ? -*out : *out;
+		uint64_t bits;
+
+		memcpy(&bits, out, sizeof bits); /* the sign without a branch */
+		bits |= (uint64_t)x->neg << 63;
+		memcpy(out, &bits, sizeof bits);
 		return 0;
 	}
 	memcpy(text, s, n); /* the rare undecided case */
