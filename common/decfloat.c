@@ -26,10 +26,9 @@ __extension__ typedef unsigned __int128 u128;
 #define EXP_BIAS 1023
 #define EXP_INF 0x7ff
 
-/* 10^k, k = 0 .. 22: exact doubles (10^22 = 5^22 2^22, 5^22 < 2^53). */
-static const double POW10_EXACT[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
-				     1e8,  1e9,	 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+const double DECFLOAT_POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 static double from_bits(uint64_t u)
 {
@@ -109,21 +108,12 @@ static int eisel_lemire(uint64_t w, long q, double *out)
 	return 0;
 }
 
-int decfloat_to_double(uint64_t m, long e10, int truncated, double *out)
+int decfloat_to_double_el(uint64_t m, long e10, int truncated, double *out)
 {
 	double lo, hi;
 
-	if (!truncated) {
-		/* Clinger's fast path: one correctly rounded operation on exact
-		 * operands (m <= 2^53, |e10| <= 22) */
-		if (m <= UINT64_C(1) << 53 && e10 >= -22 && e10 <= 22) {
-			double v = (double)m;
-
-			*out = e10 < 0 ? v / POW10_EXACT[-e10] : v * POW10_EXACT[e10];
-			return 0;
-		}
+	if (!truncated)
 		return eisel_lemire(m, e10, out);
-	}
 	/* the value lies strictly between m 10^e10 and (m + 1) 10^e10 (m < 10^19,
 	 * so m + 1 does not wrap): if both round alike, so does it */
 	if (eisel_lemire(m, e10, &lo) != 0 || eisel_lemire(m + 1, e10, &hi) != 0 ||
@@ -259,9 +249,12 @@ size_t decfloat_lex(const char *s, size_t n, struct decfloat_number *x)
 	x->is_real = 0;
 	x->truncated = 0;
 
-	/* pass 1: the integer part, no leading zero */
+	/* pass 1: the integer part, no leading zero; mostly a digit or two,
+	 * cheaper one by one */
 	digits = p;
-	nd = digit_run(&p, end, &m);
+	for (; p < end && is_digit(*p); p++)
+		m = m * 10 + (uint64_t)(*p - '0');
+	nd = (size_t)(p - digits);
 	if (nd == 0 || (nd > 1 && *digits == '0'))
 		return 0;
 

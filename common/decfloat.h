@@ -23,8 +23,29 @@
 #include <stdint.h>
 
 /* m 10^e10 (m >= 0) rounded to a double into *out: 0, or -1 (undecided,
- * *out unchanged). */
-int decfloat_to_double(uint64_t m, long e10, int truncated, double *out);
+ * *out unchanged). Clinger's case inline (the common one: few digits, a
+ * small exponent), the rest in decfloat.c. */
+static inline int decfloat_to_double(uint64_t m, long e10, int truncated, double *out);
+
+/* 10^k, k = 0 .. 22: exact doubles (10^22 = 5^22 2^22, 5^22 < 2^53). */
+extern const double DECFLOAT_POW10[23];
+
+/* decfloat_to_double past Clinger's case: Eisel-Lemire. */
+int decfloat_to_double_el(uint64_t m, long e10, int truncated, double *out);
+
+static inline int decfloat_to_double(uint64_t m, long e10, int truncated, double *out)
+{
+	/* one correctly rounded operation on exact operands: m <= 2^53 and
+	 * |e10| <= 22 (Clinger, "How to read floating point numbers
+	 * accurately", PLDI 1990, the fast path) */
+	if (!truncated && m <= (UINT64_C(1) << 53) && e10 >= -22 && e10 <= 22) {
+		double v = (double)m;
+
+		*out = e10 < 0 ? v / DECFLOAT_POW10[-e10] : v * DECFLOAT_POW10[e10];
+		return 0;
+	}
+	return decfloat_to_double_el(m, e10, truncated, out);
+}
 
 /*
  * A JSON number token -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? as
