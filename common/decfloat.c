@@ -169,11 +169,13 @@ static uint32_t parse8(uint64_t v)
 	return (uint32_t)((((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32);
 }
 
+static const uint64_t POW10_U64[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+
 /*
  * Reads the run of digits at *p into *m (m = m 10^k + the run, wrapping past
  * 19 digits: the caller then reads them again) and moves *p past it; returns
  * its length. While 8 bytes remain, their leading digits are counted at
- * once, 8 of them read at once, fewer one by one without a bounds check.
+ * once and read at once, 8 of them or fewer.
  */
 static inline __attribute__((always_inline)) size_t digit_run(const char **p, const char *end,
 								uint64_t *m)
@@ -190,8 +192,11 @@ static inline __attribute__((always_inline)) size_t digit_run(const char **p, co
 			q += 8;
 			continue;
 		}
-		for (int i = 0; i < k; i++)
-			acc = acc * 10 + (uint64_t)(q[i] - '0');
+		/* the k digits moved to the word's end after 8 - k '0's (each
+		 * shift in two halves, so k = 0 needs no branch), read as 8 */
+		v = v << (4 * (8 - k)) << (4 * (8 - k)) |
+		    UINT64_C(0x3030303030303030) >> (4 * k) >> (4 * k);
+		acc = acc * POW10_U64[k] + parse8(v);
 		q += k;
 		goto done;
 	}
