@@ -193,12 +193,14 @@ static struct dec to_decimal(int q, uint32_t c)
 	int uin = vbl + out <= s << 2;
 	int win = (t << 2) + out <= vbr;
 	int64_t cmp = (int64_t)vb - (int64_t)((s + t) << 1);
-	uint64_t closer = cmp < 0 || (cmp == 0 && (s & 1) == 0) ? s : t;
-	uint64_t one_in = uin ? s : t;
-	uint64_t full = uin != win ? one_in : closer;
-	uint64_t shorter = upin ? sp10 : tp10;
+	uint64_t closer = t - (uint64_t)((cmp < 0) | ((cmp == 0) & ((s & 1) == 0))); /* no && */
+	uint64_t one_in = t - (uint64_t)uin; /* uin ? s : t */
+	uint64_t m1 = -(uint64_t)(uin != win), m2 = -(uint64_t)(upin != wpin);
+	uint64_t full = (one_in & m1) | (closer & ~m1);
+	uint64_t shorter = tp10 - 10 * (uint64_t)upin; /* upin ? sp10 : tp10 */
 
-	return (struct dec){(uint32_t)(upin != wpin ? shorter : full), k};
+	/* upin != wpin ? shorter : full, as masks: the compiler would branch */
+	return (struct dec){(uint32_t)((shorter & m2) | (full & ~m2)), k};
 }
 
 /* Decodes a finite nonzero |x| (its bits without the sign) and runs
@@ -214,11 +216,13 @@ static struct dec float_to_decimal(uint32_t bits)
 	int mq = FLT_P + 126 - (int)bq; /* -q */
 	uint32_t c = FLT_C_MIN | t;
 
-	if (mq > 0 && mq < FLT_P) {
-		uint32_t f = c >> mq;
-		if (f << mq == c)
-			return (struct dec){f, 0};
-	}
+	/* an integer when 0 < mq < P and c's low mq bits are 0: one branch,
+	 * rarely taken (mq's range alone is random for data around 1) */
+	uint32_t sh = (uint32_t)mq & 31;
+	uint32_t out_of_range = (uint32_t)(mq - 1) >= FLT_P - 1;
+
+	if (((c & ((UINT32_C(1) << sh) - 1)) | out_of_range) == 0)
+		return (struct dec){c >> sh, 0};
 	return to_decimal(-mq, c);
 }
 
