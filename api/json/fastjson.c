@@ -163,11 +163,9 @@ number_value(const struct decfloat_number *x, const char *s, size_t n, double *o
 		return 0;
 	}
 	if (decfloat_to_double(x->m, x->e10, x->truncated, out) == 0) {
-		uint64_t bits;
+		static const double sign[2] = {1.0, -1.0}; /* no branch; -0.0 stays */
 
-		memcpy(&bits, out, sizeof bits); /* the sign without a branch */
-		bits |= (uint64_t)x->neg << 63;
-		memcpy(out, &bits, sizeof bits);
+		*out *= sign[x->neg];
 		return 0;
 	}
 	memcpy(text, s, n); /* the rare undecided case */
