@@ -8,6 +8,7 @@
  *   shortest     fmt_float_shortest into one buffer
  *   array        the same with commas into a struct buf (a whole JSON array)
  *   %.9g         snprintf, enough digits to read back, not the shortest
+ *   digits(6)    fmt_float_digits with 6 digits (the "precision" option)
  *   json_dumps   jansson's json_dumps of a json array of json_real (it prints
  *                "%.17g" of the double, then trims); per number, the array
  *                built beforehand
@@ -22,6 +23,8 @@
  * Number arrays: a [128, 512] JSON matrix of "%.4f" numbers (the bench's
  * l128 body) read by req_parse (jansson, a node per number) and by
  * req_parse_pooled (api/fastjson.h) then api_tensor_read_pool; ms.
+ * (bench_parse --numbers has the per-number table, parse and write, "%.4f"
+ * and 17-digit bodies, against memcpy and jansson.)
  *
  * Times are the median (and for floats the best) of REPS runs; ratios are
  * of medians taken within one run, as the machine may be shared (the load
@@ -160,6 +163,19 @@ static double time_array(const struct float_set *fs)
 	return t;
 }
 
+static double time_digits(const struct float_set *fs)
+{
+	char out[FMT_FLOAT_MAX];
+	size_t total = 0;
+	double t0 = now_s();
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		total += fmt_float_digits(out, fs->x[i], 6);
+	sink += total;
+	return now_s() - t0;
+}
+
 static double time_snprintf(const struct float_set *fs)
 {
 	char out[32];
@@ -212,6 +228,7 @@ static const struct method {
 	{"array", time_array},
 	{"%.9g", time_snprintf},
 	{"json_dumps", time_jansson},
+	{"digits(6)", time_digits},
 };
 
 enum { NMETHODS = sizeof methods / sizeof methods[0], NSETS = 2 };

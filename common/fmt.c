@@ -27,10 +27,11 @@
  * bytes even for a short number; bytes after the returned length (at most
  * out[0..22) in all) may have been overwritten.
  *
- * fmt_float_digits asks the C library for the correctly rounded digits
- * (snprintf "%.*e" of the exactly converted double: glibc rounds exactly,
- * ties to even) and lays them out as above; it is off the hot path. The
- * decimal point snprintf writes is skipped, so the locale does not matter.
+ * fmt_float_digits rounds the exact binary value to `digits` significant
+ * digits, ties to even, as glibc's snprintf "%.*e" of the exactly converted
+ * double does: by integer arithmetic in 128 bits (round_scaled) for all but
+ * the extreme exponents, which still go to snprintf (its decimal point is
+ * skipped, so the locale does not matter). It lays them out as above.
  */
 #include "fmt.h"
 
@@ -44,6 +45,8 @@
 #define FLT_Q_MIN (-149)
 #define FLT_C_MIN (UINT32_C(1) << (FLT_P - 1))
 #define MASK32 UINT64_C(0xffffffff)
+
+__extension__ typedef unsigned __int128 u128;
 
 /* A positive decimal f 10^e. */
 struct dec {
@@ -140,7 +143,6 @@ static int flog2pow10(int e)
 /* The paper's r_o': cp g 2^-95 rounded to odd, as an integer (figure 11). */
 static uint64_t rop(uint64_t g, uint64_t cp)
 {
-	__extension__ typedef unsigned __int128 u128;
 	uint64_t x1 = (uint64_t)(((u128)g * cp) >> 64);
 	uint64_t vbp = x1 >> 31;
 
@@ -191,12 +193,14 @@ static struct dec to_decimal(int q, uint32_t c)
 	int uin = vbl + out <= s << 2;
 	int win = (t << 2) + out <= vbr;
 	int64_t cmp = (int64_t)vb - (int64_t)((s + t) << 1);
-	uint64_t closer = cmp < 0 || (cmp == 0 && (s & 1) == 0) ? s : t;
-	uint64_t one_in = uin ? s : t;
-	uint64_t full = uin != win ? one_in : closer;
-	uint64_t shorter = upin ? sp10 : tp10;
+	uint64_t closer = t - (uint64_t)((cmp < 0) | ((cmp == 0) & ((s & 1) == 0))); /* no && */
+	uint64_t one_in = t - (uint64_t)uin; /* uin ? s : t */
+	uint64_t m1 = -(uint64_t)(uin != win), m2 = -(uint64_t)(upin != wpin);
+	uint64_t full = (one_in & m1) | (closer & ~m1);
+	uint64_t shorter = tp10 - 10 * (uint64_t)upin; /* upin ? sp10 : tp10 */
 
-	return (struct dec){(uint32_t)(upin != wpin ? shorter : full), k};
+	/* upin != wpin ? shorter : full, as masks: the compiler would branch */
+	return (struct dec){(uint32_t)((shorter & m2) | (full & ~m2)), k};
 }
 
 /* Decodes a finite nonzero |x| (its bits without the sign) and runs
@@ -212,11 +216,13 @@ static struct dec float_to_decimal(uint32_t bits)
 	int mq = FLT_P + 126 - (int)bq; /* -q */
 	uint32_t c = FLT_C_MIN | t;
 
-	if (mq > 0 && mq < FLT_P) {
-		uint32_t f = c >> mq;
-		if (f << mq == c)
-			return (struct dec){f, 0};
-	}
+	/* an integer when 0 < mq < P and c's low mq bits are 0: one branch,
+	 * rarely taken (mq's range alone is random for data around 1) */
+	uint32_t sh = (uint32_t)mq & 31;
+	uint32_t out_of_range = (uint32_t)(mq - 1) >= FLT_P - 1;
+
+	if (((c & ((UINT32_C(1) << sh) - 1)) | out_of_range) == 0)
+		return (struct dec){c >> sh, 0};
 	return to_decimal(-mq, c);
 }
 
@@ -247,29 +253,27 @@ static int decimal_len(uint32_t f)
 #endif
 #define ZEROS8 UINT64_C(0x3030303030303030) /* "00000000" */
 
-/* The two ASCII digits of v < 100, in memory order. */
-static uint64_t pair(uint32_t v)
-{
-	uint16_t p;
-
-	memcpy(&p, DIGITS2 + 2 * v, 2);
-	return p;
-}
-
-/* The 8 ASCII digits of v < 10^8, zero-padded, as one word; the two halves
- * are independent, so their divisions overlap. */
+/*
+ * The 8 ASCII digits of v < 10^8, zero-padded, as one word, all lanes at
+ * once (SWAR): split into two halves of 4 digits in 32-bit lanes, each into
+ * pairs in 16-bit lanes (q / 100 as q 10486 >> 20, exact for q < 10^4),
+ * each pair into digits in 8-bit lanes (q / 10 as q 103 >> 10, exact for
+ * q < 100); each step puts quotient before remainder in memory order.
+ */
 static uint64_t digits8(uint32_t v)
 {
-	uint32_t a = v / 10000;
-	uint32_t b = v - a * 10000;
-	uint64_t p0 = pair(a / 100);
-	uint64_t p1 = pair(a % 100);
-	uint64_t p2 = pair(b / 100);
-	uint64_t p3 = pair(b % 100);
+	uint64_t hi = v / 10000, lo = v - (uint32_t)hi * 10000;
+	uint64_t w = hi | lo << 32;			/* [abcd, efgh] */
+	uint64_t q100 = (w * 10486 >> 20) & UINT64_C(0x0000007f0000007f);
 
+	w = (w - q100 * 100) << 16 | q100;		/* [ab, cd, ef, gh] */
+	uint64_t q10 = (w * 103 >> 10) & UINT64_C(0x000f000f000f000f);
+
+	w = (w - q10 * 10) << 8 | q10;			/* [a, b, c, ..., h] */
+	w += ZEROS8;
 	if (WORD_BIG_ENDIAN)
-		return p0 << 48 | p1 << 32 | p2 << 16 | p3;
-	return p0 | p1 << 16 | p2 << 32 | p3 << 48;
+		return __builtin_bswap64(w);
+	return w;
 }
 
 /* The number of '0's ending the 8 characters of w (w != ZEROS8): '0' bytes
@@ -392,22 +396,79 @@ size_t fmt_float_shortest(char *out, float x)
 	return write_decimal(out, neg, v.f, v.e);
 }
 
-size_t fmt_float_digits(char *out, float x, int digits)
+/* 5^k, k = 0 .. 27 (5^27 < 2^63) */
+static const uint64_t POW5[28] = {
+	1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL, 390625ULL, 1953125ULL,
+	9765625ULL, 48828125ULL, 244140625ULL, 1220703125ULL, 6103515625ULL, 30517578125ULL,
+	152587890625ULL, 762939453125ULL, 3814697265625ULL, 19073486328125ULL,
+	95367431640625ULL, 476837158203125ULL, 2384185791015625ULL, 11920928955078125ULL,
+	59604644775390625ULL, 298023223876953125ULL, 1490116119384765625ULL,
+	7450580596923828125ULL,
+};
+
+/* The bit length of v (0 for 0). */
+static int bits128(u128 v)
+{
+	uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+
+	return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
+}
+
+/*
+ * round(c 2^q 10^k), ties to even, computed exactly as num / den with
+ * num = c 2^max(q+k, 0) 5^max(k, 0) and den = 2^max(-q-k, 0) 5^max(-k, 0),
+ * in 128 bits (a shift when den is a power of two): 0, or -1 when they do
+ * not fit (|k| > 54, or more than 127 bits; the caller then asks snprintf).
+ */
+static int round_scaled(uint32_t c, int q, int k, uint64_t *r)
+{
+	int s2 = q + k, ak = k < 0 ? -k : k;
+	u128 p5, num = c, den = 1, quo, rem, half;
+
+	if (ak > 54)
+		return -1;
+	p5 = ak <= 27 ? (u128)POW5[ak] : (u128)POW5[27] * POW5[ak - 27]; /* < 2^126 */
+	if (k >= 0) {
+		if (bits128(p5) + bits128(num) > 127)
+			return -1;
+		num *= p5;
+	} else {
+		den = p5;
+	}
+	if (s2 >= 0) {
+		if (bits128(num) + s2 > 127)
+			return -1;
+		num <<= s2;
+	} else {
+		if (bits128(den) - s2 > 127)
+			return -1;
+		den <<= -s2;
+	}
+	if (k >= 0) { /* den = 2^max(-s2, 0) */
+		quo = num >> (s2 < 0 ? -s2 : 0);
+		rem = num & (den - 1);
+	} else {
+		quo = num / den;
+		rem = num % den;
+	}
+	/* above half, or a tie (only with den even) to an odd quo */
+	half = den >> 1;
+	if (rem > half || (rem == half && (den & 1) == 0 && (quo & 1) != 0))
+		quo++;
+	*r = (uint64_t)quo;
+	return 0;
+}
+
+/* fmt_float_digits's slow path and its twin: the C library's exactly
+ * rounded digits (finite nonzero x, digits in 1..9). */
+static size_t digits_snprintf(char *out, float x, uint32_t neg, int digits)
 {
 	char tmp[48];
 	uint32_t f = 0;
 	int nd = 0;
-	uint32_t bits;
 	const char *p;
 	int e;
 
-	memcpy(&bits, &x, sizeof bits);
-	if ((bits & 0x7fffffffu) == 0 || (bits & 0x7fffffffu) >= 0x7f800000u)
-		return write_special(out, bits >> 31, bits & 0x7fffffffu);
-	if (digits < 1)
-		digits = 1;
-	if (digits > 9)
-		digits = 9;
 	/* "-d.ddde-XX": the digits (whatever the decimal point), then the exponent */
 	snprintf(tmp, sizeof tmp, "%.*e", digits - 1, (double)x);
 	for (p = tmp; *p != 'e' && *p != '\0'; p++) {
@@ -418,8 +479,72 @@ size_t fmt_float_digits(char *out, float x, int digits)
 	}
 	e = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
 	if (f == 0) /* not for a finite nonzero x; kept out of write_decimal anyway */
-		return write_special(out, bits >> 31, 0);
-	return write_decimal(out, bits >> 31, f, e - (nd - 1));
+		return write_special(out, neg, 0);
+	return write_decimal(out, neg, f, e - (nd - 1));
+}
+
+/*
+ * |x| = c 2^q, c normalised to 24 bits, lies in [2^(q+23), 2^(q+24)), so its
+ * decimal exponent E is E0 = floor(log10 2^(q+23)) or E0 + 1. Scaled by
+ * 10^(digits - 1 - E0) and rounded, it has digits or digits + 1 digits; in
+ * the second case (E = E0 + 1, or a round-up to 10^digits) it is scaled
+ * again by one power less. snprintf only when the exact quotient needs
+ * more than 128 bits (the smallest subnormals at 8 or 9 digits).
+ */
+size_t fmt_float_digits(char *out, float x, int digits)
+{
+	uint32_t bits, neg, abs, c;
+	uint64_t r;
+	int q, k;
+
+	memcpy(&bits, &x, sizeof bits);
+	neg = bits >> 31;
+	abs = bits & 0x7fffffffu;
+	if (abs == 0 || abs >= 0x7f800000u)
+		return write_special(out, neg, abs);
+	if (digits < 1)
+		digits = 1;
+	if (digits > 9)
+		digits = 9;
+	c = abs & (FLT_C_MIN - 1);
+	q = (int)(abs >> (FLT_P - 1));
+	if (q == 0) { /* subnormal: normalise c to 24 bits */
+		int lz = __builtin_clz(c) - 8;
+
+		c <<= lz;
+		q = FLT_Q_MIN - lz;
+	} else {
+		c |= FLT_C_MIN;
+		q += FLT_Q_MIN - 1;
+	}
+	k = digits - 1 - flog10pow2(q + FLT_P - 1);
+	/* the arithmetic on c's odd part: fewer bits to carry */
+	int tz = __builtin_ctz(c);
+
+	c >>= tz;
+	q += tz;
+	if (round_scaled(c, q, k, &r) != 0)
+		return digits_snprintf(out, x, neg, digits);
+	if (r >= POW10[digits]) {
+		k--;
+		if (round_scaled(c, q, k, &r) != 0)
+			return digits_snprintf(out, x, neg, digits);
+		if (r == POW10[digits]) { /* rounded up to the next power of ten */
+			r /= 10;
+			k--;
+		}
+	}
+	return write_decimal(out, neg, (uint32_t)r, -k);
+}
+
+size_t fmt_float_digits_ref(char *out, float x, int digits)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &x, sizeof bits);
+	if ((bits & 0x7fffffffu) == 0 || (bits & 0x7fffffffu) >= 0x7f800000u)
+		return write_special(out, bits >> 31, bits & 0x7fffffffu);
+	return digits_snprintf(out, x, bits >> 31, digits < 1 ? 1 : digits > 9 ? 9 : digits);
 }
 
 size_t fmt_u64(char *out, unsigned long long v)

@@ -21,6 +21,10 @@ enum { FMT_FLOAT_MAX = 24 };
 size_t fmt_float_shortest(char *out, float x);
 size_t fmt_float_digits(char *out, float x, int digits);
 
+/* fmt_float_digits's naive twin, for tests: the same bytes, from snprintf's
+ * "%.*e" digits (some hundred ns a number). */
+size_t fmt_float_digits_ref(char *out, float x, int digits);
+
 /*
  * Plain numbers for headers, logs and small JSON fields, without printf.
  * fmt_u64 writes v in decimal ("%llu"), at most FMT_U64_MAX bytes.

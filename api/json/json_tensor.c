@@ -503,6 +503,22 @@ int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int6
 
 /* ---- writing ----------------------------------------------------------- */
 
+/* NaN and the infinities, which JSON has no number for, as strings. */
+static char *write_nonfinite(char *p, float v)
+{
+	const char *s = isnan(v) ? "\"NaN\"" : v < 0 ? "\"-Infinity\"" : "\"Infinity\"";
+	size_t len = strlen(s);
+
+	memcpy(p, s, len);
+	return p + len;
+}
+
+/*
+ * One innermost row, "[x0,x1,...]". Its worst case is reserved once (each
+ * number at most FMT_FLOAT_MAX bytes, which fmt may write past the number's
+ * end, and a comma), so the loop writes without a check per number: each
+ * number and a ',' after it, the last ',' then becoming the ']'.
+ */
 static int write_row(struct api_writer *w, const float *x, size_t n)
 {
 	char *p = buf_reserve(w->out, n * (FMT_FLOAT_MAX + 2) + 2);
@@ -512,22 +528,16 @@ static int write_row(struct api_writer *w, const float *x, size_t n)
 		return -1;
 	*p++ = '[';
 	for (size_t k = 0; k < n; k++) {
-		if (k > 0)
-			*p++ = ',';
-		if (isnan(x[k])) {
-			memcpy(p, "\"NaN\"", 5);
-			p += 5;
-		} else if (isinf(x[k])) {
-			const char *s = x[k] < 0 ? "\"-Infinity\"" : "\"Infinity\"";
-
-			memcpy(p, s, strlen(s));
-			p += strlen(s);
-		} else if (w->precision > 0) {
+		if (!isfinite(x[k]))
+			p = write_nonfinite(p, x[k]);
+		else if (w->precision > 0)
 			p += fmt_float_digits(p, x[k], w->precision);
-		} else {
+		else
 			p += fmt_float_shortest(p, x[k]);
-		}
+		*p++ = ',';
 	}
+	if (n > 0)
+		p--;
 	*p++ = ']';
 	buf_commit(w->out, (size_t)(p - start));
 	return 0;

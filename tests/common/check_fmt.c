@@ -613,6 +613,101 @@ START_TEST(test_fmt_digits_random)
 }
 END_TEST
 
+/* fmt_float_digits writes the bytes of its snprintf twin: a light sweep of
+ * all bit patterns (every 2048th, from a random offset) and, for every
+ * biased exponent (subnormals included), 512 random significands; each at
+ * every digit count 1..9. */
+static void digits_same(float x, int d)
+{
+	char s[FMT_FLOAT_MAX + 1], ref[FMT_FLOAT_MAX + 1];
+	size_t n = fmt_float_digits(s, x, d), nr = fmt_float_digits_ref(ref, x, d);
+
+	if (n != nr || memcmp(s, ref, n) != 0) {
+		s[n] = '\0';
+		ref[nr] = '\0';
+		ck_abort_msg("0x%08x %d: \"%s\", twin \"%s\"", (unsigned)to_bits(x), d, s, ref);
+	}
+}
+
+/*
+ * fmt_float_shortest against a naive twin built on snprintf: the fewest
+ * digits d for which the correctly rounded d-digit decimal
+ * (fmt_float_digits_ref) reads back, those bytes. The two may differ only
+ * where a shorter decimal than the rounded one lies in x's rounding
+ * interval (at a power of two, whose interval is lopsided): then the
+ * shortest has fewer digits and reads back.
+ */
+static void shortest_same(float x, uint64_t *lopsided)
+{
+	char s[FMT_FLOAT_MAX + 1], ref[FMT_FLOAT_MAX + 1];
+	size_t n = shortest(s, x), nr = 0;
+	int d;
+
+	for (d = 1; d <= 9; d++) {
+		nr = fmt_float_digits_ref(ref, x, d);
+		ref[nr] = '\0';
+		if (reads_back(ref, x))
+			break;
+	}
+	if (n == nr && memcmp(s, ref, n) == 0)
+		return;
+	if (reads_back(s, x) && n < nr && (to_bits(x) & 0x7fffffu) == 0) {
+		++*lopsided;
+		return;
+	}
+	ck_abort_msg("0x%08x: \"%s\", twin \"%s\"", (unsigned)to_bits(x), s, ref);
+}
+
+START_TEST(test_fmt_shortest_twin)
+{
+	struct attn_prng g;
+	uint64_t stride = test_light() ? UINT64_C(1) << 22 : 8192;
+	uint64_t count = 0, lopsided = 0;
+
+	attn_prng_seed(&g, 78);
+	for (uint64_t u = attn_prng_next(&g) % stride; u < UINT64_C(1) << 32; u += stride)
+		if (finite_bits((uint32_t)u) && (u & 0x7fffffffu) != 0) {
+			shortest_same(from_bits((uint32_t)u), &lopsided);
+			count++;
+		}
+	for (uint32_t e = 0; e < 255; e++)
+		for (int i = 0; i < (test_light() ? 2 : 256); i++) {
+			uint32_t u = e << 23 | (uint32_t)(attn_prng_next(&g) >> 41);
+
+			if (i == 0)
+				u = e << 23 | (e == 0); /* the power of two (or 1 ulp) */
+			shortest_same(from_bits(u | (i % 2 ? 0x80000000u : 0)), &lopsided);
+		}
+	ck_assert_uint_gt(count, test_light() ? 900 : 500000);
+	ck_assert_uint_lt(lopsided, 256);
+}
+END_TEST
+
+START_TEST(test_fmt_digits_twin)
+{
+	struct attn_prng g;
+	uint64_t stride = test_light() ? UINT64_C(1) << 20 : 2048;
+	uint64_t count = 0;
+
+	attn_prng_seed(&g, 77);
+	for (uint64_t u = attn_prng_next(&g) % stride; u < UINT64_C(1) << 32; u += stride) {
+		if (finite_bits((uint32_t)u)) {
+			digits_same(from_bits((uint32_t)u), 1 + (int)(count % 9));
+			count++;
+		}
+	}
+	for (uint32_t e = 0; e < 255; e++) {
+		for (int i = 0; i < (test_light() ? 4 : 512); i++) {
+			uint32_t u = e << 23 | (uint32_t)(attn_prng_next(&g) >> 41);
+
+			for (int d = 1; d <= 9; d++)
+				digits_same(from_bits(u | (i % 2 ? 0x80000000u : 0)), d);
+		}
+	}
+	ck_assert_uint_gt(count, test_light() ? 4000 : 2000000);
+}
+END_TEST
+
 /* All 2^32 patterns read back, and every 16th has no shorter decimal that
  * does; only when asked for (ATTN_FMT_EXHAUSTIVE=1), as it takes minutes. */
 START_TEST(test_fmt_exhaustive)
@@ -642,6 +737,8 @@ static Suite *fmt_suite(void)
 	tcase_add_test(tf, test_fmt_json);
 	tcase_add_test(tf, test_fmt_digits_table);
 	tcase_add_test(tf, test_fmt_digits_random);
+	tcase_add_test(tf, test_fmt_digits_twin);
+	tcase_add_test(tf, test_fmt_shortest_twin);
 	tcase_add_test(tf, test_fmt_exhaustive);
 	suite_add_tcase(s, tf);
 	return s;

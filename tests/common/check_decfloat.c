@@ -1,0 +1,325 @@
+/*
+ * check_decfloat.c: common/decfloat.h, decimal text to double without strtod.
+ *
+ *   lex      decfloat_lex accepts exactly JSON's number grammar, stops at the
+ *            token's end, never reads past the buffer (exact-size copies),
+ *            and splits significand and exponent as documented
+ *   strtod   on millions of random decimal strings of every kind the API
+ *            sees or could be sent (%.17g of random bit patterns, Python-repr
+ *            style 17 digits, %.9g, %.4f, the shortest float text, long digit
+ *            strings, huge and tiny exponents, subnormals, exact halfway
+ *            cases between doubles, overflow and underflow), the lexed token
+ *            converted by decfloat_to_double (strtod only where it says
+ *            undecided) gives strtod's double bit for bit, hence the same
+ *            (float); and undecided stays rare (counted, bounded per kind)
+ *
+ * Environment: ATTN_TEST_LIGHT=1 (the default under valgrind) runs about
+ * 1/1000 of the random strings; ATTN_TEST_LIGHT=0 forces the full run.
+ */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/decfloat.h"
+#include "common/fmt.h"
+#include "engine/prng.h"
+#include "tests/lib/light.h"
+#include "tests/lib/suite_main.h"
+
+static double from_bits64(uint64_t u)
+{
+	double d;
+
+	memcpy(&d, &u, sizeof d);
+	return d;
+}
+
+static uint64_t bits64(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof u);
+	return u;
+}
+
+/* Lexes s whole from an exact-size heap copy (so an overread is caught by
+ * valgrind and ASan); returns the token length. */
+static size_t lex_exact(const char *s, struct decfloat_number *x)
+{
+	size_t n = strlen(s);
+	char *copy = malloc(n ? n : 1);
+	size_t len;
+
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, s, n);
+	len = decfloat_lex(copy, n, x);
+	free(copy);
+	return len;
+}
+
+/* ---- lex ------------------------------------------------------------------- */
+
+START_TEST(test_lex_grammar)
+{
+	static const struct {
+		const char *s;
+		size_t len; /* 0: no number */
+	} cases[] = {
+	    {"0", 1},	     {"-0", 2},		{"1.5", 3},	    {"-1.5e-7", 7},
+	    {"1E+3", 4},     {"12345678901234567890", 20},		    {"1.5,", 3},
+	    {"2]", 1},	     {"0.12345678,9", 10},			    {"01", 0},
+	    {"-", 0},	     {"1.", 0},		{".5", 0},	    {"1e", 0},
+	    {"1e+", 0},	     {"+1", 0},		{"Infinity", 0},    {"-x", 0},
+	    {"1.e5", 0},     {"00.5", 0},	{"1ee5", 0},	    {"0x10", 1},
+	    {"1.5e5.5", 5},  {"123456789012.12345678", 21},	    {"", 0},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct decfloat_number x;
+
+		ck_assert_msg(lex_exact(cases[i].s, &x) == cases[i].len, "\"%s\": %zu, not %zu",
+			      cases[i].s, lex_exact(cases[i].s, &x), cases[i].len);
+	}
+}
+END_TEST
+
+START_TEST(test_lex_fields)
+{
+	struct decfloat_number x;
+
+	ck_assert_uint_eq(lex_exact("-12.5e3", &x), 7);
+	ck_assert(x.neg && x.is_real && !x.truncated);
+	ck_assert_uint_eq(x.m, 125);
+	ck_assert_int_eq(x.e10, 2);
+	ck_assert_uint_eq(x.digits, 3);
+	ck_assert_uint_eq(lex_exact("123", &x), 3);
+	ck_assert(!x.neg && !x.is_real && x.m == 123 && x.e10 == 0);
+	/* 20 digits: the first 19 significant ones, the dropped one scales */
+	ck_assert_uint_eq(lex_exact("12345678901234567891", &x), 20);
+	ck_assert(x.truncated && x.m == 1234567890123456789ULL && x.e10 == 1);
+	ck_assert_uint_eq(x.digits, 20);
+	ck_assert_uint_eq(lex_exact("12345678901234567890", &x), 20);
+	ck_assert(!x.truncated && x.m == 1234567890123456789ULL && x.e10 == 1);
+	/* leading zeros of a fraction are not significant */
+	ck_assert_uint_eq(lex_exact("0.000000000001234567890123456789", &x), 32);
+	ck_assert(!x.truncated && x.m == 1234567890123456789ULL && x.e10 == -30);
+	ck_assert_uint_eq(lex_exact("0.0000000000012345678901234567891e-5", &x), 36);
+	ck_assert(x.truncated && x.m == 1234567890123456789ULL && x.e10 == -35);
+	/* the 8-digit steps of a fraction, and a digit run ending at the buffer */
+	ck_assert_uint_eq(lex_exact("0.1234567812345678", &x), 18);
+	ck_assert(x.m == 1234567812345678ULL && x.e10 == -16);
+	ck_assert_uint_eq(lex_exact("1.23456789x", &x), 10);
+	ck_assert(x.m == 123456789 && x.e10 == -8);
+	/* a huge exponent is held, not wrapped */
+	ck_assert_uint_eq(lex_exact("1e99999999999999999999999", &x), 25);
+	ck_assert_int_eq(x.e10, 999999);
+	ck_assert_uint_eq(lex_exact("1e-99999999999999999999999", &x), 26);
+	ck_assert_int_eq(x.e10, -999999);
+}
+END_TEST
+
+/* ---- against strtod ---------------------------------------------------------- */
+
+/* Whether s (a whole JSON number) reads as strtod does; counts undecided. */
+static void check_one(const char *s, size_t *undecided)
+{
+	struct decfloat_number x;
+	double want = strtod(s, NULL), got;
+	size_t len = lex_exact(s, &x);
+
+	ck_assert_msg(len == strlen(s), "\"%s\" lexed to %zu bytes", s, len);
+	if (decfloat_to_double(x.m, x.e10, x.truncated, &got) != 0) {
+		++*undecided;
+		return;
+	}
+	got = x.neg ? -got : got;
+	ck_assert_msg(bits64(got) == bits64(want), "\"%s\": %a, strtod %a", s, got, want);
+	ck_assert_msg(bits64((double)(float)got) == bits64((double)(float)want), "\"%s\" (float)",
+		      s);
+}
+
+/* n random digits into p (the first one nonzero when lead), NUL-terminated */
+static char *put_digits(char *p, struct attn_prng *g, int n, int lead)
+{
+	for (int i = 0; i < n; i++)
+		*p++ = (char)('0' + (i == 0 && lead ? 1 + attn_prng_next(g) % 9 : attn_prng_next(g) % 10));
+	*p = '\0';
+	return p;
+}
+
+/* A random finite double, every binary exponent alike. */
+static double any_double(struct attn_prng *g)
+{
+	uint64_t u;
+
+	do
+		u = attn_prng_next(g);
+	while ((u & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
+	return from_bits64(u);
+}
+
+static float any_float(struct attn_prng *g)
+{
+	uint32_t u;
+	float f;
+
+	do
+		u = (uint32_t)(attn_prng_next(g) >> 32);
+	while ((u & 0x7f800000u) == 0x7f800000u);
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+enum kind {
+	K_G17_BITS,   /* %.17g of random bit patterns */
+	K_REPR,	      /* Python repr of uniform [-1, 1): 17 digits, point form */
+	K_G9,	      /* %.9g of random floats */
+	K_F4,	      /* %.4f in [-10, 10) */
+	K_SHORTEST,   /* fmt_float_shortest of random float bits */
+	K_LONG,	      /* 20 to 60 random digits, a point, a random exponent */
+	K_EXTREME,    /* up to 19 digits times 10^[-360, 330]: subnormals, overflow */
+	K_HALFWAY,    /* the exact midpoint of two neighbouring doubles */
+	K_INT_TIE,    /* odd integers in [2^53, 2^64): ties in 16 to 20 digits */
+	K_FLOAT_TIE,  /* near a float32 tie, 15 to 18 digits */
+	K_NKINDS
+};
+
+static const char *const KIND_NAMES[K_NKINDS] = {
+    "%.17g bits", "repr", "%.9g", "%.4f", "shortest", "long", "extreme", "halfway",
+    "int tie", "float tie",
+};
+
+static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
+{
+	char *p = s;
+
+	switch (k) {
+	case K_G17_BITS:
+		snprintf(s, cap, "%.17g", any_double(g));
+		break;
+	case K_REPR:
+		snprintf(s, cap, "%.17g", 2.0 * attn_prng_uniform(g) - 1.0);
+		break;
+	case K_G9:
+		snprintf(s, cap, "%.9g", (double)any_float(g));
+		break;
+	case K_F4:
+		snprintf(s, cap, "%.4f", 20.0 * attn_prng_uniform(g) - 10.0);
+		break;
+	case K_SHORTEST:
+		s[fmt_float_shortest(s, any_float(g))] = '\0';
+		break;
+	case K_LONG: {
+		int n = 20 + (int)(attn_prng_next(g) % 41);
+		int point = 1 + (int)(attn_prng_next(g) % (uint64_t)(n - 1));
+
+		if (attn_prng_next(g) % 3 == 0) {
+			memcpy(p, "0.", 2); /* leading zeros after the point */
+			p = put_digits(p + 2, g, 1 + (int)(attn_prng_next(g) % 12), 0);
+			point = 0;
+		}
+		p = put_digits(p, g, point, p == s);
+		if (point > 0)
+			*p++ = '.';
+		p = put_digits(p, g, n - point, 0);
+		snprintf(p, cap - (size_t)(p - s), "e%d", (int)(attn_prng_next(g) % 601) - 300);
+		break;
+	}
+	case K_EXTREME:
+		p = put_digits(p, g, 1 + (int)(attn_prng_next(g) % 19), 1);
+		snprintf(p, cap - (size_t)(p - s), "e%d", (int)(attn_prng_next(g) % 691) - 360);
+		break;
+	case K_HALFWAY: {
+		double d = fabs(any_double(g));
+		long double mid;
+
+		if (!(d < DBL_MAX))
+			d = 1.0;
+		/* long double holds the midpoint exactly (64-bit significand) */
+		mid = ((long double)d + (long double)nextafter(d, INFINITY)) / 2;
+		snprintf(s, cap, "%.*Le", 20 + (int)(attn_prng_next(g) % 200), mid);
+		break;
+	}
+	case K_INT_TIE:
+		snprintf(s, cap, "%llu",
+			 (unsigned long long)((attn_prng_next(g) | (1ULL << 53)) | 1));
+		break;
+	case K_FLOAT_TIE: {
+		float f = any_float(g);
+
+		snprintf(s, cap, "%.*g", 15 + (int)(attn_prng_next(g) % 4),
+			 ((double)f + (double)nextafterf(f, INFINITY)) / 2);
+		break;
+	}
+	case K_NKINDS:
+		break;
+	}
+}
+
+START_TEST(test_strtod_random)
+{
+	enum kind k = (enum kind)_i;
+	size_t n = (size_t)test_scaled(k == K_HALFWAY ? 100000 : 500000), undecided = 0;
+	struct attn_prng g;
+	static char s[1024];
+
+	attn_prng_seed(&g, 0xdecf10a7u + (uint64_t)k);
+	for (size_t i = 0; i < n; i++) {
+		make_string(s, sizeof s, k, &g);
+		check_one(s, &undecided);
+	}
+	/* halfway and long strings may be undecided (strtod reads them);
+	 * everything of at most 19 digits almost never is */
+	if (k != K_HALFWAY && k != K_LONG && k != K_INT_TIE)
+		ck_assert_msg(undecided * 10000 <= n, "%s: %zu of %zu undecided", KIND_NAMES[k],
+			      undecided, n);
+	fprintf(stderr, "decfloat %-10s %8zu strings, %6zu undecided\n", KIND_NAMES[k], n,
+		undecided);
+}
+END_TEST
+
+/* Edges by hand: the limits of binary64 and of the table. */
+START_TEST(test_strtod_edges)
+{
+	static const char *const cases[] = {
+	    "0", "-0", "0.0", "-0.0", "0e999999", "1e-400", "1e400", "-1e400",
+	    "2.2250738585072011e-308", "2.2250738585072014e-308", "4.9406564584124654e-324",
+	    "2.4703282292062327e-324", "2.4703282292062328e-324", "1.7976931348623157e308",
+	    "1.7976931348623158e308", "1.7976931348623159e308", "9007199254740993",
+	    "9007199254740992.5", "18446744073709551615", "18446744073709551616",
+	    "1e-342", "1e-343", "9999999999999999999e-343", "1e308", "1e309", "1e23",
+	    "8.589973e9", "3.4028235e38", "3.4028236e38", "3.40282357e38", "1.4e-45",
+	    "7e-46", "7.1e-46", "0.1", "0.2", "0.3", "123456789012345678e-5",
+	    "0.000000000000000000000000000000000000000000000001e48",
+	};
+	size_t undecided = 0;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check_one(cases[i], &undecided);
+	ck_assert_uint_le(undecided, 2);
+}
+END_TEST
+
+static Suite *decfloat_suite(void)
+{
+	Suite *s = suite_create("decfloat");
+	TCase *tl = tcase_create("lex"), *ts = tcase_create("strtod");
+
+	tcase_add_test(tl, test_lex_grammar);
+	tcase_add_test(tl, test_lex_fields);
+	suite_add_tcase(s, tl);
+	tcase_set_timeout(ts, 300);
+	tcase_add_test(ts, test_strtod_edges);
+	tcase_add_loop_test(ts, test_strtod_random, 0, K_NKINDS);
+	suite_add_tcase(s, ts);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return suite_main(argc, argv, decfloat_suite, NULL);
+}
