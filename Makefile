@@ -402,10 +402,11 @@ fuzz-regress: fuzz-build
 		tail -n 60 $(FUZZ_BUILD)/$(h).regress.log; exit 1; \
 	fi;)
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_tokenizer \
-       $(BUILD)/bench/bench_compress $(TIMER_SO)
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_fmt \
+       $(BUILD)/bench/bench_tokenizer $(BUILD)/bench/bench_compress $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_parse
+	$(BUILD)/bench/bench_fmt
 	$(BUILD)/bench/bench_compress
 	$(PYTHON) bench/tokenizer_bench.py $(BUILD)/bench/bench_tokenizer
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
