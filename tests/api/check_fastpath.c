@@ -40,12 +40,13 @@
 #include "api/json/fastjson.h"
 #include "common/fmt.h"
 #include "tests/lib/light.h"
+#include "tests/lib/pool_twins.h"
 #include "tests/lib/suite_main.h"
 #include "api/json/json_read.h"
 #include "api/service.h"
 #include "api/json/json_tensor.h"
 
-static struct api_service *svc_fast, *svc_plain;
+static struct pool_twins twins; /* pooled and plain services */
 
 /* xorshift64*: reproducible test data */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -65,25 +66,12 @@ static double rng_unit(void) /* in [0, 1) */
 
 static void setup(void)
 {
-	struct api_limits limits = {.max_request_bytes = (size_t)256 << 20,
-				    .max_response_bytes = (size_t)64 << 20,
-				    .max_inline_d_model = 1024,
-				    .engine_threads = 1};
-	struct api_error err;
-
-	svc_fast = api_service_new(&limits);
-	svc_plain = api_service_new(&limits);
-	ck_assert_ptr_nonnull(svc_fast);
-	ck_assert_ptr_nonnull(svc_plain);
-	ck_assert_int_eq(api_service_add_builtins(svc_fast, &err), 0);
-	ck_assert_int_eq(api_service_add_builtins(svc_plain, &err), 0);
-	api_service_set_plain_json(svc_plain, 1);
+	pool_twins_start(&twins);
 }
 
 static void teardown(void)
 {
-	api_service_free(svc_fast);
-	api_service_free(svc_plain);
+	pool_twins_stop(&twins);
 }
 
 /* ---- building bodies ----------------------------------------------------- */
@@ -197,96 +185,9 @@ static char *rows_body(const char *field, size_t rows, size_t n, void (*put)(str
 
 /* ---- comparing ------------------------------------------------------------- */
 
-/* A reply's body with usage (always last, with its timing) cut off. */
-static char *reply_text(const struct api_reply *r)
-{
-	char *text = strdup(r->body.data);
-	char *usage;
-
-	ck_assert_ptr_nonnull(text);
-	usage = strstr(text, ",\"usage\":");
-	if (usage != NULL && r->status == 200)
-		*usage = '\0';
-	return text;
-}
-
-/* The same request on both services gives the same answer; returns its status. */
-static int same_answer(enum api_route route, const char *body, size_t len)
-{
-	struct api_reply fast, plain;
-	char *a, *b;
-	int status;
-
-	api_reply_init(&fast, (size_t)64 << 20);
-	api_reply_init(&plain, (size_t)64 << 20);
-	api_handle(svc_fast, route, NULL, body, len, &fast);
-	api_handle(svc_plain, route, NULL, body, len, &plain);
-	a = reply_text(&fast);
-	b = reply_text(&plain);
-	ck_assert_int_eq(fast.status, plain.status);
-	ck_assert_msg(strcmp(a, b) == 0,
-		      "answers differ for %.200s...\n fast:  %.300s\n plain: %.300s", body, a, b);
-	status = fast.status;
-	free(a);
-	free(b);
-	api_reply_release(&fast);
-	api_reply_release(&plain);
-	return status;
-}
-
 static int same_attention(const char *body)
 {
-	return same_answer(API_ROUTE_ATTENTION, body, strlen(body));
-}
-
-/*
- * Reads body's `field` as a tensor (flags) with and without the pool:
- * identical bits, or identical errors. Returns the rows pooled.
- */
-static size_t same_tensor(const char *body, const char *field, unsigned flags)
-{
-	const char *const fields[] = {field, NULL};
-	struct fastjson_pool pool = {0};
-	struct api_tensor t1, t2;
-	struct api_error e1, e2;
-	json_t *r1, *r2;
-	int rc1, rc2;
-	size_t rows;
-
-	memset(&e1, 0, sizeof e1);
-	memset(&e2, 0, sizeof e2);
-	rc1 = req_parse(body, strlen(body), &r1, &e1);
-	rc2 = req_parse_pooled(body, strlen(body), fields, &pool, &r2, &e2);
-	ck_assert_int_eq(rc1, rc2);
-	if (rc1 != 0) {
-		ck_assert_str_eq(e1.message, e2.message);
-		fastjson_pool_release(&pool);
-		return 0;
-	}
-	rows = pool.n_rows;
-	rc1 = api_tensor_read(json_object_get(r1, field + 1), field, 1, 4, (size_t)1 << 30, flags,
-			      &t1, &e1);
-	rc2 = api_tensor_read_pool(&pool, json_object_get(r2, field + 1), field, 1, 4,
-				   (size_t)1 << 30, flags, &t2, &e2);
-	ck_assert_int_eq(rc1, rc2);
-	if (rc1 != 0) {
-		ck_assert_int_eq(e1.status, e2.status);
-		ck_assert_str_eq(e1.code, e2.code);
-		ck_assert_str_eq(e1.pointer, e2.pointer);
-		ck_assert_str_eq(e1.message, e2.message);
-	} else {
-		ck_assert_uint_eq(t1.rank, t2.rank);
-		ck_assert_mem_eq(t1.shape, t2.shape, sizeof t1.shape);
-		ck_assert_uint_eq(t1.n, t2.n);
-		ck_assert_msg(memcmp(t1.data, t2.data, t1.n * sizeof(float)) == 0,
-			      "pooled floats differ from jansson's");
-	}
-	api_tensor_release(&t1);
-	api_tensor_release(&t2);
-	json_decref(r1);
-	json_decref(r2);
-	fastjson_pool_release(&pool);
-	return rows;
+	return pool_same_answer(&twins, API_ROUTE_ATTENTION, body, strlen(body));
 }
 
 /* Rows fastjson_scan pools in body under field. */
@@ -315,8 +216,8 @@ START_TEST(test_row_63_64)
 	ck_assert_uint_eq(rows_pooled(b63, "/x"), 0);
 	ck_assert_uint_eq(rows_pooled(b64, "/x"), 3);
 	ck_assert_uint_eq(rows_pooled(b64, "/y"), 0); /* another field */
-	ck_assert_uint_eq(same_tensor(b63, "/x", 0), 0);
-	ck_assert_uint_eq(same_tensor(b64, "/x", 0), 3);
+	ck_assert_uint_eq(pool_same_tensor(b63, "/x", 0), 0);
+	ck_assert_uint_eq(pool_same_tensor(b64, "/x", 0), 3);
 	free(b63);
 	free(b64);
 }
@@ -336,23 +237,23 @@ START_TEST(test_row_nesting)
 	buf_reset(&b);
 	buf_printf(&b, "{\"x\":[[%s,%s],[%s]]}", row, row, row);
 	ck_assert_uint_eq(rows_pooled(b.data, "/x"), 3);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", API_T_RAGGED), 3);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", API_T_RAGGED), 3);
 	buf_reset(&b); /* a row in an object under the field: not a tensor row */
 	buf_printf(&b, "{\"x\":[{\"y\":[%s]}],\"z\":{\"x\":[%s]}}", row, row);
 	ck_assert_uint_eq(rows_pooled(b.data, "/x"), 0);
 	ck_assert_uint_eq(rows_pooled(b.data, "/z/x"), 1);
 	buf_reset(&b); /* a row where a number is expected: nested deeper */
 	buf_printf(&b, "{\"x\":[[1,%s],[1,2]]}", row);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", 0), 1);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", 0), 1);
 	buf_reset(&b); /* rows where arrays of arrays are expected */
 	buf_printf(&b, "{\"x\":[[[1,2]],[%s]]}", row);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", 0), 1);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", 0), 1);
 	buf_reset(&b);
 	buf_printf(&b, "{\"x\":[[%s],[[1,2]]]}", row);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", 0), 1);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", 0), 1);
 	buf_reset(&b); /* rows of different lengths */
 	buf_printf(&b, "{\"x\":[%s,[%.*s,1]]}", row, (int)strlen(row) - 2, row + 1);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", 0), 2);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", 0), 2);
 	buf_release(&b);
 	free(row);
 }
@@ -372,7 +273,7 @@ START_TEST(test_row_strings)
 		   "\"x\":[%s,\n%s],\"c\":\"\\u005b\\\"\",\"x\\\"\":[[%s]]}",
 		   row, row, row);
 	ck_assert_uint_eq(rows_pooled(b.data, "/x"), 2);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", 0), 2);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", 0), 2);
 	buf_reset(&b); /* an escaped key is never a field: left to jansson */
 	buf_printf(&b, "{\"\\u0078\":[%s]}", row);
 	ck_assert_uint_eq(rows_pooled(b.data, "/x"), 0);
@@ -397,7 +298,7 @@ START_TEST(test_row_unusual)
 			buf_puts(&b, i == 70 ? odd[k] : "0.5,");
 		buf_puts(&b, "]]}");
 		ck_assert_uint_eq(rows_pooled(b.data, "/x"), 0);
-		same_tensor(b.data, "/x", 0); /* the errors with their pointers */
+		pool_same_tensor(b.data, "/x", 0); /* the errors with their pointers */
 	}
 	buf_release(&b);
 }
@@ -414,7 +315,7 @@ START_TEST(test_row_spoof)
 	row = buf_detach(&b, NULL);
 	buf_printf(&b, "{\"x\":[%s,{\"\\u0001\":0}]}", row);
 	ck_assert_uint_eq(rows_pooled(b.data, "/x"), 0);
-	same_tensor(b.data, "/x", 0);
+	pool_same_tensor(b.data, "/x", 0);
 	buf_reset(&b);
 	buf_printf(&b, "{\"model\":\"base\",\"embeddings\":[{\"\\u0001\":0},%s]}", row);
 	same_attention(b.data);
@@ -433,7 +334,7 @@ START_TEST(test_bits_random)
 	for (int round = 0; round < 40; round++) {
 		char *body = rows_body("x", 8, 64 + (size_t)round, put_any);
 
-		same_tensor(body, "/x", 0);
+		pool_same_tensor(body, "/x", 0);
 		free(body);
 	}
 }
@@ -462,7 +363,7 @@ START_TEST(test_bits_pooled)
 		}
 		buf_puts(&b, "]]}");
 		body = buf_detach(&b, NULL);
-		pooled += same_tensor(body, "/x", 0);
+		pooled += pool_same_tensor(body, "/x", 0);
 		free(body);
 	}
 	ck_assert_uint_gt(pooled, 20); /* most rows hold no out-of-range number */
@@ -553,7 +454,7 @@ START_TEST(test_same_sdpa)
 		   "{\"q\":[%s],\"k\":[%s],\"v\":[%s],\"past_key\":[%s],\"past_value\":[%s],"
 		   "\"weights\":\"per_head\"}",
 		   t.data, t.data, t.data, t.data, t.data);
-	ck_assert_int_eq(same_answer(API_ROUTE_SDPA, b.data, b.len), 200);
+	ck_assert_int_eq(pool_same_answer(&twins, API_ROUTE_SDPA, b.data, b.len), 200);
 	buf_release(&b);
 	buf_release(&row);
 	buf_release(&t);
@@ -614,8 +515,6 @@ START_TEST(test_same_mutations)
 {
 	static const char alphabet[] = "[]{},:\"\\ \n0123456789.-+eE\x01tfnu";
 	struct buf b, row;
-	char *body;
-	size_t len;
 
 	buf_init(&b, 16 << 20);
 	buf_init(&row, 1 << 20);
@@ -623,37 +522,9 @@ START_TEST(test_same_mutations)
 	buf_printf(
 	    &b, "{\"q\":[[[%s,%s]]],\"k\":[[[%s,%s,%s]]],\"v\":[[[%s,%s,%s]]],\"is_causal\":true}",
 	    row.data, row.data, row.data, row.data, row.data, row.data, row.data, row.data);
-	ck_assert_int_eq(same_answer(API_ROUTE_SDPA, b.data, b.len), 200);
-	len = b.len;
-	body = malloc(len + 8);
-	ck_assert_ptr_nonnull(body);
-	for (int round = 0; round < (int)test_scaled(3000); round++) {
-		size_t n = len;
-
-		memcpy(body, b.data, len);
-		for (int m = 0; m < 1 + (int)(rng() % 3); m++) {
-			size_t at = rng() % n;
-			char c = alphabet[rng() % (sizeof alphabet - 1)];
-
-			switch (rng() % 3) {
-			case 0: /* replace */
-				body[at] = c;
-				break;
-			case 1: /* delete */
-				memmove(body + at, body + at + 1, n - at - 1);
-				n--;
-				break;
-			default: /* insert */
-				memmove(body + at + 1, body + at, n - at);
-				body[at] = c;
-				n++;
-				break;
-			}
-		}
-		body[n] = '\0';
-		same_answer(API_ROUTE_SDPA, body, n);
-	}
-	free(body);
+	ck_assert_int_eq(pool_same_answer(&twins, API_ROUTE_SDPA, b.data, b.len), 200);
+	pool_same_mutated(&twins, API_ROUTE_SDPA, b.data, b.len, alphabet, (int)test_scaled(3000),
+			  rng);
 	buf_release(&b);
 	buf_release(&row);
 }
@@ -673,9 +544,9 @@ START_TEST(test_flags)
 	for (int i = 0; i < 64; i++)
 		buf_printf(&b, "%s%s", i ? "," : "", i == 40 ? "2.5" : "1");
 	buf_puts(&b, "]]}");
-	ck_assert_uint_eq(same_tensor(b.data, "/x", API_T_INTEGER), 2);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", API_T_BOOL), 2);
-	ck_assert_uint_eq(same_tensor(b.data, "/x", API_T_NEG_INF), 2);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", API_T_INTEGER), 2);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", API_T_BOOL), 2);
+	ck_assert_uint_eq(pool_same_tensor(b.data, "/x", API_T_NEG_INF), 2);
 	buf_release(&b);
 }
 END_TEST
@@ -690,7 +561,7 @@ static int small_answer(enum api_route route, const char *body)
 
 	api_reply_init(&small, (size_t)64 << 20);
 	small.small_only = 1;
-	api_handle(svc_fast, route, NULL, body, strlen(body), &small);
+	api_handle(twins.fast, route, NULL, body, strlen(body), &small);
 	if (small.declined) {
 		ck_assert_uint_eq(small.body.len, 0);
 		ck_assert_int_eq(small.status, 500); /* as api_reply_init left it */
@@ -698,9 +569,9 @@ static int small_answer(enum api_route route, const char *body)
 		return 0;
 	}
 	api_reply_init(&plain, (size_t)64 << 20);
-	api_handle(svc_fast, route, NULL, body, strlen(body), &plain);
-	a = reply_text(&small);
-	b = reply_text(&plain);
+	api_handle(twins.fast, route, NULL, body, strlen(body), &plain);
+	a = pool_reply_text(&small);
+	b = pool_reply_text(&plain);
 	ck_assert_int_eq(small.status, plain.status);
 	ck_assert_str_eq(a, b);
 	free(a);

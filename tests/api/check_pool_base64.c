@@ -36,9 +36,10 @@
 #include "common/base64.h"
 #include "common/buf.h"
 #include "tests/lib/light.h"
+#include "tests/lib/pool_twins.h"
 #include "tests/lib/suite_main.h"
 
-static struct api_service *svc_fast, *svc_plain;
+static struct pool_twins twins; /* pooled and plain services */
 
 /* xorshift64*: reproducible test data */
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
@@ -53,25 +54,12 @@ static uint64_t rng(void)
 
 static void setup(void)
 {
-	struct api_limits limits = {.max_request_bytes = (size_t)256 << 20,
-				    .max_response_bytes = (size_t)64 << 20,
-				    .max_inline_d_model = 1024,
-				    .engine_threads = 1};
-	struct api_error err;
-
-	svc_fast = api_service_new(&limits);
-	svc_plain = api_service_new(&limits);
-	ck_assert_ptr_nonnull(svc_fast);
-	ck_assert_ptr_nonnull(svc_plain);
-	ck_assert_int_eq(api_service_add_builtins(svc_fast, &err), 0);
-	ck_assert_int_eq(api_service_add_builtins(svc_plain, &err), 0);
-	api_service_set_plain_json(svc_plain, 1);
+	pool_twins_start(&twins);
 }
 
 static void teardown(void)
 {
-	api_service_free(svc_fast);
-	api_service_free(svc_plain);
+	pool_twins_stop(&twins);
 }
 
 /* ---- building bodies ----------------------------------------------------- */
@@ -101,103 +89,16 @@ static char *floats_b64(size_t n, int bits)
 
 /* ---- comparing ------------------------------------------------------------- */
 
-/* A reply's body with usage (always last, with its timing) cut off. */
-static char *reply_text(const struct api_reply *r)
-{
-	char *text = strdup(r->body.data);
-	char *usage;
-
-	ck_assert_ptr_nonnull(text);
-	usage = strstr(text, ",\"usage\":");
-	if (usage != NULL && r->status == 200)
-		*usage = '\0';
-	return text;
-}
-
-/* The same request on both services gives the same answer; returns its status. */
-static int same_answer(enum api_route route, const char *body, size_t len)
-{
-	struct api_reply fast, plain;
-	char *a, *b;
-	int status;
-
-	api_reply_init(&fast, (size_t)64 << 20);
-	api_reply_init(&plain, (size_t)64 << 20);
-	api_handle(svc_fast, route, NULL, body, len, &fast);
-	api_handle(svc_plain, route, NULL, body, len, &plain);
-	a = reply_text(&fast);
-	b = reply_text(&plain);
-	ck_assert_int_eq(fast.status, plain.status);
-	ck_assert_msg(strcmp(a, b) == 0,
-		      "answers differ for %.200s...\n fast:  %.300s\n plain: %.300s", body, a, b);
-	status = fast.status;
-	free(a);
-	free(b);
-	api_reply_release(&fast);
-	api_reply_release(&plain);
-	return status;
-}
-
-/*
- * Reads body's /x as a tensor (flags) with and without the pool: identical
- * bits, or identical errors. Returns the rows pooled.
- */
-static size_t same_tensor(const char *body, unsigned flags)
-{
-	const char *const fields[] = {"/x", NULL};
-	struct fastjson_pool pool = {0};
-	struct api_tensor t1, t2;
-	struct api_error e1, e2;
-	json_t *r1, *r2;
-	int rc1, rc2;
-	size_t rows;
-
-	memset(&e1, 0, sizeof e1);
-	memset(&e2, 0, sizeof e2);
-	rc1 = req_parse(body, strlen(body), &r1, &e1);
-	rc2 = req_parse_pooled(body, strlen(body), fields, &pool, &r2, &e2);
-	ck_assert_int_eq(rc1, rc2);
-	if (rc1 != 0) {
-		ck_assert_str_eq(e1.message, e2.message);
-		fastjson_pool_release(&pool);
-		return 0;
-	}
-	rows = pool.n_rows;
-	rc1 = api_tensor_read(json_object_get(r1, "x"), "/x", 1, 4, (size_t)1 << 30, flags, &t1,
-			      &e1);
-	rc2 = api_tensor_read_pool(&pool, json_object_get(r2, "x"), "/x", 1, 4, (size_t)1 << 30,
-				   flags, &t2, &e2);
-	ck_assert_int_eq(rc1, rc2);
-	if (rc1 != 0) {
-		ck_assert_int_eq(e1.status, e2.status);
-		ck_assert_str_eq(e1.code, e2.code);
-		ck_assert_str_eq(e1.pointer, e2.pointer);
-		ck_assert_str_eq(e1.message, e2.message);
-	} else {
-		ck_assert_uint_eq(t1.rank, t2.rank);
-		ck_assert_mem_eq(t1.shape, t2.shape, sizeof t1.shape);
-		ck_assert_uint_eq(t1.n, t2.n);
-		ck_assert_msg(memcmp(t1.data, t2.data, t1.n * sizeof(float)) == 0,
-			      "pooled floats differ from jansson's");
-	}
-	api_tensor_release(&t1);
-	api_tensor_release(&t2);
-	json_decref(r1);
-	json_decref(r2);
-	fastjson_pool_release(&pool);
-	return rows;
-}
-
 static const unsigned all_flags[] = {0, API_T_NONFINITE, API_T_NEG_INF, API_T_BOOL,
 				     API_T_INTEGER};
 
 /* same_tensor with every flag; returns the rows pooled (the same each time). */
 static size_t same_every_flag(const char *body)
 {
-	size_t rows = same_tensor(body, 0);
+	size_t rows = pool_same_tensor(body, "/x", 0);
 
 	for (size_t f = 1; f < sizeof all_flags / sizeof all_flags[0]; f++)
-		ck_assert_uint_eq(same_tensor(body, all_flags[f]), rows);
+		ck_assert_uint_eq(pool_same_tensor(body, "/x", all_flags[f]), rows);
 	return rows;
 }
 
@@ -455,18 +356,18 @@ START_TEST(test_answers_attention)
 		   "{\"model\":\"base\",\"embeddings\":{\"shape\":[4,512],\"base64\":\"%s\"},"
 		   "\"weights\":\"per_head\",\"encoding\":\"base64\"}",
 		   e);
-	ck_assert_int_eq(same_answer(API_ROUTE_ATTENTION, b.data, b.len), 200);
+	ck_assert_int_eq(pool_same_answer(&twins, API_ROUTE_ATTENTION, b.data, b.len), 200);
 	buf_reset(&b);
 	buf_printf(&b,
 		   "{\"model\":\"base\",\"embeddings\":{\"shape\":[1,4,512],\"base64\":\"%s\"},"
 		   "\"key\":{\"shape\":[1,6,512],\"base64\":\"%s\"},"
 		   "\"value\":{\"shape\":[1,6,512],\"base64\":\"%s\"}}",
 		   e, k, k);
-	ck_assert_int_eq(same_answer(API_ROUTE_ATTENTION, b.data, b.len), 200);
+	ck_assert_int_eq(pool_same_answer(&twins, API_ROUTE_ATTENTION, b.data, b.len), 200);
 	buf_reset(&b); /* a shape that does not match the model */
 	buf_printf(&b,
 		   "{\"model\":\"base\",\"embeddings\":{\"shape\":[8,256],\"base64\":\"%s\"}}", e);
-	ck_assert_int_eq(same_answer(API_ROUTE_ATTENTION, b.data, b.len), 422);
+	ck_assert_int_eq(pool_same_answer(&twins, API_ROUTE_ATTENTION, b.data, b.len), 422);
 	buf_release(&b);
 	free(e);
 	free(k);
@@ -492,7 +393,7 @@ START_TEST(test_answers_sdpa)
 
 	buf_init(&b, 16 << 20);
 	sdpa_body(&b);
-	ck_assert_int_eq(same_answer(API_ROUTE_SDPA, b.data, b.len), 200);
+	ck_assert_int_eq(pool_same_answer(&twins, API_ROUTE_SDPA, b.data, b.len), 200);
 	buf_release(&b);
 }
 END_TEST
@@ -502,39 +403,11 @@ START_TEST(test_answers_mutations)
 {
 	static const char alphabet[] = "{}[],:\"\\ =A/+z09\x01\xc3u";
 	struct buf b;
-	char *body;
 
 	buf_init(&b, 16 << 20);
 	sdpa_body(&b);
-	body = malloc(b.len + 8);
-	ck_assert_ptr_nonnull(body);
-	for (int round = 0; round < (int)test_scaled(3000); round++) {
-		size_t n = b.len;
-
-		memcpy(body, b.data, b.len);
-		for (int m = 0; m < 1 + (int)(rng() % 3); m++) {
-			size_t at = rng() % n;
-			char c = alphabet[rng() % (sizeof alphabet - 1)];
-
-			switch (rng() % 3) {
-			case 0: /* replace */
-				body[at] = c;
-				break;
-			case 1: /* delete */
-				memmove(body + at, body + at + 1, n - at - 1);
-				n--;
-				break;
-			default: /* insert */
-				memmove(body + at + 1, body + at, n - at);
-				body[at] = c;
-				n++;
-				break;
-			}
-		}
-		body[n] = '\0';
-		same_answer(API_ROUTE_SDPA, body, n);
-	}
-	free(body);
+	pool_same_mutated(&twins, API_ROUTE_SDPA, b.data, b.len, alphabet, (int)test_scaled(3000),
+			  rng);
 	buf_release(&b);
 }
 END_TEST

@@ -520,6 +520,23 @@ START_TEST(test_bpe_one_mib_word)
 }
 END_TEST
 
+/* Tokenizes w through the cache c (NULL: none), which cuts BPE words
+ * (tok_bpe_cut), and asserts the tokens are tok_model_tokenize's, the
+ * whole word uncached; want and got are scratch the caller releases. */
+static void same_as_uncached(const struct tok_model_rt *rt, struct tok_model_cache *c,
+			     const char *w, size_t wl, struct tok_pieces *want, struct tok_pieces *got)
+{
+	want->n = got->n = 0;
+	EXPECT(tok_model_tokenize(rt, w, wl, want) == TOK_OK);
+	EXPECT(tok_model_tokenize_cached(rt, c, w, wl, got) == TOK_OK);
+	EXPECT(got->n == want->n);
+	for (size_t i = 0; i < got->n; i++) {
+		EXPECT(got->v[i].id == want->v[i].id);
+		EXPECT(got->v[i].start == want->v[i].start);
+		EXPECT(got->v[i].end == want->v[i].end);
+	}
+}
+
 #define SP "\xe2\x96\x81" /* U+2581, SentencePiece's space */
 
 /* A word cut before U+2581 (tok_bpe_cut) tokenizes as the whole word
@@ -584,15 +601,7 @@ START_TEST(test_bpe_space_cuts)
 				memcpy(w + wl, ch, strlen(ch));
 				wl += strlen(ch);
 			}
-			want.n = got.n = 0;
-			EXPECT(tok_model_tokenize(rt, w, wl, &want) == TOK_OK);
-			EXPECT(tok_model_tokenize_cached(rt, t % 4 ? c : NULL, w, wl, &got) == TOK_OK);
-			EXPECT(got.n == want.n);
-			for (size_t i = 0; i < got.n; i++) {
-				EXPECT(got.v[i].id == want.v[i].id);
-				EXPECT(got.v[i].start == want.v[i].start);
-				EXPECT(got.v[i].end == want.v[i].end);
-			}
+			same_as_uncached(rt, t % 4 ? c : NULL, w, wl, &want, &got);
 		}
 		tok_pieces_release(&want);
 		tok_pieces_release(&got);
@@ -688,15 +697,7 @@ START_TEST(test_model_cache)
 			w[i] = (char)('a' + k % 3);
 			k = k / 3 + (uint32_t)i * 7;
 		}
-		want.n = got.n = 0;
-		EXPECT(tok_model_tokenize(rt, w, wl, &want) == TOK_OK);
-		EXPECT(tok_model_tokenize_cached(rt, c, w, wl, &got) == TOK_OK);
-		EXPECT(got.n == want.n);
-		for (size_t i = 0; i < got.n; i++) {
-			EXPECT(got.v[i].id == want.v[i].id);
-			EXPECT(got.v[i].start == want.v[i].start);
-			EXPECT(got.v[i].end == want.v[i].end);
-		}
+		same_as_uncached(rt, c, w, wl, &want, &got);
 	}
 	tok_pieces_release(&want);
 	tok_pieces_release(&got);
