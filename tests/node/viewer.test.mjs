@@ -207,9 +207,9 @@ async function checkDefault(page, base, requests) {
 		const at = (k) => facts[facts.indexOf(k) + 1];
 		if (!at("Output").startsWith(`[4, ${resp.shape.d_model}]`)) p.push(`Output: ${at("Output")}`);
 		if (at("Weights") !== `[${H}, 4, 4]`) p.push(`Weights: ${at("Weights")}`);
-		if (!/parse [0-9.]+ · queue [0-9.]+ · compute [0-9.]+ · encode [0-9.]+ ms/.test(at("Server") ?? "")) p.push(`Server: ${at("Server")}`);
+		if (!/parse [0-9.]+ · queue [0-9.]+ · compute [0-9.]+ · encode [0-9.]+ · total [0-9.]+ ms/.test(at("Server") ?? "")) p.push(`Server: ${at("Server")}`);
 		const timing = await page.evaluate(() => window.attnd.timing.map((t) => t.name));
-		if (!same(timing, ["parse", "queue", "compute", "encode"])) p.push(`Server-Timing parsed as ${JSON.stringify(timing)}`);
+		if (!same(timing, ["parse", "queue", "compute", "encode", "total"])) p.push(`Server-Timing parsed as ${JSON.stringify(timing)}`);
 		const legend = await page.$eval("#legend", (n) => n.textContent);
 		if (!legend.includes("0 (masked)") || !/0\.\d\d/.test(legend)) p.push(`legend: ${legend}`);
 	});
