@@ -14,6 +14,8 @@
 #define ZLIB_CONST /* next_in is const */
 #include "compress.h"
 
+#include "api/service.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,4 +444,30 @@ enum decode_status body_decoder_finish(struct body_decoder *d)
 const char *body_decoder_message(const struct body_decoder *d)
 {
 	return d->status == DECODE_CORRUPT ? d->message : "";
+}
+
+/* Answers worth coding: JSON and text, without binary tensors after them. */
+static int compressible(const struct api_reply *reply)
+{
+	const char *ct = reply->content_type;
+
+	return ct != NULL && reply->inference_header_len == 0 &&
+	       (strncmp(ct, "application/json", 16) == 0 || strncmp(ct, "text/", 5) == 0);
+}
+
+const char *compress_reply(struct api_reply *reply, enum coding c, int level)
+{
+	struct buf coded;
+
+	if (c == CODING_IDENTITY || level == 0 || reply->status == 204 ||
+	    reply->body.len < COMPRESS_MIN_BYTES || !compressible(reply))
+		return NULL;
+	buf_init(&coded, reply->body.len);
+	if (compress_body(c, level, reply->body.data, reply->body.len, &coded) != 0) {
+		buf_release(&coded);
+		return NULL;
+	}
+	buf_release(&reply->body);
+	reply->body = coded;
+	return coding_name(c);
 }

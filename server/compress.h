@@ -19,6 +19,8 @@
 
 #include "common/buf.h"
 
+struct api_reply;
+
 enum coding {
 	CODING_IDENTITY = 0,
 	CODING_GZIP,	/* RFC 1952, "gzip" (and "x-gzip", its old name) */
@@ -84,6 +86,14 @@ void content_encoding_add(struct content_encoding *ce, const char *field);
  * straight into out's spare room.
  */
 int compress_body(enum coding c, int level, const void *body, size_t len, struct buf *out);
+
+/* Replaces reply's body by its coding c (level 1..9; 0: never) when it is
+ * worth it: a JSON or text answer (not v2's binary tensors, whose float
+ * bits shrink too little for deflate's time), not a 204, of at least
+ * COMPRESS_MIN_BYTES, and smaller coded. Returns the coding's name for
+ * Content-Encoding, or NULL with the body as it was (also on any failure).
+ * The API's max_response_bytes bounded the body before coding. */
+const char *compress_reply(struct api_reply *reply, enum coding c, int level);
 
 /* ---- request bodies ------------------------------------------------------ */
 

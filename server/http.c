@@ -435,42 +435,17 @@ static enum MHD_Result answer_metrics(struct request *r)
 	return ret;
 }
 
-/* Answers worth coding: JSON and text. v2's binary tensors (float bits)
- * shrink by a tenth at most, less than deflate's time costs on a fast link. */
-static int compressible(const struct api_reply *reply)
+/* Codes the compute route's answer where it was built (on the worker):
+ * compress_reply (compress.h) says how, and whether at all. */
+static void compress_answer(struct request *r)
 {
-	const char *ct = reply->content_type;
-
-	return ct != NULL && reply->inference_header_len == 0 &&
-	       (strncmp(ct, "application/json", 16) == 0 || strncmp(ct, "text/", 5) == 0);
-}
-
-/* Where the answer was built (a compute route's: on the worker; no other
- * route chooses a coding): r->reply.body in the coding Accept-Encoding chose, when it is COMPRESS_MIN_BYTES or more and coding
- * makes it smaller; else, or on any failure, as it was. The API's
- * max_response_bytes bounds the body before coding, as without it. */
-static void compress_reply(struct request *r)
-{
-	int level = (int)r->srv->cfg->compress_level;
-	struct buf coded;
-
-	if (r->answer_coding == CODING_IDENTITY || level == 0 || r->reply.status == 204 ||
-	    r->reply.body.len < COMPRESS_MIN_BYTES || !compressible(&r->reply))
-		return;
-	buf_init(&coded, r->reply.body.len);
-	if (compress_body(r->answer_coding, level, r->reply.body.data, r->reply.body.len,
-			  &coded) != 0) {
-		buf_release(&coded);
-		return;
-	}
-	buf_release(&r->reply.body);
-	r->reply.body = coded;
-	r->content_encoding = coding_name(r->answer_coding);
+	r->content_encoding =
+	    compress_reply(&r->reply, r->answer_coding, (int)r->srv->cfg->compress_level);
 }
 
 /* Runs the API on r's route: api_handle, or api_handle_v2 with the path's
  * {name} and {version} (a version segment too long to copy matches no
- * version) and the binary extension's header; then compress_reply. */
+ * version) and the binary extension's header; then compress_answer. */
 static void call_api(struct request *r, const char *body, size_t len)
 {
 	const char *param = r->route->param != NULL ? r->param : NULL;
@@ -479,7 +454,7 @@ static void call_api(struct request *r, const char *body, size_t len)
 
 	if (!api_route_is_v2(r->route->api)) {
 		api_handle(r->srv->svc, r->route->api, param, body, len, &r->reply);
-		compress_reply(r);
+		compress_answer(r);
 		return;
 	}
 	call.model = param;
@@ -489,7 +464,7 @@ static void call_api(struct request *r, const char *body, size_t len)
 	call.header_len = r->inference_header;
 	call.draining = atomic_load(&r->srv->draining);
 	api_handle_v2(r->srv->svc, r->route->api, &call, body, len, &r->reply);
-	compress_reply(r);
+	compress_answer(r);
 }
 
 static enum MHD_Result answer_api(struct request *r)
