@@ -21,10 +21,12 @@
  *                    --compute-deadline, 503 deadline_exceeded;
  *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
  *                    metrics, and every free.
+ * The answers it queues, headers and refusals, are made in http_respond.c;
+ * the state both share is in http_request.h.
  * A compute route's answer is compressed where it is made, on the worker,
  * when Accept-Encoding allows (call_api, compress.h).
  */
-#include "http.h"
+#include "http_request.h"
 
 #include <microhttpd.h>
 
@@ -50,104 +52,6 @@
 #include "watch.h"
 #include "api/service.h"
 #include "web_assets.h"
-
-enum { SMALL_BODY_MAX = 4096, METRICS_BODY_MAX = 4 << 20 };
-
-struct http_server {
-	const struct attnd_config *cfg;
-	const struct api_service *svc;
-	struct metrics *metrics;
-	struct pool *pool;
-	size_t max_response_bytes;
-	struct split_policy split; /* idle workers lent to a large call */
-	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
-	struct MHD_Daemon *daemon;
-	unsigned port;
-	atomic_int draining;
-	atomic_long active;
-	atomic_ulong completed; /* requests freed since start */
-	atomic_ullong next_id;
-	unsigned long long id_seed;
-};
-
-enum request_state {
-	REQ_RECEIVING = 0, /* headers checked, body arriving */
-	REQ_INLINE,	   /* answered on the final callback, on this thread */
-	REQ_QUEUED,	   /* suspended, waiting for or running on a worker */
-	REQ_REPLIED,	   /* the worker's reply is ready (connection resumed) */
-	REQ_CLOSED,	   /* its client left while queued or computing: close, 499 */
-	REQ_REFUSED,	   /* a refusal is waiting for the next callback */
-	REQ_ANSWERED,	   /* a response is queued */
-};
-
-struct request {
-	struct http_server *srv;
-	struct MHD_Connection *conn;
-	const struct route *route; /* NULL: no route for this method and path */
-	enum metric_route metric;
-	enum request_state state;
-	enum rejection refusal; /* when REQ_REFUSED */
-	int too_large;		/* the body passed --max-body: discard the rest */
-	int timed_out;		/* the body passed --request-deadline */
-	int preflight;		/* answering an OPTIONS preflight */
-	int has_body;		/* Content-Length > 0 or chunked */
-	char method[16];
-	char path[256];
-	char param[ROUTE_PARAM_MAX];
-	char allow[ROUTE_ALLOW_MAX];
-	char request_id[HDR_REQUEST_ID_MAX + 1];
-	const char *cache_control; /* "no-store", but for the viewer's files */
-	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
-	int vary_encoding;	      /* a compute route: its answers may be compressed */
-	enum coding answer_coding;    /* what Accept-Encoding chose */
-	const char *content_encoding; /* the answer's coding, or NULL */
-	enum coding body_coding;      /* the request body's */
-	struct body_decoder *decoder; /* a gzip or deflate body, inflated into body */
-	char detail[160];	      /* a refusal's own message, when not "" */
-	struct buf body;
-	struct api_reply reply;
-	struct split_lease lease; /* idle workers lent to its call */
-	struct watch_entry watch; /* queued or computing: its cancel flag (watch.h) */
-	int status; /* 0 until a response is queued */
-	size_t bytes_in, bytes_out;
-	double t_start, t_queued, queue_ms;
-};
-
-/* The transport's refusals: the error kind and message, one row per reason. */
-static const struct {
-	enum api_error_kind kind;
-	const char *message;
-} refusal_reply[REJ_COUNT] = {
-    [REJ_NOT_FOUND] = {API_E_NOT_FOUND, "no route matches this path"},
-    [REJ_METHOD] = {API_E_METHOD_NOT_ALLOWED, "this path does not take this method"},
-    [REJ_MEDIA_TYPE] = {API_E_UNSUPPORTED_MEDIA_TYPE,
-			"the body must be JSON: Content-Type: application/json"},
-    [REJ_ENCODING] = {API_E_UNSUPPORTED_MEDIA_TYPE,
-		      "Content-Encoding must be gzip, deflate or identity"},
-    [REJ_BAD_ENCODING] = {API_E_BAD_REQUEST, "the request body does not inflate"},
-    [REJ_TOO_LARGE] = {API_E_PAYLOAD_TOO_LARGE, "the request body is larger than --max-body"},
-    [REJ_BAD_FRAMING] = {API_E_BAD_REQUEST,
-			 "ambiguous body framing: several Content-Length headers, "
-			 "Content-Length with Transfer-Encoding, or a Transfer-Encoding "
-			 "other than chunked"},
-    [REJ_UNAUTHORIZED] = {API_E_UNAUTHORIZED,
-			  "missing or wrong API key (Authorization: Bearer KEY)"},
-    [REJ_OVERLOADED] = {API_E_OVERLOADED, "the compute queue is full; retry shortly"},
-    [REJ_DRAINING] = {API_E_DRAINING, "the server is shutting down; retry elsewhere"},
-    [REJ_TIMEOUT] = {API_E_REQUEST_TIMEOUT,
-		     "the request body was not received within --request-deadline"},
-    [REJ_DEADLINE] = {API_E_DEADLINE_EXCEEDED,
-		      "the computation did not finish within --compute-deadline; retry, or "
-		      "ask for less work"},
-};
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- request headers ---------------------------------------------------- */
 
@@ -194,217 +98,6 @@ static int authorized(const struct request *r)
 	if (key == NULL || key[0] == '\0' || r->route->open)
 		return 1;
 	return hdr_bearer_matches(r->conn, key);
-}
-
-/* ---- responses ---------------------------------------------------------- */
-
-struct header_pair {
-	const char *name;
-	const char *value;
-};
-
-enum { HEADERS_MAX = 20 };
-
-/* Vary: what the answer depends on besides method and path: the Origin
- * (under a --cors-origins list) and, on a route whose answers may be
- * compressed, Accept-Encoding, whether this one was compressed or not. */
-static const char *vary_value(int origin, int encoding)
-{
-	if (origin && encoding)
-		return "Origin, Accept-Encoding";
-	if (origin)
-		return "Origin";
-	return encoding ? "Accept-Encoding" : NULL;
-}
-
-static size_t cors_headers(const struct request *r, struct header_pair *h, size_t n)
-{
-	int vary = 0;
-	const char *origin = hdr_cors_origin(r->conn, r->srv->cfg->cors_origins, &vary);
-	const char *vary_on = vary_value(vary, r->vary_encoding);
-
-	if (vary_on != NULL)
-		h[n++] = (struct header_pair){"Vary", vary_on};
-	if (origin == NULL)
-		return n;
-	h[n++] = (struct header_pair){"Access-Control-Allow-Origin", origin};
-	h[n++] = (struct header_pair){
-	    "Access-Control-Expose-Headers",
-	    "X-Request-Id, Server-Timing, Inference-Header-Content-Length, Content-Encoding"};
-	if (r->preflight) {
-		h[n++] = (struct header_pair){"Access-Control-Allow-Methods", r->allow};
-		h[n++] = (struct header_pair){"Access-Control-Allow-Headers",
-					      "Content-Type, Content-Encoding, Authorization, "
-					      "X-Request-Id, Inference-Header-Content-Length"};
-		h[n++] = (struct header_pair){"Access-Control-Max-Age", "600"};
-	}
-	return n;
-}
-
-/* Headers a status implies: 401 names the scheme, 405 (and a preflight)
- * lists the methods, 503 says when to retry. */
-static size_t status_headers(const struct request *r, int status, struct header_pair *h, size_t n)
-{
-	if (status == 401)
-		h[n++] = (struct header_pair){"WWW-Authenticate", "Bearer"};
-	if (status == 405 || r->preflight)
-		h[n++] = (struct header_pair){"Allow", r->allow};
-	if (status == 503)
-		h[n++] = (struct header_pair){"Retry-After", "1"};
-	return n;
-}
-
-/* One Server-Timing entry, "name;dur=%.3f" (fmt_fixed is exact), at p;
- * returns its end. p needs strlen(part) + FMT_FIXED_MAX bytes. */
-static char *put_timing(char *p, const char *part, double ms)
-{
-	size_t n = strlen(part);
-
-	memcpy(p, part, n);
-	return p + n + fmt_fixed(p + n, ms, 3);
-}
-
-/* "parse;dur=P, queue;dur=Q, compute;dur=C, encode;dur=E, total;dur=T" into
- * timing; total runs from the request's headers to now, as the answer's
- * headers are made (the body's upload included). */
-enum { TIMING_MAX = 5 * (FMT_FIXED_MAX + 16) };
-
-static void server_timing(const struct request *r, char *timing)
-{
-	char *p = timing;
-
-	p = put_timing(p, "parse;dur=", r->reply.parse_ms);
-	p = put_timing(p, ", queue;dur=", r->queue_ms);
-	p = put_timing(p, ", compute;dur=", r->reply.compute_ms);
-	p = put_timing(p, ", encode;dur=", r->reply.encode_ms);
-	p = put_timing(p, ", total;dur=", (now_seconds() - r->t_start) * 1e3);
-	*p = '\0';
-}
-
-static int add_headers(const struct request *r, struct MHD_Response *resp, int status,
-		       const char *content_type)
-{
-	struct header_pair h[HEADERS_MAX];
-	char timing[TIMING_MAX];
-	char json_len[24];
-	size_t n = 0;
-
-	server_timing(r, timing);
-	if (content_type != NULL)
-		h[n++] = (struct header_pair){"Content-Type", content_type};
-	if (r->content_encoding != NULL)
-		h[n++] = (struct header_pair){"Content-Encoding", r->content_encoding};
-	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
-	h[n++] = (struct header_pair){"Server-Timing", timing};
-	h[n++] = (struct header_pair){"Cache-Control", r->cache_control};
-	if (atomic_load(&r->srv->draining))
-		h[n++] = (struct header_pair){"Connection", "close"};
-	if (r->reply.inference_header_len > 0) { /* a v2 answer with binary tensors */
-		snprintf(json_len, sizeof json_len, "%zu", r->reply.inference_header_len);
-		h[n++] = (struct header_pair){"Inference-Header-Content-Length", json_len};
-	}
-	n = status_headers(r, status, h, n);
-	n = cors_headers(r, h, n);
-	for (size_t i = 0; i < n; i++) {
-		if (MHD_add_response_header(resp, h[i].name, h[i].value) != MHD_YES)
-			return -1;
-	}
-	return 0;
-}
-
-/* Adds the headers and queues resp (len bytes of body); resp stays the
- * caller's to destroy. */
-static enum MHD_Result queue_response(struct request *r, int status, struct MHD_Response *resp,
-				      size_t len, const char *content_type)
-{
-	enum MHD_Result ret;
-
-	if (add_headers(r, resp, status, content_type) != 0)
-		return MHD_NO;
-	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
-	if (ret == MHD_YES) {
-		r->status = status;
-		r->bytes_out = len;
-		r->state = REQ_ANSWERED;
-	}
-	return ret;
-}
-
-/* Queues status with the bytes of body (taken; body is left empty). */
-static enum MHD_Result respond(struct request *r, int status, struct buf *body,
-			       const char *content_type)
-{
-	size_t len = 0;
-	char *data = buf_detach(body, &len);
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
-
-	resp = MHD_create_response_from_buffer_with_free_callback(len, data, free);
-	if (resp == NULL) {
-		free(data);
-		return MHD_NO;
-	}
-	ret = queue_response(r, status, resp, len, content_type);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-static enum MHD_Result respond_text(struct request *r, int status, const char *text,
-				    const char *content_type)
-{
-	struct buf b;
-	enum MHD_Result ret;
-
-	buf_init(&b, SMALL_BODY_MAX);
-	buf_puts(&b, text);
-	ret = respond(r, status, &b, content_type);
-	buf_release(&b);
-	return ret;
-}
-
-/* /v2 and below: the Open Inference Protocol's paths, whose errors are
- * {"error": "message"} (api_v2_error_body). */
-static int v2_path(const char *path)
-{
-	return strncmp(path, "/v2", 3) == 0 && (path[3] == '\0' || path[3] == '/');
-}
-
-static enum MHD_Result refuse(struct request *r, enum rejection why)
-{
-	struct api_error e;
-	struct buf b;
-	enum MHD_Result ret;
-
-	api_fail(&e, refusal_reply[why].kind, NULL, "%s",
-		 r->detail[0] != '\0' ? r->detail : refusal_reply[why].message);
-	buf_init(&b, SMALL_BODY_MAX);
-	if (v2_path(r->path))
-		api_v2_error_body(e.message, &b);
-	else
-		api_error_body(&e, &b);
-	ret = respond(r, e.status, &b, "application/json");
-	buf_release(&b);
-	if (ret == MHD_YES)
-		metrics_reject(r->srv->metrics, why);
-	return ret;
-}
-
-static enum MHD_Result answer_reply(struct request *r)
-{
-	return respond(r, r->reply.status, &r->reply.body, r->reply.content_type);
-}
-
-/* A refusal of a request with a body is queued now, before the body is read
- * (libmicrohttpd then discards it, skips `100 Continue` and closes). One
- * without a body waits for the final callback, so the connection can stay
- * open for the next request. */
-static enum MHD_Result refuse_early(struct request *r, enum rejection why)
-{
-	if (r->has_body)
-		return refuse(r, why);
-	r->state = REQ_REFUSED;
-	r->refusal = why;
-	return MHD_YES;
 }
 
 /* ---- handlers ------------------------------------------------------------ */
@@ -539,7 +232,7 @@ static void compute_job(void *arg)
 	int ran = 0;
 
 	metrics_queued(r->srv->metrics, -1);
-	r->queue_ms = (now_seconds() - r->t_queued) * 1e3;
+	r->queue_ms = (http_now() - r->t_queued) * 1e3;
 	if (atomic_load(&r->watch.cancel) == WATCH_NONE) {
 		metrics_computing(r->srv->metrics, +1);
 		split_lease_init(&r->lease, &r->srv->split);
@@ -584,7 +277,7 @@ static enum MHD_Result submit_compute(struct request *r)
 	double deadline = (double)r->srv->cfg->compute_deadline;
 
 	r->state = REQ_QUEUED;
-	r->t_queued = now_seconds();
+	r->t_queued = http_now();
 	metrics_queued(r->srv->metrics, +1);
 	MHD_suspend_connection(r->conn);
 	/* watched before a worker can take it; the deadline counts the queue */
@@ -674,7 +367,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 		return NULL;
 	r->srv = srv;
 	r->conn = conn;
-	r->t_start = now_seconds();
+	r->t_start = http_now();
 	copy_text(r->method, sizeof r->method, method);
 	copy_text(r->path, sizeof r->path, url);
 	r->cache_control = "no-store";
@@ -740,7 +433,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 
 static int past_deadline(const struct request *r)
 {
-	return now_seconds() - r->t_start > (double)r->srv->cfg->request_deadline;
+	return http_now() - r->t_start > (double)r->srv->cfg->request_deadline;
 }
 
 /* A chunk of a gzip or deflate body, inflated into r->body, whose hard
@@ -866,7 +559,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void log_and_count(const struct request *r)
 {
 	struct access_entry e;
-	double seconds = now_seconds() - r->t_start;
+	double seconds = http_now() - r->t_start;
 
 	e.method = r->method;
 	e.path = r->path;

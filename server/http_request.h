@@ -1,0 +1,113 @@
+/*
+ * http_request.h: what server/http.c and server/http_respond.c share, and
+ * nothing else includes: the server's state, one request's state, and the
+ * responses (http_respond.c) the lifecycle (http.c) queues.
+ *
+ * Ownership as http.h says: a struct request is made on a request's first
+ * callback and freed in libmicrohttpd's completion callback; the respond
+ * functions take a body's bytes (the buf is left empty) and never r.
+ */
+#ifndef SERVER_HTTP_REQUEST_H
+#define SERVER_HTTP_REQUEST_H
+
+#include <microhttpd.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "compress.h"
+#include "headers.h"
+#include "http.h"
+#include "metrics.h"
+#include "route.h"
+#include "split.h"
+#include "watch.h"
+#include "api/service.h"
+
+enum { SMALL_BODY_MAX = 4096, METRICS_BODY_MAX = 4 << 20 };
+
+struct http_server {
+	const struct attnd_config *cfg;
+	const struct api_service *svc;
+	struct metrics *metrics;
+	struct pool *pool;
+	size_t max_response_bytes;
+	struct split_policy split; /* idle workers lent to a large call */
+	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
+	struct MHD_Daemon *daemon;
+	unsigned port;
+	atomic_int draining;
+	atomic_long active;
+	atomic_ulong completed; /* requests freed since start */
+	atomic_ullong next_id;
+	unsigned long long id_seed;
+};
+
+enum request_state {
+	REQ_RECEIVING = 0, /* headers checked, body arriving */
+	REQ_INLINE,	   /* answered on the final callback, on this thread */
+	REQ_QUEUED,	   /* suspended, waiting for or running on a worker */
+	REQ_REPLIED,	   /* the worker's reply is ready (connection resumed) */
+	REQ_CLOSED,	   /* its client left while queued or computing: close, 499 */
+	REQ_REFUSED,	   /* a refusal is waiting for the next callback */
+	REQ_ANSWERED,	   /* a response is queued */
+};
+
+struct request {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	const struct route *route; /* NULL: no route for this method and path */
+	enum metric_route metric;
+	enum request_state state;
+	enum rejection refusal; /* when REQ_REFUSED */
+	int too_large;		/* the body passed --max-body: discard the rest */
+	int timed_out;		/* the body passed --request-deadline */
+	int preflight;		/* answering an OPTIONS preflight */
+	int has_body;		/* Content-Length > 0 or chunked */
+	char method[16];
+	char path[256];
+	char param[ROUTE_PARAM_MAX];
+	char allow[ROUTE_ALLOW_MAX];
+	char request_id[HDR_REQUEST_ID_MAX + 1];
+	const char *cache_control; /* "no-store", but for the viewer's files */
+	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
+	int vary_encoding;	      /* a compute route: its answers may be compressed */
+	enum coding answer_coding;    /* what Accept-Encoding chose */
+	const char *content_encoding; /* the answer's coding, or NULL */
+	enum coding body_coding;      /* the request body's */
+	struct body_decoder *decoder; /* a gzip or deflate body, inflated into body */
+	char detail[160];	      /* a refusal's own message, when not "" */
+	struct buf body;
+	struct api_reply reply;
+	struct split_lease lease; /* idle workers lent to its call */
+	struct watch_entry watch; /* queued or computing: its cancel flag (watch.h) */
+	int status; /* 0 until a response is queued */
+	size_t bytes_in, bytes_out;
+	double t_start, t_queued, queue_ms;
+};
+
+/* CLOCK_MONOTONIC in seconds. */
+double http_now(void);
+
+/* Adds the headers (http_respond.c) and queues resp (len bytes of body);
+ * resp stays the caller's to destroy. */
+enum MHD_Result queue_response(struct request *r, int status, struct MHD_Response *resp,
+			       size_t len, const char *content_type);
+
+/* Queues status with the bytes of body (taken; body is left empty). */
+enum MHD_Result respond(struct request *r, int status, struct buf *body,
+			const char *content_type);
+enum MHD_Result respond_text(struct request *r, int status, const char *text,
+			     const char *content_type);
+
+/* The transport's refusal `why` as the error body of r's API version. */
+enum MHD_Result refuse(struct request *r, enum rejection why);
+
+/* The refusal now when a body is coming, else on the final callback. */
+enum MHD_Result refuse_early(struct request *r, enum rejection why);
+
+/* The API's reply of r. */
+enum MHD_Result answer_reply(struct request *r);
+
+#endif
