@@ -87,6 +87,13 @@ static const struct cfg_option options[] = {
      OFF(connection_memory), "bytes of header/read buffer per connection"},
     {"--timeout", "ATTND_TIMEOUT", CFG_NUM, "30", NULL, 1, 86400, OFF(timeout),
      "seconds a connection may stay idle"},
+    {"--max-pending-mb", "ATTND_MAX_PENDING_MB", CFG_NUM, "256", NULL, 1, 1ULL << 20,
+     OFF(max_pending_mb),
+     "answer bytes queued to clients and not yet sent, over all connections, in MiB (503 "
+     "with Retry-After above; also the largest answer: 422 response_too_large)"},
+    {"--write-timeout", "ATTND_WRITE_TIMEOUT", CFG_NUM, "10", NULL, 1, 86400,
+     OFF(write_timeout),
+     "seconds a client may leave a large answer unread (no progress) before it is closed"},
     {"--request-deadline", "ATTND_REQUEST_DEADLINE", CFG_NUM, "60", NULL, 1, 86400,
      OFF(request_deadline), "seconds to receive a whole request body (408 after)"},
     {"--compute-deadline", "ATTND_COMPUTE_DEADLINE", CFG_NUM, "60", NULL, 0, 86400,

@@ -48,6 +48,8 @@ struct attnd_config {
 	unsigned long long per_ip_limit;      /* 0: off */
 	unsigned long long connection_memory; /* bytes per connection */
 	unsigned long long timeout;	      /* inactivity seconds */
+	unsigned long long max_pending_mb;    /* answer MiB queued and unsent, all connections */
+	unsigned long long write_timeout;     /* seconds a large answer may make no progress */
 	unsigned long long request_deadline;  /* seconds to receive one request */
 	unsigned long long compute_deadline;  /* seconds from a whole body to its answer; 0: none */
 	int no_builtins;

@@ -383,6 +383,7 @@ static void request_free(struct request *r)
 {
 	if (r == NULL)
 		return;
+	pending_give(&r->srv->pending, r->pending);
 	buf_release(&r->body);
 	api_reply_release(&r->reply);
 	body_decoder_free(r->decoder);
@@ -579,10 +580,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *srv = cls;
 	struct request *r = *con_cls;
 
-	(void)conn;
-	(void)toe;
 	if (r == NULL)
 		return;
+	if (r->write_watched && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned)srv->cfg->timeout);
 	log_and_count(r);
 	request_free(r);
 	*con_cls = NULL;
@@ -668,6 +670,7 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->metrics = deps->metrics;
 	srv->pool = deps->pool;
 	srv->max_response_bytes = deps->max_response_bytes;
+	pending_init(&srv->pending, (size_t)deps->cfg->max_pending_mb * ((size_t)1 << 20));
 	srv->split.pool = deps->pool;
 	srv->split.metrics = deps->metrics;
 	srv->split.threads = deps->split_threads;

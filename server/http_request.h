@@ -20,6 +20,7 @@
 #include "headers.h"
 #include "http.h"
 #include "metrics.h"
+#include "pending.h"
 #include "route.h"
 #include "split.h"
 #include "watch.h"
@@ -35,6 +36,7 @@ struct http_server {
 	size_t max_response_bytes;
 	struct split_policy split; /* idle workers lent to a large call */
 	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
+	struct pending pending;	   /* answer bytes queued and not yet sent */
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	atomic_int draining;
@@ -84,6 +86,8 @@ struct request {
 	struct watch_entry watch; /* queued or computing: its cancel flag (watch.h) */
 	int status; /* 0 until a response is queued */
 	size_t bytes_in, bytes_out;
+	size_t pending;	   /* bytes of its answer taken from srv->pending */
+	int write_watched; /* its connection's timeout is --write-timeout until it completes */
 	double t_start, t_queued, queue_ms;
 };
 

@@ -242,8 +242,38 @@ enum MHD_Result refuse(struct request *r, enum rejection why)
 	return ret;
 }
 
+/* An answer this large may not fit the socket's buffers, so its sending can
+ * stall on a client that does not read: --write-timeout watches it. */
+enum { WRITE_WATCH_BYTES = 64 * 1024 };
+
+/* Takes the answer's bytes from the budget of answers queued to clients
+ * (pending.h): 0, or -1 with r refused (503, Retry-After) when it does not
+ * fit. A large answer's connection gets --write-timeout in place of
+ * --timeout until the request completes (http.c: on_completed). */
+static int hold_answer(struct request *r, size_t n)
+{
+	const struct attnd_config *cfg = r->srv->cfg;
+
+	if (pending_take(&r->srv->pending, n) != 0)
+		return -1;
+	r->pending = n;
+	if (n >= WRITE_WATCH_BYTES && cfg->write_timeout < cfg->timeout) {
+		MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned)cfg->write_timeout);
+		r->write_watched = 1;
+	}
+	return 0;
+}
+
 enum MHD_Result answer_reply(struct request *r)
 {
+	if (hold_answer(r, r->reply.body.len) != 0) {
+		snprintf(r->detail, sizeof r->detail,
+			 "answers not yet read by their clients fill --max-pending-mb (%llu MiB); "
+			 "retry shortly",
+			 r->srv->cfg->max_pending_mb);
+		return refuse(r, REJ_OVERLOADED);
+	}
 	return respond(r, r->reply.status, &r->reply.body, r->reply.content_type);
 }
 

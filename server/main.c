@@ -153,13 +153,24 @@ struct daemon_parts {
 	struct http_server *http;
 };
 
+/* The largest answer: what one request may need, and no more than the
+ * budget of answers queued to clients (pending.h) could ever hold. */
+static size_t max_answer_bytes(const struct attnd_config *cfg)
+{
+	unsigned long long mb = cfg->max_request_mb;
+
+	if (cfg->max_pending_mb < mb)
+		mb = cfg->max_pending_mb;
+	return (size_t)mb * MiB;
+}
+
 static int start_service(struct daemon_parts *d, const struct attnd_config *cfg)
 {
 	struct api_limits limits;
 	char err[512];
 
 	limits.max_request_bytes = (size_t)cfg->max_request_mb * MiB;
-	limits.max_response_bytes = (size_t)cfg->max_request_mb * MiB;
+	limits.max_response_bytes = max_answer_bytes(cfg);
 	limits.max_request_gflop = (double)cfg->max_request_gflop;
 	limits.max_text_bytes = (size_t)cfg->max_text_bytes;
 	limits.max_inline_d_model = MAX_INLINE_D_MODEL;
@@ -226,7 +237,7 @@ static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
 				  .svc = d->svc,
 				  .metrics = d->metrics,
 				  .pool = d->pool,
-				  .max_response_bytes = (size_t)cfg->max_request_mb * MiB,
+				  .max_response_bytes = max_answer_bytes(cfg),
 				  .split_threads = split,
 				  .engine_workers = d->engine_workers};
 	d->http = http_start(&deps, err, sizeof err);

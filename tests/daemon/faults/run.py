@@ -28,6 +28,11 @@ it replaces), breaks something, and checks what must survive:
                     meanwhile /healthz answers in < 100 ms and a compute
                     request completes; the inactivity timeout (--timeout 3)
                     then frees the stalled connection
+  pending_readers   200 clients from 4 loopback addresses ask for 4 MB
+                    answers and read none: RSS stays within --max-pending-mb
+                    (32) plus slack, the answers past it are 503 with
+                    Retry-After, --write-timeout (2 s) closes the stalled
+                    readers, then memory and descriptors come back
   idle_500          500 idle connections (half silent, half with half a
                     request line) from 127.0.0.2 and 127.0.0.3 against
                     --timeout 2: while they sit, /healthz and a compute request
@@ -342,6 +347,105 @@ def test_stalled_reader(report):
         settled(report, "stalled_reader", d, fds0, rss0)
 
 
+def status_of(s, timeout):
+    """The status code of the answer starting on s (reading its first bytes
+    only), with its Retry-After, or (0, None) if none came in time."""
+    s.settimeout(timeout)
+    got = b""
+    try:
+        while b"\r\n\r\n" not in got and len(got) < 4096:
+            c = s.recv(4096 - len(got))
+            if not c:
+                break
+            got += c
+    except OSError:
+        pass
+    m = re.match(rb"HTTP/1\.1 (\d{3})", got)
+    if m is not None and m.group(1) != b"200":  # a refusal: read its small body too
+        try:
+            while not got.endswith(b"}\n") and len(got) < 4096:
+                c = s.recv(4096 - len(got))
+                if not c:
+                    break
+                got += c
+        except OSError:
+            pass
+    return (int(m.group(1)) if m else 0), got
+
+
+class RssPeak(threading.Thread):
+    """The daemon's highest RSS, sampled every 20 ms until stop()."""
+
+    def __init__(self, daemon):
+        super().__init__(daemon=True)
+        self.d, self.peak, self.done = daemon, daemon.rss_kb(), threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.done.wait(0.02):
+            self.peak = max(self.peak, self.d.rss_kb())
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        return self.peak
+
+
+def test_pending_readers(report):
+    """200 clients (50 from each of 127.0.0.2-5, a 4 KiB receive buffer) ask
+    for a 4 MB answer each and read none of it: 800 MB unbounded. The
+    answers held stay within --max-pending-mb (the rest are 503 with
+    Retry-After), --write-timeout closes the stalled readers, and memory and
+    descriptors come back."""
+    budget_mb, write_timeout, n = 32, 2, 200
+    body = raw_request(heavy_body(400, "per_head"))
+    args = ["--threads", str(WORKERS), "--queue", str(n), "--max-pending-mb", str(budget_mb),
+            "--write-timeout", str(write_timeout), "--timeout", "30"]
+    with attnd.Daemon(args) as d:
+        fds0, rss0 = baseline(d)
+        socks = []
+        for i in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before the window is set
+            s.settimeout(5.0)
+            s.bind(("127.0.0.%d" % (2 + i % 4), 0))
+            s.connect(("127.0.0.1", d.port))
+            s.sendall(body)
+            socks.append(s)
+        peak = RssPeak(d)
+        t_sent = time.monotonic()
+        answers = [status_of(s, WAIT) for s in socks]
+        t_heads = time.monotonic() - t_sent
+        rss_peak = peak.stop()
+        codes = [c for c, _ in answers]
+        held, refused = codes.count(200), codes.count(503)
+        report.check("pending_readers: every client got an answer's head", held + refused == n,
+                     "statuses %s" % sorted(set(codes)))
+        report.check("pending_readers: some answers held, the rest 503", held >= 1 and refused >= 1,
+                     "%d held, %d refused" % (held, refused))
+        report.check("pending_readers: every 503 is the budget's, with Retry-After",
+                     all(b"max-pending-mb" in a and re.search(rb"\r\nRetry-After: *\d", a, re.I)
+                         for c, a in answers if c == 503),
+                     repr([a[:300] for c, a in answers if c == 503][:1]))
+        # what the budget holds, plus one answer being built per worker (text
+        # and its growing buffer) and slack for the arenas
+        bound = rss0 + (budget_mb + 64) * 1024
+        attnd.memory_check(report, d, "pending_readers: RSS within the budget", rss_peak <= bound,
+                           "RSS %d KiB, bound %d KiB (baseline %d)" % (rss_peak, bound, rss0))
+        t0 = time.monotonic()
+        freed = attnd.wait_until(lambda: in_flight(d.port) == 1.0, write_timeout + 5.0, 0.2)
+        report.check("pending_readers: --write-timeout %d closes the stalled readers" % write_timeout,
+                     freed, "in flight %s after %.1f s" % (in_flight(d.port), time.monotonic() - t0))
+        report.note("pending_readers: %d held, %d refused; peak RSS %d KiB (baseline %d, bound %d); "
+                    "heads in %.1f s, freed %.1f s after" % (held, refused, rss_peak, rss0, bound,
+                                                             t_heads, time.monotonic() - t0))
+        for s in socks:
+            s.close()
+        ok, r = compute_ok(d.port)
+        report.check("pending_readers: a reader served after them", ok, repr(r))
+        settled(report, "pending_readers", d, fds0, rss0)
+
+
 def open_idle(n, source, kind, port):
     socks = []
     for i in range(n):
@@ -571,6 +675,7 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("cancelled_running", test_cancelled_running),
          ("cancelled_queued", test_cancelled_queued),
          ("mid_response", test_mid_response), ("stalled_reader", test_stalled_reader),
+         ("pending_readers", test_pending_readers),
          ("idle_500", test_idle_500), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]
 
