@@ -286,7 +286,8 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); \
 	export $(TEST_ENV); pass=0; fail=0; failed=; \
 	for t in $(TEST_BIN) "node tests/node/contract.mjs" "node tests/node/viewer.test.mjs" \
-		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" $(FUZZ_REPLAY_CMDS) \
+		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" "$(PYTHON) tests/deploy/check_grafana.py" \
+		$(FUZZ_REPLAY_CMDS) \
 		"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
 		"$(PYTHON) tests/docs/check_examples.py" "$(PYTHON) tests/docs/check_options.py"; do \
 		echo "== $$t"; \

@@ -126,6 +126,11 @@ int hdr_media_type_json(struct MHD_Connection *conn)
 	return hdr_media_type_is(conn, "application/json");
 }
 
+int hdr_has_content_type(struct MHD_Connection *conn)
+{
+	return header(conn, "Content-Type") != NULL;
+}
+
 const char *hdr_inference_header_length(struct MHD_Connection *conn)
 {
 	return header(conn, "Inference-Header-Content-Length");

@@ -32,6 +32,9 @@ int hdr_media_type_json(struct MHD_Connection *conn);
  * compared without case, parameters allowed. */
 int hdr_media_type_is(struct MHD_Connection *conn, const char *type);
 
+/* A Content-Type header is present (whatever its value). */
+int hdr_has_content_type(struct MHD_Connection *conn);
+
 /* The Inference-Header-Content-Length value (Triton's binary tensor
  * extension, POST /v2/.../infer) as sent, or NULL. */
 const char *hdr_inference_header_length(struct MHD_Connection *conn);

@@ -318,15 +318,24 @@ static enum MHD_Result admit_codings(struct request *r)
 	return MHD_YES;
 }
 
+/* The body's Content-Type is one of the route's ROUTE_MEDIA_* (a missing one
+ * only where the route takes ROUTE_MEDIA_NONE). */
+static int media_allowed(unsigned media, struct MHD_Connection *conn)
+{
+	if (!hdr_has_content_type(conn))
+		return (media & ROUTE_MEDIA_NONE) != 0;
+	if ((media & ROUTE_MEDIA_JSON) && hdr_media_type_json(conn))
+		return 1;
+	return (media & ROUTE_MEDIA_OCTET) && hdr_media_type_is(conn, "application/octet-stream");
+}
+
 /* First-call checks of a compute request: draining, media type, declared
  * size (the bytes on the wire), codings. */
 static enum MHD_Result admit_compute(struct request *r)
 {
 	if (atomic_load(&r->srv->draining))
 		return refuse_early(r, REJ_DRAINING);
-	if (!((r->route->media & ROUTE_MEDIA_JSON) && hdr_media_type_json(r->conn)) &&
-	    !((r->route->media & ROUTE_MEDIA_OCTET) &&
-	      hdr_media_type_is(r->conn, "application/octet-stream")))
+	if (!media_allowed(r->route->media, r->conn))
 		return refuse_early(r, REJ_MEDIA_TYPE);
 	r->inference_header = hdr_inference_header_length(r->conn);
 	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))

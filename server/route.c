@@ -38,9 +38,9 @@ static const struct route routes[] = {
     {"GET", "/v2/models/{name}/versions/{version}/ready", "name", ROUTE_API,
      API_ROUTE_V2_MODEL_READY, MR_V2_MODEL_READY, 0, 0},
     {"POST", "/v2/models/{name}/infer", "name", ROUTE_COMPUTE, API_ROUTE_V2_INFER, MR_V2_INFER,
-     0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET},
+     0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET | ROUTE_MEDIA_NONE},
     {"POST", "/v2/models/{name}/versions/{version}/infer", "name", ROUTE_COMPUTE,
-     API_ROUTE_V2_INFER, MR_V2_INFER, 0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET},
+     API_ROUTE_V2_INFER, MR_V2_INFER, 0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET | ROUTE_MEDIA_NONE},
 };
 
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };

@@ -26,6 +26,10 @@ enum route_kind {
 enum route_media {
 	ROUTE_MEDIA_JSON = 1 << 0,  /* application/json */
 	ROUTE_MEDIA_OCTET = 1 << 1, /* application/octet-stream (v2 binary tensors) */
+	/* no Content-Type at all, read as JSON (with binary tensors after
+	 * Inference-Header-Content-Length bytes): what Triton's HTTP clients
+	 * send, and Triton takes; a Content-Type that is present is still checked */
+	ROUTE_MEDIA_NONE = 1 << 2,
 };
 
 struct route {

@@ -20,6 +20,11 @@
  *              of the oracle's heads
  *   binary     binary_data_output: the outputs' float32 bytes after the JSON
  *              header (Inference-Header-Content-Length), the oracle's numbers
+ *   triton     the bytes tritonclient.http's infer sends (no Content-Type;
+ *              binary tokens after Inference-Header-Content-Length; outputs
+ *              asked in binary, as JSON, or by binary_data_output), on the
+ *              first tokens item: the oracle's numbers either way; a
+ *              Content-Type that is present but wrong is still 415
  * and once: refusals (an embeddings input, a causal parameter, the one-layer
  * output "weights", an id past the vocabulary) are 422 with the protocol's
  * error body {"error": "..."}.
@@ -45,6 +50,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/lib/checkpoint_cases.h"
 #include "tests/lib/live_daemon.h"
@@ -449,6 +455,52 @@ static void floats_of(struct flat *f, const unsigned char *p, size_t n)
 	}
 }
 
+/* r, a 200 answer with binary outputs, against item b of run (reps times):
+ * the JSON header's Inference-Header-Content-Length bytes, then each output's
+ * float32 bytes in the order of "outputs"; want is the number of outputs. */
+static void check_binary(const struct live_resp *r, const json_t *run, size_t b, int reps,
+			 size_t want_outs)
+{
+	const char *ihcl;
+	size_t json_len, at;
+	json_t *head, *outs;
+
+	ck_assert_msg(r->status == 200, "status %d: %s", r->status, r->body);
+	ck_assert_str_eq(live_header(r, "Content-Type"), "application/octet-stream");
+	ihcl = live_header(r, "Inference-Header-Content-Length");
+	ck_assert_ptr_nonnull(ihcl);
+	json_len = strtoul(ihcl, NULL, 10);
+	ck_assert_uint_le(json_len, r->body_len);
+	head = parse(r->body, json_len);
+	outs = json_object_get(head, "outputs");
+	ck_assert_uint_eq(json_array_size(outs), want_outs);
+	at = json_len;
+	for (size_t i = 0; i < want_outs; i++) {
+		const json_t *o = json_array_get(outs, i);
+		const char *name = json_string_value(json_object_get(o, "name"));
+		size_t bytes = (size_t)json_integer_value(
+		    json_object_get(json_object_get(o, "parameters"), "binary_data_size"));
+		struct flat got = { 0 }, want = { 0 };
+
+		ck_assert_ptr_nonnull(name);
+		ck_assert_ptr_null(json_object_get(o, "data"));
+		ck_assert_uint_le(at + bytes, r->body_len);
+		floats_of(&got, (const unsigned char *)r->body + at, bytes / 4);
+		if (strcmp(name, "output") == 0)
+			want_output(&want, run, b, reps);
+		else if (strcmp(name, "attentions") == 0)
+			want_attentions(&want, run, b, reps, 0);
+		else
+			ck_abort_msg("unexpected output '%s'", name);
+		compare(&got, &want, name);
+		flat_release(&got);
+		flat_release(&want);
+		at += bytes;
+	}
+	ck_assert_uint_eq(at, r->body_len);
+	json_decref(head);
+}
+
 /* The first item v2 can ask (check_answer's) with binary_data_output: the
  * outputs' bytes, in the order of "outputs", after the JSON header. */
 static void binary_item(size_t c, const json_t *run, size_t b)
@@ -458,43 +510,11 @@ static void binary_item(size_t c, const json_t *run, size_t b)
 	json_t *req = text ? text_request(text, params)
 			   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
 	struct live_resp r = { 0 };
-	const char *ihcl;
-	size_t json_len, at;
-	json_t *head, *outs;
 
 	json_object_set_new(req, "outputs",
 			    json_pack("[{s:s},{s:s}]", "name", "output", "name", "attentions"));
 	infer(c, req, &r);
-	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
-	ck_assert_str_eq(live_header(&r, "Content-Type"), "application/octet-stream");
-	ihcl = live_header(&r, "Inference-Header-Content-Length");
-	ck_assert_ptr_nonnull(ihcl);
-	json_len = strtoul(ihcl, NULL, 10);
-	ck_assert_uint_le(json_len, r.body_len);
-	head = parse(r.body, json_len);
-	outs = json_object_get(head, "outputs");
-	ck_assert_uint_eq(json_array_size(outs), 2);
-	at = json_len;
-	for (size_t i = 0; i < 2; i++) {
-		const json_t *o = json_array_get(outs, i);
-		size_t bytes = (size_t)json_integer_value(
-		    json_object_get(json_object_get(o, "parameters"), "binary_data_size"));
-		struct flat got = { 0 }, want = { 0 };
-
-		ck_assert_ptr_null(json_object_get(o, "data"));
-		ck_assert_uint_le(at + bytes, r.body_len);
-		floats_of(&got, (const unsigned char *)r.body + at, bytes / 4);
-		if (i == 0)
-			want_output(&want, run, b, reps_of(run));
-		else
-			want_attentions(&want, run, b, reps_of(run), 0);
-		compare(&got, &want, i == 0 ? "binary output" : "binary attentions");
-		flat_release(&got);
-		flat_release(&want);
-		at += bytes;
-	}
-	ck_assert_uint_eq(at, r.body_len);
-	json_decref(head);
+	check_binary(&r, run, b, reps_of(run), 2);
 	live_resp_release(&r);
 }
 
@@ -510,6 +530,202 @@ START_TEST(binary)
 {
 	binary_done = 0;
 	ck_assert_uint_gt(each_item((size_t)_i, binary_first), 0);
+}
+END_TEST
+
+/* ---- what Triton's Python client sends ----------------------------------- */
+
+/*
+ * tritonclient.http's InferenceServerClient.infer, byte for byte (client
+ * repository, src/python/library/tritonclient/http/: _utils.py
+ * _get_inference_request, _infer_input.py, _requested_output.py; the HTTP
+ * layer is geventhttpclient's HTTPClient._build_request):
+ *   headers   User-Agent (geventhttpclient's default), then the caller's:
+ *             Inference-Header-Content-Length when some input is binary,
+ *             then Host and Content-Length. No Content-Type, no Accept and
+ *             no Accept-Encoding (unless a compression algorithm is asked).
+ *   JSON      python-rapidjson's dumps, compact, keys in insertion order:
+ *             inputs [{"name","shape","datatype","parameters":
+ *             {"binary_data_size"}}] (or "data" instead, for
+ *             set_data_from_numpy(binary_data=False)); outputs [{"name",
+ *             "parameters":{"binary_data"}}] when outputs are given, else
+ *             "parameters":{"binary_data_output":true}; no "id" for "".
+ *   binary    each binary input's numpy tobytes(): little-endian here.
+ */
+#define TRITON_UA "python/gevent-http-client-2.3.3"
+
+/* The first tokens item (not text; token types 0) of the first case: *c,
+ * *run, *b. */
+static void first_tokens_item(size_t *c, const json_t **run, size_t *b)
+{
+	for (*c = 0; *c < cc.n; (*c)++) {
+		const json_t *runs = json_object_get(cc.expected[*c], "runs");
+
+		for (size_t k = 0; k < json_array_size(runs); k++) {
+			*run = json_array_get(runs, k);
+			*b = 0;
+			if (json_object_get(*run, "text") == NULL &&
+			    (json_object_get(*run, "type_ids") == NULL || types_all_zero(*run)))
+				return;
+		}
+	}
+	ck_abort_msg("no case with a tokens run");
+}
+
+/* ids (borrowed) REPEAT times, as numpy int64 tobytes(): [REPEAT, L]
+ * little-endian; *len their count. malloc'd. */
+static unsigned char *int64_bytes(const json_t *ids, size_t *len)
+{
+	size_t L = json_array_size(ids), at = 0;
+	unsigned char *p;
+
+	*len = (size_t)REPEAT * L * 8;
+	p = malloc(*len);
+	ck_assert_ptr_nonnull(p);
+	for (int k = 0; k < REPEAT; k++)
+		for (size_t i = 0; i < L; i++) {
+			uint64_t u = (uint64_t)json_integer_value(json_array_get(ids, i));
+
+			for (int byte = 0; byte < 8; byte++)
+				p[at++] = (unsigned char)(u >> (8 * byte));
+		}
+	return p;
+}
+
+/* The tokens tensor as JSON "data" (binary_data=False): [REPEAT * L] ints. */
+static void int64_data(char *out, size_t cap, const json_t *ids)
+{
+	size_t at = 0;
+
+	for (int k = 0; k < REPEAT; k++)
+		for (size_t i = 0; i < json_array_size(ids); i++) {
+			int n = snprintf(out + at, cap - at, "%s%lld", at ? "," : "",
+					 (long long)json_integer_value(json_array_get(ids, i)));
+
+			ck_assert(n > 0 && (size_t)n < cap - at);
+			at += (size_t)n;
+		}
+}
+
+/* POSTs the client's bytes for case c: json, then bin_len bytes of bin
+ * (Inference-Header-Content-Length only when bin_len > 0, as the client
+ * does); content_type, when not NULL, is added (the client never does). */
+static void triton_post(size_t c, const char *content_type, const char *json,
+			const unsigned char *bin, size_t bin_len, struct live_resp *r)
+{
+	char head[1024], ihcl[64] = "", ct[128] = "";
+	size_t json_len = strlen(json);
+	char *msg;
+	int fd, n;
+
+	if (bin_len > 0)
+		snprintf(ihcl, sizeof ihcl, "Inference-Header-Content-Length: %zu\r\n", json_len);
+	if (content_type != NULL)
+		snprintf(ct, sizeof ct, "Content-Type: %s\r\n", content_type);
+	n = snprintf(head, sizeof head,
+		     "POST /v2/models/%s/infer HTTP/1.1\r\nUser-Agent: " TRITON_UA "\r\n%s"
+		     "Host: 127.0.0.1:%u\r\n%sContent-Length: %zu\r\n\r\n",
+		     cc.name[c], ihcl, daemon_.port, ct, json_len + bin_len);
+	ck_assert(n > 0 && (size_t)n < sizeof head);
+	/* in one send: a refusal from the headers alone may close the
+	 * connection before a second send */
+	msg = malloc((size_t)n + json_len + bin_len);
+	ck_assert_ptr_nonnull(msg);
+	memcpy(msg, head, (size_t)n);
+	memcpy(msg + n, json, json_len);
+	if (bin_len > 0)
+		memcpy(msg + (size_t)n + json_len, bin, bin_len);
+	fd = live_connect(daemon_.port);
+	live_send_all(fd, msg, (size_t)n + json_len + bin_len);
+	live_read_response(fd, r);
+	close(fd);
+	free(msg);
+}
+
+/* The JSON header: tokens [REPEAT, L] binary (bytes > 0) or as data, then
+ * the outputs part, `tail`. */
+static void triton_json(char *out, size_t cap, const json_t *ids, size_t bytes, const char *tail)
+{
+	char data[8192];
+	size_t L = json_array_size(ids);
+	int n;
+
+	if (bytes > 0) {
+		n = snprintf(out, cap,
+			     "{\"inputs\":[{\"name\":\"tokens\",\"shape\":[%d,%zu],"
+			     "\"datatype\":\"INT64\",\"parameters\":{\"binary_data_size\":%zu}}]%s}",
+			     REPEAT, L, bytes, tail);
+	} else {
+		int64_data(data, sizeof data, ids);
+		n = snprintf(out, cap,
+			     "{\"inputs\":[{\"name\":\"tokens\",\"shape\":[%d,%zu],"
+			     "\"datatype\":\"INT64\",\"data\":[%s]}]%s}",
+			     REPEAT, L, data, tail);
+	}
+	ck_assert(n > 0 && (size_t)n < cap);
+}
+
+/* Both outputs asked, in binary: application/octet-stream, the oracle's. */
+#define TAIL_BINARY                                                                                \
+	",\"outputs\":[{\"name\":\"output\",\"parameters\":{\"binary_data\":true}},"             \
+	"{\"name\":\"attentions\",\"parameters\":{\"binary_data\":true}}]"
+/* InferRequestedOutput(name, binary_data=False): JSON data. */
+#define TAIL_JSON                                                                                  \
+	",\"outputs\":[{\"name\":\"output\",\"parameters\":{\"binary_data\":false}},"            \
+	"{\"name\":\"attentions\",\"parameters\":{\"binary_data\":false}}]"
+/* outputs=None: every output, in binary. */
+#define TAIL_DEFAULT ",\"parameters\":{\"binary_data_output\":true}"
+
+START_TEST(triton_client)
+{
+	size_t c, b, bin_len;
+	const json_t *run, *ids;
+	struct live_resp r = { 0 };
+	unsigned char *bin;
+	char json[16384];
+	json_t *ans;
+
+	first_tokens_item(&c, &run, &b);
+	ids = json_array_get(json_object_get(run, "ids"), b);
+	bin = int64_bytes(ids, &bin_len);
+
+	/* binary in, binary out */
+	triton_json(json, sizeof json, ids, bin_len, TAIL_BINARY);
+	triton_post(c, NULL, json, bin, bin_len, &r);
+	check_binary(&r, run, b, REPEAT, 2);
+
+	/* binary in, JSON out */
+	triton_json(json, sizeof json, ids, bin_len, TAIL_JSON);
+	triton_post(c, NULL, json, bin, bin_len, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	ck_assert_str_eq(live_header(&r, "Content-Type"), JSON_CT);
+	ck_assert_ptr_null(live_header(&r, "Inference-Header-Content-Length"));
+	ans = parse(r.body, r.body_len);
+	check_answer(c, run, b, REPEAT, ans, 0, "triton json");
+	json_decref(ans);
+
+	/* no outputs named: binary_data_output, every output in binary */
+	triton_json(json, sizeof json, ids, bin_len, TAIL_DEFAULT);
+	triton_post(c, NULL, json, bin, bin_len, &r);
+	check_binary(&r, run, b, REPEAT, 2);
+
+	/* JSON alone (binary_data=False everywhere): no Inference-Header-... */
+	triton_json(json, sizeof json, ids, 0, TAIL_JSON);
+	triton_post(c, NULL, json, NULL, 0, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	ans = parse(r.body, r.body_len);
+	check_answer(c, run, b, REPEAT, ans, 0, "triton json only");
+	json_decref(ans);
+
+	/* a Content-Type that is there is still checked */
+	triton_json(json, sizeof json, ids, bin_len, TAIL_BINARY);
+	triton_post(c, "text/plain", json, bin, bin_len, &r);
+	ck_assert_int_eq(r.status, 415);
+	triton_post(c, "application/octet-stream", json, bin, bin_len, &r);
+	check_binary(&r, run, b, REPEAT, 2);
+
+	free(bin);
+	live_resp_release(&r);
 }
 END_TEST
 
@@ -722,6 +938,7 @@ static Suite *checkpoint_v2_suite(void)
 	tcase_add_loop_test(tc, oracle, 0, (int)cc.n);
 	tcase_add_loop_test(tc, mean_of_heads, 0, (int)cc.n);
 	tcase_add_loop_test(tc, binary, 0, (int)cc.n);
+	tcase_add_test(tc, triton_client);
 	tcase_add_test(tc, refusals);
 	suite_add_tcase(s, tc);
 

@@ -17,7 +17,20 @@ and the routing table and options of the built daemon (`attnd --routes`,
     preStop pause in Kubernetes);
   - the pod runs as the image's non-root numeric user with a read-only root
     and resource requests and limits; the Service, PDB and HPA select it;
-  - every ATTND_* key is an option attnd knows;
+  - every ATTND_* key is an option attnd knows, and every variable the
+    container sets is one (or OPENBLAS_NUM_THREADS);
+  - the pod template carries the prometheus.io scrape annotations (the
+    container port, /metrics); ATTND_API_KEY comes from a Secret with
+    secretKeyRef optional: true (no key is ever committed); requests equal
+    limits (Guaranteed QoS) in whole CPUs, which attnd's workers follow;
+  - the optional components deploy/k8s/*/ (kind Component): the
+    ServiceMonitor selects the Service, scrapes a named port on /metrics;
+    the api-key generator makes the Secret the Deployment reads, from a file
+    .gitignore keeps out of the repository;
+  - the KServe example of docs/deployment.md (its ```yaml block naming
+    serving.kserve.io): a ServingRuntime and an InferenceService with only
+    fields KServe defines, the runtime's format and v2 protocol asked for,
+    one port, probes on real routes, and only attnd's flags and variables;
   - the Dockerfile's build stage installs the Makefile's CHECK_DEB_PACKAGES
     (what building and the C suites need; the rest of `make test` runs
     outside the image).
@@ -35,6 +48,11 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 K8S = os.path.join(ROOT, "deploy", "k8s")
 COMPOSE = os.path.join(ROOT, "deploy", "docker-compose.yml")
 DOCKERFILE = os.path.join(ROOT, "Dockerfile")
+DEPLOY_DOC = os.path.join(ROOT, "docs", "deployment.md")
+GITIGNORE = os.path.join(ROOT, ".gitignore")
+
+# Variables a container of attnd may set that are not attnd options.
+OTHER_ENV = {"OPENBLAS_NUM_THREADS"}
 
 
 passed = 0
@@ -68,7 +86,8 @@ def attnd_facts(attnd):
             gets.add(parts[1])
     helptext = subprocess.run([attnd, "--help"], capture_output=True, text=True, check=True)
     envs = set(re.findall(r"\bATTND_[A-Z_]+\b", helptext.stdout))
-    return gets, envs
+    flags = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", helptext.stdout))
+    return gets, envs, flags
 
 
 def dockerfile_facts(text):
@@ -231,7 +250,54 @@ def check_deployment(dep, config, gets, image_port, image_user, env_names):
     check("k8s: every ConfigMap key is an attnd option", not unknown, ", ".join(unknown))
     mounts = {m["mountPath"] for m in ctr.get("volumeMounts", [])}
     check("k8s: models mounted at /models", "/models" in mounts, str(sorted(mounts)))
+    env = {e["name"]: e for e in ctr.get("env", [])}
+    unknown = sorted(k for k in env if k not in env_names and k not in OTHER_ENV)
+    check("k8s: every container variable is an attnd option", not unknown, ", ".join(unknown))
+    check_scrape_annotations(dep["spec"]["template"]["metadata"].get("annotations") or {},
+                             gets, image_port)
+    check_api_key(env.get("ATTND_API_KEY"))
+    check_qos(res, cfg)
     return ports_by_name
+
+
+def check_scrape_annotations(ann, gets, image_port):
+    check("k8s: pod annotation prometheus.io/scrape \"true\"",
+          ann.get("prometheus.io/scrape") == "true", str(ann))
+    check("k8s: pod annotation prometheus.io/port is the container port",
+          ann.get("prometheus.io/port") == str(image_port), str(ann))
+    check("k8s: pod annotation prometheus.io/path is /metrics, a route",
+          ann.get("prometheus.io/path") == "/metrics" and "/metrics" in gets, str(ann))
+
+
+def secret_ref(entry):
+    return ((entry or {}).get("valueFrom") or {}).get("secretKeyRef") or {}
+
+
+def check_api_key(entry):
+    ref = secret_ref(entry)
+    check("k8s: ATTND_API_KEY from a Secret (secretKeyRef, optional: true), no value",
+          bool(ref.get("name")) and bool(ref.get("key")) and ref.get("optional") is True
+          and "value" not in (entry or {}), str(entry))
+
+
+def cpu_cores(quantity):
+    """A whole number of CPUs from a quantity ("2", 2, "2000m"), else None."""
+    q = str(quantity)
+    if q.endswith("m") and q[:-1].isdigit() and int(q[:-1]) % 1000 == 0:
+        return int(q[:-1]) // 1000
+    return int(q) if q.isdigit() else None
+
+
+def check_qos(res, cfg):
+    req, lim = res.get("requests") or {}, res.get("limits") or {}
+    check("k8s: requests equal limits (Guaranteed QoS)",
+          bool(lim) and all(str(req.get(k)) == str(lim[k]) for k in ("cpu", "memory")),
+          "requests %s, limits %s" % (req, lim))
+    cores = cpu_cores(lim.get("cpu"))
+    threads = str(cfg.get("ATTND_THREADS", "0"))
+    check("k8s: whole CPUs, and ATTND_THREADS 0 (one worker per CPU) or that count",
+          cores is not None and cores > 0 and threads in ("0", str(cores)),
+          "limits.cpu %r, ATTND_THREADS %r" % (lim.get("cpu"), threads))
 
 
 def selects(selector, labels):
@@ -256,6 +322,178 @@ def check_service_hpa_pdb(by_kind, dep, ports_by_name, image_port):
     ref = by_kind["HorizontalPodAutoscaler"]["spec"].get("scaleTargetRef", {})
     check("k8s: HPA scales the Deployment",
           ref.get("kind") == "Deployment" and ref.get("name") == dep["metadata"]["name"])
+
+
+# ---- optional components: deploy/k8s/*/kustomization.yaml -------------------
+
+def load_components():
+    """{dir name: (its kustomization, {file: docs})} for each subdirectory."""
+    comps = {}
+    for name in sorted(os.listdir(K8S)):
+        path = os.path.join(K8S, name)
+        kfile = os.path.join(path, "kustomization.yaml")
+        if not (os.path.isdir(path) and os.path.isfile(kfile)):
+            continue
+        files = {}
+        for f in sorted(os.listdir(path)):
+            if f.endswith((".yaml", ".yml")) and f != "kustomization.yaml":
+                files[f] = load_yaml_docs(os.path.join(path, f))
+        comps[name] = (load_yaml_docs(kfile)[0], files)
+    return comps
+
+
+def gitignored(relpath):
+    lines = [l.strip() for l in read(GITIGNORE).splitlines()]
+    return "/" + relpath in lines or relpath in lines
+
+
+def check_components(by_kind, dep, gets):
+    comps = load_components()
+    for name, (kust, files) in comps.items():
+        check("k8s/%s: a kustomize Component listing every file" % name,
+              kust.get("kind") == "Component"
+              and kust.get("apiVersion") == "kustomize.config.k8s.io/v1alpha1"
+              and set(kust.get("resources", [])) == set(files),
+              "kind %r, resources %s, files %s" % (kust.get("kind"), kust.get("resources"),
+                                                   sorted(files)))
+    monitors = [d for _, fs in comps.values() for ds in fs.values() for d in ds
+                if d.get("kind") == "ServiceMonitor"]
+    check("k8s: a ServiceMonitor in a component, not in the base",
+          len(monitors) == 1 and "ServiceMonitor" not in by_kind)
+    if monitors and "Service" in by_kind:
+        sm, svc = monitors[0], by_kind["Service"]
+        check("k8s: ServiceMonitor is monitoring.coreos.com/v1",
+              sm.get("apiVersion") == "monitoring.coreos.com/v1")
+        check("k8s: ServiceMonitor selects the Service",
+              selects(sm["spec"].get("selector", {}).get("matchLabels"),
+                      svc["metadata"].get("labels", {})))
+        names = {p.get("name") for p in svc["spec"].get("ports", [])}
+        eps = sm["spec"].get("endpoints", [])
+        check("k8s: ServiceMonitor scrapes a named Service port on /metrics",
+              bool(eps) and all(e.get("port") in names and e.get("path") == "/metrics"
+                                and "/metrics" in gets for e in eps), str(eps))
+    ref = secret_ref(next((e for e in dep["spec"]["template"]["spec"]["containers"][0]
+                           .get("env", []) if e["name"] == "ATTND_API_KEY"), None))
+    gens = [(name, g) for name, (kust, _) in comps.items()
+            for g in kust.get("secretGenerator", [])]
+    check("k8s: a component generates the Secret ATTND_API_KEY reads",
+          any(g.get("name") == ref.get("name") for _, g in gens), str(gens))
+    for name, g in gens:
+        check("k8s/%s: the Secret's values come from files, never literals" % name,
+              not g.get("literals") and (g.get("envs") or g.get("files")), str(g))
+        for f in g.get("envs", []) + g.get("files", []):
+            rel = "deploy/k8s/%s/%s" % (name, f.split("=")[-1])
+            check("k8s/%s: %s is in .gitignore, not committed" % (name, rel), gitignored(rel))
+            example = os.path.join(ROOT, rel + ".example")
+            keys = [l.split("=")[0] for l in read(example).splitlines()
+                    if l and not l.startswith("#")] if os.path.isfile(example) else []
+            check("k8s/%s: %s.example holds the key %r" % (name, rel, ref.get("key")),
+                  keys == [ref.get("key")], str(keys))
+
+
+# ---- the KServe example of docs/deployment.md ---------------------------------
+
+# The fields KServe defines on what the example uses (serving.kserve.io
+# v1alpha1 ServingRuntimeSpec, v1beta1 InferenceServiceSpec / PredictorSpec /
+# ModelSpec), and a core/v1 Container's; a field outside them is a typo or
+# something KServe would refuse.
+RUNTIME_SPEC = {"supportedModelFormats", "protocolVersions", "containers", "multiModel",
+                "disabled", "builtInAdapter", "grpcEndpoint", "grpcDataEndpoint",
+                "httpDataEndpoint", "replicas", "storageHelper", "annotations", "labels",
+                "affinity", "nodeSelector", "tolerations", "volumes", "imagePullSecrets",
+                "workerSpec", "hostIPC"}
+MODEL_FORMAT = {"name", "version", "autoSelect", "priority"}
+PREDICTOR = {"model", "minReplicas", "maxReplicas", "scaleTarget", "scaleMetric",
+             "containerConcurrency", "timeout", "canaryTrafficPercent", "logger", "batcher",
+             "serviceAccountName", "nodeSelector", "tolerations", "affinity", "annotations",
+             "labels", "volumes", "imagePullSecrets"}
+MODEL = {"modelFormat", "runtime", "protocolVersion", "storageUri", "args", "env",
+         "resources", "name", "image", "ports", "readinessProbe", "livenessProbe"}
+CONTAINER = {"name", "image", "command", "args", "env", "envFrom", "ports", "resources",
+             "readinessProbe", "livenessProbe", "startupProbe", "securityContext",
+             "volumeMounts", "imagePullPolicy", "workingDir", "lifecycle"}
+
+
+def kserve_example():
+    """The docs of the ```yaml block of docs/deployment.md naming
+    serving.kserve.io, or None."""
+    for block in re.findall(r"```yaml\n(.*?)```", read(DEPLOY_DOC), re.S):
+        if "serving.kserve.io" in block:
+            return [d for d in yaml.safe_load_all(block) if d is not None]
+    return None
+
+
+def extra_fields(obj, allowed):
+    return sorted(set(obj or {}) - allowed)
+
+
+def check_kserve_container(ctr, gets, env_names, flags, image_port):
+    env = {e["name"]: e for e in ctr.get("env", [])}
+    bad = extra_fields(ctr, CONTAINER)
+    check("kserve: container fields are a Container's", not bad, ", ".join(bad))
+    check("kserve: the container is kserve-container with an image",
+          ctr.get("name") == "kserve-container" and bool(ctr.get("image")))
+    unknown = sorted(k for k in env if k not in env_names and k not in OTHER_ENV)
+    check("kserve: every variable is an attnd option (no PROTOCOL)", not unknown,
+          ", ".join(unknown))
+    args = [a for a in ctr.get("args", []) if str(a).startswith("--")]
+    check("kserve: every flag is an attnd option",
+          all(a.split("=")[0] in flags for a in args), str(args))
+    ports = [p.get("containerPort") for p in ctr.get("ports", [])]
+    port = int((env.get("ATTND_PORT") or {}).get("value", image_port))
+    check("kserve: containerPort = ATTND_PORT = the image's port",
+          ports == [image_port] and port == image_port, "ports %s, ATTND_PORT %s" % (ports, port))
+    for kind in ("readinessProbe", "livenessProbe"):
+        get = (ctr.get(kind) or {}).get("httpGet") or {}
+        check("kserve: %s GETs a route on the port" % kind,
+              get.get("path") in gets and get.get("port") == image_port, str(get))
+    check("kserve: ATTND_API_KEY, when set, comes from a Secret",
+          "ATTND_API_KEY" not in env or check_key_ref(env["ATTND_API_KEY"]))
+    res = ctr.get("resources") or {}
+    check("kserve: requests equal limits",
+          res.get("requests") == res.get("limits") and bool(res.get("limits")), str(res))
+
+
+def check_key_ref(entry):
+    ref = secret_ref(entry)
+    return bool(ref.get("name")) and ref.get("optional") is True and "value" not in entry
+
+
+def check_kserve_example(gets, env_names, flags, image_port):
+    docs = kserve_example()
+    check("kserve: docs/deployment.md has the example", bool(docs))
+    if not docs:
+        return
+    by = {d.get("kind"): d for d in docs}
+    rt, isvc = by.get("ServingRuntime"), by.get("InferenceService")
+    check("kserve: a ServingRuntime (v1alpha1) and an InferenceService (v1beta1), named",
+          rt is not None and isvc is not None and len(docs) == 2
+          and rt.get("apiVersion") == "serving.kserve.io/v1alpha1"
+          and isvc.get("apiVersion") == "serving.kserve.io/v1beta1"
+          and all((d.get("metadata") or {}).get("name") for d in docs),
+          str([(d.get("apiVersion"), d.get("kind")) for d in docs]))
+    if rt is None or isvc is None:
+        return
+    spec = rt.get("spec") or {}
+    bad = extra_fields(spec, RUNTIME_SPEC)
+    formats = spec.get("supportedModelFormats") or []
+    bad += [f for m in formats for f in extra_fields(m, MODEL_FORMAT)]
+    check("kserve: ServingRuntime fields are KServe's", not bad, ", ".join(bad))
+    check("kserve: ServingRuntime speaks v2", "v2" in (spec.get("protocolVersions") or []))
+    ctrs = spec.get("containers") or []
+    check("kserve: ServingRuntime has one container", len(ctrs) == 1)
+    if ctrs:
+        check_kserve_container(ctrs[0], gets, env_names, flags, image_port)
+    pred = (isvc.get("spec") or {}).get("predictor") or {}
+    model = pred.get("model") or {}
+    bad = extra_fields(isvc.get("spec"), {"predictor", "transformer", "explainer"})
+    bad += extra_fields(pred, PREDICTOR) + extra_fields(model, MODEL)
+    bad += extra_fields(model.get("modelFormat"), MODEL_FORMAT)
+    check("kserve: InferenceService fields are KServe's", not bad, ", ".join(bad))
+    check("kserve: the InferenceService asks for the runtime, its format and v2",
+          model.get("runtime") == rt["metadata"]["name"]
+          and (model.get("modelFormat") or {}).get("name") in [m.get("name") for m in formats]
+          and model.get("protocolVersion") in (spec.get("protocolVersions") or []), str(model))
 
 
 def check_compose(compose, gets, image_port, env_names):
@@ -287,7 +525,7 @@ def main():
         print("FAIL %s not built (make build/attnd)" % attnd)
         print("0 passed, 1 failed")
         return 1
-    gets, env_names = attnd_facts(attnd)
+    gets, env_names, flags = attnd_facts(attnd)
     stages = dockerfile_facts(read(DOCKERFILE))
     check("Dockerfile: a build and a runtime stage on debian:bookworm-slim",
           len(stages) >= 2 and all(s["from"].startswith("debian:bookworm-slim") for s in stages))
@@ -320,6 +558,8 @@ def main():
         ports_by_name = check_deployment(dep, by_kind["ConfigMap"], gets, image_port,
                                          image_user, env_names)
         check_service_hpa_pdb(by_kind, dep, ports_by_name, image_port)
+        check_components(by_kind, dep, gets)
+    check_kserve_example(gets, env_names, flags, image_port)
     if compose is not None:
         check_compose(compose, gets, image_port, env_names)
 
