@@ -384,6 +384,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	api_reply_init(&r->reply, srv->max_response_bytes);
 	set_request_id(r);
 	atomic_fetch_add(&srv->active, 1);
+	atomic_fetch_add(&srv->receiving, 1);
 	metrics_in_flight(srv->metrics, +1);
 	return r;
 }
@@ -518,9 +519,19 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 	return MHD_YES;
 }
 
+/* The request is in whole (its final callback): a drain waits for it now. */
+static void request_received(struct request *r)
+{
+	if (r->received)
+		return;
+	r->received = 1;
+	atomic_fetch_sub(&r->srv->receiving, 1);
+}
+
 /* The call after the whole body, and the call after a resume. */
 static enum MHD_Result on_complete(struct request *r)
 {
+	request_received(r);
 	switch (r->state) {
 	case REQ_RECEIVING:
 		if (r->timed_out || past_deadline(r))
@@ -595,6 +606,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)srv->cfg->timeout);
 	log_and_count(r);
+	request_received(r);
 	request_free(r);
 	*con_cls = NULL;
 	metrics_in_flight(srv->metrics, -1);
@@ -646,13 +658,18 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 				       unsigned extra_flags)
 {
 	const struct attnd_config *cfg = srv->cfg;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG | extra_flags;
 	unsigned io_threads = (unsigned)config_io_thread_count(cfg);
 
 	/* the logger comes first so that every message of the set-up reaches it;
 	 * a pool of one is the single polling thread (MHD_quiesce_daemon needs
-	 * MHD_USE_ITC with a pool) */
+	 * MHD_USE_ITC with a pool). poll(), not epoll: libmicrohttpd 0.9.75's
+	 * epoll is edge-triggered, and a client's close that arrives in the same
+	 * edge as its last bytes (a partial request, then FIN) was never seen:
+	 * the socket sat in CLOSE-WAIT, holding its connection slot, until
+	 * --timeout (issue 17, item 1; docs/security.md). poll() is level-
+	 * triggered, so the end of the stream is read as soon as it is there. */
 	return MHD_start_daemon(
 	    flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
 	    mhd_log, srv, MHD_OPTION_THREAD_POOL_SIZE, io_threads > 1 ? io_threads : 0u,
@@ -729,6 +746,11 @@ void http_begin_drain(struct http_server *srv)
 long http_active(const struct http_server *srv)
 {
 	return atomic_load(&srv->active);
+}
+
+long http_received(const struct http_server *srv)
+{
+	return atomic_load(&srv->active) - atomic_load(&srv->receiving);
 }
 
 unsigned long http_completed(const struct http_server *srv)

@@ -41,6 +41,7 @@ struct http_server {
 	unsigned port;
 	atomic_int draining;
 	atomic_long active;
+	atomic_long receiving; /* of active: headers read, the body not yet whole */
 	atomic_ulong completed; /* requests freed since start */
 	atomic_ullong next_id;
 	unsigned long long id_seed;
@@ -67,6 +68,7 @@ struct request {
 	int timed_out;		/* the body passed --request-deadline */
 	int preflight;		/* answering an OPTIONS preflight */
 	int has_body;		/* Content-Length > 0 or chunked */
+	int received;		/* the final callback came: counted out of receiving */
 	char method[16];
 	char path[256];
 	char param[ROUTE_PARAM_MAX];

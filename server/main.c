@@ -4,8 +4,8 @@
  * Thread model (chosen on purpose; see STYLE.md rule 3):
  *
  * - libmicrohttpd runs a pool of --io-threads internal polling threads (default:
- *   the CPUs, as --threads), each on its own epoll
- *   (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY,
+ *   the CPUs, as --threads), each on its own poll() (not epoll: http.c,
+ *   start_daemon, says why) (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
  *   MHD_OPTION_THREAD_POOL_SIZE), that do all network I/O: accepting, reading
  *   headers and bodies, writing responses. A connection stays on the thread
  *   that accepted it ("the I/O thread" below), so small requests answered
@@ -27,7 +27,7 @@
  *   body of at most 512 bytes on a named model, at most 2^18 FLOPs, 2^12
  *   attention scores and 2^10 numbers in the answer, e.g. the four-word
  *   Korean example). Their whole work costs no more than the queue's
- *   hand-off to a worker and back (a condvar wake-up, two epoll_ctl, an
+ *   hand-off to a worker and back (a condvar wake-up, a resume, an
  *   eventfd write), so the I/O thread answers them itself, once the whole
  *   body is in: still no slow client holds a compute thread, and nothing
  *   long runs on the I/O thread. The API decodes the request (512 bytes at
@@ -111,7 +111,8 @@
  * - Signals: the SIGTERM/SIGINT handler only writes to a self-pipe that main
  *   reads, so no work happens in a signal handler. On one, the
  *   server drains: /readyz turns 503, the listening socket closes
- *   (MHD_quiesce_daemon), requests already received complete and are sent,
+ *   (MHD_quiesce_daemon), requests already received complete and are sent
+ *   (one whose body is still arriving is closed at the stop),
  *   then the daemon stops and attnd exits 0. If that takes longer than
  *   --drain-seconds, attnd logs it and exits 1 at once.
  */
@@ -354,17 +355,19 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Waits for every in-flight request; 0 when they all finished in time. */
+/* Waits for every request received whole; 0 when they all finished in
+ * time. One whose body is still arriving is not waited for: http_stop
+ * closes it (a client that stops mid-body cannot hold the exit). */
 static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 {
 	double deadline = now_seconds() + (double)cfg->drain_seconds;
 	const struct timespec tick = {0, 10 * 1000 * 1000};
 
 	http_begin_drain(d->http);
-	while (http_active(d->http) > 0) {
+	while (http_received(d->http) > 0) {
 		if (now_seconds() > deadline) {
 			log_error("drain: %ld requests still running after %llu s; exiting 1",
-				  http_active(d->http), cfg->drain_seconds);
+				  http_received(d->http), cfg->drain_seconds);
 			return -1;
 		}
 		nanosleep(&tick, NULL);

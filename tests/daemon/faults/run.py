@@ -39,6 +39,17 @@ it replaces), breaks something, and checks what must survive:
                     from 127.0.0.1 are served fast; within the timeout plus 4 s
                     the server has closed every one; --per-ip-limit (256)
                     refuses the 257th connection from one address
+  half_closed       1000 half-closed partial requests (a header line, or the
+                    headers and part of a body, then close at once) from
+                    127.0.0.2 .. 127.0.0.6: /healthz answers within 100 ms,
+                    within 1 s nothing is in flight and `ss` shows no
+                    CLOSE-WAIT on the port; descriptors and memory back (issue
+                    17, item 1: libmicrohttpd's edge-triggered epoll missed a
+                    close that came with data)
+  sigterm_partial   SIGTERM with a request held mid-body by a client that
+                    neither sends nor closes (--drain-seconds 20): attnd exits
+                    0 within 3 s, and a whole request in flight beside it is
+                    still answered
   sigterm_load      SIGTERM under wrk load with 6 long requests in flight:
                     every accepted long request gets its whole 200 answer,
                     wrk sees no truncated answer (read errors) and no status
@@ -516,6 +527,63 @@ def test_idle_500(report):
         settled(report, "idle_500", d, fds0, rss0)
 
 
+PARTIALS = [b"GET /healthz HTTP/1.1\r\nHost: att",
+            raw_request(b'{"model":"tiny","text":"the cat sat on the mat"}')[:-20]]
+
+
+def close_wait(port):
+    """Server sockets of port in CLOSE-WAIT (`ss`), or None without ss."""
+    if shutil.which("ss") is None:
+        return None
+    out = subprocess.run(["ss", "-Htan", "state", "close-wait", "sport", "= :%d" % port],
+                         capture_output=True, text=True, timeout=10).stdout
+    return len(out.strip().splitlines())
+
+
+def test_half_closed(report):
+    with attnd.Daemon(["--threads", str(WORKERS), "--timeout", "30"]) as d:
+        fds0, rss0 = baseline(d)
+        t0 = time.monotonic()
+        for i in range(1000):
+            s = attnd.connect("127.0.0.1", d.port, 5.0, "127.0.0.%d" % (2 + i % 5))
+            s.sendall(PARTIALS[i % 2])
+            s.close()
+        report.note("half_closed: 1000 sent and closed in %.2f s" % (time.monotonic() - t0))
+        ok, ms = healthz_fast(d.port)
+        report.check("half_closed: /healthz fast after the flood", ok, "%s ms" % ms)
+        freed = attnd.wait_until(lambda: in_flight(d.port) == 1.0 and close_wait(d.port) in (0, None),
+                                 1.0, 0.05)
+        report.check("half_closed: slots freed within 1 s, no CLOSE-WAIT", freed,
+                     "in flight %s, CLOSE-WAIT %s" % (in_flight(d.port), close_wait(d.port)))
+        settled(report, "half_closed", d, fds0, rss0)
+
+
+def test_sigterm_partial(report):
+    d = attnd.Daemon(["--threads", str(WORKERS), "--drain-seconds", "20"])
+    try:
+        held = attnd.connect("127.0.0.1", d.port, 10.0)
+        held.sendall(PARTIALS[1])
+        seen = attnd.wait_until(lambda: in_flight(d.port) == 2.0, WAIT)
+        report.check("sigterm_partial: the partial request is in flight", seen,
+                     "in flight %s" % in_flight(d.port))
+        whole = LongClient(d.port, heavy_body(3000))
+        whole.start()
+        ok, last = attnd.wait_metrics(d.port, received(1), WAIT)
+        t0 = time.monotonic()
+        d.signal(signal.SIGTERM)
+        rc = d.wait(3.0)
+        report.check("sigterm_partial: exits 0 within 3 s", rc == 0,
+                     "exit status %s after %.1f s" % (rc, time.monotonic() - t0))
+        whole.join(30)
+        r = whole.response
+        report.check("sigterm_partial: the whole request beside it answered", ok and r is not None
+                     and r.status == 200 and r.complete, repr(r))
+        report.note("sigterm_partial: exited %.2f s after SIGTERM" % (time.monotonic() - t0))
+        held.close()
+    finally:
+        d.cleanup()
+
+
 def wrk_start(port, seconds, conns, bodies, path="/v1/attention", threads=2):
     """wrk in the background with mix.lua; bodies: [(weight, bytes)]."""
     tmp = tempfile.mkdtemp(prefix="attnd-faults-")
@@ -676,7 +744,8 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("cancelled_queued", test_cancelled_queued),
          ("mid_response", test_mid_response), ("stalled_reader", test_stalled_reader),
          ("pending_readers", test_pending_readers),
-         ("idle_500", test_idle_500), ("sigterm_load", test_sigterm_load),
+         ("idle_500", test_idle_500), ("half_closed", test_half_closed),
+         ("sigterm_partial", test_sigterm_partial), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]
 
 
