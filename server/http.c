@@ -45,6 +45,7 @@
 #include "api/error.h"
 #include "common/fmt.h"
 #include "compress.h"
+#include "framing.h"
 #include "headers.h"
 #include "log.h"
 #include "route.h"
@@ -412,12 +413,24 @@ static enum MHD_Result admit_inline(struct request *r)
 	return MHD_YES;
 }
 
+/* A request whose framing this server and another could read two ways:
+ * 400 at once, before routing, and the connection closes after it (RFC
+ * 9112 section 11.2: what follows cannot be trusted to be a request). */
+static enum MHD_Result refuse_framing(struct request *r)
+{
+	r->must_close = 1;
+	return refuse(r, REJ_BAD_FRAMING);
+}
+
 /* Everything decided from the request line and headers alone. */
-static enum MHD_Result on_headers(struct request *r, const char *url, const char *method)
+static enum MHD_Result on_headers(struct request *r, const char *url, const char *method,
+				  const char *version)
 {
 	int options = strcmp(method, "OPTIONS") == 0;
 	enum route_result found;
 
+	if (framing_check(r->conn, url, version, r->detail, sizeof r->detail) != 0)
+		return refuse_framing(r);
 	r->has_body = hdr_announces_body(r->conn);
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
@@ -427,14 +440,14 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		r->route = NULL;
 		r->preflight = 1;
 		if (hdr_framing_ambiguous(r->conn))
-			return refuse(r, REJ_BAD_FRAMING);
+			return refuse_framing(r);
 		return admit_inline(r);
 	}
 	if (found == ROUTE_NO_METHOD)
 		return refuse_early(r, REJ_METHOD);
 	r->vary_encoding = r->route->kind == ROUTE_COMPUTE && r->srv->cfg->compress_level > 0;
 	if (hdr_framing_ambiguous(r->conn))
-		return refuse(r, REJ_BAD_FRAMING);
+		return refuse_framing(r);
 	if (!authorized(r))
 		return refuse_early(r, REJ_UNAUTHORIZED);
 	if (r->route->kind == ROUTE_COMPUTE)
@@ -449,23 +462,22 @@ static int past_deadline(const struct request *r)
 
 /* A chunk of a gzip or deflate body, inflated into r->body, whose hard
  * maximum (--max-body) bounds the inflated bytes: a zip bomb stops there,
- * with nothing allocated past it. The bytes on the wire are bounded too. */
+ * with nothing allocated past it, and is cut off with 413. The bytes on the
+ * wire are bounded too. */
 static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t n)
 {
 	enum decode_status st;
 
-	if (r->bytes_in > r->srv->cfg->max_body) {
-		r->too_large = 1;
-		return MHD_YES;
-	}
+	if (r->bytes_in > r->srv->cfg->max_body)
+		return cut_off(r, REJ_TOO_LARGE);
 	st = body_decoder_feed(r->decoder, data, n, &r->body);
 	if (st == DECODE_NOMEM)
 		return MHD_NO; /* out of memory: close the connection */
 	if (st == DECODE_TOO_LARGE) {
-		r->too_large = 1;
 		snprintf(r->detail, sizeof r->detail,
 			 "the request body inflates to more than --max-body (%llu bytes)",
 			 r->srv->cfg->max_body);
+		return cut_off(r, REJ_TOO_LARGE);
 	}
 	return MHD_YES;
 }
@@ -487,33 +499,31 @@ static int body_inflated(struct request *r)
 	return st == DECODE_OK;
 }
 
-/* A body chunk: appended, or counted and dropped once past --max-body.
- * libmicrohttpd 0.9.75 takes no response in the middle of a body, so a
- * refusal found here is answered on the final callback. A request past
- * --request-deadline gets one more chunk to end its body (then 408); after
- * that the connection is closed rather than read forever. */
+/* A body chunk: appended, or the request cut off. libmicrohttpd 0.9.75
+ * takes no response in the middle of a body, so a body that passes
+ * --max-body (a chunked one can, whatever it announced) or arrives past
+ * --request-deadline is answered on the socket itself, 413 or 408 with
+ * Connection: close (cutoff.h), and the connection closed: it is not read
+ * (and discarded) until it ends, which it may never do. */
 static enum MHD_Result on_body(struct request *r, const char *data, size_t *size)
 {
 	size_t n = *size;
 
 	*size = 0;
 	r->bytes_in += n;
-	if (r->state != REQ_RECEIVING) /* answered or refusing: the body is not needed; */
-		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES; /* chunked: bounded */
-	if (r->timed_out)
-		return MHD_NO;
-	if (past_deadline(r)) {
-		r->timed_out = 1;
+	if (r->state == REQ_ANSWERED) /* refused before the body: libmicrohttpd drops it */
+		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES;
+	if (r->state != REQ_RECEIVING) { /* an inline route: the body is not needed */
+		if (r->bytes_in > r->srv->cfg->max_body)
+			return cut_off(r, REJ_TOO_LARGE);
 		return MHD_YES;
 	}
-	if (r->too_large)
-		return MHD_YES;
+	if (past_deadline(r))
+		return cut_off(r, REJ_TIMEOUT);
 	if (r->decoder != NULL)
 		return on_coded_body(r, data, n);
-	if (n > r->body.max - r->body.len) {
-		r->too_large = 1;
-		return MHD_YES;
-	}
+	if (n > r->body.max - r->body.len)
+		return cut_off(r, REJ_TOO_LARGE);
 	if (buf_append(&r->body, data, n) != 0)
 		return MHD_NO; /* out of memory: close the connection */
 	return MHD_YES;
@@ -534,10 +544,8 @@ static enum MHD_Result on_complete(struct request *r)
 	request_received(r);
 	switch (r->state) {
 	case REQ_RECEIVING:
-		if (r->timed_out || past_deadline(r))
+		if (past_deadline(r))
 			return refuse(r, REJ_TIMEOUT);
-		if (r->too_large)
-			return refuse(r, REJ_TOO_LARGE);
 		if (!body_inflated(r))
 			return refuse(r, REJ_BAD_ENCODING);
 		if (compute_small(r))
@@ -564,13 +572,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	struct request *r = *con_cls;
 
-	(void)version;
 	if (r == NULL) {
 		r = request_new(cls, conn, url, method);
 		if (r == NULL)
 			return MHD_NO;
 		*con_cls = r;
-		return on_headers(r, url, method);
+		return on_headers(r, url, method, version);
 	}
 	if (*upload_data_size > 0)
 		return on_body(r, upload_data, upload_data_size);
@@ -677,7 +684,8 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 	    (unsigned)cfg->connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    (unsigned)cfg->per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)cfg->connection_memory, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK,
+	    framing_unescape, NULL, MHD_OPTION_END);
 }
 
 struct http_server *http_start(const struct http_deps *deps, char *err, size_t errlen)

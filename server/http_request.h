@@ -64,11 +64,10 @@ struct request {
 	enum metric_route metric;
 	enum request_state state;
 	enum rejection refusal; /* when REQ_REFUSED */
-	int too_large;		/* the body passed --max-body: discard the rest */
-	int timed_out;		/* the body passed --request-deadline */
 	int preflight;		/* answering an OPTIONS preflight */
 	int has_body;		/* Content-Length > 0 or chunked */
 	int received;		/* the final callback came: counted out of receiving */
+	int must_close;		/* answer with Connection: close, then close */
 	char method[16];
 	char path[256];
 	char param[ROUTE_PARAM_MAX];
@@ -112,6 +111,12 @@ enum MHD_Result refuse(struct request *r, enum rejection why);
 
 /* The refusal now when a body is coming, else on the final callback. */
 enum MHD_Result refuse_early(struct request *r, enum rejection why);
+
+/* The refusal `why` written to the socket now, in the middle of the body
+ * (cutoff.h), with Connection: close; returns MHD_NO, so libmicrohttpd
+ * closes the connection. r's status stays 0 (logged as no answer) when the
+ * socket did not take it. */
+enum MHD_Result cut_off(struct request *r, enum rejection why);
 
 /* The API's reply of r. */
 enum MHD_Result answer_reply(struct request *r);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/fmt.h"
+#include "cutoff.h"
 #include "api/error.h"
 
 /* The transport's refusals: the error kind and message, one row per reason. */
@@ -150,7 +151,7 @@ static int add_headers(const struct request *r, struct MHD_Response *resp, int s
 	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
 	h[n++] = (struct header_pair){"Server-Timing", timing};
 	h[n++] = (struct header_pair){"Cache-Control", r->cache_control};
-	if (atomic_load(&r->srv->draining))
+	if (atomic_load(&r->srv->draining) || r->must_close)
 		h[n++] = (struct header_pair){"Connection", "close"};
 	if (r->reply.inference_header_len > 0) { /* a v2 answer with binary tensors */
 		snprintf(json_len, sizeof json_len, "%zu", r->reply.inference_header_len);
@@ -222,20 +223,29 @@ static int v2_path(const char *path)
 	return strncmp(path, "/v2", 3) == 0 && (path[3] == '\0' || path[3] == '/');
 }
 
-enum MHD_Result refuse(struct request *r, enum rejection why)
+/* The error body of refusal `why` in r's API version into b (made here,
+ * the caller's to release); returns its status. */
+static int refusal_body(const struct request *r, enum rejection why, struct buf *b)
 {
 	struct api_error e;
-	struct buf b;
-	enum MHD_Result ret;
 
 	api_fail(&e, refusal_reply[why].kind, NULL, "%s",
 		 r->detail[0] != '\0' ? r->detail : refusal_reply[why].message);
-	buf_init(&b, SMALL_BODY_MAX);
+	buf_init(b, SMALL_BODY_MAX);
 	if (v2_path(r->path))
-		api_v2_error_body(e.message, &b);
+		api_v2_error_body(e.message, b);
 	else
-		api_error_body(&e, &b);
-	ret = respond(r, e.status, &b, "application/json");
+		api_error_body(&e, b);
+	return e.status;
+}
+
+enum MHD_Result refuse(struct request *r, enum rejection why)
+{
+	struct buf b;
+	int status = refusal_body(r, why, &b);
+	enum MHD_Result ret;
+
+	ret = respond(r, status, &b, "application/json");
 	buf_release(&b);
 	if (ret == MHD_YES)
 		metrics_reject(r->srv->metrics, why);
@@ -263,6 +273,27 @@ static int hold_answer(struct request *r, size_t n)
 		r->write_watched = 1;
 	}
 	return 0;
+}
+
+enum MHD_Result cut_off(struct request *r, enum rejection why)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const struct cutoff_header h[] = {{"X-Request-Id", r->request_id},
+					  {"Cache-Control", "no-store"}};
+	struct buf b;
+	int status = refusal_body(r, why, &b);
+
+	r->state = REQ_ANSWERED;
+	if (ci != NULL && b.data != NULL &&
+	    cutoff_send(ci->connect_fd, status, h, sizeof h / sizeof h[0], "application/json",
+			b.data, b.len) == 0) {
+		r->status = status;
+		r->bytes_out = b.len;
+		metrics_reject(r->srv->metrics, why);
+	}
+	buf_release(&b);
+	return MHD_NO;
 }
 
 enum MHD_Result answer_reply(struct request *r)

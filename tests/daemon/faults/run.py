@@ -50,6 +50,16 @@ it replaces), breaks something, and checks what must survive:
                     neither sends nor closes (--drain-seconds 20): attnd exits
                     0 within 3 s, and a whole request in flight beside it is
                     still answered
+  endless_chunked   --max-body 65536: 4 clients each stream a chunked body
+                    without end; each gets 413 payload_too_large (JSON,
+                    Connection: close) while still sending, within 64 KiB
+                    of the limit (read, as the access log says), then
+                    the server closes; nothing is left
+                    in flight, descriptors and memory back
+  trickled_body     --request-deadline 2: a body trickled a byte every
+                    0.2 s gets 408 request_timeout (JSON, Connection: close)
+                    at the first byte past the deadline, then the close,
+                    not EOF; logged 408
   sigterm_load      SIGTERM under wrk load with 6 long requests in flight:
                     every accepted long request gets its whole 200 answer,
                     wrk sees no truncated answer (read errors) and no status
@@ -584,6 +594,103 @@ def test_sigterm_partial(report):
         d.cleanup()
 
 
+CHUNKED_HEAD = (b"POST /v1/attention HTTP/1.1\r\nHost: attnd\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n")
+
+
+def stream_until_answered(s, chunk, cap):
+    """Sends chunk after chunk until the server answers or closes, or cap
+    bytes went: (bytes sent, the answer's Response or None)."""
+    sent = 0
+    s.setblocking(False)
+    while sent < cap:
+        ready_r, ready_w, _ = select.select([s], [s], [], 10.0)
+        if ready_r:
+            break
+        if not ready_w:
+            return sent, None
+        try:
+            sent += s.send(chunk)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:
+            break
+    s.setblocking(True)
+    return sent, attnd.Reader(s).read(10.0)
+
+
+def cut_off_answer(r, status, code):
+    """'' when r is the JSON refusal with Connection: close, else why not."""
+    if r is None or r.status != status:
+        return "status %s" % (r.status if r else None)
+    if r.error_fields()[0] != code:
+        return "body %r" % r.body[:120]
+    if "close" not in r.headers.get("connection", ""):
+        return "no Connection: close (%s)" % r.headers
+    return ""
+
+
+def logged_bytes_in(d, status, nth):
+    """bytes_in of the nth access-log line with this status, or None."""
+    lines = re.findall(r" %d (\d+) \d+ " % status, d.log_tail(1 << 20))
+    return int(lines[nth - 1]) if len(lines) >= nth else None
+
+
+def test_endless_chunked(report):
+    limit = 65536
+    with attnd.Daemon(["--threads", str(WORKERS), "--max-body", str(limit)]) as d:
+        fds0, rss0 = baseline(d)
+        piece = b"[" * 8192
+        chunk = b"%x\r\n" % len(piece) + piece + b"\r\n"
+        n0 = len(re.findall(r" 413 \d+ \d+ ", d.log_tail(1 << 20)))  # the baseline's (declared too large)
+        for i in range(4):
+            s = attnd.connect("127.0.0.1", d.port, 10.0)
+            s.sendall(CHUNKED_HEAD)
+            sent, r = stream_until_answered(s, chunk, 64 << 20)
+            why = cut_off_answer(r, 413, "payload_too_large")
+            report.check("endless_chunked %d: 413 while still sending" % i, not why and sent < 64 << 20, why)
+            # the bytes the server read (the access log's bytes_in), not the
+            # bytes sent: loopback's socket buffers hold megabytes
+            read_in = attnd.wait_until(lambda: logged_bytes_in(d, 413, n0 + i + 1), WAIT)
+            report.check("endless_chunked %d: cut within 64 KiB read past the limit" % i,
+                         read_in is not None and read_in < limit + (64 << 10),
+                         "%s bytes read, %d sent" % (read_in, sent))
+            report.check("endless_chunked %d: then closed" % i, r is not None and r.closed
+                         or server_closed(s), repr(r))
+            s.close()
+        report.note("endless_chunked: the last was cut after %s bytes read, %d sent (limit %d)"
+                    % (read_in, sent, limit))
+        settled(report, "endless_chunked", d, fds0, rss0)
+
+
+def test_trickled_body(report):
+    deadline = 2
+    with attnd.Daemon(["--threads", str(WORKERS), "--request-deadline", str(deadline)]) as d:
+        s = attnd.connect("127.0.0.1", d.port, 10.0)
+        s.sendall(raw_request(b"[" * 1000)[:-1000])
+        t0 = time.monotonic()
+        r = None
+        while time.monotonic() - t0 < deadline + 5:
+            ready, _, _ = select.select([s], [], [], 0.2)
+            if ready:
+                r = attnd.Reader(s).read(5.0)
+                break
+            try:
+                s.send(b"[")
+            except OSError:
+                break
+        took = time.monotonic() - t0
+        why = cut_off_answer(r, 408, "request_timeout")
+        report.check("trickled_body: 408 request_timeout, not EOF", not why, why)
+        report.check("trickled_body: answered within a second of the deadline",
+                     deadline <= took < deadline + 1.0, "%.2f s" % took)
+        report.check("trickled_body: then closed", r is not None and (r.closed or server_closed(s)), repr(r))
+        s.close()
+        logged = attnd.wait_until(lambda: " 408 " in d.log_tail(), WAIT)
+        report.check("trickled_body: logged 408", logged, d.log_tail(400))
+        report.note("trickled_body: answered %.2f s after the headers (--request-deadline %d)" % (took, deadline))
+
+
 def wrk_start(port, seconds, conns, bodies, path="/v1/attention", threads=2):
     """wrk in the background with mix.lua; bodies: [(weight, bytes)]."""
     tmp = tempfile.mkdtemp(prefix="attnd-faults-")
@@ -745,7 +852,8 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("mid_response", test_mid_response), ("stalled_reader", test_stalled_reader),
          ("pending_readers", test_pending_readers),
          ("idle_500", test_idle_500), ("half_closed", test_half_closed),
-         ("sigterm_partial", test_sigterm_partial), ("sigterm_load", test_sigterm_load),
+         ("sigterm_partial", test_sigterm_partial), ("endless_chunked", test_endless_chunked),
+         ("trickled_body", test_trickled_body), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]
 
 

@@ -118,8 +118,10 @@ def build_request(case):
     """(head bytes, body bytes as sent)."""
     body = build_body(case.get("body", ""))
     framing = case.get("framing", "length")
-    lines = ["%s %s HTTP/1.1" % (case.get("method", "POST"), case.get("path", "/v1/attention"))]
-    lines.append("Host: attnd")
+    lines = ["%s %s %s" % (case.get("method", "POST"), case.get("path", "/v1/attention"),
+                           case.get("version", "HTTP/1.1"))]
+    host = case.get("host", "attnd")
+    lines += ["Host: " + h for h in (host if isinstance(host, list) else [host] if host else [])]
     headers = case.get("headers", ["Content-Type: application/json"])
     lines += headers
     if framing == "length":
@@ -128,7 +130,7 @@ def build_request(case):
         lines.append("Transfer-Encoding: chunked")
         body = chunked(body, case.get("chunk_size", 4096))
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    return head, body
+    return head, body + build_body(case.get("after", ""))
 
 
 def send_case(port, case):
@@ -143,11 +145,28 @@ def send_case(port, case):
                 s.sendall(body)
             except OSError:
                 pass  # answered and closed before the whole body was read
-        r = attnd.Reader(s).read(timeout, case.get("method") == "HEAD")
+        reader = attnd.Reader(s)
+        r = reader.read(timeout, case.get("method") == "HEAD")
+        if case["expect"].get("closed"):
+            r.after = rest_until_close(reader, 5.0)
     finally:
         s.close()
     r.elapsed = time.monotonic() - t0
     return r
+
+
+def rest_until_close(reader, timeout):
+    """What the server sends after the first answer, up to its close: b""
+    when it closed at once; None when it kept the connection open."""
+    deadline = time.monotonic() + timeout
+    try:
+        while not reader.eof:
+            reader._fill(deadline)
+    except (socket.timeout, TimeoutError):
+        return None
+    except OSError:
+        pass  # a reset is a close
+    return bytes(reader.buf)
 
 
 def check_answer(report, name, case, r, bounds):
@@ -168,6 +187,13 @@ def check_answer(report, name, case, r, bounds):
         why.append("expected libmicrohttpd's own page, got a JSON error")
     if exp.get("json", True) and "code" in exp and r.json() is None:
         why.append("body is not JSON: %r" % r.body[:80])
+    if exp.get("closed"):
+        if "close" not in r.headers.get("connection", "").lower():
+            why.append("no Connection: close")
+        if r.after is None:
+            why.append("the connection was kept open")
+        elif r.after:
+            why.append("more came after the answer: %r" % r.after[:60])
     if exp.get("no_continue") and 100 in r.interim:
         why.append("sent 100 Continue")
     if bounds and "max_seconds" in exp and r.elapsed > exp["max_seconds"]:

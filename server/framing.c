@@ -1,0 +1,151 @@
+/*
+ * framing.c: strict HTTP/1.1 message syntax on what libmicrohttpd parsed
+ * (framing.h says what is refused, and why here rather than in the library).
+ */
+#include "framing.h"
+
+#include <microhttpd.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Bytes between a header's name and its value in a well-formed line: the
+ * colon (a NUL now) and the optional whitespace before the value. A field
+ * with more leading whitespace than this is refused as malformed too. */
+enum { FIELD_GAP_MAX = 64, SHOWN_MAX = 40 };
+
+/* RFC 9110 section 5.6.2: tchar. */
+static int is_tchar(unsigned char c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return 1;
+	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static int is_ctl(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+/* Up to SHOWN_MAX bytes of s[n] for a message: printable ASCII kept, any
+ * other byte as '?', so a hostile name cannot break the JSON or the log. */
+static void shown(char *dst, const char *s, size_t n)
+{
+	size_t k = n < SHOWN_MAX ? n : SHOWN_MAX;
+
+	for (size_t i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		dst[i] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? (char)c : '?';
+	}
+	dst[k] = '\0';
+}
+
+/* libmicrohttpd 0.9.75 parses "Name: value" in place in its read buffer:
+ * the colon becomes NUL, the value starts after the whitespace that
+ * follows. An obs-fold is glued onto the name in memory allocated
+ * elsewhere, so the value no longer follows its name. 1 when it does. */
+static int value_follows_name(const char *key, size_t key_size, const char *value)
+{
+	uintptr_t k_end = (uintptr_t)key + key_size;
+	uintptr_t v = (uintptr_t)value;
+
+	if (v <= k_end || v - k_end > FIELD_GAP_MAX)
+		return 0;
+	if (key[key_size] != '\0')
+		return 0;
+	for (const char *p = key + key_size + 1; p < value; p++) {
+		if (*p != ' ' && *p != '\t')
+			return 0;
+	}
+	return 1;
+}
+
+struct field_scan {
+	int hosts;
+	char *why;
+	size_t cap;
+};
+
+static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				   size_t key_size, const char *value, size_t value_size)
+{
+	struct field_scan *f = cls;
+	char name[SHOWN_MAX + 1];
+
+	(void)kind;
+	(void)value_size;
+	shown(name, key, key_size);
+	if (key_size == 0) {
+		snprintf(f->why, f->cap, "a header line without a name");
+		return MHD_NO;
+	}
+	for (size_t i = 0; i < key_size; i++) {
+		if (!is_tchar((unsigned char)key[i])) {
+			snprintf(f->why, f->cap,
+				 "header name '%s' has a byte not allowed in a name at %zu "
+				 "(whitespace before the colon, or a control character)",
+				 name, i);
+			return MHD_NO;
+		}
+	}
+	if (value == NULL || !value_follows_name(key, key_size, value)) {
+		snprintf(f->why, f->cap,
+			 "header '%s' is folded onto the next line (obs-fold): not accepted", name);
+		return MHD_NO;
+	}
+	if (key_size == 4 && strncasecmp(key, "Host", 4) == 0)
+		f->hosts++;
+	return MHD_YES;
+}
+
+static int target_ok(const char *url, char *why, size_t cap)
+{
+	for (size_t i = 0; url[i] != '\0'; i++) {
+		if (is_ctl((unsigned char)url[i])) {
+			snprintf(why, cap,
+				 "the request target has a control character at byte %zu "
+				 "(raw, or percent-encoded such as %%00)",
+				 i);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int framing_check(struct MHD_Connection *conn, const char *url, const char *version, char *why,
+		  size_t cap)
+{
+	struct field_scan f = {0, why, cap};
+
+	why[0] = '\0';
+	if (!target_ok(url, why, cap))
+		return -1;
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, check_field, &f);
+	if (why[0] != '\0')
+		return -1;
+	if (f.hosts > 1) {
+		snprintf(why, cap, "%d Host headers: send exactly one", f.hosts);
+		return -1;
+	}
+	if (f.hosts == 0 && strcmp(version, "HTTP/1.1") == 0) {
+		snprintf(why, cap, "an HTTP/1.1 request needs a Host header");
+		return -1;
+	}
+	return 0;
+}
+
+size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	size_t n = MHD_http_unescape(s);
+
+	(void)cls;
+	(void)conn;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\0')
+			s[i] = 0x7f;
+	}
+	return n;
+}

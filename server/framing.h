@@ -1,0 +1,40 @@
+/*
+ * framing.h: strict HTTP/1.1 message syntax (RFC 9112) on what
+ * libmicrohttpd 0.9.75 parsed: the checks it leaves to the application,
+ * made before any routing so that a request read one way here and another
+ * way by a proxy in front is refused (400, then the connection closes)
+ * rather than served.
+ *
+ * Refused: a header name that is not a token (whitespace before the colon,
+ * control characters, a line that starts with whitespace); an obs-fold
+ * (a header continued on the next line: libmicrohttpd 0.9.75 glues the
+ * continuation onto the *name*, so the header moves out of its line in the
+ * read buffer, which is how it is seen); an HTTP/1.1 request without Host,
+ * or any with two; a control character in the request target, raw or
+ * percent-encoded (%00 among them: framing_unescape keeps it from
+ * truncating the path).
+ *
+ * Pure functions of one connection's parsed request (headers.h's rules):
+ * nothing is allocated or kept.
+ */
+#ifndef SERVER_FRAMING_H
+#define SERVER_FRAMING_H
+
+#include <stddef.h>
+
+struct MHD_Connection;
+
+/* 0 when the request line and headers are well formed; else -1 with a
+ * message (printable ASCII, naming what and where) in why[cap]. url is the
+ * target as libmicrohttpd passes it (unescaped by framing_unescape),
+ * version the protocol ("HTTP/1.1"). */
+int framing_check(struct MHD_Connection *conn, const char *url, const char *version, char *why,
+		  size_t cap);
+
+/* libmicrohttpd's MHD_OPTION_UNESCAPE_CALLBACK: decodes %HH in place as its
+ * default does (MHD_http_unescape), but a decoded NUL becomes DEL (0x7f),
+ * a control character framing_check refuses, instead of ending the path
+ * early (`/healthz%00x` was served as /healthz). Returns the new length. */
+size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s);
+
+#endif
