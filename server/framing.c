@@ -137,6 +137,32 @@ int framing_check(struct MHD_Connection *conn, const char *url, const char *vers
 	return 0;
 }
 
+/* libmicrohttpd 0.9.75's record of one header (struct MHD_HTTP_Header:
+ * next, name, name size, value, value size, kind), rounded up. */
+enum { HEADER_RECORD_BYTES = 64 };
+
+static enum MHD_Result add_field_bytes(void *cls, enum MHD_ValueKind kind, const char *key,
+				       size_t key_size, const char *value, size_t value_size)
+{
+	size_t *total = cls;
+
+	(void)kind;
+	(void)key;
+	(void)value;
+	*total += key_size + value_size + 4 + HEADER_RECORD_BYTES; /* ": " and CRLF */
+	return MHD_YES;
+}
+
+size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
+			  const char *version)
+{
+	size_t total = strlen(method) + strlen(url) + strlen(version) + 4;
+
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND | MHD_COOKIE_KIND | MHD_GET_ARGUMENT_KIND,
+				    add_field_bytes, &total);
+	return total;
+}
+
 size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s)
 {
 	size_t n = MHD_http_unescape(s);

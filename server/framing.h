@@ -31,6 +31,16 @@ struct MHD_Connection;
 int framing_check(struct MHD_Connection *conn, const char *url, const char *version, char *why,
 		  size_t cap);
 
+/* What the request line and headers hold of the connection's memory pool
+ * (--connection-memory) once libmicrohttpd has parsed them: their bytes and
+ * a record per header, cookie and query argument. Above the pool less
+ * FRAMING_HEAD_ROOM, the answer's own header cannot be made there: in
+ * 0.9.75 the connection was closed with no answer at all (the access log
+ * saying 200), so http.c answers such a request itself (cutoff.h). */
+enum { FRAMING_HEAD_ROOM = 4096 };
+size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
+			  const char *version);
+
 /* libmicrohttpd's MHD_OPTION_UNESCAPE_CALLBACK: decodes %HH in place as its
  * default does (MHD_http_unescape), but a decoded NUL becomes DEL (0x7f),
  * a control character framing_check refuses, instead of ending the path

@@ -385,7 +385,6 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	api_reply_init(&r->reply, srv->max_response_bytes);
 	set_request_id(r);
 	atomic_fetch_add(&srv->active, 1);
-	atomic_fetch_add(&srv->receiving, 1);
 	metrics_in_flight(srv->metrics, +1);
 	return r;
 }
@@ -422,6 +421,23 @@ static enum MHD_Result refuse_framing(struct request *r)
 	return refuse(r, REJ_BAD_FRAMING);
 }
 
+/* Headers that fill --connection-memory but for FRAMING_HEAD_ROOM: 1, with
+ * r->detail saying so (framing.h). */
+static int head_too_large(struct request *r, const char *url, const char *method,
+			  const char *version)
+{
+	size_t pool = (size_t)r->srv->cfg->connection_memory;
+	size_t used = framing_head_bytes(r->conn, url, method, version);
+
+	if (pool > FRAMING_HEAD_ROOM && used <= pool - FRAMING_HEAD_ROOM)
+		return 0;
+	snprintf(r->detail, sizeof r->detail,
+		 "the request line and headers take about %zu bytes: more than "
+		 "--connection-memory (%zu) allows, less %d bytes for the answer",
+		 used, pool, (int)FRAMING_HEAD_ROOM);
+	return 1;
+}
+
 /* Everything decided from the request line and headers alone. */
 static enum MHD_Result on_headers(struct request *r, const char *url, const char *method,
 				  const char *version)
@@ -431,6 +447,8 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 
 	if (framing_check(r->conn, url, version, r->detail, sizeof r->detail) != 0)
 		return refuse_framing(r);
+	if (head_too_large(r, url, method, version))
+		return cut_off(r, REJ_BAD_FRAMING); /* no room left for libmicrohttpd's answer */
 	r->has_body = hdr_announces_body(r->conn);
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
@@ -529,19 +547,9 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 	return MHD_YES;
 }
 
-/* The request is in whole (its final callback): a drain waits for it now. */
-static void request_received(struct request *r)
-{
-	if (r->received)
-		return;
-	r->received = 1;
-	atomic_fetch_sub(&r->srv->receiving, 1);
-}
-
 /* The call after the whole body, and the call after a resume. */
 static enum MHD_Result on_complete(struct request *r)
 {
-	request_received(r);
 	switch (r->state) {
 	case REQ_RECEIVING:
 		if (past_deadline(r))
@@ -613,7 +621,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)srv->cfg->timeout);
 	log_and_count(r);
-	request_received(r);
 	request_free(r);
 	*con_cls = NULL;
 	metrics_in_flight(srv->metrics, -1);
@@ -754,11 +761,6 @@ void http_begin_drain(struct http_server *srv)
 long http_active(const struct http_server *srv)
 {
 	return atomic_load(&srv->active);
-}
-
-long http_received(const struct http_server *srv)
-{
-	return atomic_load(&srv->active) - atomic_load(&srv->receiving);
 }
 
 unsigned long http_completed(const struct http_server *srv)

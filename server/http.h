@@ -47,15 +47,10 @@ void http_begin_drain(struct http_server *srv);
 /* Requests received (headers read) and not yet completed. */
 long http_active(const struct http_server *srv);
 
-/* Of those, the ones received whole (their final callback came): what a
- * drain waits for. A request still arriving (a body half sent, a client
- * that stopped sending) is cut when the daemon stops: it is not in yet. */
-long http_received(const struct http_server *srv);
-
 /* Requests completed (their state freed) since http_start. */
 unsigned long http_completed(const struct http_server *srv);
 
-/* Stops the daemon and frees srv. Call only when http_received() is 0:
+/* Stops the daemon and frees srv. Call only when http_active() is 0:
  * libmicrohttpd cannot stop with suspended connections. */
 void http_stop(struct http_server *srv);
 

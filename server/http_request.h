@@ -41,7 +41,6 @@ struct http_server {
 	unsigned port;
 	atomic_int draining;
 	atomic_long active;
-	atomic_long receiving; /* of active: headers read, the body not yet whole */
 	atomic_ulong completed; /* requests freed since start */
 	atomic_ullong next_id;
 	unsigned long long id_seed;
@@ -66,7 +65,6 @@ struct request {
 	enum rejection refusal; /* when REQ_REFUSED */
 	int preflight;		/* answering an OPTIONS preflight */
 	int has_body;		/* Content-Length > 0 or chunked */
-	int received;		/* the final callback came: counted out of receiving */
 	int must_close;		/* answer with Connection: close, then close */
 	char method[16];
 	char path[256];

@@ -111,8 +111,7 @@
  * - Signals: the SIGTERM/SIGINT handler only writes to a self-pipe that main
  *   reads, so no work happens in a signal handler. On one, the
  *   server drains: /readyz turns 503, the listening socket closes
- *   (MHD_quiesce_daemon), requests already received complete and are sent
- *   (one whose body is still arriving is closed at the stop),
+ *   (MHD_quiesce_daemon), requests already received complete and are sent,
  *   then the daemon stops and attnd exits 0. If that takes longer than
  *   --drain-seconds, attnd logs it and exits 1 at once.
  */
@@ -355,19 +354,17 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Waits for every request received whole; 0 when they all finished in
- * time. One whose body is still arriving is not waited for: http_stop
- * closes it (a client that stops mid-body cannot hold the exit). */
+/* Waits for every in-flight request; 0 when they all finished in time. */
 static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 {
 	double deadline = now_seconds() + (double)cfg->drain_seconds;
 	const struct timespec tick = {0, 10 * 1000 * 1000};
 
 	http_begin_drain(d->http);
-	while (http_received(d->http) > 0) {
+	while (http_active(d->http) > 0) {
 		if (now_seconds() > deadline) {
 			log_error("drain: %ld requests still running after %llu s; exiting 1",
-				  http_received(d->http), cfg->drain_seconds);
+				  http_active(d->http), cfg->drain_seconds);
 			return -1;
 		}
 		nanosleep(&tick, NULL);

@@ -123,7 +123,7 @@ def build_request(case):
     host = case.get("host", "attnd")
     lines += ["Host: " + h for h in (host if isinstance(host, list) else [host] if host else [])]
     headers = case.get("headers", ["Content-Type: application/json"])
-    lines += headers
+    lines += [h if isinstance(h, str) else expand(h).decode("latin-1") for h in headers]
     if framing == "length":
         lines.append("Content-Length: %d" % len(body))
     elif framing == "chunked":
