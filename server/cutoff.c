@@ -25,8 +25,8 @@ static int put_header(char *head, size_t *at, const char *name, const char *valu
 	return 0;
 }
 
-static int build_head(char *head, size_t *at, int status, const struct cutoff_header *h,
-		      size_t n, const char *content_type, size_t len)
+static int build_head(char *head, size_t *at, int status, const struct cutoff_header *h, size_t n,
+		      const char *content_type, size_t len)
 {
 	const char *reason = MHD_get_reason_phrase_for((unsigned)status);
 	char length[24];

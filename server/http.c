@@ -32,6 +32,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -630,9 +631,20 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 /* ---- the daemon ---------------------------------------------------------- */
 
+/* libmicrohttpd's messages, but the one that follows a cut_off (the
+ * answer was sent: the close is on purpose, and the access log has it). */
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	static const char after_cut_off[] = "Application reported internal error";
+	char head[sizeof after_cut_off];
+	va_list copy;
+
 	(void)cls;
+	va_copy(copy, ap);
+	vsnprintf(head, sizeof head, fmt, copy);
+	va_end(copy);
+	if (strcmp(head, after_cut_off) == 0 && cut_off_closed())
+		return;
 	log_verror(fmt, ap);
 }
 

@@ -116,6 +116,10 @@ enum MHD_Result refuse_early(struct request *r, enum rejection why);
  * socket did not take it. */
 enum MHD_Result cut_off(struct request *r, enum rejection why);
 
+/* 1 once after a cut_off on this thread: the close libmicrohttpd then logs
+ * ("Application reported internal error") is that answer's, not an error. */
+int cut_off_closed(void);
+
 /* The API's reply of r. */
 enum MHD_Result answer_reply(struct request *r);
 

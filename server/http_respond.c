@@ -275,6 +275,17 @@ static int hold_answer(struct request *r, size_t n)
 	return 0;
 }
 
+/* Set by cut_off on the I/O thread whose MHD_NO follows, for mhd_log. */
+static _Thread_local int cut_off_closing;
+
+int cut_off_closed(void)
+{
+	int was = cut_off_closing;
+
+	cut_off_closing = 0;
+	return was;
+}
+
 enum MHD_Result cut_off(struct request *r, enum rejection why)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -285,6 +296,7 @@ enum MHD_Result cut_off(struct request *r, enum rejection why)
 	int status = refusal_body(r, why, &b);
 
 	r->state = REQ_ANSWERED;
+	cut_off_closing = 1;
 	if (ci != NULL && b.data != NULL &&
 	    cutoff_send(ci->connect_fd, status, h, sizeof h / sizeof h[0], "application/json",
 			b.data, b.len) == 0) {
