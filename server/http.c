@@ -296,6 +296,26 @@ static enum MHD_Result submit_compute(struct request *r)
 	return MHD_YES;
 }
 
+/* While a compute request's body arrives, the watcher holds its
+ * --request-deadline, so the 408 goes out when the deadline passes whatever
+ * the client does, sending slowly or nothing (http_respond.c:
+ * cut_off_at_deadline); on_body sees it when a byte comes first. */
+static void watch_receiving(struct request *r)
+{
+	r->recv_watch.on_fire = cut_off_at_deadline;
+	watch_add(r->srv->watch, &r->recv_watch, -1,
+		  r->t_start + (double)r->srv->cfg->request_deadline);
+	r->recv_watched = 1;
+}
+
+static void unwatch_receiving(struct request *r)
+{
+	if (!r->recv_watched)
+		return;
+	watch_remove(r->srv->watch, &r->recv_watch);
+	r->recv_watched = 0;
+}
+
 /* The codings: of the body (Content-Encoding, 415 for one not decoded) and
  * of the answer (Accept-Encoding). */
 static enum MHD_Result admit_codings(struct request *r)
@@ -317,6 +337,8 @@ static enum MHD_Result admit_codings(struct request *r)
 			return MHD_NO;
 	}
 	r->state = REQ_RECEIVING;
+	if (r->has_body)
+		watch_receiving(r);
 	return MHD_YES;
 }
 
@@ -372,12 +394,15 @@ static enum MHD_Result answer_inline(struct request *r)
 static struct request *request_new(struct http_server *srv, struct MHD_Connection *conn,
 				   const char *url, const char *method)
 {
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct request *r = calloc(1, sizeof *r);
 
 	if (r == NULL)
 		return NULL;
 	r->srv = srv;
 	r->conn = conn;
+	r->fd = ci != NULL ? ci->connect_fd : -1;
 	r->t_start = http_now();
 	copy_text(r->method, sizeof r->method, method);
 	copy_text(r->path, sizeof r->path, url);
@@ -530,6 +555,8 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 
 	*size = 0;
 	r->bytes_in += n;
+	if (atomic_load(&r->cut) != 0) /* the watcher answered 408: close */
+		return cut_off(r, REJ_TIMEOUT);
 	if (r->state == REQ_ANSWERED) /* refused before the body: libmicrohttpd drops it */
 		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES;
 	if (r->state != REQ_RECEIVING) { /* an inline route: the body is not needed */
@@ -553,6 +580,9 @@ static enum MHD_Result on_complete(struct request *r)
 {
 	switch (r->state) {
 	case REQ_RECEIVING:
+		unwatch_receiving(r);
+		if (atomic_load(&r->cut) != 0) /* the watcher answered 408: close */
+			return cut_off(r, REJ_TIMEOUT);
 		if (past_deadline(r))
 			return refuse(r, REJ_TIMEOUT);
 		if (!body_inflated(r))
@@ -621,6 +651,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r->write_watched && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)srv->cfg->timeout);
+	unwatch_receiving(r); /* before the log: the watcher may have set the status */
 	log_and_count(r);
 	request_free(r);
 	*con_cls = NULL;

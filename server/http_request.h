@@ -66,6 +66,10 @@ struct request {
 	int preflight;		/* answering an OPTIONS preflight */
 	int has_body;		/* Content-Length > 0 or chunked */
 	int must_close;		/* answer with Connection: close, then close */
+	atomic_int cut;		/* an answer was written to the socket (cut_off) */
+	int fd;			/* the connection's socket, for a cut-off answer */
+	int recv_watched;	/* recv_watch registered: the body is arriving */
+	struct watch_entry recv_watch; /* --request-deadline, while the body arrives */
 	char method[16];
 	char path[256];
 	char param[ROUTE_PARAM_MAX];
@@ -115,6 +119,12 @@ enum MHD_Result refuse_early(struct request *r, enum rejection why);
  * closes the connection. r's status stays 0 (logged as no answer) when the
  * socket did not take it. */
 enum MHD_Result cut_off(struct request *r, enum rejection why);
+
+/* The watcher's action (watch.h: on_fire) when --request-deadline passes
+ * while r's body arrives: 408 written to the socket unless an answer was
+ * already, then the reading side shut, so that libmicrohttpd's thread sees
+ * the end and closes the connection. */
+void cut_off_at_deadline(struct watch_entry *e, enum watch_reason why);
 
 /* 1 once after a cut_off on this thread: the close libmicrohttpd then logs
  * ("Application reported internal error") is that answer's, not an error. */

@@ -5,8 +5,10 @@
  */
 #include "http_request.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <time.h>
 
@@ -286,26 +288,46 @@ int cut_off_closed(void)
 	return was;
 }
 
-enum MHD_Result cut_off(struct request *r, enum rejection why)
+/* Writes refusal `why` to r's socket unless an answer was written before
+ * (by the other of the I/O thread and the watcher: r->cut says which came
+ * first). */
+static void cut_off_send(struct request *r, enum rejection why)
 {
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	const struct cutoff_header h[] = {{"X-Request-Id", r->request_id},
 					  {"Cache-Control", "no-store"}};
 	struct buf b;
-	int status = refusal_body(r, why, &b);
+	int status;
 
-	r->state = REQ_ANSWERED;
-	cut_off_closing = 1;
-	if (ci != NULL && b.data != NULL &&
-	    cutoff_send(ci->connect_fd, status, h, sizeof h / sizeof h[0], "application/json",
-			b.data, b.len) == 0) {
+	if (atomic_exchange(&r->cut, 1) != 0)
+		return;
+	status = refusal_body(r, why, &b);
+	if (b.data != NULL && cutoff_send(r->fd, status, h, sizeof h / sizeof h[0],
+					  "application/json", b.data, b.len) == 0) {
 		r->status = status;
 		r->bytes_out = b.len;
 		metrics_reject(r->srv->metrics, why);
 	}
 	buf_release(&b);
+}
+
+enum MHD_Result cut_off(struct request *r, enum rejection why)
+{
+	r->state = REQ_ANSWERED;
+	cut_off_closing = 1;
+	cut_off_send(r, why);
 	return MHD_NO;
+}
+
+void cut_off_at_deadline(struct watch_entry *e, enum watch_reason why)
+{
+	/* e is the recv_watch inside its request: step back to the request */
+	struct request *r =
+	    (struct request *)(void *)((char *)e - offsetof(struct request, recv_watch));
+
+	if (why != WATCH_DEADLINE)
+		return;
+	cut_off_send(r, REJ_TIMEOUT);
+	shutdown(r->fd, SHUT_RD);
 }
 
 enum MHD_Result answer_reply(struct request *r)

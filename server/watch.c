@@ -48,7 +48,8 @@ static void fire(struct watch_entry *e, enum watch_reason why)
 	int none = WATCH_NONE;
 
 	e->fired = 1;
-	atomic_compare_exchange_strong(&e->cancel, &none, (int)why);
+	if (atomic_compare_exchange_strong(&e->cancel, &none, (int)why) && e->on_fire != NULL)
+		e->on_fire(e, why);
 }
 
 /* Room for n entries in the poll set; -1 when it cannot grow. */

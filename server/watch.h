@@ -20,6 +20,10 @@
  * and the watcher polls a copy of the sockets taken under it, so no call
  * waits for a poll. An entry fires once; its flag keeps the first reason.
  *
+ * An entry may also carry its own action (on_fire), as the transport's
+ * request deadline does: its 408 is written when the deadline passes, even
+ * if the client sends nothing more (http_respond.c: cut_off_at_deadline).
+ *
  * Ownership: watch_new returns a watcher the caller frees with watch_free
  * (NULL accepted) once no entry is registered. A struct watch_entry is the
  * caller's (it lives in its request); from watch_add to watch_remove the
@@ -50,6 +54,10 @@ struct watch_entry {
 	unsigned long long id; /* tells a polled entry from a later one at the same address */
 	int fired;
 	struct watch_entry *prev, *next;
+	/* the caller's, set before watch_add (NULL: none): called once when the
+	 * entry fires, on the watcher's thread under its lock, so it must be
+	 * short and must not call watch_add or watch_remove */
+	void (*on_fire)(struct watch_entry *e, enum watch_reason why);
 };
 
 /* Starts the watcher thread; NULL (with a message in err) if it cannot. */

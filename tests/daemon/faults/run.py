@@ -63,6 +63,11 @@ it replaces), breaks something, and checks what must survive:
                     0.2 s gets 408 request_timeout (JSON, Connection: close)
                     at the first byte past the deadline, then the close,
                     not EOF; logged 408
+  silent_body       --request-deadline 2, --timeout 30: headers and 10 bytes
+                    of a 1000-byte body, then nothing: 408 request_timeout
+                    (JSON, Connection: close) within a second of the
+                    deadline (the watcher, server/watch.h, holds it), then
+                    the close; nothing left in flight
   sigterm_load      SIGTERM under wrk load with 6 long requests in flight:
                     every accepted long request gets its whole 200 answer,
                     wrk sees no truncated answer (read errors) and no status
@@ -687,11 +692,36 @@ def test_trickled_body(report):
         report.check("trickled_body: 408 request_timeout, not EOF", not why, why)
         report.check("trickled_body: answered within a second of the deadline",
                      deadline <= took < deadline + 1.0, "%.2f s" % took)
-        report.check("trickled_body: then closed", r is not None and (r.closed or server_closed(s)), repr(r))
+        report.check("trickled_body: then closed within a second", r is not None and
+                     (r.closed or attnd.wait_until(lambda: server_closed(s), 1.0, 0.01)), repr(r))
         s.close()
         logged = attnd.wait_until(lambda: " 408 " in d.log_tail(), WAIT)
         report.check("trickled_body: logged 408", logged, d.log_tail(400))
         report.note("trickled_body: answered %.2f s after the headers (--request-deadline %d)" % (took, deadline))
+
+
+def test_silent_body(report):
+    deadline = 2
+    with attnd.Daemon(["--threads", str(WORKERS), "--request-deadline", str(deadline),
+                       "--timeout", "30"]) as d:
+        s = attnd.connect("127.0.0.1", d.port, 10.0)
+        s.sendall(raw_request(b"[" * 1000)[:-990])
+        t0 = time.monotonic()
+        ready, _, _ = select.select([s], [], [], deadline + 5)
+        r = attnd.Reader(s).read(5.0) if ready else None
+        took = time.monotonic() - t0
+        why = cut_off_answer(r, 408, "request_timeout")
+        report.check("silent_body: 408 request_timeout though the client sends nothing", not why, why)
+        report.check("silent_body: answered within a second of the deadline",
+                     deadline - 0.1 <= took < deadline + 1.0, "%.2f s" % took)
+        report.check("silent_body: then closed within a second", r is not None and
+                     (r.closed or attnd.wait_until(lambda: server_closed(s), 1.0, 0.01)), repr(r))
+        s.close()
+        freed = attnd.wait_until(lambda: in_flight(d.port) == 1.0, WAIT)
+        report.check("silent_body: nothing left in flight", freed, "in flight %s" % in_flight(d.port))
+        logged = attnd.wait_until(lambda: " 408 " in d.log_tail(), WAIT)
+        report.check("silent_body: logged 408", logged, d.log_tail(400))
+        report.note("silent_body: answered %.2f s after the headers (--request-deadline %d)" % (took, deadline))
 
 
 def wrk_start(port, seconds, conns, bodies, path="/v1/attention", threads=2):
@@ -856,7 +886,7 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("pending_readers", test_pending_readers),
          ("idle_500", test_idle_500), ("half_closed", test_half_closed),
          ("sigterm_partial", test_sigterm_partial), ("endless_chunked", test_endless_chunked),
-         ("trickled_body", test_trickled_body), ("sigterm_load", test_sigterm_load),
+         ("trickled_body", test_trickled_body), ("silent_body", test_silent_body), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]
 
 
