@@ -226,13 +226,15 @@ static int v2_path(const char *path)
 }
 
 /* The error body of refusal `why` in r's API version into b (made here,
- * the caller's to release); returns its status. */
-static int refusal_body(const struct request *r, enum rejection why, struct buf *b)
+ * the caller's to release), with r->detail as its message if own_detail
+ * and it is set; returns its status. */
+static int refusal_body(const struct request *r, enum rejection why, int own_detail,
+			struct buf *b)
 {
 	struct api_error e;
 
 	api_fail(&e, refusal_reply[why].kind, NULL, "%s",
-		 r->detail[0] != '\0' ? r->detail : refusal_reply[why].message);
+		 own_detail && r->detail[0] != '\0' ? r->detail : refusal_reply[why].message);
 	buf_init(b, SMALL_BODY_MAX);
 	if (v2_path(r->path))
 		api_v2_error_body(e.message, b);
@@ -244,7 +246,7 @@ static int refusal_body(const struct request *r, enum rejection why, struct buf 
 enum MHD_Result refuse(struct request *r, enum rejection why)
 {
 	struct buf b;
-	int status = refusal_body(r, why, &b);
+	int status = refusal_body(r, why, 1, &b);
 	enum MHD_Result ret;
 
 	ret = respond(r, status, &b, "application/json");
@@ -290,8 +292,8 @@ int cut_off_closed(void)
 
 /* Writes refusal `why` to r's socket unless an answer was written before
  * (by the other of the I/O thread and the watcher: r->cut says which came
- * first). */
-static void cut_off_send(struct request *r, enum rejection why)
+ * first). The watcher passes own_detail 0: r->detail is the I/O thread's. */
+static void cut_off_send(struct request *r, enum rejection why, int own_detail)
 {
 	const struct cutoff_header h[] = {{"X-Request-Id", r->request_id},
 					  {"Cache-Control", "no-store"}};
@@ -300,7 +302,7 @@ static void cut_off_send(struct request *r, enum rejection why)
 
 	if (atomic_exchange(&r->cut, 1) != 0)
 		return;
-	status = refusal_body(r, why, &b);
+	status = refusal_body(r, why, own_detail, &b);
 	if (b.data != NULL && cutoff_send(r->fd, status, h, sizeof h / sizeof h[0],
 					  "application/json", b.data, b.len) == 0) {
 		r->status = status;
@@ -314,7 +316,7 @@ enum MHD_Result cut_off(struct request *r, enum rejection why)
 {
 	r->state = REQ_ANSWERED;
 	cut_off_closing = 1;
-	cut_off_send(r, why);
+	cut_off_send(r, why, 1);
 	return MHD_NO;
 }
 
@@ -326,7 +328,7 @@ void cut_off_at_deadline(struct watch_entry *e, enum watch_reason why)
 
 	if (why != WATCH_DEADLINE)
 		return;
-	cut_off_send(r, REJ_TIMEOUT);
+	cut_off_send(r, REJ_TIMEOUT, 0);
 	shutdown(r->fd, SHUT_RD);
 }
 
