@@ -67,12 +67,14 @@ ZLIB_LIBS := -lz
 # node and npm for the contract and viewer tests (their packages come pinned
 # from npm), chromium driven by playwright-core (it downloads no browser) with
 # fonts-nanum so its screenshot shows the Korean tokens, wrk and curl for the
-# daemon suites. (python3-torch only for `make fixtures` and the PyTorch
-# column of `make bench`.)
+# daemon suites, prometheus for its promtool (check_server_metrics lints
+# /metrics with `promtool check metrics`; Debian ships promtool in no smaller
+# package). (python3-torch only for `make fixtures` and the PyTorch column of
+# `make bench`.)
 RUN_DEB_PACKAGES   := build-essential pkg-config libopenblas-dev libjansson-dev \
                       libmicrohttpd-dev libpcre2-dev libutf8proc-dev zlib1g-dev python3 python3-yaml
 CHECK_DEB_PACKAGES := $(RUN_DEB_PACKAGES) check
-TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
+TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl prometheus
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -93,6 +95,11 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/g
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
+# attnd_build_info's commit (server/main.c): "unknown" outside a git checkout.
+# (main.o is not rebuilt when only HEAD moves: a `make clean` build has the exact commit.)
+ATTND_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+$(BUILD)/server/main.o: CFLAGS += -DATTND_COMMIT='"$(ATTND_COMMIT)"'
+
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 WEB_FILES  := $(wildcard web/*.html web/*.js web/*.css)
 WEB_OBJ    := $(BUILD)/gen/web_assets.o
