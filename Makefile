@@ -195,6 +195,9 @@ $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(
 
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
+# check_peers tests --per-ip-limit's table and the metrics' model labels, linked in.
+$(BUILD)/tests/daemon/check_peers: $(BUILD)/server/peers.o $(BUILD)/server/metrics.o \
+	$(BUILD)/server/proc_metrics.o
 # check_checkpoint_dir loads model folders with server/checkpoint_dir.c, linked
 # in; the object comes after the archives, so the two it needs are named again.
 $(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o
