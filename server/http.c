@@ -644,10 +644,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct http_server *srv = cls;
+	va_list copy;
+	int refusal = 0;
 
-	if (srv->refusals != NULL && refusals_from_mhd(srv->refusals, fmt))
-		return;
-	log_verror(fmt, ap);
+	if (srv->refusals != NULL) {
+		va_copy(copy, ap);
+		refusal = refusals_from_mhd(srv->refusals, fmt, copy);
+		va_end(copy);
+	}
+	if (!refusal)
+		log_verror(fmt, ap);
 }
 
 /* Each connection from its start to its close: counted per address for

@@ -7,6 +7,7 @@
 #include "refusals.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,14 +37,17 @@ static const struct {
     [LIMIT_DRAINING] = {"requests", NULL, NULL},
 };
 
-/* libmicrohttpd 0.9's messages (the start of each format) for its limits. */
+/* libmicrohttpd 0.9's messages for its limits, as formatted: the start of
+ * each. A request line or headers past --connection-memory get its own 414
+ * or 431 page. */
 static const struct {
 	const char *prefix;
 	enum refuse_limit limit;
 } mhd_message[] = {
     {"Server reached connection limit", LIMIT_CONNECTION},
+    {"Error processing request (HTTP response code is 431", LIMIT_MEMORY},
+    {"Error processing request (HTTP response code is 414", LIMIT_MEMORY},
     {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
-    {"Not enough memory in pool to parse cookies", LIMIT_MEMORY},
 };
 
 static double now_seconds(void)
@@ -113,10 +117,13 @@ void refusals_note(struct refusals *rf, enum refuse_limit limit)
 	pthread_mutex_unlock(&rf->lock);
 }
 
-int refusals_from_mhd(struct refusals *rf, const char *fmt)
+int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
 {
+	char msg[128];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	for (size_t i = 0; i < sizeof mhd_message / sizeof mhd_message[0]; i++) {
-		if (strncmp(fmt, mhd_message[i].prefix, strlen(mhd_message[i].prefix)) == 0) {
+		if (strncmp(msg, mhd_message[i].prefix, strlen(mhd_message[i].prefix)) == 0) {
 			refusals_note(rf, mhd_message[i].limit);
 			return 1;
 		}

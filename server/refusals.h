@@ -16,6 +16,8 @@
 #ifndef SERVER_REFUSALS_H
 #define SERVER_REFUSALS_H
 
+#include <stdarg.h>
+
 #include "metrics.h"
 
 struct refusals;
@@ -30,9 +32,11 @@ void refusals_free(struct refusals *rf);
  * now if that limit's last line is a second old, else with the next line. */
 void refusals_note(struct refusals *rf, enum refuse_limit limit);
 
-/* libmicrohttpd's log message fmt names a refusal by a limit: noted, and 1
- * returned; 0 for any other message (which the caller logs). */
-int refusals_from_mhd(struct refusals *rf, const char *fmt);
+/* libmicrohttpd's log message (fmt with ap, which is consumed: pass a
+ * va_copy) names a refusal by a limit: noted, and 1 returned; 0 for any
+ * other message (which the caller logs). */
+int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* Logs the counts still waiting once their second has passed; call about
  * once a second (server/main.c's quiet tick does, through http_tick). */

@@ -6,7 +6,8 @@
  * needs with sane values; --per-ip-limit answers the connection over it 503
  * with Retry-After and Connection: close while other addresses (127.0.0.2,
  * 127.0.0.3, ... bound as the client's source) are served, counts it, and
- * logs it once a second at warn level rather than once per connection.
+ * logs it once a second at warn level rather than once per connection;
+ * headers past --connection-memory are counted as that limit's refusals.
  */
 #define _GNU_SOURCE /* memmem */
 #include <check.h>
@@ -286,6 +287,26 @@ START_TEST(test_per_ip_refusals_logged_once_a_second)
 }
 END_TEST
 
+/* Headers past --connection-memory: libmicrohttpd's own 431, counted as a
+ * refusal by the memory limit and logged at warn, not as an error. */
+START_TEST(test_memory_limit_counted)
+{
+	static char req[8192];
+	struct live_resp r = {0};
+	size_t n;
+
+	LIVE_DAEMON(d, "--connection-memory", "4096");
+	n = (size_t)snprintf(req, sizeof req, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: ");
+	memset(req + n, 'y', 6000);
+	memcpy(req + n + 6000, "\r\n\r\n", 5);
+	live_exchange(d.port, req, &r);
+	ck_assert_int_eq(r.status, 431);
+	live_wait_metric(d.port, "attnd_connections_refused_total{limit=\"memory\"}", 1, WAIT_MS);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
 static Suite *server_metrics_suite(void)
 {
 	Suite *s = suite_create("server_metrics");
@@ -297,6 +318,7 @@ static Suite *server_metrics_suite(void)
 	tcase_add_test(metrics, test_promtool_and_series);
 	tcase_add_test(limits, test_per_ip_limit_answers_503);
 	tcase_add_test(limits, test_per_ip_refusals_logged_once_a_second);
+	tcase_add_test(limits, test_memory_limit_counted);
 	suite_add_tcase(s, metrics);
 	suite_add_tcase(s, limits);
 	return s;
