@@ -67,12 +67,18 @@ ZLIB_LIBS := -lz
 # node and npm for the contract and viewer tests (their packages come pinned
 # from npm), chromium driven by playwright-core (it downloads no browser) with
 # fonts-nanum so its screenshot shows the Korean tokens, wrk and curl for the
-# daemon suites. (python3-torch only for `make fixtures` and the PyTorch
-# column of `make bench`.)
+# daemon suites, prometheus for its promtool (check_server_metrics lints
+# /metrics with `promtool check metrics`; Debian ships promtool in no smaller
+# package). (python3-torch only for `make fixtures` and the PyTorch column of
+# `make bench`.)
 RUN_DEB_PACKAGES   := build-essential pkg-config libopenblas-dev libjansson-dev \
                       libmicrohttpd-dev libpcre2-dev libutf8proc-dev zlib1g-dev python3 python3-yaml
 CHECK_DEB_PACKAGES := $(RUN_DEB_PACKAGES) check
 TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
+# promtool (tests/daemon/check_server_metrics, tests/deploy/check_grafana.py) comes only
+# in Debian's prometheus package: installed without its recommends (a node exporter),
+# and nothing of it is started
+PROMTOOL_DEB_PACKAGES := prometheus
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -93,6 +99,11 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/g
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
+# attnd_build_info's commit (server/main.c): "unknown" outside a git checkout.
+# (main.o is not rebuilt when only HEAD moves: a `make clean` build has the exact commit.)
+ATTND_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+$(BUILD)/server/main.o: CFLAGS += -DATTND_COMMIT='"$(ATTND_COMMIT)"'
+
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 WEB_FILES  := $(wildcard web/*.html web/*.js web/*.css)
 WEB_OBJ    := $(BUILD)/gen/web_assets.o
@@ -188,6 +199,9 @@ $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(
 
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
+# check_peers tests --per-ip-limit's table and the metrics' model labels, linked in.
+$(BUILD)/tests/daemon/check_peers: $(BUILD)/server/peers.o $(BUILD)/server/metrics.o \
+	$(BUILD)/server/proc_metrics.o
 # check_checkpoint_dir loads model folders with server/checkpoint_dir.c, linked
 # in; the object comes after the archives, so the two it needs are named again.
 $(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o
@@ -526,7 +540,7 @@ fixtures:
 	$(PYTHON) tests/data/fixtures/make_fixtures.py tests/data/fixtures
 	$(PYTHON) tests/data/fixtures/make_safetensors.py tests/data/fixtures/safetensors
 
-# $(call apt_install,PACKAGES): installs those of PACKAGES that are missing.
+# $(call apt_install,PACKAGES[,APT OPTIONS]): installs those of PACKAGES that are missing.
 define apt_install
 	@missing=""; for p in $(1); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
@@ -535,7 +549,7 @@ define apt_install
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(2) $$missing; \
 	fi
 endef
 
@@ -549,6 +563,7 @@ check-tools:
 # already (a node from elsewhere ships its own npm, which Debian's conflicts with)
 test-tools:
 	$(call apt_install,$(TEST_DEB_PACKAGES))
+	$(call apt_install,$(PROMTOOL_DEB_PACKAGES),--no-install-recommends)
 	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
 		$(MAKE) --no-print-directory node-tools
 

@@ -116,6 +116,10 @@
  *   --drain-seconds, attnd logs it and exits 1 at once.
  */
 #include <cblas.h>
+
+#ifndef ATTND_COMMIT
+#define ATTND_COMMIT "unknown" /* the Makefile passes `git rev-parse --short HEAD` */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #ifdef __GLIBC__
@@ -227,6 +231,8 @@ static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
 	if (start_service(d, cfg) != 0)
 		return -1;
 	d->metrics = metrics_new();
+	if (d->metrics != NULL)
+		metrics_set_build(d->metrics, ATTND_VERSION, ATTND_COMMIT, openblas_get_config());
 	d->pool = pool_new(workers, queue);
 	if (d->metrics == NULL || d->pool == NULL) {
 		log_error("cannot start %zu workers with a queue of %zu", workers, queue);
@@ -333,6 +339,7 @@ static void wait_for_signal(const struct daemon_parts *d)
 		int ready = poll(&pfd, 1, 1000);
 
 		if (ready == 0) {
+			http_tick(d->http);
 			trim_when_idle(d, &trim);
 		} else if (ready > 0) {
 			ssize_t n = read(signal_pipe[0], &sig, 1);

@@ -397,6 +397,7 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	reply->model = "sdpa";
 	if (req_parse_pooled(body, len, pooled_fields, svc->plain_json ? NULL : &j.numbers,
 			     &j.root, &err) ||
 	    req_known_fields(j.root, "", sdpa_fields, &err) ||

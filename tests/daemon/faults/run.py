@@ -38,7 +38,8 @@ it replaces), breaks something, and checks what must survive:
                     --timeout 2: while they sit, /healthz and a compute request
                     from 127.0.0.1 are served fast; within the timeout plus 4 s
                     the server has closed every one; --per-ip-limit (256)
-                    refuses the 257th connection from one address
+                    answers the 257th connection from one address 503
+                    with Retry-After, then closes it
   sigterm_load      SIGTERM under wrk load with 6 long requests in flight:
                     every accepted long request gets its whole 200 answer,
                     wrk sees no truncated answer (read errors) and no status
@@ -491,11 +492,17 @@ def test_idle_500(report):
         report.note("idle_500: all closed %.1f s after opening (--timeout %d)" % (waited, timeout))
         for s in socks:
             s.close()
-        # --per-ip-limit: 256 from one address are taken, the 257th closed at once
+        # --per-ip-limit: 256 from one address are taken, the 257th answered
+        # 503 overloaded with Retry-After (what a load tester can count), then closed
         socks = open_idle(256, "127.0.0.4", "silent", d.port)
         extra = attnd.connect("127.0.0.1", d.port, 5.0, "127.0.0.4")
-        refused = attnd.wait_until(lambda: server_closed(extra), 1.0)
-        report.check("idle_500: the 257th connection from one address is closed", refused)
+        extra.sendall(attnd.request_bytes("GET", "/healthz"))
+        r = attnd.Reader(extra).read(5.0)
+        refused = (r.status == 503 and r.error_fields()[0] == "overloaded"
+                   and r.headers.get("retry-after") == "1"
+                   and attnd.wait_until(lambda: server_closed(extra), 1.0))
+        report.check("idle_500: the 257th connection from one address gets 503, then closed",
+                     refused, repr(r))
         report.check("idle_500: the first 256 stay open", not any(server_closed(s) for s in socks[:8]))
         ok, ms = healthz_fast(d.port)
         report.check("idle_500: /healthz fast from another address", ok, "%s ms" % ms)
