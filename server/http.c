@@ -399,6 +399,7 @@ static void request_free(struct request *r)
 	if (r == NULL)
 		return;
 	pending_give(&r->srv->pending, r->pending);
+	metrics_pending_bytes(r->srv->metrics, -(long long)r->pending);
 	buf_release(&r->body);
 	api_reply_release(&r->reply);
 	body_decoder_free(r->decoder);

@@ -260,6 +260,7 @@ static int hold_answer(struct request *r, size_t n)
 	if (pending_take(&r->srv->pending, n) != 0)
 		return -1;
 	r->pending = n;
+	metrics_pending_bytes(r->srv->metrics, (long long)n);
 	if (n >= WRITE_WATCH_BYTES && cfg->write_timeout < cfg->timeout) {
 		MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)cfg->write_timeout);

@@ -100,7 +100,7 @@ struct metrics {
 	struct model_series model[METRICS_MODELS_MAX + 1]; /* the last: "other" */
 	char version[32], commit[48], blas[160];
 	atomic_ullong cancelled[CANCEL_REASON_COUNT][2]; /* [why][running] */
-	atomic_llong in_flight, queued, computing;
+	atomic_llong in_flight, queued, computing, pending_bytes;
 	atomic_ullong flops, bytes_in, bytes_out;
 	atomic_ullong split, lent; /* metrics_split's requests, and workers lent them */
 };
@@ -243,6 +243,11 @@ void metrics_cancelled(struct metrics *m, enum cancel_reason why, int running)
 void metrics_in_flight(struct metrics *m, int delta)
 {
 	atomic_fetch_add(&m->in_flight, delta);
+}
+
+void metrics_pending_bytes(struct metrics *m, long long delta)
+{
+	atomic_fetch_add(&m->pending_bytes, delta);
 }
 
 void metrics_queued(struct metrics *m, int delta)
@@ -444,6 +449,9 @@ int metrics_render(const struct metrics *m, struct buf *out)
 		     atomic_load(&m->queued));
 	render_gauge(out, "attnd_compute_running", "Compute requests a worker is running.",
 		     atomic_load(&m->computing));
+	render_gauge(out, "attnd_answers_pending_bytes",
+		     "Bytes of answers queued to clients and not yet sent (--max-pending-mb).",
+		     atomic_load(&m->pending_bytes));
 	render_scalar(out, "attnd_engine_flops_total", "counter",
 		      "Floating-point operations the engine performed.", atomic_load(&m->flops));
 	render_scalar(out, "attnd_compute_split_total", "counter",

@@ -128,6 +128,10 @@ void metrics_in_flight(struct metrics *m, int delta);
 void metrics_queued(struct metrics *m, int delta);
 void metrics_computing(struct metrics *m, int delta);
 
+/* Bytes of answers queued to clients and not yet sent (server/pending.h):
+ * + when one is queued, - when its request completes. */
+void metrics_pending_bytes(struct metrics *m, long long delta);
+
 /* A compute request whose engine call borrowed `lent` idle workers
  * (server/main.c, the thread model). */
 void metrics_split(struct metrics *m, size_t lent);

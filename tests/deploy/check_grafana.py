@@ -50,6 +50,7 @@ METRICS = {
     "attnd_http_requests_in_flight": ("gauge", set()),
     "attnd_compute_queue_depth": ("gauge", set()),
     "attnd_compute_running": ("gauge", set()),
+    "attnd_answers_pending_bytes": ("gauge", set()),
     "attnd_rejections_total": ("counter", {"reason"}),
     "attnd_requests_cancelled_total": ("counter", {"reason", "stage"}),
     "attnd_compute_split_total": ("counter", set()),

@@ -121,6 +121,7 @@ CLOSED_RUNNING = 'attnd_requests_cancelled_total{reason="client_closed",stage="r
 CLOSED_QUEUED = 'attnd_requests_cancelled_total{reason="client_closed",stage="queued"}'
 ATTENTION_200 = 'attnd_http_requests_total{route="/v1/attention",code="200"}'
 ATTENTION_ABORTED = 'attnd_http_requests_total{route="/v1/attention",code="0"}'  # ended, no answer sent
+PENDING = "attnd_answers_pending_bytes"
 WAIT = 30.0  # the bound on a wait for a state of the daemon
 
 
@@ -375,16 +376,22 @@ def status_of(s, timeout):
 
 
 class RssPeak(threading.Thread):
-    """The daemon's highest RSS, sampled every 20 ms until stop()."""
+    """The daemon's highest RSS, sampled every 20 ms until stop(), and the
+    highest value of the gauge `series` (when given), every 200 ms."""
 
-    def __init__(self, daemon):
+    def __init__(self, daemon, series=None):
         super().__init__(daemon=True)
         self.d, self.peak, self.done = daemon, daemon.rss_kb(), threading.Event()
+        self.series, self.series_peak = series, 0.0
         self.start()
 
     def run(self):
+        n = 0
         while not self.done.wait(0.02):
             self.peak = max(self.peak, self.d.rss_kb())
+            n += 1
+            if self.series is not None and n % 10 == 0:
+                self.series_peak = max(self.series_peak, attnd.metric(self.d.port, self.series) or 0)
 
     def stop(self):
         self.done.set()
@@ -413,11 +420,13 @@ def test_pending_readers(report):
             s.connect(("127.0.0.1", d.port))
             s.sendall(body)
             socks.append(s)
-        peak = RssPeak(d)
+        peak = RssPeak(d, PENDING)
         t_sent = time.monotonic()
         answers = [status_of(s, WAIT) for s in socks]
         t_heads = time.monotonic() - t_sent
         rss_peak = peak.stop()
+        report.check("pending_readers: %s rose, within the budget" % PENDING,
+                     0 < peak.series_peak <= budget_mb << 20, "peak %s bytes" % peak.series_peak)
         codes = [c for c, _ in answers]
         held, refused = codes.count(200), codes.count(503)
         report.check("pending_readers: every client got an answer's head", held + refused == n,
@@ -442,6 +451,7 @@ def test_pending_readers(report):
                                                              t_heads, time.monotonic() - t0))
         for s in socks:
             s.close()
+        report.check("pending_readers: %s back to 0" % PENDING, attnd.metric(d.port, PENDING) == 0)
         ok, r = compute_ok(d.port)
         report.check("pending_readers: a reader served after them", ok, repr(r))
         settled(report, "pending_readers", d, fds0, rss0)
