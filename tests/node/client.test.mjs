@@ -12,11 +12,13 @@
 //      in package.json) and GENERATOR_FLAGS, as README's "Clients" says.
 //   3. `tsc --strict --noEmit` on tests/node/client/readme.ts, which makes every
 //      request README.md and docs/deployment.md show with the generated types
-//      and reads every answer field (a spec that breaks a client fails here).
+//      and reads every answer field (a spec that breaks a client fails here),
+//      and on README's own TypeScript example (its ```ts block, type-checked
+//      only: it calls localhost:8080).
 //   4. Compile it to $BUILD/client/js/ and run each of its requests against the
 //      daemon (the types tell the truth about the real answers).
 import { execFile } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -28,6 +30,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const OUT = resolve(dirname(ATTND), "client");
 const BIN = resolve(ROOT, "node_modules/.bin");
 const PROGRAM = resolve(ROOT, "tests/node/client/readme.ts");
+const EXAMPLE = resolve(OUT, "readme_example.ts");
 // Fields with a `default` are optional in requests: openapi-typescript 7
 // otherwise makes them required (it reads a default as "always present",
 // true of answers, not of requests).
@@ -51,7 +54,14 @@ async function tool(p, name, args) {
 	}
 }
 
-// tsconfig for the program: strict, the generated types as "attnd-client".
+// README's ```ts blocks, joined (they import "./attnd", the generated types).
+function readmeExample() {
+	const blocks = [...readFileSync(resolve(ROOT, "README.md"), "utf8").matchAll(/^```ts\n([\s\S]*?)^```$/gm)];
+	return blocks.map((m) => m[1]).join("\n");
+}
+
+// tsconfig for the program (and, type-checked only, README's example):
+// strict, the generated types as "attnd-client".
 function tsconfig(emit) {
 	return {
 		compilerOptions: {
@@ -65,7 +75,7 @@ function tsconfig(emit) {
 			paths: { "attnd-client": ["./attnd.d.ts"] },
 			...(emit ? { outDir: "./js", rootDir: dirname(PROGRAM) } : { noEmit: true }),
 		},
-		files: [PROGRAM],
+		files: emit ? [PROGRAM] : [PROGRAM, EXAMPLE],
 	};
 }
 
@@ -88,8 +98,11 @@ async function main() {
 				[resolve(OUT, "openapi.json"), ...GENERATOR_FLAGS, "-o", resolve(OUT, "attnd.d.ts")]);
 		});
 		let typed = false;
-		await check("tsc --strict --noEmit: the README's requests and answers type-check", async (p) => {
+		await check("tsc --strict --noEmit: the README's requests, answers and TypeScript example type-check", async (p) => {
 			writeFileSync(resolve(OUT, "tsconfig.json"), JSON.stringify(tsconfig(false), null, 2));
+			const example = readmeExample();
+			writeFileSync(EXAMPLE, example);
+			if (!example.includes("attnd")) p.push("README.md has no ```ts example");
 			if (!generated) p.push("no client");
 			else typed = await tool(p, "tsc", ["-p", resolve(OUT, "tsconfig.json"), "--strict", "--noEmit"]);
 		});
