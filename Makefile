@@ -17,6 +17,8 @@
 #   make lint       check api/openapi.yaml with Redocly (npm; installs node_modules/)
 #   make test-contract  the daemon against its OpenAPI contract (tests/node/)
 #   make test-web   the viewer (web/) in headless Chromium (tests/node/)
+#   make test-client  a TypeScript client generated from /openapi.json
+#                   type-checks and runs every README request (tests/node/)
 #   make container-test  build and run the Dockerfile with Podman (deploy/)
 #   make load       wrk scenarios and an overload against a loopback attnd (deploy/)
 #   make hostile / concurrency / soak / faults   the daemon under hostile
@@ -122,7 +124,7 @@ FUZZ_NAMES  := $(filter-out fuzz_api,$(patsubst tests/fuzz/%.c,%,$(wildcard test
 FUZZ_COMMON := $(BUILD)/tests/fuzz/fuzz_api.o
 FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-# Node tools for the OpenAPI contract (lint and contract test).
+# Node tools for the OpenAPI contract (lint, contract and client tests).
 NODE_DEPS  := node_modules/.package-lock.json
 
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -300,6 +302,7 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); \
 	export $(TEST_ENV); pass=0; fail=0; failed=; \
 	for t in $(TEST_BIN) "node tests/node/contract.mjs" "node tests/node/viewer.test.mjs" \
+		"node tests/node/client.test.mjs" \
 		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" "$(PYTHON) tests/deploy/check_grafana.py" \
 		$(FUZZ_REPLAY_CMDS) \
 		"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
@@ -447,9 +450,10 @@ run: run-deps
 	$(ATTND) --port $(PORT)
 
 # Node tools for the OpenAPI contract, pinned in package.json and
-# package-lock.json (no build step); `npm ci` installs them when missing.
+# package-lock.json (no build step; TypeScript only type-checks and compiles
+# the client test into $(BUILD)/client/); `npm ci` installs them when missing.
 
-.PHONY: lint test-contract test-web
+.PHONY: lint test-contract test-web test-client
 
 $(NODE_DEPS): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -467,6 +471,14 @@ test-contract: $(ATTND) $(NODE_DEPS)
 # CORS from a second origin; a screenshot goes to build/web-viewer.png.
 test-web: $(ATTND) $(NODE_DEPS)
 	node tests/node/viewer.test.mjs
+
+# A client as a frontend makes one: openapi-typescript (pinned) generates
+# $(BUILD)/client/attnd.d.ts from the daemon's /openapi.json, `tsc --strict
+# --noEmit` checks tests/node/client/readme.ts (every README request, every
+# answer field, with those types), then the compiled program runs each
+# request against the daemon.
+test-client: $(ATTND) $(NODE_DEPS)
+	ATTND=$(abspath $(ATTND)) node tests/node/client.test.mjs
 
 # The daemon under attack, with python3's standard library and wrk; each
 # starts $(ATTND) on 127.0.0.1 --port 0 and prints `NAME: N passed, M failed`.
@@ -570,7 +582,10 @@ test-tools:
 node-tools:
 	$(call apt_install,nodejs npm)
 
+# make deps: the Debian packages of `make test`, then the pinned npm packages
+# (npm ci: lint, contract, viewer and client tests)
 deps: test-tools
+	@$(MAKE) --no-print-directory $(NODE_DEPS)
 
 # The layers point one way (tools/check_deps.py: allowed includes per folder,
 # no I/O in engine/ and common/, no include cycles, no call cycles in api/).
