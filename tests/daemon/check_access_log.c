@@ -7,6 +7,8 @@
  *   text   the same requests as "ts method path status in out ms id"
  *   many   a burst of 300 requests: 300 access lines, none torn or lost,
  *          in the order the daemon completed them (log_writer.c batches)
+ *   hup    SIGHUP (log rotation) with a request in flight: one info line,
+ *          the request completes, the daemon serves on and exits 0 (issue 17)
  *
  * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
  * a temporary file of this process; the file is read after SIGTERM, when
@@ -15,9 +17,11 @@
 #define _GNU_SOURCE /* memmem */
 #include <check.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
@@ -198,6 +202,68 @@ START_TEST(test_burst_every_line_whole_in_order)
 }
 END_TEST
 
+/* Whether the log file holds needle yet (it is written as the daemon goes). */
+static int log_has(const char *needle)
+{
+	char buf[65536];
+	FILE *f = fopen(log_path, "rb");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/* Log rotation sends SIGHUP: it used to kill attnd (exit 129, the request
+ * in flight cut, its access line lost). Now one info line, and nothing else
+ * changes: the half-sent request completes, the next is served, and SIGTERM
+ * still drains to exit 0 with both access lines written. */
+START_TEST(test_sighup_is_logged_not_fatal)
+{
+	const char *const args[] = {"--log-format", "json", NULL};
+	const char *body = seeds;
+	struct live_resp r = {0};
+	struct live_daemon d;
+	char req[512], line[4096], *text;
+	int busy, status;
+	json_t *o;
+
+	fresh_log();
+	live_start(&d, args);
+	busy = live_connect(d.port);
+	snprintf(req, sizeof req,
+		 "%sX-Request-Id: hup-1\r\nContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
+	live_send_str(busy, req);
+	live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000); /* busy and the poll */
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	for (int i = 0; i < 3000 && !log_has("SIGHUP"); i++)
+		usleep(10000);
+	ck_assert_msg(log_has("SIGHUP"), "no SIGHUP line in the log");
+	ck_assert_int_eq(waitpid(d.pid, &status, WNOHANG), 0);
+	live_send_str(busy, body + 5);
+	live_read_response(busy, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	close(busy);
+	live_request(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: hup-2\r\n", NULL, 0,
+		     &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	live_stop(&d); /* asserts exit 0 */
+	text = read_log();
+	ck_assert_int_eq(count_lines(text, "SIGHUP", line, sizeof line), 1);
+	o = json_loads(line, 0, NULL);
+	ck_assert_msg(o != NULL, "not JSON: %s", line);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "level")), "info");
+	json_decref(o);
+	check_json_line(text, "hup-1", "POST", "/v1/attention", 200);
+	check_json_line(text, "hup-2", "GET", "/healthz", 200);
+	free(text);
+}
+END_TEST
+
 static Suite *access_log_suite(void)
 {
 	Suite *s = suite_create("access_log");
@@ -207,6 +273,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_json_access_lines);
 	tcase_add_test(tc, test_text_access_lines);
 	tcase_add_test(tc, test_burst_every_line_whole_in_order);
+	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
 	suite_add_tcase(s, tc);
 	return s;
 }
