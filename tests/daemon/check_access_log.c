@@ -7,6 +7,9 @@
  *   text   the same requests as "ts method path status in out ms id"
  *   many   a burst of 300 requests: 300 access lines, none torn or lost,
  *          in the order the daemon completed them (log_writer.c batches)
+ *   utf8   invalid UTF-8 a client puts in a path (percent-encoded) or a
+ *          header: the error bodies and every JSON log line still parse,
+ *          the bad bytes shown as U+FFFD (issue 17)
  *   hup    SIGHUP (log rotation) with a request in flight: one info line,
  *          the request completes, the daemon serves on and exits 0 (issue 17)
  *
@@ -202,6 +205,64 @@ START_TEST(test_burst_every_line_whole_in_order)
 }
 END_TEST
 
+/* Every line of text is a JSON object (text is the caller's; cut up here). */
+static void assert_every_line_json(char *text)
+{
+	int lines = 0;
+
+	for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+		json_error_t jerr;
+		json_t *o = json_loads(line, 0, &jerr);
+
+		ck_assert_msg(json_is_object(o), "not JSON (%s): %s", jerr.text, line);
+		json_decref(o);
+		lines++;
+	}
+	ck_assert_int_gt(lines, 0);
+}
+
+/* A percent-encoded path used to come back byte for byte in the error body
+ * ("no model named '\xff\xfe'") and in --log-format json lines, neither of
+ * which then parsed. Each bad sequence: %FF%FE, an overlong '/', a surrogate,
+ * a character cut short, one past U+10FFFF; on /v1 and /v2. */
+START_TEST(test_invalid_utf8_echoed_as_valid_json)
+{
+	static const char *const paths[] = {
+	    "/v1/models/%FF%FE",	  "/v1/models/%C0%AF",	 "/v1/models/%ED%A0%80x",
+	    "/v1/models/a%E2%82",	  "/v1/models/%F4%90%80%80", "/v2/models/%FF%FE",
+	    "/v2/models/%ED%A0%80/ready",
+	};
+	const char *const args[] = {"--log-format", "json", NULL};
+	struct live_resp r = {0};
+	struct live_daemon d;
+	char head[256], *text;
+	json_t *o;
+
+	fresh_log();
+	live_start(&d, args);
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		snprintf(head, sizeof head, "GET %s HTTP/1.1\r\nHost: t\r\n", paths[i]);
+		live_request(d.port, head, NULL, 0, &r);
+		ck_assert_int_eq(r.status, 404);
+		o = json_loads(r.body, 0, NULL);
+		ck_assert_msg(o != NULL, "%s: the error body is not JSON: %s", paths[i], r.body);
+		json_decref(o);
+		if (i == 0)
+			ck_assert_msg(strstr(r.body, "'\\ufffd\\ufffd'") != NULL, "%s", r.body);
+		live_resp_release(&r);
+	}
+	/* a header value with bytes that are not UTF-8, echoed in the log line */
+	live_request(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: id-\xc3\x28\r\n",
+		     NULL, 0, &r);
+	live_resp_release(&r);
+	live_stop(&d);
+	text = read_log();
+	ck_assert_msg(strstr(text, "/v1/models/\\ufffd\\ufffd\"") != NULL, "%s", text);
+	assert_every_line_json(text);
+	free(text);
+}
+END_TEST
+
 /* Whether the log file holds needle yet (it is written as the daemon goes). */
 static int log_has(const char *needle)
 {
@@ -274,6 +335,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_text_access_lines);
 	tcase_add_test(tc, test_burst_every_line_whole_in_order);
 	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
+	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	suite_add_tcase(s, tc);
 	return s;
 }
