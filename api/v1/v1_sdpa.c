@@ -116,6 +116,12 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 		      : j->k.shape[3] != j->D || j->v.shape[1] != j->Hkv || j->v.shape[2] != j->S))
 		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k",
 				"k must be [B, Hkv, S, D] and v [B, Hkv, S, Dv] (or their 3D forms)");
+	/* the engine refuses this too, but knows no field: num_kv_heads in 3D,
+	 * else k's head axis */
+	if (j->Hkv == 0 || j->H % j->Hkv != 0)
+		return api_fail(err, API_E_KV_HEADS_DO_NOT_DIVIDE,
+				j->rank3 ? "/num_kv_heads" : "/k",
+				"num_heads %zu is not divisible by num_kv_heads %zu", j->H, j->Hkv);
 	return 0;
 }
 
