@@ -17,6 +17,8 @@
 #   make lint       check api/openapi.yaml with Redocly (npm; installs node_modules/)
 #   make test-contract  the daemon against its OpenAPI contract (tests/node/)
 #   make test-web   the viewer (web/) in headless Chromium (tests/node/)
+#   make test-client  a TypeScript client generated from /openapi.json
+#                   type-checks and runs every README request (tests/node/)
 #   make container-test  build and run the Dockerfile with Podman (deploy/)
 #   make load       wrk scenarios and an overload against a loopback attnd (deploy/)
 #   make hostile / concurrency / soak / faults   the daemon under hostile
@@ -67,12 +69,18 @@ ZLIB_LIBS := -lz
 # node and npm for the contract and viewer tests (their packages come pinned
 # from npm), chromium driven by playwright-core (it downloads no browser) with
 # fonts-nanum so its screenshot shows the Korean tokens, wrk and curl for the
-# daemon suites. (python3-torch only for `make fixtures` and the PyTorch
-# column of `make bench`.)
+# daemon suites, prometheus for its promtool (check_server_metrics lints
+# /metrics with `promtool check metrics`; Debian ships promtool in no smaller
+# package). (python3-torch only for `make fixtures` and the PyTorch column of
+# `make bench`.)
 RUN_DEB_PACKAGES   := build-essential pkg-config libopenblas-dev libjansson-dev \
                       libmicrohttpd-dev libpcre2-dev libutf8proc-dev zlib1g-dev python3 python3-yaml
 CHECK_DEB_PACKAGES := $(RUN_DEB_PACKAGES) check
 TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
+# promtool (tests/daemon/check_server_metrics, tests/deploy/check_grafana.py) comes only
+# in Debian's prometheus package: installed without its recommends (a node exporter),
+# and nothing of it is started
+PROMTOOL_DEB_PACKAGES := prometheus
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -93,6 +101,11 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/g
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
+# attnd_build_info's commit (server/main.c): "unknown" outside a git checkout.
+# (main.o is not rebuilt when only HEAD moves: a `make clean` build has the exact commit.)
+ATTND_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+$(BUILD)/server/main.o: CFLAGS += -DATTND_COMMIT='"$(ATTND_COMMIT)"'
+
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 WEB_FILES  := $(wildcard web/*.html web/*.js web/*.css)
 WEB_OBJ    := $(BUILD)/gen/web_assets.o
@@ -111,7 +124,7 @@ FUZZ_NAMES  := $(filter-out fuzz_api,$(patsubst tests/fuzz/%.c,%,$(wildcard test
 FUZZ_COMMON := $(BUILD)/tests/fuzz/fuzz_api.o
 FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-# Node tools for the OpenAPI contract (lint and contract test).
+# Node tools for the OpenAPI contract (lint, contract and client tests).
 NODE_DEPS  := node_modules/.package-lock.json
 
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -188,6 +201,9 @@ $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(
 
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
+# check_peers tests --per-ip-limit's table and the metrics' model labels, linked in.
+$(BUILD)/tests/daemon/check_peers: $(BUILD)/server/peers.o $(BUILD)/server/metrics.o \
+	$(BUILD)/server/proc_metrics.o
 # check_checkpoint_dir loads model folders with server/checkpoint_dir.c, linked
 # in; the object comes after the archives, so the two it needs are named again.
 $(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o
@@ -286,6 +302,7 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); \
 	export $(TEST_ENV); pass=0; fail=0; failed=; \
 	for t in $(TEST_BIN) "node tests/node/contract.mjs" "node tests/node/viewer.test.mjs" \
+		"node tests/node/client.test.mjs" \
 		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" "$(PYTHON) tests/deploy/check_grafana.py" \
 		$(FUZZ_REPLAY_CMDS) \
 		"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
@@ -433,9 +450,10 @@ run: run-deps
 	$(ATTND) --port $(PORT)
 
 # Node tools for the OpenAPI contract, pinned in package.json and
-# package-lock.json (no build step); `npm ci` installs them when missing.
+# package-lock.json (no build step; TypeScript only type-checks and compiles
+# the client test into $(BUILD)/client/); `npm ci` installs them when missing.
 
-.PHONY: lint test-contract test-web
+.PHONY: lint test-contract test-web test-client
 
 $(NODE_DEPS): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -453,6 +471,14 @@ test-contract: $(ATTND) $(NODE_DEPS)
 # CORS from a second origin; a screenshot goes to build/web-viewer.png.
 test-web: $(ATTND) $(NODE_DEPS)
 	node tests/node/viewer.test.mjs
+
+# A client as a frontend makes one: openapi-typescript (pinned) generates
+# $(BUILD)/client/attnd.d.ts from the daemon's /openapi.json, `tsc --strict
+# --noEmit` checks tests/node/client/readme.ts (every README request, every
+# answer field, with those types), then the compiled program runs each
+# request against the daemon.
+test-client: $(ATTND) $(NODE_DEPS)
+	ATTND=$(abspath $(ATTND)) node tests/node/client.test.mjs
 
 # The daemon under attack, with python3's standard library and wrk; each
 # starts $(ATTND) on 127.0.0.1 --port 0 and prints `NAME: N passed, M failed`.
@@ -526,7 +552,7 @@ fixtures:
 	$(PYTHON) tests/data/fixtures/make_fixtures.py tests/data/fixtures
 	$(PYTHON) tests/data/fixtures/make_safetensors.py tests/data/fixtures/safetensors
 
-# $(call apt_install,PACKAGES): installs those of PACKAGES that are missing.
+# $(call apt_install,PACKAGES[,APT OPTIONS]): installs those of PACKAGES that are missing.
 define apt_install
 	@missing=""; for p in $(1); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
@@ -535,7 +561,7 @@ define apt_install
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(2) $$missing; \
 	fi
 endef
 
@@ -549,13 +575,17 @@ check-tools:
 # already (a node from elsewhere ships its own npm, which Debian's conflicts with)
 test-tools:
 	$(call apt_install,$(TEST_DEB_PACKAGES))
+	$(call apt_install,$(PROMTOOL_DEB_PACKAGES),--no-install-recommends)
 	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
 		$(MAKE) --no-print-directory node-tools
 
 node-tools:
 	$(call apt_install,nodejs npm)
 
+# make deps: the Debian packages of `make test`, then the pinned npm packages
+# (npm ci: lint, contract, viewer and client tests)
 deps: test-tools
+	@$(MAKE) --no-print-directory $(NODE_DEPS)
 
 # The layers point one way (tools/check_deps.py: allowed includes per folder,
 # no I/O in engine/ and common/, no include cycles, no call cycles in api/).

@@ -87,6 +87,11 @@ struct api_reply {
 	double parse_ms, compute_ms, encode_ms;
 	double flops; /* engine FLOPs of the request, for metrics */
 	const char *error_code; /* the error's code, or NULL on success */
+	/* out: the model the request ran on, for the server's per-model metrics:
+	 * a loaded model's name (the service's, valid while it lives), "inline"
+	 * (a model given in the body) or "sdpa"; NULL when none was resolved. Never
+	 * a client's string that names no loaded model. */
+	const char *model;
 	/* > 0: the body is this many bytes of JSON, then binary tensor data; the
 	 * server sends it as the Inference-Header-Content-Length header */
 	size_t inference_header_len;

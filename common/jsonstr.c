@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "utf8.h"
+
 /* SHORT[c]: the letter of c's two-character escape (\n for '\n'), or 0. */
 static const char SHORT[0x60] = {
 	['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f',
@@ -23,21 +25,37 @@ static void append_escape(struct buf *out, unsigned char c)
 	buf_append(out, esc, sizeof esc);
 }
 
-/* Runs of plain bytes go in one append. */
+/* Runs of plain bytes (ASCII and valid UTF-8) go in one append; an invalid
+ * stretch becomes one \ufffd (utf8_bad_run's maximal subparts). */
 void jsonstr_put_n(struct buf *out, const char *s, size_t n)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t run = 0; /* start of the bytes not yet appended */
-	size_t i;
+	size_t i = 0;
 
 	buf_putc(out, '"');
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	while (i < n) {
+		unsigned char c = u[i];
+		size_t len, bad;
 
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			i++;
 			continue;
+		}
+		if (c >= 0x80 && (len = utf8_char(u + i, n - i)) > 0) {
+			i += len;
+			continue;
+		}
 		buf_append(out, s + run, i - run);
-		append_escape(out, c);
-		run = i + 1;
+		if (c < 0x80) {
+			append_escape(out, c);
+			i++;
+		} else {
+			bad = utf8_bad_run(u + i, n - i);
+			buf_append(out, "\\ufffd", 6);
+			i += bad;
+		}
+		run = i;
 	}
 	buf_append(out, s + run, n - run);
 	buf_putc(out, '"');

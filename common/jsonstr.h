@@ -5,8 +5,15 @@
  * the caller checks.
  *
  * Escaped: '"', '\\' and the control characters below 0x20 (\b \f \n \r \t
- * short, the rest as \u00XX); every other byte, 0x7f and UTF-8 sequences
- * included, is copied as is (callers give UTF-8).
+ * short, the rest as \u00XX); every other byte, 0x7f and valid UTF-8
+ * sequences included, is copied as is. Bytes that are not UTF-8 (RFC 3629:
+ * stray continuation bytes, overlong forms, surrogates, past U+10FFFF, a
+ * sequence cut short, 0xc0 0xc1 0xf5..0xff) become the escape \ufffd, one
+ * per maximal invalid subpart (Unicode's U+FFFD substitution, as
+ * utf8_bad_run counts it): whatever a client put in a path, a header or a
+ * name, what is echoed is valid JSON text. The one place that makes this
+ * true for the error bodies (api/error.c, v2), the answers and the JSON log
+ * lines (server/log.c) alike.
  */
 #ifndef COMMON_JSONSTR_H
 #define COMMON_JSONSTR_H

@@ -137,15 +137,23 @@ static void mask_and_softmax(float *S, const float *vmax, const struct attn_sdpa
 
 	for (size_t r = 0; r < m; r++) {
 		float *s_row = S + r * Lk;
+		float row_max;
 		size_t lo, hi;
 
 		mask_apply_span(s_row, req, b, h, i0 + r, 0, Lk, &lo, &hi);
 		if (req->scores_view == ATTN_SCORES_MASKED)
 			copy_view(req->scores, s_row, req, b, h, i0 + r, 1);
-		if (vmax != NULL && lo == 0 && hi == Lk)
-			softmax_row_known(s_row, Lk, tile_row_max(vmax + r * TILE_COLS));
-		else
-			softmax_row(s_row, Lk, lo, hi);
+		if (vmax != NULL && lo == 0 && hi == Lk) {
+			row_max = tile_row_max(vmax + r * TILE_COLS);
+			softmax_row_known(s_row, Lk, row_max);
+		} else {
+			row_max = softmax_row(s_row, Lk, lo, hi);
+		}
+		/* all -inf with a key the mask leaves open: finite scores that
+		 * overflowed to -inf, not masking; NaN, so check_result reports it */
+		if (row_max == -INFINITY && mask_row_open(req, b, h, i0 + r))
+			for (size_t j = 0; j < Lk; j++)
+				s_row[j] = NAN;
 	}
 	if (req->scores_view == ATTN_SCORES_SOFTMAX)
 		copy_view(req->scores, S, req, b, h, i0, m);
@@ -313,26 +321,6 @@ static void sdpa_member(void *arg, size_t t, size_t T, struct team *team)
 		sdpa_task(plan, ws, task);
 }
 
-/* Finite inputs can still give scores q . k past float32, which softmax.h
- * turns into NaN rows: reported here rather than returned as numbers. */
-static enum attn_status check_result(const struct attn_sdpa *req, struct attn_error *err)
-{
-	for (size_t b = 0; b < req->B; b++)
-		for (size_t h = 0; h < req->H; h++)
-			for (size_t i = 0; i < req->Lq; i++) {
-				/* seek to out[b, h, i, :] */
-				const float *row = req->out.data + b * req->out.batch_stride +
-						   h * req->out.head_stride + i * req->out.row_stride;
-
-				if (!attn_all_finite(row, req->Dv))
-					return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "q", i,
-							 "the scores q . k of batch item %zu, head %zu, "
-							 "query %zu overflow float32: scale q or k down",
-							 b, h, i);
-			}
-	return ATTN_OK;
-}
-
 /* attn_sdpa_forward, with q, k, v and the output scanned for non-finite
  * values or not (sdpa_forward_unchecked). */
 static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
@@ -371,7 +359,7 @@ static enum attn_status sdpa_forward(const struct attn_sdpa *req, void *ws, size
 	st = attn_cancel_check(req->cancel, err); /* before the outputs are judged */
 	if (st != ATTN_OK)
 		return st;
-	return scan_values ? check_result(req, err) : ATTN_OK;
+	return scan_values ? sdpa_check_result(req, err) : ATTN_OK;
 }
 
 enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,

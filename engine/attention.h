@@ -17,7 +17,12 @@
  * where bias sums the caller's mask, causal / window / key-length masking and
  * ALiBi. A query row whose bias is -inf at every key has no visible key: its P
  * row and its Y row are exactly zero, never NaN (PyTorch's MultiheadAttention
- * returns NaN there).
+ * returns NaN there). Finite inputs whose S'' leaves float32 are refused with
+ * ATTN_ERR_RESULT_OVERFLOW, never answered: a +inf (or NaN) score anywhere in a
+ * visible row, and a row whose scores all came out -inf while its bias is not
+ * -inf everywhere (q . k below -FLT_MAX, or a score plus a mask value that
+ * sums past it). A -inf score beside finite ones weighs 0, as exact
+ * arithmetic gives to float32 precision, and is answered.
  *
  * Ownership: the engine never keeps a pointer past the call that received it.
  * Every buffer named in a request belongs to the caller; outputs are written in

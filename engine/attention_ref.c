@@ -33,7 +33,8 @@ static void ref_row(const struct attn_sdpa *req, double *s, size_t b, size_t h, 
 			dot += at(req->q, b, h, i, d) * at(req->k, b, kvh, j, d);
 		raw = (float)(scale * dot);
 		capped = req->softcap > 0 ? req->softcap * tanh(raw / req->softcap) : raw;
-		s[j] = capped + mask_bias_at(req, b, h, i, j);
+		/* in float32, as the fast path adds: a sum past -FLT_MAX is -inf there */
+		s[j] = (float)(capped + mask_bias_at(req, b, h, i, j));
 		if (req->scores_view == ATTN_SCORES_RAW)
 			req->scores[cell + j] = (float)raw;
 		if (req->scores_view == ATTN_SCORES_SOFTCAP)
@@ -41,6 +42,14 @@ static void ref_row(const struct attn_sdpa *req, double *s, size_t b, size_t h, 
 		if (req->scores_view == ATTN_SCORES_MASKED)
 			req->scores[cell + j] = (float)s[j];
 		max = s[j] > max ? s[j] : max;
+	}
+	/* +inf or NaN, or every score -inf though the mask leaves a key open
+	 * (mask.h): float32 overflow, a NaN row as in the fast path, which
+	 * sdpa_check_result then reports */
+	if (isnan(max) || max == INFINITY || (max == -INFINITY && mask_row_open(req, b, h, i))) {
+		for (size_t j = 0; j < Lk; j++)
+			s[j] = NAN;
+		return;
 	}
 	for (size_t j = 0; j < Lk; j++) {
 		s[j] = max == -INFINITY ? 0.0 : exp(s[j] - max);
@@ -119,5 +128,5 @@ enum attn_status attn_sdpa_forward_ref(const struct attn_sdpa *req, struct attn_
 				ref_store_mean(req, p_all, b, i);
 		}
 	free(p_all);
-	return ATTN_OK;
+	return sdpa_check_result(req, err);
 }

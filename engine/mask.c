@@ -95,6 +95,21 @@ float mask_bias_at(const struct attn_sdpa *req, size_t b, size_t h, size_t i, si
 	return user_bias(&req->mask, b, h, i, j) + alibi_bias(req, b, h, i, j);
 }
 
+int mask_row_open(const struct attn_sdpa *req, size_t b, size_t h, size_t i)
+{
+	size_t lo, hi;
+
+	mask_range(req, b, i, &lo, &hi);
+	if (lo >= hi)
+		return 0;
+	if (req->mask.user_kind == ATTN_USER_MASK_NONE)
+		return 1;
+	for (size_t j = lo; j < hi; j++)
+		if (user_bias(&req->mask, b, h, i, j) != -INFINITY)
+			return 1;
+	return 0;
+}
+
 void mask_apply_span(float *s, const struct attn_sdpa *req, size_t b, size_t h, size_t i,
 		     size_t j0, size_t n, size_t *lo, size_t *hi)
 {

@@ -21,6 +21,15 @@ enum attn_status mask_validate(const struct attn_sdpa *req, struct attn_error *e
  * and kv_lengths (the user mask may hide more inside it). *lo >= *hi: none. */
 void mask_range(const struct attn_sdpa *req, size_t b, size_t i, size_t *lo, size_t *hi);
 
+/* Whether query row (b, h, i) has a key that neither the ranges nor the user
+ * mask hide (a user mask cell of -INFINITY or false hides; a finite one does
+ * not). A row whose scores all came out -INFINITY although this holds got
+ * them from float32 overflow of finite arithmetic (q . k, or a score plus a
+ * large negative mask value), not from masking: the callers turn it into NaN,
+ * which the forward passes report as ATTN_ERR_RESULT_OVERFLOW, instead of a
+ * row of zeros. O(Lk) with a user mask; called only for rows seen all -inf. */
+int mask_row_open(const struct attn_sdpa *req, size_t b, size_t h, size_t i);
+
 /* Additive bias of one cell: -INFINITY when hidden, else user mask + ALiBi. */
 float mask_bias_at(const struct attn_sdpa *req, size_t b, size_t h, size_t i, size_t j);
 

@@ -368,8 +368,14 @@ static void phase_output(struct stream *st, size_t r0, size_t r1)
 		size_t b = r / req->Lq, i = r % req->Lq;
 
 		for (size_t h = 0; h < st->H; h++) {
-			float l = st->run_sum[(b * st->H + h) * req->Lq + i];
+			size_t cell = (b * st->H + h) * req->Lq + i;
+			float l = st->run_sum[cell];
 			float inv = l > 0.0f ? 1.0f / l : 0.0f;
+
+			/* no block saw a finite score, yet the mask leaves a key
+			 * open: the scores overflowed to -inf (mask.h), so NaN */
+			if (st->run_max[cell] == -INFINITY && mask_row_open(&st->core, b, h, i))
+				inv = NAN;
 			float *ctx = st->acc + r * st->qw + h * st->D;
 
 			for (size_t d = 0; d < st->D; d++)

@@ -132,3 +132,22 @@ enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_erro
 		st = check_view(req->v, req->B, req->Hkv, req->Lk, req->Dv, "v", err);
 	return st;
 }
+
+enum attn_status sdpa_check_result(const struct attn_sdpa *req, struct attn_error *err)
+{
+	for (size_t b = 0; b < req->B; b++)
+		for (size_t h = 0; h < req->H; h++)
+			for (size_t i = 0; i < req->Lq; i++) {
+				/* seek to out[b, h, i, :] */
+				const float *row = req->out.data + b * req->out.batch_stride +
+						   h * req->out.head_stride + i * req->out.row_stride;
+
+				if (!attn_all_finite(row, req->Dv))
+					return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "q", i,
+							 "the scores q . k of batch item %zu, head %zu, "
+							 "query %zu overflow float32: scale q or k "
+							 "(or the mask values) down",
+							 b, h, i);
+			}
+	return ATTN_OK;
+}

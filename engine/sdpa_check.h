@@ -20,6 +20,14 @@ enum attn_status sdpa_check_pointers(const struct attn_sdpa *req, struct attn_er
  * [B, heads, L, dim]). */
 enum attn_status sdpa_check_values(const struct attn_sdpa *req, struct attn_error *err);
 
+/* Every row of out is finite. Finite inputs can still give scores q . k
+ * past float32, which softmax.h (+inf) and the callers of mask_row_open (a
+ * row all -inf that the mask left open) turn into NaN rows: reported as
+ * ATTN_ERR_RESULT_OVERFLOW (field q, index the query) rather than returned as
+ * numbers or zeros. The first such row in [B, H, Lq] order is named, by the
+ * fast path and the reference twin alike. */
+enum attn_status sdpa_check_result(const struct attn_sdpa *req, struct attn_error *err);
+
 /* attn_sdpa_forward without its scans of q, k, v and the output for
  * non-finite values (the other checks stay): for mha.c, which scans its own
  * output once and, only when that fails, these views to name the cause. */

@@ -334,14 +334,18 @@ static void row_step(float *row, size_t n, size_t lo, size_t hi, float m, enum s
 	row_scale(row + lo, hi - lo, 1.0f / row_exp_sum(row + lo, hi - lo, m, isa), isa);
 }
 
-void softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_isa isa)
+float softmax_row_isa(float *row, size_t n, size_t lo, size_t hi, enum softmax_isa isa)
 {
+	float m;
+
 	if (lo >= hi) {
 		memset(row, 0, n * sizeof(float));
-		return;
+		return -INFINITY;
 	}
 	zero_outside(row, n, lo, hi);
-	row_step(row, n, lo, hi, row_max(row + lo, hi - lo, isa), isa);
+	m = row_max(row + lo, hi - lo, isa);
+	row_step(row, n, lo, hi, m, isa);
+	return m;
 }
 
 void softmax_row_known(float *row, size_t n, float row_max_known)
@@ -354,9 +358,9 @@ void softmax_row_known_isa(float *row, size_t n, float row_max_known, enum softm
 	row_step(row, n, 0, n, row_max_known, isa);
 }
 
-void softmax_row(float *row, size_t n, size_t lo, size_t hi)
+float softmax_row(float *row, size_t n, size_t lo, size_t hi)
 {
-	softmax_row_isa(row, n, lo, hi, softmax_isa_best());
+	return softmax_row_isa(row, n, lo, hi, softmax_isa_best());
 }
 
 float softmax_online(float *s, size_t n, size_t lo, size_t hi, float *m, float *l)

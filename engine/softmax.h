@@ -2,7 +2,9 @@
  * softmax.h: row softmax for the fast path. Internal to the engine.
  *
  * softmax_row normalises row[lo, hi) in place and zeroes the rest; a row whose
- * visible cells are all -inf becomes all zeros (no visible key, no NaN); one
+ * visible cells are all -inf becomes all zeros (no visible key, no NaN: the
+ * caller, which knows the mask, poisons it when the -inf came from overflow,
+ * see mask_row_open); one
  * whose visible cells hold +inf or NaN (scores that overflowed float32)
  * becomes all NaN, and so does an online row from then on (*m = *l = NaN,
  * alpha NaN), so that the overflow reaches the output, where
@@ -21,8 +23,11 @@ enum softmax_isa { SOFTMAX_SCALAR, SOFTMAX_AVX2, SOFTMAX_AVX512 };
 /* The widest set this CPU runs; every narrower one runs too. */
 enum softmax_isa softmax_isa_best(void);
 
-void softmax_row(float *row /* [n] */, size_t n, size_t lo, size_t hi);
-void softmax_row_isa(float *row /* [n] */, size_t n, size_t lo, size_t hi, enum softmax_isa isa);
+/* Both return the max of row[lo, hi) they worked from: -INFINITY when the row
+ * became zeros, which the caller tells apart from an overflow with
+ * mask_row_open (mask.h). */
+float softmax_row(float *row /* [n] */, size_t n, size_t lo, size_t hi);
+float softmax_row_isa(float *row /* [n] */, size_t n, size_t lo, size_t hi, enum softmax_isa isa);
 
 /*
  * The same for a row whose every cell is visible (lo = 0, hi = n) and whose

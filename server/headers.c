@@ -80,9 +80,8 @@ int hdr_framing_ambiguous(struct MHD_Connection *conn)
 
 /* Compares a client token with the key in time that depends only on the
  * key's length, so response timing does not reveal a matching prefix. */
-static int secret_equal(const char *given, const char *key)
+static int secret_equal(const char *given, size_t given_len, const char *key)
 {
-	size_t given_len = strlen(given);
 	size_t key_len = strlen(key);
 	volatile unsigned char diff = (unsigned char)(given_len != key_len);
 
@@ -97,13 +96,18 @@ static int secret_equal(const char *given, const char *key)
 int hdr_bearer_matches(struct MHD_Connection *conn, const char *key)
 {
 	const char *auth = header(conn, "Authorization");
+	size_t len;
 
 	if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
 		return 0;
 	auth += 7;
-	while (*auth == ' ')
+	/* optional whitespace around the credentials (RFC 9110 OWS: SP, HTAB) */
+	while (*auth == ' ' || *auth == '\t')
 		auth++;
-	return secret_equal(auth, key);
+	len = strlen(auth);
+	while (len > 0 && (auth[len - 1] == ' ' || auth[len - 1] == '\t'))
+		len--;
+	return secret_equal(auth, len, key);
 }
 
 /* type, optionally with parameters (; charset=utf-8). */

@@ -22,7 +22,8 @@ const char *hdr_client_request_id(struct MHD_Connection *conn);
 /* Two Content-Length headers, or Content-Length with chunked encoding. */
 int hdr_framing_ambiguous(struct MHD_Connection *conn);
 
-/* `Authorization: Bearer KEY` with exactly key (compared in constant time). */
+/* `Authorization: Bearer KEY` with exactly key (compared in constant time),
+ * spaces and tabs around KEY allowed (RFC 9110 OWS). */
 int hdr_bearer_matches(struct MHD_Connection *conn, const char *key);
 
 /* Content-Type application/json, parameters allowed. */

@@ -262,8 +262,10 @@ static int compute_small(struct request *r)
 	r->reply.small_only = 1;
 	api_handle(r->srv->svc, r->route->api, param, body, r->body.len, &r->reply);
 	r->reply.small_only = 0;
-	if (!r->reply.declined)
+	if (!r->reply.declined) {
+		r->computed = 1;
 		return 1;
+	}
 	api_reply_release(&r->reply);
 	api_reply_init(&r->reply, r->srv->max_response_bytes);
 	return 0;
@@ -286,9 +288,11 @@ static enum MHD_Result submit_compute(struct request *r)
 	watch_add(r->srv->watch, &r->watch, ci != NULL ? ci->connect_fd : -1,
 		  deadline > 0 ? r->t_queued + deadline : 0);
 	r->reply.cancel = &r->watch.cancel;
+	r->computed = 1;
 	if (pool_submit(r->srv->pool, compute_job, r) != 0) {
 		watch_remove(r->srv->watch, &r->watch);
 		metrics_queued(r->srv->metrics, -1);
+		r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */
 		r->state = REQ_REFUSED;
 		r->refusal = REJ_OVERLOADED;
 		MHD_resume_connection(r->conn);
@@ -357,8 +361,10 @@ static int media_allowed(unsigned media, struct MHD_Connection *conn)
  * size (the bytes on the wire), codings. */
 static enum MHD_Result admit_compute(struct request *r)
 {
-	if (atomic_load(&r->srv->draining))
+	if (atomic_load(&r->srv->draining)) {
+		refusals_note(r->srv->refusals, LIMIT_DRAINING);
 		return refuse_early(r, REJ_DRAINING);
+	}
 	if (!media_allowed(r->route->media, r->conn))
 		return refuse_early(r, REJ_MEDIA_TYPE);
 	r->inference_header = hdr_inference_header_length(r->conn);
@@ -420,6 +426,7 @@ static void request_free(struct request *r)
 	if (r == NULL)
 		return;
 	pending_give(&r->srv->pending, r->pending);
+	metrics_pending_bytes(r->srv->metrics, -(long long)r->pending);
 	buf_release(&r->body);
 	api_reply_release(&r->reply);
 	body_decoder_free(r->decoder);
@@ -443,7 +450,7 @@ static enum MHD_Result admit_inline(struct request *r)
  * 9112 section 11.2: what follows cannot be trusted to be a request). */
 static enum MHD_Result refuse_framing(struct request *r)
 {
-	r->must_close = 1;
+	r->close = 1;
 	return refuse(r, REJ_BAD_FRAMING);
 }
 
@@ -464,6 +471,15 @@ static int head_too_large(struct request *r, const char *url, const char *method
 	return 1;
 }
 
+/* The connection opened when its address had --per-ip-limit open (peers.h). */
+static int over_per_ip_limit(const struct request *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL && peer_conn_over(ci->socket_context);
+}
+
 /* Everything decided from the request line and headers alone. */
 static enum MHD_Result on_headers(struct request *r, const char *url, const char *method,
 				  const char *version)
@@ -478,6 +494,11 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	r->has_body = hdr_announces_body(r->conn);
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
+	if (over_per_ip_limit(r)) {
+		r->close = 1;
+		refusals_note(r->srv->refusals, LIMIT_PER_IP);
+		return refuse_early(r, REJ_PER_IP);
+	}
 	if (found == ROUTE_NO_PATH)
 		return refuse_early(r, REJ_NOT_FOUND);
 	if (options) {
@@ -623,6 +644,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return on_complete(r);
 }
 
+/* How a compute request the API saw ended, for attnd_model_requests_total. */
+static enum model_outcome outcome_of(const struct request *r)
+{
+	if (r->status == 499 || (r->refusal == REJ_DEADLINE && r->status == 503))
+		return OUTCOME_CANCELLED; /* compute_outcome: the watcher stopped it */
+	if (r->status >= 200 && r->status < 400)
+		return OUTCOME_OK;
+	if (r->status >= 400 && r->status < 500)
+		return OUTCOME_CLIENT_ERROR;
+	return OUTCOME_SERVER_ERROR;
+}
+
+/* The per-model series: the model the API named (never the client's string:
+ * api_reply.model), its queue wait and, when the engine ran, its time. */
+static void count_model(const struct request *r)
+{
+	struct metrics *m = r->srv->metrics;
+	const char *model = r->reply.model != NULL ? r->reply.model : "none";
+	double compute = r->reply.compute_ms > 0 ? r->reply.compute_ms / 1e3 : -1;
+
+	metrics_model_request(m, metrics_model(m, model), outcome_of(r), r->queue_ms / 1e3,
+			      compute);
+}
+
 static void log_and_count(const struct request *r)
 {
 	struct access_entry e;
@@ -638,6 +683,8 @@ static void log_and_count(const struct request *r)
 	log_access(&e);
 	metrics_request(r->srv->metrics, r->metric, r->status, seconds, r->bytes_in, r->bytes_out,
 			r->reply.flops);
+	if (r->computed)
+		count_model(r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -662,21 +709,56 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 /* ---- the daemon ---------------------------------------------------------- */
 
-/* libmicrohttpd's messages, but the one that follows a cut_off (the
- * answer was sent: the close is on purpose, and the access log has it). */
-__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+/* The message libmicrohttpd logs when the application's callback returns
+ * MHD_NO, as cut_off does on purpose (the answer was sent, and the access
+ * log has it): 1 when fmt with ap is that one. */
+__attribute__((format(printf, 1, 0))) static int after_cut_off(const char *fmt, va_list ap)
 {
-	static const char after_cut_off[] = "Application reported internal error";
-	char head[sizeof after_cut_off];
+	static const char message[] = "Application reported internal error";
+	char head[sizeof message];
 	va_list copy;
 
-	(void)cls;
 	va_copy(copy, ap);
 	vsnprintf(head, sizeof head, fmt, copy);
 	va_end(copy);
-	if (strcmp(head, after_cut_off) == 0 && cut_off_closed())
+	return strcmp(head, message) == 0;
+}
+
+/* libmicrohttpd's messages: a refusal by one of its limits is counted and
+ * logged once a second (refusals.h), the close after a cut_off dropped,
+ * any other logged as an error. */
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct http_server *srv = cls;
+	va_list copy;
+	int refusal = 0;
+
+	if (srv->refusals != NULL) {
+		va_copy(copy, ap);
+		refusal = refusals_from_mhd(srv->refusals, fmt, copy);
+		va_end(copy);
+	}
+	if (!refusal && !(after_cut_off(fmt, ap) && cut_off_closed()))
+		log_verror(fmt, ap);
+}
+
+/* Each connection from its start to its close: counted per address for
+ * --per-ip-limit (peers.h); its handle is the socket context. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *srv = cls;
+	const union MHD_ConnectionInfo *ci;
+
+	if (srv->peers == NULL)
 		return;
-	log_verror(fmt, ap);
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		peers_disconnect(srv->peers, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	*socket_context = peers_connect(srv->peers, ci != NULL ? ci->client_addr : NULL);
 }
 
 union sockaddr_any {
@@ -731,11 +813,27 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 	    flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
 	    mhd_log, srv, MHD_OPTION_THREAD_POOL_SIZE, io_threads > 1 ? io_threads : 0u,
 	    MHD_OPTION_SOCK_ADDR, &addr->sa, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)cfg->connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned)cfg->per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (unsigned)cfg->connection_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)cfg->connection_memory, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK,
-	    framing_unescape, NULL, MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, srv, MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL,
+	    MHD_OPTION_END);
+}
+
+/* The per-address table (with a --per-ip-limit) and the refusals' log. */
+static int start_limits(struct http_server *srv, char *err, size_t errlen)
+{
+	const struct attnd_config *cfg = srv->cfg;
+
+	srv->refusals = refusals_new(srv->metrics, cfg->connection_limit, cfg->per_ip_limit,
+				     cfg->connection_memory);
+	if (cfg->per_ip_limit > 0)
+		srv->peers = peers_new((size_t)cfg->per_ip_limit);
+	if (srv->refusals == NULL || (cfg->per_ip_limit > 0 && srv->peers == NULL)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 struct http_server *http_start(const struct http_deps *deps, char *err, size_t errlen)
@@ -763,6 +861,8 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->watch = watch_new(err, errlen);
 	if (srv->watch == NULL)
 		goto fail;
+	if (start_limits(srv, err, errlen) != 0)
+		goto fail;
 	family_flag = bind_address(deps->cfg, &addr);
 	if (family_flag < 0) {
 		snprintf(err, errlen, "--host '%s' is not a numeric IPv4 or IPv6 address",
@@ -780,6 +880,8 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	return srv;
 fail:
 	watch_free(srv->watch);
+	peers_free(srv->peers);
+	refusals_free(srv->refusals);
 	free(srv);
 	return NULL;
 }
@@ -811,6 +913,11 @@ unsigned long http_completed(const struct http_server *srv)
 	return atomic_load(&srv->completed);
 }
 
+void http_tick(struct http_server *srv)
+{
+	refusals_flush(srv->refusals);
+}
+
 void http_stop(struct http_server *srv)
 {
 	if (srv == NULL)
@@ -818,5 +925,7 @@ void http_stop(struct http_server *srv)
 	if (srv->daemon != NULL)
 		MHD_stop_daemon(srv->daemon);
 	watch_free(srv->watch); /* after the daemon: no request is registered now */
+	peers_free(srv->peers); /* every connection closed with the daemon */
+	refusals_free(srv->refusals);
 	free(srv);
 }

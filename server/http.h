@@ -50,6 +50,9 @@ long http_active(const struct http_server *srv);
 /* Requests completed (their state freed) since http_start. */
 unsigned long http_completed(const struct http_server *srv);
 
+/* Once a second or so: logs the limits' refusals still waiting (refusals.h). */
+void http_tick(struct http_server *srv);
+
 /* Stops the daemon and frees srv. Call only when http_active() is 0:
  * libmicrohttpd cannot stop with suspended connections. */
 void http_stop(struct http_server *srv);

@@ -20,7 +20,9 @@
 #include "headers.h"
 #include "http.h"
 #include "metrics.h"
+#include "peers.h"
 #include "pending.h"
+#include "refusals.h"
 #include "route.h"
 #include "split.h"
 #include "watch.h"
@@ -37,6 +39,8 @@ struct http_server {
 	struct split_policy split; /* idle workers lent to a large call */
 	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
 	struct pending pending;	   /* answer bytes queued and not yet sent */
+	struct peers *peers;	   /* open connections per address, or NULL: no --per-ip-limit */
+	struct refusals *refusals; /* the limits' refusals, counted and logged */
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	atomic_int draining;
@@ -65,7 +69,8 @@ struct request {
 	enum rejection refusal; /* when REQ_REFUSED */
 	int preflight;		/* answering an OPTIONS preflight */
 	int has_body;		/* Content-Length > 0 or chunked */
-	int must_close;		/* answer with Connection: close, then close */
+	int close;		/* answer with Connection: close (over --per-ip-limit, bad framing) */
+	int computed;		/* a compute request handed to the API: counted per model */
 	atomic_int cut;		/* an answer was written to the socket (cut_off) */
 	int fd;			/* the connection's socket, for a cut-off answer */
 	int recv_watched;	/* recv_watch registered: the body is arriving */

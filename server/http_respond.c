@@ -39,6 +39,9 @@ static const struct {
     [REJ_DRAINING] = {API_E_DRAINING, "the server is shutting down; retry elsewhere"},
     [REJ_TIMEOUT] = {API_E_REQUEST_TIMEOUT,
 		     "the request body was not received within --request-deadline"},
+    [REJ_PER_IP] = {API_E_OVERLOADED,
+		    "too many connections from your address (--per-ip-limit); retry shortly "
+		    "on an open connection"},
     [REJ_DEADLINE] = {API_E_DEADLINE_EXCEEDED,
 		      "the computation did not finish within --compute-deadline; retry, or "
 		      "ask for less work"},
@@ -153,7 +156,7 @@ static int add_headers(const struct request *r, struct MHD_Response *resp, int s
 	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
 	h[n++] = (struct header_pair){"Server-Timing", timing};
 	h[n++] = (struct header_pair){"Cache-Control", r->cache_control};
-	if (atomic_load(&r->srv->draining) || r->must_close)
+	if (atomic_load(&r->srv->draining) || r->close)
 		h[n++] = (struct header_pair){"Connection", "close"};
 	if (r->reply.inference_header_len > 0) { /* a v2 answer with binary tensors */
 		snprintf(json_len, sizeof json_len, "%zu", r->reply.inference_header_len);
@@ -271,6 +274,7 @@ static int hold_answer(struct request *r, size_t n)
 	if (pending_take(&r->srv->pending, n) != 0)
 		return -1;
 	r->pending = n;
+	metrics_pending_bytes(r->srv->metrics, (long long)n);
 	if (n >= WRITE_WATCH_BYTES && cfg->write_timeout < cfg->timeout) {
 		MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)cfg->write_timeout);

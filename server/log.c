@@ -131,6 +131,15 @@ void log_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line("warn", fmt, ap);
+	va_end(ap);
+}
+
 void log_info(const char *fmt, ...)
 {
 	va_list ap;

@@ -31,6 +31,9 @@ void log_set_format(enum log_format format);
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
+/* One warn line: trouble the daemon handled (a limit refusing connections). */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* One info line (start-up, shutdown). */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

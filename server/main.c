@@ -113,9 +113,17 @@
  *   server drains: /readyz turns 503, the listening socket closes
  *   (MHD_quiesce_daemon), requests already received complete and are sent,
  *   then the daemon stops and attnd exits 0. If that takes longer than
- *   --drain-seconds, attnd logs it and exits 1 at once.
+ *   --drain-seconds, attnd logs it and exits 1 at once. SIGHUP, which log
+ *   rotation sends, goes through the same pipe and is only logged: the logs
+ *   go to stderr, whose file (if it is one) attnd did not open and has no
+ *   name to reopen by; rotate with copytruncate, or let the collector that
+ *   reads stderr rotate. It never stops the daemon.
  */
 #include <cblas.h>
+
+#ifndef ATTND_COMMIT
+#define ATTND_COMMIT "unknown" /* the Makefile passes `git rev-parse --short HEAD` */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #ifdef __GLIBC__
@@ -227,6 +235,8 @@ static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
 	if (start_service(d, cfg) != 0)
 		return -1;
 	d->metrics = metrics_new();
+	if (d->metrics != NULL)
+		metrics_set_build(d->metrics, ATTND_VERSION, ATTND_COMMIT, openblas_get_config());
 	d->pool = pool_new(workers, queue);
 	if (d->metrics == NULL || d->pool == NULL) {
 		log_error("cannot start %zu workers with a queue of %zu", workers, queue);
@@ -289,7 +299,8 @@ static int install_signals(void)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
-	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
+	    sigaction(SIGHUP, &sa, NULL) != 0)
 		return -1;
 	return signal(SIGPIPE, SIG_IGN) == SIG_ERR ? -1 : 0;
 }
@@ -322,7 +333,9 @@ static void trim_when_idle(const struct daemon_parts *d, struct idle_trim *t)
 #endif
 }
 
-/* Waits for SIGTERM or SIGINT, trimming memory on quiet 1 s ticks. */
+/* Waits for SIGTERM or SIGINT, trimming memory on quiet 1 s ticks. SIGHUP
+ * (what log rotation sends) is noted and ignored: the logs go to stderr,
+ * which attnd did not open and cannot reopen by name (see the thread model). */
 static void wait_for_signal(const struct daemon_parts *d)
 {
 	struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
@@ -333,10 +346,16 @@ static void wait_for_signal(const struct daemon_parts *d)
 		int ready = poll(&pfd, 1, 1000);
 
 		if (ready == 0) {
+			http_tick(d->http);
 			trim_when_idle(d, &trim);
 		} else if (ready > 0) {
 			ssize_t n = read(signal_pipe[0], &sig, 1);
 
+			if (n == 1 && sig == SIGHUP) {
+				log_info("SIGHUP: the logs go to stderr, nothing to reopen; "
+					 "still serving");
+				continue;
+			}
 			if (n >= 0 || errno != EINTR)
 				break;
 		} else if (errno != EINTR) {

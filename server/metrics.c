@@ -2,12 +2,20 @@
  * metrics.c: atomic counters and their Prometheus exposition.
  *
  * Histogram buckets are stored per bucket (not cumulative) and summed when
- * rendered; the sum of latencies is kept in microseconds.
+ * rendered; the sum of durations is kept in nanoseconds. A model's series
+ * live in a fixed table of METRICS_MODELS_MAX slots (and "other" after it): a
+ * slot's name is written under model_lock before n_models publishes it, so
+ * readers scan the published slots without the lock.
  */
 #include "metrics.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "proc_metrics.h"
 
 static const char *const route_label[MR_COUNT] = {
     [MR_ATTENTION] = "/v1/attention", [MR_SDPA] = "/v1/sdpa",
@@ -36,6 +44,21 @@ static const char *const reject_label[REJ_COUNT] = {
     [REJ_DRAINING] = "draining",
     [REJ_TIMEOUT] = "request_timeout",
     [REJ_DEADLINE] = "deadline_exceeded",
+    [REJ_PER_IP] = "per_ip_limit",
+};
+
+static const char *const limit_label[LIMIT_COUNT] = {
+    [LIMIT_CONNECTION] = "connection",
+    [LIMIT_PER_IP] = "per_ip",
+    [LIMIT_MEMORY] = "memory",
+    [LIMIT_DRAINING] = "draining",
+};
+
+static const char *const outcome_label[OUTCOME_COUNT] = {
+    [OUTCOME_OK] = "ok",
+    [OUTCOME_CLIENT_ERROR] = "client_error",
+    [OUTCOME_SERVER_ERROR] = "server_error",
+    [OUTCOME_CANCELLED] = "cancelled",
 };
 
 static const char *const cancel_label[CANCEL_REASON_COUNT] = {
@@ -48,17 +71,36 @@ static const int known_status[] = {0,	200, 204, 400, 401, 403, 404, 405, 408,
 				   409, 413, 415, 422, 429, 499, 500, 501, 503, 504};
 enum { N_STATUS = sizeof known_status / sizeof known_status[0] + 1 };
 
-/* Prometheus' default latency buckets, in seconds (+Inf implied). */
-static const double bucket_le[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+/* Every histogram's buckets, in seconds (+Inf implied): from 50 us, where a
+ * small request answered on the I/O thread lands, to 60 s, past the longest
+ * --compute-deadline anyone should set. */
+static const double bucket_le[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+				   0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1,
+				   2.5,	    5,	    10,	     30,     60};
 enum { N_BUCKETS = sizeof bucket_le / sizeof bucket_le[0] + 1 };
+
+struct histogram {
+	atomic_ullong bucket[N_BUCKETS]; /* per bucket, not cumulative */
+	atomic_ullong sum_ns;
+};
+
+struct model_series {
+	char name[72];
+	atomic_ullong outcome[OUTCOME_COUNT];
+	struct histogram queue, compute;
+};
 
 struct metrics {
 	atomic_ullong requests[MR_COUNT][N_STATUS];
-	atomic_ullong latency_bucket[MR_COUNT][N_BUCKETS];
-	atomic_ullong latency_sum_us[MR_COUNT];
+	struct histogram latency[MR_COUNT];
 	atomic_ullong rejections[REJ_COUNT];
+	atomic_ullong refused[LIMIT_COUNT];
+	pthread_mutex_t model_lock; /* taken to add a slot */
+	atomic_size_t n_models;	    /* slots published */
+	struct model_series model[METRICS_MODELS_MAX + 1]; /* the last: "other" */
+	char version[32], commit[48], blas[160];
 	atomic_ullong cancelled[CANCEL_REASON_COUNT][2]; /* [why][running] */
-	atomic_llong in_flight, queued, computing;
+	atomic_llong in_flight, queued, computing, pending_bytes;
 	atomic_ullong flops, bytes_in, bytes_out;
 	atomic_ullong split, lent; /* metrics_split's requests, and workers lent them */
 };
@@ -66,12 +108,44 @@ struct metrics {
 struct metrics *metrics_new(void)
 {
 	/* all-zero bytes are valid zero atomics on every platform we build for */
-	return calloc(1, sizeof(struct metrics));
+	struct metrics *m = calloc(1, sizeof(struct metrics));
+
+	if (m == NULL)
+		return NULL;
+	if (pthread_mutex_init(&m->model_lock, NULL) != 0) {
+		free(m);
+		return NULL;
+	}
+	strcpy(m->model[METRICS_MODELS_MAX].name, "other");
+	strcpy(m->version, "unknown");
+	strcpy(m->commit, "unknown");
+	strcpy(m->blas, "openblas");
+	return m;
 }
 
 void metrics_free(struct metrics *m)
 {
+	if (m == NULL)
+		return;
+	pthread_mutex_destroy(&m->model_lock);
 	free(m);
+}
+
+/* src into dst[size], cut to fit. */
+static void copy_label(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+void metrics_set_build(struct metrics *m, const char *version, const char *commit,
+		       const char *blas)
+{
+	copy_label(m->version, sizeof m->version, version);
+	copy_label(m->commit, sizeof m->commit, commit);
+	copy_label(m->blas, sizeof m->blas, blas);
 }
 
 static size_t status_index(int status)
@@ -92,14 +166,19 @@ static size_t bucket_index(double seconds)
 	return i;
 }
 
-void metrics_request(struct metrics *m, enum metric_route route, int status, double seconds,
-		     size_t bytes_in, size_t bytes_out, double flops)
+static void observe(struct histogram *h, double seconds)
 {
 	if (seconds < 0)
 		seconds = 0;
+	atomic_fetch_add(&h->bucket[bucket_index(seconds)], 1);
+	atomic_fetch_add(&h->sum_ns, (unsigned long long)(seconds * 1e9));
+}
+
+void metrics_request(struct metrics *m, enum metric_route route, int status, double seconds,
+		     size_t bytes_in, size_t bytes_out, double flops)
+{
 	atomic_fetch_add(&m->requests[route][status_index(status)], 1);
-	atomic_fetch_add(&m->latency_bucket[route][bucket_index(seconds)], 1);
-	atomic_fetch_add(&m->latency_sum_us[route], (unsigned long long)(seconds * 1e6));
+	observe(&m->latency[route], seconds);
 	atomic_fetch_add(&m->bytes_in, bytes_in);
 	atomic_fetch_add(&m->bytes_out, bytes_out);
 	if (flops > 0)
@@ -111,6 +190,51 @@ void metrics_reject(struct metrics *m, enum rejection why)
 	atomic_fetch_add(&m->rejections[why], 1);
 }
 
+void metrics_refused(struct metrics *m, enum refuse_limit limit)
+{
+	atomic_fetch_add(&m->refused[limit], 1);
+}
+
+/* The published slot named name, or SIZE_MAX. */
+static size_t find_model(const struct metrics *m, const char *name, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m->model[i].name, name) == 0)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+size_t metrics_model(struct metrics *m, const char *model)
+{
+	size_t n = atomic_load(&m->n_models);
+	size_t i = find_model(m, model, n);
+
+	if (i != SIZE_MAX)
+		return i;
+	pthread_mutex_lock(&m->model_lock);
+	n = atomic_load(&m->n_models);
+	i = find_model(m, model, n);
+	if (i == SIZE_MAX && n < METRICS_MODELS_MAX && strlen(model) < sizeof m->model[n].name) {
+		strcpy(m->model[n].name, model);
+		atomic_store(&m->n_models, n + 1); /* publishes the name */
+		i = n;
+	}
+	pthread_mutex_unlock(&m->model_lock);
+	return i != SIZE_MAX ? i : METRICS_MODELS_MAX;
+}
+
+void metrics_model_request(struct metrics *m, size_t model, enum model_outcome outcome,
+			   double queue_seconds, double compute_seconds)
+{
+	struct model_series *s = &m->model[model <= METRICS_MODELS_MAX ? model : METRICS_MODELS_MAX];
+
+	atomic_fetch_add(&s->outcome[outcome], 1);
+	observe(&s->queue, queue_seconds);
+	if (compute_seconds >= 0)
+		observe(&s->compute, compute_seconds);
+}
+
 void metrics_cancelled(struct metrics *m, enum cancel_reason why, int running)
 {
 	atomic_fetch_add(&m->cancelled[why][running ? 1 : 0], 1);
@@ -119,6 +243,11 @@ void metrics_cancelled(struct metrics *m, enum cancel_reason why, int running)
 void metrics_in_flight(struct metrics *m, int delta)
 {
 	atomic_fetch_add(&m->in_flight, delta);
+}
+
+void metrics_pending_bytes(struct metrics *m, long long delta)
+{
+	atomic_fetch_add(&m->pending_bytes, delta);
 }
 
 void metrics_queued(struct metrics *m, int delta)
@@ -161,23 +290,24 @@ static void render_requests(const struct metrics *m, struct buf *out)
 	}
 }
 
-static void render_histogram_route(const struct metrics *m, size_t r, struct buf *out)
+/* One histogram's series: name{label="value",le=...}, _sum and _count. */
+static void render_histogram(struct buf *out, const char *name, const char *label,
+			     const char *value, const struct histogram *h)
 {
 	unsigned long long cumulative = 0;
-	const char *name = "attnd_http_request_duration_seconds";
 
 	for (size_t b = 0; b < N_BUCKETS; b++) {
-		cumulative += atomic_load(&m->latency_bucket[r][b]);
+		cumulative += atomic_load(&h->bucket[b]);
 		if (b + 1 < N_BUCKETS)
-			buf_printf(out, "%s_bucket{route=\"%s\",le=\"%g\"} %llu\n", name,
-				   route_label[r], bucket_le[b], cumulative);
+			buf_printf(out, "%s_bucket{%s=\"%s\",le=\"%g\"} %llu\n", name, label, value,
+				   bucket_le[b], cumulative);
 		else
-			buf_printf(out, "%s_bucket{route=\"%s\",le=\"+Inf\"} %llu\n", name,
-				   route_label[r], cumulative);
+			buf_printf(out, "%s_bucket{%s=\"%s\",le=\"+Inf\"} %llu\n", name, label,
+				   value, cumulative);
 	}
-	buf_printf(out, "%s_sum{route=\"%s\"} %.6f\n", name, route_label[r],
-		   (double)atomic_load(&m->latency_sum_us[r]) / 1e6);
-	buf_printf(out, "%s_count{route=\"%s\"} %llu\n", name, route_label[r], cumulative);
+	buf_printf(out, "%s_sum{%s=\"%s\"} %.9f\n", name, label, value,
+		   (double)atomic_load(&h->sum_ns) / 1e9);
+	buf_printf(out, "%s_count{%s=\"%s\"} %llu\n", name, label, value, cumulative);
 }
 
 static void render_latency(const struct metrics *m, struct buf *out)
@@ -186,7 +316,87 @@ static void render_latency(const struct metrics *m, struct buf *out)
 		      "the response being sent.\n"
 		      "# TYPE attnd_http_request_duration_seconds histogram\n");
 	for (size_t r = 0; r < MR_COUNT; r++)
-		render_histogram_route(m, r, out);
+		render_histogram(out, "attnd_http_request_duration_seconds", "route",
+				 route_label[r], &m->latency[r]);
+}
+
+/* The slots in use into idx: the published ones, and "other" once it
+ * counted; returns how many. */
+static size_t model_slots(const struct metrics *m, size_t idx[METRICS_MODELS_MAX + 1])
+{
+	const struct model_series *o = &m->model[METRICS_MODELS_MAX];
+	size_t n = atomic_load(&m->n_models);
+
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	for (size_t k = 0; k < OUTCOME_COUNT; k++) {
+		if (atomic_load(&o->outcome[k]) != 0) {
+			idx[n++] = METRICS_MODELS_MAX;
+			break;
+		}
+	}
+	return n;
+}
+
+static void render_models(const struct metrics *m, struct buf *out)
+{
+	size_t idx[METRICS_MODELS_MAX + 1];
+	size_t n = model_slots(m, idx);
+
+	buf_puts(out, "# HELP attnd_model_requests_total Compute requests that reached the API, "
+		      "by model and outcome.\n# TYPE attnd_model_requests_total counter\n");
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < OUTCOME_COUNT; k++)
+			buf_printf(out,
+				   "attnd_model_requests_total{model=\"%s\",outcome=\"%s\"} %llu\n",
+				   m->model[idx[i]].name, outcome_label[k],
+				   atomic_load(&m->model[idx[i]].outcome[k]));
+	buf_puts(out, "# HELP attnd_compute_queue_wait_seconds Time a compute request waited "
+		      "for a worker (0 for one answered on the I/O thread), by model.\n"
+		      "# TYPE attnd_compute_queue_wait_seconds histogram\n");
+	for (size_t i = 0; i < n; i++)
+		render_histogram(out, "attnd_compute_queue_wait_seconds", "model",
+				 m->model[idx[i]].name, &m->model[idx[i]].queue);
+	buf_puts(out, "# HELP attnd_compute_duration_seconds The engine work of one compute "
+		      "request, by model.\n# TYPE attnd_compute_duration_seconds histogram\n");
+	for (size_t i = 0; i < n; i++)
+		render_histogram(out, "attnd_compute_duration_seconds", "model",
+				 m->model[idx[i]].name, &m->model[idx[i]].compute);
+}
+
+static void render_refused(const struct metrics *m, struct buf *out)
+{
+	buf_puts(out, "# HELP attnd_connections_refused_total Connections (or their requests) "
+		      "turned away by a limit, by limit.\n"
+		      "# TYPE attnd_connections_refused_total counter\n");
+	for (size_t i = 0; i < LIMIT_COUNT; i++)
+		buf_printf(out, "attnd_connections_refused_total{limit=\"%s\"} %llu\n",
+			   limit_label[i], atomic_load(&m->refused[i]));
+}
+
+/* A label value with \\, \" and newlines escaped (the exposition format's rule). */
+static void put_label_value(struct buf *out, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			buf_putc(out, '\\');
+		if (*v == '\n')
+			buf_puts(out, "\\n");
+		else
+			buf_putc(out, *v);
+	}
+}
+
+static void render_build(const struct metrics *m, struct buf *out)
+{
+	buf_puts(out, "# HELP attnd_build_info The daemon's version, commit and BLAS; always "
+		      "1.\n# TYPE attnd_build_info gauge\nattnd_build_info{version=\"");
+	put_label_value(out, m->version);
+	buf_puts(out, "\",commit=\"");
+	put_label_value(out, m->commit);
+	buf_puts(out, "\",blas=\"");
+	put_label_value(out, m->blas);
+	buf_puts(out, "\"} 1\n");
 }
 
 static void render_rejections(const struct metrics *m, struct buf *out)
@@ -229,7 +439,9 @@ int metrics_render(const struct metrics *m, struct buf *out)
 {
 	render_requests(m, out);
 	render_latency(m, out);
+	render_models(m, out);
 	render_rejections(m, out);
+	render_refused(m, out);
 	render_cancelled(m, out);
 	render_gauge(out, "attnd_http_requests_in_flight",
 		     "Requests received and not yet fully answered.", atomic_load(&m->in_flight));
@@ -237,6 +449,9 @@ int metrics_render(const struct metrics *m, struct buf *out)
 		     atomic_load(&m->queued));
 	render_gauge(out, "attnd_compute_running", "Compute requests a worker is running.",
 		     atomic_load(&m->computing));
+	render_gauge(out, "attnd_answers_pending_bytes",
+		     "Bytes of answers queued to clients and not yet sent (--max-pending-mb).",
+		     atomic_load(&m->pending_bytes));
 	render_scalar(out, "attnd_engine_flops_total", "counter",
 		      "Floating-point operations the engine performed.", atomic_load(&m->flops));
 	render_scalar(out, "attnd_compute_split_total", "counter",
@@ -249,5 +464,7 @@ int metrics_render(const struct metrics *m, struct buf *out)
 		      "Request body bytes received.", atomic_load(&m->bytes_in));
 	render_scalar(out, "attnd_http_response_bytes_total", "counter",
 		      "Response body bytes sent.", atomic_load(&m->bytes_out));
+	render_build(m, out);
+	proc_metrics_render(out);
 	return out->failed ? -1 : 0;
 }

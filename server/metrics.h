@@ -1,9 +1,11 @@
 /*
  * metrics.h: the daemon's counters, rendered in Prometheus text format 0.0.4.
  *
- * Every counter is an atomic, so any thread may record without a lock.
+ * Every counter is an atomic, so any thread may record without a lock (a
+ * model's series are found by name: a short lock when a name is first seen).
  * Ownership: metrics_new returns a struct the caller frees with metrics_free
- * (NULL accepted); metrics_render appends to a buf the caller owns.
+ * (NULL accepted); metrics_render appends to a buf the caller owns. Strings
+ * given to metrics_set_build and metrics_model are copied.
  */
 #ifndef SERVER_METRICS_H
 #define SERVER_METRICS_H
@@ -52,6 +54,7 @@ enum rejection {
 	REJ_DRAINING,
 	REJ_TIMEOUT,
 	REJ_DEADLINE, /* --compute-deadline passed (server/watch.h) */
+	REJ_PER_IP,   /* its connection was over --per-ip-limit (server/peers.h) */
 	REJ_COUNT
 };
 
@@ -61,6 +64,28 @@ enum cancel_reason {
 	CANCEL_DEADLINE,        /* --compute-deadline passed: 503 deadline_exceeded */
 	CANCEL_REASON_COUNT
 };
+
+/* The limit by which the transport turned a connection away
+ * (attnd_connections_refused_total{limit}). */
+enum refuse_limit {
+	LIMIT_CONNECTION = 0, /* --connection-limit (or the process's fds): closed on accept */
+	LIMIT_PER_IP,	      /* --per-ip-limit: answered 503, then closed */
+	LIMIT_MEMORY,	      /* --connection-memory: a request's headers did not fit */
+	LIMIT_DRAINING,	      /* shutting down: answered 503 draining, then closed */
+	LIMIT_COUNT
+};
+
+/* How a compute request that reached the API ended, per model. */
+enum model_outcome {
+	OUTCOME_OK = 0,	      /* 2xx */
+	OUTCOME_CLIENT_ERROR, /* 4xx */
+	OUTCOME_SERVER_ERROR, /* 5xx */
+	OUTCOME_CANCELLED,    /* its client left, or --compute-deadline cut it */
+	OUTCOME_COUNT
+};
+
+/* Model label values beyond this many distinct names are counted as "other". */
+enum { METRICS_MODELS_MAX = 64 };
 
 struct metrics;
 
@@ -74,6 +99,25 @@ void metrics_request(struct metrics *m, enum metric_route route, int status, dou
 
 void metrics_reject(struct metrics *m, enum rejection why);
 
+/* A connection (or its request) refused by a limit. */
+void metrics_refused(struct metrics *m, enum refuse_limit limit);
+
+/* The model label of later calls: the index of `model`'s series, made on
+ * first sight. The caller bounds the names: a loaded model's name (the API's
+ * reply says which) or a fixed word ("sdpa", "inline", "none"), never a
+ * client's string. */
+size_t metrics_model(struct metrics *m, const char *model);
+
+/* A compute request of that model: how it ended, its time in the queue (0
+ * for one answered on the I/O thread) and, when the engine ran (>= 0), its
+ * engine time. */
+void metrics_model_request(struct metrics *m, size_t model, enum model_outcome outcome,
+			   double queue_seconds, double compute_seconds);
+
+/* attnd_build_info's labels; call once before serving. */
+void metrics_set_build(struct metrics *m, const char *version, const char *commit,
+		       const char *blas);
+
 /* A compute request cancelled: dropped from the queue (running = 0, the
  * engine never ran it) or stopped while it ran (running = 1). */
 void metrics_cancelled(struct metrics *m, enum cancel_reason why, int running);
@@ -83,6 +127,10 @@ void metrics_cancelled(struct metrics *m, enum cancel_reason why, int running);
 void metrics_in_flight(struct metrics *m, int delta);
 void metrics_queued(struct metrics *m, int delta);
 void metrics_computing(struct metrics *m, int delta);
+
+/* Bytes of answers queued to clients and not yet sent (server/pending.h):
+ * + when one is queued, - when its request completes. */
+void metrics_pending_bytes(struct metrics *m, long long delta);
 
 /* A compute request whose engine call borrowed `lent` idle workers
  * (server/main.c, the thread model). */

@@ -25,7 +25,6 @@
  */
 #include "fastjson.h"
 
-#include <float.h>
 #include <locale.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -243,7 +242,7 @@ pool_number(struct scan *sc, struct frame *f, const struct decfloat_number *x, s
 	struct fastjson_pool *pool = sc->pool;
 	double v;
 
-	if (number_value(x, sc->s + sc->i, n, &v) != 0 || !(v >= -FLT_MAX && v <= FLT_MAX) ||
+	if (number_value(x, sc->s + sc->i, n, &v) != 0 || !(v > -FASTJSON_FLOAT32_BOUND && v < FASTJSON_FLOAT32_BOUND) ||
 	    (pool->n_values == pool->cap_values &&
 	     grow((void **)&pool->values, &pool->cap_values, pool->n_values + 1,
 		  sizeof *pool->values) != 0)) {

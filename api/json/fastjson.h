@@ -63,6 +63,13 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* Both readers of tensor numbers (the pool here, read_elem in json_tensor.c)
+ * take a number x when (float)x is finite: |x| below FLT_MAX plus half its
+ * ulp, 2^128 - 2^103, which itself rounds (ties to even) to infinity. So
+ * 3.4028235e38, FLT_MAX as numpy prints it, reads as FLT_MAX, and 3.5e38 is
+ * out of range. The bound is on the double nearest the decimal. */
+#define FASTJSON_FLOAT32_BOUND 0x1.ffffffp+127
+
 enum { FASTJSON_MIN_ROW = 64, FASTJSON_MAX_DEPTH = 64, FASTJSON_MIN_BASE64 = 128 };
 
 /* One pooled row: values[offset .. offset + count). first_real is the index

@@ -1,7 +1,6 @@
 /* json_tensor.c: reading and writing tensors in the JSON contract (see json_tensor.h). */
 #include "json_tensor.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +56,7 @@ int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
 	x = json_number_value(v);
 	if ((flags & API_T_INTEGER) && !json_is_integer(v))
 		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected an integer");
-	if (!isfinite(x) || fabs(x) > FLT_MAX)
+	if (!(fabs(x) < FASTJSON_FLOAT32_BOUND)) /* NaN and inf too */
 		return api_fail(err, API_E_OUT_OF_RANGE, ptr,
 				"%g is outside the float32 range", x);
 	*out = (float)x;

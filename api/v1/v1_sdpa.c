@@ -116,6 +116,12 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 		      : j->k.shape[3] != j->D || j->v.shape[1] != j->Hkv || j->v.shape[2] != j->S))
 		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k",
 				"k must be [B, Hkv, S, D] and v [B, Hkv, S, Dv] (or their 3D forms)");
+	/* the engine refuses this too, but knows no field: num_kv_heads in 3D,
+	 * else k's head axis */
+	if (j->Hkv == 0 || j->H % j->Hkv != 0)
+		return api_fail(err, API_E_KV_HEADS_DO_NOT_DIVIDE,
+				j->rank3 ? "/num_kv_heads" : "/k",
+				"num_heads %zu is not divisible by num_kv_heads %zu", j->H, j->Hkv);
 	return 0;
 }
 
@@ -397,6 +403,7 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	reply->model = "sdpa";
 	if (req_parse_pooled(body, len, pooled_fields, svc->plain_json ? NULL : &j.numbers,
 			     &j.root, &err) ||
 	    req_known_fields(j.root, "", sdpa_fields, &err) ||

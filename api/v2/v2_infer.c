@@ -747,11 +747,13 @@ static int run(const struct api_service *svc, struct v2_job *v, struct api_reply
 void v2_infer(const struct api_service *svc, const struct api_v2_call *call, const char *body,
 	      size_t len, struct api_reply *reply)
 {
+	const struct api_model_entry *e = registry_find(svc, call->model ? call->model : "");
 	struct v2_job v;
 	struct api_error err;
 	struct timespec t0;
 
 	memset(&v, 0, sizeof(v));
+	reply->model = e != NULL ? e->name : NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (decode(svc, call, body, len, &v, &err) != 0) {
 		v2_reply_error(reply, &err);

@@ -504,6 +504,36 @@ START_TEST(test_error_escaping)
 	ck_assert_str_eq(json_string_value(v), s);
 	json_decref(v);
 
+	/* invalid UTF-8 (issue 17): one \ufffd per maximal invalid subpart, valid
+	 * characters around it kept, and the result parses */
+	{
+		static const struct {
+			const char *in, *out;
+		} bad[] = {
+			{"\xff\xfe", "\\ufffd\\ufffd"},			  /* %FF%FE */
+			{"a\xc0\xaf" "b", "a\\ufffd\\ufffdb"},		  /* overlong '/' */
+			{"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"},	  /* overlong, 3 bytes */
+			{"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"},	  /* surrogate U+D800 */
+			{"x\xe2\x82", "x\\ufffd"},			  /* cut short at the end */
+			{"\xf0\x9f\x98x", "\\ufffdx"},		  /* cut short, then ASCII */
+			{"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* past U+10FFFF */
+			{"\x80\"", "\\ufffd\\\""},			  /* stray continuation */
+			{"\xf0\x9f\x98\x80\xe2\x82\xac", "\xf0\x9f\x98\x80\xe2\x82\xac"}, /* valid */
+		};
+
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			char want[64];
+
+			buf_reset(&b);
+			jsonstr_put(&b, bad[i].in);
+			snprintf(want, sizeof want, "\"%s\"", bad[i].out);
+			ck_assert_str_eq(b.data, want);
+			v = json_loads(b.data, JSON_DECODE_ANY, &err);
+			ck_assert_msg(v != NULL, "case %zu: %s", i, err.text);
+			json_decref(v);
+		}
+	}
+
 	/* a full buffer: sticky failure, nothing half-written past max */
 	buf_release(&b);
 	buf_init(&b, 5);

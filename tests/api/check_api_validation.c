@@ -300,7 +300,7 @@ static const struct bad_request bad_requests[] = {
      422, "dimension_mismatch", "/num_heads"},
     {"sdpa H % Hkv != 0", S,
      "{\"q\":[[[[1,0]],[[0,1]],[[1,1]]]],\"k\":[[[[1,0]],[[0,1]]]],\"v\":[[[[1,0]],[[0,1]]]]}", 422,
-     "kv_heads_do_not_divide_heads", NULL},
+     "kv_heads_do_not_divide_heads", "/k"},
     {"sdpa past_key alone", S, SDPA_QKV ",\"past_key\":[[[[1,0]]]]}", 422, "invalid_input",
      "/past_value"},
     {"sdpa past of the wrong width", S,

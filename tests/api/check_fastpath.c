@@ -29,6 +29,7 @@
  * same and fmt a thousand times shorter.
  */
 #include <check.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -116,6 +117,9 @@ static void put_any(struct buf *b, size_t i)
 	    "3.4028234e38",
 	    "3.4028234663852886e38",
 	    "-3.40282346e+38",
+	    "3.4028235e38",
+	    "-3.4028235e+38",
+	    "3.40282356e38",
 	    "0.1000000000000000055511151231257827",
 	    "123456789012345678",
 	    "-999999999999999999",
@@ -299,6 +303,45 @@ START_TEST(test_row_unusual)
 		buf_puts(&b, "]]}");
 		ck_assert_uint_eq(rows_pooled(b.data, "/x"), 0);
 		pool_same_tensor(b.data, "/x", 0); /* the errors with their pointers */
+	}
+	buf_release(&b);
+}
+END_TEST
+
+/* FLT_MAX as numpy prints it (3.4028235e38) is above FLT_MAX as a double
+ * but rounds to it as a float32: both readers take it, and everything up to
+ * FLT_MAX plus half an ulp (2^128 - 2^103 = 3.40282357e38, refused above). */
+START_TEST(test_row_float32_max)
+{
+	static const char *const edge[] = {"3.4028235e38", "-3.4028235e+38", "3.40282356e38"};
+	const char *const fields[] = {"/x", NULL};
+	struct buf b;
+
+	buf_init(&b, 1 << 20);
+	for (size_t k = 0; k < sizeof edge / sizeof edge[0]; k++) {
+		struct fastjson_pool pool = {0};
+		size_t len;
+		char *copy;
+
+		buf_reset(&b);
+		buf_puts(&b, "{\"x\":[[");
+		for (int i = 0; i < 80; i++) {
+			if (i > 0)
+				buf_putc(&b, ',');
+			buf_puts(&b, i == 70 ? edge[k] : "0.5");
+		}
+		buf_puts(&b, "]]}");
+		copy = fastjson_scan(b.data, b.len, fields, &pool, &len);
+		ck_assert_msg(pool.n_rows == 1, "%s not pooled", edge[k]);
+		ck_assert(fabsf(pool.values[70]) == FLT_MAX);
+		free(copy);
+		fastjson_pool_release(&pool);
+		/* the same bits through jansson (the plain twin), so it took it too */
+		pool_same_tensor(b.data, "/x", 0);
+		/* a short row, which jansson reads in both */
+		buf_reset(&b);
+		buf_printf(&b, "{\"x\":[[%s,1]]}", edge[k]);
+		pool_same_tensor(b.data, "/x", 0);
 	}
 	buf_release(&b);
 }
@@ -730,6 +773,7 @@ static Suite *fastpath_suite(void)
 	tcase_add_test(tp, test_row_nesting);
 	tcase_add_test(tp, test_row_strings);
 	tcase_add_test(tp, test_row_unusual);
+	tcase_add_test(tp, test_row_float32_max);
 	tcase_add_test(tp, test_row_spoof);
 	suite_add_tcase(s, tp);
 	tcase_add_test(tb, test_bits_random);

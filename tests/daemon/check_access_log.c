@@ -7,6 +7,11 @@
  *   text   the same requests as "ts method path status in out ms id"
  *   many   a burst of 300 requests: 300 access lines, none torn or lost,
  *          in the order the daemon completed them (log_writer.c batches)
+ *   utf8   invalid UTF-8 a client puts in a path (percent-encoded) or a
+ *          header: the error bodies and every JSON log line still parse,
+ *          the bad bytes shown as U+FFFD (issue 17)
+ *   hup    SIGHUP (log rotation) with a request in flight: one info line,
+ *          the request completes, the daemon serves on and exits 0 (issue 17)
  *
  * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
  * a temporary file of this process; the file is read after SIGTERM, when
@@ -15,9 +20,11 @@
 #define _GNU_SOURCE /* memmem */
 #include <check.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
@@ -198,6 +205,126 @@ START_TEST(test_burst_every_line_whole_in_order)
 }
 END_TEST
 
+/* Every line of text is a JSON object (text is the caller's; cut up here). */
+static void assert_every_line_json(char *text)
+{
+	int lines = 0;
+
+	for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+		json_error_t jerr;
+		json_t *o = json_loads(line, 0, &jerr);
+
+		ck_assert_msg(json_is_object(o), "not JSON (%s): %s", jerr.text, line);
+		json_decref(o);
+		lines++;
+	}
+	ck_assert_int_gt(lines, 0);
+}
+
+/* A percent-encoded path used to come back byte for byte in the error body
+ * ("no model named '\xff\xfe'") and in --log-format json lines, neither of
+ * which then parsed. Each bad sequence: %FF%FE, an overlong '/', a surrogate,
+ * a character cut short, one past U+10FFFF; on /v1 and /v2. */
+START_TEST(test_invalid_utf8_echoed_as_valid_json)
+{
+	static const char *const paths[] = {
+	    "/v1/models/%FF%FE",	  "/v1/models/%C0%AF",	 "/v1/models/%ED%A0%80x",
+	    "/v1/models/a%E2%82",	  "/v1/models/%F4%90%80%80", "/v2/models/%FF%FE",
+	    "/v2/models/%ED%A0%80/ready",
+	};
+	const char *const args[] = {"--log-format", "json", NULL};
+	struct live_resp r = {0};
+	struct live_daemon d;
+	char head[256], *text;
+	json_t *o;
+
+	fresh_log();
+	live_start(&d, args);
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		snprintf(head, sizeof head, "GET %s HTTP/1.1\r\nHost: t\r\n", paths[i]);
+		live_request(d.port, head, NULL, 0, &r);
+		ck_assert_int_eq(r.status, 404);
+		o = json_loads(r.body, 0, NULL);
+		ck_assert_msg(o != NULL, "%s: the error body is not JSON: %s", paths[i], r.body);
+		json_decref(o);
+		if (i == 0)
+			ck_assert_msg(strstr(r.body, "'\\ufffd\\ufffd'") != NULL, "%s", r.body);
+		live_resp_release(&r);
+	}
+	/* a header value with bytes that are not UTF-8, echoed in the log line */
+	live_request(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: id-\xc3\x28\r\n",
+		     NULL, 0, &r);
+	live_resp_release(&r);
+	live_stop(&d);
+	text = read_log();
+	ck_assert_msg(strstr(text, "/v1/models/\\ufffd\\ufffd\"") != NULL, "%s", text);
+	assert_every_line_json(text);
+	free(text);
+}
+END_TEST
+
+/* Whether the log file holds needle yet (it is written as the daemon goes). */
+static int log_has(const char *needle)
+{
+	char buf[65536];
+	FILE *f = fopen(log_path, "rb");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/* Log rotation sends SIGHUP: it used to kill attnd (exit 129, the request
+ * in flight cut, its access line lost). Now one info line, and nothing else
+ * changes: the half-sent request completes, the next is served, and SIGTERM
+ * still drains to exit 0 with both access lines written. */
+START_TEST(test_sighup_is_logged_not_fatal)
+{
+	const char *const args[] = {"--log-format", "json", NULL};
+	const char *body = seeds;
+	struct live_resp r = {0};
+	struct live_daemon d;
+	char req[512], line[4096], *text;
+	int busy, status;
+	json_t *o;
+
+	fresh_log();
+	live_start(&d, args);
+	busy = live_connect(d.port);
+	snprintf(req, sizeof req,
+		 "%sX-Request-Id: hup-1\r\nContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
+	live_send_str(busy, req);
+	live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000); /* busy and the poll */
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	for (int i = 0; i < 3000 && !log_has("SIGHUP"); i++)
+		usleep(10000);
+	ck_assert_msg(log_has("SIGHUP"), "no SIGHUP line in the log");
+	ck_assert_int_eq(waitpid(d.pid, &status, WNOHANG), 0);
+	live_send_str(busy, body + 5);
+	live_read_response(busy, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	close(busy);
+	live_request(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: hup-2\r\n", NULL, 0,
+		     &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	live_stop(&d); /* asserts exit 0 */
+	text = read_log();
+	ck_assert_int_eq(count_lines(text, "SIGHUP", line, sizeof line), 1);
+	o = json_loads(line, 0, NULL);
+	ck_assert_msg(o != NULL, "not JSON: %s", line);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "level")), "info");
+	json_decref(o);
+	check_json_line(text, "hup-1", "POST", "/v1/attention", 200);
+	check_json_line(text, "hup-2", "GET", "/healthz", 200);
+	free(text);
+}
+END_TEST
+
 static Suite *access_log_suite(void)
 {
 	Suite *s = suite_create("access_log");
@@ -207,6 +334,8 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_json_access_lines);
 	tcase_add_test(tc, test_text_access_lines);
 	tcase_add_test(tc, test_burst_every_line_whole_in_order);
+	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
+	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

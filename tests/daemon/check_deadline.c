@@ -135,6 +135,9 @@ START_TEST(test_compute_deadline_answers_503)
 	ck_assert_double_eq(live_metric(r.body, CANCELLED("deadline", "running")), 2);
 	ck_assert_double_eq(live_metric(r.body, "attnd_rejections_total{reason=\"deadline_exceeded\"}"),
 			    2);
+	/* per model (the default, base): counted on completion */
+	live_wait_metric(d.port, "attnd_model_requests_total{model=\"base\",outcome=\"cancelled\"}",
+			 2, WAIT_MS);
 	live_stop(&d);
 	free(body);
 	live_resp_release(&r);
@@ -164,6 +167,8 @@ START_TEST(test_client_gone_frees_worker)
 	/* counted when libmicrohttpd completes the closed connection, which may
 	 * come a little after the worker is free */
 	live_wait_metric(d.port, "attnd_http_requests_total{route=\"/v1/attention\",code=\"499\"}",
+			 1, WAIT_MS);
+	live_wait_metric(d.port, "attnd_model_requests_total{model=\"base\",outcome=\"cancelled\"}",
 			 1, WAIT_MS);
 	short_requests_answer(d.port);
 	live_stop(&d);

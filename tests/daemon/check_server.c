@@ -252,6 +252,19 @@ START_TEST(test_api_key)
 		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-key\r\n\r\n",
 		 &r);
 	ck_assert_int_eq(r.status, 200);
+	/* optional whitespace around the key (RFC 9110 OWS), not inside it (issue 17) */
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-key \r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \ts3cret-key\t \r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-key x\r\n\r\n",
+		 &r);
+	live_assert_error(&r, 401, "unauthorized");
 	/* probes and metrics stay open */
 	live_get(d.port, "/healthz", &r);
 	ck_assert_int_eq(r.status, 200);

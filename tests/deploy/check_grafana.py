@@ -15,6 +15,9 @@ Reads the dashboard (JSON) and checks that:
     matches or groups only on labels those metrics have (or job, instance;
     le on a _bucket);
   - every metric of METRICS is on some panel;
+  - METRICS is what a real daemon (${ATTND_BIN:-build/attnd}) exposes: each
+    family of its /metrics, after a few requests, with its TYPE and the label
+    names of its series, and nothing it exposes is missing from METRICS;
   - Prometheus itself parses every panel's expression (as recording rules,
     `promtool check rules`, Grafana's $__rate_interval as 5m) when promtool
     is installed (Debian's prometheus package); otherwise that check says
@@ -47,8 +50,11 @@ METRICS = {
     "attnd_http_requests_in_flight": ("gauge", set()),
     "attnd_compute_queue_depth": ("gauge", set()),
     "attnd_compute_running": ("gauge", set()),
+    "attnd_answers_pending_bytes": ("gauge", set()),
     "attnd_rejections_total": ("counter", {"reason"}),
-    "attnd_requests_cancelled_total": ("counter", {"reason"}),
+    "attnd_requests_cancelled_total": ("counter", {"reason", "stage"}),
+    "attnd_compute_split_total": ("counter", set()),
+    "attnd_compute_lent_workers_total": ("counter", set()),
     "attnd_http_request_bytes_total": ("counter", set()),
     "attnd_http_response_bytes_total": ("counter", set()),
     "attnd_engine_flops_total": ("counter", set()),
@@ -184,6 +190,50 @@ def check_promtool(exprs):
           out.returncode == 0 and bool(exprs), (out.stdout + out.stderr).strip())
 
 
+def exposition():
+    """{family: (type, label names)} of a live daemon's /metrics after a
+    compute request, a refusal and a probe."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+    import attnd  # noqa: E402 (tests/lib, next to this suite)
+    with attnd.Daemon(["--threads", "1"], log=False) as d:
+        attnd.post(d.port, "/v1/attention", {"model": "tiny", "text": "the cat sat"})
+        attnd.get(d.port, "/nowhere")
+        attnd.get(d.port, "/healthz")
+        text = attnd.get(d.port, "/metrics").body.decode()
+    families = {}
+    for line in text.splitlines():
+        m = re.match(r"# TYPE (\S+) (\S+)$", line)
+        if m:
+            families[m.group(1)] = (m.group(2), set())
+            continue
+        m = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? ", line)
+        if not m:
+            continue
+        name = re.sub(r"_(bucket|sum|count)$", "", m.group(1))
+        fam = families.get(name) or families.get(m.group(1))
+        if fam is not None and m.group(3):
+            fam[1].update(re.findall(r'(\w+)="', m.group(3)))
+    for name, (kind, labels) in families.items():
+        if kind == "histogram":
+            labels.discard("le")
+    return families
+
+
+def check_exposition():
+    try:
+        live = exposition()
+    except Exception as e:  # no daemon built, or it did not start
+        check("grafana: METRICS is what the daemon exposes", False, "raised %r" % e)
+        return
+    for name, (kind, labels) in sorted(METRICS.items()):
+        got = live.get(name)
+        check("grafana: the daemon exposes %s as in METRICS" % name,
+              got is not None and got[0] == kind and got[1] == labels,
+              "exposed as %s" % (got,))
+    extra = sorted(set(live) - set(METRICS))
+    check("grafana: every family the daemon exposes is in METRICS", not extra, ", ".join(extra))
+
+
 def main():
     try:
         with open(DASHBOARD, encoding="utf-8") as f:
@@ -262,6 +312,7 @@ def main():
     check_promtool([e for w, e in exprs if not w.startswith("variable ")])
     missing = sorted(set(METRICS) - used)
     check("grafana: every metric of attnd is on a panel", not missing, ", ".join(missing))
+    check_exposition()
 
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -512,6 +512,139 @@ START_TEST(overflowing_scores_are_reported)
 }
 END_TEST
 
+/* sdpa [1, 1, 2, D] with every q element qv and k element kv, v = 1..; an
+ * additive mask [2, 2] of mv when mask != NULL. Runs the fast path and the
+ * twin; both must give want, and the same numbers when that is ATTN_OK. */
+static void sdpa_uniform(size_t D, float qv, float kv, const float *mask, float scale,
+			 enum attn_status want)
+{
+	float q[32], k[32], v[32], out[32], out_ref[32], ws[4096];
+	struct attn_error err;
+	struct attn_sdpa r;
+	size_t ws_bytes;
+
+	for (size_t x = 0; x < 2 * D; x++) {
+		q[x] = qv;
+		k[x] = kv;
+		v[x] = (float)x + 1.0f;
+	}
+	memset(&r, 0, sizeof(r));
+	r.B = r.H = r.Hkv = 1;
+	r.Lq = r.Lk = 2;
+	r.D = r.Dv = D;
+	r.scale = scale;
+	r.q = attn_cview_bhld(q, 1, 2, D);
+	r.k = attn_cview_bhld(k, 1, 2, D);
+	r.v = attn_cview_bhld(v, 1, 2, D);
+	r.out = attn_view_bhld(out, 1, 2, D);
+	if (mask != NULL) {
+		r.mask.user_kind = ATTN_USER_MASK_ADDITIVE;
+		r.mask.user = mask;
+		r.mask.user_rank = 2;
+		r.mask.user_shape[0] = r.mask.user_shape[1] = 2;
+	}
+	ck_assert_int_eq(attn_sdpa_workspace(&r, &ws_bytes, NULL), ATTN_OK);
+	ck_assert_uint_le(ws_bytes, sizeof(ws));
+	ck_assert_int_eq(attn_sdpa_forward(&r, ws, ws_bytes, &err), want);
+	if (want == ATTN_ERR_RESULT_OVERFLOW) {
+		ck_assert_str_eq(err.field, "q");
+		ck_assert_uint_eq(err.index, 0);
+	}
+	memcpy(out_ref, out, sizeof(out));
+	ck_assert_int_eq(attn_sdpa_forward_ref(&r, &err), want);
+	for (size_t x = 0; want == ATTN_OK && x < 2 * D; x++)
+		ck_assert_float_eq_tol(out[x], out_ref[x], 1e-5f);
+}
+
+/* issue 17: scores that overflow to -inf were a zero answer (a row "with no
+ * visible key"); now refused like +inf, on the whole-row paths (sgemm, and
+ * tile.h's at D = 16) and in the twin, while masking stays zeros. */
+START_TEST(negative_overflow_is_reported)
+{
+	static const float wide[4] = { -3e38f, -3e38f, -3e38f, -3e38f };
+	static const float hidden[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+	static const float half[4] = { -INFINITY, -3e38f, -3e38f, -INFINITY };
+	static const float none[4] = { 0, 0, 0, 0 };
+	size_t dims[2] = { 2, 16 };
+
+	for (size_t d = 0; d < 2; d++) {
+		size_t D = dims[d];
+
+		/* q . k = -2e40 * D / 2 past -FLT_MAX, +inf the known case */
+		sdpa_uniform(D, 1e20f, -1e20f, NULL, 0.0f, ATTN_ERR_RESULT_OVERFLOW);
+		sdpa_uniform(D, 1e20f, 1e20f, NULL, 0.0f, ATTN_ERR_RESULT_OVERFLOW);
+		sdpa_uniform(D, 1e18f, -1e18f, NULL, 0.0f, ATTN_OK);
+		/* a score of -2e38 / D * D plus a mask value of -3e38 */
+		sdpa_uniform(D, 1e19f, -2e19f / (float)D, wide, 1.0f, ATTN_ERR_RESULT_OVERFLOW);
+		sdpa_uniform(D, 1e19f, -2e19f / (float)D, none, 1.0f, ATTN_OK);
+		sdpa_uniform(D, 1e19f, -2e19f / (float)D, half, 1.0f, ATTN_ERR_RESULT_OVERFLOW);
+		/* masked by -inf everywhere: zeros, as before, whatever q . k is */
+		sdpa_uniform(D, 1e20f, -1e20f, hidden, 0.0f, ATTN_OK);
+	}
+}
+END_TEST
+
+/* The streaming layer (no weights asked) and the whole-row one, on a model
+ * whose projections are the identity (E = D = 2, one head), so that q . k is
+ * what the inputs make it: query [1, 2] of qv, keys [n_keys, 2] of kv, the
+ * last key (when two) [1, 1], whose score stays finite. */
+static enum attn_status identity_layer(float qv, float kv, size_t n_keys,
+				       enum attn_weights_mode wm, struct attn_error *err)
+{
+	struct attn_model_config cfg = { 2, 1, 0, 0, 0 };
+	float w_qkv[12] = { 0 }, w_o[4] = { 1, 0, 0, 1 };
+	float x[2] = { qv, qv }, keys[4] = { kv, kv, 1, 1 }, out[2], w[2];
+	struct attn_model *model;
+	struct attn_mha r;
+	enum attn_status st;
+	size_t ws_bytes;
+	void *ws;
+
+	for (size_t row = 0; row < 6; row++) /* Wq, Wk, Wv: each the identity */
+		w_qkv[row * 2 + row % 2] = 1.0f;
+	ck_assert_int_eq(attn_model_new_explicit(&model, &cfg, w_qkv, NULL, w_o, NULL, NULL, NULL),
+			 ATTN_OK);
+	memset(&r, 0, sizeof(r));
+	r.model = model;
+	r.B = r.Lq = 1;
+	r.Lk = n_keys;
+	r.query = x;
+	r.key = keys;
+	r.value = keys;
+	r.out = out;
+	r.weights_mode = wm;
+	r.weights = w;
+	ck_assert_int_eq(attn_mha_workspace(&r, &ws_bytes, NULL), ATTN_OK);
+	ws = malloc(ws_bytes);
+	st = attn_mha_forward(&r, ws, ws_bytes, err);
+	for (size_t i = 0; st == ATTN_OK && i < 2; i++)
+		ck_assert(isfinite(out[i]));
+	free(ws);
+	attn_model_free(model);
+	return st;
+}
+
+START_TEST(negative_overflow_is_reported_by_layers)
+{
+	struct attn_error err;
+
+	for (int wm = ATTN_WEIGHTS_NONE; wm <= ATTN_WEIGHTS_PER_HEAD; wm++) {
+		enum attn_weights_mode m = (enum attn_weights_mode)wm;
+
+		/* q . k = -2e40 and +2e40: both refused */
+		ck_assert_int_eq(identity_layer(1e20f, -1e20f, 1, m, &err),
+				 ATTN_ERR_RESULT_OVERFLOW);
+		ck_assert_str_eq(err.field, "query");
+		ck_assert_int_eq(identity_layer(1e20f, 1e20f, 1, m, &err),
+				 ATTN_ERR_RESULT_OVERFLOW);
+		/* -2e36: finite */
+		ck_assert_int_eq(identity_layer(1e18f, -1e18f, 1, m, NULL), ATTN_OK);
+		/* beside a finite score, -inf weighs 0 as exact arithmetic gives */
+		ck_assert_int_eq(identity_layer(1e20f, -1e20f, 2, m, NULL), ATTN_OK);
+	}
+}
+END_TEST
+
 /* ---- weights ---------------------------------------------------------- */
 
 START_TEST(prng_is_splitmix64)
@@ -658,6 +791,8 @@ static Suite *engine_suite(void)
 	tcase_add_loop_test(tc, mask_spans_match_cells, 0, 40);
 	tcase_add_test(tc, mask_rules_by_hand);
 	tcase_add_test(tc, overflowing_scores_are_reported);
+	tcase_add_test(tc, negative_overflow_is_reported);
+	tcase_add_test(tc, negative_overflow_is_reported_by_layers);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("model");
 	tcase_add_test(tc, prng_is_splitmix64);

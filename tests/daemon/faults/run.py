@@ -38,7 +38,8 @@ it replaces), breaks something, and checks what must survive:
                     --timeout 2: while they sit, /healthz and a compute request
                     from 127.0.0.1 are served fast; within the timeout plus 4 s
                     the server has closed every one; --per-ip-limit (256)
-                    refuses the 257th connection from one address
+                    answers the 257th connection from one address 503
+                    with Retry-After, then closes it
   half_closed       1000 half-closed partial requests (a header line, or the
                     headers and part of a body, then close at once) from
                     127.0.0.2 .. 127.0.0.6 against --connection-limit 600:
@@ -149,6 +150,7 @@ CLOSED_RUNNING = 'attnd_requests_cancelled_total{reason="client_closed",stage="r
 CLOSED_QUEUED = 'attnd_requests_cancelled_total{reason="client_closed",stage="queued"}'
 ATTENTION_200 = 'attnd_http_requests_total{route="/v1/attention",code="200"}'
 ATTENTION_ABORTED = 'attnd_http_requests_total{route="/v1/attention",code="0"}'  # ended, no answer sent
+PENDING = "attnd_answers_pending_bytes"
 WAIT = 30.0  # the bound on a wait for a state of the daemon
 
 
@@ -403,16 +405,22 @@ def status_of(s, timeout):
 
 
 class RssPeak(threading.Thread):
-    """The daemon's highest RSS, sampled every 20 ms until stop()."""
+    """The daemon's highest RSS, sampled every 20 ms until stop(), and the
+    highest value of the gauge `series` (when given), every 200 ms."""
 
-    def __init__(self, daemon):
+    def __init__(self, daemon, series=None):
         super().__init__(daemon=True)
         self.d, self.peak, self.done = daemon, daemon.rss_kb(), threading.Event()
+        self.series, self.series_peak = series, 0.0
         self.start()
 
     def run(self):
+        n = 0
         while not self.done.wait(0.02):
             self.peak = max(self.peak, self.d.rss_kb())
+            n += 1
+            if self.series is not None and n % 10 == 0:
+                self.series_peak = max(self.series_peak, attnd.metric(self.d.port, self.series) or 0)
 
     def stop(self):
         self.done.set()
@@ -441,11 +449,13 @@ def test_pending_readers(report):
             s.connect(("127.0.0.1", d.port))
             s.sendall(body)
             socks.append(s)
-        peak = RssPeak(d)
+        peak = RssPeak(d, PENDING)
         t_sent = time.monotonic()
         answers = [status_of(s, WAIT) for s in socks]
         t_heads = time.monotonic() - t_sent
         rss_peak = peak.stop()
+        report.check("pending_readers: %s rose, within the budget" % PENDING,
+                     0 < peak.series_peak <= budget_mb << 20, "peak %s bytes" % peak.series_peak)
         codes = [c for c, _ in answers]
         held, refused = codes.count(200), codes.count(503)
         report.check("pending_readers: every client got an answer's head", held + refused == n,
@@ -470,6 +480,7 @@ def test_pending_readers(report):
                                                              t_heads, time.monotonic() - t0))
         for s in socks:
             s.close()
+        report.check("pending_readers: %s back to 0" % PENDING, attnd.metric(d.port, PENDING) == 0)
         ok, r = compute_ok(d.port)
         report.check("pending_readers: a reader served after them", ok, repr(r))
         settled(report, "pending_readers", d, fds0, rss0)
@@ -520,11 +531,17 @@ def test_idle_500(report):
         report.note("idle_500: all closed %.1f s after opening (--timeout %d)" % (waited, timeout))
         for s in socks:
             s.close()
-        # --per-ip-limit: 256 from one address are taken, the 257th closed at once
+        # --per-ip-limit: 256 from one address are taken, the 257th answered
+        # 503 overloaded with Retry-After (what a load tester can count), then closed
         socks = open_idle(256, "127.0.0.4", "silent", d.port)
         extra = attnd.connect("127.0.0.1", d.port, 5.0, "127.0.0.4")
-        refused = attnd.wait_until(lambda: server_closed(extra), 1.0)
-        report.check("idle_500: the 257th connection from one address is closed", refused)
+        extra.sendall(attnd.request_bytes("GET", "/healthz"))
+        r = attnd.Reader(extra).read(5.0)
+        refused = (r.status == 503 and r.error_fields()[0] == "overloaded"
+                   and r.headers.get("retry-after") == "1"
+                   and attnd.wait_until(lambda: server_closed(extra), 1.0))
+        report.check("idle_500: the 257th connection from one address gets 503, then closed",
+                     refused, repr(r))
         report.check("idle_500: the first 256 stay open", not any(server_closed(s) for s in socks[:8]))
         ok, ms = healthz_fast(d.port)
         report.check("idle_500: /healthz fast from another address", ok, "%s ms" % ms)

@@ -1,0 +1,142 @@
+/*
+ * refusals.c: per limit, under one mutex, the refusals not yet logged and
+ * when that limit's last line was written. A refusal more than a second
+ * after the last line is logged at once (with any count waiting); the others
+ * wait for the next refusal or refusals_flush.
+ */
+#include "refusals.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+struct limit_log {
+	unsigned long long pending; /* refusals not yet in a line */
+	double since;		    /* when the first of them came */
+	double last_line;	    /* when the last line was written (0: never) */
+};
+
+struct refusals {
+	pthread_mutex_t lock;
+	struct metrics *metrics;
+	unsigned long long value[LIMIT_COUNT];
+	struct limit_log log[LIMIT_COUNT];
+};
+
+/* What each limit is, in its log line. */
+static const struct {
+	const char *what, *name, *flag;
+} limit_text[LIMIT_COUNT] = {
+    [LIMIT_CONNECTION] = {"connections", "connection limit", "--connection-limit"},
+    [LIMIT_PER_IP] = {"connections", "per-IP limit", "--per-ip-limit"},
+    [LIMIT_MEMORY] = {"requests", "connection memory limit", "--connection-memory"},
+    [LIMIT_DRAINING] = {"requests", NULL, NULL},
+};
+
+/* libmicrohttpd 0.9's messages for its limits, as formatted: the start of
+ * each. A request line or headers past --connection-memory get its own 414
+ * or 431 page. */
+static const struct {
+	const char *prefix;
+	enum refuse_limit limit;
+} mhd_message[] = {
+    {"Server reached connection limit", LIMIT_CONNECTION},
+    {"Error processing request (HTTP response code is 431", LIMIT_MEMORY},
+    {"Error processing request (HTTP response code is 414", LIMIT_MEMORY},
+    {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
+};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct refusals *refusals_new(struct metrics *metrics, unsigned long long connection_limit,
+			      unsigned long long per_ip_limit,
+			      unsigned long long connection_memory)
+{
+	struct refusals *rf = calloc(1, sizeof *rf);
+
+	if (rf == NULL)
+		return NULL;
+	if (pthread_mutex_init(&rf->lock, NULL) != 0) {
+		free(rf);
+		return NULL;
+	}
+	rf->metrics = metrics;
+	rf->value[LIMIT_CONNECTION] = connection_limit;
+	rf->value[LIMIT_PER_IP] = per_ip_limit;
+	rf->value[LIMIT_MEMORY] = connection_memory;
+	return rf;
+}
+
+void refusals_free(struct refusals *rf)
+{
+	if (rf == NULL)
+		return;
+	pthread_mutex_destroy(&rf->lock);
+	free(rf);
+}
+
+/* Writes limit's line if it has a count waiting and its last line is a
+ * second old; under the lock (the log writer takes the line whole). */
+static void maybe_log(struct refusals *rf, enum refuse_limit limit, double now)
+{
+	struct limit_log *l = &rf->log[limit];
+	double span = now - (l->last_line > 0 ? l->last_line : l->since);
+
+	if (l->pending == 0 || (l->last_line > 0 && now - l->last_line < 1.0))
+		return;
+	if (limit_text[limit].flag != NULL)
+		log_warn("%s refused by the %s (%s %llu): %llu in the last %.0f s",
+			 limit_text[limit].what, limit_text[limit].name, limit_text[limit].flag,
+			 rf->value[limit], l->pending, span > 1.0 ? span : 1.0);
+	else
+		log_warn("%s refused while draining: %llu in the last %.0f s",
+			 limit_text[limit].what, l->pending, span > 1.0 ? span : 1.0);
+	l->pending = 0;
+	l->last_line = now;
+}
+
+void refusals_note(struct refusals *rf, enum refuse_limit limit)
+{
+	double now = now_seconds();
+
+	metrics_refused(rf->metrics, limit);
+	pthread_mutex_lock(&rf->lock);
+	if (rf->log[limit].pending++ == 0)
+		rf->log[limit].since = now;
+	maybe_log(rf, limit, now);
+	pthread_mutex_unlock(&rf->lock);
+}
+
+int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
+{
+	char msg[128];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	for (size_t i = 0; i < sizeof mhd_message / sizeof mhd_message[0]; i++) {
+		if (strncmp(msg, mhd_message[i].prefix, strlen(mhd_message[i].prefix)) == 0) {
+			refusals_note(rf, mhd_message[i].limit);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void refusals_flush(struct refusals *rf)
+{
+	double now = now_seconds();
+
+	pthread_mutex_lock(&rf->lock);
+	for (size_t i = 0; i < LIMIT_COUNT; i++)
+		maybe_log(rf, (enum refuse_limit)i, now);
+	pthread_mutex_unlock(&rf->lock);
+}
