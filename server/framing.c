@@ -153,6 +153,11 @@ static enum MHD_Result add_field_bytes(void *cls, enum MHD_ValueKind kind, const
 	return MHD_YES;
 }
 
+size_t framing_head_room(size_t pool)
+{
+	return pool / 4 < FRAMING_HEAD_ROOM_MAX ? pool / 4 : FRAMING_HEAD_ROOM_MAX;
+}
+
 size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
 			  const char *version)
 {

@@ -34,10 +34,13 @@ int framing_check(struct MHD_Connection *conn, const char *url, const char *vers
 /* What the request line and headers hold of the connection's memory pool
  * (--connection-memory) once libmicrohttpd has parsed them: their bytes and
  * a record per header, cookie and query argument. Above the pool less
- * FRAMING_HEAD_ROOM, the answer's own header cannot be made there: in
- * 0.9.75 the connection was closed with no answer at all (the access log
- * saying 200), so http.c answers such a request itself (cutoff.h). */
-enum { FRAMING_HEAD_ROOM = 4096 };
+ * framing_head_room(pool), the answer's own header (about 700 bytes) cannot
+ * be made there: in 0.9.75 the connection was closed with no answer at all
+ * (the access log saying 200), so http.c answers such a request itself
+ * (cutoff.h). The room is a quarter of the pool, at most
+ * FRAMING_HEAD_ROOM_MAX bytes. */
+enum { FRAMING_HEAD_ROOM_MAX = 4096 };
+size_t framing_head_room(size_t pool);
 size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
 			  const char *version);
 

@@ -454,20 +454,21 @@ static enum MHD_Result refuse_framing(struct request *r)
 	return refuse(r, REJ_BAD_FRAMING);
 }
 
-/* Headers that fill --connection-memory but for FRAMING_HEAD_ROOM: 1, with
+/* Headers that fill --connection-memory but for the answer's room: 1, with
  * r->detail saying so (framing.h). */
 static int head_too_large(struct request *r, const char *url, const char *method,
 			  const char *version)
 {
 	size_t pool = (size_t)r->srv->cfg->connection_memory;
+	size_t room = framing_head_room(pool);
 	size_t used = framing_head_bytes(r->conn, url, method, version);
 
-	if (pool > FRAMING_HEAD_ROOM && used <= pool - FRAMING_HEAD_ROOM)
+	if (used <= pool - room)
 		return 0;
 	snprintf(r->detail, sizeof r->detail,
 		 "the request line and headers take about %zu bytes: more than "
-		 "--connection-memory (%zu) allows, less %d bytes for the answer",
-		 used, pool, (int)FRAMING_HEAD_ROOM);
+		 "--connection-memory (%zu) allows, less %zu bytes for the answer",
+		 used, pool, room);
 	return 1;
 }
 
