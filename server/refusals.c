@@ -20,11 +20,16 @@ struct limit_log {
 	double last_line;	    /* when the last line was written (0: never) */
 };
 
+/* What is logged a line a second: the limits, then clients that closed
+ * with half a request (not a refusal, and not counted as one: a flood of
+ * them must not be a flood of lines either). */
+enum { CLOSED_INCOMPLETE = LIMIT_COUNT, LOG_KINDS };
+
 struct refusals {
 	pthread_mutex_t lock;
 	struct metrics *metrics;
 	unsigned long long value[LIMIT_COUNT];
-	struct limit_log log[LIMIT_COUNT];
+	struct limit_log log[LOG_KINDS];
 };
 
 /* What each limit is, in its log line. */
@@ -42,12 +47,13 @@ static const struct {
  * or 431 page. */
 static const struct {
 	const char *prefix;
-	enum refuse_limit limit;
+	int kind; /* an enum refuse_limit, or CLOSED_INCOMPLETE */
 } mhd_message[] = {
     {"Server reached connection limit", LIMIT_CONNECTION},
     {"Error processing request (HTTP response code is 431", LIMIT_MEMORY},
     {"Error processing request (HTTP response code is 414", LIMIT_MEMORY},
     {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
+    {"Connection was closed by remote side with incomplete request", CLOSED_INCOMPLETE},
 };
 
 static double now_seconds(void)
@@ -85,16 +91,21 @@ void refusals_free(struct refusals *rf)
 	free(rf);
 }
 
-/* Writes limit's line if it has a count waiting and its last line is a
+/* Writes kind's line if it has a count waiting and its last line is a
  * second old; under the lock (the log writer takes the line whole). */
-static void maybe_log(struct refusals *rf, enum refuse_limit limit, double now)
+static void maybe_log(struct refusals *rf, int kind, double now)
 {
-	struct limit_log *l = &rf->log[limit];
+	struct limit_log *l = &rf->log[kind];
 	double span = now - (l->last_line > 0 ? l->last_line : l->since);
+	int limit = kind;
 
 	if (l->pending == 0 || (l->last_line > 0 && now - l->last_line < 1.0))
 		return;
-	if (limit_text[limit].flag != NULL)
+	if (kind == CLOSED_INCOMPLETE)
+		log_info("clients closed their connection with a request half sent: %llu in the "
+			 "last %.0f s",
+			 l->pending, span > 1.0 ? span : 1.0);
+	else if (limit_text[limit].flag != NULL)
 		log_warn("%s refused by the %s (%s %llu): %llu in the last %.0f s",
 			 limit_text[limit].what, limit_text[limit].name, limit_text[limit].flag,
 			 rf->value[limit], l->pending, span > 1.0 ? span : 1.0);
@@ -105,16 +116,22 @@ static void maybe_log(struct refusals *rf, enum refuse_limit limit, double now)
 	l->last_line = now;
 }
 
-void refusals_note(struct refusals *rf, enum refuse_limit limit)
+/* Counts one of kind for its line, written now if the last is a second old. */
+static void note_line(struct refusals *rf, int kind)
 {
 	double now = now_seconds();
 
-	metrics_refused(rf->metrics, limit);
 	pthread_mutex_lock(&rf->lock);
-	if (rf->log[limit].pending++ == 0)
-		rf->log[limit].since = now;
-	maybe_log(rf, limit, now);
+	if (rf->log[kind].pending++ == 0)
+		rf->log[kind].since = now;
+	maybe_log(rf, kind, now);
 	pthread_mutex_unlock(&rf->lock);
+}
+
+void refusals_note(struct refusals *rf, enum refuse_limit limit)
+{
+	metrics_refused(rf->metrics, limit);
+	note_line(rf, limit);
 }
 
 int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
@@ -123,10 +140,13 @@ int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	for (size_t i = 0; i < sizeof mhd_message / sizeof mhd_message[0]; i++) {
-		if (strncmp(msg, mhd_message[i].prefix, strlen(mhd_message[i].prefix)) == 0) {
-			refusals_note(rf, mhd_message[i].limit);
-			return 1;
-		}
+		if (strncmp(msg, mhd_message[i].prefix, strlen(mhd_message[i].prefix)) != 0)
+			continue;
+		if (mhd_message[i].kind == CLOSED_INCOMPLETE)
+			note_line(rf, CLOSED_INCOMPLETE);
+		else
+			refusals_note(rf, (enum refuse_limit)mhd_message[i].kind);
+		return 1;
 	}
 	return 0;
 }
@@ -136,7 +156,7 @@ void refusals_flush(struct refusals *rf)
 	double now = now_seconds();
 
 	pthread_mutex_lock(&rf->lock);
-	for (size_t i = 0; i < LIMIT_COUNT; i++)
-		maybe_log(rf, (enum refuse_limit)i, now);
+	for (int kind = 0; kind < LOG_KINDS; kind++)
+		maybe_log(rf, kind, now);
 	pthread_mutex_unlock(&rf->lock);
 }

@@ -8,7 +8,9 @@
  * instead of one line per connection. libmicrohttpd's own messages for its
  * limits (the connection limit closes on accept; a request's headers that
  * do not fit --connection-memory) come through its logger, which
- * refusals_from_mhd recognises.
+ * refusals_from_mhd recognises; so is its line for a client that closed
+ * with half a request sent, logged the same way at info level (a flood of
+ * half-closed requests is not a flood of lines) but not a refusal.
  *
  * Ownership: refusals_new borrows metrics and keeps copies of the numbers;
  * refusals_free frees (NULL accepted). Thread-safe.
@@ -33,8 +35,8 @@ void refusals_free(struct refusals *rf);
 void refusals_note(struct refusals *rf, enum refuse_limit limit);
 
 /* libmicrohttpd's log message (fmt with ap, which is consumed: pass a
- * va_copy) names a refusal by a limit: noted, and 1 returned; 0 for any
- * other message (which the caller logs). */
+ * va_copy) names a refusal by a limit, or a client that closed mid-request:
+ * noted, and 1 returned; 0 for any other message (which the caller logs). */
 int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 

@@ -592,6 +592,15 @@ def test_half_closed(report):
                                  1.0, 0.05)
         report.check("half_closed: slots freed within 1 s, no CLOSE-WAIT", freed,
                      "in flight %s, CLOSE-WAIT %s" % (in_flight(d.port), close_wait(d.port)))
+        # the closes are logged a line a second with their count, not a line each
+        time.sleep(1.2)
+        log = d.log_tail(1 << 20)
+        lines = [l for l in log.splitlines() if "request half sent" in l]
+        counted = sum(int(m.group(1)) for l in lines
+                      for m in [re.search(r"half sent: (\d+) in the last", l)] if m)
+        report.check("half_closed: logged with counts, not a line each",
+                     0 < len(lines) < 20 and "incomplete request" not in log,
+                     "%d lines counting %d" % (len(lines), counted))
         settled(report, "half_closed", d, fds0, rss0)
 
 
