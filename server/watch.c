@@ -1,7 +1,8 @@
 /*
  * watch.c: the watcher of queued and running requests (see watch.h).
  *
- * One round, every WATCH_TICK_MS while anything is registered:
+ * One round, every WATCH_TICK_MS while anything is registered (with
+ * nothing, every WATCH_IDLE_MS):
  *   1. under the lock: fire every entry past its deadline, and copy the
  *      sockets of the others (with their ids) into the poll set;
  *   2. unlocked: poll them, WATCH_TICK_MS at most (the tick itself);
@@ -117,14 +118,15 @@ static void fire_hangups(struct watch *w, size_t n)
 	}
 }
 
-/* Sleeps one tick on the condition (an added entry or stop wakes it); the
- * caller holds the lock. */
-static void tick_wait(struct watch *w)
+/* Sleeps ms at most on the condition (an added entry with a socket, or
+ * stop, wakes it); the caller holds the lock. */
+static void timed_wait(struct watch *w, long ms)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += WATCH_TICK_MS * 1000000L;
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L) {
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
@@ -141,12 +143,12 @@ static void *watch_main(void *arg)
 		size_t n;
 
 		if (w->head == NULL) {
-			pthread_cond_wait(&w->wake, &w->lock);
+			timed_wait(w, WATCH_IDLE_MS);
 			continue;
 		}
 		n = collect(w);
 		if (n == 0) { /* deadlines only, or every entry fired */
-			tick_wait(w);
+			timed_wait(w, WATCH_TICK_MS);
 			continue;
 		}
 		pthread_mutex_unlock(&w->lock);
@@ -192,7 +194,8 @@ void watch_add(struct watch *w, struct watch_entry *e, int fd, double deadline)
 	if (w->head != NULL)
 		w->head->prev = e;
 	w->head = e;
-	pthread_cond_signal(&w->wake);
+	if (fd >= 0) /* a deadline alone waits for the next idle wake-up (watch.h) */
+		pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 }
 
