@@ -328,6 +328,10 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
             --suppressions=tests/lib/valgrind.supp
 VALGRIND_SUITES := $(filter-out $(BUILD)/tests/daemon/check_server%,$(TEST_BIN))
+# Suites run VALGRIND_JOBS at a time (tools/run_jobs.sh prints them in order):
+# each is one single-threaded valgrind process, so two on two cores take about
+# half the wall time of one after another (38 min one by one in CI's run).
+VALGRIND_JOBS ?= 2
 
 .PHONY: valgrind valgrind-deps fuzz fuzz-deps fuzz-build fuzz-bins fuzz-regress
 
@@ -336,21 +340,10 @@ valgrind-deps:
 
 valgrind: valgrind-deps $(VALGRIND_SUITES) $(FUZZ_REPLAY) $(ATTND)
 	@test -z "$(SANITIZE)" || { echo "valgrind: not with SANITIZE"; exit 2; }
-	@export ATTND_BIN=$(ATTND); pass=0; fail=0; failed=; \
-	for t in $(VALGRIND_SUITES); do \
-		echo "== valgrind $$t"; \
-		if CK_FORK=no $(VALGRIND) $$t; then pass=$$((pass+1)); \
-		else fail=$$((fail+1)); failed="$$failed$$t; "; fi; \
-	done; \
-	for h in $(FUZZ_NAMES); do \
-		echo "== valgrind replay $$h"; \
-		if $(VALGRIND) $(BUILD)/tests/fuzz/replay_$$h tests/fuzz/corpus/$$h \
-			tests/fuzz/regressions/$$h; then pass=$$((pass+1)); \
-		else fail=$$((fail+1)); failed="$$failed""replay $$h; "; fi; \
-	done; \
-	echo "valgrind: $$pass passed, $$fail failed"; \
-	test -z "$$failed" || echo "failed: $$failed"; \
-	test $$fail -eq 0
+	@export ATTND_BIN=$(ATTND); tools/run_jobs.sh $(VALGRIND_JOBS) $(BUILD)/valgrind valgrind \
+		$(foreach t,$(VALGRIND_SUITES),$(t) "CK_FORK=no $(VALGRIND) $(t)") \
+		$(foreach h,$(FUZZ_NAMES),"replay $(h)" "$(VALGRIND) $(BUILD)/tests/fuzz/replay_$(h) \
+			tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h)")
 
 # libFuzzer (clang 14 and its runtime, Debian's libclang-rt-14-dev): the
 # library and the harnesses built in build-fuzz/ with coverage, ASan and UBSan.
