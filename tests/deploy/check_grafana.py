@@ -25,7 +25,7 @@ Reads the dashboard (JSON) and checks that:
 METRICS is the contract of /metrics (server/metrics.c, docs/deployment.md's
 "Monitoring"); a metric renamed there must be renamed here and in the
 dashboard.
-Prints one line per check and `N passed, M failed`; exits 1 on any failure.
+Prints one line per check and `grafana: N passed, M failed`; exits 1 on any failure.
 """
 import json
 import os
@@ -36,6 +36,9 @@ import sys
 import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import attnd  # noqa: E402 (tests/lib: the daemon, and the report every suite prints)
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "attnd-dashboard.json")
 
 # name: (type, labels), as attnd exposes them
@@ -83,18 +86,8 @@ FUNCTIONS = {
 KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and",
             "or", "unless", "offset"}
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   " + name)
-    else:
-        failed += 1
-        print("FAIL " + name + (": " + detail if detail else ""))
+REPORT = attnd.Report("grafana")
+check = REPORT.check
 
 
 def series_names():
@@ -193,8 +186,6 @@ def check_promtool(exprs):
 def exposition():
     """{family: (type, label names)} of a live daemon's /metrics after a
     compute request, a refusal and a probe."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-    import attnd  # noqa: E402 (tests/lib, next to this suite)
     with attnd.Daemon(["--threads", "1"], log=False) as d:
         attnd.post(d.port, "/v1/attention", {"model": "tiny", "text": "the cat sat"})
         attnd.get(d.port, "/nowhere")
@@ -241,8 +232,7 @@ def main():
         check("grafana: attnd-dashboard.json is JSON", isinstance(dash, dict))
     except (OSError, ValueError) as e:
         check("grafana: attnd-dashboard.json is JSON", False, str(e))
-        print("%d passed, %d failed" % (passed, failed))
-        return 1
+        return REPORT.finish()
     check("grafana: uid, title and schemaVersion",
           bool(dash.get("uid")) and bool(dash.get("title"))
           and isinstance(dash.get("schemaVersion"), int))
@@ -314,8 +304,7 @@ def main():
     check("grafana: every metric of attnd is on a panel", not missing, ", ".join(missing))
     check_exposition()
 
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return REPORT.finish()
 
 
 if __name__ == "__main__":

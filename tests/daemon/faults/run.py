@@ -378,29 +378,28 @@ def test_stalled_reader(report):
         settled(report, "stalled_reader", d, fds0, rss0)
 
 
-def status_of(s, timeout):
-    """The status code of the answer starting on s (reading its first bytes
-    only), with its Retry-After, or (0, None) if none came in time."""
-    s.settimeout(timeout)
-    got = b""
+def read_until(s, got, done):
+    """got plus what s sends until done(bytes) holds, 4096 bytes are in, the
+    server closes or s's timeout passes."""
     try:
-        while b"\r\n\r\n" not in got and len(got) < 4096:
+        while not done(got) and len(got) < 4096:
             c = s.recv(4096 - len(got))
             if not c:
                 break
             got += c
     except OSError:
         pass
+    return got
+
+
+def status_of(s, timeout):
+    """The status code of the answer starting on s (0 if none came in time)
+    and its first bytes: the head, and a refusal's small body too."""
+    s.settimeout(timeout)
+    got = read_until(s, b"", lambda b: b"\r\n\r\n" in b)
     m = re.match(rb"HTTP/1\.1 (\d{3})", got)
-    if m is not None and m.group(1) != b"200":  # a refusal: read its small body too
-        try:
-            while not got.endswith(b"}\n") and len(got) < 4096:
-                c = s.recv(4096 - len(got))
-                if not c:
-                    break
-                got += c
-        except OSError:
-            pass
+    if m is not None and m.group(1) != b"200":
+        got = read_until(s, got, lambda b: b.endswith(b"}\n"))
     return (int(m.group(1)) if m else 0), got
 
 
