@@ -444,6 +444,25 @@ START_TEST(mask_rules_by_hand)
 }
 END_TEST
 
+/* Runs r with a workspace of its own size, then frees model (r's); an
+ * answer it accepts has n_out finite outputs. */
+static enum attn_status forward_finite(struct attn_mha *r, struct attn_model *model, size_t n_out,
+				       struct attn_error *err)
+{
+	enum attn_status st;
+	size_t ws_bytes;
+	void *ws;
+
+	ck_assert_int_eq(attn_mha_workspace(r, &ws_bytes, NULL), ATTN_OK);
+	ws = malloc(ws_bytes);
+	st = attn_mha_forward(r, ws, ws_bytes, err);
+	for (size_t i = 0; st == ATTN_OK && i < n_out; i++)
+		ck_assert(isfinite(r->out[i]));
+	free(ws);
+	attn_model_free(model);
+	return st;
+}
+
 /* x [1, 4, 8] = +-v alternating: at v = 1e30 the seeded tiny model's scores
  * overflow float32 (its projections do not); at 1e18 they do not. */
 static enum attn_status tiny_layer(float v, enum attn_weights_mode wm, struct attn_error *err)
@@ -452,9 +471,6 @@ static enum attn_status tiny_layer(float v, enum attn_weights_mode wm, struct at
 	struct attn_model *model;
 	float x[32], out[32], w[32];
 	struct attn_mha r;
-	enum attn_status st;
-	size_t ws_bytes;
-	void *ws;
 
 	ck_assert_int_eq(attn_model_new_seeded(&model, &cfg, 42, NULL), ATTN_OK);
 	for (size_t i = 0; i < 4; i++)
@@ -468,14 +484,7 @@ static enum attn_status tiny_layer(float v, enum attn_weights_mode wm, struct at
 	r.out = out;
 	r.weights_mode = wm;
 	r.weights = w;
-	ck_assert_int_eq(attn_mha_workspace(&r, &ws_bytes, NULL), ATTN_OK);
-	ws = malloc(ws_bytes);
-	st = attn_mha_forward(&r, ws, ws_bytes, err);
-	for (size_t i = 0; st == ATTN_OK && i < 32; i++)
-		ck_assert(isfinite(out[i]));
-	free(ws);
-	attn_model_free(model);
-	return st;
+	return forward_finite(&r, model, 32, err);
 }
 
 START_TEST(overflowing_scores_are_reported)
@@ -596,9 +605,6 @@ static enum attn_status identity_layer(float qv, float kv, size_t n_keys,
 	float x[2] = { qv, qv }, keys[4] = { kv, kv, 1, 1 }, out[2], w[2];
 	struct attn_model *model;
 	struct attn_mha r;
-	enum attn_status st;
-	size_t ws_bytes;
-	void *ws;
 
 	for (size_t row = 0; row < 6; row++) /* Wq, Wk, Wv: each the identity */
 		w_qkv[row * 2 + row % 2] = 1.0f;
@@ -614,14 +620,7 @@ static enum attn_status identity_layer(float qv, float kv, size_t n_keys,
 	r.out = out;
 	r.weights_mode = wm;
 	r.weights = w;
-	ck_assert_int_eq(attn_mha_workspace(&r, &ws_bytes, NULL), ATTN_OK);
-	ws = malloc(ws_bytes);
-	st = attn_mha_forward(&r, ws, ws_bytes, err);
-	for (size_t i = 0; st == ATTN_OK && i < 2; i++)
-		ck_assert(isfinite(out[i]));
-	free(ws);
-	attn_model_free(model);
-	return st;
+	return forward_finite(&r, model, 2, err);
 }
 
 START_TEST(negative_overflow_is_reported_by_layers)
