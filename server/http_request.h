@@ -138,4 +138,16 @@ int cut_off_closed(void);
 /* The API's reply of r. */
 enum MHD_Result answer_reply(struct request *r);
 
+/* http_compute.c. Runs the API on r's route (the body, len bytes) into
+ * r->reply, coded as Accept-Encoding asked. */
+void call_api(struct request *r, const char *body, size_t len);
+
+/* Answers a small compute request on this thread: 1, or 0 (r->reply fresh
+ * again) when it is not small. */
+int compute_small(struct request *r);
+
+/* Suspends r and queues it for a worker, watched for its client and its
+ * --compute-deadline; a full queue resumes it at once, refused (503). */
+enum MHD_Result submit_compute(struct request *r);
+
 #endif
