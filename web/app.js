@@ -1,25 +1,28 @@
-// app.js: attnd's attention viewer. Sends the form to POST /v1/attention and
-// draws one heatmap per head (SVG small multiples), the mean over heads, and
-// for each query word the key it attends to most, printed as the seeds print
-// it ("나는 → 맛있는에 주목 (56.3%)"). No build step, no dependencies.
+// app.js: attnd's attention viewer, the page's entry point: reads the form,
+// sends it to POST /v1/attention (a checkpoint: every layer at once), keeps
+// the latest answer, and wires the controls. Drawing is render.js's (with
+// grid.js, heatmap.js, headview.js), "Find heads" scoring findheads.js's.
+// No build step, no dependencies; every file is same-origin (the CSP says so).
 //
-// Shapes (as the API writes them, outermost first): weights [H, Lq, Lk] for
-// one sequence, [B, H, Lq, Lk] for a batch (item 0 is drawn); rows are the
-// queries, columns the keys, and every row sums to 1 (0 where masked).
+// What the page drew is readable without pixels (state.js): window.attnd.
+// Each small heatmap's <figure class="head"> carries data-head ("mean" for the
+// mean), data-weights (JSON [Lq][Lk]), data-query-tokens and data-key-tokens.
 //
-// What the page drew is readable without pixels, for tests and the curious:
-//   window.attnd = {state, renders, lastRequest, lastResponse, lastError,
-//                   timing, queryTokens, keyTokens, heads: [H][Lq][Lk], mean}
-// and each heatmap's <figure> carries data-head ("mean" for the mean),
-// data-weights (JSON [Lq][Lk]), data-query-tokens and data-key-tokens.
+// The page opens on the model named in ?model=, else `mini` (the trained
+// built-in), else the first checkpoint, else `base`; ?text= sets the sentence.
+
+import { copyLength, looksSpecial, randomIds, scoreModel } from "./findheads.js";
+import { hideTip } from "./heatmap.js";
+import { draw, highlightToken, render, scoresOf, setScores, weightsLabel } from "./render.js";
+import { view } from "./state.js";
+import { $, el, isKorean, parseServerTiming, toNumbers } from "./util.js";
 
 const DEBOUNCE_MS = 250;
-const SVG_NS = "http://www.w3.org/2000/svg";
 const INLINE = "@inline";
-const FONT = '12px system-ui, -apple-system, "Segoe UI", "Noto Sans KR", "NanumGothic", sans-serif';
-
-// ColorBrewer "Blues" (9 classes), light to dark: more attention, darker.
-const RAMP = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"];
+const EXAMPLES = {
+	en: "The animal didn't cross the street because it was too tired",
+	ko: "나는 맛있는 사과를 먹었다",
+};
 
 // Which control an error's JSON pointer is about (the first prefix wins).
 const POINTER_FIELDS = [
@@ -38,109 +41,13 @@ const POINTER_FIELDS = [
 	["/layers", "layer"],
 ];
 
-const $ = (id) => document.getElementById(id);
-
-const view = {
-	state: "idle", // idle | loading | ok | error
-	renders: 0, // successful draws so far
-	lastRequest: null,
-	lastResponse: null,
-	lastError: null, // {status, code, message, pointer} as the API worded it
-	timing: [], // Server-Timing entries: {name, dur}
-	queryTokens: [],
-	keyTokens: [],
-	heads: [],
-	mean: [],
-};
-window.attnd = view;
-
 let models = []; // GET /v1/models
 let seq = 0; // the latest request; older answers are dropped
 let inflight = null;
 let timer = 0;
-let drawn = null; // what render() drew, to redraw on a view-only change
+let scoresAsked = null; // the request whose scores were asked for
 const INLINE_FIELDS = ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_size"];
 let inlineValues = null; // the inline settings while a named model is shown
-
-// ---- small helpers ---------------------------------------------------------
-
-function el(tag, attrs = {}, ...children) {
-	const node = document.createElement(tag);
-	for (const [k, v] of Object.entries(attrs)) {
-		if (k === "class") node.className = v;
-		else if (k === "text") node.textContent = v;
-		else node.setAttribute(k, v);
-	}
-	for (const c of children) node.append(c);
-	return node;
-}
-
-function svg(tag, attrs = {}) {
-	const node = document.createElementNS(SVG_NS, tag);
-	for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-	return node;
-}
-
-function percent(w) {
-	return `${(w * 100).toFixed(1)}%`;
-}
-
-function shapeOf(x) {
-	const dims = [];
-	while (Array.isArray(x)) {
-		dims.push(x.length);
-		x = x[0];
-	}
-	return dims;
-}
-
-function argmax(row) {
-	let best = 0;
-	for (let j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
-	return best;
-}
-
-// A ColorBrewer ramp colour for t in [0, 1], interpolated in RGB.
-function colour(t) {
-	t = Math.min(1, Math.max(0, t)) * (RAMP.length - 1);
-	const i = Math.min(RAMP.length - 2, Math.floor(t));
-	const f = t - i;
-	const a = parseInt(RAMP[i].slice(1), 16);
-	const b = parseInt(RAMP[i + 1].slice(1), 16);
-	const mix = (s) => Math.round(((a >> s) & 255) * (1 - f) + ((b >> s) & 255) * f);
-	return `rgb(${mix(16)}, ${mix(8)}, ${mix(0)})`;
-}
-
-let measureCtx = null;
-function textWidth(s) {
-	measureCtx ??= document.createElement("canvas").getContext("2d");
-	measureCtx.font = FONT;
-	return measureCtx.measureText(s).width;
-}
-
-function shorten(s, max = 10) {
-	const chars = [...s];
-	return chars.length > max ? chars.slice(0, max - 1).join("") + "…" : s;
-}
-
-// "parse;dur=0.020, queue;dur=0.010" -> [{name: "parse", dur: 0.02}, ...]
-function parseServerTiming(header) {
-	if (!header) return [];
-	return header
-		.split(",")
-		.map((part) => part.trim())
-		.filter(Boolean)
-		.map((part) => {
-			const [name, ...params] = part.split(";");
-			const entry = { name: name.trim() };
-			for (const p of params) {
-				const [k, v = ""] = p.split("=");
-				if (k.trim() === "dur") entry.dur = Number(v);
-				if (k.trim() === "desc") entry.desc = v.trim().replace(/^"|"$/g, "");
-			}
-			return entry;
-		});
-}
 
 // ---- reading the form --------------------------------------------------------
 
@@ -186,13 +93,11 @@ function checkpointModel() {
 	return m?.kind === "checkpoint" ? m : null;
 }
 
-// A checkpoint runs every layer with its own masks and positions; the viewer asks
-// for one layer's attention and draws it as a layer's weights.
+// A checkpoint runs every layer with its own masks and positions; the viewer
+// asks for every layer's attention, per head, and draws the layer chosen.
 function buildCheckpointRequest(m) {
 	if (inputKind() !== "text") throw new ViewerError(`${m.name} is a whole checkpoint: it takes text, not embeddings`, "/embeddings");
-	const layer = numberField("layer") ?? 0;
-	if (!Number.isInteger(layer) || layer < 0 || layer >= m.num_layers) throw new ViewerError(`choose a layer from 0 to ${m.num_layers - 1}`, "/layers");
-	return { model: m.name, text: $("text").value, layers: [layer], weights: "per_head" };
+	return { model: m.name, text: $("text").value, layers: "all", weights: "per_head" };
 }
 
 function buildRequest() {
@@ -232,7 +137,25 @@ function apiError(status, body) {
 	return err;
 }
 
-async function loadModels() {
+// The model the page opens on: ?model=NAME, else mini (the trained built-in),
+// else the first checkpoint, else base, else the default.
+function preferredModel(names) {
+	const asked = new URLSearchParams(location.search).get("model");
+	if (asked && (names.includes(asked) || asked === "inline")) return asked === "inline" ? INLINE : asked;
+	if (names.includes("mini")) return "mini";
+	const ckpt = models.find((m) => m.kind === "checkpoint");
+	if (ckpt) return ckpt.name;
+	if (names.includes("base")) return "base";
+	return models.find((m) => m.default)?.name ?? INLINE;
+}
+
+function modelLabel(m) {
+	const shape = m.kind === "checkpoint" ? `${m.family}, ${m.num_layers} layers × ${m.num_heads} heads` : `d_model ${m.d_model}, ${m.num_heads} heads${m.vocab_size ? "" : ", no vocabulary"}`;
+	const seeded = m.source?.startsWith("seed:");
+	return `${m.name} (${seeded ? "random weights (untrained), " : ""}${shape})`;
+}
+
+async function loadModels(first = false) {
 	try {
 		const res = await fetch("/v1/models", { headers: authHeaders() });
 		const body = await res.json();
@@ -245,15 +168,11 @@ async function loadModels() {
 	const select = $("model");
 	const keep = select.value;
 	select.replaceChildren();
-	for (const m of models) {
-		const label = `${m.name} (d_model ${m.d_model}, ${m.num_heads} heads${m.vocab_size ? "" : ", no vocabulary"})`;
-		select.append(el("option", { value: m.name, text: label }));
-	}
-	select.append(el("option", { value: INLINE, text: "inline: a seeded model set below" }));
+	for (const m of models) select.append(el("option", { value: m.name, text: modelLabel(m) }));
+	select.append(el("option", { value: INLINE, text: "inline: a seeded model set below, random weights (untrained)" }));
 	const names = models.map((m) => m.name);
-	if (names.includes(keep) || keep === INLINE) select.value = keep;
-	else if (names.includes("tiny")) select.value = "tiny";
-	else select.value = models.find((m) => m.default)?.name ?? INLINE;
+	if (!first && (names.includes(keep) || keep === INLINE)) select.value = keep;
+	else select.value = preferredModel(names);
 	syncModelFields();
 }
 
@@ -290,10 +209,15 @@ async function run() {
 			throw new ViewerError(`HTTP ${res.status}: the answer is not JSON`);
 		}
 		if (!res.ok) throw apiError(res.status, body);
-		if (body.attentions) body.weights = body.attentions[0]; // the one layer asked for
 		const timing = parseServerTiming(res.headers.get("Server-Timing"));
 		const meta = { ms: performance.now() - t0, requestId: res.headers.get("X-Request-Id") };
-		render(req, body, timing, meta);
+		const m = models.find((x) => x.name === body.model) ?? null;
+		hideError();
+		scoresAsked = null;
+		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "" });
+		view.renders++;
+		setState("ok");
+		if (view.mode === "scores") askScores();
 	} catch (e) {
 		if (e.name === "AbortError" || my !== seq) return;
 		showError(e);
@@ -360,307 +284,85 @@ function showRequest(req) {
 		`curl -s ${url} -H 'Content-Type: application/json' \\\n  -d '${json.replaceAll("'", "'\\''")}'`;
 }
 
-// ---- drawing ---------------------------------------------------------------
+// ---- scores and Find heads ---------------------------------------------------
 
-function toNumbers(m) {
-	return m.map((row) => row.map(Number));
+async function post(req, signal) {
+	const res = await fetch("/v1/attention", {
+		method: "POST",
+		headers: { "Content-Type": "application/json", ...authHeaders() },
+		body: JSON.stringify(req),
+		signal,
+	});
+	const body = await res.json().catch(() => null);
+	if (!res.ok || body === null) throw apiError(res.status, body);
+	return body;
 }
 
-function meanOver(heads) {
-	const H = heads.length;
-	return heads[0].map((row, i) => row.map((_, j) => heads.reduce((s, h) => s + h[i][j], 0) / H));
-}
-
-function render(req, body, timing, meta) {
-	let weights = body.weights;
-	let tokens = body.tokens;
-	const batched = shapeOf(weights).length === 4;
-	if (batched) {
-		weights = weights[0];
-		tokens = tokens?.[0];
-	}
-	const heads = weights.map(toNumbers);
-	const Lq = heads[0].length;
-	const Lk = heads[0][0]?.length ?? 0;
-	const label = (i) => (tokens ? String(tokens[i]) : `#${i}`);
-	view.lastResponse = body;
-	view.timing = timing;
-	view.heads = heads;
-	view.mean = meanOver(heads);
-	view.queryTokens = Array.from({ length: Lq }, (_, i) => label(i));
-	view.keyTokens = Array.from({ length: Lk }, (_, j) => label(j));
-	drawn = { req, body, timing, meta, batched };
-	hideError();
+// The pre-softmax scores of the answer drawn, asked for once when the scores
+// view is first shown: the same request with "scores": "masked". A model that
+// has none (a checkpoint today) gets a note instead.
+async function askScores() {
+	if (view.scores !== null || view.state !== "ok" || scoresAsked === view.lastRequest) return;
+	const req = view.lastRequest;
+	scoresAsked = req;
 	draw();
-	view.renders++;
-	setState("ok");
-}
-
-// Draws view.heads with the view settings (no request).
-function draw() {
-	if (!drawn) return;
-	const { body, timing, meta, batched } = drawn;
-	const unit = $("scale").value === "unit";
-	let max = 0;
-	for (const h of view.heads) for (const row of h) for (const v of row) max = Math.max(max, v);
-	const top = unit || max <= 0 ? 1 : max;
-	drawFacts(body, timing, meta, batched);
-	drawLegend(top);
-	const s = body.shape;
-	const group = s.num_heads / s.num_kv_heads;
-	const cards = view.heads.map((w, h) => {
-		const sub = `d_k ${s.head_dim}` + (group > 1 ? ` · kv head ${Math.floor(h / group) + 1}` : "");
-		return card(w, { id: h, title: `Head ${h + 1}`, sub, top });
-	});
-	cards.push(card(view.mean, { id: "mean", title: "Mean over heads", sub: `${view.heads.length} heads`, top }));
-	$("heads").replaceChildren(...cards);
-	$("heads").classList.toggle("with-tables", $("tables").checked);
-}
-
-function drawFacts(body, timing, meta, batched) {
-	const s = body.shape;
-	const facts = [
-		["Tokens", `${s.query_length}`],
-		["Output", `[${shapeOf(body.output).join(", ")}]`, "the layer's output tensor", batched ? "" : "= the input's shape (입력과 출력 크기 동일)"],
-		["Weights", `[${shapeOf(body.weights).join(", ")}]`, batched ? "[batch, heads, queries, keys]" : "[heads, queries, keys]"],
-		["Model", `${body.model} · d_model ${s.d_model} · ${s.num_heads} × d_k ${s.head_dim}` + (s.num_kv_heads !== s.num_heads ? ` · ${s.num_kv_heads} kv heads` : "")],
-	];
-	if (timing.length > 0) {
-		const t = timing.map((e) => `${e.name} ${Number.isFinite(e.dur) ? e.dur.toFixed(3) : "?"}`).join(" · ");
-		facts.push(["Server", `${t} ms`, "Server-Timing"]);
+	let scores = null;
+	let note = null;
+	try {
+		const body = await post({ ...req, scores: "masked" });
+		scores = scoresOf(body, Array.isArray(body.tokens?.[0]));
+		if (scores === null) note = "scores not available for this model (the answer has none)";
+	} catch (e) {
+		note = `scores not available for this model (${e.message})`;
 	}
-	facts.push(["Round trip", `${meta.ms.toFixed(1)} ms`, `browser to attnd and back; request ${meta.requestId ?? "?"}`]);
-	if (batched) facts.push(["Batch", `item 1 of ${s.batch} drawn`]);
-	$("facts").replaceChildren(
-		...facts.flatMap(([k, v, title, note]) => {
-			const dd = el("dd", title ? { title } : {}, v);
-			if (note) dd.append(el("small", { text: note }));
-			return [el("dt", { text: k }), dd];
-		}),
-	);
+	if (view.lastRequest !== req) return;
+	setScores(scores, note);
 }
 
-function drawLegend(top) {
-	const stops = RAMP.map((c, i) => `${c} ${((i / (RAMP.length - 1)) * 100).toFixed(1)}%`).join(", ");
-	const bar = el("span", { class: "bar", role: "presentation" });
-	bar.style.background = `linear-gradient(to right, ${stops})`;
-	const ticks = el("span", { class: "ticks" }, el("span", { text: "0" }), el("span", { text: (top / 2).toFixed(2) }), el("span", { text: top.toFixed(2) }));
-	$("legend").replaceChildren(
-		el("span", { class: "legend-title", text: "Attention weight" }),
-		el("span", { class: "scale" }, bar, ticks),
-		el("span", { class: "masked" }, el("span", { class: "swatch", role: "presentation" }), " 0 (masked)"),
-		el("span", { class: "axes", text: "rows: query (who looks) · columns: key (looked at) · outlined: each row's largest" }),
-	);
-}
-
-function cellSize(L) {
-	if (L <= 6) return 44;
-	if (L <= 10) return 32;
-	if (L <= 16) return 24;
-	if (L <= 32) return 16;
-	return 10;
-}
-
-// One small multiple: caption, heatmap, the seeds' "→ …에 주목" lines, a table.
-function card(w, { id, title, sub, top }) {
-	const fig = el("figure", { class: id === "mean" ? "head mean" : "head" });
-	fig.dataset.head = String(id);
-	fig.dataset.weights = JSON.stringify(w);
-	fig.dataset.queryTokens = JSON.stringify(view.queryTokens);
-	fig.dataset.keyTokens = JSON.stringify(view.keyTokens);
-	const cap = el("figcaption", {}, el("strong", { text: title }), el("span", { text: sub }));
-	fig.append(cap, heatmap(w, title, top), topList(w), table(w, title));
-	return fig;
-}
-
-function heatmap(w, title, top) {
-	const qTok = view.queryTokens;
-	const kTok = view.keyTokens;
-	const Lq = w.length;
-	const Lk = w[0]?.length ?? 0;
-	const cell = cellSize(Math.max(Lq, Lk));
-	const pad = 6;
-	const qLabels = qTok.map((t) => shorten(t));
-	const kLabels = kTok.map((t) => shorten(t));
-	const left = Math.ceil(Math.max(...qLabels.map(textWidth), 10)) + pad * 2;
-	const kWidest = Math.max(...kLabels.map(textWidth), 10);
-	const rotate = kWidest > cell - 4;
-	const head = rotate ? Math.ceil(kWidest * 0.72) + 18 : 22;
-	const width = left + Lk * cell + (rotate ? Math.ceil(kWidest * 0.5) : pad);
-	const height = head + Lq * cell + 2;
-	const numbers = $("numbers").checked && cell >= 40;
-
-	const root = svg("svg", {
-		class: "map",
-		viewBox: `0 0 ${width} ${height}`,
-		width,
-		height,
-		tabindex: 0,
-		role: "img",
-		"aria-label": `${title}: ${Lq} queries by ${Lk} keys. Arrow keys move between cells.`,
-	});
-	for (let j = 0; j < Lk; j++) {
-		const x = left + j * cell + cell / 2;
-		const t = svg("text", rotate
-			? { class: "klabel", x: 0, y: 0, transform: `translate(${x + 3} ${head - 6}) rotate(-45)`, "text-anchor": "start" }
-			: { class: "klabel", x, y: head - 7, "text-anchor": "middle" });
-		t.textContent = kLabels[j];
-		t.append(titleOf(kTok[j]));
-		root.append(t);
+// Find heads: a random sequence of ids (no special tokens) repeated twice,
+// every layer's attention on it, and each head's three scores.
+async function findHeads() {
+	const note = $("find-note");
+	const button = $("find-heads");
+	const m = models.find((x) => x.name === $("model").value) ?? null;
+	const inline = $("model").value === INLINE;
+	const vocab = inline ? numberField("vocab_size") ?? 0 : m?.vocab_size ?? 0;
+	if (!(vocab > 1)) {
+		note.textContent = "Find heads needs a model with a vocabulary (vocab_size of 2 or more): it sends token ids.";
+		return;
 	}
-	for (let i = 0; i < Lq; i++) {
-		const t = svg("text", { class: "qlabel", x: left - pad, y: head + i * cell + cell / 2, "text-anchor": "end", "dominant-baseline": "central" });
-		t.textContent = qLabels[i];
-		t.append(titleOf(qTok[i]));
-		root.append(t);
-	}
-	const cells = svg("g", { class: "cells" });
-	for (let i = 0; i < Lq; i++) {
-		const best = argmax(w[i]);
-		for (let j = 0; j < Lk; j++) {
-			const v = w[i][j];
-			const r = svg("rect", {
-				x: left + j * cell,
-				y: head + i * cell,
-				width: cell - 1,
-				height: cell - 1,
-				fill: v === 0 ? "url(#attnd-masked)" : colour(v / top),
-				"data-q": i,
-				"data-k": j,
-			});
-			cells.append(r);
-			if (numbers && v !== 0) {
-				const t = svg("text", {
-					class: v / top > 0.55 ? "num light" : "num",
-					x: left + j * cell + (cell - 1) / 2,
-					y: head + i * cell + (cell - 1) / 2,
-					"text-anchor": "middle",
-					"dominant-baseline": "central",
-				});
-				t.textContent = v === 0 ? "0" : v.toFixed(2);
-				cells.append(t);
+	const n = copyLength(m?.context_length);
+	button.disabled = true;
+	note.textContent = `Scoring every head on ${n} random tokens repeated twice…`;
+	try {
+		const avoid = new Set();
+		let body = null;
+		let ids = [];
+		for (let attempt = 0; attempt < 4; attempt++) {
+			ids = randomIds(n, vocab, avoid);
+			const tokens = [...ids, ...ids];
+			let req;
+			if (m?.kind === "checkpoint") req = { model: m.name, tokens, layers: "all", weights: "per_head" };
+			else {
+				req = buildRequest();
+				delete req.text;
+				delete req.embeddings;
+				req.tokens = tokens;
 			}
+			body = await post(req);
+			const special = ids.filter((id, i) => looksSpecial(body.tokens?.[i]));
+			if (special.length === 0) break;
+			for (const id of special) avoid.add(id);
 		}
-		if (w[i][best] > 0) {
-			cells.append(svg("rect", { class: "best", x: left + best * cell + 1, y: head + i * cell + 1, width: cell - 3, height: cell - 3 }));
-		}
+		const attentions = toNumbers(body.attentions ?? [body.weights]);
+		view.found = { model: m?.name ?? "inline", n, ids: [...ids, ...ids], scores: scoreModel(attentions, n) };
+		note.textContent = `Scored on ${n} random tokens repeated twice (ids ${ids.slice(0, 5).join(", ")}, …). ` + "Badges mark scores of 0.40 and up: P previous token, I induction, S first token (sink).";
+		draw();
+	} catch (e) {
+		note.textContent = `Find heads failed: ${e.message}`;
+	} finally {
+		button.disabled = false;
 	}
-	const cursor = svg("rect", { class: "cursor", x: 0, y: 0, width: cell - 1, height: cell - 1, visibility: "hidden" });
-	root.append(cells, cursor);
-	const geom = { left, head, cell, Lq, Lk, title, w };
-	wireHeatmap(root, cursor, geom);
-	return root;
-}
-
-function titleOf(text) {
-	const t = svg("title");
-	t.textContent = text;
-	return t;
-}
-
-// The seeds' lines: for each query, the key it attends to most.
-function topList(w) {
-	const list = el("ol", { class: "toplist", "aria-label": "Which word each word attends to most" });
-	for (let i = 0; i < w.length; i++) {
-		const j = argmax(w[i]);
-		const q = view.queryTokens[i];
-		const text = w[i][j] > 0 ? `${q} → ${view.keyTokens[j]}에 주목 (${percent(w[i][j])})` : `${q} → (보이는 단어 없음)`;
-		const li = el("li", { text });
-		if (w[i][j] > 0) li.replaceChildren(`${q} → `, el("b", { text: view.keyTokens[j] }), `에 주목 (${percent(w[i][j])})`);
-		li.dataset.query = String(i);
-		li.dataset.key = String(j);
-		li.dataset.weight = String(w[i][j]);
-		list.append(li);
-	}
-	return list;
-}
-
-// The keyboard- and screen-reader-friendly twin of a heatmap.
-function table(w, title) {
-	const t = el("table", { class: "wtable" });
-	t.append(el("caption", { text: `${title}: weights (rows: query, columns: key)` }));
-	const headRow = el("tr", {}, el("th", { scope: "col", text: "query \\ key" }));
-	for (const k of view.keyTokens) headRow.append(el("th", { scope: "col", text: k }));
-	t.append(el("thead", {}, headRow));
-	const tbody = el("tbody");
-	w.forEach((row, i) => {
-		const tr = el("tr", {}, el("th", { scope: "row", text: view.queryTokens[i] }));
-		for (const v of row) tr.append(el("td", { text: v.toFixed(3) }));
-		tbody.append(tr);
-	});
-	t.append(tbody);
-	return t;
-}
-
-// ---- pointer and keyboard --------------------------------------------------------
-
-function describe(geom, i, j) {
-	const v = geom.w[i][j];
-	return { head: geom.title, text: `${view.queryTokens[i]} → ${view.keyTokens[j]}`, value: `${v.toFixed(4)} (${percent(v)})` };
-}
-
-function showTip(d, x, y) {
-	const tip = $("tip");
-	tip.replaceChildren(el("span", { class: "tip-head", text: d.head }), el("span", { text: d.text }), el("strong", { text: d.value }));
-	tip.hidden = false;
-	const r = tip.getBoundingClientRect();
-	const left = Math.min(window.innerWidth - r.width - 8, Math.max(8, x + 14));
-	const topY = y + 16 + r.height > window.innerHeight ? y - r.height - 12 : y + 16;
-	tip.style.left = `${left}px`;
-	tip.style.top = `${Math.max(8, topY)}px`;
-}
-
-function hideTip() {
-	$("tip").hidden = true;
-}
-
-function readout(d) {
-	$("readout").textContent = `${d.head}: ${d.text} = ${d.value}`;
-}
-
-function wireHeatmap(root, cursor, geom) {
-	let at = null; // [i, j] of the keyboard cursor
-	const place = (i, j) => {
-		at = [i, j];
-		cursor.setAttribute("x", geom.left + j * geom.cell);
-		cursor.setAttribute("y", geom.head + i * geom.cell);
-		cursor.setAttribute("visibility", "visible");
-		const d = describe(geom, i, j);
-		readout(d);
-		const box = cursor.getBoundingClientRect();
-		showTip(d, box.right - 8, box.bottom - 8);
-	};
-	const point = (ev) => {
-		const r = ev.target.closest?.("rect[data-q]");
-		if (!r) return hideTip();
-		const d = describe(geom, Number(r.dataset.q), Number(r.dataset.k));
-		showTip(d, ev.clientX, ev.clientY);
-		readout(d);
-	};
-	root.addEventListener("pointermove", point);
-	root.addEventListener("pointerdown", point); // a tap on a touch screen
-	root.addEventListener("pointerleave", hideTip);
-	root.addEventListener("focus", () => place(...(at ?? [0, 0])));
-	root.addEventListener("blur", () => {
-		cursor.setAttribute("visibility", "hidden");
-		hideTip();
-	});
-	root.addEventListener("keydown", (ev) => {
-		if (!at) return;
-		let [i, j] = at;
-		const moves = {
-			ArrowUp: () => (i = Math.max(0, i - 1)),
-			ArrowDown: () => (i = Math.min(geom.Lq - 1, i + 1)),
-			ArrowLeft: () => (j = Math.max(0, j - 1)),
-			ArrowRight: () => (j = Math.min(geom.Lk - 1, j + 1)),
-			Home: () => (j = 0),
-			End: () => (j = geom.Lk - 1),
-		};
-		if (!moves[ev.key]) return;
-		ev.preventDefault();
-		moves[ev.key]();
-		place(i, j);
-	});
 }
 
 // ---- controls ----------------------------------------------------------------
@@ -685,10 +387,11 @@ function syncModelFields() {
 	}
 	syncCheckpoint(m);
 	$("model-note").textContent = inline
-		? "A model made for each request from the seed: the same seed gives the same weights."
+		? "Random weights (untrained): a model made for each request from the seed; the same seed gives the same weights."
 		: m
-			? `Loaded model (${m.source}); choose “inline” to change its shape.`
+			? `${weightsLabel(m)[0].toUpperCase()}${weightsLabel(m).slice(1)} (${m.source}); choose “inline” to change its shape.`
 			: "";
+	$("text-note").textContent = m?.tokenizer ? `split by the ${m.tokenizer} tokenizer` : "split on spaces into tokens";
 	syncHeadDim();
 }
 
@@ -699,6 +402,7 @@ function syncCheckpoint(m) {
 	$("mask").disabled = ckpt;
 	$("positional").disabled = ckpt;
 	if (!ckpt) return;
+	$("layer").min = 0;
 	$("layer").max = m.num_layers - 1;
 	if (Number($("layer").value) > m.num_layers - 1) $("layer").value = m.num_layers - 1;
 	$("layer-note").textContent = `${m.family}: ${m.num_layers} layers, ${m.causal ? "causal" : "bidirectional"}, its own positions`;
@@ -740,6 +444,13 @@ function preset(n) {
 	run();
 }
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+function svg(tag, attrs = {}) {
+	const node = document.createElementNS(SVG_NS, tag);
+	for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+	return node;
+}
+
 // A defs-only SVG for the hatch that marks masked (exactly 0) cells.
 function addPatterns() {
 	const defs = svg("svg", { width: 0, height: 0, "aria-hidden": "true", class: "defs" });
@@ -759,8 +470,9 @@ function wire() {
 	});
 	form.addEventListener("input", (ev) => {
 		const id = ev.target.id;
-		if (["scale", "numbers", "tables"].includes(id)) return draw();
+		if (["scale", "numbers", "tables", "layer"].includes(id)) return draw();
 		if (id === "apikey") return;
+		if (id === "text") $("text").lang = isKorean($("text").value) ? "ko" : "en";
 		if (ev.target.name === "input") syncInputKind();
 		if (id === "model") syncModelFields();
 		if (id === "mask") syncMask();
@@ -775,6 +487,49 @@ function wire() {
 		b.addEventListener("click", () => preset(Number(b.dataset.heads)));
 	}
 	window.addEventListener("scroll", hideTip, { passive: true });
+	for (const b of document.querySelectorAll("button[data-example]")) {
+		b.addEventListener("click", () => {
+			$("text").value = EXAMPLES[b.dataset.example];
+			$("text").lang = b.dataset.example;
+			if (inputKind() !== "text") {
+				document.querySelector('input[name="input"][value="text"]').checked = true;
+				syncInputKind();
+			}
+			run();
+		});
+	}
+	wireResults();
+}
+
+// The results' own controls redraw without a request (scores: one request).
+function wireResults() {
+	const pick = () => {
+		view.selected = { layer: Number($("pick-layer").value), head: Number($("pick-head").value) };
+		if (view.compare) view.compare = { layer: Number($("cmp-layer").value), head: Number($("cmp-head").value) };
+		draw();
+	};
+	for (const id of ["pick-layer", "pick-head", "cmp-layer", "cmp-head"]) $(id).addEventListener("change", pick);
+	$("compare").addEventListener("change", () => {
+		const H = view.layers[0]?.length ?? 1;
+		view.compare = $("compare").checked ? { layer: Math.min(view.layers.length - 1, view.selected.layer + 1), head: (view.selected.head + 1) % H } : null;
+		draw();
+	});
+	for (const r of document.querySelectorAll('input[name="values"]')) {
+		r.addEventListener("change", () => {
+			view.mode = document.querySelector('input[name="values"]:checked').value;
+			draw();
+			if (view.mode === "scores") askScores();
+		});
+	}
+	$("find-heads").addEventListener("click", findHeads);
+	// a token pointed at or focused lights its characters in the sentence
+	const over = (ev) => {
+		const t = ev.target.closest?.("[data-tok]");
+		highlightToken(t ? Number(t.dataset.tok) : null);
+	};
+	$("results").addEventListener("pointerover", over);
+	$("results").addEventListener("focusin", over);
+	$("results").addEventListener("pointerleave", () => highlightToken(null));
 }
 
 async function main() {
@@ -782,7 +537,10 @@ async function main() {
 	wire();
 	syncInputKind();
 	syncMask();
-	await loadModels();
+	const text = new URLSearchParams(location.search).get("text");
+	if (text !== null) $("text").value = text;
+	$("text").lang = isKorean($("text").value) ? "ko" : "en";
+	await loadModels(true);
 	syncModelFields();
 	run();
 }

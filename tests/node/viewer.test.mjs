@@ -130,6 +130,13 @@ function drawnHeatmaps(page) {
 	);
 }
 
+// Points at an element once it is in view (a scroll hides the tooltip, as it should).
+async function pointAt(page, handle) {
+	await handle.scrollIntoViewIfNeeded();
+	await page.waitForTimeout(50);
+	await handle.hover();
+}
+
 function seedsLines(weights, words) {
 	return weights.map((row, i) => {
 		let best = 0;
@@ -161,9 +168,26 @@ async function checkServing(base) {
 	});
 }
 
+// The page opens on a checkpoint (no `mini` here) with an English sentence;
+// the Korean example is one click away.
+async function checkOpening(page, base) {
+	await check("the page opens on the checkpoint with an English sentence; the Korean example is one click away", async (p) => {
+		await page.goto(`${base}/`);
+		await settled(page, () => window.attnd?.state === "ok" || window.attnd?.state === "error");
+		const model = await page.inputValue("#model");
+		if (model !== "gpt2-tiny") p.push(`opened on ${model}, expected the checkpoint gpt2-tiny`);
+		const text = await page.inputValue("#text");
+		if (!/^The animal didn't cross the street/.test(text)) p.push(`opened on "${text}"`);
+		const ko = await page.$('button[data-example="ko"]');
+		if (!ko || !(await ko.textContent()).includes(SEED_WORDS.join(" "))) p.push("no Korean example button");
+	});
+}
+
 async function checkDefault(page, base, requests) {
-	await page.goto(`${base}/`);
+	await page.goto(`${base}/?model=tiny`);
 	await settled(page, () => window.attnd?.state === "ok" && window.attnd.renders >= 1);
+	await page.click('button[data-example="ko"]');
+	await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.text === t, SEED_WORDS.join(" "));
 	const resp = await page.evaluate(() => window.attnd.lastResponse);
 	const H = resp.shape.num_heads;
 
@@ -288,22 +312,108 @@ async function checkDefault(page, base, requests) {
 	});
 }
 
+// A single-layer seeded model (tiny): labels, the page's language, masked
+// cells, the scores view.
+async function checkSingleLayer(page, base) {
+	await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(SEED_WORDS.join(" "))}`);
+	await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
+
+	await check("seeded models (base, tiny, inline) are labelled random weights (untrained); the checkpoint is not", async (p) => {
+		const opts = await page.$$eval("#model option", (o) => Object.fromEntries(o.map((x) => [x.value, x.textContent])));
+		for (const name of ["base", "tiny", "@inline"]) if (!opts[name]?.includes("random weights (untrained)")) p.push(`option ${name}: "${opts[name]}"`);
+		if (opts["gpt2-tiny"]?.includes("random weights")) p.push(`option gpt2-tiny: "${opts["gpt2-tiny"]}"`);
+		const badge = await page.$eval("#model-badge", (n) => (n.hidden ? "" : n.textContent));
+		if (!badge.includes("tiny: random weights (untrained)")) p.push(`badge: "${badge}"`);
+		const note = await page.$eval("#model-note", (n) => n.textContent);
+		if (!/random weights \(untrained\)/i.test(note)) p.push(`model note: "${note}"`);
+		const facts = await page.$eval("#facts", (n) => n.textContent);
+		if (!facts.includes("random weights (untrained)")) p.push(`facts: "${facts}"`);
+	});
+
+	await check("the read-out speaks Korean for a Korean sentence and English otherwise (no Korean particle after English words)", async (p) => {
+		const ko = (await drawnHeatmaps(page))[0].lines;
+		if (!ko.every((l) => /에 주목 \(\d+\.\d%\)$/.test(l))) p.push(`Korean lines: ${JSON.stringify(ko)}`);
+		await page.click('button[data-example="en"]');
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lang === "en" && window.attnd.lastRequest.model === "tiny");
+		const maps = await drawnHeatmaps(page);
+		const words = maps[0].queryTokens;
+		if (!words.includes("animal") || !words.includes("it")) p.push(`English tokens: ${JSON.stringify(words)}`);
+		for (const l of maps.flatMap((m) => m.lines)) {
+			if (/[\uac00-\ud7af]/.test(l) || !/^\S+ → \S+ \(\d+%\)$/.test(l)) p.push(`English line: "${l}"`);
+		}
+		const big = await page.$eval("#focus figure ol.toplist", (n) => n.textContent);
+		if (big.includes("주목")) p.push(`the large head's lines are Korean: ${big}`);
+		await page.focus("figure.head svg.map");
+		await page.keyboard.press("ArrowRight");
+		const text = await page.$eval("#readout", (n) => n.textContent);
+		if (text.includes("주목") || !/→ \S+ \(\d+%\)/.test(text)) p.push(`English read-out: "${text}"`);
+		await page.click('button[data-example="ko"]');
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lang === "ko");
+		await page.focus("#focus svg.map");
+		await page.keyboard.press("ArrowRight");
+		const under = await page.$eval("#focus .map-readout", (n) => n.textContent);
+		if (under !== `${SEED_WORDS[0]} → ${SEED_WORDS[1]}에 주목 (${(((await page.evaluate(() => window.attnd.layers[0][0][0][1])) * 100).toFixed(1))}%)`) p.push(`Korean read-out under the heatmap: "${under}"`);
+	});
+
+	await check("a masked cell's tooltip says masked; tooltips go away on redraw", async (p) => {
+		await page.selectOption("#mask", "causal");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "causal");
+		const cell = await page.$('figure.head rect[data-q="0"][data-k="3"]');
+		const fill = await cell.getAttribute("fill");
+		if (fill !== "url(#attnd-masked)") p.push(`cell [0][3] is drawn ${fill}`);
+		await pointAt(page, cell);
+		const tip = await page.$eval("#tip", (n) => ({ hidden: n.hidden, text: n.textContent }));
+		if (tip.hidden || !tip.text.includes("masked")) p.push(`tooltip over a masked cell: ${JSON.stringify(tip)}`);
+		const open = await page.$('figure.head rect[data-q="3"][data-k="0"]');
+		await pointAt(page, open);
+		const tip2 = await page.$eval("#tip", (n) => n.textContent);
+		if (tip2.includes("masked")) p.push(`tooltip over a visible cell says masked: ${tip2}`);
+		await page.selectOption("#scale", "unit"); // a redraw, no request
+		if (!(await page.$eval("#tip", (n) => n.hidden))) p.push("the tooltip stayed after a redraw");
+		await page.selectOption("#scale", "shared");
+	});
+
+	await check("the scores view: a single-layer model's pre-softmax scores, -Infinity where masked", async (p) => {
+		await page.check('input[name="values"][value="scores"]');
+		await settled(page, () => window.attnd.scores !== null || window.attnd.scoresNote !== null);
+		const got = await page.evaluate(() => ({ scores: window.attnd.scores, note: window.attnd.scoresNote, req: window.attnd.lastRequest }));
+		if (got.note) p.push(`note: ${got.note}`);
+		const direct = await postAttention(base, { ...got.req, scores: "masked" });
+		const want = direct.body.scores.map((h) => h.map((r) => r.map(Number)));
+		if (!same(got.scores?.[0], want)) p.push("the scores are not the API's");
+		const kind = await page.$eval("#focus figure", (f) => f.dataset.kind);
+		if (kind !== "scores") p.push(`the large head draws ${kind}`);
+		const cell = await page.$('#focus rect[data-q="0"][data-k="2"]');
+		await pointAt(page, cell);
+		const tip = await page.$eval("#tip", (n) => n.textContent);
+		if (!tip.includes("masked")) p.push(`a -Infinity score's tooltip: ${tip}`);
+		const legend = await page.$eval("#legend", (n) => n.textContent);
+		if (!legend.includes("Score (before softmax)")) p.push(`legend: ${legend}`);
+		await page.check('input[name="values"][value="weights"]');
+		await page.selectOption("#mask", "none");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "none");
+	});
+}
+
 // A whole checkpoint (the test folder gpt2_f32: 3 layers, 4 heads, causal): the layer
 // box appears, the mask and positions are the model's own, and the heatmaps are the
 // asked layer's attention as the API answers it.
 async function checkCheckpoint(page, base) {
-	await check("a checkpoint model: one layer's attention, its own causal mask", async (p) => {
+	await check("a checkpoint model: every layer in one request; the layer picker draws that layer's heads, causal", async (p) => {
 		await page.fill("#text", "a cat sat"); // its context is 16 bytes-tokens
 		await page.selectOption("#model", "gpt2-tiny");
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "gpt2-tiny");
 		if (await page.$eval("#layer-box", (n) => n.hidden)) p.push("the layer box is hidden");
 		if (!(await page.$eval("#mask", (n) => n.disabled))) p.push("the mask is not disabled");
-		await page.fill("#layer", "2");
-		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.layers?.[0] === 2);
 		const req = await page.evaluate(() => window.attnd.lastRequest);
+		if (req.layers !== "all" || req.weights !== "per_head") p.push(`sent ${JSON.stringify(req)}`);
 		if (req.mask !== undefined || req.positional !== undefined) p.push(`sent ${JSON.stringify(req)}`);
+		const renders = await page.evaluate(() => window.attnd.renders);
+		await page.fill("#layer", "2");
+		await settled(page, () => window.attnd.layer === 2);
+		if ((await page.evaluate(() => window.attnd.renders)) !== renders) p.push("choosing a layer sent a request");
 		const direct = await postAttention(base, req);
-		const want = direct.body.attentions?.[0];
+		const want = direct.body.attentions?.[2];
 		const maps = (await drawnHeatmaps(page)).filter((m) => m.head !== "mean");
 		if (!want || maps.length !== want.length) p.push(`${maps.length} heatmaps for ${want?.length} heads`);
 		maps.forEach((m, h) =>
@@ -314,9 +424,120 @@ async function checkCheckpoint(page, base) {
 				}),
 			),
 		);
-		await page.selectOption("#model", "tiny");
-		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "tiny");
-		if (!(await page.$eval("#layer-box", (n) => n.hidden))) p.push("the layer box stays for tiny");
+		const badge = await page.$eval("#model-badge", (n) => n.textContent);
+		if (badge.includes("random weights")) p.push(`the checkpoint is labelled "${badge}"`);
+	});
+
+	await check("model view: a layers x heads grid (3 x 4); clicking a cell opens that head large", async (p) => {
+		const cells = await page.$$eval("#grid button.cell", (b) => b.map((x) => [Number(x.dataset.layer), Number(x.dataset.head)]));
+		const want = [];
+		for (let l = 0; l < 3; l++) for (let h = 0; h < 4; h++) want.push([l, h]);
+		if (!same(cells, want)) p.push(`grid cells ${JSON.stringify(cells)}`);
+		await page.click('#grid button.cell[data-layer="1"][data-head="3"]');
+		const fig = await page.$eval("#focus figure", (f) => ({ layer: f.dataset.layer, head: f.dataset.head, w: JSON.parse(f.dataset.weights), big: f.querySelector("svg.map").getBoundingClientRect().width }));
+		const api = (await postAttention(base, await page.evaluate(() => window.attnd.lastRequest))).body.attentions[1][3];
+		if (fig.layer !== "1" || fig.head !== "3") p.push(`opened layer ${fig.layer} head ${fig.head}`);
+		if (fig.w.flat().some((v, k) => Math.abs(v - api.flat()[k]) > 1e-6)) p.push("the large head is not the API's layer 1 head 3");
+		const small = await page.$eval("figure.head svg.map", (s) => s.getBoundingClientRect().width);
+		if (!(fig.big > small)) p.push(`the large head is ${fig.big}px wide, a small one ${small}px`);
+		const pressed = await page.$$eval('#grid button.cell[aria-pressed="true"]', (b) => b.map((x) => `${x.dataset.layer}/${x.dataset.head}`));
+		if (!same(pressed, ["1/3"])) p.push(`pressed cells ${JSON.stringify(pressed)}`);
+		if ((await page.inputValue("#pick-layer")) !== "1" || (await page.inputValue("#pick-head")) !== "3") p.push("the pickers do not show layer 1 head 3");
+	});
+
+	await check("two heads side by side to compare", async (p) => {
+		await page.check("#compare");
+		await page.selectOption("#cmp-layer", "0");
+		await page.selectOption("#cmp-head", "2");
+		const figs = await page.$$eval("#focus figure", (f) => f.map((x) => `${x.dataset.layer}/${x.dataset.head}`));
+		if (!same(figs, ["1/3", "0/2"])) p.push(`compared ${JSON.stringify(figs)}`);
+		await page.uncheck("#compare");
+		const after = await page.$$eval("#focus figure", (f) => f.length);
+		if (after !== 1) p.push(`${after} large heads after comparing`);
+	});
+
+	await check("head view: lines per head; toggling a head removes its lines", async (p) => {
+		const count = () => page.$$eval("#headview line", (l) => l.reduce((c, x) => ((c[x.dataset.head] = (c[x.dataset.head] ?? 0) + 1), c), {}));
+		const before = await count();
+		for (const h of ["0", "1", "2", "3"]) if (!(before[h] > 0)) p.push(`head ${h} has no lines: ${JSON.stringify(before)}`);
+		await page.click('#headview button.toggle[data-head="0"]');
+		const after = await count();
+		if (after["0"] !== undefined) p.push(`head 0 still has ${after["0"]} lines`);
+		if (after["1"] !== before["1"]) p.push("toggling head 0 changed head 1's lines");
+		if ((await page.getAttribute('#headview button.toggle[data-head="0"]', "aria-pressed")) !== "false") p.push("the toggle is not aria-pressed=false");
+		await page.click('#headview button.toggle[data-head="0"]');
+		const back = await count();
+		if (back["0"] !== before["0"]) p.push(`head 0 came back with ${back["0"]} lines, had ${before["0"]}`);
+	});
+
+	await check("tokens are the tokenizer's pieces (a leading space as ␣); pointing at one lights its characters", async (p) => {
+		const chips = await page.$$eval("#tokens li", (l) => l.map((x) => x.textContent));
+		if (!same(chips, ["a", "␣", "c", "a", "t", "␣", "s", "a", "t"])) p.push(`tokens ${JSON.stringify(chips)}`);
+		await page.hover('#tokens li[data-tok="4"]');
+		const lit = await page.$$eval("#sentence span.lit", (s) => s.map((x) => Number(x.dataset.cp)));
+		if (!same(lit, [4])) p.push(`token 4 lit characters ${JSON.stringify(lit)}`);
+		await page.hover('#focus text.klabel[data-tok="2"]');
+		const lit2 = await page.$$eval("#sentence span.lit", (s) => s.map((x) => Number(x.dataset.cp)));
+		if (!same(lit2, [2])) p.push(`key label 2 lit characters ${JSON.stringify(lit2)}`);
+	});
+
+	await check("the scores view degrades on a checkpoint: \"scores not available for this model\"", async (p) => {
+		await page.check('input[name="values"][value="scores"]');
+		await settled(page, () => window.attnd.scores !== null || window.attnd.scoresNote !== null);
+		const note = await page.$eval("#scores-note", (n) => (n.hidden ? "" : n.textContent));
+		const scores = await page.evaluate(() => window.attnd.scores);
+		if (scores === null && !note.includes("scores not available for this model")) p.push(`note: "${note}"`);
+		if (scores !== null && note !== "") p.push(`scores came back yet the note says "${note}"`);
+		const kind = await page.$eval("#focus figure", (f) => f.dataset.kind);
+		if (scores === null && kind !== "weights") p.push(`without scores the large head draws ${kind}`);
+		await page.check('input[name="values"][value="weights"]');
+	});
+}
+
+// Find heads: the scoring (TransformerLens's definitions) on made-up patterns,
+// then the button on the checkpoint (random weights: scores in [0, 1]).
+async function checkFindHeads(page, base) {
+	await check("find-heads scoring: a previous-token, an induction and a sink pattern each score 1 and rank first", async (p) => {
+		const got = await page.evaluate(async () => {
+			const f = await import("/web/findheads.js");
+			const n = 5;
+			const L = 2 * n;
+			const pattern = (at) => Array.from({ length: L }, (_, i) => Array.from({ length: L }, (_, j) => (j === at(i) ? 1 : 0)));
+			const prev = pattern((i) => Math.max(0, i - 1));
+			const induction = pattern((i) => (i >= n && i < L - 1 ? i - n + 1 : i));
+			const sink = pattern(() => 0);
+			const scores = f.scoreModel([[prev, induction, sink]], n);
+			return { scores, prev: f.ranked(scores, "prev", [0], 1)[0], induction: f.ranked(scores, "induction", [0], 1)[0], sink: f.ranked(scores, "sink", [0], 1)[0], ids: f.randomIds(50, 60, new Set([59])) };
+		});
+		const s = got.scores[0];
+		if (s[0].prev !== 1 || s[1].induction !== 1 || s[2].sink !== 1) p.push(`scores ${JSON.stringify(s)}`);
+		if (got.prev.head !== 0 || got.induction.head !== 1 || got.sink.head !== 2) p.push(`ranked ${JSON.stringify([got.prev, got.induction, got.sink])}`);
+		if (got.ids.length !== 50 || new Set(got.ids).size !== 50 || got.ids.includes(59)) p.push(`random ids ${JSON.stringify(got.ids)}`);
+	});
+
+	await check("find heads on the checkpoint: every cell gets its three scores, all in [0, 1], and a ranking", async (p) => {
+		await page.click("#find-heads");
+		await settled(page, () => window.attnd.found !== null && document.querySelectorAll("#grid button.cell[data-prev]").length > 0);
+		const cells = await page.$$eval("#grid button.cell", (b) => b.map((x) => ({ prev: x.dataset.prev, induction: x.dataset.induction, sink: x.dataset.sink, label: x.getAttribute("aria-label") })));
+		if (cells.length !== 12) p.push(`${cells.length} cells`);
+		for (const c of cells) {
+			for (const k of ["prev", "induction", "sink"]) {
+				const v = Number(c[k]);
+				if (c[k] === undefined || !(v >= 0 && v <= 1)) p.push(`${c.label}: ${k} = ${c[k]}`);
+			}
+			if (!/previous token [0-9.]+, induction [0-9.]+, first token \(sink\) [0-9.]+/.test(c.label)) p.push(`label "${c.label}"`);
+		}
+		const found = await page.evaluate(() => window.attnd.found);
+		if (found.n !== 8 || found.ids.length !== 16 || !same(found.ids.slice(0, 8), found.ids.slice(8))) p.push(`sequence ${JSON.stringify(found.ids)} (n ${found.n})`);
+		if (found.ids.includes(264)) p.push("the sequence has <|endoftext|> (264)");
+		// the scores are the page's own arithmetic on the API's answer
+		const direct = await postAttention(base, { model: "gpt2-tiny", tokens: found.ids, layers: "all", weights: "per_head" });
+		const prev = direct.body.attentions[1][2].slice(1).reduce((s, row, i) => s + row[i], 0) / 15;
+		if (Math.abs(prev - found.scores[1][2].prev) > 1e-6) p.push(`layer 1 head 2 previous-token ${found.scores[1][2].prev}, recomputed ${prev}`);
+		const lists = await page.$$eval("#find-list ol li", (l) => l.length);
+		if (lists !== 9) p.push(`${lists} ranked heads, expected 3 per behaviour`);
+		// the causal first row looks only at token 0: every sink score is at least 1/16
+		if (found.scores.flat().some((s) => s.sink < 1 / 16 - 1e-6)) p.push("a sink score under 1/16 on a causal model");
 	});
 }
 
@@ -325,8 +546,11 @@ async function screenshots(context, base, problemsOnPage) {
 		mkdirSync(dirname(SCREENSHOT), { recursive: true });
 		const page = await context.newPage();
 		page.on("pageerror", (e) => problemsOnPage.push(`page error: ${e.message}`));
-		await page.goto(`${base}/`);
+		await page.goto(`${base}/?model=gpt2-tiny&text=${encodeURIComponent("a cat sat on")}`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.renders >= 1);
+		await page.click("#find-heads");
+		await settled(page, () => window.attnd.found !== null);
+		await page.click('#grid button.cell[data-layer="0"][data-head="1"]');
 		await page.screenshot({ path: SCREENSHOT, fullPage: true });
 		await page.setViewportSize({ width: 390, height: 844 });
 		// the page has the phone's width (reading scrollWidth then lays it out)
@@ -376,8 +600,11 @@ async function main() {
 			// the one error the page provokes on purpose is the 422 above
 			if (m.type() === "error" && !/status of 422/.test(m.text())) problemsOnPage.push(`console: ${m.text()}`);
 		});
+		await checkOpening(page, d.base);
 		await checkDefault(page, d.base, requests);
+		await checkSingleLayer(page, d.base);
 		await checkCheckpoint(page, d.base);
+		await checkFindHeads(page, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
 		await checkCors(browser.context, d.base);

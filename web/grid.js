@@ -1,0 +1,87 @@
+// grid.js: the model view (bertviz's): one small heatmap per head, layers as
+// rows and heads as columns, each a button that opens the head large. After
+// "Find heads", each cell carries its three scores (findheads.js) and a badge
+// for each behaviour it shows.
+//
+// drawGrid(container, {layers: [layers][H][L][L], layerIds, kind, found,
+//                      selected: {layer, head}, onPick(layerIndex, head)})
+
+import { BEHAVIOURS, MARK_AT } from "./findheads.js";
+import { colour, el } from "./util.js";
+
+const THUMB = 64; // CSS pixels per thumbnail side
+
+// One head's heatmap on a canvas, scaled to its own largest value (weights)
+// or its own finite range (scores); masked cells light grey.
+function thumbnail(w, kind) {
+	const L = w.length;
+	const ratio = window.devicePixelRatio || 1;
+	const c = el("canvas", { width: String(Math.round(THUMB * ratio)), height: String(Math.round(THUMB * ratio)), "aria-hidden": "true" });
+	const g = c.getContext("2d");
+	let lo = Infinity;
+	let hi = -Infinity;
+	for (const row of w) for (const v of row) if (Number.isFinite(v) && !(kind === "weights" && v === 0)) {
+		lo = Math.min(lo, v);
+		hi = Math.max(hi, v);
+	}
+	if (kind === "weights") lo = 0;
+	const step = (THUMB * ratio) / Math.max(L, 1);
+	for (let i = 0; i < L; i++) {
+		for (let j = 0; j < L; j++) {
+			const v = w[i][j];
+			const masked = kind === "scores" ? v === -Infinity : v === 0;
+			g.fillStyle = masked ? "#eceef2" : colour((v - lo) / (hi - lo || 1));
+			g.fillRect(Math.floor(j * step), Math.floor(i * step), Math.ceil(step), Math.ceil(step));
+		}
+	}
+	return c;
+}
+
+function scoreText(s) {
+	return BEHAVIOURS.map((b) => `${b.label} ${s[b.key].toFixed(2)}`).join(", ");
+}
+
+export function drawGrid(container, opts) {
+	const { layers, layerIds, kind, found, selected, onPick } = opts;
+	const H = layers[0]?.length ?? 0;
+	const grid = el("div", { class: "grid", role: "group", "aria-label": `${layers.length} layers by ${H} heads; choose a head to open it large` });
+	grid.style.gridTemplateColumns = `auto repeat(${H}, ${THUMB + 8}px)`;
+	grid.append(el("span", { class: "corner", "aria-hidden": "true", text: "layer \\ head" }));
+	for (let h = 0; h < H; h++) grid.append(el("span", { class: "col-label", "aria-hidden": "true", text: String(h) }));
+	layers.forEach((heads, l) => {
+		const L = layerIds[l];
+		grid.append(el("span", { class: "row-label", "aria-hidden": "true", text: String(L) }));
+		heads.forEach((w, h) => {
+			const s = found?.[l]?.[h];
+			let label = `Layer ${L}, head ${h}`;
+			if (s) label += `: ${scoreText(s)}`;
+			const b = el("button", { type: "button", class: "cell", "aria-label": label, title: label });
+			b.dataset.layer = String(L);
+			b.dataset.head = String(h);
+			b.setAttribute("aria-pressed", String(selected?.layer === L && selected?.head === h));
+			b.append(thumbnail(w, kind));
+			if (s) {
+				for (const beh of BEHAVIOURS) b.dataset[beh.key] = s[beh.key].toFixed(4);
+				const marks = BEHAVIOURS.filter((beh) => s[beh.key] >= MARK_AT);
+				if (marks.length > 0) {
+					b.classList.add("marked");
+					b.append(el("span", { class: "badges" }, ...marks.map((beh) => el("span", { class: `badge ${beh.key}`, text: `${beh.short} ${s[beh.key].toFixed(2)}` }))));
+				}
+			}
+			b.addEventListener("click", () => onPick(l, h));
+			grid.append(b);
+		});
+	});
+	// arrow keys move between cells as in a table
+	grid.addEventListener("keydown", (ev) => {
+		const b = ev.target.closest?.("button.cell");
+		if (!b) return;
+		const cells = [...grid.querySelectorAll("button.cell")];
+		const k = cells.indexOf(b);
+		const to = { ArrowLeft: k - 1, ArrowRight: k + 1, ArrowUp: k - H, ArrowDown: k + H }[ev.key];
+		if (to === undefined || to < 0 || to >= cells.length) return;
+		ev.preventDefault();
+		cells[to].focus();
+	});
+	container.replaceChildren(grid);
+}

@@ -1,0 +1,245 @@
+// heatmap.js: one head's attention as an SVG heatmap (rows: queries, columns:
+// keys), its tooltip and read-out, the "who each word attends to most" lines
+// under it, and its table twin. Lines and read-outs speak the page's language:
+// Korean for a Korean sentence ("나는 → 맛있는에 주목 (56.3%)"), English
+// otherwise ("it → animal (41%)").
+//
+// ctx = {queryTokens, keyTokens (display strings), lang ("ko" | "en"),
+//        kind ("weights" | "scores"), lo, hi (the colour scale's ends),
+//        numbers (print values in big cells)}
+
+import { $, argmax, colour, el, percent, shorten, svg, textWidth } from "./util.js";
+
+// A cell nothing can see: weight exactly 0 (masked) or a score of -Infinity.
+export function isMasked(v, kind) {
+	return kind === "scores" ? v === -Infinity : v === 0;
+}
+
+// The read-out of one query's strongest key, in the page's language.
+export function attendsLine(q, k, w, lang) {
+	return lang === "ko" ? `${q} → ${k}에 주목 (${percent(w)})` : `${q} → ${k} (${Math.round(w * 100)}%)`;
+}
+
+function nothingVisible(q, lang) {
+	return lang === "ko" ? `${q} → (보이는 단어 없음)` : `${q} → (no visible word)`;
+}
+
+function cellSize(L) {
+	if (L <= 6) return 44;
+	if (L <= 10) return 32;
+	if (L <= 16) return 24;
+	if (L <= 32) return 16;
+	return 10;
+}
+
+function titleOf(text) {
+	const t = svg("title");
+	t.textContent = text;
+	return t;
+}
+
+function fillOf(v, ctx) {
+	if (isMasked(v, ctx.kind)) return "url(#attnd-masked)";
+	return colour((v - ctx.lo) / (ctx.hi - ctx.lo || 1));
+}
+
+// The SVG heatmap of w [Lq][Lk] titled title; big: cells at least 24 px.
+export function heatmap(w, title, ctx, big = false) {
+	const qTok = ctx.queryTokens;
+	const kTok = ctx.keyTokens;
+	const Lq = w.length;
+	const Lk = w[0]?.length ?? 0;
+	const cell = Math.max(cellSize(Math.max(Lq, Lk)), big ? Math.min(44, Math.floor(560 / Math.max(Lq, Lk, 1))) : 0);
+	const pad = 6;
+	const qLabels = qTok.map((t) => shorten(t));
+	const kLabels = kTok.map((t) => shorten(t));
+	const left = Math.ceil(Math.max(...qLabels.map(textWidth), 10)) + pad * 2;
+	const kWidest = Math.max(...kLabels.map(textWidth), 10);
+	const rotate = kWidest > cell - 4;
+	const head = rotate ? Math.ceil(kWidest * 0.72) + 18 : 22;
+	const width = left + Lk * cell + (rotate ? Math.ceil(kWidest * 0.5) : pad);
+	const height = head + Lq * cell + 2;
+	const numbers = ctx.numbers && cell >= 40;
+
+	const root = svg("svg", {
+		class: "map",
+		viewBox: `0 0 ${width} ${height}`,
+		width,
+		height,
+		tabindex: 0,
+		role: "img",
+		"aria-label": `${title}: ${Lq} queries by ${Lk} keys. Arrow keys move between cells.`,
+	});
+	for (let j = 0; j < Lk; j++) {
+		const x = left + j * cell + cell / 2;
+		const t = svg("text", rotate
+			? { class: "klabel", x: 0, y: 0, transform: `translate(${x + 3} ${head - 6}) rotate(-45)`, "text-anchor": "start" }
+			: { class: "klabel", x, y: head - 7, "text-anchor": "middle" });
+		t.textContent = kLabels[j];
+		t.dataset.tok = String(j);
+		t.append(titleOf(kTok[j]));
+		root.append(t);
+	}
+	for (let i = 0; i < Lq; i++) {
+		const t = svg("text", { class: "qlabel", x: left - pad, y: head + i * cell + cell / 2, "text-anchor": "end", "dominant-baseline": "central" });
+		t.textContent = qLabels[i];
+		t.dataset.tok = String(i);
+		t.append(titleOf(qTok[i]));
+		root.append(t);
+	}
+	const cells = svg("g", { class: "cells" });
+	for (let i = 0; i < Lq; i++) {
+		const best = argmax(w[i]);
+		for (let j = 0; j < Lk; j++) {
+			const v = w[i][j];
+			cells.append(svg("rect", { x: left + j * cell, y: head + i * cell, width: cell - 1, height: cell - 1, fill: fillOf(v, ctx), "data-q": i, "data-k": j }));
+			if (numbers && !isMasked(v, ctx.kind)) {
+				const t = svg("text", {
+					class: (v - ctx.lo) / (ctx.hi - ctx.lo || 1) > 0.55 ? "num light" : "num",
+					x: left + j * cell + (cell - 1) / 2,
+					y: head + i * cell + (cell - 1) / 2,
+					"text-anchor": "middle",
+					"dominant-baseline": "central",
+				});
+				t.textContent = v.toFixed(2);
+				cells.append(t);
+			}
+		}
+		if (!isMasked(w[i][best], ctx.kind)) {
+			cells.append(svg("rect", { class: "best", x: left + best * cell + 1, y: head + i * cell + 1, width: cell - 3, height: cell - 3 }));
+		}
+	}
+	const cursor = svg("rect", { class: "cursor", x: 0, y: 0, width: cell - 1, height: cell - 1, visibility: "hidden" });
+	root.append(cells, cursor);
+	wireHeatmap(root, cursor, { left, head, cell, Lq, Lk, title, w, ctx });
+	return root;
+}
+
+// For each query, the key it attends to most (weights only).
+export function topList(w, ctx) {
+	const ko = ctx.lang === "ko";
+	const list = el("ol", { class: "toplist", "aria-label": ko ? "각 단어가 가장 주목하는 단어" : "Which word each word attends to most" });
+	if (ko) list.lang = "ko";
+	for (let i = 0; i < w.length; i++) {
+		const j = argmax(w[i]);
+		const q = ctx.queryTokens[i];
+		const k = ctx.keyTokens[j];
+		const li = el("li", { text: w[i][j] > 0 ? attendsLine(q, k, w[i][j], ctx.lang) : nothingVisible(q, ctx.lang) });
+		if (w[i][j] > 0) {
+			const rest = ko ? `에 주목 (${percent(w[i][j])})` : ` (${Math.round(w[i][j] * 100)}%)`;
+			li.replaceChildren(`${q} → `, el("b", { text: k }), rest);
+		}
+		li.dataset.query = String(i);
+		li.dataset.key = String(j);
+		li.dataset.weight = String(w[i][j]);
+		list.append(li);
+	}
+	return list;
+}
+
+// The keyboard- and screen-reader-friendly twin of a heatmap.
+export function table(w, title, ctx) {
+	const t = el("table", { class: "wtable" });
+	t.append(el("caption", { text: `${title}: ${ctx.kind} (rows: query, columns: key)` }));
+	const headRow = el("tr", {}, el("th", { scope: "col", text: "query \\ key" }));
+	for (const k of ctx.keyTokens) headRow.append(el("th", { scope: "col", text: k }));
+	t.append(el("thead", {}, headRow));
+	const tbody = el("tbody");
+	w.forEach((row, i) => {
+		const tr = el("tr", {}, el("th", { scope: "row", text: ctx.queryTokens[i] }));
+		for (const v of row) tr.append(el("td", { text: isMasked(v, ctx.kind) ? "masked" : v.toFixed(3) }));
+		tbody.append(tr);
+	});
+	t.append(tbody);
+	return t;
+}
+
+// ---- tooltip and read-out ------------------------------------------------------
+
+function describe(geom, i, j) {
+	const { ctx, w } = geom;
+	const v = w[i][j];
+	const q = ctx.queryTokens[i];
+	const k = ctx.keyTokens[j];
+	const ko = ctx.lang === "ko";
+	if (isMasked(v, ctx.kind)) {
+		const value = ko ? "masked: 가려짐 (이 단어는 볼 수 없음)" : "masked: this query cannot see this key";
+		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: masked` };
+	}
+	if (ctx.kind === "scores") {
+		return { head: geom.title, text: `${q} → ${k}`, value: `score ${v.toFixed(4)} (before softmax)`, line: `${q} → ${k}: score ${v.toFixed(3)}` };
+	}
+	return { head: geom.title, text: `${q} → ${k}`, value: `${v.toFixed(4)} (${percent(v)})`, line: attendsLine(q, k, v, ctx.lang) };
+}
+
+export function showTip(d, x, y) {
+	const tip = $("tip");
+	tip.replaceChildren(el("span", { class: "tip-head", text: d.head }), el("span", { text: d.text }), el("strong", { text: d.value }));
+	tip.hidden = false;
+	const r = tip.getBoundingClientRect();
+	const left = Math.min(window.innerWidth - r.width - 8, Math.max(8, x + 14));
+	const topY = y + 16 + r.height > window.innerHeight ? y - r.height - 12 : y + 16;
+	tip.style.left = `${left}px`;
+	tip.style.top = `${Math.max(8, topY)}px`;
+}
+
+export function hideTip() {
+	$("tip").hidden = true;
+}
+
+// The page's read-out line, and the one under this heatmap's figure if any.
+function readout(root, geom, d) {
+	const text = `${d.head}: ${d.line} = ${d.value}`;
+	$("readout").textContent = text;
+	$("readout").lang = geom.ctx.lang;
+	const own = root.closest("figure")?.querySelector(".map-readout");
+	if (own) {
+		own.textContent = d.line;
+		own.lang = geom.ctx.lang;
+	}
+}
+
+function wireHeatmap(root, cursor, geom) {
+	let at = null; // [i, j] of the keyboard cursor
+	const place = (i, j) => {
+		at = [i, j];
+		cursor.setAttribute("x", geom.left + j * geom.cell);
+		cursor.setAttribute("y", geom.head + i * geom.cell);
+		cursor.setAttribute("visibility", "visible");
+		const d = describe(geom, i, j);
+		readout(root, geom, d);
+		const box = cursor.getBoundingClientRect();
+		showTip(d, box.right - 8, box.bottom - 8);
+	};
+	const point = (ev) => {
+		const r = ev.target.closest?.("rect[data-q]");
+		if (!r) return hideTip();
+		const d = describe(geom, Number(r.dataset.q), Number(r.dataset.k));
+		showTip(d, ev.clientX, ev.clientY);
+		readout(root, geom, d);
+	};
+	root.addEventListener("pointermove", point);
+	root.addEventListener("pointerdown", point); // a tap on a touch screen
+	root.addEventListener("pointerleave", hideTip);
+	root.addEventListener("focus", () => place(...(at ?? [0, 0])));
+	root.addEventListener("blur", () => {
+		cursor.setAttribute("visibility", "hidden");
+		hideTip();
+	});
+	root.addEventListener("keydown", (ev) => {
+		if (!at) return;
+		let [i, j] = at;
+		const moves = {
+			ArrowUp: () => (i = Math.max(0, i - 1)),
+			ArrowDown: () => (i = Math.min(geom.Lq - 1, i + 1)),
+			ArrowLeft: () => (j = Math.max(0, j - 1)),
+			ArrowRight: () => (j = Math.min(geom.Lk - 1, j + 1)),
+			Home: () => (j = 0),
+			End: () => (j = geom.Lk - 1),
+		};
+		if (!moves[ev.key]) return;
+		ev.preventDefault();
+		moves[ev.key]();
+		place(i, j);
+	});
+}

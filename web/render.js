@@ -1,0 +1,326 @@
+// render.js: turns an answer of POST /v1/attention into what the page shows
+// (state.js's view), and draws it: facts and legend, the tokens over the
+// sentence, the model view grid, one or two heads large, the head view, and
+// every head of one layer as small multiples with the mean.
+//
+// Shapes (outermost first): a single-layer answer's weights [H, Lq, Lk]
+// ([B, H, Lq, Lk] batched: item 0 is drawn); a checkpoint's attentions
+// [layers, H, L, L]. Both become view.layers [layers][H][Lq][Lk].
+
+import { BEHAVIOURS, ranked } from "./findheads.js";
+import { drawGrid } from "./grid.js";
+import { drawHeadView } from "./headview.js";
+import { heatmap, hideTip, table, topList } from "./heatmap.js";
+import { view } from "./state.js";
+import { $, RAMP, el, isKorean, shapeOf, showToken, toNumbers, whitespaceOffsets } from "./util.js";
+
+let drawn = null; // {body, timing, meta, batched} of the last answer drawn
+
+export function isSeeded(m) {
+	return typeof m?.source === "string" && m.source.startsWith("seed:");
+}
+
+// What a model's weights are, as every label says it.
+export function weightsLabel(m, inline) {
+	if (inline || isSeeded(m)) return "random weights (untrained)";
+	if (m?.kind === "checkpoint") return `checkpoint weights (${m.source.replace(/^dir:/, "")})`;
+	return m ? `weights from ${m.source}` : "";
+}
+
+function meanOver(heads) {
+	const H = heads.length;
+	return heads[0].map((row, i) => row.map((_, j) => heads.reduce((s, h) => s + h[i][j], 0) / H));
+}
+
+// The answer's scores as [layers][H][Lq][Lk], or null.
+export function scoresOf(body, batched) {
+	if (!body.scores) return null;
+	let s = toNumbers(body.scores);
+	if (body.attentions) return s; // shaped like attentions
+	if (batched) s = s[0];
+	return [s];
+}
+
+export function render(req, body, timing, meta, info) {
+	let weights = body.attentions ?? [body.weights];
+	let tokens = body.tokens;
+	let offsets = body.offsets ?? null;
+	const batched = shapeOf(body.attentions ? body.attentions[0] : body.weights).length === 4;
+	if (batched) {
+		weights = weights.map((w) => w[0]);
+		tokens = tokens?.[0];
+		offsets = offsets?.[0] ?? null;
+	}
+	const layers = weights.map(toNumbers);
+	const H = layers[0].length;
+	const Lq = layers[0][0].length;
+	const Lk = layers[0][0][0]?.length ?? 0;
+	const label = (i) => (tokens ? showToken(tokens[i]) : `#${i}`);
+	const sameShape = view.layers.length === layers.length && view.layers[0]?.length === H && view.model?.name === info.model?.name;
+	view.lastResponse = body;
+	view.timing = timing;
+	view.model = info.model;
+	view.text = info.text ?? "";
+	view.lang = isKorean(view.text) ? "ko" : "en";
+	view.layers = layers;
+	view.layerIds = body.layers ?? [0];
+	view.queryTokens = Array.from({ length: Lq }, (_, i) => label(i));
+	view.keyTokens = Array.from({ length: Lk }, (_, j) => label(j));
+	view.offsets = offsets ?? (tokens && info.text ? whitespaceOffsets(info.text, tokens) : null);
+	view.scores = scoresOf(body, batched);
+	view.scoresNote = null;
+	if (!sameShape) {
+		view.selected = { layer: 0, head: 0 };
+		view.compare = view.compare ? { layer: Math.min(layers.length - 1, 1), head: Math.min(H - 1, 1) } : null;
+		view.enabled = new Set(Array.from({ length: H }, (_, h) => h));
+	}
+	if (view.found && view.found.model !== (info.model?.name ?? "inline")) view.found = null;
+	drawn = { req, body, timing, meta, batched };
+	draw();
+}
+
+// The pre-softmax scores arrived (or will not: note says why).
+export function setScores(scores, note) {
+	view.scores = scores;
+	view.scoresNote = note;
+	draw();
+}
+
+function layerIndex() {
+	const want = Number($("layer").value);
+	const i = view.layerIds.indexOf(want);
+	return i >= 0 ? i : 0;
+}
+
+// Draws view with the view settings (no request).
+export function draw() {
+	if (!drawn) return;
+	hideTip();
+	const { body, timing, meta, batched } = drawn;
+	view.layer = layerIndex();
+	view.heads = view.layers[view.layer];
+	view.mean = meanOver(view.heads);
+	const scoresShown = view.mode === "scores" && view.scores !== null;
+	drawFacts(body, timing, meta, batched);
+	drawBadge();
+	drawTokens();
+	const range = scaleOf(scoresShown ? view.scores : view.layers, scoresShown ? "scores" : "weights");
+	drawLegend(range, scoresShown);
+	const ctx = { queryTokens: view.queryTokens, keyTokens: view.keyTokens, lang: view.lang, kind: scoresShown ? "scores" : "weights", lo: range.lo, hi: range.hi, numbers: $("numbers").checked };
+	drawGrid($("grid"), {
+		layers: scoresShown ? view.scores : view.layers,
+		layerIds: view.layerIds,
+		kind: ctx.kind,
+		found: view.found?.scores ?? null,
+		selected: { layer: view.layerIds[view.selected.layer], head: view.selected.head },
+		onPick: (l, h) => {
+			view.selected = { layer: l, head: h };
+			draw();
+			$("focus").querySelector("svg.map")?.focus({ preventScroll: true });
+			$("focus").scrollIntoView({ block: "nearest", behavior: "smooth" });
+		},
+	});
+	drawFindList();
+	drawFocus(ctx);
+	drawHeadView($("headview"), {
+		heads: view.heads,
+		tokens: view.queryTokens,
+		enabled: view.enabled,
+		onToggle: (h) => {
+			if (view.enabled.has(h)) view.enabled.delete(h);
+			else view.enabled.add(h);
+			draw();
+		},
+	});
+	$("hv-title").textContent = `Head view · layer ${view.layerIds[view.layer]}`;
+	drawEveryHead(ctx, scoresShown);
+}
+
+// The colour scale: weights from 0 ("0 to 1" or to the largest shown),
+// scores over their finite range.
+function scaleOf(layers, kind) {
+	let lo = Infinity;
+	let hi = -Infinity;
+	for (const heads of layers) for (const w of heads) for (const row of w) for (const v of row) {
+		if (!Number.isFinite(v)) continue;
+		lo = Math.min(lo, v);
+		hi = Math.max(hi, v);
+	}
+	if (kind === "weights") {
+		const top = $("scale").value === "unit" || !(hi > 0) ? 1 : hi;
+		return { lo: 0, hi: top };
+	}
+	return Number.isFinite(lo) ? { lo, hi } : { lo: 0, hi: 1 };
+}
+
+function drawBadge() {
+	const m = view.model;
+	const inline = m === null;
+	const badge = $("model-badge");
+	const seeded = inline || isSeeded(m);
+	badge.hidden = false;
+	badge.classList.toggle("random", seeded);
+	badge.textContent = seeded
+		? `${inline ? "inline model" : m.name}: random weights (untrained): its patterns show how attention works, not what a trained model learned.`
+		: `${m.name}: ${weightsLabel(m)}.`;
+}
+
+function drawFacts(body, timing, meta, batched) {
+	const s = body.shape;
+	const m = view.model;
+	const facts = [["Tokens", `${s.query_length}`]];
+	if (body.attentions) {
+		facts.push(["Attentions", `[${body.attentions.length}, ${shapeOf(body.attentions[0]).join(", ")}]`, "[layers, heads, queries, keys]"]);
+		facts.push(["Model", `${body.model} · ${body.family ?? m?.family ?? ""} · ${s.num_layers ?? m?.num_layers} layers × ${s.num_heads} heads · d_model ${s.d_model}`, weightsLabel(m)]);
+	} else {
+		facts.push(["Output", `[${shapeOf(body.output).join(", ")}]`, "the layer's output tensor", batched ? "" : "= the input's shape (입력과 출력 크기 동일)"]);
+		facts.push(["Weights", `[${shapeOf(body.weights).join(", ")}]`, batched ? "[batch, heads, queries, keys]" : "[heads, queries, keys]"]);
+		facts.push(["Model", `${body.model} · d_model ${s.d_model} · ${s.num_heads} × d_k ${s.head_dim}` + (s.num_kv_heads !== s.num_heads ? ` · ${s.num_kv_heads} kv heads` : ""), "", weightsLabel(m, m === null)]);
+	}
+	if (timing.length > 0) {
+		const t = timing.map((e) => `${e.name} ${Number.isFinite(e.dur) ? e.dur.toFixed(3) : "?"}`).join(" · ");
+		facts.push(["Server", `${t} ms`, "Server-Timing"]);
+	}
+	facts.push(["Round trip", `${meta.ms.toFixed(1)} ms`, `browser to attnd and back; request ${meta.requestId ?? "?"}`]);
+	if (batched) facts.push(["Batch", `item 1 of ${s.batch} drawn`]);
+	$("facts").replaceChildren(
+		...facts.flatMap(([k, v, title, note]) => {
+			const dd = el("dd", title ? { title } : {}, v);
+			if (note) dd.append(el("small", { text: note }));
+			return [el("dt", { text: k }), dd];
+		}),
+	);
+}
+
+function drawLegend({ lo, hi }, scores) {
+	const stops = RAMP.map((c, i) => `${c} ${((i / (RAMP.length - 1)) * 100).toFixed(1)}%`).join(", ");
+	const bar = el("span", { class: "bar", role: "presentation" });
+	bar.style.background = `linear-gradient(to right, ${stops})`;
+	const ticks = el("span", { class: "ticks" }, el("span", { text: lo.toFixed(2) }), el("span", { text: ((lo + hi) / 2).toFixed(2) }), el("span", { text: hi.toFixed(2) }));
+	$("legend").replaceChildren(
+		el("span", { class: "legend-title", text: scores ? "Score (before softmax)" : "Attention weight" }),
+		el("span", { class: "scale" }, bar, ticks),
+		el("span", { class: "masked" }, el("span", { class: "swatch", role: "presentation" }), scores ? " −∞ (masked)" : " 0 (masked)"),
+		el("span", { class: "axes", text: "rows: query (who looks) · columns: key (looked at) · outlined: each row's largest" }),
+	);
+}
+
+// The sentence, one span per code point, and the tokens as chips; pointing
+// at a token (chip, axis label, head view word) lights its characters.
+function drawTokens() {
+	const cps = [...view.text];
+	const sentence = $("sentence");
+	sentence.lang = view.lang;
+	sentence.replaceChildren(...cps.map((c, i) => el("span", { "data-cp": String(i), text: c })));
+	sentence.hidden = cps.length === 0 || view.offsets === null;
+	const chips = view.queryTokens.map((t, i) => {
+		const li = el("li", { tabindex: "0", text: t });
+		li.dataset.tok = String(i);
+		const o = view.offsets?.[i];
+		li.title = o ? `token ${i}: "${t}", characters ${o[0]} to ${o[1]}` : `token ${i}: "${t}"`;
+		return li;
+	});
+	$("tokens").lang = view.lang;
+	$("tokens").replaceChildren(...chips);
+}
+
+export function highlightToken(i) {
+	for (const s of $("sentence").querySelectorAll("span.lit")) s.classList.remove("lit");
+	for (const c of $("tokens").querySelectorAll("li.lit")) c.classList.remove("lit");
+	if (i === null) return;
+	$("tokens").querySelector(`li[data-tok="${i}"]`)?.classList.add("lit");
+	const o = view.offsets?.[i];
+	if (!o) return;
+	for (let k = o[0]; k < o[1]; k++) $("sentence").querySelector(`span[data-cp="${k}"]`)?.classList.add("lit");
+}
+
+function drawFindList() {
+	const box = $("find-list");
+	if (!view.found) {
+		box.replaceChildren();
+		return;
+	}
+	const lists = BEHAVIOURS.map((b) => {
+		const top = ranked(view.found.scores, b.key, view.layerIds);
+		return el(
+			"div",
+			{ class: `found ${b.key}` },
+			el("strong", { text: `${b.short}: ${b.label}` }),
+			el("ol", {}, ...top.map((t) => el("li", { text: `layer ${t.layer} head ${t.head}: ${t.score.toFixed(2)}` }))),
+		);
+	});
+	box.replaceChildren(...lists);
+}
+
+function options(select, n, prefix, value) {
+	select.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: String(i), text: `${prefix}${i}` })));
+	select.value = String(value);
+}
+
+// One head large, or two side by side when comparing.
+function drawFocus(ctx) {
+	const H = view.layers[0].length;
+	const names = view.layerIds;
+	$("pick-layer").replaceChildren(...names.map((L, l) => el("option", { value: String(l), text: `layer ${L}` })));
+	$("pick-layer").value = String(view.selected.layer);
+	options($("pick-head"), H, "head ", view.selected.head);
+	const cmp = view.compare;
+	$("compare").checked = cmp !== null;
+	$("cmp-layer-box").hidden = cmp === null;
+	$("cmp-head-box").hidden = cmp === null;
+	if (cmp) {
+		$("cmp-layer").replaceChildren(...names.map((L, l) => el("option", { value: String(l), text: `layer ${L}` })));
+		$("cmp-layer").value = String(cmp.layer);
+		options($("cmp-head"), H, "head ", cmp.head);
+	}
+	const note = $("scores-note");
+	const wantScores = view.mode === "scores";
+	note.hidden = !wantScores || view.scores !== null;
+	note.textContent = view.scoresNote ?? "Asking for the scores…";
+	const source = ctx.kind === "scores" ? view.scores : view.layers;
+	const figs = [view.selected, ...(cmp ? [cmp] : [])].map((at) => {
+		const w = source[at.layer][at.head];
+		const title = `Layer ${names[at.layer]} · head ${at.head}`;
+		const fig = el("figure", { class: "big" });
+		fig.dataset.layer = String(names[at.layer]);
+		fig.dataset.head = String(at.head);
+		fig.dataset.kind = ctx.kind;
+		fig.dataset.weights = JSON.stringify(w);
+		fig.append(el("figcaption", {}, el("strong", { text: title }), el("span", { text: ctx.kind === "scores" ? "scores before softmax" : "weights" })));
+		fig.append(el("div", { class: "map-scroll" }, heatmap(w, title, ctx, true)));
+		fig.append(el("p", { class: "map-readout", "aria-live": "polite", text: view.lang === "ko" ? "칸을 가리키면 읽어 줍니다." : "Point at a cell to read it." }));
+		if (ctx.kind === "weights") fig.append(topList(w, ctx));
+		return fig;
+	});
+	$("focus").replaceChildren(...figs);
+	$("focus").classList.toggle("two", figs.length === 2);
+}
+
+// Every head of the chosen layer as small multiples, and their mean.
+function drawEveryHead(ctx, scoresShown) {
+	const s = drawn.body.shape;
+	const group = s.num_heads / s.num_kv_heads;
+	const source = scoresShown ? view.scores[view.layer] : view.heads;
+	const cards = source.map((w, h) => {
+		const sub = `d_k ${s.head_dim}` + (group > 1 ? ` · kv head ${Math.floor(h / group) + 1}` : "");
+		return card(w, { id: h, title: `Head ${h + 1}`, sub }, ctx);
+	});
+	if (!scoresShown) cards.push(card(view.mean, { id: "mean", title: "Mean over heads", sub: `${view.heads.length} heads` }, ctx));
+	$("heads").replaceChildren(...cards);
+	$("heads").classList.toggle("with-tables", $("tables").checked);
+	$("heads-title").textContent = view.layers.length > 1 ? `Every head of layer ${view.layerIds[view.layer]}` : "Every head of the layer";
+}
+
+// One small multiple: caption, heatmap, the "→ …" lines, a table.
+function card(w, { id, title, sub }, ctx) {
+	const fig = el("figure", { class: id === "mean" ? "head mean" : "head" });
+	fig.dataset.head = String(id);
+	fig.dataset.weights = JSON.stringify(w);
+	fig.dataset.queryTokens = JSON.stringify(view.queryTokens);
+	fig.dataset.keyTokens = JSON.stringify(view.keyTokens);
+	const cap = el("figcaption", {}, el("strong", { text: title }), el("span", { text: sub }));
+	fig.append(cap, heatmap(w, title, ctx));
+	if (ctx.kind === "weights") fig.append(topList(w, ctx));
+	fig.append(table(w, title, ctx));
+	return fig;
+}

@@ -1,0 +1,46 @@
+// state.js: what the page drew, in one object the modules share and tests
+// read (window.attnd), so that every check reads data rather than pixels.
+//
+//   state, renders, lastRequest, lastResponse, lastError, timing
+//   model        the /v1/models entry drawn (null for an inline model)
+//   text, lang   the sentence drawn and the page's language for it ("ko" | "en")
+//   queryTokens, keyTokens  display strings (a leading space as "␣")
+//   offsets      [L][start, end) in code points of text, or null
+//   layers       [layers][H][Lq][Lk] weights (one layer for a single-layer model)
+//   layerIds     the layer numbers of layers
+//   heads, mean  the weights [H][Lq][Lk] of the layer drawn in full, their mean
+//   layer        the index into layers of that layer
+//   scores       like layers, the pre-softmax scores, or null
+//   scoresNote   why there are none (shown instead), or null
+//   mode         "weights" | "scores"
+//   selected, compare   {layer (index), head}; compare is null when off
+//   enabled      Set of the heads the head view draws
+//   found        Find heads' results: {model, n, ids, scores: [layers][H]{prev, induction, sink}}
+
+export const view = {
+	state: "idle",
+	renders: 0,
+	lastRequest: null,
+	lastResponse: null,
+	lastError: null,
+	timing: [],
+	model: null,
+	text: "",
+	lang: "en",
+	queryTokens: [],
+	keyTokens: [],
+	offsets: null,
+	layers: [],
+	layerIds: [],
+	heads: [],
+	mean: [],
+	layer: 0,
+	scores: null,
+	scoresNote: null,
+	mode: "weights",
+	selected: { layer: 0, head: 0 },
+	compare: null,
+	enabled: new Set(),
+	found: null,
+};
+window.attnd = view;

@@ -1,0 +1,134 @@
+// util.js: small helpers the viewer's modules share (DOM and SVG builders,
+// colours, number and token formatting). No state, no requests.
+
+export const SVG_NS = "http://www.w3.org/2000/svg";
+export const FONT = '12px system-ui, -apple-system, "Segoe UI", "Noto Sans KR", "NanumGothic", sans-serif';
+
+// ColorBrewer "Blues" (9 classes), light to dark: more attention, darker.
+export const RAMP = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"];
+
+// One colour per head (Tableau 10, then evenly spaced hues past ten heads).
+const HEAD_COLOURS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+export function headColour(h) {
+	return h < HEAD_COLOURS.length ? HEAD_COLOURS[h] : `hsl(${(h * 137.508) % 360}, 60%, 45%)`;
+}
+
+export const $ = (id) => document.getElementById(id);
+
+export function el(tag, attrs = {}, ...children) {
+	const node = document.createElement(tag);
+	for (const [k, v] of Object.entries(attrs)) {
+		if (k === "class") node.className = v;
+		else if (k === "text") node.textContent = v;
+		else node.setAttribute(k, v);
+	}
+	for (const c of children) node.append(c);
+	return node;
+}
+
+export function svg(tag, attrs = {}) {
+	const node = document.createElementNS(SVG_NS, tag);
+	for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+	return node;
+}
+
+export function percent(w) {
+	return `${(w * 100).toFixed(1)}%`;
+}
+
+export function shapeOf(x) {
+	const dims = [];
+	while (Array.isArray(x)) {
+		dims.push(x.length);
+		x = x[0];
+	}
+	return dims;
+}
+
+export function argmax(row) {
+	let best = 0;
+	for (let j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
+	return best;
+}
+
+// A ColorBrewer ramp colour for t in [0, 1], interpolated in RGB.
+export function colour(t) {
+	t = Math.min(1, Math.max(0, t)) * (RAMP.length - 1);
+	const i = Math.min(RAMP.length - 2, Math.floor(t));
+	const f = t - i;
+	const a = parseInt(RAMP[i].slice(1), 16);
+	const b = parseInt(RAMP[i + 1].slice(1), 16);
+	const mix = (s) => Math.round(((a >> s) & 255) * (1 - f) + ((b >> s) & 255) * f);
+	return `rgb(${mix(16)}, ${mix(8)}, ${mix(0)})`;
+}
+
+let measureCtx = null;
+export function textWidth(s) {
+	measureCtx ??= document.createElement("canvas").getContext("2d");
+	measureCtx.font = FONT;
+	return measureCtx.measureText(s).width;
+}
+
+export function shorten(s, max = 10) {
+	const chars = [...s];
+	return chars.length > max ? chars.slice(0, max - 1).join("") + "…" : s;
+}
+
+// Whether a text is Korean enough for the page to speak Korean (any Hangul).
+export function isKorean(s) {
+	return /[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]/.test(s ?? "");
+}
+
+// A tokenizer's piece as a person reads it: a leading space as "␣" (so " it"
+// and "it" differ on screen), newlines and tabs as symbols.
+export function showToken(t) {
+	const s = String(t);
+	if (s === "") return "∅";
+	return s.replace(/^ /, "␣").replaceAll("\n", "↵").replaceAll("\t", "⇥");
+}
+
+// Offsets [start, end) in code points of each whitespace-split token of text
+// (for models that split on spaces and send no offsets of their own).
+export function whitespaceOffsets(text, tokens) {
+	const cps = [...text];
+	const out = [];
+	let at = 0;
+	for (const t of tokens) {
+		const tc = [...String(t)];
+		let found = -1;
+		for (let i = at; i + tc.length <= cps.length; i++) {
+			if (tc.every((c, k) => cps[i + k] === c)) {
+				found = i;
+				break;
+			}
+		}
+		if (found < 0) return null;
+		out.push([found, found + tc.length]);
+		at = found + tc.length;
+	}
+	return out;
+}
+
+// "parse;dur=0.020, queue;dur=0.010" -> [{name: "parse", dur: 0.02}, ...]
+export function parseServerTiming(header) {
+	if (!header) return [];
+	return header
+		.split(",")
+		.map((part) => part.trim())
+		.filter(Boolean)
+		.map((part) => {
+			const [name, ...params] = part.split(";");
+			const entry = { name: name.trim() };
+			for (const p of params) {
+				const [k, v = ""] = p.split("=");
+				if (k.trim() === "dur") entry.dur = Number(v);
+				if (k.trim() === "desc") entry.desc = v.trim().replace(/^"|"$/g, "");
+			}
+			return entry;
+		});
+}
+
+// A tensor of the answer as numbers ("-Infinity" strings become -Infinity).
+export function toNumbers(x) {
+	return Array.isArray(x) ? x.map(toNumbers) : Number(x);
+}
