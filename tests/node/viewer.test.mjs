@@ -11,7 +11,7 @@
 //
 // Screenshots for people: build/web-viewer.png (desktop) and
 // build/web-viewer-phone.png (a phone's width).
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -96,6 +96,58 @@ async function launchBrowser() {
 		deviceScaleFactor: 1,
 	});
 	return { context, profile };
+}
+
+// ---- a checkpoint with a known previous-token head -------------------------------
+
+// Copies the test checkpoint gpt2_f32 (3 layers, 4 heads of 8, E 32, 16
+// positions) into dir, its layer 0 head 0 rewired to attend to the previous
+// token: the position embedding p is A (cos tp, sin tp, -cos tp, -sin tp, 0...)
+// (token embeddings shrunk to noise beside it), ln_1 the identity, so after
+// ln_1 the position is a point on a circle; head 0's query is that point
+// rotated back by one step (t) and its key the point itself, scaled up, so
+// q_i . k_j peaks at j = i - 1. The other heads and layers stay random.
+function plantPreviousTokenHead(dir) {
+	const src = resolve(ROOT, "tests/data/checkpoints/gpt2_f32");
+	mkdirSync(dir, { recursive: true });
+	for (const f of ["config.json", "tokenizer.json"]) copyFileSync(join(src, f), join(dir, f));
+	const buf = readFileSync(join(src, "model.safetensors"));
+	const n = Number(buf.readBigUInt64LE(0));
+	const header = JSON.parse(buf.subarray(8, 8 + n).toString("utf8"));
+	const data = new Float32Array(buf.buffer.slice(buf.byteOffset + 8 + n, buf.byteOffset + buf.length));
+	const tensor = (name) => {
+		const [a, b] = header[`transformer.${name}`].data_offsets;
+		return data.subarray(a / 4, b / 4);
+	};
+	const E = 32;
+	const t = (2 * Math.PI) / 32;
+	const A = 20;
+	const beta = 300;
+	const wte = tensor("wte.weight");
+	for (let i = 0; i < wte.length; i++) wte[i] *= 0.1;
+	const wpe = tensor("wpe.weight");
+	for (let p = 0; p < 16; p++) {
+		const row = wpe.subarray(p * E, (p + 1) * E);
+		row.fill(0);
+		row.set([A * Math.cos(t * p), A * Math.sin(t * p), -A * Math.cos(t * p), -A * Math.sin(t * p)]);
+	}
+	tensor("h.0.ln_1.weight").fill(1);
+	tensor("h.0.ln_1.bias").fill(0);
+	const w = tensor("h.0.attn.c_attn.weight"); // Conv1D [E, 3E]: q | k | v columns
+	const bias = tensor("h.0.attn.c_attn.bias");
+	for (let r = 0; r < E; r++) for (let c = 0; c < 8; c++) {
+		w[r * 3 * E + c] = 0; // head 0's query
+		w[r * 3 * E + E + c] = 0; // head 0's key
+	}
+	w[0 * 3 * E + 0] = beta * Math.cos(t);
+	w[1 * 3 * E + 0] = beta * Math.sin(t);
+	w[0 * 3 * E + 1] = -beta * Math.sin(t);
+	w[1 * 3 * E + 1] = beta * Math.cos(t);
+	w[0 * 3 * E + E + 0] = 1;
+	w[1 * 3 * E + E + 1] = 1;
+	bias.fill(0, 0, 8);
+	bias.fill(0, E, E + 8);
+	writeFileSync(join(dir, "model.safetensors"), Buffer.concat([buf.subarray(0, 8 + n), Buffer.from(data.buffer)]));
 }
 
 // ---- the page ------------------------------------------------------------------
@@ -539,6 +591,19 @@ async function checkFindHeads(page, base) {
 		// the causal first row looks only at token 0: every sink score is at least 1/16
 		if (found.scores.flat().some((s) => s.sink < 1 / 16 - 1e-6)) p.push("a sink score under 1/16 on a causal model");
 	});
+
+	await check("find heads marks the previous-token head planted in a checkpoint (layer 0 head 0) and ranks it first", async (p) => {
+		await page.goto(`${base}/?model=gpt2-prev&text=${encodeURIComponent("a cat sat")}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "gpt2-prev");
+		await page.click("#find-heads");
+		await settled(page, () => window.attnd.found?.model === "gpt2-prev");
+		const cell = await page.$eval('#grid button.cell[data-layer="0"][data-head="0"]', (b) => ({ prev: Number(b.dataset.prev), marked: b.classList.contains("marked"), badges: b.querySelector(".badges")?.textContent ?? "" }));
+		if (!(cell.prev > 0.9) || !cell.marked || !/P 0\.9\d|P 1\.00/.test(cell.badges)) p.push(`layer 0 head 0: ${JSON.stringify(cell)}`);
+		const others = await page.$$eval("#grid button.cell", (b) => b.filter((x) => x.querySelector(".badge.prev")).map((x) => `${x.dataset.layer}/${x.dataset.head}`));
+		if (!others.includes("0/0")) p.push(`previous-token badges on ${JSON.stringify(others)}`);
+		const first = await page.$eval("#find-list .found.prev li", (li) => li.textContent);
+		if (!first.startsWith("layer 0 head 0:")) p.push(`the best previous-token head is "${first}"`);
+	});
 }
 
 async function screenshots(context, base, problemsOnPage) {
@@ -588,7 +653,10 @@ async function main() {
 	let d = null;
 	let browser = null;
 	try {
-		d = await startDaemon(["--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32"]);
+		const tmp = mkdtempSync(join(tmpdir(), "attnd-viewer-ckpt-"));
+		cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
+		plantPreviousTokenHead(join(tmp, "prev"));
+		d = await startDaemon(["--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32", "--model", `gpt2-prev=${join(tmp, "prev")}`]);
 		await checkServing(d.base);
 		browser = await launchBrowser();
 		const page = await browser.context.newPage();
