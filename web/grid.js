@@ -46,7 +46,7 @@ export function drawGrid(container, opts) {
 	const H = layers[0]?.length ?? 0;
 	const grid = el("div", { class: "grid", role: "group", "aria-label": `${layers.length} layers by ${H} heads; choose a head to open it large` });
 	grid.style.gridTemplateColumns = `auto repeat(${H}, ${THUMB + 8}px)`;
-	grid.append(el("span", { class: "corner", "aria-hidden": "true", text: "layer \\ head" }));
+	grid.append(el("span", { class: "corner", "aria-hidden": "true", text: "L \\ H", title: "layer \\ head" }));
 	for (let h = 0; h < H; h++) grid.append(el("span", { class: "col-label", "aria-hidden": "true", text: String(h) }));
 	layers.forEach((heads, l) => {
 		const L = layerIds[l];

@@ -9,7 +9,7 @@
 import { el, headColour, shorten, svg, textWidth } from "./util.js";
 
 const MIN_WEIGHT = 0.02; // lighter lines are not drawn
-const ROW = 20;
+const ROW = 22;
 
 export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	const H = heads.length;
@@ -25,7 +25,7 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	}
 	const labels = tokens.map((t) => shorten(t, 14));
 	const colW = Math.ceil(Math.max(...labels.map(textWidth), 20)) + 10;
-	const gap = 150;
+	const gap = 200;
 	const width = colW * 2 + gap;
 	const height = L * ROW + 8;
 	const root = svg("svg", { class: "lines", viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": `Head view: ${L} tokens, lines from each query (left) to the keys it attends to (right)` });
