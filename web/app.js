@@ -310,7 +310,7 @@ async function askScores() {
 	let note = null;
 	try {
 		const body = await post({ ...req, scores: "masked" });
-		scores = scoresOf(body, Array.isArray(body.tokens?.[0]));
+		scores = scoresOf(body);
 		if (scores === null) note = "scores not available for this model (the answer has none)";
 	} catch (e) {
 		note = `scores not available for this model (${e.message})`;

@@ -37,7 +37,7 @@ export function scoresOf(body, batched) {
 	if (!body.scores) return null;
 	let s = toNumbers(body.scores);
 	if (body.attentions) return s; // shaped like attentions
-	if (batched) s = s[0];
+	if (batched ?? shapeOf(s).length === 4) s = s[0];
 	return [s];
 }
 

@@ -11,7 +11,7 @@
 //
 // Screenshots for people: build/web-viewer.png (desktop) and
 // build/web-viewer-phone.png (a phone's width).
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -202,9 +202,11 @@ async function checkServing(base) {
 		const want = [
 			["/", "text/html"],
 			["/web/index.html", "text/html"],
-			["/web/app.js", "text/javascript"],
 			["/web/style.css", "text/css"],
+			// every module of web/ is embedded (tools/embed_web.py), not only app.js
+			...readdirSync(resolve(ROOT, "web")).filter((f) => f.endsWith(".js")).map((f) => [`/web/${f}`, "text/javascript"]),
 		];
+		if (want.length < 8) p.push(`only ${want.length - 3} scripts in web/`);
 		for (const [path, type] of want) {
 			const res = await fetch(base + path);
 			const got = (res.headers.get("content-type") ?? "").split(";")[0];
@@ -495,6 +497,20 @@ async function checkCheckpoint(page, base) {
 		const pressed = await page.$$eval('#grid button.cell[aria-pressed="true"]', (b) => b.map((x) => `${x.dataset.layer}/${x.dataset.head}`));
 		if (!same(pressed, ["1/3"])) p.push(`pressed cells ${JSON.stringify(pressed)}`);
 		if ((await page.inputValue("#pick-layer")) !== "1" || (await page.inputValue("#pick-head")) !== "3") p.push("the pickers do not show layer 1 head 3");
+	});
+
+	await check("the grid works from the keyboard: arrows move between heads, Enter opens one", async (p) => {
+		await page.focus('#grid button.cell[data-layer="0"][data-head="0"]');
+		await page.keyboard.press("ArrowDown");
+		await page.keyboard.press("ArrowRight");
+		const at = await page.evaluate(() => `${document.activeElement.dataset.layer}/${document.activeElement.dataset.head}`);
+		if (at !== "1/1") p.push(`focus on ${at} after down, right`);
+		await page.keyboard.press("Enter");
+		const fig = await page.$eval("#focus figure", (f) => `${f.dataset.layer}/${f.dataset.head}`);
+		if (fig !== "1/1") p.push(`Enter opened ${fig}`);
+		const label = await page.getAttribute('#grid button.cell[data-layer="1"][data-head="1"]', "aria-label");
+		if (label !== "Layer 1, head 1") p.push(`aria-label "${label}"`);
+		await page.click('#grid button.cell[data-layer="1"][data-head="3"]');
 	});
 
 	await check("two heads side by side to compare", async (p) => {
