@@ -707,13 +707,14 @@ static int run_stack(const struct api_service *svc, struct v2_job *v, struct api
 {
 	struct stack_job *s = &v->stack;
 	const struct attention_job *job = &v->job;
-	size_t slab = s->n_layers ? s->att_n / s->n_layers : 0;
 	size_t heads = job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? stack_heads(s) : 1;
+	size_t slab;
 
 	if (stack_plan(svc, reply, s, err) != 0 || stack_run(svc, s, reply, err) != 0)
 		return -1;
 	if (!job->ragged)
 		return 0;
+	slab = s->att_n / s->n_layers; /* planned: att_n is known from here on */
 	zero_padding(job, s->out, 1, s->st->E);
 	for (size_t c = 0; s->attentions && c < s->n_layers; c++)
 		zero_padding(job, s->attentions + c * slab, heads, job->Lq); /* layer c's slab */
