@@ -8,7 +8,7 @@
  * CASE=DIR), as check_checkpoint_daemon.c does for /v1. For each case:
  *   metadata   GET /v2/models/CASE: inputs tokens INT64 [-1, -1] (and text
  *              BYTES [-1] when the folder has a tokenizer.json), outputs
- *              output [-1, -1, E] and attentions [N, -1, H, -1, -1]
+ *              output [-1, -1, E], attentions and scores [N, -1, H, -1, -1]
  *   oracle     POST /v2/models/CASE/infer, tokens INT64 [2, L]: each item of
  *              each run twice (v2 tokens are rectangular, so a ragged run is
  *              sent item by item), or a text run's string as text BYTES [1]:
@@ -18,6 +18,12 @@
  *              token_type_ids input)
  *   mean       parameters.weights "mean": attentions [N, B, L, L], the mean
  *              of the oracle's heads
+ *   scores     the output "scores", named (never by default), in binary:
+ *              [N, B, H, L, L] of the oracle's pre-softmax scores where it
+ *              kept them, -inf exactly where torch has finfo(float32).min,
+ *              also with weights "none"; a ragged text batch's rows past an
+ *              item's length are -inf (its attentions' rows 0), in every
+ *              layer
  *   binary     binary_data_output: the outputs' float32 bytes after the JSON
  *              header (Inference-Header-Content-Length), the oracle's numbers
  *   triton     the bytes tritonclient.http's infer sends (no Content-Type;
@@ -42,6 +48,7 @@
 #define _GNU_SOURCE /* memmem */
 #include <check.h>
 #include <dirent.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -432,9 +439,10 @@ START_TEST(metadata)
 	assert_meta(json_array_get(in, 0), "tokens", "INT64", bl, 2);
 	if (text)
 		assert_meta(json_array_get(in, 1), "text", "BYTES", b, 1);
-	ck_assert_uint_eq(json_array_size(out), 2);
+	ck_assert_uint_eq(json_array_size(out), 3);
 	assert_meta(json_array_get(out, 0), "output", "FP32", ble, 3);
 	assert_meta(json_array_get(out, 1), "attentions", "FP32", nbhll, 5);
+	assert_meta(json_array_get(out, 2), "scores", "FP32", nbhll, 5);
 	json_decref(v);
 	live_resp_release(&r);
 }
@@ -530,6 +538,124 @@ START_TEST(binary)
 {
 	binary_done = 0;
 	ck_assert_uint_gt(each_item((size_t)_i, binary_first), 0);
+}
+END_TEST
+
+/* ---- scores ---------------------------------------------------------------- */
+
+/* One output of a binary answer r (its JSON header parsed into head): the
+ * floats of output i. */
+static void binary_output(const struct live_resp *r, size_t i, struct flat *f)
+{
+	size_t json_len = strtoul(live_header(r, "Inference-Header-Content-Length"), NULL, 10);
+	json_t *head = parse(r->body, json_len);
+	const json_t *outs = json_object_get(head, "outputs");
+	size_t at = json_len;
+
+	for (size_t k = 0; k <= i; k++) {
+		size_t bytes = (size_t)json_integer_value(json_object_get(
+		    json_object_get(json_array_get(outs, k), "parameters"), "binary_data_size"));
+
+		ck_assert_uint_le(at + bytes, r->body_len);
+		if (k == i)
+			floats_of(f, (const unsigned char *)r->body + at, bytes / 4);
+		at += bytes;
+	}
+	json_decref(head);
+}
+
+/* Item b's scores [N, reps, H, L, L] asked alone (weights none) in binary,
+ * against the oracle's: -inf exactly where torch has finfo.min. */
+static void scores_item(size_t c, const json_t *run, size_t b)
+{
+	const json_t *text = json_object_get(run, "text");
+	const json_t *sc = json_object_get(run, "scores");
+	json_t *params = json_pack("{s:b,s:s}", "binary_data_output", 1, "weights", "none");
+	json_t *req = text ? text_request(text, params)
+			   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
+	struct live_resp r = { 0 };
+	struct flat got = { 0 }, want = { 0 };
+
+	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "scores"));
+	infer(c, req, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	binary_output(&r, 0, &got);
+	for (size_t l = 0; l < json_array_size(sc); l++)
+		for (int k = 0; k < reps_of(run); k++)
+			flatten(&want, json_array_get(json_array_get(sc, l), b));
+	ck_assert_uint_eq(got.n, want.n);
+	for (size_t i = 0; i < want.n; i++) {
+		if (want.x[i] <= -FLT_MAX) {
+			ck_assert_msg(isinf(got.x[i]) && got.x[i] < 0, "%s scores [%zu]: %g, want -inf",
+				      cc.name[c], i, got.x[i]);
+			got.x[i] = want.x[i]; /* compared */
+		}
+	}
+	compare(&got, &want, "scores");
+	flat_release(&got);
+	flat_release(&want);
+	live_resp_release(&r);
+}
+
+static void scores_if_kept(size_t c, const json_t *run, size_t b)
+{
+	if (json_object_get(run, "scores") != NULL)
+		scores_item(c, run, b);
+}
+
+START_TEST(scores)
+{
+	size_t c = (size_t)_i;
+	const json_t *run0 = json_array_get(json_object_get(cc.expected[c], "runs"), 0);
+	json_t *ans = ask(c, run0, 0, NULL);
+	const json_t *outs = json_object_get(ans, "outputs");
+
+	for (size_t i = 0; i < json_array_size(outs); i++) /* not by default */
+		ck_assert_str_ne(json_string_value(json_object_get(json_array_get(outs, i), "name")),
+				 "scores");
+	json_decref(ans);
+	each_item(c, scores_if_kept);
+}
+END_TEST
+
+/* A ragged text batch on gpt2_f32: rows past an item's length are -inf in
+ * scores and 0 in attentions; the other rows see a key. */
+START_TEST(scores_padding)
+{
+	json_t *req = json_pack("{s:[{s:s,s:s,s:[i],s:[s,s]}],s:[{s:s},{s:s}],s:{s:b}}", "inputs",
+				"name", "text", "datatype", "BYTES", "shape", 2, "data", "a cat",
+				"a", "outputs", "name", "attentions", "name", "scores",
+				"parameters", "binary_data_output", 1);
+	struct live_resp r = { 0 };
+	struct flat att = { 0 }, sc = { 0 };
+	size_t c = 0, L = 5, N, H = 4, hidden = 0;
+
+	while (c < cc.n && strcmp(cc.name[c], "gpt2_f32") != 0)
+		c++;
+	ck_assert_uint_lt(c, cc.n);
+	infer(c, req, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	binary_output(&r, 0, &att);
+	binary_output(&r, 1, &sc);
+	ck_assert_uint_eq(att.n, sc.n);
+	N = att.n / (2 * H * L * L); /* [N, 2, H, 5, 5]: "a cat" is 5 tokens, "a" 1 */
+	ck_assert_uint_eq(N * 2 * H * L * L, att.n);
+	for (size_t l = 0; l < N; l++)
+		for (size_t h = 0; h < H; h++)
+			for (size_t i = 1; i < L; i++)
+				for (size_t j = 0; j < L; j++) {
+					/* seek to [l, 1, h, i, j]: item 1's padded rows */
+					size_t at = (((l * 2 + 1) * H + h) * L + i) * L + j;
+
+					ck_assert(isinf(sc.x[at]) && sc.x[at] < 0);
+					ck_assert_msg(att.x[at] == 0, "att [%zu] = %g", at, att.x[at]);
+					hidden++;
+				}
+	ck_assert_uint_gt(hidden, 0);
+	ck_assert(!isinf(sc.x[((0 * 2 + 1) * H + 0) * L * L])); /* item 1's row 0 sees key 0 */
+	flat_release(&att);
+	flat_release(&sc);
+	live_resp_release(&r);
 }
 END_TEST
 
@@ -938,6 +1064,8 @@ static Suite *checkpoint_v2_suite(void)
 	tcase_add_loop_test(tc, oracle, 0, (int)cc.n);
 	tcase_add_loop_test(tc, mean_of_heads, 0, (int)cc.n);
 	tcase_add_loop_test(tc, binary, 0, (int)cc.n);
+	tcase_add_loop_test(tc, scores, 0, (int)cc.n);
+	tcase_add_test(tc, scores_padding);
 	tcase_add_test(tc, triton_client);
 	tcase_add_test(tc, refusals);
 	suite_add_tcase(s, tc);
