@@ -22,7 +22,7 @@
  * one-layer field, a layer out of range, a score view other than masked)
  * are 422 naming the place; scores without weights; the memory check counts
  * the scores. Folders
- * that must stop start-up are check_checkpoint_v2's.
+ * that must stop start-up are check_checkpoint_startup's.
  *
  * Ownership: the case list and the expected answers are this file's
  * statics, made in setup and released in teardown; the daemon is the test
