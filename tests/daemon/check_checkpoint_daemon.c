@@ -21,8 +21,7 @@
  * past the vocabulary, a sequence past the context, an empty sequence, a
  * one-layer field, a layer out of range, a score view other than masked)
  * are 422 naming the place; scores without weights; the memory check counts
- * the scores. Folders
- * that must stop start-up are check_checkpoint_startup's.
+ * the scores. Folders that must stop start-up are check_checkpoint_startup's.
  *
  * Ownership: the case list and the expected answers are this file's
  * statics, made in setup and released in teardown; the daemon is the test
