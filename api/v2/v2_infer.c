@@ -229,7 +229,8 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 	while (k < OUT_COUNT && json_is_string(name) &&
 	       strcmp(out_names[k], json_string_value(name)) != 0)
 		k++;
-	if (!json_is_string(name) || k == OUT_COUNT)
+	if (!json_is_string(name) || k == OUT_COUNT ||
+	    (v->ckpt == NULL && k == OUT_SCORES)) /* a checkpoint's: unknown to one layer */
 		return api_fail(err, API_E_UNKNOWN_OUTPUT, req_child(child, ptr, "name"),
 				"the outputs are output, weights and weights_mean (one layer), "
 				"output, attentions and scores (a checkpoint)");
