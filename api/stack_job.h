@@ -4,16 +4,17 @@
  *
  * A front end (/v1/attention: v1/v1_stack.c; /v2 infer: v2/v2_infer.c)
  * reads its input into the attention job (tokens or text through
- * attention_query_from_tokens / _text: ids, item lengths, labels) and its
- * choices into the stack job (layers, heads, weights, output), then:
+ * attention_query_from_tokens / _text: ids, item lengths, labels; its
+ * weights_mode and scores_view, NONE or MASKED) and its choices into the
+ * stack job (layers, heads, output), then:
  *   stack_plan   the captures, the engine's workspace, the memory of the
  *                answer and the work, checked against the service's limits
  *                before anything large is allocated
  *   stack_run    allocates the outputs and runs the forward pass, on threads
  *                lent for its work when the reply has a lender; sets
  *                reply->compute_ms and flops (nothing runs when neither
- *                attentions nor the output are asked for: flops 0)
- * and encodes the answer from attentions and out.
+ *                attentions, scores nor the output are asked for: flops 0)
+ * and encodes the answer from attentions, scores and out.
  *
  * Ownership: the stack job owns the arrays it points to (stack_job_release,
  * safe on a zeroed job) except job, ckpt and st, which it borrows (the front
@@ -42,11 +43,13 @@ struct stack_job {
 	uint8_t *capture;  /* [last + 1] */
 	size_t last;	   /* the deepest layer run */
 	float *attentions; /* [C, B, Hc, L, L] (PER_HEAD) or [C, B, L, L] (MEAN), C = n_layers */
+	float *scores;	   /* [C, B, Hc, L, L] masked scores (engine/stack.h), when asked */
 	float *out;	   /* [B, L, E] */
 	float *scratch;	   /* one item's trimmed tensor, for ragged answers */
 	void *ws;
-	size_t ws_bytes, plan_bytes, att_n, out_n, scratch_n;
-	double flops, scores;
+	size_t ws_bytes, plan_bytes, att_n, sc_n, out_n, scratch_n;
+	double flops;	/* the engine's */
+	double cells;	/* attention scores computed: B H L L per layer run */
 };
 
 void stack_job_release(struct stack_job *s);

@@ -19,6 +19,7 @@ void stack_job_release(struct stack_job *s)
 	free(s->type_ids);
 	free(s->capture);
 	free(s->attentions);
+	free(s->scores);
 	free(s->out);
 	free(s->scratch);
 	free(s->ws);
@@ -65,7 +66,8 @@ int stack_check_context(const struct stack_job *s, const struct api_where *where
 static void run_of(const struct stack_job *s, const struct api_threads *t, struct attn_stack_run *r)
 {
 	const struct attention_job *job = s->job;
-	int capture = job->weights_mode != ATTN_WEIGHTS_NONE;
+	int capture = job->weights_mode != ATTN_WEIGHTS_NONE ||
+		      job->scores_view != ATTN_SCORES_NONE;
 
 	memset(r, 0, sizeof(*r));
 	r->stack = s->st;
@@ -80,6 +82,8 @@ static void run_of(const struct stack_job *s, const struct api_threads *t, struc
 	r->n_heads = s->n_heads;
 	r->weights_mode = capture ? job->weights_mode : ATTN_WEIGHTS_PER_HEAD;
 	r->attentions = s->attentions;
+	r->scores_view = job->scores_view;
+	r->scores = s->scores;
 	r->out = s->out;
 	r->threads = t->threads;
 	r->workers = t->workers;
@@ -98,18 +102,22 @@ static int captures(struct stack_job *s, struct api_error *err)
 	return 0;
 }
 
-/* The floats of the answer, and with them, its text (answer_bytes_per_float)
- * and the workspace, the memory it needs, against the limit. */
+/* The floats of the answer (attentions, scores, output), and with them, its
+ * text (answer_bytes_per_float) and the workspace (which holds a layer's
+ * [B, H, L, L] weights and scores when only some heads are kept), the memory
+ * it needs, against the limit. */
 static int check_memory(const struct api_service *svc, struct stack_job *s, struct api_error *err)
 {
 	const struct attention_job *job = s->job;
 	size_t C = job->weights_mode == ATTN_WEIGHTS_NONE ? 0 : s->n_layers;
+	size_t C_s = job->scores_view == ATTN_SCORES_NONE ? 0 : s->n_layers;
 	size_t per_cell = job->weights_mode == ATTN_WEIGHTS_MEAN ? 1 : stack_heads(s);
 	size_t cells = 0, floats = 0, bytes = 0, text = 0, item = 0;
 	int bad = size_mul3(&cells, job->B, job->Lq, job->Lq) ||
 		  size_mul3(&s->att_n, C, cells, per_cell) ||
+		  size_mul3(&s->sc_n, C_s, cells, stack_heads(s)) ||
 		  size_mul3(&s->out_n, job->B, job->Lq, s->st->E) ||
-		  size_add(&floats, s->att_n, s->out_n) ||
+		  size_add(&floats, s->att_n, s->out_n) || size_add(&floats, floats, s->sc_n) ||
 		  size_mul(&text, floats, (size_t)s->answer_bytes_per_float) ||
 		  size_mul(&bytes, floats, sizeof(float)) || size_add(&bytes, bytes, text) ||
 		  size_add(&bytes, bytes, s->ws_bytes);
@@ -121,9 +129,10 @@ static int check_memory(const struct api_service *svc, struct stack_job *s, stru
 				bad ? "more than " : "about ",
 				bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
 				svc->limits.max_request_bytes >> 20);
-	/* one item's [Hc, L, L] (when answered) or [L, E], within the floats
-	 * checked above */
+	/* one item's [Hc, L, L] (weights or scores, when answered) or [L, E],
+	 * within the floats checked above */
 	item = C > 0 ? per_cell * job->Lq * job->Lq : 0;
+	item = C_s > 0 ? stack_heads(s) * job->Lq * job->Lq : item;
 	item = item > job->Lq * s->st->E ? item : job->Lq * s->st->E;
 	s->scratch_n = job->ragged && s->trims ? item : 0;
 	return 0;
@@ -144,9 +153,9 @@ int stack_plan(const struct api_service *svc, const struct api_reply *reply, str
 	if (check_memory(svc, s, err) != 0)
 		return -1;
 	s->flops = attn_stack_flops(&r);
-	s->scores = (double)(s->last + 1) * (double)s->job->B * (double)s->st->H *
+	s->cells = (double)(s->last + 1) * (double)s->job->B * (double)s->st->H *
 		    (double)s->job->Lq * (double)s->job->Lq;
-	return api_check_work(&svc->limits, s->flops, s->scores, err);
+	return api_check_work(&svc->limits, s->flops, s->cells, err);
 }
 
 /* The workspace on t (lent threads need scratch of their own, and are given
@@ -168,8 +177,10 @@ static int allocate(const struct api_service *svc, const struct api_reply *reply
 	s->ws = malloc(s->ws_bytes ? s->ws_bytes : 1);
 	s->out = malloc(s->out_n * sizeof(float));
 	s->attentions = s->att_n ? malloc(s->att_n * sizeof(float)) : NULL;
+	s->scores = s->sc_n ? malloc(s->sc_n * sizeof(float)) : NULL;
 	s->scratch = s->scratch_n ? malloc(s->scratch_n * sizeof(float)) : NULL;
-	if (!s->ws || !s->out || (s->att_n && !s->attentions) || (s->scratch_n && !s->scratch))
+	if (!s->ws || !s->out || (s->att_n && !s->attentions) || (s->sc_n && !s->scores) ||
+	    (s->scratch_n && !s->scratch))
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return 0;
 }
@@ -183,11 +194,11 @@ int stack_run(const struct api_service *svc, struct stack_job *s, struct api_rep
 	struct timespec t0;
 	int rc = -1;
 
-	if (s->att_n == 0 && !s->want_output) { /* the tokens alone: nothing to run */
+	if (s->att_n == 0 && s->sc_n == 0 && !s->want_output) { /* the tokens alone */
 		s->flops = 0;
 		return 0;
 	}
-	t = api_lend_threads(svc, reply, api_work(s->flops, s->scores));
+	t = api_lend_threads(svc, reply, api_work(s->flops, s->cells));
 
 	if (allocate(svc, reply, s, &t, err) != 0)
 		goto out;

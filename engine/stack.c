@@ -10,9 +10,13 @@
  *   gate  [B, L, F]             llama's gate (only llama)
  *   attw  [B, H, L, L]          per-head weights of a captured layer (only
  *                               when a subset of heads or their mean is kept)
+ *   atts  [B, H, L, L]          per-head scores of a captured layer (only
+ *                               when scores are captured for a subset of heads)
  *   sdpa  the attention core's own workspace
  * A layer, in named steps (stack_layer): norm, attention (project, rotate,
- * attend, capture, o), residual, norm, MLP (up, act, down), residual.
+ * attend, capture, o), residual, norm, MLP (up, act, down), residual. The
+ * attention core writes a captured layer's weights and masked scores
+ * (attention.h) straight into the caller's slabs when every head is kept.
  *
  * Results do not depend on the thread count: the projections go to sgemm in
  * LINEAR_BLOCK rows whatever the split (linear.h), the attention core sums
@@ -33,11 +37,13 @@
 struct stack_layout {
 	size_t n;                 /* B L rows */
 	size_t W3;                /* (H + 2 Hkv) D: a row of qkv */
-	size_t x, h, qkv, ctx, up, gate, attw, sdpa; /* offsets in floats */
+	size_t x, h, qkv, ctx, up, gate, attw, atts, sdpa; /* offsets in floats */
 	size_t total;             /* floats */
 	size_t sdpa_bytes;
-	int scratch;              /* captured layers go through attw */
+	int scratch;              /* captured weights go through attw */
+	int s_scratch;            /* captured scores go through atts */
 	size_t slab;              /* floats of one captured layer's weights */
+	size_t s_slab;            /* floats of one captured layer's scores */
 	struct attn_sdpa core;    /* views bound to the workspace by bind_views */
 };
 
@@ -78,17 +84,20 @@ static void layout_core(struct stack_layout *lay, const struct attn_stack_run *r
 }
 
 /* The core's workspace: the larger of the streaming path and, when a layer
- * is captured, the per-head weights path. */
-static enum attn_status core_bytes(struct stack_layout *lay, int captured,
+ * is captured, the path with its per-head weights and scores. */
+static enum attn_status core_bytes(struct stack_layout *lay, const struct attn_stack_run *run,
 				   struct attn_error *err)
 {
 	size_t with = 0, without = 0;
 	enum attn_status st;
 
 	lay->core.weights_mode = ATTN_WEIGHTS_NONE;
+	lay->core.scores_view = ATTN_SCORES_NONE;
 	st = attn_sdpa_workspace(&lay->core, &without, err);
-	lay->core.weights_mode = ATTN_WEIGHTS_PER_HEAD;
-	if (st == ATTN_OK && captured)
+	lay->core.weights_mode =
+		stack_weights_captured(run) ? ATTN_WEIGHTS_PER_HEAD : ATTN_WEIGHTS_NONE;
+	lay->core.scores_view = stack_scores_captured(run) ? ATTN_SCORES_MASKED : ATTN_SCORES_NONE;
+	if (st == ATTN_OK && stack_n_captured(run) > 0)
 		st = attn_sdpa_workspace(&lay->core, &with, err);
 	lay->sdpa_bytes = with > without ? with : without;
 	return st;
@@ -102,17 +111,21 @@ static enum attn_status plan_layout(struct stack_layout *lay, const struct attn_
 	int bad;
 
 	memset(lay, 0, sizeof(*lay));
-	lay->scratch = stack_n_captured(run) > 0 &&
+	lay->scratch = stack_weights_captured(run) &&
 		       (run->heads != NULL || run->weights_mode == ATTN_WEIGHTS_MEAN);
+	lay->s_scratch = stack_scores_captured(run) && run->heads != NULL;
 	bad = size_mul(&lay->n, run->B, run->L) != 0 ||
 	      size_mul(&lay->W3, s->H + 2 * s->Hkv, s->D) != 0 ||
 	      stack_slab_floats(run, &lay->slab) != 0 ||
-	      (lay->scratch && size_mul4(&bhll, run->B, s->H, run->L, run->L) != 0);
+	      stack_score_floats(run, &lay->s_slab) != 0 ||
+	      ((lay->scratch || lay->s_scratch) &&
+	       size_mul4(&bhll, run->B, s->H, run->L, run->L) != 0);
 	bad = bad || reserve(&t, &lay->x, lay->n, s->E) || reserve(&t, &lay->h, lay->n, s->E) ||
 	      reserve(&t, &lay->qkv, lay->n, lay->W3) ||
 	      reserve(&t, &lay->ctx, lay->n, s->H * s->D) || reserve(&t, &lay->up, lay->n, s->F) ||
 	      reserve(&t, &lay->gate, s->family == ATTN_FAMILY_LLAMA ? lay->n : 0, s->F) ||
-	      reserve(&t, &lay->attw, bhll, 1);
+	      reserve(&t, &lay->attw, lay->scratch ? bhll : 0, 1) ||
+	      reserve(&t, &lay->atts, lay->s_scratch ? bhll : 0, 1);
 	if (bad)
 		return attn_fail(err, ATTN_ERR_OVERFLOW, "ids", 0,
 				 "workspace for B = %zu, L = %zu overflows", run->B, run->L);
@@ -128,7 +141,7 @@ static enum attn_status plan_core(struct stack_layout *lay, const struct attn_st
 	enum attn_status st;
 
 	layout_core(lay, run);
-	st = core_bytes(lay, stack_n_captured(run) > 0, err);
+	st = core_bytes(lay, run, err);
 	if (st != ATTN_OK)
 		return st;
 	if (size_add(&lay->total, lay->sdpa,
@@ -202,9 +215,10 @@ static void stack_embed(const struct attn_stack_run *run, float *x)
 	rows_norm(run, &s->emb_norm, x, x, run->B * run->L);
 }
 
-/* The captured heads of attw [B, H, L, L] into slab [B, Hc, L, L], or their
- * mean (summed in head order) into slab [B, L, L]. */
-static void capture_heads(float *slab, const float *attw, const struct attn_stack_run *run)
+/* The captured heads of attw [B, H, L, L] into slab [B, Hc, L, L], or with
+ * mode MEAN their mean (summed in head order) into slab [B, L, L]. */
+static void capture_heads(float *slab, const float *attw, const struct attn_stack_run *run,
+			  enum attn_weights_mode mode)
 {
 	size_t H = run->stack->H, Hc = stack_n_heads(run), LL = run->L * run->L;
 
@@ -213,25 +227,32 @@ static void capture_heads(float *slab, const float *attw, const struct attn_stac
 			size_t h = run->heads ? run->heads[i] : i;
 			const float *src = attw + (b * H + h) * LL; /* seek to attw[b, h] */
 
-			if (run->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+			if (mode == ATTN_WEIGHTS_PER_HEAD)
 				memcpy(slab + (b * Hc + i) * LL, src, LL * sizeof(float));
 			else if (i == 0)
 				memcpy(slab + b * LL, src, LL * sizeof(float));
 			else
 				add_rows(slab + b * LL, src, LL);
 		}
-	if (run->weights_mode == ATTN_WEIGHTS_MEAN)
+	if (mode == ATTN_WEIGHTS_MEAN)
 		for (size_t k = 0; k < run->B * LL; k++)
 			slab[k] /= (float)Hc;
 }
 
-/* Attention: out [n, E] = o(attend(rope(qkv(in)))); slab is NULL or where
- * this layer's weights go. */
+/* Where a captured layer's weights and scores go (each NULL: not kept). */
+struct layer_slabs {
+	float *weights, *scores;
+};
+
+/* Attention: out [n, E] = o(attend(rope(qkv(in)))); cap is NULL, or where
+ * this layer's weights and scores go. */
 static enum attn_status stack_attention(const struct stack_layout *lay,
 					const struct attn_stack_run *run,
 					const struct attn_block *blk, const float *in, float *out,
-					float *ws, float *slab, struct attn_error *err)
+					float *ws, const struct layer_slabs *cap,
+					struct attn_error *err)
 {
+	float *slab = cap ? cap->weights : NULL, *s_slab = cap ? cap->scores : NULL;
 	const struct attn_stack *s = run->stack;
 	float *qkv = ws + lay->qkv, *ctx = ws + lay->ctx;
 	size_t col = 0, L = run->L, W3 = lay->W3;
@@ -254,11 +275,15 @@ static enum attn_status stack_attention(const struct stack_layout *lay,
 	core.out.data = ctx;
 	core.weights_mode = slab ? ATTN_WEIGHTS_PER_HEAD : ATTN_WEIGHTS_NONE;
 	core.weights = slab == NULL ? NULL : lay->scratch ? ws + lay->attw : slab;
+	core.scores_view = s_slab ? ATTN_SCORES_MASKED : ATTN_SCORES_NONE;
+	core.scores = s_slab == NULL ? NULL : lay->s_scratch ? ws + lay->atts : s_slab;
 	st = attn_sdpa_forward(&core, ws + lay->sdpa, lay->sdpa_bytes, err);
 	if (st != ATTN_OK)
 		return st;
 	if (slab && lay->scratch)
-		capture_heads(slab, ws + lay->attw, run);
+		capture_heads(slab, ws + lay->attw, run, run->weights_mode);
+	if (s_slab && lay->s_scratch)
+		capture_heads(s_slab, ws + lay->atts, run, ATTN_WEIGHTS_PER_HEAD);
 	run_linear(run, out, s->E, ctx, s->H * s->D, lay->n, &blk->o);
 	return ATTN_OK;
 }
@@ -282,8 +307,8 @@ static void stack_mlp(const struct stack_layout *lay, const struct attn_stack_ru
 /* One layer on x, pre-norm (gpt2, llama) or post-norm (bert). */
 static enum attn_status stack_layer(const struct stack_layout *lay,
 				    const struct attn_stack_run *run,
-				    const struct attn_block *blk, float *ws, float *slab,
-				    struct attn_error *err)
+				    const struct attn_block *blk, float *ws,
+				    const struct layer_slabs *cap, struct attn_error *err)
 {
 	const struct attn_stack *s = run->stack;
 	float *x = ws + lay->x, *h = ws + lay->h;
@@ -291,7 +316,7 @@ static enum attn_status stack_layer(const struct stack_layout *lay,
 	enum attn_status st;
 
 	if (s->family == ATTN_FAMILY_BERT) {
-		st = stack_attention(lay, run, blk, x, h, ws, slab, err);
+		st = stack_attention(lay, run, blk, x, h, ws, cap, err);
 		if (st != ATTN_OK)
 			return st;
 		rows_add(run, h, x, lay->n, E);
@@ -302,7 +327,7 @@ static enum attn_status stack_layer(const struct stack_layout *lay,
 		return ATTN_OK;
 	}
 	rows_norm(run, &blk->norm1, h, x, lay->n);
-	st = stack_attention(lay, run, blk, h, h, ws, slab, err);
+	st = stack_attention(lay, run, blk, h, h, ws, cap, err);
 	if (st != ATTN_OK)
 		return st;
 	rows_add(run, x, h, lay->n, E);
@@ -317,14 +342,16 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 {
 	struct stack_layout lay;
 	const struct attn_stack *s;
-	float *base = ws, *slab = run ? run->attentions : NULL;
+	float *base = ws;
+	struct layer_slabs cap;
 	enum attn_status st = stack_plan(&lay, run, err);
 
+	if (st == ATTN_OK)
+		st = stack_check_outputs(run, err);
 	if (st != ATTN_OK)
 		return st;
-	if (run->attentions == NULL && stack_n_captured(run) > 0)
-		return attn_fail(err, ATTN_ERR_ARGUMENT, "attentions", 0,
-				 "captured layers need a buffer");
+	cap.weights = stack_weights_captured(run) ? run->attentions : NULL;
+	cap.scores = stack_scores_captured(run) ? run->scores : NULL;
 	if (ws == NULL || ws_bytes < lay.total * sizeof(float))
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "%zu bytes given, %zu needed", ws_bytes, lay.total * sizeof(float));
@@ -335,11 +362,13 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 
 		st = attn_cancel_check(run->cancel, err); /* before each layer, and after the last */
 		if (st == ATTN_OK)
-			st = stack_layer(&lay, run, &s->blocks[l], base, keep ? slab : NULL, err);
+			st = stack_layer(&lay, run, &s->blocks[l], base, keep ? &cap : NULL, err);
 		if (st != ATTN_OK)
 			return st;
-		if (keep)
-			slab += lay.slab;
+		if (keep && cap.weights)
+			cap.weights += lay.slab;
+		if (keep && cap.scores)
+			cap.scores += lay.s_slab;
 	}
 	st = attn_cancel_check(run->cancel, err);
 	if (st != ATTN_OK)

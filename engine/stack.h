@@ -116,8 +116,16 @@ struct attn_stack {
 /*
  * One forward pass. Layers 0 .. last_layer run; the layers whose capture
  * flag is set write their attention weights (post-softmax, exactly as
- * Hugging Face's output_attentions returns them) into `attentions`, one
- * slab per captured layer in layer order.
+ * Hugging Face's output_attentions returns them) into `attentions`, and when
+ * asked their scores into `scores`, one slab per captured layer in layer
+ * order each.
+ *
+ * A layer's scores are the softmax's input, attn_sdpa's MASKED view
+ * (attention.h): q k^T * scale (llama: q and k after RoPE) where the key is
+ * visible, -INFINITY where the family's mask hides it (causal, window, keys
+ * past the item's length). Hugging Face adds finfo(float32).min there
+ * instead; either way the softmax gives those keys exactly 0, so the weights
+ * are softmax(scores) row by row (a row with no visible key: weights 0).
  */
 struct attn_stack_run {
 	const struct attn_stack *stack;
@@ -130,9 +138,14 @@ struct attn_stack_run {
 	const uint8_t *capture;  /* [last_layer + 1] nonzero: capture that layer; NULL: none */
 	const size_t *heads;     /* [n_heads] captured heads (each < H), or NULL: all H */
 	size_t n_heads;
-	enum attn_weights_mode weights_mode; /* PER_HEAD or MEAN (over the captured heads) */
+	enum attn_weights_mode weights_mode; /* PER_HEAD or MEAN (over the captured heads),
+	                                        or NONE when only scores are captured */
 	float *attentions; /* [C, B, Hc, L, L] PER_HEAD or [C, B, L, L] MEAN, C captured
-	                      layers, Hc = n_heads or H; NULL when nothing is captured */
+	                      layers, Hc = n_heads or H; NULL when nothing is captured
+	                      or weights_mode is NONE */
+	enum attn_scores_view scores_view; /* NONE, or MASKED: capture the scores too */
+	float *scores;     /* [C, B, Hc, L, L] per head whatever weights_mode, when
+	                      scores_view is MASKED; else NULL */
 	float *out;        /* [B, L, E] hidden state after last_layer, with the final
 	                      norm when last_layer == N - 1 (Hugging Face's
 	                      hidden_states[last_layer + 1]); or NULL */
@@ -156,12 +169,16 @@ enum attn_status attn_stack_check(const struct attn_stack *stack, struct attn_er
  * max_positions for gpt2 and bert, lengths in 1 .. L, heads distinct and < H,
  * sizes that fit; the output buffers may still be NULL, as a caller plans
  * before it allocates them) and stores in *bytes the workspace attn_stack_forward needs:
- * about two layers' activations plus one attention call's workspace.
+ * about two layers' activations plus one attention call's workspace, and a
+ * layer's [B, H, L, L] weights and scores when a subset of heads (or the
+ * mean) is kept of them.
  * Refusals, with err->field and err->index:
  *   ATTN_ERR_ARGUMENT  "ids" (stack or ids NULL), "layers" (last_layer >= N,
- *                      index last_layer), "weights_mode" (not PER_HEAD or
- *                      MEAN with a layer captured), "attentions" (NULL with
- *                      a layer captured), "heads" (n_heads 0 or > H, or
+ *                      index last_layer), "weights_mode" (a layer captured
+ *                      and neither PER_HEAD, MEAN nor, with scores, NONE),
+ *                      "scores_view" (not NONE or MASKED), "attentions" /
+ *                      "scores" (NULL where a layer writes them; found by
+ *                      the forward passes), "heads" (n_heads 0 or > H, or
  *                      heads[index] >= H or repeated)
  *   ATTN_ERR_EMPTY     "ids": B or L is 0
  *   ATTN_ERR_POSITION  "ids" (L > max_positions for gpt2 and bert, index

@@ -113,15 +113,36 @@ size_t stack_n_heads(const struct attn_stack_run *run)
 	return run->heads ? run->n_heads : run->stack->H;
 }
 
-int stack_slab_floats(const struct attn_stack_run *run, size_t *floats)
+int stack_weights_captured(const struct attn_stack_run *run)
+{
+	return stack_n_captured(run) > 0 && run->weights_mode != ATTN_WEIGHTS_NONE;
+}
+
+int stack_scores_captured(const struct attn_stack_run *run)
+{
+	return stack_n_captured(run) > 0 && run->scores_view == ATTN_SCORES_MASKED;
+}
+
+/* Floats of B slabs [hc, L, L], and of C of them; -1 on overflow. */
+static int slab_of(const struct attn_stack_run *run, size_t hc, size_t *floats)
 {
 	size_t per_item, all;
-	size_t hc = run->weights_mode == ATTN_WEIGHTS_MEAN ? 1 : stack_n_heads(run);
 
 	if (size_mul3(&per_item, hc, run->L, run->L) != 0 ||
 	    size_mul(floats, per_item, run->B) != 0)
 		return -1;
 	return size_mul(&all, *floats, stack_n_captured(run));
+}
+
+int stack_slab_floats(const struct attn_stack_run *run, size_t *floats)
+{
+	return slab_of(run, run->weights_mode == ATTN_WEIGHTS_MEAN ? 1 : stack_n_heads(run),
+		       floats);
+}
+
+int stack_score_floats(const struct attn_stack_run *run, size_t *floats)
+{
+	return slab_of(run, stack_n_heads(run), floats);
 }
 
 enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct attn_error *err)
@@ -141,12 +162,27 @@ enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct at
 				 "layer %zu of a %zu-layer model", run->last_layer, s->n_layers);
 	if (stack_n_captured(run) == 0)
 		return ATTN_OK;
-	if (run->weights_mode != ATTN_WEIGHTS_PER_HEAD && run->weights_mode != ATTN_WEIGHTS_MEAN)
+	if (run->scores_view != ATTN_SCORES_NONE && run->scores_view != ATTN_SCORES_MASKED)
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "scores_view", 0,
+				 "a stack captures the masked scores or none");
+	if (run->weights_mode != ATTN_WEIGHTS_PER_HEAD && run->weights_mode != ATTN_WEIGHTS_MEAN &&
+	    !(run->weights_mode == ATTN_WEIGHTS_NONE && run->scores_view == ATTN_SCORES_MASKED))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights_mode", 0,
-				 "captured layers need per-head or mean weights");
+				 "captured layers need per-head or mean weights, or the scores");
 	if (run->heads != NULL && (run->n_heads == 0 || run->n_heads > s->H))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "heads", 0,
 				 "%zu heads of %zu", run->n_heads, s->H);
+	return ATTN_OK;
+}
+
+enum attn_status stack_check_outputs(const struct attn_stack_run *run, struct attn_error *err)
+{
+	if (run->attentions == NULL && stack_weights_captured(run))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "attentions", 0,
+				 "captured layers need a buffer");
+	if (run->scores == NULL && stack_scores_captured(run))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "scores", 0,
+				 "captured scores need a buffer");
 	return ATTN_OK;
 }
 

@@ -1,9 +1,10 @@
 /*
  * stack_ref.c: the naive twin of stack.c. The same blocks (stack.h) as plain
  * loops with double sums: every linear map element by element (honoring
- * in_major), attention with an explicit mask and softmax per query row, RoPE
- * written out again. It allocates its own scratch, all in one block freed
- * before it returns, and shares only the checks and the norm twins (norm.h).
+ * in_major), attention with an explicit mask and softmax per query row (its
+ * masked scores kept when they are captured), RoPE written out again. It
+ * allocates its own scratch, all in one block freed before it returns, and
+ * shares only the checks and the norm twins (norm.h).
  */
 #include "stack.h"
 
@@ -19,6 +20,7 @@
 struct ref_bufs {
 	float *x, *h, *qkv, *ctx, *up, *gate; /* as stack.c's layout */
 	float *attw;                          /* [B, H, L, L] */
+	float *atts;                          /* [B, H, L, L] masked scores, when captured */
 	double *p;                            /* [L] one row of scores */
 	size_t n, W3;
 };
@@ -127,6 +129,8 @@ static void ref_attend_row(const struct attn_stack_run *run, struct ref_bufs *rb
 			dot += (double)q[d] * k[d];
 		rb->p[j] = ref_visible(s, i, j, len) ? dot * scale : -INFINITY;
 		mx = rb->p[j] > mx ? rb->p[j] : mx;
+		if (rb->atts) /* seek to atts[b, h, i, j] */
+			rb->atts[((b * s->H + h) * L + i) * L + j] = (float)rb->p[j];
 	}
 	for (size_t j = 0; j < L; j++) { /* pass 2: exp and sum (no visible key: zeros) */
 		rb->p[j] = mx == -INFINITY ? 0.0 : exp(rb->p[j] - mx);
@@ -144,8 +148,9 @@ static void ref_attend_row(const struct attn_stack_run *run, struct ref_bufs *rb
 	}
 }
 
-/* The captured heads, or their mean, of attw into slab. */
-static void ref_capture(const struct attn_stack_run *run, const float *attw, float *slab)
+/* The captured heads, or with mode MEAN their mean, of attw into slab. */
+static void ref_capture(const struct attn_stack_run *run, const float *attw, float *slab,
+			enum attn_weights_mode mode)
 {
 	size_t H = run->stack->H, Hc = stack_n_heads(run), LL = run->L * run->L;
 
@@ -157,17 +162,19 @@ static void ref_capture(const struct attn_stack_run *run, const float *attw, flo
 				size_t h = run->heads ? run->heads[i] : i;
 				float v = attw[(b * H + h) * LL + k];
 
-				if (run->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+				if (mode == ATTN_WEIGHTS_PER_HEAD)
 					slab[(b * Hc + i) * LL + k] = v;
 				mean += v;
 			}
-			if (run->weights_mode == ATTN_WEIGHTS_MEAN)
+			if (mode == ATTN_WEIGHTS_MEAN)
 				slab[b * LL + k] = (float)(mean / (double)Hc);
 		}
 }
 
+/* slab and s_slab: where this layer's weights and scores go, or NULL. */
 static void ref_attention(const struct attn_stack_run *run, const struct attn_block *blk,
-			  struct ref_bufs *rb, const float *in, float *out, float *slab)
+			  struct ref_bufs *rb, const float *in, float *out, float *slab,
+			  float *s_slab)
 {
 	const struct attn_stack *s = run->stack;
 	size_t col = 0;
@@ -185,7 +192,9 @@ static void ref_attention(const struct attn_stack_run *run, const struct attn_bl
 			for (size_t i = 0; i < run->L; i++)
 				ref_attend_row(run, rb, b, h, i);
 	if (slab)
-		ref_capture(run, rb->attw, slab);
+		ref_capture(run, rb->attw, slab, run->weights_mode);
+	if (s_slab)
+		ref_capture(run, rb->atts, s_slab, ATTN_WEIGHTS_PER_HEAD);
 	ref_linear(out, s->E, rb->ctx, s->H * s->D, rb->n, &blk->o);
 }
 
@@ -208,13 +217,13 @@ static void ref_mlp(const struct attn_stack_run *run, const struct attn_block *b
 }
 
 static void ref_layer(const struct attn_stack_run *run, const struct attn_block *blk,
-		      struct ref_bufs *rb, float *slab)
+		      struct ref_bufs *rb, float *slab, float *s_slab)
 {
 	const struct attn_stack *s = run->stack;
 	size_t m = rb->n * s->E;
 
 	if (s->family == ATTN_FAMILY_BERT) {
-		ref_attention(run, blk, rb, rb->x, rb->h, slab);
+		ref_attention(run, blk, rb, rb->x, rb->h, slab, s_slab);
 		for (size_t k = 0; k < m; k++)
 			rb->h[k] += rb->x[k];
 		ref_norm(s, &blk->norm1, rb->x, rb->h, rb->n);
@@ -225,7 +234,7 @@ static void ref_layer(const struct attn_stack_run *run, const struct attn_block 
 		return;
 	}
 	ref_norm(s, &blk->norm1, rb->h, rb->x, rb->n);
-	ref_attention(run, blk, rb, rb->h, rb->h, slab);
+	ref_attention(run, blk, rb, rb->h, rb->h, slab, s_slab);
 	for (size_t k = 0; k < m; k++)
 		rb->x[k] += rb->h[k];
 	ref_norm(s, &blk->norm2, rb->h, rb->x, rb->n);
@@ -239,15 +248,17 @@ static void ref_layer(const struct attn_stack_run *run, const struct attn_block 
 static void *ref_alloc(struct ref_bufs *rb, const struct attn_stack_run *run)
 {
 	const struct attn_stack *s = run->stack;
-	size_t n = rb->n, L = run->L, sizes[7], total = 2 * L;
-	float **dst[7] = { &rb->x, &rb->h, &rb->qkv, &rb->ctx, &rb->up, &rb->gate, &rb->attw };
+	size_t n = rb->n, L = run->L, sizes[8], total = 2 * L;
+	float **dst[8] = { &rb->x,   &rb->h,	&rb->qkv,  &rb->ctx,
+			   &rb->up,  &rb->gate, &rb->attw, &rb->atts };
 	float *block;
 	int bad = size_mul(&sizes[0], n, s->E) || size_mul(&sizes[1], n, s->E) ||
 		  size_mul(&sizes[2], n, rb->W3) || size_mul3(&sizes[3], n, s->H, s->D) ||
 		  size_mul(&sizes[4], n, s->F) || size_mul(&sizes[5], n, s->F) ||
 		  size_mul4(&sizes[6], run->B, s->H, L, L);
 
-	for (size_t i = 0; !bad && i < 7; i++)
+	sizes[7] = stack_scores_captured(run) ? sizes[6] : 0;
+	for (size_t i = 0; !bad && i < 8; i++)
 		bad = size_add(&total, total, sizes[i]);
 	if (bad || size_mul(&total, total, sizeof(float)))
 		return NULL;
@@ -256,8 +267,8 @@ static void *ref_alloc(struct ref_bufs *rb, const struct attn_stack_run *run)
 		return NULL;
 	rb->p = (double *)(void *)block;
 	block += 2 * L;
-	for (size_t i = 0; i < 7; i++) {
-		*dst[i] = block;
+	for (size_t i = 0; i < 8; i++) {
+		*dst[i] = sizes[i] ? block : NULL;
 		block += sizes[i];
 	}
 	return rb->p;
@@ -268,16 +279,15 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 {
 	struct ref_bufs rb;
 	size_t bytes;
-	float *slab;
+	float *slab, *s_slab;
 	void *block;
 	enum attn_status st = attn_stack_workspace(run, &bytes, err); /* the same checks */
 	const struct attn_stack *s;
 
+	if (st == ATTN_OK)
+		st = stack_check_outputs(run, err);
 	if (st != ATTN_OK)
 		return st;
-	if (run->attentions == NULL && stack_n_captured(run) > 0)
-		return attn_fail(err, ATTN_ERR_ARGUMENT, "attentions", 0,
-				 "captured layers need a buffer");
 	s = run->stack;
 	memset(&rb, 0, sizeof(rb));
 	rb.n = run->B * run->L;
@@ -286,14 +296,19 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 	if (block == NULL)
 		return attn_fail(err, ATTN_ERR_NOMEM, "workspace", 0, "out of memory");
 	ref_embed(run, rb.x);
-	slab = run->attentions;
+	slab = stack_weights_captured(run) ? run->attentions : NULL;
+	s_slab = stack_scores_captured(run) ? run->scores : NULL;
 	for (size_t l = 0; l <= run->last_layer; l++) {
-		size_t per;
+		size_t per, s_per;
+		int keep = stack_captured(run, l);
 
 		stack_slab_floats(run, &per);
-		ref_layer(run, &s->blocks[l], &rb, stack_captured(run, l) ? slab : NULL);
-		if (stack_captured(run, l))
+		stack_score_floats(run, &s_per);
+		ref_layer(run, &s->blocks[l], &rb, keep ? slab : NULL, keep ? s_slab : NULL);
+		if (keep && slab)
 			slab += per;
+		if (keep && s_slab)
+			s_slab += s_per;
 	}
 	if (run->out && run->last_layer + 1 == s->n_layers)
 		ref_norm(s, &s->final_norm, run->out, rb.x, rb.n);

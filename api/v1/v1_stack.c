@@ -6,6 +6,9 @@
  *    "layers": [l, ...], "heads"?: [h, ...],
  *    "attentions"?: one entry per answered layer, in the order of "layers",
  *                   each shaped as /v1/attention's "weights" for one layer,
+ *    "scores"?: with "scores": "masked", the same per answered layer: each
+ *               head's pre-softmax scores (engine/stack.h), shaped as a
+ *               per-head "attentions" entry whatever "weights" says,
  *    "output"?: Hugging Face's hidden_states[max(layers) + 1], "usage"}
  * Decode here, plan and run in api/stack_run.c (memory and work checked
  * before anything large is allocated), encode here. Every checkpoint request
@@ -26,8 +29,8 @@
 
 /* What a checkpoint request reads beside its input. */
 static const char *const applies[] = {"model",	  "tokens",    "text",	  "token_type_ids",
-				      "layers",	  "heads",     "weights", "output",
-				      "encoding", "precision", NULL};
+				      "layers",	  "heads",     "weights", "scores",
+				      "output",	  "encoding",  "precision", NULL};
 
 /* ---- decoding ---------------------------------------------------------- */
 
@@ -222,7 +225,13 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
 	    v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
+	if (o.scores != ATTN_SCORES_NONE && o.scores != ATTN_SCORES_MASKED)
+		return api_fail(err, API_E_INVALID_VALUE, "/scores",
+				"checkpoint model '%s' answers the masked scores (the softmax's "
+				"input) or none: \"scores\" is \"masked\" or \"none\"",
+				job->model_name);
 	job->weights_mode = o.weights;
+	job->scores_view = o.scores;
 	job->encoding = o.encoding;
 	job->precision = o.precision;
 	job->Lk = job->Lq;
@@ -260,19 +269,21 @@ static void write_shape(struct buf *b, const struct stack_job *s)
 	buf_putc(b, '}');
 }
 
-/* Each answered layer's slab of s->attentions, as "weights" is for one. */
-static int write_attentions(struct api_writer *w, const struct stack_job *s)
+/* Each answered layer's slab of x [C, B, heads, L, L] (heads 0: [C, B, L, L],
+ * the mean), as "weights" is for one, under key. */
+static int write_layers(struct api_writer *w, const struct stack_job *s, const char *key,
+			const float *x, size_t n, size_t heads)
 {
 	const struct attention_job *job = s->job;
-	size_t heads = job->weights_mode == ATTN_WEIGHTS_MEAN ? 0 : stack_heads(s);
-	size_t slab = s->att_n / s->n_layers;
+	size_t slab = n / s->n_layers;
 
-	buf_puts(w->out, ",\"attentions\":[");
+	buf_puts(w->out, key);
+	buf_putc(w->out, '[');
 	for (size_t c = 0; c < s->n_layers; c++) {
 		if (c > 0)
 			buf_putc(w->out, ',');
 		/* seek to captured layer c's [B, Hc, L, L] */
-		if (v1_write_batched(w, job, s->attentions + c * slab, heads, job->Lq, job->q_len,
+		if (v1_write_batched(w, job, x + c * slab, heads, job->Lq, job->q_len,
 				     s->scratch) != 0)
 			return -1;
 	}
@@ -293,7 +304,12 @@ static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
 	write_indices(b, ",\"layers\":", s->layers, s->n_layers);
 	if (s->heads != NULL)
 		write_indices(b, ",\"heads\":", s->heads, s->n_heads);
-	if (job->weights_mode != ATTN_WEIGHTS_NONE && write_attentions(&w, s) != 0)
+	if (job->weights_mode != ATTN_WEIGHTS_NONE &&
+	    write_layers(&w, s, ",\"attentions\":", s->attentions, s->att_n,
+			 job->weights_mode == ATTN_WEIGHTS_MEAN ? 0 : stack_heads(s)) != 0)
+		return -1;
+	if (job->scores_view != ATTN_SCORES_NONE &&
+	    write_layers(&w, s, ",\"scores\":", s->scores, s->sc_n, stack_heads(s)) != 0)
 		return -1;
 	if (s->want_output) {
 		buf_puts(b, ",\"output\":");

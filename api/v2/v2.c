@@ -75,7 +75,7 @@ static void model_metadata(const struct api_model_entry *e, struct api_reply *re
 }
 
 /* A checkpoint: token ids (and text, through its tokenizer) in; the last
- * hidden state and every layer's attention out. */
+ * hidden state, every layer's attention and (when named) scores out. */
 static void checkpoint_metadata(const struct api_model_entry *e, struct api_reply *reply)
 {
 	const struct attn_model *m = e->model;
@@ -93,6 +93,7 @@ static void checkpoint_metadata(const struct api_model_entry *e, struct api_repl
 	buf_puts(out, "],\"outputs\":[");
 	tensor_meta(out, 1, "output", V2_FP32, 3, ble);
 	tensor_meta(out, 0, "attentions", V2_FP32, 5, nbhll);
+	tensor_meta(out, 0, "scores", V2_FP32, 5, nbhll);
 	buf_puts(out, "]}");
 	reply->status = 200;
 }

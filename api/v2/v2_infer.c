@@ -15,8 +15,11 @@
  *               with parameters.binary_data; absent: every one `weights` allows
  * A checkpoint model (api/stack_job.h) takes tokens or text, and of the
  * parameters weights and binary_data_output; its outputs are output (the
- * hidden state after the last layer, [B, L, E]) and attentions (every
- * layer's, [layers, B, H, L, L], or [layers, B, L, L] for weights mean).
+ * hidden state after the last layer, [B, L, E]), attentions (every
+ * layer's, [layers, B, H, L, L], or [layers, B, L, L] for weights mean) and,
+ * only when named in "outputs", scores (every layer's pre-softmax scores,
+ * engine/stack.h, [layers, B, H, L, L] whatever weights says; rows past an
+ * item's length all -inf, the row of a query that sees no key).
  * The inputs go onto a struct attention_job through the steps /v1/attention
  * shares (attention_query_from_tokens / _text, attention_apply_mask: ids,
  * vocabularies and hashing agree), are planned, built and run
@@ -24,10 +27,11 @@
  *   {"model_name", "model_version", "id"?, "outputs": [{"name", "datatype",
  *    "shape", "data" | "parameters": {"binary_data_size"}}]}
  * followed by each binary output's little-endian float32 bytes, in order.
- * Rows of a padded item past its own length are zero.
+ * Rows of a padded item past its own length are zero (scores: -inf).
  */
 #include "v2.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +46,7 @@
 #include "common/jsonstr.h"
 
 enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_COUNT };
-enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_ATTENTIONS, OUT_COUNT };
+enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_ATTENTIONS, OUT_SCORES, OUT_COUNT };
 enum weights_param { W_PER_HEAD = 0, W_MEAN, W_NONE };
 
 static const char *const role_names[IN_COUNT] = { "embeddings", "tokens", "text", "key",
@@ -52,7 +56,7 @@ static const unsigned role_dtypes[IN_COUNT] = {
 	1u << V2_FP32,
 };
 static const char *const out_names[OUT_COUNT] = { "output", "weights", "weights_mean",
-						  "attentions" };
+						  "attentions", "scores" };
 
 enum { V2_ENGINE_FIELDS = 7 };
 
@@ -197,12 +201,13 @@ static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, 
 }
 
 /* Whether the model and the `weights` parameter let an output be computed:
- * a checkpoint answers output and attentions, one layer output, weights and
- * weights_mean. */
+ * a checkpoint answers output, attentions and scores, one layer output,
+ * weights and weights_mean. */
 static int allowed(const struct v2_job *v, enum out_kind k)
 {
 	if (v->ckpt != NULL)
-		return k == OUT_OUTPUT || (k == OUT_ATTENTIONS && v->weights != W_NONE);
+		return k == OUT_OUTPUT || k == OUT_SCORES ||
+		       (k == OUT_ATTENTIONS && v->weights != W_NONE);
 	return k == OUT_OUTPUT || (k == OUT_WEIGHTS && v->weights == W_PER_HEAD) ||
 	       (k == OUT_MEAN && v->weights != W_NONE);
 }
@@ -224,10 +229,11 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 	while (k < OUT_COUNT && json_is_string(name) &&
 	       strcmp(out_names[k], json_string_value(name)) != 0)
 		k++;
-	if (!json_is_string(name) || k == OUT_COUNT)
+	if (!json_is_string(name) || k == OUT_COUNT ||
+	    (v->ckpt == NULL && k == OUT_SCORES)) /* a checkpoint's: unknown to one layer */
 		return api_fail(err, API_E_UNKNOWN_OUTPUT, req_child(child, ptr, "name"),
 				"the outputs are output, weights and weights_mean (one layer), "
-				"output and attentions (a checkpoint)");
+				"output, attentions and scores (a checkpoint)");
 	for (size_t j = 0; j < v->n_out; j++)
 		if (v->order[j] == (enum out_kind)k)
 			return api_fail(err, API_E_DUPLICATE_OUTPUT, ptr, "output '%s' is asked twice",
@@ -249,7 +255,8 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 	return 0;
 }
 
-/* "outputs"; absent or empty: every output the `weights` parameter allows. */
+/* "outputs"; absent or empty: every output the `weights` parameter allows
+ * but scores, which come only when named. */
 static int read_outputs(struct v2_job *v, struct api_error *err)
 {
 	json_t *outs = json_object_get(v->root, "outputs");
@@ -263,7 +270,7 @@ static int read_outputs(struct v2_job *v, struct api_error *err)
 		return 0;
 	}
 	for (int k = 0; k < OUT_COUNT; k++)
-		if (allowed(v, (enum out_kind)k)) {
+		if (k != OUT_SCORES && allowed(v, (enum out_kind)k)) {
 			v->order[v->n_out++] = (enum out_kind)k;
 			v->binary[k] = v->binary_default;
 		}
@@ -528,6 +535,7 @@ static int build_stack_job(const struct api_service *svc, const struct api_model
 	job->weights_mode = !wants(v, OUT_ATTENTIONS) ? ATTN_WEIGHTS_NONE
 			    : v->weights == W_MEAN    ? ATTN_WEIGHTS_MEAN
 						      : ATTN_WEIGHTS_PER_HEAD;
+	job->scores_view = wants(v, OUT_SCORES) ? ATTN_SCORES_MASKED : ATTN_SCORES_NONE;
 	job->encoding = API_ENC_FLOAT;
 	return stack_check_context(s, &where, err) != 0 ? -1 : stack_all_layers(s, err);
 }
@@ -558,16 +566,24 @@ static int mean_of_heads(struct v2_job *v, struct api_error *err)
 	return 0;
 }
 
-/* Zeroes the rows of x [B, heads, Lq, cols] past each item's own length. */
-static void zero_padding(const struct attention_job *job, float *x, size_t heads, size_t cols)
+/* Fills the rows of x [B, heads, Lq, cols] past each item's own length with
+ * value. */
+static void fill_padding(const struct attention_job *job, float *x, size_t heads, size_t cols,
+			 float value)
 {
 	for (size_t b = 0; x && b < job->B; b++)
 		for (size_t h = 0; h < heads; h++) {
 			/* seek to x[b, h, q_len[b], 0] */
 			float *row = x + ((b * heads + h) * job->Lq + job->q_len[b]) * cols;
 
-			memset(row, 0, (job->Lq - job->q_len[b]) * cols * sizeof(float));
+			for (size_t k = 0; k < (job->Lq - job->q_len[b]) * cols; k++)
+				row[k] = value;
 		}
+}
+
+static void zero_padding(const struct attention_job *job, float *x, size_t heads, size_t cols)
+{
+	fill_padding(job, x, heads, cols, 0.0f);
 }
 
 struct out_tensor {
@@ -575,8 +591,9 @@ struct out_tensor {
 	size_t rank, shape[5], n; /* up to [layers, B, H, L, L] */
 };
 
-/* A checkpoint's output [B, L, E] or attentions [layers, B, H, L, L]
- * (mean: [layers, B, L, L]), without B for an unbatched input. */
+/* A checkpoint's output [B, L, E], attentions [layers, B, H, L, L] (mean:
+ * [layers, B, L, L]) or scores [layers, B, H, L, L], without B for an
+ * unbatched input. */
 static struct out_tensor stack_tensor(const struct v2_job *v, enum out_kind k)
 {
 	const struct attention_job *job = &v->job;
@@ -584,13 +601,13 @@ static struct out_tensor stack_tensor(const struct v2_job *v, enum out_kind k)
 	size_t B = job->B, L = job->Lq, at = 0;
 	struct out_tensor t = { 0 };
 
-	t.x = k == OUT_OUTPUT ? s->out : s->attentions;
-	t.n = k == OUT_OUTPUT ? s->out_n : s->att_n;
-	if (k == OUT_ATTENTIONS)
+	t.x = k == OUT_OUTPUT ? s->out : k == OUT_SCORES ? s->scores : s->attentions;
+	t.n = k == OUT_OUTPUT ? s->out_n : k == OUT_SCORES ? s->sc_n : s->att_n;
+	if (k != OUT_OUTPUT)
 		t.shape[at++] = s->n_layers;
 	if (job->batched)
 		t.shape[at++] = B;
-	if (k == OUT_ATTENTIONS && job->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+	if (k == OUT_SCORES || (k == OUT_ATTENTIONS && job->weights_mode == ATTN_WEIGHTS_PER_HEAD))
 		t.shape[at++] = stack_heads(s);
 	t.shape[at++] = L;
 	t.shape[at++] = k == OUT_OUTPUT ? s->st->E : L;
@@ -701,22 +718,27 @@ static int decode(const struct api_service *svc, const struct api_v2_call *call,
 	return v->ckpt ? build_stack_job(svc, e, v, err) : build_job(svc, e, v, err);
 }
 
-/* A checkpoint's run; rows past each item's length zeroed, as one layer's. */
+/* A checkpoint's run; rows past each item's length zeroed, as one layer's
+ * (scores: -inf, a query that sees no key, whose weights are zero). */
 static int run_stack(const struct api_service *svc, struct v2_job *v, struct api_reply *reply,
 		     struct api_error *err)
 {
 	struct stack_job *s = &v->stack;
 	const struct attention_job *job = &v->job;
-	size_t slab = s->n_layers ? s->att_n / s->n_layers : 0;
 	size_t heads = job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? stack_heads(s) : 1;
+	size_t slab;
 
 	if (stack_plan(svc, reply, s, err) != 0 || stack_run(svc, s, reply, err) != 0)
 		return -1;
 	if (!job->ragged)
 		return 0;
+	slab = s->att_n / s->n_layers; /* planned: att_n is known from here on */
 	zero_padding(job, s->out, 1, s->st->E);
 	for (size_t c = 0; s->attentions && c < s->n_layers; c++)
 		zero_padding(job, s->attentions + c * slab, heads, job->Lq); /* layer c's slab */
+	for (size_t c = 0; s->scores && c < s->n_layers; c++) /* layer c's [B, H, L, L] */
+		fill_padding(job, s->scores + c * (s->sc_n / s->n_layers), stack_heads(s), job->Lq,
+			     -INFINITY);
 	return 0;
 }
 

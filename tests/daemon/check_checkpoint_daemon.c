@@ -9,18 +9,26 @@
  *   oracle     POST /v1/attention with the run's ids (or text): every layer's
  *              attention and the output (hidden_states[N]) within 1e-5 abs +
  *              1e-4 rel of the oracle, items of a ragged batch trimmed
+ *   scores     where the oracle kept them (one case per family, and
+ *              mistral's window): "scores": "masked" gives each layer's
+ *              pre-softmax scores within the same tolerance of torch's,
+ *              "-Infinity" exactly where torch has finfo(float32).min, and
+ *              their softmax is the answer's attentions
  *   selection  layers [0] gives hidden_states[1] as output; a heads subset
- *              and "mean" are the oracle's heads and their mean
+ *              and "mean" are the oracle's heads and their mean (the scores
+ *              of those heads, per head, with either)
  * and once: GET /v1/models/CASE describes the checkpoint; refusals (an id
  * past the vocabulary, a sequence past the context, an empty sequence, a
- * one-layer field, a layer out of range) are 422 naming the place. Folders
- * that must stop start-up are check_checkpoint_v2's.
+ * one-layer field, a layer out of range, a score view other than masked)
+ * are 422 naming the place; scores without weights; the memory check counts
+ * the scores. Folders that must stop start-up are check_checkpoint_startup's.
  *
  * Ownership: the case list and the expected answers are this file's
  * statics, made in setup and released in teardown; the daemon is the test
  * case's (an unchecked fixture).
  */
 #include <check.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +106,70 @@ static size_t compare(const json_t *got, const json_t *want, const char *where)
 		n += compare(json_array_get(got, i), json_array_get(want, i), child);
 	}
 	return n;
+}
+
+/* got and want are nested scores: where want is finfo(float32).min (torch's
+ * hidden key) got is "-Infinity", elsewhere a number within the tolerance.
+ * Returns the count of numbers compared. */
+static size_t compare_scores(const json_t *got, const json_t *want, const char *where)
+{
+	size_t n = 0;
+
+	if (json_is_number(want) && json_number_value(want) <= -FLT_MAX) {
+		ck_assert_msg(json_is_string(got) &&
+				      strcmp(json_string_value(got), "-Infinity") == 0,
+			      "%s: expected \"-Infinity\" where torch hides the key", where);
+		return 1;
+	}
+	if (json_is_number(want))
+		return compare(got, want, where);
+	ck_assert_msg(json_is_array(got) && json_array_size(got) == json_array_size(want),
+		      "%s: expected an array of %zu", where, json_array_size(want));
+	for (size_t i = 0; i < json_array_size(want); i++) {
+		char child[256];
+
+		snprintf(child, sizeof child, "%s/%zu", where, i);
+		n += compare_scores(json_array_get(got, i), json_array_get(want, i), child);
+	}
+	return n;
+}
+
+/* A score as answered: a number, or "-Infinity". */
+static double score_value(const json_t *v)
+{
+	if (json_is_string(v)) {
+		ck_assert_str_eq(json_string_value(v), "-Infinity");
+		return -INFINITY;
+	}
+	ck_assert_msg(json_is_number(v), "a score is a number or \"-Infinity\"");
+	return json_number_value(v);
+}
+
+/* Nested answered scores and attentions of one shape: the softmax (in
+ * double) of each row of scores is that row of attentions. */
+static void check_softmax(const json_t *sc, const json_t *att, const char *where)
+{
+	size_t L = json_array_size(sc);
+	double mx = -INFINITY, sum = 0;
+
+	ck_assert_msg(json_is_array(att) && json_array_size(att) == L, "%s: shapes differ", where);
+	if (L > 0 && json_is_array(json_array_get(sc, 0))) {
+		for (size_t i = 0; i < L; i++)
+			check_softmax(json_array_get(sc, i), json_array_get(att, i), where);
+		return;
+	}
+	for (size_t j = 0; j < L; j++)
+		mx = fmax(mx, score_value(json_array_get(sc, j)));
+	ck_assert_msg(mx > -INFINITY, "%s: a row sees no key", where);
+	for (size_t j = 0; j < L; j++)
+		sum += exp(score_value(json_array_get(sc, j)) - mx);
+	for (size_t j = 0; j < L; j++) {
+		double p = exp(score_value(json_array_get(sc, j)) - mx) / sum;
+		double a = json_number_value(json_array_get(att, j));
+
+		ck_assert_msg(fabs(p - a) <= ABS_TOL + REL_TOL * fabs(a),
+			      "%s: softmax of the scores %.9g, attentions %.9g", where, p, a);
+	}
 }
 
 /* want[...][item][head] of every item and layer: the heads in `heads`, or
@@ -205,7 +277,8 @@ static json_t *layers_as_items(json_t *atts, int unbatched)
 
 static void check_run(size_t c, const json_t *run, size_t k)
 {
-	char *body = run_request(cc.name[c], run, NULL);
+	const json_t *want_sc = json_object_get(run, "scores");
+	char *body = run_request(cc.name[c], run, want_sc ? "{\"scores\": \"masked\"}" : NULL);
 	json_t *ans = attention(body);
 	int unbatched = json_object_get(run, "text") != NULL;
 	const json_t *hidden = json_object_get(run, "hidden");
@@ -222,6 +295,16 @@ static void check_run(size_t c, const json_t *run, size_t k)
 	snprintf(where, sizeof where, "%s run %zu output", cc.name[c], k);
 	n += compare(out, json_array_get(hidden, json_array_size(hidden) - 1), where);
 	ck_assert_uint_gt(n, 0);
+	if (want_sc != NULL) {
+		json_t *sc = layers_as_items(json_object_get(ans, "scores"), unbatched);
+
+		snprintf(where, sizeof where, "%s run %zu scores", cc.name[c], k);
+		ck_assert_uint_gt(compare_scores(sc, want_sc, where), 0);
+		check_softmax(sc, atts, where);
+		json_decref(sc);
+	} else {
+		ck_assert_ptr_null(json_object_get(ans, "scores"));
+	}
 	json_decref(atts);
 	json_decref(out);
 	json_decref(ans);
@@ -270,8 +353,11 @@ static void check_heads(size_t c, const json_t *run, int mean)
 	json_t *ans, *atts, *want;
 	int unbatched = json_object_get(run, "text") != NULL;
 
-	snprintf(extra, sizeof extra, "{\"heads\": [%zu, 0], \"weights\": \"%s\", \"output\": false}",
-		 H - 1, mean ? "mean" : "per_head");
+	const json_t *want_sc = json_object_get(run, "scores");
+
+	snprintf(extra, sizeof extra,
+		 "{\"heads\": [%zu, 0], \"weights\": \"%s\", \"output\": false, \"scores\": \"%s\"}",
+		 H - 1, mean ? "mean" : "per_head", want_sc ? "masked" : "none");
 	body = run_request(cc.name[c], run, extra);
 	ans = attention(body);
 	ck_assert_ptr_null(json_object_get(ans, "output"));
@@ -279,6 +365,16 @@ static void check_heads(size_t c, const json_t *run, int mean)
 	want = select_heads(want_layers, heads, H > 1 ? 2 : 1, mean);
 	compare(atts, want, mean ? "mean of heads" : "heads subset");
 	json_decref(want);
+	if (want_sc != NULL) { /* per head, whatever weights says */
+		json_t *sc = layers_as_items(json_object_get(ans, "scores"), unbatched);
+
+		want = select_heads(want_sc, heads, H > 1 ? 2 : 1, 0);
+		ck_assert_uint_gt(compare_scores(sc, want, "scores of the heads subset"), 0);
+		if (!mean)
+			check_softmax(sc, atts, "scores of the heads subset");
+		json_decref(want);
+		json_decref(sc);
+	}
 	json_decref(atts);
 	json_decref(ans);
 	free(body);
@@ -364,6 +460,39 @@ START_TEST(refusals)
 		"/heads");
 	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"layers\": \"all\"}", 422,
 		"invalid_input", "/layers");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"scores\": \"raw\"}", 422,
+		"invalid_value", "/scores");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"scores\": true}", 422,
+		"invalid_value", "/scores");
+}
+END_TEST
+
+/* "weights": "none" with "scores": "masked": the scores alone, torch's, for
+ * the last layer of gpt2_f32's first run. */
+START_TEST(scores_without_weights)
+{
+	size_t c = 0;
+	const json_t *run, *want_sc;
+	json_t *ans, *want;
+	char *body;
+
+	while (c < cc.n && strcmp(cc.name[c], "gpt2_f32") != 0)
+		c++;
+	ck_assert_uint_lt(c, cc.n);
+	run = json_array_get(json_object_get(cc.expected[c], "runs"), 0);
+	want_sc = json_object_get(run, "scores");
+	body = run_request(cc.name[c], run,
+			   "{\"weights\": \"none\", \"scores\": \"masked\", \"layers\": \"last\", "
+			   "\"output\": false}");
+	ans = attention(body);
+	ck_assert_ptr_null(json_object_get(ans, "attentions"));
+	ck_assert_ptr_null(json_object_get(ans, "output"));
+	want = json_array();
+	json_array_append(want, json_array_get(want_sc, json_array_size(want_sc) - 1));
+	ck_assert_uint_gt(compare_scores(json_object_get(ans, "scores"), want, "scores alone"), 0);
+	json_decref(want);
+	json_decref(ans);
+	free(body);
 }
 END_TEST
 
@@ -386,11 +515,12 @@ START_TEST(id_labels)
 }
 END_TEST
 
-/* A batch of n copies of a 16-token item on gpt2_f32, as a request body. */
-static char *batch_body(size_t n)
+/* A batch of n copies of a 16-token item on gpt2_f32, as a request body,
+ * with scores ("masked") or without ("none"). */
+static char *batch_body(size_t n, const char *scores)
 {
-	json_t *req = json_pack("{s:s,s:[],s:s,s:b}", "model", "gpt2_f32", "tokens", "weights",
-				"per_head", "output", 0);
+	json_t *req = json_pack("{s:s,s:[],s:s,s:b,s:s}", "model", "gpt2_f32", "tokens", "weights",
+				"per_head", "output", 0, "scores", scores);
 	char *body;
 
 	for (size_t b = 0; b < n; b++) {
@@ -415,7 +545,17 @@ START_TEST(limits)
 	snprintf(spec, sizeof spec, "gpt2_f32=" ROOT "/gpt2_f32");
 	{
 		LIVE_DAEMON(small, "--model", spec, "--max-request-mb", "1");
-		body = batch_body(100); /* 3 layers x 100 x 4 x 16 x 16 weights, as text */
+		body = batch_body(100, "none"); /* 3 layers x 100 x 4 x 16 x 16 weights, as text */
+		live_post(small.port, "/v1/attention", "application/json", "", body, strlen(body),
+			  &r);
+		live_assert_error(&r, 422, "request_too_large");
+		free(body);
+		body = batch_body(8, "none"); /* fits; with as many scores again it does not */
+		live_post(small.port, "/v1/attention", "application/json", "", body, strlen(body),
+			  &r);
+		ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+		free(body);
+		body = batch_body(8, "masked");
 		live_post(small.port, "/v1/attention", "application/json", "", body, strlen(body),
 			  &r);
 		live_assert_error(&r, 422, "request_too_large");
@@ -424,7 +564,7 @@ START_TEST(limits)
 	}
 	{
 		LIVE_DAEMON(cheap, "--model", spec, "--max-request-gflop", "1");
-		body = batch_body(3000); /* about 2 GFLOP with the scores' share */
+		body = batch_body(3000, "none"); /* about 2 GFLOP with the scores' share */
 		live_post(cheap.port, "/v1/attention", "application/json", "", body, strlen(body),
 			  &r);
 		live_assert_error(&r, 422, "request_too_expensive");
@@ -475,6 +615,7 @@ static Suite *checkpoint_suite(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, context_length);
 	tcase_add_test(tc, id_labels);
+	tcase_add_test(tc, scores_without_weights);
 	tcase_add_test(tc, limits);
 	suite_add_tcase(s, tc);
 	return s;

@@ -8,7 +8,7 @@
  * CASE=DIR), as check_checkpoint_daemon.c does for /v1. For each case:
  *   metadata   GET /v2/models/CASE: inputs tokens INT64 [-1, -1] (and text
  *              BYTES [-1] when the folder has a tokenizer.json), outputs
- *              output [-1, -1, E] and attentions [N, -1, H, -1, -1]
+ *              output [-1, -1, E], attentions and scores [N, -1, H, -1, -1]
  *   oracle     POST /v2/models/CASE/infer, tokens INT64 [2, L]: each item of
  *              each run twice (v2 tokens are rectangular, so a ragged run is
  *              sent item by item), or a text run's string as text BYTES [1]:
@@ -18,6 +18,12 @@
  *              token_type_ids input)
  *   mean       parameters.weights "mean": attentions [N, B, L, L], the mean
  *              of the oracle's heads
+ *   scores     the output "scores", named (never by default), in binary:
+ *              [N, B, H, L, L] of the oracle's pre-softmax scores where it
+ *              kept them, -inf exactly where torch has finfo(float32).min,
+ *              also with weights "none"; a ragged text batch's rows past an
+ *              item's length are -inf (its attentions' rows 0), in every
+ *              layer
  *   binary     binary_data_output: the outputs' float32 bytes after the JSON
  *              header (Inference-Header-Content-Length), the oracle's numbers
  *   triton     the bytes tritonclient.http's infer sends (no Content-Type;
@@ -27,35 +33,26 @@
  *              Content-Type that is present but wrong is still 415
  * and once: refusals (an embeddings input, a causal parameter, the one-layer
  * output "weights", an id past the vocabulary) are 422 with the protocol's
- * error body {"error": "..."}.
- *
- * Start-up refusals, without a daemon of their own (live_run_to_exit): a
- * folder whose safetensors lacks a tensor, one whose config.json no longer
- * fits its tensors (a mis-shaped tensor), one without model.safetensors, a
- * shard index naming a missing shard, an unknown model_type, and heads= given with a folder: each
- * exits 2 with a message naming the file (and the tensor, where there is one).
+ * error body {"error": "..."}. Folders that must stop start-up are
+ * check_checkpoint_startup's.
  *
  * Ownership: the case list and the expected answers are this file's statics,
  * made in setup and released in teardown; the daemon is the test case's (an
  * unchecked fixture).
  */
-#define _GNU_SOURCE /* memmem */
 #include <check.h>
-#include <dirent.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/checkpoint_cases.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
-#include "tests/lib/tmp_files.h"
 
 #define ROOT CKPT_ROOT
 #define ABS_TOL 1e-5
@@ -432,9 +429,10 @@ START_TEST(metadata)
 	assert_meta(json_array_get(in, 0), "tokens", "INT64", bl, 2);
 	if (text)
 		assert_meta(json_array_get(in, 1), "text", "BYTES", b, 1);
-	ck_assert_uint_eq(json_array_size(out), 2);
+	ck_assert_uint_eq(json_array_size(out), 3);
 	assert_meta(json_array_get(out, 0), "output", "FP32", ble, 3);
 	assert_meta(json_array_get(out, 1), "attentions", "FP32", nbhll, 5);
+	assert_meta(json_array_get(out, 2), "scores", "FP32", nbhll, 5);
 	json_decref(v);
 	live_resp_release(&r);
 }
@@ -530,6 +528,124 @@ START_TEST(binary)
 {
 	binary_done = 0;
 	ck_assert_uint_gt(each_item((size_t)_i, binary_first), 0);
+}
+END_TEST
+
+/* ---- scores ---------------------------------------------------------------- */
+
+/* One output of a binary answer r (its JSON header parsed into head): the
+ * floats of output i. */
+static void binary_output(const struct live_resp *r, size_t i, struct flat *f)
+{
+	size_t json_len = strtoul(live_header(r, "Inference-Header-Content-Length"), NULL, 10);
+	json_t *head = parse(r->body, json_len);
+	const json_t *outs = json_object_get(head, "outputs");
+	size_t at = json_len;
+
+	for (size_t k = 0; k <= i; k++) {
+		size_t bytes = (size_t)json_integer_value(json_object_get(
+		    json_object_get(json_array_get(outs, k), "parameters"), "binary_data_size"));
+
+		ck_assert_uint_le(at + bytes, r->body_len);
+		if (k == i)
+			floats_of(f, (const unsigned char *)r->body + at, bytes / 4);
+		at += bytes;
+	}
+	json_decref(head);
+}
+
+/* Item b's scores [N, reps, H, L, L] asked alone (weights none) in binary,
+ * against the oracle's: -inf exactly where torch has finfo.min. */
+static void scores_item(size_t c, const json_t *run, size_t b)
+{
+	const json_t *text = json_object_get(run, "text");
+	const json_t *sc = json_object_get(run, "scores");
+	json_t *params = json_pack("{s:b,s:s}", "binary_data_output", 1, "weights", "none");
+	json_t *req = text ? text_request(text, params)
+			   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
+	struct live_resp r = { 0 };
+	struct flat got = { 0 }, want = { 0 };
+
+	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "scores"));
+	infer(c, req, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	binary_output(&r, 0, &got);
+	for (size_t l = 0; l < json_array_size(sc); l++)
+		for (int k = 0; k < reps_of(run); k++)
+			flatten(&want, json_array_get(json_array_get(sc, l), b));
+	ck_assert_uint_eq(got.n, want.n);
+	for (size_t i = 0; i < want.n; i++) {
+		if (want.x[i] <= -FLT_MAX) {
+			ck_assert_msg(isinf(got.x[i]) && got.x[i] < 0, "%s scores [%zu]: %g, want -inf",
+				      cc.name[c], i, got.x[i]);
+			got.x[i] = want.x[i]; /* compared */
+		}
+	}
+	compare(&got, &want, "scores");
+	flat_release(&got);
+	flat_release(&want);
+	live_resp_release(&r);
+}
+
+static void scores_if_kept(size_t c, const json_t *run, size_t b)
+{
+	if (json_object_get(run, "scores") != NULL)
+		scores_item(c, run, b);
+}
+
+START_TEST(scores)
+{
+	size_t c = (size_t)_i;
+	const json_t *run0 = json_array_get(json_object_get(cc.expected[c], "runs"), 0);
+	json_t *ans = ask(c, run0, 0, NULL);
+	const json_t *outs = json_object_get(ans, "outputs");
+
+	for (size_t i = 0; i < json_array_size(outs); i++) /* not by default */
+		ck_assert_str_ne(json_string_value(json_object_get(json_array_get(outs, i), "name")),
+				 "scores");
+	json_decref(ans);
+	each_item(c, scores_if_kept);
+}
+END_TEST
+
+/* A ragged text batch on gpt2_f32: rows past an item's length are -inf in
+ * scores and 0 in attentions; the other rows see a key. */
+START_TEST(scores_padding)
+{
+	json_t *req = json_pack("{s:[{s:s,s:s,s:[i],s:[s,s]}],s:[{s:s},{s:s}],s:{s:b}}", "inputs",
+				"name", "text", "datatype", "BYTES", "shape", 2, "data", "a cat",
+				"a", "outputs", "name", "attentions", "name", "scores",
+				"parameters", "binary_data_output", 1);
+	struct live_resp r = { 0 };
+	struct flat att = { 0 }, sc = { 0 };
+	size_t c = 0, L = 5, N, H = 4, hidden = 0;
+
+	while (c < cc.n && strcmp(cc.name[c], "gpt2_f32") != 0)
+		c++;
+	ck_assert_uint_lt(c, cc.n);
+	infer(c, req, &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	binary_output(&r, 0, &att);
+	binary_output(&r, 1, &sc);
+	ck_assert_uint_eq(att.n, sc.n);
+	N = att.n / (2 * H * L * L); /* [N, 2, H, 5, 5]: "a cat" is 5 tokens, "a" 1 */
+	ck_assert_uint_eq(N * 2 * H * L * L, att.n);
+	for (size_t l = 0; l < N; l++)
+		for (size_t h = 0; h < H; h++)
+			for (size_t i = 1; i < L; i++)
+				for (size_t j = 0; j < L; j++) {
+					/* seek to [l, 1, h, i, j]: item 1's padded rows */
+					size_t at = (((l * 2 + 1) * H + h) * L + i) * L + j;
+
+					ck_assert(isinf(sc.x[at]) && sc.x[at] < 0);
+					ck_assert_msg(att.x[at] == 0, "att [%zu] = %g", at, att.x[at]);
+					hidden++;
+				}
+	ck_assert_uint_gt(hidden, 0);
+	ck_assert(!isinf(sc.x[((0 * 2 + 1) * H + 0) * L * L])); /* item 1's row 0 sees key 0 */
+	flat_release(&att);
+	flat_release(&sc);
+	live_resp_release(&r);
 }
 END_TEST
 
@@ -768,169 +884,10 @@ START_TEST(refusals)
 }
 END_TEST
 
-/* ---- folders that must stop start-up -------------------------------------- */
-
-/* The bytes of ROOT/c/name, malloc'd; *len their count. */
-static char *read_case_file(const char *c, const char *name, size_t *len)
-{
-	char path[512];
-	FILE *f;
-	long n;
-	char *bytes;
-
-	snprintf(path, sizeof path, ROOT "/%s/%s", c, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
-	bytes = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(bytes);
-	ck_assert_uint_eq(fread(bytes, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	bytes[n] = '\0';
-	*len = (size_t)n;
-	return bytes;
-}
-
-/* Copies ROOT/c/name into dir unless skip names it; edit, when not NULL,
- * changes the bytes first. */
-static void copy_case(const char *dir, const char *c, const char *skip,
-		      void (*edit)(const char *name, char *bytes, size_t len))
-{
-	char src[512], path[512];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(src, sizeof src, ROOT "/%s", c);
-	d = opendir(src);
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)) != NULL) {
-		size_t n;
-		char *bytes;
-
-		if (e->d_name[0] == '.' || strcmp(e->d_name, "expected.json") == 0 ||
-		    (skip != NULL && strcmp(e->d_name, skip) == 0))
-			continue;
-		bytes = read_case_file(c, e->d_name, &n);
-		if (edit != NULL)
-			edit(e->d_name, bytes, n);
-		tmp_write(dir, e->d_name, bytes, n, path);
-		free(bytes);
-	}
-	closedir(d);
-}
-
-/* Starting with spec (its "@" the folder dir) exits 2, the message holding
- * want1 and want2 (or NULL). */
-static void refuses_start(const char *dir, const char *opts, const char *want1, const char *want2)
-{
-	char spec[700], err[4096];
-	const char *args[] = { "--model", spec, NULL };
-	int status;
-
-	snprintf(spec, sizeof spec, "bad=%s%s", dir, opts);
-	status = live_run_to_exit(args, WAIT_MS, err, sizeof err);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: %s", status,
-		      err);
-	ck_assert_msg(strstr(err, want1) != NULL, "'%s' not in: %s", want1, err);
-	ck_assert_msg(want2 == NULL || strstr(err, want2) != NULL, "'%s' not in: %s", want2, err);
-}
-
-/* Renames the header's "ln_f.weight" to "ln_f.weighx" (same length, so every
- * offset stays): the final norm's weight is missing. */
-static void drop_ln_f(const char *name, char *bytes, size_t len)
-{
-	static const char key[] = "\"ln_f.weight\"";
-	char *p;
-
-	if (strcmp(name, "model.safetensors") != 0)
-		return;
-	p = memmem(bytes, len, key, sizeof key - 1);
-	ck_assert_ptr_nonnull(p);
-	p[sizeof key - 3] = 'x';
-}
-
-/* n_embd 48 -> 32: config.json no longer fits the tensors. */
-static void narrow_embd(const char *name, char *bytes, size_t len)
-{
-	static const char key[] = "\"n_embd\": 48";
-	char *p;
-
-	if (strcmp(name, "config.json") != 0)
-		return;
-	p = memmem(bytes, len, key, sizeof key - 1);
-	ck_assert_ptr_nonnull(p);
-	memcpy(p + sizeof key - 3, "32", 2);
-}
-
-/* Each refusal in a folder of its own. */
-static void bad_folder(const char *c, const char *skip,
-		       void (*edit)(const char *, char *, size_t), const char *want1,
-		       const char *want2)
-{
-	char dir[] = "/tmp/attnd-ckpt2-XXXXXX";
-	char want[600];
-
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	copy_case(dir, c, skip, edit);
-	snprintf(want, sizeof want, "%s/%s", dir, want1);
-	refuses_start(dir, "", want1[0] ? want : dir, want2);
-	tmp_remove_dir(dir);
-}
-
-START_TEST(missing_tensor)
-{
-	bad_folder("gpt2_f16_noprefix", NULL, drop_ln_f, "model.safetensors", "'ln_f.weight'");
-}
-END_TEST
-
-START_TEST(misshaped_tensor)
-{
-	bad_folder("gpt2_f16_noprefix", NULL, narrow_embd, "model.safetensors",
-		   "'wte.weight' has shape [100, 48], expected [100, 32]");
-}
-END_TEST
-
-START_TEST(missing_safetensors)
-{
-	bad_folder("gpt2_f16_noprefix", "model.safetensors", NULL, "", "model.safetensors");
-}
-END_TEST
-
-START_TEST(missing_shard)
-{
-	bad_folder("llama_bf16_sharded", "model-00002-of-00002.safetensors", NULL,
-		   "model-00002-of-00002.safetensors", "cannot open");
-}
-END_TEST
-
-/* A config.json alone is enough: its model_type is refused before any
- * weights are looked for. */
-START_TEST(unknown_model_type)
-{
-	char dir[] = "/tmp/attnd-ckpt2-XXXXXX", path[512];
-	const char config[] = "{\"model_type\": \"t5\", \"d_model\": 8}";
-
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	tmp_write(dir, "config.json", config, strlen(config), path);
-	refuses_start(dir, "", "config.json", "'t5'");
-	tmp_remove_dir(dir);
-}
-END_TEST
-
-START_TEST(heads_with_folder)
-{
-	refuses_start(ROOT "/gpt2_f32", ",heads=4", "is a model folder", "heads=");
-}
-END_TEST
-
 static Suite *checkpoint_v2_suite(void)
 {
 	Suite *s = suite_create("checkpoint_v2");
 	TCase *tc = tcase_create("v2");
-	TCase *bad = tcase_create("start-up");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
@@ -938,18 +895,11 @@ static Suite *checkpoint_v2_suite(void)
 	tcase_add_loop_test(tc, oracle, 0, (int)cc.n);
 	tcase_add_loop_test(tc, mean_of_heads, 0, (int)cc.n);
 	tcase_add_loop_test(tc, binary, 0, (int)cc.n);
+	tcase_add_loop_test(tc, scores, 0, (int)cc.n);
+	tcase_add_test(tc, scores_padding);
 	tcase_add_test(tc, triton_client);
 	tcase_add_test(tc, refusals);
 	suite_add_tcase(s, tc);
-
-	tcase_set_timeout(bad, 60);
-	tcase_add_test(bad, missing_tensor);
-	tcase_add_test(bad, misshaped_tensor);
-	tcase_add_test(bad, missing_safetensors);
-	tcase_add_test(bad, missing_shard);
-	tcase_add_test(bad, heads_with_folder);
-	tcase_add_test(bad, unknown_model_type);
-	suite_add_tcase(s, bad);
 	return s;
 }
 

@@ -3,10 +3,13 @@
  * models of each family, fast path against its naive twin.
  *
  *   twin      attn_stack_forward vs attn_stack_forward_ref on every captured
- *             attention and the output: |fast - ref| <= 1e-5 + 1e-4 |ref|
- *             (seeded.h); gpt2 (fused in-major qkv), bert (types, eps 1e-12),
+ *             attention, every captured layer's masked scores and the
+ *             output: |fast - ref| <= 1e-5 + 1e-4 |ref| (seeded.h), -inf
+ *             exactly; gpt2 (fused in-major qkv), bert (types, eps 1e-12),
  *             llama (GQA 4/2, RoPE, biases, window 3, D != E / H), ragged
- *             batches, capture and head subsets, MEAN
+ *             batches, capture and head subsets, MEAN, scores without weights
+ *   scores    the softmax of each captured score row is its weights row
+ *             (per head; all-hidden rows weigh 0)
  *   threads   1 and 2 threads (and enough rows to split the projections)
  *             give the same bits
  *   padding   a padded item's valid rows equal the item run alone
@@ -152,10 +155,23 @@ static void tm_free(struct tmodel *m)
 struct trun {
 	struct attn_stack_run r;
 	int64_t *ids, *types;
+	float *scores; /* [C, B, Hc, L, L] when r.scores_view is MASKED: tr_run's
+	                  scores, which the caller copies between runs */
 	size_t lengths[4], heads[4];
 	uint8_t capture[MAX_LAYERS];
 	size_t att_floats, out_floats;
 };
+
+/* Floats of the captured scores, [C, B, Hc, L, L] (0 without scores). */
+static size_t tr_score_floats(const struct trun *t)
+{
+	const struct attn_stack_run *r = &t->r;
+	size_t C = 0, Hc = r->heads ? r->n_heads : r->stack->H;
+
+	for (size_t l = 0; l <= r->last_layer; l++)
+		C += r->capture[l] != 0;
+	return r->scores_view == ATTN_SCORES_NONE ? 0 : C * r->B * Hc * r->L * r->L;
+}
 
 static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stack *s,
 		     size_t B, size_t L)
@@ -191,6 +207,18 @@ static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stac
 			t->heads[i] = (i * 3 + 1) % s->H;
 		r->heads = t->heads;
 	}
+	switch (test_pick(g, 0, 3)) { /* scores: half the runs, a few without weights */
+	case 0:
+		r->scores_view = ATTN_SCORES_MASKED;
+		r->weights_mode = ATTN_WEIGHTS_NONE;
+		break;
+	case 1:
+		r->scores_view = ATTN_SCORES_MASKED;
+		break;
+	default:
+		break;
+	}
+	t->scores = calloc(tr_score_floats(t) + 1, sizeof(float));
 }
 
 /* Runs fast (threads) or ref into fresh outputs the caller frees. */
@@ -207,7 +235,8 @@ static void tr_run(const struct trun *t, int ref, size_t threads, float **att, f
 		C += r.capture[l] != 0;
 	*att = calloc(C * r.B * Hc * r.L * r.L + 1, sizeof(float));
 	*out = calloc(r.B * r.L * r.stack->E, sizeof(float));
-	r.attentions = C ? *att : NULL;
+	r.attentions = C && r.weights_mode != ATTN_WEIGHTS_NONE ? *att : NULL;
+	r.scores = C && r.scores_view != ATTN_SCORES_NONE ? t->scores : NULL;
 	r.out = *out;
 	r.threads = threads;
 	if (ref) {
@@ -230,13 +259,47 @@ static size_t tr_att_floats(const struct trun *t)
 
 	for (size_t l = 0; l <= r->last_layer; l++)
 		C += r->capture[l] != 0;
-	return C * r->B * Hc * r->L * r->L;
+	return r->weights_mode == ATTN_WEIGHTS_NONE ? 0 : C * r->B * Hc * r->L * r->L;
 }
 
 static void tr_free(struct trun *t)
 {
 	free(t->ids);
 	free(t->types);
+	free(t->scores);
+}
+
+/* A copy of t's scores after a run (freed by the caller). */
+static float *tr_take_scores(const struct trun *t)
+{
+	size_t n = tr_score_floats(t) + 1;
+	float *copy = malloc(n * sizeof(float));
+
+	memcpy(copy, t->scores, n * sizeof(float));
+	return copy;
+}
+
+/* Each per-head score row's softmax (in double; no visible key: zeros) is
+ * the weights row beside it: PER_HEAD runs with scores. */
+static void check_softmax_of_scores(const struct trun *t, const float *att, const float *sc,
+				    int iter)
+{
+	size_t n = tr_score_floats(t), L = t->r.L;
+	float *p = malloc(L * sizeof(float));
+
+	for (size_t row = 0; row < n / L; row++) {
+		const float *s = sc + row * L;
+		double mx = -INFINITY, sum = 0;
+
+		for (size_t j = 0; j < L; j++)
+			mx = s[j] > mx ? s[j] : mx;
+		for (size_t j = 0; j < L; j++)
+			sum += mx == -INFINITY ? 0.0 : exp((double)s[j] - mx);
+		for (size_t j = 0; j < L; j++)
+			p[j] = sum > 0 ? (float)(exp((double)s[j] - mx) / sum) : 0.0f;
+		test_assert_close(p, att + row * L, L, "softmax(scores)", iter);
+	}
+	free(p);
 }
 
 /* ---- twin and threads --------------------------------------------------- */
@@ -245,18 +308,26 @@ static void tr_free(struct trun *t)
  * (within tolerance); frees t and m. */
 static void check_threads_and_twin(struct trun *t, struct tmodel *m, int i)
 {
-	float *att1, *out1, *att2, *out2, *att_ref, *out_ref;
+	float *att1, *out1, *att2, *out2, *att_ref, *out_ref, *sc1, *sc2;
 	size_t n_out = t->r.B * t->r.L * m->s.E;
 
 	tr_run(t, 0, 1, &att1, &out1);
+	sc1 = tr_take_scores(t);
 	tr_run(t, 0, 2, &att2, &out2);
+	sc2 = tr_take_scores(t);
 	tr_run(t, 1, 0, &att_ref, &out_ref);
 	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
 	ck_assert_msg(memcmp(att1, att2, tr_att_floats(t) * sizeof(float)) == 0,
 		      "threads change attentions");
+	ck_assert_msg(memcmp(sc1, sc2, tr_score_floats(t) * sizeof(float)) == 0,
+		      "threads change scores");
 	test_assert_close(att1, att_ref, tr_att_floats(t), "attentions", i);
+	test_assert_close(sc1, t->scores, tr_score_floats(t), "scores", i);
 	test_assert_close(out1, out_ref, n_out, "out", i);
+	if (t->r.weights_mode == ATTN_WEIGHTS_PER_HEAD)
+		check_softmax_of_scores(t, att1, sc1, i);
 	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
+	free(sc1), free(sc2);
 	tr_free(t);
 	tm_free(m);
 }
@@ -309,6 +380,7 @@ static enum attn_status run_with_flag(const struct trun *t, size_t threads,
 	void *ws;
 
 	r.attentions = tr_att_floats(t) ? att : NULL;
+	r.scores = tr_score_floats(t) ? t->scores : NULL;
 	r.out = out;
 	r.threads = threads;
 	r.cancel = flag;
@@ -365,6 +437,7 @@ START_TEST(padded_rows_match_alone)
 	pad.lengths[1] = k;
 	pad.r.heads = NULL;
 	pad.r.weights_mode = ATTN_WEIGHTS_PER_HEAD;
+	pad.r.scores_view = ATTN_SCORES_NONE; /* alone's buffer is not sized for pad's */
 	pad.r.last_layer = m.s.n_layers - 1;
 	memset(pad.capture, 1, sizeof(pad.capture));
 	tr_build(&alone, &g, &m.s, 1, k);
@@ -430,6 +503,7 @@ START_TEST(bad_runs_are_refused)
 	t.capture[0] = 1;
 	t.r.attentions = &att;
 	t.r.weights_mode = ATTN_WEIGHTS_PER_HEAD;
+	t.r.scores_view = ATTN_SCORES_NONE;
 
 	r = t.r, t.ids[5] = 50;
 	expect(&r, ATTN_ERR_TOKEN, "ids", 5); /* padding ids too */
@@ -455,6 +529,14 @@ START_TEST(bad_runs_are_refused)
 	expect(&r, ATTN_ERR_ARGUMENT, "layers", 3);
 	r = t.r, r.weights_mode = ATTN_WEIGHTS_NONE;
 	expect(&r, ATTN_ERR_ARGUMENT, "weights_mode", 0);
+	r = t.r, r.scores_view = ATTN_SCORES_RAW; /* a stack keeps the masked view only */
+	expect(&r, ATTN_ERR_ARGUMENT, "scores_view", 0);
+	r = t.r, r.scores_view = ATTN_SCORES_MASKED, r.scores = NULL;
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
+	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "scores");
+	ck_assert_int_eq(attn_stack_forward(&r, &att, sizeof(att), &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "scores");
 	r = t.r, r.attentions = NULL; /* planned without it, run with it */
 	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
 	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_ARGUMENT);

@@ -549,8 +549,12 @@ async function sample(d) {
 }
 
 // The tokenizer the spec's examples name, as a path relative to the
-// repository's root (its `source` in GET /v1/tokenizers is this text).
-const TOKENIZER_ARGS = ["--tokenizer", "gpt2=tests/data/tokenizers/gpt2/vocab.json"];
+// repository's root (its `source` in GET /v1/tokenizers is this text), and
+// the checkpoint they name (the oracle's gpt2_f32, tests/data/checkpoints/).
+const TOKENIZER_ARGS = [
+	"--tokenizer", "gpt2=tests/data/tokenizers/gpt2/vocab.json",
+	"--model", "gpt2_f32=tests/data/checkpoints/gpt2_f32",
+];
 
 async function main() {
 	const daemons = [];

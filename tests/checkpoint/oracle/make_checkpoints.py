@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes tests/data/checkpoints/<case>/: small random Hugging Face style
 checkpoints (config.json, safetensors, sometimes tokenizer.json) and
-expected.json, the attentions and hidden states models.py computes for them.
+expected.json, the attentions and hidden states models.py computes for them
+(and, for the cases with "scores": True, each layer's pre-softmax scores).
 
 Usage: make_checkpoints.py OUT_DIR   (make checkpoint-fixtures)
 
@@ -218,17 +219,17 @@ BERT_BASE = {"family": "bert", "eps": 1e-12, "P": 16, "T": 2}
 LLAMA_BASE = {"family": "llama", "model_type": "llama", "eps": 1e-6, "P": 128, "rope_theta": 10000.0}
 
 CASES = [
-    dict(GPT2_BASE, name="gpt2_f32", seed=11, dtype="F32", arch="GPT2LMHeadModel", prefix="transformer.",
+    dict(GPT2_BASE, name="gpt2_f32", scores=True, seed=11, dtype="F32", arch="GPT2LMHeadModel", prefix="transformer.",
          E=32, H=4, N=3, V=265, extras=("attn_bias_f32", "masked_bias"), tokenizer="bpe",
          lengths=([9], [4, 9, 1])),
     dict(GPT2_BASE, name="gpt2_f16_noprefix", seed=12, dtype="F16", arch="GPT2Model", prefix="",
          E=48, H=4, N=2, V=100, n_inner=80, extras=("attn_bias_bool",), lengths=([8], [6, 3, 8])),
-    dict(BERT_BASE, name="bert_f32", seed=21, dtype="F32", arch="BertForPreTraining", prefix="bert.",
+    dict(BERT_BASE, name="bert_f32", scores=True, seed=21, dtype="F32", arch="BertForPreTraining", prefix="bert.",
          E=32, H=4, N=2, F=64, V=64, extras=("pooler", "cls"), tokenizer="wordpiece", type_ids=True,
          lengths=([9], [5, 9, 2])),
     dict(BERT_BASE, name="bert_bf16_gamma", seed=22, dtype="BF16", arch="BertModel", prefix="", eps=1e-5,
          E=48, H=6, N=3, F=96, V=80, gamma_beta=True, lengths=([7], [7, 4, 1])),
-    dict(LLAMA_BASE, name="llama_f32", seed=31, dtype="F32", arch="LlamaForCausalLM", prefix="model.",
+    dict(LLAMA_BASE, name="llama_f32", scores=True, seed=31, dtype="F32", arch="LlamaForCausalLM", prefix="model.",
          E=32, H=4, Hkv=2, N=2, F=64, V=96, tied=True, extras=("rotary_inv_freq",),
          lengths=([9], [9, 5, 2])),
     dict(LLAMA_BASE, name="llama_bf16_sharded", seed=32, dtype="BF16", arch="LlamaForCausalLM",
@@ -241,7 +242,7 @@ CASES = [
          E=32, H=4, Hkv=2, D=16, N=2, F=48, V=64, tied=False, head_dim_key=True, attention_bias=True,
          mlp_bias=True, rope_theta=1000.0, rope={"rope_type": "linear", "factor": 2.0}, rope_type_key="type",
          lengths=([8], [8, 6, 3])),
-    dict(LLAMA_BASE, name="mistral_window", seed=41, dtype="F32", arch="MistralForCausalLM",
+    dict(LLAMA_BASE, name="mistral_window", scores=True, seed=41, dtype="F32", arch="MistralForCausalLM",
          model_type="mistral", prefix="model.", eps=1e-5, E=32, H=4, Hkv=1, N=2, F=64, V=64, tied=False,
          extras=("lm_head",), window=3, lengths=([9], [9, 4, 7])),
     dict(LLAMA_BASE, name="qwen2_bias", seed=51, dtype="BF16", arch="Qwen2ForCausalLM", model_type="qwen2",
@@ -321,7 +322,7 @@ def run_case(c, w32, items, type_items, text=None):
     if type_items is not None:
         tids = torch.tensor([x + [0] * (L - len(x)) for x in type_items], dtype=torch.int64)
     with torch.no_grad():
-        atts, hidden = models.forward(c, w32, ids, lengths, tids)
+        atts, hidden, scores = models.forward(c, w32, ids, lengths, tids)
     run = {}
     if text is not None:
         run["text"] = text
@@ -329,6 +330,8 @@ def run_case(c, w32, items, type_items, text=None):
     if type_items is not None:
         run["type_ids"] = type_items
     run["attentions"] = [[a[b, :, :n, :n].tolist() for b, n in enumerate(lengths)] for a in atts]
+    if c.get("scores"):  # finfo(float32).min where a key is hidden, as torch has it
+        run["scores"] = [[s[b, :, :n, :n].tolist() for b, n in enumerate(lengths)] for s in scores]
     run["hidden"] = [[h[b, :n].tolist() for b, n in enumerate(lengths)] for h in hidden[1:]]
     return run
 

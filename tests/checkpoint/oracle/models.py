@@ -6,6 +6,12 @@ modeling_qwen2.py, modeling_rope_utils.py; Apache-2.0), eager attention, with
 output_attentions=True and output_hidden_states=True:
 
   attentions[l]    [B, H, L, L] post-softmax weights of layer l
+  scores[l]        [B, H, L, L] the softmax's input in layer l, as the modeling
+                   code forms it: q k^T / sqrt(D) (Llama: q, k after RoPE),
+                   finfo(float32).min where the causal / window mask hides a
+                   key (GPT-2's torch.where; Llama's additive mask, whose sum
+                   with the score rounds to finfo.min), plus BERT's extended
+                   padding mask (1 - mask) * finfo.min
   hidden_states[0] the embeddings, hidden_states[l + 1] the output of layer l;
                    the last one has the final norm applied (GPT-2 ln_f, Llama
                    norm); BERT has no final norm.
@@ -23,7 +29,7 @@ import torch.nn.functional as F
 
 
 def forward(cfg, w, ids, lengths, type_ids=None):
-    """Dispatches on cfg["family"]; returns (attentions, hidden_states)."""
+    """Dispatches on cfg["family"]; returns (attentions, hidden_states, scores)."""
     if cfg["family"] == "gpt2":
         return gpt2_forward(cfg, w, ids)
     if cfg["family"] == "bert":
@@ -63,7 +69,7 @@ def gpt2_forward(cfg, w, ids):
     position_ids = torch.arange(L).unsqueeze(0)
     x = F.embedding(ids, w["wte.weight"]) + F.embedding(position_ids, w["wpe.weight"])
     causal = torch.tril(torch.ones((L, L), dtype=torch.bool)).view(1, 1, L, L)
-    hidden, atts = [x], []
+    hidden, atts, scores = [x], [], []
     for l in range(N):
         p = "h.%d." % l
         residual = x
@@ -75,6 +81,7 @@ def gpt2_forward(cfg, w, ids):
             a = a / torch.full([], v.size(-1) ** 0.5, dtype=a.dtype)
         mask_value = torch.full([], torch.finfo(a.dtype).min, dtype=a.dtype)
         a = torch.where(causal, a, mask_value)
+        scores.append(a)
         a = F.softmax(a, dim=-1)
         atts.append(a)
         o = conv1d(merge_heads(torch.matmul(a, v)), w[p + "attn.c_proj.weight"], w[p + "attn.c_proj.bias"])
@@ -86,7 +93,7 @@ def gpt2_forward(cfg, w, ids):
         x = residual + h
         hidden.append(x)
     hidden[-1] = F.layer_norm(x, (E,), w["ln_f.weight"], w["ln_f.bias"], eps)
-    return atts, hidden
+    return atts, hidden, scores
 
 
 # ---------------------------------------------------------------- BERT
@@ -112,7 +119,7 @@ def bert_forward(cfg, w, ids, lengths, type_ids):
     x = x + F.embedding(type_ids, w["embeddings.token_type_embeddings.weight"])
     x = x + F.embedding(position_ids, w["embeddings.position_embeddings.weight"])
     x = ln(x, "embeddings.LayerNorm")
-    hidden, atts = [x], []
+    hidden, atts, scores = [x], [], []
     for l in range(N):
         p = "encoder.layer.%d." % l
         q = split_heads(lin(x, p + "attention.self.query"), H, D)
@@ -120,6 +127,7 @@ def bert_forward(cfg, w, ids, lengths, type_ids):
         v = split_heads(lin(x, p + "attention.self.value"), H, D)
         s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(D)
         s = s + ext
+        scores.append(s)
         a = F.softmax(s, dim=-1)
         atts.append(a)
         ctx = merge_heads(torch.matmul(a, v))
@@ -127,7 +135,7 @@ def bert_forward(cfg, w, ids, lengths, type_ids):
         inter = F.gelu(lin(x, p + "intermediate.dense"))
         x = ln(lin(inter, p + "output.dense") + x, p + "output.LayerNorm")
         hidden.append(x)
-    return atts, hidden
+    return atts, hidden, scores
 
 
 # ---------------------------------------------------------------- Llama, Mistral, Qwen2
@@ -216,7 +224,7 @@ def llama_forward(cfg, w, ids):
         return F.linear(t, w[name + ".weight"], w.get(name + ".bias"))
 
     x = F.embedding(ids, w["embed_tokens.weight"])
-    hidden, atts = [x], []
+    hidden, atts, scores = [x], [], []
     for l in range(N):
         p = "layers.%d." % l
         residual = x
@@ -230,6 +238,7 @@ def llama_forward(cfg, w, ids):
         v = repeat_kv(v, H // Hkv)
         s = torch.matmul(q, k.transpose(2, 3)) * scaling
         s = s + mask
+        scores.append(s)
         a = F.softmax(s, dim=-1, dtype=torch.float32).to(q.dtype)
         atts.append(a)
         o = lin(merge_heads(torch.matmul(a, v)), p + "self_attn.o_proj")
@@ -240,4 +249,4 @@ def llama_forward(cfg, w, ids):
         x = residual + m
         hidden.append(x)
     hidden[-1] = rms_norm(x, w["norm.weight"], eps)
-    return atts, hidden
+    return atts, hidden, scores

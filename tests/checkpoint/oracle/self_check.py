@@ -296,6 +296,8 @@ def check_case(folder):
                 assert ea.shape == atts[l].shape and eh.shape == hid[l].shape
                 assert np.all(np.abs(ea.sum(-1) - 1) < 1e-5), "rows sum to 1"
                 assert np.all((atts[l] == 0) <= (ea == 0)), "zero where masked"
+                if "scores" in run:
+                    worst_a = max(worst_a, check_scores(np.array(run["scores"][l][b]), ea))
                 worst_a = max(worst_a, np.abs(ea - atts[l]).max())
                 worst_h = max(worst_h, (np.abs(eh - hid[l]) / np.maximum(1, np.abs(hid[l]))).max())
         if "text" in run:
@@ -304,6 +306,17 @@ def check_case(folder):
     print("%-20s %s  attention max |diff| %.2e  hidden max rel diff %.2e" % (
         exp["case"], "ok  " if ok else "FAIL", worst_a, worst_h))
     return ok
+
+
+def check_scores(es, ea):
+    """A run's scores [H, L, L] against its weights: finfo(float32).min (or
+    less) exactly where the weight is hidden, and their softmax, in float64,
+    the weights. Returns the largest difference."""
+    hidden = es <= np.finfo(np.float32).min
+    assert es.shape == ea.shape and np.all(hidden <= (ea == 0)), "hidden scores weigh 0"
+    s = np.where(hidden, -np.inf, es)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return np.abs(e / e.sum(-1, keepdims=True) - ea).max()
 
 
 def check_rerun(folder):

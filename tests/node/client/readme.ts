@@ -113,16 +113,25 @@ function isFloatTensor(t: S["FloatTensor"] | S["Base64Tensor"]): t is S["FloatTe
 	return Array.isArray(t) && (t.length === 0 || Array.isArray(t[0]));
 }
 
+// `scores` is one tensor (one layer) or a checkpoint's list of them, one per
+// layer; either way its float form nests arrays of arrays, its base64 form
+// does not (a list of {"shape", "base64"} per layer, or per ragged item).
+function floatScores(t: NonNullable<AttentionAnswer["scores"]>): boolean {
+	return Array.isArray(t) && (t.length === 0 || Array.isArray(t[0]));
+}
+
 // The float answer (the request left `encoding` at float).
 function floatAnswer(a: AttentionAnswer): S["AttentionResponse"] {
-	for (const t of [a.output, a.weights, a.scores, ...(a.attentions ?? [])])
+	for (const t of [a.output, a.weights, ...(a.attentions ?? [])])
 		expect(t === undefined || isFloatTensor(t), "a base64 tensor in a float answer");
+	expect(a.scores === undefined || floatScores(a.scores), "base64 scores in a float answer");
 	return a as S["AttentionResponse"];
 }
 
 function base64Answer(a: AttentionAnswer): S["AttentionResponseBase64"] {
-	for (const t of [a.output, a.weights, a.scores])
+	for (const t of [a.output, a.weights])
 		expect(t === undefined || !isFloatTensor(t), "a float tensor in a base64 answer");
+	expect(a.scores === undefined || !floatScores(a.scores), "float scores in a base64 answer");
 	return a as S["AttentionResponseBase64"];
 }
 

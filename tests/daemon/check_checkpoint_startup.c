@@ -1,0 +1,208 @@
+/*
+ * check_checkpoint_startup.c: model folders that must stop start-up, each run
+ * to its exit without a daemon of its own (live_run_to_exit): a folder whose
+ * safetensors lacks a tensor, one whose config.json no longer fits its
+ * tensors (a mis-shaped tensor), one without model.safetensors, a shard
+ * index naming a missing shard, an unknown model_type, and heads= given with
+ * a folder: each exits 2 with a message naming the file (and the tensor,
+ * where there is one). The folders are copies of the oracle's
+ * (tests/data/checkpoints/, README there), edited in a temporary directory.
+ * (Moved out of check_checkpoint_v2.c, which keeps the daemon's answers.)
+ *
+ * Ownership: each test makes and removes its own temporary folder.
+ */
+#define _GNU_SOURCE /* memmem, mkdtemp */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "tests/lib/checkpoint_cases.h"
+#include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
+#include "tests/lib/tmp_files.h"
+
+#define ROOT CKPT_ROOT
+
+enum { WAIT_MS = 30000 };
+
+/* The bytes of ROOT/c/name, malloc'd; *len their count. */
+static char *read_case_file(const char *c, const char *name, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	long n;
+	char *bytes;
+
+	snprintf(path, sizeof path, ROOT "/%s/%s", c, name);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
+	bytes = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(bytes);
+	ck_assert_uint_eq(fread(bytes, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	bytes[n] = '\0';
+	*len = (size_t)n;
+	return bytes;
+}
+
+/* Copies ROOT/c/name into dir unless skip names it; edit, when not NULL,
+ * changes the bytes first. */
+static void copy_case(const char *dir, const char *c, const char *skip,
+		      void (*edit)(const char *name, char *bytes, size_t len))
+{
+	char src[512], path[512];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(src, sizeof src, ROOT "/%s", c);
+	d = opendir(src);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		size_t n;
+		char *bytes;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, "expected.json") == 0 ||
+		    (skip != NULL && strcmp(e->d_name, skip) == 0))
+			continue;
+		bytes = read_case_file(c, e->d_name, &n);
+		if (edit != NULL)
+			edit(e->d_name, bytes, n);
+		tmp_write(dir, e->d_name, bytes, n, path);
+		free(bytes);
+	}
+	closedir(d);
+}
+
+/* Starting with spec (its "@" the folder dir) exits 2, the message holding
+ * want1 and want2 (or NULL). */
+static void refuses_start(const char *dir, const char *opts, const char *want1, const char *want2)
+{
+	char spec[700], err[4096];
+	const char *args[] = { "--model", spec, NULL };
+	int status;
+
+	snprintf(spec, sizeof spec, "bad=%s%s", dir, opts);
+	status = live_run_to_exit(args, WAIT_MS, err, sizeof err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: %s", status,
+		      err);
+	ck_assert_msg(strstr(err, want1) != NULL, "'%s' not in: %s", want1, err);
+	ck_assert_msg(want2 == NULL || strstr(err, want2) != NULL, "'%s' not in: %s", want2, err);
+}
+
+/* Renames the header's "ln_f.weight" to "ln_f.weighx" (same length, so every
+ * offset stays): the final norm's weight is missing. */
+static void drop_ln_f(const char *name, char *bytes, size_t len)
+{
+	static const char key[] = "\"ln_f.weight\"";
+	char *p;
+
+	if (strcmp(name, "model.safetensors") != 0)
+		return;
+	p = memmem(bytes, len, key, sizeof key - 1);
+	ck_assert_ptr_nonnull(p);
+	p[sizeof key - 3] = 'x';
+}
+
+/* n_embd 48 -> 32: config.json no longer fits the tensors. */
+static void narrow_embd(const char *name, char *bytes, size_t len)
+{
+	static const char key[] = "\"n_embd\": 48";
+	char *p;
+
+	if (strcmp(name, "config.json") != 0)
+		return;
+	p = memmem(bytes, len, key, sizeof key - 1);
+	ck_assert_ptr_nonnull(p);
+	memcpy(p + sizeof key - 3, "32", 2);
+}
+
+/* Each refusal in a folder of its own. */
+static void bad_folder(const char *c, const char *skip,
+		       void (*edit)(const char *, char *, size_t), const char *want1,
+		       const char *want2)
+{
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX";
+	char want[600];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_case(dir, c, skip, edit);
+	snprintf(want, sizeof want, "%s/%s", dir, want1);
+	refuses_start(dir, "", want1[0] ? want : dir, want2);
+	tmp_remove_dir(dir);
+}
+
+START_TEST(missing_tensor)
+{
+	bad_folder("gpt2_f16_noprefix", NULL, drop_ln_f, "model.safetensors", "'ln_f.weight'");
+}
+END_TEST
+
+START_TEST(misshaped_tensor)
+{
+	bad_folder("gpt2_f16_noprefix", NULL, narrow_embd, "model.safetensors",
+		   "'wte.weight' has shape [100, 48], expected [100, 32]");
+}
+END_TEST
+
+START_TEST(missing_safetensors)
+{
+	bad_folder("gpt2_f16_noprefix", "model.safetensors", NULL, "", "model.safetensors");
+}
+END_TEST
+
+START_TEST(missing_shard)
+{
+	bad_folder("llama_bf16_sharded", "model-00002-of-00002.safetensors", NULL,
+		   "model-00002-of-00002.safetensors", "cannot open");
+}
+END_TEST
+
+/* A config.json alone is enough: its model_type is refused before any
+ * weights are looked for. */
+START_TEST(unknown_model_type)
+{
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX", path[512];
+	const char config[] = "{\"model_type\": \"t5\", \"d_model\": 8}";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tmp_write(dir, "config.json", config, strlen(config), path);
+	refuses_start(dir, "", "config.json", "'t5'");
+	tmp_remove_dir(dir);
+}
+END_TEST
+
+START_TEST(heads_with_folder)
+{
+	refuses_start(ROOT "/gpt2_f32", ",heads=4", "is a model folder", "heads=");
+}
+END_TEST
+
+static Suite *checkpoint_startup_suite(void)
+{
+	Suite *s = suite_create("checkpoint_startup");
+	TCase *bad = tcase_create("start-up");
+
+	tcase_set_timeout(bad, 60);
+	tcase_add_test(bad, missing_tensor);
+	tcase_add_test(bad, misshaped_tensor);
+	tcase_add_test(bad, missing_safetensors);
+	tcase_add_test(bad, missing_shard);
+	tcase_add_test(bad, heads_with_folder);
+	tcase_add_test(bad, unknown_model_type);
+	suite_add_tcase(s, bad);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = { .daemon = true };
+
+	return suite_main(argc, argv, checkpoint_startup_suite, &opts);
+}
