@@ -7,6 +7,9 @@
 #                   PyTorch (part of make bench; python3-torch, 3.6 GB in build/bench/)
 #   make deps       install the Debian packages the build needs (as root)
 #   make fixtures   regenerate tests/data/fixtures/ with PyTorch (python3-torch)
+#   make train-mini retrain the built-in model models/mini (python3-torch, the
+#                   fortunes corpus; about 30 minutes on 2 cores, outside CI;
+#                   docs/mini-model.md)
 #   make tokenizer-oracle   the tokenizers against transformers.js live: installs
 #                   the pinned oracle packages (npm, about 400 MB, outside the
 #                   default path), diffs their answers with the committed
@@ -97,7 +100,8 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
 COMMON_LIB := $(BUILD)/libattn_common.a
 
 API_SRC    := $(wildcard api/*.c api/*/*.c)
-API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/gen/tokenizers_data.o
+API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/gen/tokenizers_data.o \
+              $(BUILD)/gen/checkpoints_data.o
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
@@ -175,6 +179,18 @@ $(BUILD)/gen/tokenizers_data.c: tools/embed_tokenizers.py $(subst +, ,$(foreach 
 
 $(BUILD)/gen/tokenizers_data.o: $(BUILD)/gen/tokenizers_data.c
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The built-in checkpoints (api/builtin_checkpoints.h): models/mini, trained by
+# `make train-mini` and committed.
+BUILTIN_CHECKPOINTS := mini=models/mini
+CHECKPOINT_FILES    := config.json model.safetensors tokenizer.json
+
+$(BUILD)/gen/checkpoints_data.c: tools/embed_checkpoints.py $(foreach c,$(BUILTIN_CHECKPOINTS),$(addprefix $(lastword $(subst =, ,$(c)))/,$(CHECKPOINT_FILES)))
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/embed_checkpoints.py $@ $(BUILTIN_CHECKPOINTS)
+
+$(BUILD)/gen/checkpoints_data.o: $(BUILD)/gen/checkpoints_data.c
+	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
 
 $(API_LIB): $(API_OBJ)
 	@mkdir -p $(dir $@)
@@ -540,6 +556,17 @@ tokenizer-oracle: $(ORACLE_DEPS) $(BUILD)/tests/tokenizer/check_conformance
 checkpoint-fixtures:
 	/usr/bin/python3 tests/checkpoint/oracle/make_checkpoints.py tests/data/checkpoints
 	/usr/bin/python3 tests/checkpoint/oracle/self_check.py tests/data/checkpoints
+
+# The built-in trained model (docs/mini-model.md): the corpus is the fortunes
+# Debian's `fortunes` package installs; matplotlib draws the card's loss curve.
+TRAIN_DEB_PACKAGES := python3-torch python3-numpy python3-matplotlib fortunes
+TRAIN_FLAGS        ?=
+
+.PHONY: train-mini
+train-mini:
+	$(call apt_install,$(TRAIN_DEB_PACKAGES))
+	$(PYTHON) train/train_mini.py --out models/mini $(TRAIN_FLAGS)
+	$(PYTHON) train/plot_training.py models/mini/training.csv docs/mini-model-training.png
 
 fixtures:
 	$(PYTHON) tests/data/fixtures/make_fixtures.py tests/data/fixtures

@@ -189,6 +189,11 @@ int api_service_set_model_tokenizer(struct api_service *svc, const char *model,
  * added first, takes the built-in one's place. */
 int api_service_add_builtin_tokenizers(struct api_service *svc, struct api_error *err);
 
+/* Adds the built-in checkpoints (api/builtin_checkpoints.h: `mini`), each
+ * with its tokenizer.json as a tokenizer of the model's name, except where a
+ * model or tokenizer of that name was added first (it stands in its place). */
+int api_service_add_builtin_checkpoints(struct api_service *svc, struct api_error *err);
+
 /* Sets the default model by name; -1 if there is no such model. */
 int api_service_set_default(struct api_service *svc, const char *name, struct api_error *err);
 

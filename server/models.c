@@ -502,6 +502,11 @@ int models_load(struct api_service *svc, const struct attnd_config *cfg, char *e
 		if (i == 0)
 			memcpy(first, name, sizeof first);
 	}
+	/* after the --model entries: one of the same name stands in its place */
+	if (!cfg->no_builtins && api_service_add_builtin_checkpoints(svc, &e) != 0) {
+		snprintf(err, errlen, "%s", e.message);
+		return -1;
+	}
 	/* without the built-ins, the first --model is the default */
 	if ((def == NULL || def[0] == '\0') && cfg->no_builtins && first[0] != '\0')
 		def = first;
