@@ -262,7 +262,9 @@ START_TEST(test_listings)
 		 "\"vocab_size\":50257,\"models\":[]},{\"name\":\"small\",\"source\":\"file:%s\","
 		 "\"vocab_size\":21,\"models\":[\"gqa\"]},{\"name\":\"bert\",\"source\":"
 		 "\"builtin:tests/data/tokenizers/bert/tokenizer.json\",\"vocab_size\":30522,"
-		 "\"models\":[]}]}",
+		 "\"models\":[]},{\"name\":\"mini\",\"source\":"
+		 "\"builtin:models/mini/tokenizer.json\",\"vocab_size\":2048,"
+		 "\"models\":[\"mini\"]}]}",
 		 small_path);
 	ck_assert_msg(strcmp(r.body, want) == 0, "\n  got  %s\n  want %s", r.body, want);
 	live_resp_release(&r);

@@ -25,6 +25,7 @@ import { check, finish } from "./report.mjs";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const SCREENSHOT = resolve(ROOT, "build/web-viewer.png");
+const SCREENSHOT_MINI = SCREENSHOT.replace(/\.png$/, "-mini.png");
 const SCREENSHOT_PHONE = resolve(ROOT, "build/web-viewer-phone.png");
 const SEED_WORDS = ["나는", "맛있는", "사과를", "먹었다"];
 const WAIT_MS = 15000;
@@ -222,14 +223,14 @@ async function checkServing(base) {
 	});
 }
 
-// The page opens on a checkpoint (no `mini` here) with an English sentence;
-// the Korean example is one click away.
+// The page opens on the built-in trained model `mini` (beside the checkpoint
+// gpt2-tiny) with an English sentence; the Korean example is one click away.
 async function checkOpening(page, base) {
-	await check("the page opens on the checkpoint with an English sentence; the Korean example is one click away", async (p) => {
+	await check("the page opens on the trained model mini with an English sentence; the Korean example is one click away", async (p) => {
 		await page.goto(`${base}/`);
 		await settled(page, () => window.attnd?.state === "ok" || window.attnd?.state === "error");
 		const model = await page.inputValue("#model");
-		if (model !== "gpt2-tiny") p.push(`opened on ${model}, expected the checkpoint gpt2-tiny`);
+		if (model !== "mini") p.push(`opened on ${model}, expected the trained model mini`);
 		const text = await page.inputValue("#text");
 		if (!/^The animal didn't cross the street/.test(text)) p.push(`opened on "${text}"`);
 		const ko = await page.$('button[data-example="ko"]');
@@ -619,6 +620,22 @@ async function checkFindHeads(page, base) {
 		if (!others.includes("0/0")) p.push(`previous-token badges on ${JSON.stringify(others)}`);
 		const first = await page.$eval("#find-list .found.prev li", (li) => li.textContent);
 		if (!first.startsWith("layer 0 head 0:")) p.push(`the best previous-token head is "${first}"`);
+	});
+
+	// the built-in trained model: what docs/mini-model.md reports, found live
+	await check("find heads on mini finds its learned heads: previous-token >= 0.8 (layer 0), induction >= 0.5 (layer 1)", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		await page.click("#find-heads");
+		await settled(page, () => window.attnd.found?.model === "mini");
+		const cells = await page.$$eval("#grid button.cell", (b) => b.map((x) => ({ layer: Number(x.dataset.layer), prev: Number(x.dataset.prev), induction: Number(x.dataset.induction) })));
+		const best = (k) => cells.reduce((a, c) => (c[k] > a[k] ? c : a));
+		const prev = best("prev"), induction = best("induction");
+		if (!(prev.prev >= 0.8 && prev.layer === 0)) p.push(`best previous-token head ${JSON.stringify(prev)}`);
+		if (!(induction.induction >= 0.5 && induction.layer === 1)) p.push(`best induction head ${JSON.stringify(induction)}`);
+		const label = await page.$eval("#model", (m) => m.selectedOptions[0].textContent);
+		if (/random weights/.test(label)) p.push(`mini is labelled "${label}"`);
+		await page.screenshot({ path: SCREENSHOT_MINI, fullPage: true });
 	});
 }
 
