@@ -299,8 +299,8 @@ async function post(req, signal) {
 }
 
 // The pre-softmax scores of the answer drawn, asked for once when the scores
-// view is first shown: the same request with "scores": "masked". A model that
-// has none (a checkpoint today) gets a note instead.
+// view is first shown: the same request with "scores": "masked". An answer
+// without them, or a refusal, gets a note instead.
 async function askScores() {
 	if (view.scores !== null || view.state !== "ok" || scoresAsked === view.lastRequest) return;
 	const req = view.lastRequest;

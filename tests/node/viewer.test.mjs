@@ -550,15 +550,15 @@ async function checkCheckpoint(page, base) {
 		if (!same(lit2, [2])) p.push(`key label 2 lit characters ${JSON.stringify(lit2)}`);
 	});
 
-	await check("the scores view degrades on a checkpoint: \"scores not available for this model\"", async (p) => {
+	await check("the scores view on a checkpoint draws its pre-softmax scores (no 'not available' note)", async (p) => {
 		await page.check('input[name="values"][value="scores"]');
 		await settled(page, () => window.attnd.scores !== null || window.attnd.scoresNote !== null);
 		const note = await page.$eval("#scores-note", (n) => (n.hidden ? "" : n.textContent));
 		const scores = await page.evaluate(() => window.attnd.scores);
-		if (scores === null && !note.includes("scores not available for this model")) p.push(`note: "${note}"`);
-		if (scores !== null && note !== "") p.push(`scores came back yet the note says "${note}"`);
+		if (scores === null) p.push(`no scores; the note says "${note}"`);
+		else if (note !== "") p.push(`scores came back yet the note says "${note}"`);
 		const kind = await page.$eval("#focus figure", (f) => f.dataset.kind);
-		if (scores === null && kind !== "weights") p.push(`without scores the large head draws ${kind}`);
+		if (kind !== "scores") p.push(`the large head draws ${kind}`);
 		await page.check('input[name="values"][value="weights"]');
 	});
 }
