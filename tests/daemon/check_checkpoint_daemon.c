@@ -73,15 +73,6 @@ static void stop_daemon(void)
 
 /* ---- comparing --------------------------------------------------------- */
 
-static json_t *parse_body(const struct live_resp *r)
-{
-	json_error_t jerr;
-	json_t *v = json_loadb(r->body, r->body_len, 0, &jerr);
-
-	ck_assert_msg(v != NULL, "answer is not JSON: %s", jerr.text);
-	return v;
-}
-
 /* got and want are nested arrays of numbers of the same shape; where names
  * the place for the message. Returns the count of numbers compared. */
 static size_t compare(const json_t *got, const json_t *want, const char *where)
@@ -219,7 +210,7 @@ static json_t *attention(const char *body)
 
 	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
-	v = parse_body(&r);
+	v = live_json(&r);
 	live_resp_release(&r);
 	return v;
 }
@@ -401,7 +392,7 @@ START_TEST(describe)
 	snprintf(path, sizeof path, "/v1/models/%s", cc.name[_i]);
 	live_get(daemon_.port, path, &r);
 	ck_assert_int_eq(r.status, 200);
-	v = parse_body(&r);
+	v = live_json(&r);
 	ck_assert_str_eq(json_string_value(json_object_get(v, "kind")), "checkpoint");
 	ck_assert_str_eq(json_string_value(json_object_get(v, "family")),
 			 json_string_value(json_object_get(cc.expected[_i], "model_type")));
@@ -428,7 +419,7 @@ static void refused(const char *tmpl, int status, const char *code, const char *
 		snprintf(body, sizeof body, "%s", tmpl);
 	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
 	live_assert_error(&r, status, code);
-	v = parse_body(&r);
+	v = live_json(&r);
 	ck_assert_msg(strcmp(json_string_value(json_object_get(json_object_get(v, "error"),
 								   "pointer")),
 			     pointer) == 0,
@@ -586,7 +577,7 @@ START_TEST(context_length)
 
 	snprintf(path, sizeof path, "/v1/models/%s", cc.name[0]);
 	live_get(daemon_.port, path, &r);
-	v = parse_body(&r);
+	v = live_json(&r);
 	P = json_integer_value(json_object_get(v, "context_length"));
 	json_decref(v);
 	req = json_pack("{s:s,s:[]}", "model", cc.name[0], "tokens");

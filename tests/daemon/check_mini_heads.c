@@ -44,15 +44,6 @@ static void stop_daemon(void)
 	live_stop(&daemon_);
 }
 
-static json_t *parse_body(const struct live_resp *r)
-{
-	json_error_t jerr;
-	json_t *v = json_loadb(r->body, r->body_len, 0, &jerr);
-
-	ck_assert_msg(v != NULL, "answer is not JSON: %s", jerr.text);
-	return v;
-}
-
 static json_t *get_json(const char *path)
 {
 	struct live_resp r = { 0 };
@@ -60,7 +51,7 @@ static json_t *get_json(const char *path)
 
 	live_get(daemon_.port, path, &r);
 	ck_assert_int_eq(r.status, 200);
-	v = parse_body(&r);
+	v = live_json(&r);
 	live_resp_release(&r);
 	return v;
 }
@@ -73,7 +64,7 @@ static json_t *post_json(json_t *req)
 
 	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
-	v = parse_body(&r);
+	v = live_json(&r);
 	free(body);
 	live_resp_release(&r);
 	return v;

@@ -373,6 +373,15 @@ const char *live_header(const struct live_resp *r, const char *name)
 	return NULL;
 }
 
+json_t *live_json(const struct live_resp *r)
+{
+	json_error_t jerr;
+	json_t *v = json_loadb(r->body, r->body_len, 0, &jerr);
+
+	ck_assert_msg(v != NULL, "answer is not JSON: %s", jerr.text);
+	return v;
+}
+
 void live_assert_error(const struct live_resp *r, int status, const char *code)
 {
 	char want[128];

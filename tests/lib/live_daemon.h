@@ -19,6 +19,7 @@
 #define ATTN_TESTS_LIVE_DAEMON_H
 
 #include <check.h>
+#include <jansson.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -98,6 +99,9 @@ void live_post(unsigned port, const char *path, const char *content_type,
 
 /* A response header's value (copied into a static buffer), or NULL. */
 const char *live_header(const struct live_resp *r, const char *name);
+
+/* r's body parsed as JSON (a new reference); fails the test when it is not. */
+json_t *live_json(const struct live_resp *r);
 
 /* r is the error body of status with this code, as application/json. */
 void live_assert_error(const struct live_resp *r, int status, const char *code);
