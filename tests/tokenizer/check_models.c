@@ -13,11 +13,9 @@
  *                the word cache against the model itself; words cut before
  *                U+2581 against the whole word merged at once, and where
  *                the cuts fall
- *   WordPiece    greedy longest match, unk for the whole word, max chars
- *   Unigram      Hugging Face's example, byte fallback, and a brute force
- *                over all segmentations as the naive twin
  *
- * The post-processors and decoders are in check_post_decode.c.
+ * WordPiece and Unigram are in check_wordpiece_unigram.c, the
+ * post-processors and decoders in check_post_decode.c.
  */
 #include <check.h>
 #include <stdio.h>
@@ -27,90 +25,10 @@
 
 #include "tests/lib/light.h"
 #include "tests/lib/suite_main.h"
+#include "tests/lib/tok_models.h"
+#include "tests/lib/tok_stages.h"
 #include "tokenizer/bytelevel.h"
 #include "tokenizer/stages.h"
-
-/* ---- helpers --------------------------------------------------------------- */
-
-/* An assertion for hot loops: Check records every ck_assert it passes (a
- * write each), so loops of millions check with this and fail through it. */
-#define EXPECT(c)                                                                       \
-	do {                                                                            \
-		if (!(c))                                                               \
-			ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c);             \
-	} while (0)
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	ck_assert_ptr_nonnull(d);
-	return d;
-}
-
-/* A model whose vocab is pieces[i] -> id i, with merges "left right". */
-static struct tok_model make_model(enum tok_model_kind kind, const char *const *pieces,
-				   size_t n, const char *const *merges, size_t n_merges)
-{
-	struct tok_model m;
-
-	memset(&m, 0, sizeof m);
-	m.kind = kind;
-	m.unk_id = -1;
-	m.vocab = calloc(n + 1, sizeof *m.vocab);
-	m.merges = calloc(n_merges + 1, sizeof *m.merges);
-	ck_assert_ptr_nonnull(m.vocab);
-	ck_assert_ptr_nonnull(m.merges);
-	for (size_t i = 0; i < n; i++) {
-		m.vocab[i].piece = xstrdup(pieces[i]);
-		m.vocab[i].id = (int32_t)i;
-	}
-	m.n_vocab = n;
-	for (size_t i = 0; i < n_merges; i++) {
-		const char *sp = strchr(merges[i], ' ');
-
-		ck_assert_ptr_nonnull(sp);
-		m.merges[i].left = strndup(merges[i], (size_t)(sp - merges[i]));
-		m.merges[i].right = xstrdup(sp + 1);
-	}
-	m.n_merges = n_merges;
-	return m;
-}
-
-static struct tok_model_rt *build_ok(const struct tok_model *m)
-{
-	struct tok_model_rt *rt = NULL;
-	char err[256] = "";
-	enum tok_status st = tok_model_build(m, &rt, err, sizeof err);
-
-	ck_assert_msg(st == TOK_OK, "build: %d %s", (int)st, err);
-	return rt;
-}
-
-/* Tokenizes s and checks against "id:start:end ..." */
-static void expect_tokens(const struct tok_model_rt *rt, const char *s, const char *want)
-{
-	struct tok_pieces p = { 0 };
-	char got[4096] = "";
-	size_t at = 0;
-
-	ck_assert_int_eq(tok_model_tokenize(rt, s, strlen(s), &p), TOK_OK);
-	for (size_t i = 0; i < p.n; i++)
-		at += (size_t)snprintf(got + at, sizeof got - at, "%s%d:%zu:%zu", i ? " " : "",
-				       (int)p.v[i].id, p.v[i].start, p.v[i].end);
-	ck_assert_msg(strcmp(got, want) == 0, "'%s': got '%s', want '%s'", s, got, want);
-	tok_pieces_release(&p);
-}
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state >> 11) % n;
-}
 
 /* ---- bytelevel --------------------------------------------------------------- */
 
@@ -118,7 +36,7 @@ START_TEST(test_bytelevel_table)
 {
 	/* GPT-2: bs = printable ranges, cs = bs; the rest get 256 + n in order */
 	uint32_t cp[256];
-	int printable[256] = { 0 };
+	int printable[256] = {0};
 	uint32_t next = 256;
 
 	for (int b = '!'; b <= '~'; b++)
@@ -135,8 +53,9 @@ START_TEST(test_bytelevel_table)
 	for (int b = 0; b < 256; b++) {
 		char out[2];
 		size_t n = tok_byte_to_char((uint8_t)b, out);
-		uint32_t got = n == 1 ? (uint8_t)out[0]
-				      : ((uint32_t)(out[0] & 0x1f) << 6 | (uint32_t)(out[1] & 0x3f));
+		uint32_t got = n == 1
+				   ? (uint8_t)out[0]
+				   : ((uint32_t)(out[0] & 0x1f) << 6 | (uint32_t)(out[1] & 0x3f));
 
 		ck_assert_uint_eq(n, cp[b] < 0x80 ? 1 : 2);
 		ck_assert_uint_eq(got, cp[b]);
@@ -169,12 +88,12 @@ START_TEST(test_vocab_map)
 	for (int i = 0; i < 20000; i++) {
 		int n = snprintf(key, sizeof key, "k%d", i);
 
-		EXPECT(tok_vocab_put(v, key, (size_t)n, i + 10) == TOK_OK);
+		TST_EXPECT(tok_vocab_put(v, key, (size_t)n, i + 10) == TOK_OK);
 	}
 	for (int i = 0; i < 20000; i++) {
 		int n = snprintf(key, sizeof key, "k%d", i);
 
-		EXPECT(tok_vocab_get(v, key, (size_t)n) == i + 10);
+		TST_EXPECT(tok_vocab_get(v, key, (size_t)n) == i + 10);
 	}
 	ck_assert_int_eq(tok_vocab_get(v, "ab", 2), 9);
 	tok_vocab_free(v);
@@ -186,16 +105,16 @@ END_TEST
 
 START_TEST(test_bpe_hf_unrelated)
 {
-	static const char *const pieces[] = { "u",	"n",   "r",    "e",   "l",	 "a",
-					      "t",	"d",   "re",   "at",  "ed",	 "un",
-					      "ated", "rel", "related", "unrelated" };
-	static const char *const merges[] = { "r e",	 "a t",	     "e d",	       "u n",
-					      "at ed", "re l",	     "rel ated", "un related" };
-	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 16, merges, 8);
-	struct tok_model_rt *rt = build_ok(&m);
+	static const char *const pieces[] = {"u",    "n",   "r",       "e",	   "l",	 "a",
+					     "t",    "d",   "re",      "at",	   "ed", "un",
+					     "ated", "rel", "related", "unrelated"};
+	static const char *const merges[] = {"r e",   "a t",  "e d",	  "u n",
+					     "at ed", "re l", "rel ated", "un related"};
+	struct tok_model m = tst_model(TOK_MODEL_BPE, pieces, 16, merges, 8);
+	struct tok_model_rt *rt = tst_build_ok(&m);
 
-	expect_tokens(rt, "unrelated", "15:0:9");
-	expect_tokens(rt, "relate", "13:0:3 9:3:5 3:5:6");
+	tst_expect_tokens(rt, "unrelated", "15:0:9");
+	tst_expect_tokens(rt, "relate", "13:0:3 9:3:5 3:5:6");
 	tok_model_free(rt);
 	tok_model_release(&m);
 }
@@ -204,16 +123,16 @@ END_TEST
 START_TEST(test_bpe_priority_and_ties)
 {
 	/* 0 a, 1 b, 2 c, 3 bc, 4 ab, 5 aa, 6 aaaa, 7 abc */
-	static const char *const pieces[] = { "a", "b", "c", "bc", "ab", "aa", "aaaa", "abc" };
-	static const char *const merges[] = { "b c", "a b", "a a", "aa aa", "a bc" };
-	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 8, merges, 5);
-	struct tok_model_rt *rt = build_ok(&m);
+	static const char *const pieces[] = {"a", "b", "c", "bc", "ab", "aa", "aaaa", "abc"};
+	static const char *const merges[] = {"b c", "a b", "a a", "aa aa", "a bc"};
+	struct tok_model m = tst_model(TOK_MODEL_BPE, pieces, 8, merges, 5);
+	struct tok_model_rt *rt = tst_build_ok(&m);
 
-	expect_tokens(rt, "abc", "7:0:3");	/* b c first (rank 0), then a bc */
-	expect_tokens(rt, "ab", "4:0:2");
-	expect_tokens(rt, "aaa", "5:0:2 0:2:3"); /* a tie: the leftmost pair */
-	expect_tokens(rt, "aaaaa", "6:0:4 0:4:5");
-	expect_tokens(rt, "aaaaaaa", "6:0:4 5:4:6 0:6:7");
+	tst_expect_tokens(rt, "abc", "7:0:3"); /* b c first (rank 0), then a bc */
+	tst_expect_tokens(rt, "ab", "4:0:2");
+	tst_expect_tokens(rt, "aaa", "5:0:2 0:2:3"); /* a tie: the leftmost pair */
+	tst_expect_tokens(rt, "aaaaa", "6:0:4 0:4:5");
+	tst_expect_tokens(rt, "aaaaaaa", "6:0:4 5:4:6 0:6:7");
 	tok_model_free(rt);
 	tok_model_release(&m);
 }
@@ -221,25 +140,25 @@ END_TEST
 
 START_TEST(test_bpe_prefix_suffix)
 {
-	static const char *const p1[] = { "a", "##b", "##c", "ab", "abc" };
-	static const char *const m1[] = { "a ##b", "ab ##c" };
-	static const char *const p2[] = { "a", "b</w>", "ab</w>", "b", "c</w>" };
-	static const char *const m2[] = { "a b</w>" };
-	struct tok_model a = make_model(TOK_MODEL_BPE, p1, 5, m1, 2);
-	struct tok_model b = make_model(TOK_MODEL_BPE, p2, 5, m2, 1);
+	static const char *const p1[] = {"a", "##b", "##c", "ab", "abc"};
+	static const char *const m1[] = {"a ##b", "ab ##c"};
+	static const char *const p2[] = {"a", "b</w>", "ab</w>", "b", "c</w>"};
+	static const char *const m2[] = {"a b</w>"};
+	struct tok_model a = tst_model(TOK_MODEL_BPE, p1, 5, m1, 2);
+	struct tok_model b = tst_model(TOK_MODEL_BPE, p2, 5, m2, 1);
 	struct tok_model_rt *ra, *rb;
 
-	a.unk_token = xstrdup("[UNK]");
-	a.continuing_subword_prefix = xstrdup("##");
-	b.end_of_word_suffix = xstrdup("</w>");
-	ra = build_ok(&a);
-	rb = build_ok(&b);
-	expect_tokens(ra, "ab", "3:0:2"); /* HF's test_bpe_with_continuing_subword_prefix */
-	expect_tokens(ra, "abc", "4:0:3");
-	expect_tokens(ra, "acb", "0:0:1 2:1:2 1:2:3");
-	expect_tokens(rb, "ab", "2:0:2");
-	expect_tokens(rb, "bb", "3:0:1 1:1:2");
-	expect_tokens(rb, "ac", "0:0:1 4:1:2");
+	a.unk_token = tst_dup("[UNK]");
+	a.continuing_subword_prefix = tst_dup("##");
+	b.end_of_word_suffix = tst_dup("</w>");
+	ra = tst_build_ok(&a);
+	rb = tst_build_ok(&b);
+	tst_expect_tokens(ra, "ab", "3:0:2"); /* HF's test_bpe_with_continuing_subword_prefix */
+	tst_expect_tokens(ra, "abc", "4:0:3");
+	tst_expect_tokens(ra, "acb", "0:0:1 2:1:2 1:2:3");
+	tst_expect_tokens(rb, "ab", "2:0:2");
+	tst_expect_tokens(rb, "bb", "3:0:1 1:1:2");
+	tst_expect_tokens(rb, "ac", "0:0:1 4:1:2");
 	tok_model_free(ra);
 	tok_model_free(rb);
 	tok_model_release(&a);
@@ -249,37 +168,40 @@ END_TEST
 
 START_TEST(test_bpe_unknowns)
 {
-	static const char *const pieces[] = { "<unk>", "a", "b", "<0x61>", "<0xC3>", "<0xA9>" };
-	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 3, NULL, 0);
-	struct tok_model f = make_model(TOK_MODEL_BPE, pieces, 3, NULL, 0);
-	struct tok_model bf = make_model(TOK_MODEL_BPE, pieces, 6, NULL, 0);
-	struct tok_model none = make_model(TOK_MODEL_BPE, pieces + 1, 2, NULL, 0);
+	static const char *const pieces[] = {"<unk>", "a", "b", "<0x61>", "<0xC3>", "<0xA9>"};
+	struct tok_model m = tst_model(TOK_MODEL_BPE, pieces, 3, NULL, 0);
+	struct tok_model f = tst_model(TOK_MODEL_BPE, pieces, 3, NULL, 0);
+	struct tok_model bf = tst_model(TOK_MODEL_BPE, pieces, 6, NULL, 0);
+	struct tok_model none = tst_model(TOK_MODEL_BPE, pieces + 1, 2, NULL, 0);
 	struct tok_model_rt *rm, *rf, *rbf, *rnone;
 
-	m.unk_token = xstrdup("<unk>");
-	f.unk_token = xstrdup("<unk>");
+	m.unk_token = tst_dup("<unk>");
+	f.unk_token = tst_dup("<unk>");
 	f.fuse_unk = 1;
 	free(bf.vocab[1].piece); /* 'a' only through its byte */
-	bf.vocab[1].piece = xstrdup("x");
-	bf.unk_token = xstrdup("<unk>");
+	bf.vocab[1].piece = tst_dup("x");
+	bf.unk_token = tst_dup("<unk>");
 	bf.byte_fallback = 1;
-	rm = build_ok(&m);
-	rf = build_ok(&f);
-	rbf = build_ok(&bf);
-	rnone = build_ok(&none);
+	rm = tst_build_ok(&m);
+	rf = tst_build_ok(&f);
+	rbf = tst_build_ok(&bf);
+	rnone = tst_build_ok(&none);
 	/* HF's test_unk_not_fused, test_unk_get_fused */
-	expect_tokens(rm, "c", "0:0:1");
-	expect_tokens(rm, "cc", "0:0:1 0:1:2");
-	expect_tokens(rm, "accb", "1:0:1 0:1:2 0:2:3 2:3:4");
-	expect_tokens(rf, "c", "0:0:1");
-	expect_tokens(rf, "cc", "0:0:2");
-	expect_tokens(rf, "accb", "1:0:1 0:1:3 2:3:4");
+	tst_expect_tokens(rm, "c", "0:0:1");
+	tst_expect_tokens(rm, "cc", "0:0:1 0:1:2");
+	tst_expect_tokens(rm, "accb", "1:0:1 0:1:2 0:2:3 2:3:4");
+	tst_expect_tokens(rf, "c", "0:0:1");
+	tst_expect_tokens(rf, "cc", "0:0:2");
+	tst_expect_tokens(rf, "accb", "1:0:1 0:1:3 2:3:4");
 	/* HF's test_bpe_byte_fallback, and a two-byte character */
-	expect_tokens(rbf, "c", "0:0:1");
-	expect_tokens(rbf, "a", "3:0:1");
-	expect_tokens(rbf, "\xc3\xa9" "b", "4:0:1 5:1:2 2:2:3");
+	tst_expect_tokens(rbf, "c", "0:0:1");
+	tst_expect_tokens(rbf, "a", "3:0:1");
+	tst_expect_tokens(rbf,
+			  "\xc3\xa9"
+			  "b",
+			  "4:0:1 5:1:2 2:2:3");
 	/* no unk: dropped, and the ranges after it shift as in HF */
-	expect_tokens(rnone, "axb", "0:0:1 1:1:2");
+	tst_expect_tokens(rnone, "axb", "0:0:1 1:1:2");
 	tok_model_free(rm);
 	tok_model_free(rf);
 	tok_model_free(rbf);
@@ -295,21 +217,22 @@ START_TEST(test_bpe_ignore_merges)
 {
 	/* from HF's test_ignore_merges */
 	static const char *const pieces[] = {
-		".:.:", "Ġbelirtilen", ".", ":", "bel", "irtilen", "Ġ", ".:", "belirtilen", ".:.",
-		"be", "l", "ir", "ti", "en", "irtil", "irti", "i", "r", "t", "b", "e", "n",
+	    ".:.:",	  "Ġbelirtilen", ".",  ":", "bel", "irtilen", "Ġ",  ".:",
+	    "belirtilen", ".:.",	 "be", "l", "ir",  "ti",      "en", "irtil",
+	    "irti",	  "i",		 "r",  "t", "b",   "e",	      "n",
 	};
-	static const char *const merges[] = { ". :", "b e", "be l", "i r", "t i", "ir ti", "e n",
-					      "irti l" };
-	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 23, merges, 8);
+	static const char *const merges[] = {". :", "b e",   "be l", "i r",
+					     "t i", "ir ti", "e n",  "irti l"};
+	struct tok_model m = tst_model(TOK_MODEL_BPE, pieces, 23, merges, 8);
 	struct tok_model_rt *with, *without;
 
-	without = build_ok(&m);
+	without = tst_build_ok(&m);
 	m.ignore_merges = 1;
-	with = build_ok(&m);
-	expect_tokens(with, ".:.:", "0:0:4");
-	expect_tokens(without, ".:.:", "7:0:2 7:2:4");
-	expect_tokens(with, "Ġbelirtilen", "1:0:12");
-	expect_tokens(without, "Ġbelirtilen", "6:0:2 4:2:5 15:5:10 14:10:12");
+	with = tst_build_ok(&m);
+	tst_expect_tokens(with, ".:.:", "0:0:4");
+	tst_expect_tokens(without, ".:.:", "7:0:2 7:2:4");
+	tst_expect_tokens(with, "Ġbelirtilen", "1:0:12");
+	tst_expect_tokens(without, "Ġbelirtilen", "6:0:2 4:2:5 15:5:10 14:10:12");
 	tok_model_free(with);
 	tok_model_free(without);
 	tok_model_release(&m);
@@ -318,11 +241,11 @@ END_TEST
 
 START_TEST(test_bpe_merge_not_in_vocab)
 {
-	static const char *const pieces[] = { "a", "b", "c", "ab" };
-	static const char *const bad_part[] = { "a b", "a d" };
-	static const char *const bad_result[] = { "a b", "b c" };
-	struct tok_model m1 = make_model(TOK_MODEL_BPE, pieces, 4, bad_part, 2);
-	struct tok_model m2 = make_model(TOK_MODEL_BPE, pieces, 4, bad_result, 2);
+	static const char *const pieces[] = {"a", "b", "c", "ab"};
+	static const char *const bad_part[] = {"a b", "a d"};
+	static const char *const bad_result[] = {"a b", "b c"};
+	struct tok_model m1 = tst_model(TOK_MODEL_BPE, pieces, 4, bad_part, 2);
+	struct tok_model m2 = tst_model(TOK_MODEL_BPE, pieces, 4, bad_result, 2);
 	struct tok_model_rt *rt = (struct tok_model_rt *)1;
 	char err[256] = "";
 
@@ -388,7 +311,8 @@ START_TEST(test_bpe_naive_twin)
 		pieces[1] = "b";
 		pieces[2] = "c";
 		while (nm < 30 && np < 60) {
-			const char *l = pieces[rnd((uint32_t)np)], *r = pieces[rnd((uint32_t)np)];
+			const char *l = pieces[tst_rnd((uint32_t)np)],
+				   *r = pieces[tst_rnd((uint32_t)np)];
 			char cat[128];
 			int dup = 0;
 
@@ -408,29 +332,29 @@ START_TEST(test_bpe_naive_twin)
 			for (size_t k = 0; k < np; k++)
 				dup |= strcmp(pieces[k], cat) == 0;
 			if (!dup)
-				pieces[np++] = xstrdup(cat);
+				pieces[np++] = tst_dup(cat);
 		}
-		m = make_model(TOK_MODEL_BPE, (const char *const *)pieces, np, mp, nm);
-		rt = build_ok(&m);
+		m = tst_model(TOK_MODEL_BPE, (const char *const *)pieces, np, mp, nm);
+		rt = tst_build_ok(&m);
 		for (int t = 0; t < 50; t++) {
 			char w[41];
-			size_t wl = 1 + rnd(40);
+			size_t wl = 1 + tst_rnd(40);
 			int32_t want[64];
 			size_t nw;
-			struct tok_pieces p = { 0 };
+			struct tok_pieces p = {0};
 			size_t at = 0;
 
 			for (size_t i = 0; i < wl; i++)
-				w[i] = (char)('a' + rnd(3));
+				w[i] = (char)('a' + tst_rnd(3));
 			w[wl] = '\0';
 			nw = naive_bpe(pieces, np, merges, nm, w, want);
-			EXPECT(tok_model_tokenize(rt, w, wl, &p) == TOK_OK);
-			EXPECT(p.n == nw);
+			TST_EXPECT(tok_model_tokenize(rt, w, wl, &p) == TOK_OK);
+			TST_EXPECT(p.n == nw);
 			for (size_t i = 0; i < nw; i++) {
-				EXPECT(p.v[i].id == want[i]);
-				EXPECT(p.v[i].start == at);
+				TST_EXPECT(p.v[i].id == want[i]);
+				TST_EXPECT(p.v[i].start == at);
 				at += strlen(pieces[want[i]]);
-				EXPECT(p.v[i].end == at);
+				TST_EXPECT(p.v[i].end == at);
 			}
 			tok_pieces_release(&p);
 		}
@@ -472,7 +396,7 @@ START_TEST(test_bpe_one_mib_word)
 	char *w = malloc(len);
 	struct tok_model m;
 	struct tok_model_rt *rt;
-	struct tok_pieces p = { 0 };
+	struct tok_pieces p = {0};
 	double t0;
 
 	ck_assert_ptr_nonnull(w);
@@ -485,9 +409,9 @@ START_TEST(test_bpe_one_mib_word)
 		snprintf(lines[k], sizeof lines[k], "%s %s", pieces[k], pieces[k]);
 		mp[k] = lines[k];
 	}
-	pieces[11] = xstrdup("b");
-	m = make_model(TOK_MODEL_BPE, (const char *const *)pieces, 12, mp, 10);
-	rt = build_ok(&m);
+	pieces[11] = tst_dup("b");
+	m = tst_model(TOK_MODEL_BPE, (const char *const *)pieces, 12, mp, 10);
+	rt = tst_build_ok(&m);
 	memset(w, 'a', len);
 	t0 = seconds();
 	ck_assert_int_eq(tok_model_tokenize(rt, w, len, &p), TOK_OK);
@@ -495,13 +419,13 @@ START_TEST(test_bpe_one_mib_word)
 	ck_assert_msg(t0 < time_limit(), "1 MiB of 'a' took %.2f s", t0);
 	ck_assert_uint_eq(p.n, 1024);
 	for (size_t i = 0; i < p.n; i++) {
-		EXPECT(p.v[i].id == 10);
-		EXPECT(p.v[i].start == i * 1024);
-		EXPECT(p.v[i].end == (i + 1) * 1024);
+		TST_EXPECT(p.v[i].id == 10);
+		TST_EXPECT(p.v[i].start == i * 1024);
+		TST_EXPECT(p.v[i].end == (i + 1) * 1024);
 	}
 	/* no spaces, no repeats to speak of: letters in a pseudo-random order */
 	for (size_t i = 0; i < len; i++)
-		w[i] = (char)('a' + rnd(2));
+		w[i] = (char)('a' + tst_rnd(2));
 	p.n = 0;
 	t0 = seconds();
 	ck_assert_int_eq(tok_model_tokenize(rt, w, len, &p), TOK_OK);
@@ -509,7 +433,7 @@ START_TEST(test_bpe_one_mib_word)
 	ck_assert_msg(t0 < time_limit(), "1 MiB of no spaces took %.2f s", t0);
 	ck_assert_uint_eq(p.v[0].start, 0);
 	for (size_t i = 1; i < p.n; i++)
-		EXPECT(p.v[i].start == p.v[i - 1].end);
+		TST_EXPECT(p.v[i].start == p.v[i - 1].end);
 	ck_assert_uint_eq(p.v[p.n - 1].end, len);
 	tok_pieces_release(&p);
 	tok_model_free(rt);
@@ -524,16 +448,17 @@ END_TEST
  * (tok_bpe_cut), and asserts the tokens are tok_model_tokenize's, the
  * whole word uncached; want and got are scratch the caller releases. */
 static void same_as_uncached(const struct tok_model_rt *rt, struct tok_model_cache *c,
-			     const char *w, size_t wl, struct tok_pieces *want, struct tok_pieces *got)
+			     const char *w, size_t wl, struct tok_pieces *want,
+			     struct tok_pieces *got)
 {
 	want->n = got->n = 0;
-	EXPECT(tok_model_tokenize(rt, w, wl, want) == TOK_OK);
-	EXPECT(tok_model_tokenize_cached(rt, c, w, wl, got) == TOK_OK);
-	EXPECT(got->n == want->n);
+	TST_EXPECT(tok_model_tokenize(rt, w, wl, want) == TOK_OK);
+	TST_EXPECT(tok_model_tokenize_cached(rt, c, w, wl, got) == TOK_OK);
+	TST_EXPECT(got->n == want->n);
 	for (size_t i = 0; i < got->n; i++) {
-		EXPECT(got->v[i].id == want->v[i].id);
-		EXPECT(got->v[i].start == want->v[i].start);
-		EXPECT(got->v[i].end == want->v[i].end);
+		TST_EXPECT(got->v[i].id == want->v[i].id);
+		TST_EXPECT(got->v[i].start == want->v[i].start);
+		TST_EXPECT(got->v[i].end == want->v[i].end);
 	}
 }
 
@@ -547,7 +472,7 @@ static void same_as_uncached(const struct tok_model_rt *rt, struct tok_model_cac
  * join the U+2581), fused into <unk> or not. */
 START_TEST(test_bpe_space_cuts)
 {
-	static const char *const alphabet[] = { "a", "b", ">", SP, "z" };
+	static const char *const alphabet[] = {"a", "b", ">", SP, "z"};
 
 	for (int round = 0; round < 60; round++) {
 		char *pieces[64];
@@ -557,7 +482,7 @@ START_TEST(test_bpe_space_cuts)
 		struct tok_model m;
 		struct tok_model_rt *rt;
 		struct tok_model_cache *c = tok_model_cache_new();
-		struct tok_pieces want = { 0 }, got = { 0 };
+		struct tok_pieces want = {0}, got = {0};
 
 		ck_assert_ptr_nonnull(c);
 		pieces[0] = "a";
@@ -566,7 +491,8 @@ START_TEST(test_bpe_space_cuts)
 		pieces[3] = SP;
 		pieces[4] = "<unk>";
 		while (nm < 30 && np < 60) {
-			const char *l = pieces[rnd((uint32_t)np)], *r = pieces[rnd((uint32_t)np)];
+			const char *l = pieces[tst_rnd((uint32_t)np)],
+				   *r = pieces[tst_rnd((uint32_t)np)];
 			char cat[128];
 			int dup = 0;
 
@@ -584,19 +510,19 @@ START_TEST(test_bpe_space_cuts)
 			for (size_t k = 0; k < np; k++)
 				dup |= strcmp(pieces[k], cat) == 0;
 			if (!dup)
-				pieces[np++] = xstrdup(cat);
+				pieces[np++] = tst_dup(cat);
 		}
-		m = make_model(TOK_MODEL_BPE, (const char *const *)pieces, np, mp, nm);
+		m = tst_model(TOK_MODEL_BPE, (const char *const *)pieces, np, mp, nm);
 		if (round % 3 != 0)
-			m.unk_token = xstrdup("<unk>");
+			m.unk_token = tst_dup("<unk>");
 		m.fuse_unk = round % 2;
-		rt = build_ok(&m);
+		rt = tst_build_ok(&m);
 		for (int t = 0; t < 200; t++) {
 			char w[4 * 60 + 1];
-			size_t wl = 0, chars = 1 + rnd(60);
+			size_t wl = 0, chars = 1 + tst_rnd(60);
 
 			for (size_t i = 0; i < chars; i++) {
-				const char *ch = alphabet[rnd(t % 2 ? 4 : 5)];
+				const char *ch = alphabet[tst_rnd(t % 2 ? 4 : 5)];
 
 				memcpy(w + wl, ch, strlen(ch));
 				wl += strlen(ch);
@@ -629,16 +555,16 @@ static struct tok_bpe *bpe_ok(const struct tok_model *m)
  * prefix. */
 START_TEST(test_bpe_cut_places)
 {
-	static const char *const pieces[] = { "a", "b", ">", SP, "<", SP "<", ">" SP "<" };
-	static const char *const merges[] = { SP " <", "> " SP "<" };
-	static const char *const no_mark[] = { "a", "b" };
+	static const char *const pieces[] = {"a", "b", ">", SP, "<", SP "<", ">" SP "<"};
+	static const char *const merges[] = {SP " <", "> " SP "<"};
+	static const char *const no_mark[] = {"a", "b"};
 	static const char word[] = "a" SP "b" SP SP "a>" SP "<" SP "b";
 	/* bytes:                   0  1..3 4  5..7 8..10 11 12 13..15 16 17..19 20 */
-	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 7, merges, 2);
+	struct tok_model m = tst_model(TOK_MODEL_BPE, pieces, 7, merges, 2);
 	struct tok_bpe *b;
 	size_t len = sizeof word - 1, at = 0, cuts[8], n = 0;
 
-	m.unk_token = xstrdup("<");
+	m.unk_token = tst_dup("<");
 	b = bpe_ok(&m);
 
 	while (at < len) {
@@ -646,29 +572,29 @@ START_TEST(test_bpe_cut_places)
 		cuts[n++] = at;
 	}
 	ck_assert_uint_eq(n, 4);
-	ck_assert_uint_eq(cuts[0], 1);	/* a | ▁b */
-	ck_assert_uint_eq(cuts[1], 5);	/* ▁b | ▁▁a>▁< : not between ▁ and ▁, nor after > */
+	ck_assert_uint_eq(cuts[0], 1); /* a | ▁b */
+	ck_assert_uint_eq(cuts[1], 5); /* ▁b | ▁▁a>▁< : not between ▁ and ▁, nor after > */
 	ck_assert_uint_eq(cuts[2], 17); /* | ▁b */
 	ck_assert_uint_eq(cuts[3], len);
 	tok_bpe_free(b);
 	tok_model_release(&m);
 
-	m = make_model(TOK_MODEL_BPE, pieces, 7, merges, 2);
+	m = tst_model(TOK_MODEL_BPE, pieces, 7, merges, 2);
 	b = bpe_ok(&m); /* no unknown token */
 	ck_assert_uint_eq(tok_bpe_cut(b, word, len, 0), len);
 	tok_bpe_free(b);
 	tok_model_release(&m);
 
-	m = make_model(TOK_MODEL_BPE, no_mark, 2, NULL, 0);
-	m.unk_token = xstrdup("a");
+	m = tst_model(TOK_MODEL_BPE, no_mark, 2, NULL, 0);
+	m.unk_token = tst_dup("a");
 	b = bpe_ok(&m);
 	ck_assert_uint_eq(tok_bpe_cut(b, word, len, 0), len);
 	tok_bpe_free(b);
 	tok_model_release(&m);
 
-	m = make_model(TOK_MODEL_BPE, pieces, 7, NULL, 0);
-	m.unk_token = xstrdup("<");
-	m.continuing_subword_prefix = xstrdup("##");
+	m = tst_model(TOK_MODEL_BPE, pieces, 7, NULL, 0);
+	m.unk_token = tst_dup("<");
+	m.continuing_subword_prefix = tst_dup("##");
 	b = bpe_ok(&m);
 	ck_assert_uint_eq(tok_bpe_cut(b, word, len, 0), len);
 	tok_bpe_free(b);
@@ -680,17 +606,17 @@ END_TEST
  * the cache holds, so it grows, fills, starts over; long words pass by. */
 START_TEST(test_model_cache)
 {
-	static const char *const pieces[] = { "a", "b", "c", "ab", "bc", "abc", "cc" };
-	static const char *const merges[] = { "a b", "b c", "ab c", "c c" };
-	struct tok_model m = make_model(TOK_MODEL_BPE, pieces, 7, merges, 4);
-	struct tok_model_rt *rt = build_ok(&m);
+	static const char *const pieces[] = {"a", "b", "c", "ab", "bc", "abc", "cc"};
+	static const char *const merges[] = {"a b", "b c", "ab c", "c c"};
+	struct tok_model m = tst_model(TOK_MODEL_BPE, pieces, 7, merges, 4);
+	struct tok_model_rt *rt = tst_build_ok(&m);
 	struct tok_model_cache *c = tok_model_cache_new();
-	struct tok_pieces want = { 0 }, got = { 0 };
+	struct tok_pieces want = {0}, got = {0};
 
 	ck_assert_ptr_nonnull(c);
 	for (int t = 0; t < 200000; t++) {
 		char w[80];
-		uint32_t k = rnd(40000);
+		uint32_t k = tst_rnd(40000);
 		size_t wl = t % 1000 == 0 ? 70 : 1 + k % 11;
 
 		for (size_t i = 0; i < wl; i++) {
@@ -705,179 +631,6 @@ START_TEST(test_model_cache)
 	tok_model_cache_free(NULL);
 	tok_model_free(rt);
 	tok_model_release(&m);
-}
-END_TEST
-
-/* ---- WordPiece ------------------------------------------------------------------- */
-
-START_TEST(test_wordpiece)
-{
-	static const char *const pieces[] = { "[UNK]", "un", "##aff", "##able", "a", "##a",
-					      "\xc3\xa9", "##\xc3\xa9" };
-	struct tok_model m = make_model(TOK_MODEL_WORDPIECE, pieces, 8, NULL, 0);
-	struct tok_model_rt *rt;
-
-	m.unk_token = xstrdup("[UNK]");
-	m.continuing_subword_prefix = xstrdup("##");
-	m.max_input_chars_per_word = 100;
-	rt = build_ok(&m);
-	expect_tokens(rt, "unaffable", "1:0:2 2:2:5 3:5:9");
-	expect_tokens(rt, "aaa", "4:0:1 5:1:2 5:2:3");
-	expect_tokens(rt, "\xc3\xa9\xc3\xa9", "6:0:2 7:2:4");
-	expect_tokens(rt, "unaffablex", "0:0:10"); /* not covered: the whole word */
-	expect_tokens(rt, "b", "0:0:1");
-	tok_model_free(rt);
-	free(m.unk_token);
-	m.unk_token = NULL; /* no unknown token: HF fails, here the word is dropped */
-	rt = build_ok(&m);
-	expect_tokens(rt, "unaffablex", "");
-	tok_model_free(rt);
-	m.unk_token = xstrdup("[UNK]");
-	m.max_input_chars_per_word = 3;
-	rt = build_ok(&m);
-	expect_tokens(rt, "aaa", "4:0:1 5:1:2 5:2:3");
-	expect_tokens(rt, "aaaa", "0:0:4");
-	expect_tokens(rt, "\xc3\xa9\xc3\xa9\xc3\xa9", "6:0:2 7:2:4 7:4:6"); /* chars, not bytes */
-	tok_model_free(rt);
-	tok_model_release(&m);
-}
-END_TEST
-
-/* ---- Unigram --------------------------------------------------------------------- */
-
-static struct tok_model unigram_model(const char *const *pieces, const double *scores, size_t n,
-				      int32_t unk_id)
-{
-	struct tok_model m = make_model(TOK_MODEL_UNIGRAM, pieces, n, NULL, 0);
-
-	for (size_t i = 0; i < n; i++)
-		m.vocab[i].score = scores[i];
-	m.unk_id = unk_id;
-	return m;
-}
-
-START_TEST(test_unigram_hf)
-{
-	/* the example of HF's Unigram::encode */
-	static const char *const pieces[] = { "<unk>", "a",  "b",   "c",   "d",
-					      "cd",    "ab", "abc", "abcd" };
-	static const double scores[] = { 0, 0, 0, 0, 0, 1, 2, 5, 10 };
-	static const char *const bf_pieces[] = { "<unk>", "a", "<0x78>" };
-	static const double bf_scores[] = { 0, -1, -1 };
-	struct tok_model m = unigram_model(pieces, scores, 9, 0);
-	struct tok_model bf = unigram_model(bf_pieces, bf_scores, 3, 0);
-	struct tok_model_rt *rt = build_ok(&m), *rbf;
-	char err[256];
-
-	expect_tokens(rt, "abcdacdxx", "8:0:4 1:4:5 5:5:7 0:7:9");
-	expect_tokens(rt, "xx", "0:0:2");
-	tok_model_free(rt);
-	bf.byte_fallback = 1;
-	rbf = build_ok(&bf);
-	/* fused unknown "xx" -> its bytes, each with the whole stretch */
-	expect_tokens(rbf, "axx", "1:0:1 2:1:3 2:1:3");
-	expect_tokens(rbf, "ay", "1:0:1 0:1:2");
-	tok_model_free(rbf);
-	bf.unk_id = -1; /* none: HF fails (MissingUnkId), here "y" is dropped */
-	rbf = build_ok(&bf);
-	expect_tokens(rbf, "aya", "1:0:1 1:2:3");
-	expect_tokens(rbf, "ax", "1:0:1 2:1:2");
-	tok_model_free(rbf);
-	bf.unk_id = 7;
-	ck_assert_int_eq(tok_model_build(&bf, &rbf, err, sizeof err), TOK_ESPEC);
-	ck_assert_str_eq(err, "model: unk_id 7 is not in the vocabulary");
-	tok_model_release(&m);
-	tok_model_release(&bf);
-}
-END_TEST
-
-/* The best score over all segmentations of w[at..] into pieces, or an
- * unknown character where no one-character piece is. */
-static double brute_best(const struct tok_model *m, const char *w, size_t at, size_t len,
-			 double unk_score)
-{
-	double best = -1e300;
-	int single = 0;
-
-	if (at == len)
-		return 0.0;
-	for (size_t i = 0; i < m->n_vocab; i++) {
-		size_t pl = strlen(m->vocab[i].piece);
-
-		if (i == 0 || pl > len - at || memcmp(w + at, m->vocab[i].piece, pl) != 0)
-			continue;
-		single |= pl == 1;
-		double s = m->vocab[i].score + brute_best(m, w, at + pl, len, unk_score);
-		if (s > best)
-			best = s;
-	}
-	if (!single) {
-		double s = unk_score + brute_best(m, w, at + 1, len, unk_score);
-		if (s > best)
-			best = s;
-	}
-	return best;
-}
-
-START_TEST(test_unigram_naive_twin)
-{
-	for (int round = 0; round < 30; round++) {
-		const char *pieces[24];
-		char store[24][8];
-		double scores[24];
-		double min = 0.0;
-		size_t n = 1;
-		struct tok_model m;
-		struct tok_model_rt *rt;
-
-		pieces[0] = "<unk>";
-		scores[0] = -1.0;
-		while (n < 20) {
-			size_t pl = 1 + rnd(4), dup = 0;
-
-			for (size_t k = 0; k < pl; k++)
-				store[n][k] = (char)('a' + rnd(4)); /* 'd' rarely alone */
-			store[n][pl] = '\0';
-			for (size_t k = 1; k < n; k++)
-				dup |= strcmp(pieces[k], store[n]) == 0;
-			if (dup)
-				continue;
-			pieces[n] = store[n];
-			scores[n] = -(double)(1 + rnd(100000)) / 1000.0;
-			n++;
-		}
-		for (size_t k = 0; k < n; k++)
-			min = scores[k] < min ? scores[k] : min;
-		m = unigram_model(pieces, scores, n, 0);
-		rt = build_ok(&m);
-		for (int t = 0; t < 40; t++) {
-			char w[13];
-			size_t wl = 1 + rnd(12), at = 0;
-			struct tok_pieces p = { 0 };
-			double got = 0.0, want;
-
-			for (size_t i = 0; i < wl; i++)
-				w[i] = (char)('a' + rnd(5));
-			w[wl] = '\0';
-			want = brute_best(&m, w, 0, wl, min - 10.0);
-			EXPECT(tok_model_tokenize(rt, w, wl, &p) == TOK_OK);
-			for (size_t i = 0; i < p.n; i++) {
-				EXPECT(p.v[i].start == at);
-				if (p.v[i].id == 0)
-					got += (min - 10.0) * (double)(p.v[i].end - at);
-				else
-					got += scores[p.v[i].id];
-				EXPECT(p.v[i].id == 0 || p.v[i].end - at == strlen(pieces[p.v[i].id]));
-				at = p.v[i].end;
-			}
-			EXPECT(at == wl);
-			ck_assert_msg(got > want - 1e-9 && got < want + 1e-9, "'%s': %f vs %f", w,
-				      got, want);
-			tok_pieces_release(&p);
-		}
-		tok_model_free(rt);
-		tok_model_release(&m);
-	}
 }
 END_TEST
 
@@ -900,9 +653,6 @@ static Suite *models_suite(void)
 	tcase_add_test(tm, test_model_cache);
 	tcase_add_test(tm, test_bpe_space_cuts);
 	tcase_add_test(tm, test_bpe_cut_places);
-	tcase_add_test(tm, test_wordpiece);
-	tcase_add_test(tm, test_unigram_hf);
-	tcase_add_test(tm, test_unigram_naive_twin);
 	suite_add_tcase(s, tm);
 	return s;
 }
