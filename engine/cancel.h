@@ -6,10 +6,11 @@
  * (a server's watcher of its clients and deadlines) may set it to nonzero at
  * any time; it must never clear it during a call. The engine reads it between
  * bounded pieces of work: each (query block, head) of attention.c, each
- * (task, key block) of mha_stream.c, each LINEAR_BLOCK row tile of a
- * projection (linear.c), each layer of stack.c, so no stretch between two
- * reads is long (a projection tile is the longest: one sgemm of LINEAR_BLOCK
- * rows, which cannot be cut without changing its rounding).
+ * (task, key block) of mha_stream.c, each tile of a projection (linear.h:
+ * LINEAR_BLOCK rows, or the stack's LINEAR_TALL rows by half the columns),
+ * each layer of stack.c, so no stretch between two reads is long (a
+ * projection tile is the longest: one sgemm, which cannot be cut without
+ * changing its rounding).
  *
  * A thread of a team (team.h) that sees the flag skips the rest of its work
  * but still meets every barrier; the call then returns ATTN_ERR_CANCELLED

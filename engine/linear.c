@@ -10,8 +10,8 @@
 /* One sgemm on a tile: out [n, w] = x [n, E] Wc^T + bias, Wc the tile's w
  * rows of W [width, E], or (in_major) its w columns of W [E, width]. */
 static void linear_tile(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-			      const float *Wc, int in_major, size_t width, const float *bias,
-			      size_t w, size_t E)
+			const float *Wc, int in_major, size_t width, const float *bias, size_t w,
+			size_t E)
 {
 	float beta = 0.0f;
 
@@ -32,9 +32,8 @@ static void linear_block(float *out, size_t ld_out, const float *x, size_t ld_x,
 	linear_tile(out, ld_out, x, ld_x, n, W, 0, width, bias, width, E);
 }
 
-void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-		 const float *W, const float *bias, size_t width, size_t E,
-		 const atomic_int *cancel)
+void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n, const float *W,
+		 const float *bias, size_t width, size_t E, const atomic_int *cancel)
 {
 	for (size_t r = 0; r < n && !attn_cancelled(cancel); r += LINEAR_BLOCK) {
 		size_t m = n - r < LINEAR_BLOCK ? n - r : LINEAR_BLOCK;
@@ -62,58 +61,85 @@ static void linear_member(void *arg, size_t t, size_t T, struct team *team)
 
 	(void)team;
 	team_share_blocks(j->n, LINEAR_BLOCK, t, T, &r0, &r1);
-	linear_rows(j->out + r0 * j->ld_out, j->ld_out, j->x + r0 * j->ld_x, j->ld_x, r1 - r0,
-		    j->W, j->bias, j->width, j->E, j->cancel);
+	linear_rows(j->out + r0 * j->ld_out, j->ld_out, j->x + r0 * j->ld_x, j->ld_x, r1 - r0, j->W,
+		    j->bias, j->width, j->E, j->cancel);
 }
 
 void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
 		    struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E, 0, cancel };
+	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, 0, cancel};
 
 	team_run(workers, threads, linear_member, &job);
 }
 
-/* Columns of one task: all of them, but LINEAR_COLS for a few rows (a
- * shape's split, never a thread count's). */
-static size_t task_cols(const struct linear_job *j)
+/* linear_forward_w's tile grid: rows [rows] x columns [cols] per sgemm. */
+struct tile_grid {
+	size_t rows, cols;
+	size_t n_rb, n_cb; /* row blocks, column blocks */
+};
+
+/* Half of width, rounded up to a multiple of LINEAR_COL_ALIGN. */
+static size_t half_cols(size_t width)
 {
-	return j->n > LINEAR_FEW_ROWS || j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
+	size_t h = (width + 1) / 2;
+
+	return (h + LINEAR_COL_ALIGN - 1) / LINEAR_COL_ALIGN * LINEAR_COL_ALIGN;
+}
+
+/* The grid is a function of the shape alone, never of the thread count:
+ * up to LINEAR_FEW_ROWS rows, LINEAR_COLS columns a tile; past it tiles of
+ * LINEAR_TALL rows and half the columns (one tile a thread at L <= 512 on
+ * two threads, and each call packs only its half of W: W is packed once
+ * per LINEAR_TALL rows, whatever the thread count). */
+static struct tile_grid task_grid(const struct linear_job *j)
+{
+	struct tile_grid g;
+
+	if (j->n <= LINEAR_FEW_ROWS) {
+		g.rows = LINEAR_BLOCK;
+		g.cols = j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
+	} else {
+		g.rows = LINEAR_TALL;
+		g.cols = j->width < 2 * LINEAR_COL_ALIGN ? j->width : half_cols(j->width);
+	}
+	g.n_rb = (j->n + g.rows - 1) / g.rows;
+	g.n_cb = (j->width + g.cols - 1) / g.cols;
+	return g;
 }
 
 /* Task k of the (row block, column block) grid: one sgemm on out's tile. */
-static void linear_task(const struct linear_job *j, size_t k)
+static void linear_task(const struct linear_job *j, const struct tile_grid *g, size_t k)
 {
-	size_t cols = task_cols(j), n_cb = (j->width + cols - 1) / cols;
-	size_t r = (k / n_cb) * LINEAR_BLOCK, c = (k % n_cb) * cols;
-	size_t m = j->n - r < LINEAR_BLOCK ? j->n - r : LINEAR_BLOCK;
-	size_t w = j->width - c < cols ? j->width - c : cols;
+	size_t r = (k / g->n_cb) * g->rows, c = (k % g->n_cb) * g->cols;
+	size_t m = j->n - r < g->rows ? j->n - r : g->rows;
+	size_t w = j->width - c < g->cols ? j->width - c : g->cols;
 	/* W's columns c .. c + w: rows of W [width, E], or columns of W [E, width] */
 	const float *Wc = j->in_major ? j->W + c : j->W + c * j->E;
 
 	/* seek to out[r, c] and x[r, 0] */
-	linear_tile(j->out + r * j->ld_out + c, j->ld_out, j->x + r * j->ld_x, j->ld_x, m,
-			  Wc, j->in_major, j->width, j->bias ? j->bias + c : NULL, w, j->E);
+	linear_tile(j->out + r * j->ld_out + c, j->ld_out, j->x + r * j->ld_x, j->ld_x, m, Wc,
+		    j->in_major, j->width, j->bias ? j->bias + c : NULL, w, j->E);
 }
 
 static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
 {
 	const struct linear_job *j = arg;
-	size_t cols = task_cols(j), n_cb = (j->width + cols - 1) / cols;
-	size_t tasks = (j->n + LINEAR_BLOCK - 1) / LINEAR_BLOCK * n_cb, k0, k1;
+	struct tile_grid g = task_grid(j);
+	size_t k0, k1;
 
 	(void)team;
-	team_share(tasks, t, T, &k0, &k1);
+	team_share(g.n_rb * g.n_cb, t, T, &k0, &k1);
 	for (size_t k = k0; k < k1 && !attn_cancelled(j->cancel); k++)
-		linear_task(j, k);
+		linear_task(j, &g, k);
 }
 
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = { out, ld_out, x, ld_x, n, W, bias, width, E, in_major, cancel };
+	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, in_major, cancel};
 
 	if (n == 0)
 		return;

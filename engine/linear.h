@@ -20,11 +20,15 @@
  */
 enum { LINEAR_BLOCK = 256 };
 
-/* linear_forward_w's column tiles for at most LINEAR_FEW_ROWS rows: a short
- * sequence still splits over threads, by columns. (Past it, a single wide
- * sgemm per row block is faster on one thread than column tiles, whose
- * every call packs the rows again.) */
-enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64 };
+/* linear_forward_w's tiles (the stack's projections), a function of the
+ * shape alone: for at most LINEAR_FEW_ROWS rows, columns LINEAR_COLS at a
+ * time, so a short sequence still splits over threads; past it, LINEAR_TALL
+ * rows by half of the columns (rounded up to LINEAR_COL_ALIGN). Each sgemm
+ * call packs its columns of W, which for a few hundred rows costs as much
+ * as reading the weights: half-width tiles of up to 512 rows pack W once
+ * per 512 rows on one thread or two (256-row tiles of every column packed
+ * it twice at L = 512), and still give two threads a tile each. */
+enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64, LINEAR_TALL = 512, LINEAR_COL_ALIGN = 64 };
 
 /*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,
@@ -32,9 +36,8 @@ enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64 };
  * rows. n may be 0. cancel (cancel.h), when not NULL, is read before each
  * block: once set, the rest of out is left unwritten.
  */
-void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
-		 const float *W, const float *bias, size_t width, size_t E,
-		 const atomic_int *cancel);
+void linear_rows(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n, const float *W,
+		 const float *bias, size_t width, size_t E, const atomic_int *cancel);
 
 /* The same with whole blocks of rows split over `threads` threads (team.h:
  * on workers when not NULL). */
@@ -44,9 +47,9 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 
 /* linear_forward with W's layout chosen: in_major 0 is W [width, E] as above;
  * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias.
- * Its sgemm calls are tiles of LINEAR_BLOCK rows, and when n <= LINEAR_FEW_ROWS
- * of LINEAR_COLS columns, shared by the threads: the tiles depend on the
- * shape alone, so the results do not depend on the thread count. cancel is
+ * Its sgemm calls are the tiles above, shared by the threads: the tiles
+ * depend on the shape alone, so the results do not depend on the thread
+ * count. cancel is
  * read before each tile, as in linear_rows. */
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,

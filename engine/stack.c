@@ -19,7 +19,7 @@
  * (attention.h) straight into the caller's slabs when every head is kept.
  *
  * Results do not depend on the thread count: the projections go to sgemm in
- * LINEAR_BLOCK rows whatever the split (linear.h), the attention core sums
+ * tiles that depend on the shape alone (linear.h), the attention core sums
  * in a fixed order (attention.c), and everything else is row by row
  * (stack_rows.c), each row computed alike on whichever thread takes it.
  */

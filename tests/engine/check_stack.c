@@ -351,15 +351,16 @@ START_TEST(stack_matches_twin)
 END_TEST
 
 /* Shapes whose projections split into tiles of columns (n <= LINEAR_FEW_ROWS
- * rows) or of rows, with row steps big enough to go to threads: 1 and 2
- * threads bit for bit, and the twin. */
+ * rows), of half the columns (one LINEAR_TALL block of rows) and of several
+ * row blocks (B L > LINEAR_TALL), with row steps big enough to go to
+ * threads: 1 and 2 threads bit for bit, and the twin. */
 START_TEST(wide_shapes_split_alike)
 {
 	struct attn_prng g;
 	struct tmodel m;
 	struct trun t;
 	enum attn_family fam = (enum attn_family)(_i % 3);
-	size_t B = _i < 3 ? 1 : 2, L = _i < 3 ? 60 : 150;
+	size_t B = _i < 3 ? 1 : _i < 6 ? 2 : 3, L = _i < 3 ? 60 : _i < 6 ? 150 : 200;
 
 	attn_prng_seed(&g, 2000 + (uint64_t)_i);
 	tm_build(&m, &g, fam, WIDE);
@@ -630,7 +631,7 @@ static Suite *stack_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, stack_matches_twin, 0, test_light() ? 9 : 45);
-	tcase_add_loop_test(tc, wide_shapes_split_alike, 0, test_light() ? 3 : 6);
+	tcase_add_loop_test(tc, wide_shapes_split_alike, 0, test_light() ? 3 : 9);
 	tcase_add_loop_test(tc, padded_rows_match_alone, 0, 4);
 	tcase_add_loop_test(tc, cancel_flag_stops_or_changes_nothing, 0, 2);
 	tcase_add_test(tc, bad_runs_are_refused);
