@@ -244,6 +244,7 @@ static enum attn_status ck_llama_layer(struct ck_ctx *c, struct attn_block *b, s
 
 	ck_name(base, sizeof base, "layers.%zu.", l);
 	b->n_qkv = 3;
+	b->full_attention = l < ATTN_CK_LAYER_TYPES && cfg->full_attention[l];
 	st = ck_rms_norm(c, &b->norm1, base, "input_layernorm", E);
 	if (st == ATTN_OK)
 		st = ck_linear(c, &b->qkv[0], base, "self_attn.q_proj", HD, E, 0, qkv_bias);

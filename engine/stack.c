@@ -269,6 +269,7 @@ static enum attn_status stack_attention(const struct stack_layout *lay,
 		attn_rope_table_rows(qkv + s->H * s->D, L * W3, run->B, W3, L, s->Hkv, s->D, s->D,
 				     s->inv_freq, s->rope_attention_scaling);
 	}
+	core.mask.window = blk->full_attention ? 0 : s->window;
 	core.q.data = qkv;
 	core.k.data = qkv + s->H * s->D;
 	core.v.data = qkv + (s->H + s->Hkv) * s->D;

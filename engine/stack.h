@@ -88,6 +88,9 @@ struct attn_block {
 	struct attn_linear up;   /* [F, E] (gpt2 c_fc, bert intermediate, llama up_proj) */
 	struct attn_linear gate; /* [F, E] llama gate_proj; w NULL elsewhere */
 	struct attn_linear down; /* [E, F] */
+	int full_attention;	 /* 1: this layer ignores the stack's window (Qwen2's
+				    layer_types "full_attention"); 0: the window, if
+				    any, applies */
 };
 
 struct attn_stack {
@@ -100,7 +103,8 @@ struct attn_stack {
 	float norm_eps;
 	enum attn_activation act;
 	float scale;          /* score scale, 0 means 1 / sqrt(D) */
-	size_t window;        /* sliding window (mistral), 0 = none; llama only */
+	size_t window;		      /* sliding window (mistral, qwen2), 0 = none; llama only;
+					 each block may opt out (full_attention) */
 	const float *inv_freq; /* [D / 2] RoPE inverse frequencies (llama), else NULL:
 	                          angle of channel pair i at position p = p inv_freq[i] */
 	float rope_attention_scaling; /* cos and sin multiplied by it; 0 means 1 */

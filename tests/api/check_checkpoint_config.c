@@ -8,7 +8,8 @@
  *   refused   what the stack cannot run, each by name with the file and the
  *             JSON pointer: an unknown model_type, an activation, a rope_type,
  *             scale_attn_by_inverse_layer_idx, a relative position embedding,
- *             a per-layer window; missing and mistyped keys; broken JSON
+ *             a layer type other than full or sliding attention, a sliding
+ *             layer without a window; missing and mistyped keys; broken JSON
  */
 #include <check.h>
 #include <stdio.h>
@@ -222,10 +223,51 @@ START_TEST(qwen2)
 }
 END_TEST
 
+/* Qwen2's windows layer by layer: max_window_layers alone, layer_types
+ * (which wins over it), and use_sliding_window false (no window at all). */
+START_TEST(qwen2_layers)
+{
+	static const struct {
+		const char *keys;
+		size_t window;
+		unsigned char full[4];
+	} cases[] = {
+	    {", \"use_sliding_window\": true, \"max_window_layers\": 1", 5, {1, 0, 0, 0}},
+	    {", \"use_sliding_window\": true, \"max_window_layers\": 3", 5, {1, 1, 1, 0}},
+	    {", \"use_sliding_window\": true, \"max_window_layers\": 1, \"layer_types\":"
+	     " [\"sliding_attention\", \"full_attention\", \"sliding_attention\","
+	     " \"full_attention\"]",
+	     5,
+	     {0, 1, 0, 1}},
+	    {", \"use_sliding_window\": true, \"layer_types\": [\"full_attention\","
+	     " \"full_attention\", \"full_attention\", \"full_attention\"]",
+	     0,
+	     {1, 1, 1, 1}},
+	    {", \"use_sliding_window\": false, \"max_window_layers\": 1", 0, {0, 0, 0, 0}},
+	};
+	struct attn_checkpoint_config cfg;
+	char json[512];
+
+	snprintf(json, sizeof json,
+		 "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+		 " \"num_attention_heads\": 4, \"sliding_window\": 5%s}",
+		 cases[_i].keys);
+	ck_assert_msg(parse(&cfg, json) == 0, "%s", err);
+	ck_assert_uint_eq(cfg.window, cases[_i].window);
+	for (size_t l = 0; l < 4 && cfg.window > 0; l++)
+		ck_assert_msg(cfg.full_attention[l] == cases[_i].full[l], "case %d layer %zu", _i,
+			      l);
+}
+END_TEST
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 #define LLAMA_HEAD                                                                                 \
 	"{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"               \
+	" \"num_attention_heads\": 4"
+
+#define QWEN2_HEAD                                                                                 \
+	"{\"model_type\": \"qwen2\", \"num_hidden_layers\": 3, \"hidden_size\": 64,"               \
 	" \"num_attention_heads\": 4"
 
 START_TEST(refusals)
@@ -282,11 +324,22 @@ START_TEST(refusals)
 		       "config.json: /hidden_act: unsupported activation 'gelu_10' (supported: "
 		       "gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, gelu_python, relu, silu, "
 		       "swish)");
-	assert_refused("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 24, \"hidden_size\": 64,"
-		       " \"num_attention_heads\": 4, \"use_sliding_window\": true,"
-		       " \"max_window_layers\": 20}",
-		       "config.json: /max_window_layers: a sliding window on layers 20 .. 23 only "
-		       "is not supported (the window applies to every layer or none)");
+	assert_refused(QWEN2_HEAD
+		       ", \"use_sliding_window\": true, \"layer_types\":"
+		       " [\"full_attention\", \"chunked_attention\", \"full_attention\"]}",
+		       "config.json: /layer_types/1: unsupported layer type 'chunked_attention' "
+		       "(supported: full_attention, sliding_attention)");
+	assert_refused(QWEN2_HEAD ", \"layer_types\": [\"full_attention\", \"full_attention\"]}",
+		       "config.json: /layer_types: 2 entries for 3 layers");
+	assert_refused(QWEN2_HEAD ", \"layer_types\": {\"0\": \"full_attention\"}}",
+		       "config.json: /layer_types: expected an array of strings");
+	assert_refused(QWEN2_HEAD
+		       ", \"layer_types\":"
+		       " [\"full_attention\", \"sliding_attention\", \"full_attention\"]}",
+		       "config.json: /layer_types/1: layer 1 is sliding_attention but no sliding "
+		       "window is set (use_sliding_window false or sliding_window null)");
+	assert_refused(QWEN2_HEAD ", \"use_sliding_window\": true, \"layer_types\": [1, 2, 3]}",
+		       "config.json: /layer_types/0: expected a string");
 	assert_refused("[1]", "config.json: expected a JSON object");
 }
 END_TEST
@@ -313,6 +366,7 @@ static Suite *checkpoint_config_suite(void)
 	tcase_add_test(fam, llama_defaults);
 	tcase_add_loop_test(fam, mistral_window, 0, 4);
 	tcase_add_loop_test(fam, qwen2, 0, 3);
+	tcase_add_loop_test(fam, qwen2_layers, 0, 5);
 	tcase_add_test(bad, refusals);
 	tcase_add_test(bad, broken_json);
 	suite_add_tcase(s, fam);

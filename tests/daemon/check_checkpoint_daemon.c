@@ -17,7 +17,8 @@
  *   selection  layers [0] gives hidden_states[1] as output; a heads subset
  *              and "mean" are the oracle's heads and their mean (the scores
  *              of those heads, per head, with either)
- * and once: GET /v1/models/CASE describes the checkpoint; refusals (an id
+ * and once: GET /v1/models/CASE describes the checkpoint (its sliding
+ * window and the layers that use it); refusals (an id
  * past the vocabulary, a sequence past the context, an empty sequence, a
  * one-layer field, a layer out of range, a score view other than masked)
  * are 422 naming the place; scores without weights; the memory check counts
@@ -383,6 +384,22 @@ END_TEST
 
 /* ---- description and refusals ------------------------------------------ */
 
+/* The description's window: mistral_window slides on every layer,
+ * qwen2_window_layers from max_window_layers (1) on, the others not at all. */
+static void check_window(const char *name, const json_t *v)
+{
+	const json_t *w = json_object_get(v, "sliding_window");
+	char *layers = json_dumps(json_object_get(v, "sliding_layers"), JSON_COMPACT);
+
+	if (strcmp(name, "mistral_window") == 0 || strcmp(name, "qwen2_window_layers") == 0) {
+		ck_assert_int_eq(json_integer_value(w), 3);
+		ck_assert_str_eq(layers, name[0] == 'm' ? "[0,1]" : "[1,2]");
+	} else {
+		ck_assert_msg(w == NULL && layers == NULL, "%s: a window", name);
+	}
+	free(layers);
+}
+
 START_TEST(describe)
 {
 	struct live_resp r = { 0 };
@@ -399,6 +416,7 @@ START_TEST(describe)
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "num_layers")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "context_length")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "weight_bytes")), 0);
+	check_window(cc.name[_i], v);
 	json_decref(v);
 	live_resp_release(&r);
 }

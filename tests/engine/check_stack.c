@@ -6,7 +6,8 @@
  *             attention, every captured layer's masked scores and the
  *             output: |fast - ref| <= 1e-5 + 1e-4 |ref| (seeded.h), -inf
  *             exactly; gpt2 (fused in-major qkv), bert (types, eps 1e-12),
- *             llama (GQA 4/2, RoPE, biases, window 3, D != E / H), ragged
+ *             llama (GQA 4/2, RoPE, biases, window 3 with layer 0 full
+ *             attention, D != E / H), ragged
  *             batches, capture and head subsets, MEAN, scores without weights
  *   scores    the softmax of each captured score row is its weights row
  *             (per head; all-hidden rows weigh 0)
@@ -140,6 +141,8 @@ static void tm_build(struct tmodel *m, struct attn_prng *g, enum attn_family fam
 	}
 	for (size_t l = 0; l < s->n_layers; l++)
 		tm_block(m, g, &m->blk[l], bias);
+	/* Qwen2's layer_types: layer 0 full attention, the others windowed */
+	m->blk[0].full_attention = llama && variant == 1;
 	s->blocks = m->blk;
 	ck_assert_int_eq(attn_stack_check(s, NULL), ATTN_OK);
 }

@@ -188,7 +188,10 @@ def llama_config(c):
                     "pretraining_tp": 1})
     if c["model_type"] == "mistral":
         cfg["sliding_window"] = c["window"]
-    if c["model_type"] == "qwen2":
+    if c["model_type"] == "qwen2" and c.get("use_sliding_window"):
+        cfg.update({"max_window_layers": c["max_window_layers"], "sliding_window": c["window"],
+                    "use_sliding_window": True})
+    elif c["model_type"] == "qwen2":
         cfg.update({"max_window_layers": c["N"], "sliding_window": c["ignored_window"],
                     "use_sliding_window": False})
     if c.get("head_dim_key"):
@@ -248,6 +251,10 @@ CASES = [
     dict(LLAMA_BASE, name="qwen2_bias", seed=51, dtype="BF16", arch="Qwen2ForCausalLM", model_type="qwen2",
          prefix="model.", E=48, H=6, Hkv=2, N=2, F=96, V=100, tied=True, qkv_bias=True,
          rope_theta=1000000.0, ignored_window=4, lengths=([9], [2, 9, 6])),
+    dict(LLAMA_BASE, name="qwen2_window_layers", scores=True, seed=52, dtype="F32", arch="Qwen2ForCausalLM",
+         model_type="qwen2", prefix="model.", E=32, H=4, Hkv=2, N=3, F=64, V=80, tied=True, qkv_bias=True,
+         rope_theta=10000.0, use_sliding_window=True, window=3, max_window_layers=1,
+         lengths=([10], [10, 4, 7])),
 ]
 
 TEXTS = {"bpe": "hello there \u00e9!", "wordpiece": "The cats played xyz!"}
@@ -354,6 +361,27 @@ def make_runs(c, r, w32):
     return runs
 
 
+def check_windows_matter(c, w32):
+    """A case with windows on some layers only: against the same weights with
+    full attention everywhere, the full layers before the first sliding one
+    agree and every sliding layer differs (the fixture tests what it claims)."""
+    windows = models.layer_windows(c)
+    if not any(windows) or all(windows):
+        return
+    L = max(max(x) for x in c["lengths"])
+    assert L > max(windows), "a sequence longer than the window"
+    ids = torch.randint(0, c["V"], (1, L), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        got, _, _ = models.forward(c, w32, ids, [L])
+        full, _, _ = models.forward(dict(c, use_sliding_window=False), w32, ids, [L])
+    first = windows.index(next(x for x in windows if x))
+    for l, W in enumerate(windows):
+        if W:
+            assert not torch.equal(got[l], full[l]), "sliding layer %d equals full attention" % l
+        elif l < first:
+            assert torch.equal(got[l], full[l]), "full layer %d differs" % l
+
+
 def make_case(spec, out_dir):
     c = complete(spec)
     folder = os.path.join(out_dir, c["name"])
@@ -362,6 +390,7 @@ def make_case(spec, out_dir):
     w = WEIGHTS[c["family"]](c, r)
     # the checkpoint holds the weights rounded to its dtype; the oracle runs on exactly those
     w = {n: t.to(TORCH_DTYPE[c["dtype"]]).to(torch.float32) for n, t in w.items()}
+    check_windows_matter(c, w)
     extras = extra_tensors(c, r)
     write_checkpoint(c, folder, w, extras)
     with open(folder + "/config.json", "w") as f:

@@ -212,13 +212,28 @@ def decoder_mask(L, window):
     return mask.masked_fill(hidden, torch.finfo(torch.float32).min)
 
 
+def layer_windows(cfg):
+    """Each layer's sliding window, 0 for full attention. Mistral: "window" on
+    every layer. Qwen2 (Qwen2Config, modeling_qwen2): the window only when
+    use_sliding_window, on the layers layer_types names "sliding_attention",
+    which without layer_types are those from max_window_layers on."""
+    N = cfg["N"]
+    if cfg.get("model_type") != "qwen2":
+        return [cfg.get("window", 0)] * N
+    window = cfg["window"] if cfg.get("use_sliding_window") else 0
+    types = cfg.get("layer_types") or [
+        "sliding_attention" if window and l >= cfg["max_window_layers"] else "full_attention"
+        for l in range(N)]
+    return [window if t == "sliding_attention" else 0 for t in types]
+
+
 def llama_forward(cfg, w, ids):
     B, L = ids.shape
     H, Hkv, D, N, eps = cfg["H"], cfg["Hkv"], cfg["D"], cfg["N"], cfg["eps"]
     scaling = D ** -0.5
     cos, sin = rope_cos_sin(cfg, L)
     cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-    mask = decoder_mask(L, cfg.get("window", 0))[None, None]
+    masks = [decoder_mask(L, W)[None, None] for W in layer_windows(cfg)]
 
     def lin(t, name):
         return F.linear(t, w[name + ".weight"], w.get(name + ".bias"))
@@ -237,7 +252,7 @@ def llama_forward(cfg, w, ids):
         k = repeat_kv(k, H // Hkv)
         v = repeat_kv(v, H // Hkv)
         s = torch.matmul(q, k.transpose(2, 3)) * scaling
-        s = s + mask
+        s = s + masks[l]
         scores.append(s)
         a = F.softmax(s, dim=-1, dtype=torch.float32).to(q.dtype)
         atts.append(a)

@@ -103,7 +103,7 @@ def parse_config(cfg):
     E, H = cfg["hidden_size"], cfg["num_attention_heads"]
     p = {"family": "llama", "E": E, "H": H, "N": cfg["num_hidden_layers"],
          "Hkv": cfg.get("num_key_value_heads") or H, "D": cfg.get("head_dim") or E // H,
-         "eps": cfg["rms_norm_eps"], "window": 0}
+         "eps": cfg["rms_norm_eps"]}
     if "rope_parameters" in cfg:  # transformers 5.x
         rope = dict(cfg["rope_parameters"])
         p["theta"] = rope.pop("rope_theta")
@@ -112,10 +112,15 @@ def parse_config(cfg):
         p["theta"] = cfg.get("rope_theta", 10000.0)
     rope["rope_type"] = rope.get("rope_type", rope.get("type"))
     p["rope"] = rope
+    p["windows"] = [0] * p["N"]
     if mt == "mistral":
-        p["window"] = cfg.get("sliding_window") or 0
-    if mt == "qwen2" and cfg.get("use_sliding_window"):
-        raise ValueError("qwen2 sliding window layers not covered")
+        p["windows"] = [cfg.get("sliding_window") or 0] * p["N"]
+    if mt == "qwen2":  # Qwen2Config: the window only with use_sliding_window
+        window = cfg.get("sliding_window", 4096) if cfg.get("use_sliding_window") else None
+        types = cfg.get("layer_types") or [
+            "sliding_attention" if window is not None and l >= cfg.get("max_window_layers", 28)
+            else "full_attention" for l in range(p["N"])]
+        p["windows"] = [window if t == "sliding_attention" else 0 for t in types]
     return p
 
 
@@ -237,17 +242,17 @@ def rotate(x, f):
 
 
 def llama_ref(p, w, ids):
-    H, Hkv, D, W = p["H"], p["Hkv"], p["D"], p["window"]
+    H, Hkv, D = p["H"], p["Hkv"], p["D"]
     f = inv_freq64(p)
 
     def rms(x, g):
         return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + p["eps"]) * g
 
-    def visible(i, j):
-        return j <= i and (not W or j > i - W)
     x = w["embed_tokens.weight"][ids]
     atts, hid = [], []
     for l in range(p["N"]):
+        W = p["windows"][l]
+        visible = lambda i, j, W=W: j <= i and (not W or j > i - W)
         g = lambda n: w["layers.%d.%s" % (l, n)]
         lin = lambda t, n: t @ g(n + ".weight").T + (g(n + ".bias") if "layers.%d.%s.bias" % (l, n) in w else 0)
         h = rms(x, g("input_layernorm.weight"))
