@@ -3,7 +3,8 @@
  * checkpoint_config.h). One reader per family, each a list of the keys its
  * transformers config class reads (4.x names, defaults from its __init__):
  *   gpt2     GPT2Config
- *   bert     BertConfig
+ *   bert     BertConfig; RobertaConfig (roberta: the same keys, and
+ *            pad_token_id, where RobertaEmbeddings' positions start)
  *   llama    LlamaConfig, MistralConfig, Qwen2Config (one reader, three
  *            defaults tables: context length, biases, sliding window)
  * Failures go through the tokenizer files' reader (tokenizer_reader.h), so
@@ -175,7 +176,25 @@ static int read_gpt2(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 	return 0;
 }
 
-static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+/* RobertaConfig: BERT's keys, and pad_token_id (default 1), the padding_idx
+ * that RobertaEmbeddings counts positions from. */
+static int read_roberta_pad(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+{
+	json_int_t pad;
+
+	if (rd_int(r, o, "pad_token_id", 1, CFG_SIZE_MAX, &pad) != 0)
+		return -1;
+	cfg->positions_from_ids = 1;
+	cfg->pad_id = (size_t)pad;
+	if (cfg->max_positions > 0 && cfg->pad_id + 1 >= cfg->max_positions)
+		return rd_fail_key(r, "pad_token_id",
+				   "positions start at pad_token_id + 1 = %zu, past "
+				   "max_position_embeddings %zu",
+				   cfg->pad_id + 1, cfg->max_positions);
+	return 0;
+}
+
+static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg, int roberta)
 {
 	static const char *const pos[] = {"absolute", NULL};
 	size_t i;
@@ -194,7 +213,7 @@ static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 		       "absolute", &i) != 0 ||
 	    cfg_refuse_bool(r, o, "is_decoder", 1, "a causal BERT") != 0)
 		return -1;
-	return 0;
+	return roberta ? read_roberta_pad(r, o, cfg) : 0;
 }
 
 /* ---- the llama family ---------------------------------------------------------- */
@@ -429,22 +448,22 @@ static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
 
 static int read_config(struct rd *r, json_t *root, struct attn_checkpoint_config *cfg)
 {
-	const char *const names[] = {"gpt2", "bert", "llama", "mistral", "qwen2", NULL};
+	const char *const names[] = {"gpt2", "bert", "roberta", "llama", "mistral", "qwen2", NULL};
 	size_t i;
 
 	if (json_object_get(root, "model_type") == NULL)
 		return rd_fail_key(r, "model_type",
-				   "missing (expected one of gpt2, bert, llama, "
+				   "missing (expected one of gpt2, bert, roberta, llama, "
 				   "mistral, qwen2)");
 	if (cfg_choice(r, root, "model_type", names, "", "model_type",
-		       "gpt2, bert, llama, mistral, qwen2", &i) != 0)
+		       "gpt2, bert, roberta, llama, mistral, qwen2", &i) != 0)
 		return -1;
 	snprintf(cfg->model_type, sizeof cfg->model_type, "%s", names[i]);
 	if (i == 0)
 		return read_gpt2(r, root, cfg);
-	if (i == 1)
-		return read_bert(r, root, cfg);
-	return read_llama(r, root, &llama_kinds[i - 2], cfg);
+	if (i == 1 || i == 2)
+		return read_bert(r, root, cfg, i == 2);
+	return read_llama(r, root, &llama_kinds[i - 3], cfg);
 }
 
 int api_checkpoint_config(struct attn_checkpoint_config *cfg, const char *json, size_t len,

@@ -345,7 +345,7 @@ static void describe_checkpoint(const struct api_checkpoint *c, struct buf *out)
 	const struct api_json_size sizes[] = {
 		{ ",\"num_layers\":", st->n_layers },
 		{ ",\"intermediate_size\":", st->F },
-		{ ",\"context_length\":", st->max_positions },
+		{ ",\"context_length\":", attn_stack_context(st) },
 		{ ",\"weight_bytes\":", c->ck->weight_bytes },
 		{ ",\"resident_bytes\":", c->ck->owned_bytes },
 	};

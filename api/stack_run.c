@@ -48,7 +48,7 @@ int stack_check_context(const struct stack_job *s, const struct api_where *where
 			struct api_error *err)
 {
 	const struct attention_job *job = s->job;
-	size_t P = s->st->max_positions;
+	size_t P = attn_stack_context(s->st);
 
 	for (size_t b = 0; P > 0 && b < job->B; b++) {
 		char ptr[API_PTR_MAX];

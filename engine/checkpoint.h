@@ -63,6 +63,8 @@ struct attn_checkpoint_config {
 	int qkv_bias;       /* q/k/v biases only (qwen2) */
 	int mlp_bias;       /* llama mlp_bias */
 	int scale_attn;     /* gpt2 scale_attn_weights (default 1) */
+	int positions_from_ids; /* roberta: positions past pad_id (stack.h) */
+	size_t pad_id;          /* roberta: pad_token_id (padding_idx) */
 	size_t window;	    /* sliding_window (mistral, qwen2), 0 = none */
 	/* Layers the window skips (Qwen2's layer_types "full_attention"): 1 at
 	 * [l] for l < ATTN_CK_LAYER_TYPES; layers past it all use the window

@@ -208,6 +208,8 @@ enum attn_status ck_fill_bert(struct ck_ctx *c)
 	enum attn_status st = ck_common(c, s);
 
 	s->norm_kind = ATTN_NORM_LAYER;
+	s->positions_from_ids = c->cfg->positions_from_ids;
+	s->pad_id = c->cfg->pad_id;
 	if (st == ATTN_OK)
 		st = ck_infer(c, &s->vocab, "embeddings.word_embeddings.weight", 0);
 	if (st == ATTN_OK)

@@ -55,12 +55,29 @@ static void ref_norm(const struct attn_stack *s, const struct attn_norm *nm, flo
 		norm_layer_rows_ref(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
 }
 
+/* Row r's position: r's index in its item, or RoBERTa's
+ * create_position_ids_from_input_ids, counted afresh: pad_id for a pad id,
+ * else pad_id + the non-pad ids of the item up to and including r. */
+static size_t ref_position(const struct attn_stack_run *run, size_t r)
+{
+	const struct attn_stack *s = run->stack;
+	size_t l = r % run->L, n = 0;
+
+	if (!s->positions_from_ids)
+		return l;
+	if (run->ids[r] == (int64_t)s->pad_id)
+		return s->pad_id;
+	for (size_t k = r - l; k <= r; k++)
+		n += run->ids[k] != (int64_t)s->pad_id;
+	return s->pad_id + n;
+}
+
 static void ref_embed(const struct attn_stack_run *run, float *x)
 {
 	const struct attn_stack *s = run->stack;
 
 	for (size_t r = 0; r < run->B * run->L; r++) {
-		size_t l = r % run->L;
+		size_t l = ref_position(run, r);
 		size_t type = run->type_ids ? (size_t)run->type_ids[r] : 0;
 
 		for (size_t e = 0; e < s->E; e++) {

@@ -135,6 +135,11 @@ def extra_tensors(c, r):
                     (t + "LayerNorm.weight", r.norm_weight(E), None), (t + "LayerNorm.bias", r.bias(E), None),
                     ("/cls.seq_relationship.weight", r.normal((2, E), 0.1), None),
                     ("/cls.seq_relationship.bias", r.bias(2), None)]
+        elif kind == "roberta_lm_head":  # RobertaForMaskedLM's head, beside "roberta."
+            t = "/lm_head."
+            out += [(t + "dense.weight", r.normal((E, E), 0.1), None), (t + "dense.bias", r.bias(E), None),
+                    (t + "layer_norm.weight", r.norm_weight(E), None), (t + "layer_norm.bias", r.bias(E), None),
+                    (t + "bias", r.bias(V), None)]
         elif kind == "lm_head":
             out.append(("/lm_head.weight", r.normal((V, E), 0.1), None))
         elif kind == "rotary_inv_freq":
@@ -163,6 +168,8 @@ def gpt2_config(c):
 
 
 def bert_config(c):
+    if c.get("model_type") == "roberta":
+        return roberta_config(c)
     return {
         "architectures": [c["arch"]], "attention_probs_dropout_prob": 0.1, "classifier_dropout": None,
         "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": c["E"],
@@ -171,6 +178,20 @@ def bert_config(c):
         "num_hidden_layers": c["N"], "pad_token_id": 0, "position_embedding_type": "absolute",
         "torch_dtype": DTYPE_NAME[c["dtype"]], "transformers_version": "4.44.2",
         "type_vocab_size": c["T"], "use_cache": True, "vocab_size": c["V"],
+    }
+
+
+def roberta_config(c):
+    """distilroberta-base's keys, sized down."""
+    return {
+        "architectures": [c["arch"]], "attention_probs_dropout_prob": 0.1, "bos_token_id": 0,
+        "classifier_dropout": None, "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+        "hidden_size": c["E"], "initializer_range": 0.02, "intermediate_size": c["F"],
+        "layer_norm_eps": c["eps"], "max_position_embeddings": c["P"], "model_type": "roberta",
+        "num_attention_heads": c["H"], "num_hidden_layers": c["N"], "pad_token_id": c["pad"],
+        "position_embedding_type": "absolute", "torch_dtype": DTYPE_NAME[c["dtype"]],
+        "transformers_version": "4.44.2", "type_vocab_size": c["T"], "use_cache": True,
+        "vocab_size": c["V"],
     }
 
 
@@ -230,6 +251,9 @@ CASES = [
     dict(BERT_BASE, name="bert_f32", scores=True, seed=21, dtype="F32", arch="BertForPreTraining", prefix="bert.",
          E=32, H=4, N=2, F=64, V=64, extras=("pooler", "cls"), tokenizer="wordpiece", type_ids=True,
          lengths=([9], [5, 9, 2])),
+    dict(BERT_BASE, name="roberta_f32", scores=True, seed=23, dtype="F32", arch="RobertaForMaskedLM",
+         model_type="roberta", prefix="roberta.", eps=1e-5, P=18, T=1, pad=1, E=32, H=4, N=2, F=64, V=60,
+         extras=("roberta_lm_head",), lengths=([9], [5, 9, 2], [16]), pad_inside=True),
     dict(BERT_BASE, name="bert_bf16_gamma", seed=22, dtype="BF16", arch="BertModel", prefix="", eps=1e-5,
          E=48, H=6, N=3, F=96, V=80, gamma_beta=True, lengths=([7], [7, 4, 1])),
     dict(LLAMA_BASE, name="llama_f32", scores=True, seed=31, dtype="F32", arch="LlamaForCausalLM", prefix="model.",
@@ -321,10 +345,12 @@ def dump(v, indent=0):
 
 
 def run_case(c, w32, items, type_items, text=None):
-    """Pads right with id 0, runs the batch, trims each item to its length."""
+    """Pads right with the pad id (0; RoBERTa's pad_token_id), runs the batch,
+    trims each item to its length."""
     lengths = [len(x) for x in items]
     L = max(lengths)
-    ids = torch.tensor([x + [0] * (L - len(x)) for x in items], dtype=torch.int64)
+    pad = c.get("pad", 0)
+    ids = torch.tensor([x + [pad] * (L - len(x)) for x in items], dtype=torch.int64)
     tids = None
     if type_items is not None:
         tids = torch.tensor([x + [0] * (L - len(x)) for x in type_items], dtype=torch.int64)
@@ -347,6 +373,8 @@ def make_runs(c, r, w32):
     runs = []
     for lengths in c["lengths"]:
         items = [torch.randint(0, c["V"], (n,), generator=r.g).tolist() for n in lengths]
+        if c.get("pad_inside"):  # a pad id inside the first item: its position stays pad
+            items[0][len(items[0]) // 2] = c["pad"]
         types = None
         if c.get("type_ids"):
             types = [[0] * (n - n // 2) + [1] * (n // 2) for n in lengths]

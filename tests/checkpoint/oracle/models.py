@@ -1,7 +1,7 @@
-"""Plain-PyTorch forward passes of GPT-2, BERT and the Llama family.
+"""Plain-PyTorch forward passes of GPT-2, BERT (and RoBERTa) and the Llama family.
 
 Written anew after the semantics of Hugging Face transformers 4.x modeling code
-(modeling_gpt2.py, modeling_bert.py, modeling_llama.py, modeling_mistral.py,
+(modeling_gpt2.py, modeling_bert.py, modeling_roberta.py, modeling_llama.py, modeling_mistral.py,
 modeling_qwen2.py, modeling_rope_utils.py; Apache-2.0), eager attention, with
 output_attentions=True and output_hidden_states=True:
 
@@ -98,6 +98,19 @@ def gpt2_forward(cfg, w, ids):
 
 # ---------------------------------------------------------------- BERT
 
+def bert_position_ids(cfg, ids):
+    """BERT: 0 .. L - 1. RoBERTa (modeling_roberta's
+    create_position_ids_from_input_ids, padding_idx = pad_token_id): the
+    running count of non-pad ids, times the non-pad mask, plus padding_idx;
+    so a pad id sits at padding_idx and the others count on past it."""
+    B, L = ids.shape
+    if cfg.get("model_type") != "roberta":
+        return torch.arange(L).unsqueeze(0)
+    pad = cfg["pad"]
+    mask = ids.ne(pad).int()
+    return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + pad
+
+
 def bert_forward(cfg, w, ids, lengths, type_ids):
     B, L = ids.shape
     E, H, N, eps = cfg["E"], cfg["H"], cfg["N"], cfg["eps"]
@@ -114,7 +127,7 @@ def bert_forward(cfg, w, ids, lengths, type_ids):
     def lin(t, name):
         return F.linear(t, w[name + ".weight"], w[name + ".bias"])
 
-    position_ids = torch.arange(L).unsqueeze(0)
+    position_ids = bert_position_ids(cfg, ids)
     x = F.embedding(ids, w["embeddings.word_embeddings.weight"])
     x = x + F.embedding(type_ids, w["embeddings.token_type_embeddings.weight"])
     x = x + F.embedding(position_ids, w["embeddings.position_embeddings.weight"])
