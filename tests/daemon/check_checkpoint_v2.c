@@ -7,15 +7,16 @@
  * README there) is loaded as a model named after the folder (--model
  * CASE=DIR), as check_checkpoint_daemon.c does for /v1. For each case:
  *   metadata   GET /v2/models/CASE: inputs tokens INT64 [-1, -1] (and text
- *              BYTES [-1] when the folder has a tokenizer.json), outputs
+ *              BYTES [-1] when the folder has a tokenizer.json, and
+ *              token_type_ids INT64 [-1, -1] for bert and roberta), outputs
  *              output [-1, -1, E], attentions and scores [N, -1, H, -1, -1]
  *   oracle     POST /v2/models/CASE/infer, tokens INT64 [2, L]: each item of
  *              each run twice (v2 tokens are rectangular, so a ragged run is
  *              sent item by item), or a text run's string as text BYTES [1]:
  *              attentions [N, B, H, L, L] and output [B, L, E] (the last
  *              hidden state) within 1e-5 abs + 1e-4 rel of the oracle. Runs
- *              with token types other than 0 are left to /v1 (v2 has no
- *              token_type_ids input)
+ *              with token types other than 0 are check_checkpoint_types'
+ *              (the token_type_ids input)
  *   mean       parameters.weights "mean": attentions [N, B, L, L], the mean
  *              of the oracle's heads
  *   scores     the output "scores", named (never by default), in binary:
@@ -230,6 +231,7 @@ START_TEST(metadata)
 	struct ckpt_geom g =
 	    ckpt_geom_of(json_array_get(json_object_get(cc.expected[c], "runs"), 0));
 	int text = ckpt_case_has(cc.name[c], "tokenizer.json");
+	int types = strcmp(json_string_value(json_object_get(cc.expected[c], "family")), "bert") == 0;
 	const long long bl[] = {-1, -1}, b[] = {-1}, ble[] = {-1, -1, (long long)g.E};
 	const long long nbhll[] = {(long long)g.N, -1, (long long)g.H, -1, -1};
 	struct live_resp r = {0};
@@ -243,10 +245,12 @@ START_TEST(metadata)
 	ck_assert_str_eq(json_string_value(json_object_get(v, "name")), cc.name[c]);
 	in = json_object_get(v, "inputs");
 	out = json_object_get(v, "outputs");
-	ck_assert_uint_eq(json_array_size(in), text ? 2 : 1);
+	ck_assert_uint_eq(json_array_size(in), 1 + (size_t)text + (size_t)types);
 	assert_meta(json_array_get(in, 0), "tokens", "INT64", bl, 2);
 	if (text)
 		assert_meta(json_array_get(in, 1), "text", "BYTES", b, 1);
+	if (types) /* bert and roberta: segments beside the tokens */
+		assert_meta(json_array_get(in, 1 + (size_t)text), "token_type_ids", "INT64", bl, 2);
 	ck_assert_uint_eq(json_array_size(out), 3);
 	assert_meta(json_array_get(out, 0), "output", "FP32", ble, 3);
 	assert_meta(json_array_get(out, 1), "attentions", "FP32", nbhll, 5);
