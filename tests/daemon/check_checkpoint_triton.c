@@ -202,7 +202,7 @@ START_TEST(triton_client)
 {
 	size_t c, b, bin_len;
 	const json_t *run, *ids;
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 	unsigned char *bin;
 	char json[16384];
 	json_t *ans;
@@ -266,9 +266,9 @@ static Suite *checkpoint_triton_suite(void)
 int main(int argc, char **argv)
 {
 	static const struct suite_main_opts opts = {
-	    .daemon = true,
-	    .setup = setup,
-	    .teardown = teardown,
+		.daemon = true,
+		.setup = setup,
+		.teardown = teardown,
 	};
 
 	return suite_main(argc, argv, checkpoint_triton_suite, &opts);

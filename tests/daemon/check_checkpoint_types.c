@@ -100,7 +100,7 @@ static json_t *v2_request(const json_t *ids, const json_t *types, const char *dt
 /* A 200 answer of /v2/models/CASE/infer to req (stolen), parsed. */
 static json_t *v2_ask(size_t c, json_t *req)
 {
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 	char path[128];
 	json_t *v;
 
@@ -156,7 +156,7 @@ static void binary_item(size_t c, const json_t *run, size_t b)
 	size_t L = json_array_size(ids), at = 0, n;
 	unsigned char *body = malloc(1024 + 12 * L);
 	char head[1024], path[128], ihcl[64];
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 	json_t *ans;
 	int len;
 
@@ -206,8 +206,8 @@ static void v1_item(size_t c, const json_t *run, size_t b)
 	const json_t *types = json_array_get(json_object_get(run, "type_ids"), b);
 	json_t *v2 = v2_ask(c, v2_request(ids, types, "INT64"));
 	json_t *zero = json_array(), *v2_zero, *v1;
-	struct ckpt_flat a1 = {0}, a2 = {0}, o1 = {0}, o2 = {0}, az = {0};
-	struct live_resp r = {0};
+	struct ckpt_flat a1 = { 0 }, a2 = { 0 }, o1 = { 0 }, o2 = { 0 }, az = { 0 };
+	struct live_resp r = { 0 };
 	double most = 0;
 
 	post("/v1/attention",
@@ -258,7 +258,7 @@ START_TEST(metadata)
 {
 	size_t c = (size_t)_i;
 	const char *family = json_string_value(json_object_get(cc.expected[c], "family"));
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 	const json_t *in, *last;
 	char path[128];
 	json_t *v;
@@ -287,7 +287,7 @@ END_TEST
  * and, when ptr is not NULL, ptr. */
 static void refused(const char *name, json_t *req, const char *want, const char *ptr)
 {
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 	char path[128];
 	const char *msg;
 	json_t *v;
@@ -348,9 +348,9 @@ static Suite *checkpoint_types_suite(void)
 int main(int argc, char **argv)
 {
 	static const struct suite_main_opts opts = {
-	    .daemon = true,
-	    .setup = setup,
-	    .teardown = teardown,
+		.daemon = true,
+		.setup = setup,
+		.teardown = teardown,
 	};
 
 	return suite_main(argc, argv, checkpoint_types_suite, &opts);

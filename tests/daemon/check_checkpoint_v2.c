@@ -146,7 +146,7 @@ static void check_answer(size_t c, const json_t *run, size_t b, int reps, const 
 static json_t *ask(size_t c, const json_t *run, size_t b, json_t *params)
 {
 	const json_t *text = json_object_get(run, "text");
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 	json_t *req, *v;
 
 	req = text ? text_request(text, params)
@@ -232,9 +232,9 @@ START_TEST(metadata)
 	    ckpt_geom_of(json_array_get(json_object_get(cc.expected[c], "runs"), 0));
 	int text = ckpt_case_has(cc.name[c], "tokenizer.json");
 	int types = strcmp(json_string_value(json_object_get(cc.expected[c], "family")), "bert") == 0;
-	const long long bl[] = {-1, -1}, b[] = {-1}, ble[] = {-1, -1, (long long)g.E};
-	const long long nbhll[] = {(long long)g.N, -1, (long long)g.H, -1, -1};
-	struct live_resp r = {0};
+	const long long bl[] = { -1, -1 }, b[] = { -1 }, ble[] = { -1, -1, (long long)g.E };
+	const long long nbhll[] = { (long long)g.N, -1, (long long)g.H, -1, -1 };
+	struct live_resp r = { 0 };
 	char path[128];
 	json_t *v, *in, *out;
 
@@ -270,7 +270,7 @@ static void binary_item(size_t c, const json_t *run, size_t b)
 	json_t *params = json_pack("{s:b}", "binary_data_output", 1);
 	json_t *req = text ? text_request(text, params)
 			   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 
 	json_object_set_new(req, "outputs",
 			    json_pack("[{s:s},{s:s}]", "name", "output", "name", "attentions"));
@@ -326,8 +326,8 @@ static void scores_item(size_t c, const json_t *run, size_t b)
 	json_t *params = json_pack("{s:b,s:s}", "binary_data_output", 1, "weights", "none");
 	json_t *req = text ? text_request(text, params)
 			   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
-	struct live_resp r = {0};
-	struct ckpt_flat got = {0}, want = {0};
+	struct live_resp r = { 0 };
+	struct ckpt_flat got = { 0 }, want = { 0 };
 
 	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "scores"));
 	infer(c, req, &r);
@@ -379,8 +379,8 @@ START_TEST(scores_padding)
 				"name", "text", "datatype", "BYTES", "shape", 2, "data", "a cat",
 				"a", "outputs", "name", "attentions", "name", "scores",
 				"parameters", "binary_data_output", 1);
-	struct live_resp r = {0};
-	struct ckpt_flat att = {0}, sc = {0};
+	struct live_resp r = { 0 };
+	struct ckpt_flat att = { 0 }, sc = { 0 };
 	size_t c = 0, L = 5, N, H = 4, hidden = 0;
 
 	while (c < cc.n && strcmp(cc.name[c], "gpt2_f32") != 0)
@@ -419,7 +419,7 @@ END_TEST
  * message holding want. */
 static void refused(json_t *req, const char *want)
 {
-	struct live_resp r = {0};
+	struct live_resp r = { 0 };
 	json_t *v;
 
 	infer(0, req, &r);
@@ -473,9 +473,9 @@ static Suite *checkpoint_v2_suite(void)
 int main(int argc, char **argv)
 {
 	static const struct suite_main_opts opts = {
-	    .daemon = true,
-	    .setup = setup,
-	    .teardown = teardown,
+		.daemon = true,
+		.setup = setup,
+		.teardown = teardown,
 	};
 
 	return suite_main(argc, argv, checkpoint_v2_suite, &opts);

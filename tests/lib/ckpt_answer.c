@@ -85,7 +85,7 @@ struct ckpt_geom ckpt_geom_of(const json_t *run)
 
 int ckpt_types_all_zero(const json_t *run)
 {
-	struct ckpt_flat f = {0};
+	struct ckpt_flat f = { 0 };
 	int zero = 1;
 
 	ckpt_flatten(&f, json_object_get(run, "type_ids"));
@@ -170,7 +170,7 @@ void ckpt_assert_shape(const json_t *o, const size_t *want, size_t rank, const c
 static void check_output(const json_t *o, const size_t *shape, size_t rank, struct ckpt_flat *want,
 			 const char *where)
 {
-	struct ckpt_flat got = {0};
+	struct ckpt_flat got = { 0 };
 
 	ckpt_assert_shape(o, shape, rank, where);
 	ckpt_flatten(&got, json_object_get(o, "data"));
@@ -184,10 +184,10 @@ void ckpt_check_answer(const json_t *run, size_t b, int reps, const json_t *ans,
 {
 	struct ckpt_geom g = ckpt_geom_of(run);
 	size_t L = json_array_size(json_array_get(json_object_get(run, "ids"), b));
-	size_t att_shape[5] = {g.N, (size_t)reps, g.H, L, L};
-	size_t mean_shape[4] = {g.N, (size_t)reps, L, L};
-	size_t out_shape[3] = {(size_t)reps, L, g.E};
-	struct ckpt_flat want = {0};
+	size_t att_shape[5] = { g.N, (size_t)reps, g.H, L, L };
+	size_t mean_shape[4] = { g.N, (size_t)reps, L, L };
+	size_t out_shape[3] = { (size_t)reps, L, g.E };
+	struct ckpt_flat want = { 0 };
 	char where[200];
 
 	snprintf(where, sizeof where, "%s item %zu attentions", what, b);
@@ -224,7 +224,7 @@ void ckpt_check_binary(const struct live_resp *r, const json_t *run, size_t b, i
 		const char *name = json_string_value(json_object_get(o, "name"));
 		size_t bytes = (size_t)json_integer_value(
 		    json_object_get(json_object_get(o, "parameters"), "binary_data_size"));
-		struct ckpt_flat got = {0}, want = {0};
+		struct ckpt_flat got = { 0 }, want = { 0 };
 
 		ck_assert_ptr_nonnull(name);
 		ck_assert_ptr_null(json_object_get(o, "data"));
