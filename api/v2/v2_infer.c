@@ -520,9 +520,11 @@ static int stack_types(struct v2_job *v, struct api_error *err)
 		return api_fail(err, API_E_INVALID_INPUT, t->where_base,
 				"input 'token_type_ids' goes with the input tokens (its shape); "
 				"send token ids instead of text");
-	snprintf(want, sizeof want, ids->rank == 2 ? "[%zu, %zu], the shape of tokens"
-						  : "[%zu], the shape of tokens",
-		 ids->shape[0], ids->rank == 2 ? ids->shape[1] : 0);
+	if (ids->rank == 2)
+		snprintf(want, sizeof want, "[%zu, %zu], the shape of tokens", ids->shape[0],
+			 ids->shape[1]);
+	else
+		snprintf(want, sizeof want, "[%zu], the shape of tokens", ids->shape[0]);
 	if (t->rank != ids->rank || memcmp(t->shape, ids->shape, t->rank * sizeof(size_t)) != 0)
 		return shape_error(v, IN_TYPES, want, err);
 	return stack_set_types(&v->stack, t->i64, &where, err);

@@ -252,7 +252,8 @@ CASES = [
          E=32, H=4, N=2, F=64, V=64, extras=("pooler", "cls"), tokenizer="wordpiece", type_ids=True,
          lengths=([9], [5, 9, 2])),
     dict(BERT_BASE, name="roberta_f32", scores=True, seed=23, dtype="F32", arch="RobertaForMaskedLM",
-         model_type="roberta", prefix="roberta.", eps=1e-5, P=18, T=1, pad=1, E=32, H=4, N=2, F=64, V=60,
+         model_type="roberta", prefix="roberta.", eps=1e-5, P=18, T=1, pad=1, E=32, H=4, N=2, F=64, V=270,
+         tokenizer="roberta",
          extras=("roberta_lm_head",), lengths=([9], [5, 9, 2], [16]), pad_inside=True),
     dict(BERT_BASE, name="bert_bf16_gamma", seed=22, dtype="BF16", arch="BertModel", prefix="", eps=1e-5,
          E=48, H=6, N=3, F=96, V=80, gamma_beta=True, lengths=([7], [7, 4, 1])),
@@ -382,6 +383,9 @@ def make_runs(c, r, w32):
     if c.get("tokenizer") == "bpe":
         text = TEXTS["bpe"]
         runs.append(run_case(c, w32, [tiny_tokenizers.bpe_encode(text)], None, text))
+    elif c.get("tokenizer") == "roberta":
+        text = TEXTS["bpe"]
+        runs.append(run_case(c, w32, [tiny_tokenizers.roberta_encode(text)], None, text))
     elif c.get("tokenizer") == "wordpiece":
         text = TEXTS["wordpiece"]
         ids = tiny_tokenizers.wordpiece_encode(text)
@@ -424,8 +428,8 @@ def make_case(spec, out_dir):
     with open(folder + "/config.json", "w") as f:
         f.write(json.dumps(CONFIG[c["family"]](c), indent=2, sort_keys=True) + "\n")
     if c.get("tokenizer"):
-        tok = tiny_tokenizers.bpe_tokenizer_json() if c["tokenizer"] == "bpe" \
-            else tiny_tokenizers.wordpiece_tokenizer_json()
+        tok = {"bpe": tiny_tokenizers.bpe_tokenizer_json, "roberta": tiny_tokenizers.roberta_tokenizer_json,
+               "wordpiece": tiny_tokenizers.wordpiece_tokenizer_json}[c["tokenizer"]]()
         with open(folder + "/tokenizer.json", "w") as f:
             f.write(json.dumps(tok, indent=2, ensure_ascii=False) + "\n")
     expected = {"case": c["name"], "family": c["family"], "model_type": c.get("model_type", c["family"]),
