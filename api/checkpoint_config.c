@@ -3,7 +3,8 @@
  * checkpoint_config.h). One reader per family, each a list of the keys its
  * transformers config class reads (4.x names, defaults from its __init__):
  *   gpt2     GPT2Config
- *   bert     BertConfig
+ *   bert     BertConfig; RobertaConfig (roberta: the same keys, and
+ *            pad_token_id, where RobertaEmbeddings' positions start)
  *   llama    LlamaConfig, MistralConfig, Qwen2Config (one reader, three
  *            defaults tables: context length, biases, sliding window)
  * Failures go through the tokenizer files' reader (tokenizer_reader.h), so
@@ -175,7 +176,25 @@ static int read_gpt2(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 	return 0;
 }
 
-static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+/* RobertaConfig: BERT's keys, and pad_token_id (default 1), the padding_idx
+ * that RobertaEmbeddings counts positions from. */
+static int read_roberta_pad(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+{
+	json_int_t pad;
+
+	if (rd_int(r, o, "pad_token_id", 1, CFG_SIZE_MAX, &pad) != 0)
+		return -1;
+	cfg->positions_from_ids = 1;
+	cfg->pad_id = (size_t)pad;
+	if (cfg->max_positions > 0 && cfg->pad_id + 1 >= cfg->max_positions)
+		return rd_fail_key(r, "pad_token_id",
+				   "positions start at pad_token_id + 1 = %zu, past "
+				   "max_position_embeddings %zu",
+				   cfg->pad_id + 1, cfg->max_positions);
+	return 0;
+}
+
+static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg, int roberta)
 {
 	static const char *const pos[] = {"absolute", NULL};
 	size_t i;
@@ -194,7 +213,7 @@ static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 		       "absolute", &i) != 0 ||
 	    cfg_refuse_bool(r, o, "is_decoder", 1, "a causal BERT") != 0)
 		return -1;
-	return 0;
+	return roberta ? read_roberta_pad(r, o, cfg) : 0;
 }
 
 /* ---- the llama family ---------------------------------------------------------- */
@@ -279,31 +298,110 @@ static int read_rope(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 	return rc;
 }
 
-/* Qwen2: layers from max_window_layers on use the window, when use_sliding_window. */
+/*
+ * Qwen2's windows, layer by layer, as Qwen2Config and modeling_qwen2 have
+ * them: the window is sliding_window when use_sliding_window (default
+ * false), else none; layer_types (5.x, or written by 4.53+) names each
+ * layer "full_attention" or "sliding_attention", and without it layer i
+ * slides when a window is set and i >= max_window_layers (default 28). A
+ * sliding layer without a window is refused, as transformers' mask builder
+ * refuses it.
+ */
+/* Entry l of layer_types (the reader at it): *sliding 1 or 0. */
+static int read_layer_type(struct rd *r, json_t *types, size_t l, int *sliding)
+{
+	static const char *const names[] = {"full_attention", "sliding_attention", NULL};
+	json_t *v = json_array_get(types, l);
+	char q[QUOTE_MAX + 4];
+
+	if (!json_is_string(v))
+		return rd_fail(r, "expected a string");
+	for (size_t i = 0; names[i] != NULL; i++)
+		if (strcmp(json_string_value(v), names[i]) == 0) {
+			*sliding = (int)i;
+			return 0;
+		}
+	return rd_fail(r,
+		       "unsupported layer type '%s' (supported: full_attention, "
+		       "sliding_attention)",
+		       rd_quote(q, json_string_value(v)));
+}
+
+/* Whether layer l slides (1) or not (0), into cfg->full_attention; -1 on
+ * error, at /layer_types/l (or at max_window_layers without layer_types). */
+static int qwen2_layer(struct rd *r, json_t *types, json_int_t from, size_t l,
+		       struct attn_checkpoint_config *cfg)
+{
+	int sliding = cfg->window > 0 && (json_int_t)l >= from;
+	size_t up = types != NULL ? rd_index(r, l) : 0;
+
+	if (types != NULL && read_layer_type(r, types, l, &sliding) != 0)
+		return -1;
+	if (sliding && cfg->window == 0)
+		return rd_fail(r,
+			       "layer %zu is sliding_attention but no sliding window is set "
+			       "(use_sliding_window false or sliding_window null)",
+			       l);
+	if (!sliding && cfg->window > 0 && l >= ATTN_CK_LAYER_TYPES)
+		return rd_fail(r,
+			       "full attention on layer %zu beside sliding layers: past the %d "
+			       "layers whose window can be switched off",
+			       l, (int)ATTN_CK_LAYER_TYPES);
+	if (l < ATTN_CK_LAYER_TYPES)
+		cfg->full_attention[l] = (unsigned char)!sliding;
+	if (types != NULL)
+		rd_up(r, up);
+	return sliding;
+}
+
+static int read_qwen2_layers(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
+{
+	json_t *types = json_object_get(o, "layer_types");
+	json_int_t from;
+	size_t up = 0, slides = 0;
+	int rc = 0;
+
+	if (rd_int(r, o, "max_window_layers", 28, CFG_SIZE_MAX, &from) != 0)
+		return -1;
+	if (json_is_null(types))
+		types = NULL;
+	if (types != NULL && !json_is_array(types))
+		return rd_fail_key(r, "layer_types", "expected an array of strings");
+	if (types != NULL && json_array_size(types) != cfg->n_layers)
+		return rd_fail_key(r, "layer_types", "%zu entries for %zu layers",
+				   json_array_size(types), cfg->n_layers);
+	if (types != NULL)
+		up = rd_key(r, "layer_types");
+	else
+		up = rd_key(r, "max_window_layers");
+	for (size_t l = 0; l < cfg->n_layers && rc >= 0; l++) {
+		rc = qwen2_layer(r, types, from, l, cfg);
+		slides += rc > 0;
+	}
+	if (rc < 0)
+		return -1;
+	rd_up(r, up);
+	if (slides == 0)
+		cfg->window = 0; /* no layer reaches the window */
+	return 0;
+}
+
+/* Mistral: sliding_window on every layer; Qwen2: read_qwen2_layers. */
 static int read_window(struct rd *r, json_t *o, const struct llama_kind *kind,
 		       struct attn_checkpoint_config *cfg)
 {
-	json_int_t from = 0;
 	int on = 1;
 
 	cfg->window = 0;
+	memset(cfg->full_attention, 0, sizeof cfg->full_attention);
 	if (kind->window == 0)
 		return 0;
-	if (kind->window == 2 && (rd_bool(r, o, "use_sliding_window", 0, &on) != 0 ||
-				  rd_int(r, o, "max_window_layers", 28, CFG_SIZE_MAX, &from) != 0))
+	if (kind->window == 2 && rd_bool(r, o, "use_sliding_window", 0, &on) != 0)
 		return -1;
-	if (!on || json_is_null(json_object_get(o, "sliding_window")))
-		return 0; /* null: no window */
-	if (cfg_size(r, o, "sliding_window", 4096, &cfg->window) != 0)
+	if (on && !json_is_null(json_object_get(o, "sliding_window")) &&
+	    cfg_size(r, o, "sliding_window", 4096, &cfg->window) != 0)
 		return -1;
-	if (kind->window == 2 && (size_t)from >= cfg->n_layers)
-		cfg->window = 0; /* no layer reaches max_window_layers */
-	else if (kind->window == 2 && from > 0)
-		return rd_fail_key(r, "max_window_layers",
-				   "a sliding window on layers %zu .. %zu only is not supported "
-				   "(the window applies to every layer or none)",
-				   (size_t)from, cfg->n_layers - 1);
-	return 0;
+	return kind->window == 2 ? read_qwen2_layers(r, o, cfg) : 0;
 }
 
 static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
@@ -350,22 +448,22 @@ static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
 
 static int read_config(struct rd *r, json_t *root, struct attn_checkpoint_config *cfg)
 {
-	const char *const names[] = {"gpt2", "bert", "llama", "mistral", "qwen2", NULL};
+	const char *const names[] = {"gpt2", "bert", "roberta", "llama", "mistral", "qwen2", NULL};
 	size_t i;
 
 	if (json_object_get(root, "model_type") == NULL)
 		return rd_fail_key(r, "model_type",
-				   "missing (expected one of gpt2, bert, llama, "
+				   "missing (expected one of gpt2, bert, roberta, llama, "
 				   "mistral, qwen2)");
 	if (cfg_choice(r, root, "model_type", names, "", "model_type",
-		       "gpt2, bert, llama, mistral, qwen2", &i) != 0)
+		       "gpt2, bert, roberta, llama, mistral, qwen2", &i) != 0)
 		return -1;
 	snprintf(cfg->model_type, sizeof cfg->model_type, "%s", names[i]);
 	if (i == 0)
 		return read_gpt2(r, root, cfg);
-	if (i == 1)
-		return read_bert(r, root, cfg);
-	return read_llama(r, root, &llama_kinds[i - 2], cfg);
+	if (i == 1 || i == 2)
+		return read_bert(r, root, cfg, i == 2);
+	return read_llama(r, root, &llama_kinds[i - 3], cfg);
 }
 
 int api_checkpoint_config(struct attn_checkpoint_config *cfg, const char *json, size_t len,

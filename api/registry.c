@@ -320,6 +320,24 @@ int api_service_add_builtins(struct api_service *svc, struct api_error *err)
 	return api_service_set_default(svc, "base", err);
 }
 
+/* A sliding window: its width and the layers it applies to (the others see
+ * every earlier key: Qwen2's full_attention layers). */
+static void describe_window(const struct attn_stack *st, struct buf *out)
+{
+	int first = 1;
+
+	if (st->window == 0)
+		return;
+	buf_printf(out, ",\"sliding_window\":%zu,\"sliding_layers\":[", st->window);
+	for (size_t l = 0; l < st->n_layers; l++) {
+		if (st->blocks[l].full_attention)
+			continue;
+		buf_printf(out, first ? "%zu" : ",%zu", l);
+		first = 0;
+	}
+	buf_putc(out, ']');
+}
+
 /* A checkpoint's own fields: what it is, how deep, how long, how big. */
 static void describe_checkpoint(const struct api_checkpoint *c, struct buf *out)
 {
@@ -327,7 +345,7 @@ static void describe_checkpoint(const struct api_checkpoint *c, struct buf *out)
 	const struct api_json_size sizes[] = {
 		{ ",\"num_layers\":", st->n_layers },
 		{ ",\"intermediate_size\":", st->F },
-		{ ",\"context_length\":", st->max_positions },
+		{ ",\"context_length\":", attn_stack_context(st) },
 		{ ",\"weight_bytes\":", c->ck->weight_bytes },
 		{ ",\"resident_bytes\":", c->ck->owned_bytes },
 	};
@@ -338,6 +356,7 @@ static void describe_checkpoint(const struct api_checkpoint *c, struct buf *out)
 	buf_puts(out, ",\"dtype\":");
 	jsonstr_put(out, c->ck->dtype);
 	buf_puts(out, st->family == ATTN_FAMILY_BERT ? ",\"causal\":false" : ",\"causal\":true");
+	describe_window(st, out);
 }
 
 void registry_describe(const struct api_service *svc, const struct api_model_entry *e,

@@ -65,6 +65,17 @@ int stack_all_layers(struct stack_job *s, struct api_error *err);
 int stack_check_context(const struct stack_job *s, const struct api_where *where,
 			struct api_error *err);
 
+/* Whether the checkpoint takes token types (BERT and RoBERTa); when not,
+ * fails with a message naming `what` (the field or input) and the family. */
+int stack_takes_types(const struct stack_job *s, const char *what, const char *ptr,
+		      struct api_error *err);
+
+/* Token types t [B, L] (the job's rectangular tokens, L = Lq) into
+ * s->type_ids (a copy), each in [0, type_vocab): else 422 at the
+ * element's place in `where`. */
+int stack_set_types(struct stack_job *s, const int64_t *t, const struct api_where *where,
+		    struct api_error *err);
+
 int stack_plan(const struct api_service *svc, const struct api_reply *reply, struct stack_job *s,
 	       struct api_error *err);
 int stack_run(const struct api_service *svc, struct stack_job *s, struct api_reply *reply,

@@ -48,7 +48,7 @@ int stack_check_context(const struct stack_job *s, const struct api_where *where
 			struct api_error *err)
 {
 	const struct attention_job *job = s->job;
-	size_t P = s->st->max_positions;
+	size_t P = attn_stack_context(s->st);
 
 	for (size_t b = 0; P > 0 && b < job->B; b++) {
 		char ptr[API_PTR_MAX];
@@ -60,6 +60,38 @@ int stack_check_context(const struct stack_job *s, const struct api_where *where
 				"%zu tokens pass model '%s''s context length of %zu", job->q_len[b],
 				job->model_name, P);
 	}
+	return 0;
+}
+
+int stack_takes_types(const struct stack_job *s, const char *what, const char *ptr,
+		      struct api_error *err)
+{
+	if (s->st->family == ATTN_FAMILY_BERT)
+		return 0;
+	return api_fail(err, API_E_INVALID_INPUT, ptr,
+			"%s apply to bert and roberta checkpoints; model '%s' is %s", what,
+			s->job->model_name, s->ckpt->model_type);
+}
+
+int stack_set_types(struct stack_job *s, const int64_t *t, const struct api_where *where,
+		    struct api_error *err)
+{
+	const struct attention_job *job = s->job;
+	size_t n = job->B * job->Lq, T = s->st->type_vocab;
+	char ptr[API_PTR_MAX];
+
+	for (size_t k = 0; k < n; k++) {
+		if (t[k] >= 0 && (uint64_t)t[k] < T)
+			continue;
+		api_where_elem(ptr, where, job->batched, k / job->Lq, k % job->Lq, job->Lq);
+		return api_fail(err, API_E_OUT_OF_RANGE, ptr,
+				"token type %lld is not in [0, %zu) (type_vocab_size)",
+				(long long)t[k], T);
+	}
+	s->type_ids = malloc(n * sizeof(int64_t));
+	if (s->type_ids == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	memcpy(s->type_ids, t, n * sizeof(int64_t));
 	return 0;
 }
 

@@ -6,7 +6,7 @@
  *   1. each file's header parsed into a table (st_header.c: syntax, offsets,
  *      byte sizes, no duplicate inside a file);
  *   2. the family's prefix found by its embedding table ("transformer.",
- *      "bert.", "model.", or none);
+ *      "bert.", "roberta.", "model.", or none);
  *   3. the family's tensors looked up by name across every file (a name in
  *      two files is refused), each checked for dtype, exact shape and finite
  *      values, and either used in place (F32, 4-byte aligned, little-endian
@@ -343,6 +343,9 @@ static enum attn_status ck_find_prefix(struct ck_ctx *c)
 	};
 	const char *prefix = fam[c->cfg->family].prefix, *anchor = fam[c->cfg->family].anchor;
 	char list[120];
+
+	if (strcmp(c->cfg->model_type, "roberta") == 0)
+		prefix = "roberta."; /* RobertaFor...'s BERT names */
 	struct ck_found f;
 	enum attn_status st;
 

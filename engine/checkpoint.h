@@ -49,6 +49,9 @@ enum attn_rope_type {
 
 /* What config.json says, typed. Sizes of zero are inferred where the tensors
  * tell them (vocab, F, max_positions are checked against the tensors). */
+/* Layers whose window a config can switch off one by one. */
+enum { ATTN_CK_LAYER_TYPES = 1024 };
+
 struct attn_checkpoint_config {
 	enum attn_family family;
 	char model_type[16]; /* config.json's, for people: "gpt2", "mistral", ... */
@@ -60,7 +63,13 @@ struct attn_checkpoint_config {
 	int qkv_bias;       /* q/k/v biases only (qwen2) */
 	int mlp_bias;       /* llama mlp_bias */
 	int scale_attn;     /* gpt2 scale_attn_weights (default 1) */
-	size_t window;      /* mistral sliding_window, 0 = none */
+	int positions_from_ids; /* roberta: positions past pad_id (stack.h) */
+	size_t pad_id;          /* roberta: pad_token_id (padding_idx) */
+	size_t window;	    /* sliding_window (mistral, qwen2), 0 = none */
+	/* Layers the window skips (Qwen2's layer_types "full_attention"): 1 at
+	 * [l] for l < ATTN_CK_LAYER_TYPES; layers past it all use the window
+	 * (api/ refuses a config that would need more). */
+	unsigned char full_attention[ATTN_CK_LAYER_TYPES];
 	double rope_theta;
 	enum attn_rope_type rope_type;
 	double rope_factor, rope_low_freq_factor, rope_high_freq_factor;

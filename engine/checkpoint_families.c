@@ -208,6 +208,8 @@ enum attn_status ck_fill_bert(struct ck_ctx *c)
 	enum attn_status st = ck_common(c, s);
 
 	s->norm_kind = ATTN_NORM_LAYER;
+	s->positions_from_ids = c->cfg->positions_from_ids;
+	s->pad_id = c->cfg->pad_id;
 	if (st == ATTN_OK)
 		st = ck_infer(c, &s->vocab, "embeddings.word_embeddings.weight", 0);
 	if (st == ATTN_OK)
@@ -244,6 +246,7 @@ static enum attn_status ck_llama_layer(struct ck_ctx *c, struct attn_block *b, s
 
 	ck_name(base, sizeof base, "layers.%zu.", l);
 	b->n_qkv = 3;
+	b->full_attention = l < ATTN_CK_LAYER_TYPES && cfg->full_attention[l];
 	st = ck_rms_norm(c, &b->norm1, base, "input_layernorm", E);
 	if (st == ATTN_OK)
 		st = ck_linear(c, &b->qkv[0], base, "self_attn.q_proj", HD, E, 0, qkv_bias);

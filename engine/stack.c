@@ -193,24 +193,30 @@ static void add_rows(float *x, const float *y, size_t m)
 		x[k] += y[k];
 }
 
-/* Step 0: x [B, L, E] = wte[id] (+ wtt[type]) (+ wpe[l]), then bert's norm. */
+/* Step 0: x [B, L, E] = wte[id] (+ wtt[type]) (+ wpe[pos]), then bert's
+ * norm; pos is l, or for RoBERTa pad_id + the non-pad ids so far (pad_id on
+ * a pad id), counted along the item. */
 static void stack_embed(const struct attn_stack_run *run, float *x)
 {
 	const struct attn_stack *s = run->stack;
 	size_t E = s->E;
 
 	for (size_t b = 0; b < run->B; b++)
-		for (size_t l = 0; l < run->L; l++) {
-			size_t r = b * run->L + l;
+		for (size_t l = 0, seen = 0; l < run->L; l++) {
+			size_t r = b * run->L + l, pos = l;
 			float *x_bl = x + r * E; /* seek to x[b, l, :] */
 			const float *tok = s->wte + (size_t)run->ids[r] * E;
+			int pad = s->positions_from_ids && run->ids[r] == (int64_t)s->pad_id;
 
+			seen += !pad;
+			if (s->positions_from_ids)
+				pos = s->pad_id + (pad ? 0 : seen);
 			memcpy(x_bl, tok, E * sizeof(float));
 			if (s->family == ATTN_FAMILY_BERT) /* bert adds the type first */
 				add_rows(x_bl, s->wtt + (size_t)(run->type_ids ? run->type_ids[r] : 0) * E,
 					 E);
 			if (s->wpe && s->family != ATTN_FAMILY_LLAMA)
-				add_rows(x_bl, s->wpe + l * E, E);
+				add_rows(x_bl, s->wpe + pos * E, E);
 		}
 	rows_norm(run, &s->emb_norm, x, x, run->B * run->L);
 }
@@ -269,6 +275,7 @@ static enum attn_status stack_attention(const struct stack_layout *lay,
 		attn_rope_table_rows(qkv + s->H * s->D, L * W3, run->B, W3, L, s->Hkv, s->D, s->D,
 				     s->inv_freq, s->rope_attention_scaling);
 	}
+	core.mask.window = blk->full_attention ? 0 : s->window;
 	core.q.data = qkv;
 	core.k.data = qkv + s->H * s->D;
 	core.v.data = qkv + (s->H + s->Hkv) * s->D;

@@ -88,6 +88,9 @@ struct attn_block {
 	struct attn_linear up;   /* [F, E] (gpt2 c_fc, bert intermediate, llama up_proj) */
 	struct attn_linear gate; /* [F, E] llama gate_proj; w NULL elsewhere */
 	struct attn_linear down; /* [E, F] */
+	int full_attention;	 /* 1: this layer ignores the stack's window (Qwen2's
+				    layer_types "full_attention"); 0: the window, if
+				    any, applies */
 };
 
 struct attn_stack {
@@ -96,11 +99,18 @@ struct attn_stack {
 	size_t vocab;         /* V: rows of wte */
 	size_t max_positions; /* rows of wpe; for llama the context length */
 	size_t type_vocab;    /* rows of wtt (bert), else 0 */
+	/* RoBERTa (bert family): token i's position is not i but, as
+	 * create_position_ids_from_input_ids has it, pad_id + the count of
+	 * non-pad ids in positions 0 .. i, and pad_id itself for a pad id; so
+	 * the context is max_positions - pad_id - 1 (attn_stack_context). */
+	int positions_from_ids;
+	size_t pad_id;
 	enum attn_norm_kind norm_kind;
 	float norm_eps;
 	enum attn_activation act;
 	float scale;          /* score scale, 0 means 1 / sqrt(D) */
-	size_t window;        /* sliding window (mistral), 0 = none; llama only */
+	size_t window;		      /* sliding window (mistral, qwen2), 0 = none; llama only;
+					 each block may opt out (full_attention) */
 	const float *inv_freq; /* [D / 2] RoPE inverse frequencies (llama), else NULL:
 	                          angle of channel pair i at position p = p inv_freq[i] */
 	float rope_attention_scaling; /* cos and sin multiplied by it; 0 means 1 */
@@ -205,5 +215,9 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 /* Floating-point operations of the run, a double, over layers 0 .. last_layer:
  * 2 B L (the sum of in * out over the layer's maps) + 4 B H L^2 D. */
 double attn_stack_flops(const struct attn_stack_run *run);
+
+/* The longest sequence the stack takes: max_positions, less pad_id + 1 when
+ * positions come from the ids (RoBERTa); 0 when that leaves none. */
+size_t attn_stack_context(const struct attn_stack *s);
 
 #endif

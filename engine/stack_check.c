@@ -72,6 +72,11 @@ static enum attn_status check_tables(const struct attn_stack *s, struct attn_err
 	if (s->family == ATTN_FAMILY_LLAMA && (s->inv_freq == NULL || s->D % 2 != 0))
 		return attn_fail(err, ATTN_ERR_ROPE_DIM, "inv_freq", 0,
 				 "llama needs an even head dim and a RoPE table");
+	if (s->positions_from_ids && (s->family != ATTN_FAMILY_BERT || attn_stack_context(s) == 0))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "pad_id", s->pad_id,
+				 "positions from ids need the bert family and pad id %zu + 1 below "
+				 "%zu positions",
+				 s->pad_id, s->max_positions);
 	if (s->window != 0 && s->family != ATTN_FAMILY_LLAMA)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "window", 0,
 				 "only the llama family has a sliding window");
@@ -153,10 +158,10 @@ enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct at
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "ids", 0, "no stack or no ids");
 	if (run->B == 0 || run->L == 0)
 		return attn_fail(err, ATTN_ERR_EMPTY, "ids", 0, "an empty batch or sequence");
-	if (s->family != ATTN_FAMILY_LLAMA && run->L > s->max_positions)
-		return attn_fail(err, ATTN_ERR_POSITION, "ids", s->max_positions,
+	if (s->family != ATTN_FAMILY_LLAMA && run->L > attn_stack_context(s))
+		return attn_fail(err, ATTN_ERR_POSITION, "ids", attn_stack_context(s),
 				 "%zu tokens, the model has %zu positions", run->L,
-				 s->max_positions);
+				 attn_stack_context(s));
 	if (run->last_layer >= s->n_layers)
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "layers", run->last_layer,
 				 "layer %zu of a %zu-layer model", run->last_layer, s->n_layers);
@@ -228,4 +233,11 @@ enum attn_status stack_check_arrays(const struct attn_stack_run *run, struct att
 	if (st == ATTN_OK && stack_n_captured(run) > 0)
 		st = check_heads(run, err);
 	return st;
+}
+
+size_t attn_stack_context(const struct attn_stack *s)
+{
+	if (!s->positions_from_ids)
+		return s->max_positions;
+	return s->pad_id < s->max_positions - 1 ? s->max_positions - s->pad_id - 1 : 0;
 }

@@ -55,12 +55,29 @@ static void ref_norm(const struct attn_stack *s, const struct attn_norm *nm, flo
 		norm_layer_rows_ref(out, x, n, s->E, nm->w, nm->b, s->norm_eps);
 }
 
+/* Row r's position: r's index in its item, or RoBERTa's
+ * create_position_ids_from_input_ids, counted afresh: pad_id for a pad id,
+ * else pad_id + the non-pad ids of the item up to and including r. */
+static size_t ref_position(const struct attn_stack_run *run, size_t r)
+{
+	const struct attn_stack *s = run->stack;
+	size_t l = r % run->L, n = 0;
+
+	if (!s->positions_from_ids)
+		return l;
+	if (run->ids[r] == (int64_t)s->pad_id)
+		return s->pad_id;
+	for (size_t k = r - l; k <= r; k++)
+		n += run->ids[k] != (int64_t)s->pad_id;
+	return s->pad_id + n;
+}
+
 static void ref_embed(const struct attn_stack_run *run, float *x)
 {
 	const struct attn_stack *s = run->stack;
 
 	for (size_t r = 0; r < run->B * run->L; r++) {
-		size_t l = r % run->L;
+		size_t l = ref_position(run, r);
 		size_t type = run->type_ids ? (size_t)run->type_ids[r] : 0;
 
 		for (size_t e = 0; e < s->E; e++) {
@@ -97,21 +114,22 @@ static void ref_rope(const struct attn_stack_run *run, float *qkv, size_t W3, si
 			}
 }
 
-/* Whether query i of an item of length len sees key j (stack.h's masks). */
-static int ref_visible(const struct attn_stack *s, size_t i, size_t j, size_t len)
+/* Whether query i of an item of length len sees key j (stack.h's masks),
+ * with the sliding window `window` (0: none) of the layer. */
+static int ref_visible(const struct attn_stack *s, size_t window, size_t i, size_t j, size_t len)
 {
 	int causal = s->family != ATTN_FAMILY_BERT;
 
 	if (j >= len || (causal && j > i))
 		return 0;
-	if (s->window > 0 && (j + s->window <= i || (!causal && j >= i + s->window)))
+	if (window > 0 && (j + window <= i || (!causal && j >= i + window)))
 		return 0;
 	return 1;
 }
 
 /* One (b, h, i) row: attw row = softmax(scores), ctx row = attw row V. */
-static void ref_attend_row(const struct attn_stack_run *run, struct ref_bufs *rb, size_t b,
-			   size_t h, size_t i)
+static void ref_attend_row(const struct attn_stack_run *run, struct ref_bufs *rb, size_t window,
+			   size_t b, size_t h, size_t i)
 {
 	const struct attn_stack *s = run->stack;
 	size_t L = run->L, D = s->D, len = run->lengths ? run->lengths[b] : L;
@@ -127,7 +145,7 @@ static void ref_attend_row(const struct attn_stack_run *run, struct ref_bufs *rb
 
 		for (size_t d = 0; d < D; d++)
 			dot += (double)q[d] * k[d];
-		rb->p[j] = ref_visible(s, i, j, len) ? dot * scale : -INFINITY;
+		rb->p[j] = ref_visible(s, window, i, j, len) ? dot * scale : -INFINITY;
 		mx = rb->p[j] > mx ? rb->p[j] : mx;
 		if (rb->atts) /* seek to atts[b, h, i, j] */
 			rb->atts[((b * s->H + h) * L + i) * L + j] = (float)rb->p[j];
@@ -177,7 +195,7 @@ static void ref_attention(const struct attn_stack_run *run, const struct attn_bl
 			  float *s_slab)
 {
 	const struct attn_stack *s = run->stack;
-	size_t col = 0;
+	size_t col = 0, window = blk->full_attention ? 0 : s->window;
 
 	for (size_t i = 0; i < blk->n_qkv; i++) {
 		ref_linear(rb->qkv + col, rb->W3, in, s->E, rb->n, &blk->qkv[i]);
@@ -190,7 +208,7 @@ static void ref_attention(const struct attn_stack_run *run, const struct attn_bl
 	for (size_t b = 0; b < run->B; b++)
 		for (size_t h = 0; h < s->H; h++)
 			for (size_t i = 0; i < run->L; i++)
-				ref_attend_row(run, rb, b, h, i);
+				ref_attend_row(run, rb, window, b, h, i);
 	if (slab)
 		ref_capture(run, rb->attw, slab, run->weights_mode);
 	if (s_slab)

@@ -53,7 +53,8 @@ static const struct cfg_option options[] = {
      "to every tensor name; vocab=FILE maps string tokens to ids (one token a line, or "
      "vocab.json); tokenizer= tokenizes the model's text (a --tokenizer NAME, or a file); "
      "or NAME=DIR[,tokenizer=NAME|FILE], a Hugging Face model folder (config.json, "
-     "safetensors, tokenizer.json): the whole gpt2, bert, llama, mistral or qwen2 checkpoint"},
+     "safetensors, tokenizer.json): the whole gpt2, bert, roberta, llama, mistral or qwen2 "
+     "checkpoint"},
     {"--tokenizer", "ATTND_TOKENIZER", CFG_LIST, NULL, NULL, 0, 0, OFF(tokenizers),
      "NAME=FILE: a Hugging Face tokenizer.json, or a GPT-2 vocab.json with merges.txt beside "
      "it; repeatable (env: ';'-separated); for POST /v1/tokenize and --model ...,tokenizer=NAME"},

@@ -189,10 +189,8 @@ static int decode_types(const json_t *root, struct stack_job *s, struct api_erro
 
 	if (v == NULL)
 		return 0;
-	if (s->st->family != ATTN_FAMILY_BERT)
-		return api_fail(err, API_E_INVALID_INPUT, "/token_type_ids",
-				"token_type_ids apply to bert; model '%s' is %s", job->model_name,
-				s->ckpt->model_type);
+	if (stack_takes_types(s, "token_type_ids", "/token_type_ids", err) != 0)
+		return -1;
 	if (job->batched && (!json_is_array(v) || json_array_size(v) != job->B))
 		return api_fail(err, API_E_SHAPE_MISMATCH, "/token_type_ids",
 				"token_type_ids must have one list per item (%zu)", job->B);

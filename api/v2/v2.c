@@ -90,6 +90,8 @@ static void checkpoint_metadata(const struct api_model_entry *e, struct api_repl
 	tensor_meta(out, 1, "tokens", V2_INT64, 2, bl);
 	if (e->tok != NULL)
 		tensor_meta(out, 0, "text", V2_BYTES, 1, b);
+	if (e->ckpt->ck->stack.family == ATTN_FAMILY_BERT) /* segments, with tokens */
+		tensor_meta(out, 0, "token_type_ids", V2_INT64, 2, bl);
 	buf_puts(out, "],\"outputs\":[");
 	tensor_meta(out, 1, "output", V2_FP32, 3, ble);
 	tensor_meta(out, 0, "attentions", V2_FP32, 5, nbhll);

@@ -13,7 +13,8 @@
  *   outputs     among output [B, Lq, E], weights [B, H, Lq, Lk] and
  *               weights_mean [B, Lq, Lk] (no B for unbatched inputs), each
  *               with parameters.binary_data; absent: every one `weights` allows
- * A checkpoint model (api/stack_job.h) takes tokens or text, and of the
+ * A checkpoint model (api/stack_job.h) takes tokens or text (BERT and
+ * RoBERTa also token_type_ids INT32 / INT64, the shape of tokens), and of the
  * parameters weights and binary_data_output; its outputs are output (the
  * hidden state after the last layer, [B, L, E]), attentions (every
  * layer's, [layers, B, H, L, L], or [layers, B, L, L] for weights mean) and,
@@ -45,15 +46,15 @@
 #include "engine/sizes.h"
 #include "common/jsonstr.h"
 
-enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_COUNT };
+enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_TYPES, IN_COUNT };
 enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_ATTENTIONS, OUT_SCORES, OUT_COUNT };
 enum weights_param { W_PER_HEAD = 0, W_MEAN, W_NONE };
 
 static const char *const role_names[IN_COUNT] = { "embeddings", "tokens", "text", "key",
-						  "value" };
+						  "value",	"token_type_ids" };
 static const unsigned role_dtypes[IN_COUNT] = {
 	1u << V2_FP32, 1u << V2_INT32 | 1u << V2_INT64, 1u << V2_BYTES, 1u << V2_FP32,
-	1u << V2_FP32,
+	1u << V2_FP32, 1u << V2_INT32 | 1u << V2_INT64,
 };
 static const char *const out_names[OUT_COUNT] = { "output", "weights", "weights_mean",
 						  "attentions", "scores" };
@@ -157,15 +158,17 @@ static int read_one_input(struct v2_job *v, json_t *in, size_t i, struct v2_bina
 		r++;
 	if (r == IN_COUNT)
 		api_fail(err, API_E_UNKNOWN_INPUT, ptr,
-			 "unknown input '%s'; the inputs are embeddings, tokens, text, key and "
-			 "value",
+			 "unknown input '%s'; the inputs are embeddings, tokens, text, key, "
+			 "value and token_type_ids",
 			 t.name);
 	else if (v->has[r])
 		api_fail(err, API_E_DUPLICATE_INPUT, ptr, "input '%s' is given twice", t.name);
 	else if (!(role_dtypes[r] & 1u << t.dtype))
 		api_fail(err, API_E_INVALID_DATATYPE, req_child(child, ptr, "datatype"),
 			 "input '%s' cannot be %s; it is %s", t.name, v2_dtype_name(t.dtype),
-			 r == IN_TOKENS ? "INT32 or INT64" : r == IN_TEXT ? "BYTES" : "FP32");
+			 r == IN_TOKENS || r == IN_TYPES ? "INT32 or INT64"
+			 : r == IN_TEXT			 ? "BYTES"
+							 : "FP32");
 	if (r == IN_COUNT || v->has[r] || !(role_dtypes[r] & 1u << t.dtype)) {
 		v2_input_release(&t);
 		return -1;
@@ -475,6 +478,11 @@ static int build_job(const struct api_service *svc, const struct api_model_entry
 	double scale, softcap;
 	int rc;
 
+	if (v->has[IN_TYPES])
+		return api_fail(err, API_E_INVALID_INPUT, v->in[IN_TYPES].where_base,
+				"input 'token_type_ids' applies to bert and roberta checkpoints; "
+				"model '%s' is one attention layer",
+				e->name);
 	job->entry = e;
 	job->model = e->model;
 	job->model_name = e->name;
@@ -496,6 +504,32 @@ static int build_job(const struct api_service *svc, const struct api_model_entry
 	return 0;
 }
 
+/* token_type_ids, optional: BERT's segment of each token, the shape of
+ * tokens ([L] or [B, L]; with text there are no ids to match). */
+static int stack_types(struct v2_job *v, struct api_error *err)
+{
+	struct v2_input *t = &v->in[IN_TYPES], *ids = &v->in[IN_TOKENS];
+	struct api_where where = where_of(t);
+	char want[64];
+
+	if (!v->has[IN_TYPES])
+		return 0;
+	if (stack_takes_types(&v->stack, "input 'token_type_ids'", t->where_base, err) != 0)
+		return -1;
+	if (!v->has[IN_TOKENS])
+		return api_fail(err, API_E_INVALID_INPUT, t->where_base,
+				"input 'token_type_ids' goes with the input tokens (its shape); "
+				"send token ids instead of text");
+	if (ids->rank == 2)
+		snprintf(want, sizeof want, "[%zu, %zu], the shape of tokens", ids->shape[0],
+			 ids->shape[1]);
+	else
+		snprintf(want, sizeof want, "[%zu], the shape of tokens", ids->shape[0]);
+	if (t->rank != ids->rank || memcmp(t->shape, ids->shape, t->rank * sizeof(size_t)) != 0)
+		return shape_error(v, IN_TYPES, want, err);
+	return stack_set_types(&v->stack, t->i64, &where, err);
+}
+
 /* A checkpoint's job: tokens or text only, and of the parameters only
  * weights and binary_data_output (the checkpoint brings its masks,
  * positions and scale); every layer runs, and attentions holds them all. */
@@ -510,9 +544,10 @@ static int build_stack_job(const struct api_service *svc, const struct api_model
 	struct api_where where = where_of(&v->in[q]);
 
 	for (int r = 0; r < IN_COUNT; r++)
-		if (v->has[r] && r != IN_TOKENS && r != IN_TEXT)
+		if (v->has[r] && r != IN_TOKENS && r != IN_TEXT && r != IN_TYPES)
 			return api_fail(err, API_E_INVALID_INPUT, v->in[r].where_base,
-					"input '%s' does not apply: a checkpoint takes tokens or text",
+					"input '%s' does not apply: a checkpoint takes tokens or text "
+					"(and token_type_ids)",
 					role_names[r]);
 	if (q == IN_TEXT && e->tok == NULL)
 		return api_fail(err, API_E_NO_TOKENIZER, v->in[q].where_base,
@@ -537,7 +572,9 @@ static int build_stack_job(const struct api_service *svc, const struct api_model
 						      : ATTN_WEIGHTS_PER_HEAD;
 	job->scores_view = wants(v, OUT_SCORES) ? ATTN_SCORES_MASKED : ATTN_SCORES_NONE;
 	job->encoding = API_ENC_FLOAT;
-	return stack_check_context(s, &where, err) != 0 ? -1 : stack_all_layers(s, err);
+	if (stack_check_context(s, &where, err) != 0 || stack_types(v, err) != 0)
+		return -1;
+	return stack_all_layers(s, err);
 }
 
 /* ---- after the run ----------------------------------------------------------- */

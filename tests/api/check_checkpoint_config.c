@@ -2,13 +2,14 @@
  * check_checkpoint_config.c: config.json into struct attn_checkpoint_config
  * (api/checkpoint_config.c).
  *
- *   families  gpt2, bert, llama (4.x rope_scaling and 5.x rope_parameters),
+ *   families  gpt2, bert, roberta, llama (4.x rope_scaling and 5.x rope_parameters),
  *             mistral and qwen2 configs as the Hub ships them, and their
  *             defaults when keys are left out
  *   refused   what the stack cannot run, each by name with the file and the
  *             JSON pointer: an unknown model_type, an activation, a rope_type,
  *             scale_attn_by_inverse_layer_idx, a relative position embedding,
- *             a per-layer window; missing and mistyped keys; broken JSON
+ *             a layer type other than full or sliding attention, a sliding
+ *             layer without a window; missing and mistyped keys; broken JSON
  */
 #include <check.h>
 #include <stdio.h>
@@ -222,19 +223,89 @@ START_TEST(qwen2)
 }
 END_TEST
 
+/* distilroberta-base's config.json (the keys that matter, and a few that do
+ * not): BERT's reader, positions from pad_token_id 1 on. */
+START_TEST(roberta)
+{
+	static const char json[] =
+	    "{\"architectures\": [\"RobertaForMaskedLM\"], \"attention_probs_dropout_prob\": 0.1,"
+	    " \"bos_token_id\": 0, \"eos_token_id\": 2, \"hidden_act\": \"gelu\","
+	    " \"hidden_size\": 768, \"intermediate_size\": 3072, \"layer_norm_eps\": 1e-05,"
+	    " \"max_position_embeddings\": 514, \"model_type\": \"roberta\","
+	    " \"num_attention_heads\": 12, \"num_hidden_layers\": 6, \"pad_token_id\": 1,"
+	    " \"type_vocab_size\": 1, \"vocab_size\": 50265}";
+	struct attn_checkpoint_config cfg;
+
+	ck_assert_msg(parse(&cfg, json) == 0, "%s", err);
+	ck_assert_int_eq(cfg.family, ATTN_FAMILY_BERT);
+	ck_assert_str_eq(cfg.model_type, "roberta");
+	ck_assert_int_eq(cfg.positions_from_ids, 1);
+	ck_assert_uint_eq(cfg.pad_id, 1);
+	ck_assert_uint_eq(cfg.max_positions, 514);
+	ck_assert_uint_eq(cfg.type_vocab, 1);
+	ck_assert_float_eq(cfg.norm_eps, 1e-5f);
+	ck_assert_int_eq(cfg.act, ATTN_ACT_GELU_ERF);
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"bert\", \"num_hidden_layers\": 1,"
+				     " \"hidden_size\": 8, \"num_attention_heads\": 2}"),
+			 0);
+	ck_assert_int_eq(cfg.positions_from_ids, 0); /* BERT counts from 0 */
+}
+END_TEST
+
+/* Qwen2's windows layer by layer: max_window_layers alone, layer_types
+ * (which wins over it), and use_sliding_window false (no window at all). */
+START_TEST(qwen2_layers)
+{
+	static const struct {
+		const char *keys;
+		size_t window;
+		unsigned char full[4];
+	} cases[] = {
+	    {", \"use_sliding_window\": true, \"max_window_layers\": 1", 5, {1, 0, 0, 0}},
+	    {", \"use_sliding_window\": true, \"max_window_layers\": 3", 5, {1, 1, 1, 0}},
+	    {", \"use_sliding_window\": true, \"max_window_layers\": 1, \"layer_types\":"
+	     " [\"sliding_attention\", \"full_attention\", \"sliding_attention\","
+	     " \"full_attention\"]",
+	     5,
+	     {0, 1, 0, 1}},
+	    {", \"use_sliding_window\": true, \"layer_types\": [\"full_attention\","
+	     " \"full_attention\", \"full_attention\", \"full_attention\"]",
+	     0,
+	     {1, 1, 1, 1}},
+	    {", \"use_sliding_window\": false, \"max_window_layers\": 1", 0, {0, 0, 0, 0}},
+	};
+	struct attn_checkpoint_config cfg;
+	char json[512];
+
+	snprintf(json, sizeof json,
+		 "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+		 " \"num_attention_heads\": 4, \"sliding_window\": 5%s}",
+		 cases[_i].keys);
+	ck_assert_msg(parse(&cfg, json) == 0, "%s", err);
+	ck_assert_uint_eq(cfg.window, cases[_i].window);
+	for (size_t l = 0; l < 4 && cfg.window > 0; l++)
+		ck_assert_msg(cfg.full_attention[l] == cases[_i].full[l], "case %d layer %zu", _i,
+			      l);
+}
+END_TEST
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 #define LLAMA_HEAD                                                                                 \
 	"{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"               \
 	" \"num_attention_heads\": 4"
 
+#define QWEN2_HEAD                                                                                 \
+	"{\"model_type\": \"qwen2\", \"num_hidden_layers\": 3, \"hidden_size\": 64,"               \
+	" \"num_attention_heads\": 4"
+
 START_TEST(refusals)
 {
 	assert_refused("{\"model_type\": \"xyz\"}",
 		       "config.json: /model_type: unsupported model_type 'xyz' (supported: gpt2, "
-		       "bert, llama, mistral, qwen2)");
+		       "bert, roberta, llama, mistral, qwen2)");
 	assert_refused("{\"n_layer\": 2}", "config.json: /model_type: missing (expected one of "
-					   "gpt2, bert, llama, mistral, qwen2)");
+					   "gpt2, bert, roberta, llama, mistral, qwen2)");
 	assert_refused(
 	    "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 8, \"n_head\": 2,"
 	    " \"activation_function\": \"quick_gelu\"}",
@@ -282,11 +353,27 @@ START_TEST(refusals)
 		       "config.json: /hidden_act: unsupported activation 'gelu_10' (supported: "
 		       "gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, gelu_python, relu, silu, "
 		       "swish)");
-	assert_refused("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 24, \"hidden_size\": 64,"
-		       " \"num_attention_heads\": 4, \"use_sliding_window\": true,"
-		       " \"max_window_layers\": 20}",
-		       "config.json: /max_window_layers: a sliding window on layers 20 .. 23 only "
-		       "is not supported (the window applies to every layer or none)");
+	assert_refused(QWEN2_HEAD
+		       ", \"use_sliding_window\": true, \"layer_types\":"
+		       " [\"full_attention\", \"chunked_attention\", \"full_attention\"]}",
+		       "config.json: /layer_types/1: unsupported layer type 'chunked_attention' "
+		       "(supported: full_attention, sliding_attention)");
+	assert_refused(QWEN2_HEAD ", \"layer_types\": [\"full_attention\", \"full_attention\"]}",
+		       "config.json: /layer_types: 2 entries for 3 layers");
+	assert_refused(QWEN2_HEAD ", \"layer_types\": {\"0\": \"full_attention\"}}",
+		       "config.json: /layer_types: expected an array of strings");
+	assert_refused(QWEN2_HEAD
+		       ", \"layer_types\":"
+		       " [\"full_attention\", \"sliding_attention\", \"full_attention\"]}",
+		       "config.json: /layer_types/1: layer 1 is sliding_attention but no sliding "
+		       "window is set (use_sliding_window false or sliding_window null)");
+	assert_refused(QWEN2_HEAD ", \"use_sliding_window\": true, \"layer_types\": [1, 2, 3]}",
+		       "config.json: /layer_types/0: expected a string");
+	assert_refused("{\"model_type\": \"roberta\", \"num_hidden_layers\": 1, \"hidden_size\": 8,"
+		       " \"num_attention_heads\": 2, \"max_position_embeddings\": 16,"
+		       " \"pad_token_id\": 15}",
+		       "config.json: /pad_token_id: positions start at pad_token_id + 1 = 16, past "
+		       "max_position_embeddings 16");
 	assert_refused("[1]", "config.json: expected a JSON object");
 }
 END_TEST
@@ -309,10 +396,12 @@ static Suite *checkpoint_config_suite(void)
 
 	tcase_add_test(fam, gpt2);
 	tcase_add_test(fam, bert);
+	tcase_add_test(fam, roberta);
 	tcase_add_test(fam, llama_versions);
 	tcase_add_test(fam, llama_defaults);
 	tcase_add_loop_test(fam, mistral_window, 0, 4);
 	tcase_add_loop_test(fam, qwen2, 0, 3);
+	tcase_add_loop_test(fam, qwen2_layers, 0, 5);
 	tcase_add_test(bad, refusals);
 	tcase_add_test(bad, broken_json);
 	suite_add_tcase(s, fam);

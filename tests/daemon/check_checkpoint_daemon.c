@@ -17,10 +17,13 @@
  *   selection  layers [0] gives hidden_states[1] as output; a heads subset
  *              and "mean" are the oracle's heads and their mean (the scores
  *              of those heads, per head, with either)
- * and once: GET /v1/models/CASE describes the checkpoint; refusals (an id
- * past the vocabulary, a sequence past the context, an empty sequence, a
- * one-layer field, a layer out of range, a score view other than masked)
- * are 422 naming the place; scores without weights; the memory check counts
+ * and for each case: GET /v1/models/CASE describes the checkpoint (its
+ * sliding window and the layers that use it); a sequence one past its
+ * context length is 422 (RoBERTa's context is max_position_embeddings -
+ * pad_token_id - 1). And once: refusals (an id past the vocabulary, an
+ * empty sequence, a one-layer field, a layer out of range, a score view
+ * other than masked) are 422 naming the place; scores without weights; the
+ * memory check counts
  * the scores. Folders that must stop start-up are check_checkpoint_startup's.
  *
  * Ownership: the case list and the expected answers are this file's
@@ -383,6 +386,22 @@ END_TEST
 
 /* ---- description and refusals ------------------------------------------ */
 
+/* The description's window: mistral_window slides on every layer,
+ * qwen2_window_layers from max_window_layers (1) on, the others not at all. */
+static void check_window(const char *name, const json_t *v)
+{
+	const json_t *w = json_object_get(v, "sliding_window");
+	char *layers = json_dumps(json_object_get(v, "sliding_layers"), JSON_COMPACT);
+
+	if (strcmp(name, "mistral_window") == 0 || strcmp(name, "qwen2_window_layers") == 0) {
+		ck_assert_int_eq(json_integer_value(w), 3);
+		ck_assert_str_eq(layers, name[0] == 'm' ? "[0,1]" : "[1,2]");
+	} else {
+		ck_assert_msg(w == NULL && layers == NULL, "%s: a window", name);
+	}
+	free(layers);
+}
+
 START_TEST(describe)
 {
 	struct live_resp r = { 0 };
@@ -399,6 +418,7 @@ START_TEST(describe)
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "num_layers")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "context_length")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "weight_bytes")), 0);
+	check_window(cc.name[_i], v);
 	json_decref(v);
 	live_resp_release(&r);
 }
@@ -566,7 +586,9 @@ START_TEST(limits)
 }
 END_TEST
 
-/* A sequence one past the context length of the first case. */
+/* A sequence one past each case's context length is refused; RoBERTa's is
+ * max_position_embeddings - pad_token_id - 1 (roberta_f32: 18 - 1 - 1), and
+ * its oracle runs a sequence of exactly that many. */
 START_TEST(context_length)
 {
 	struct live_resp r = { 0 };
@@ -575,12 +597,14 @@ START_TEST(context_length)
 	char *body;
 	json_int_t P;
 
-	snprintf(path, sizeof path, "/v1/models/%s", cc.name[0]);
+	snprintf(path, sizeof path, "/v1/models/%s", cc.name[_i]);
 	live_get(daemon_.port, path, &r);
 	v = live_json(&r);
 	P = json_integer_value(json_object_get(v, "context_length"));
 	json_decref(v);
-	req = json_pack("{s:s,s:[]}", "model", cc.name[0], "tokens");
+	if (strcmp(cc.name[_i], "roberta_f32") == 0)
+		ck_assert_int_eq(P, 16);
+	req = json_pack("{s:s,s:[]}", "model", cc.name[_i], "tokens");
 	for (json_int_t i = 0; i <= P; i++)
 		json_array_append_new(json_object_get(req, "tokens"), json_integer(1));
 	body = json_dumps(req, JSON_COMPACT);
@@ -604,7 +628,7 @@ static Suite *checkpoint_suite(void)
 	tcase_add_loop_test(tc, selection, 0, (int)cc.n);
 	tcase_add_loop_test(tc, describe, 0, (int)cc.n);
 	tcase_add_test(tc, refusals);
-	tcase_add_test(tc, context_length);
+	tcase_add_loop_test(tc, context_length, 0, (int)cc.n);
 	tcase_add_test(tc, id_labels);
 	tcase_add_test(tc, scores_without_weights);
 	tcase_add_test(tc, limits);

@@ -6,7 +6,9 @@
  *             attention, every captured layer's masked scores and the
  *             output: |fast - ref| <= 1e-5 + 1e-4 |ref| (seeded.h), -inf
  *             exactly; gpt2 (fused in-major qkv), bert (types, eps 1e-12),
- *             llama (GQA 4/2, RoPE, biases, window 3, D != E / H), ragged
+ *             RoBERTa's positions from the ids (a pad id in a quarter of
+ *             the places), llama (GQA 4/2, RoPE, biases, window 3 with layer 0 full
+ *             attention, D != E / H), ragged
  *             batches, capture and head subsets, MEAN, scores without weights
  *   scores    the softmax of each captured score row is its weights row
  *             (per head; all-hidden rows weigh 0)
@@ -128,6 +130,8 @@ static void tm_build(struct tmodel *m, struct attn_prng *g, enum attn_family fam
 		s->type_vocab = 2;
 		s->wtt = tm_buf(m, g, 2 * s->E, 0.5f, 0.0f);
 		tm_norm(m, g, &s->emb_norm, 1);
+		s->positions_from_ids = variant == 1; /* RoBERTa: positions past pad id 1 */
+		s->pad_id = 1;
 	} else {
 		tm_norm(m, g, &s->final_norm, !llama);
 	}
@@ -140,6 +144,8 @@ static void tm_build(struct tmodel *m, struct attn_prng *g, enum attn_family fam
 	}
 	for (size_t l = 0; l < s->n_layers; l++)
 		tm_block(m, g, &m->blk[l], bias);
+	/* Qwen2's layer_types: layer 0 full attention, the others windowed */
+	m->blk[0].full_attention = llama && variant == 1;
 	s->blocks = m->blk;
 	ck_assert_int_eq(attn_stack_check(s, NULL), ATTN_OK);
 }
@@ -187,6 +193,8 @@ static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stac
 	t->types = malloc(n * sizeof(int64_t));
 	for (size_t i = 0; i < n; i++) {
 		t->ids[i] = (int64_t)test_pick(g, 0, s->vocab - 1);
+		if (s->positions_from_ids && test_pick(g, 0, 3) == 0)
+			t->ids[i] = (int64_t)s->pad_id; /* pads inside items move the positions */
 		t->types[i] = (int64_t)test_pick(g, 0, 1);
 	}
 	r->ids = t->ids;
@@ -342,7 +350,7 @@ START_TEST(stack_matches_twin)
 	size_t B, L;
 
 	attn_prng_seed(&g, 1000 + (uint64_t)_i);
-	tm_build(&m, &g, fam, variant == 1 && fam != ATTN_FAMILY_LLAMA ? 0 : variant);
+	tm_build(&m, &g, fam, variant == 1 && fam == ATTN_FAMILY_GPT2 ? 0 : variant);
 	B = variant == 2 ? 3 : test_pick(&g, 1, 3);
 	L = variant == 2 ? 90 : test_pick(&g, 1, 13);
 	tr_build(&t, &g, &m.s, B, L);
@@ -516,6 +524,10 @@ START_TEST(bad_runs_are_refused)
 	t.types[6] = 1;
 	r = t.r, r.L = 129;
 	expect(&r, ATTN_ERR_POSITION, "ids", 128);
+	m.s.positions_from_ids = 1, m.s.pad_id = 1; /* RoBERTa: 128 - 1 - 1 positions */
+	r = t.r, r.L = 127;
+	expect(&r, ATTN_ERR_POSITION, "ids", 126);
+	m.s.positions_from_ids = 0;
 	r = t.r, r.L = 0;
 	expect(&r, ATTN_ERR_EMPTY, "ids", 0);
 	r = t.r, r.lengths = t.lengths, t.lengths[0] = 4, t.lengths[1] = 0;
@@ -571,6 +583,9 @@ START_TEST(bad_stacks_are_refused)
 	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_OVERFLOW);
 	s = m.s, s.family = ATTN_FAMILY_GPT2, s.window = 2;
 	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_ARGUMENT);
+	s = m.s, s.positions_from_ids = 1; /* RoBERTa's positions are bert's only */
+	ck_assert_int_eq(attn_stack_check(&s, &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "pad_id");
 	tm_free(&m);
 }
 END_TEST

@@ -135,6 +135,11 @@ def extra_tensors(c, r):
                     (t + "LayerNorm.weight", r.norm_weight(E), None), (t + "LayerNorm.bias", r.bias(E), None),
                     ("/cls.seq_relationship.weight", r.normal((2, E), 0.1), None),
                     ("/cls.seq_relationship.bias", r.bias(2), None)]
+        elif kind == "roberta_lm_head":  # RobertaForMaskedLM's head, beside "roberta."
+            t = "/lm_head."
+            out += [(t + "dense.weight", r.normal((E, E), 0.1), None), (t + "dense.bias", r.bias(E), None),
+                    (t + "layer_norm.weight", r.norm_weight(E), None), (t + "layer_norm.bias", r.bias(E), None),
+                    (t + "bias", r.bias(V), None)]
         elif kind == "lm_head":
             out.append(("/lm_head.weight", r.normal((V, E), 0.1), None))
         elif kind == "rotary_inv_freq":
@@ -163,6 +168,8 @@ def gpt2_config(c):
 
 
 def bert_config(c):
+    if c.get("model_type") == "roberta":
+        return roberta_config(c)
     return {
         "architectures": [c["arch"]], "attention_probs_dropout_prob": 0.1, "classifier_dropout": None,
         "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": c["E"],
@@ -171,6 +178,20 @@ def bert_config(c):
         "num_hidden_layers": c["N"], "pad_token_id": 0, "position_embedding_type": "absolute",
         "torch_dtype": DTYPE_NAME[c["dtype"]], "transformers_version": "4.44.2",
         "type_vocab_size": c["T"], "use_cache": True, "vocab_size": c["V"],
+    }
+
+
+def roberta_config(c):
+    """distilroberta-base's keys, sized down."""
+    return {
+        "architectures": [c["arch"]], "attention_probs_dropout_prob": 0.1, "bos_token_id": 0,
+        "classifier_dropout": None, "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+        "hidden_size": c["E"], "initializer_range": 0.02, "intermediate_size": c["F"],
+        "layer_norm_eps": c["eps"], "max_position_embeddings": c["P"], "model_type": "roberta",
+        "num_attention_heads": c["H"], "num_hidden_layers": c["N"], "pad_token_id": c["pad"],
+        "position_embedding_type": "absolute", "torch_dtype": DTYPE_NAME[c["dtype"]],
+        "transformers_version": "4.44.2", "type_vocab_size": c["T"], "use_cache": True,
+        "vocab_size": c["V"],
     }
 
 
@@ -188,7 +209,10 @@ def llama_config(c):
                     "pretraining_tp": 1})
     if c["model_type"] == "mistral":
         cfg["sliding_window"] = c["window"]
-    if c["model_type"] == "qwen2":
+    if c["model_type"] == "qwen2" and c.get("use_sliding_window"):
+        cfg.update({"max_window_layers": c["max_window_layers"], "sliding_window": c["window"],
+                    "use_sliding_window": True})
+    elif c["model_type"] == "qwen2":
         cfg.update({"max_window_layers": c["N"], "sliding_window": c["ignored_window"],
                     "use_sliding_window": False})
     if c.get("head_dim_key"):
@@ -227,6 +251,10 @@ CASES = [
     dict(BERT_BASE, name="bert_f32", scores=True, seed=21, dtype="F32", arch="BertForPreTraining", prefix="bert.",
          E=32, H=4, N=2, F=64, V=64, extras=("pooler", "cls"), tokenizer="wordpiece", type_ids=True,
          lengths=([9], [5, 9, 2])),
+    dict(BERT_BASE, name="roberta_f32", scores=True, seed=23, dtype="F32", arch="RobertaForMaskedLM",
+         model_type="roberta", prefix="roberta.", eps=1e-5, P=18, T=1, pad=1, E=32, H=4, N=2, F=64, V=270,
+         tokenizer="roberta",
+         extras=("roberta_lm_head",), lengths=([9], [5, 9, 2], [16]), pad_inside=True),
     dict(BERT_BASE, name="bert_bf16_gamma", seed=22, dtype="BF16", arch="BertModel", prefix="", eps=1e-5,
          E=48, H=6, N=3, F=96, V=80, gamma_beta=True, lengths=([7], [7, 4, 1])),
     dict(LLAMA_BASE, name="llama_f32", scores=True, seed=31, dtype="F32", arch="LlamaForCausalLM", prefix="model.",
@@ -248,6 +276,10 @@ CASES = [
     dict(LLAMA_BASE, name="qwen2_bias", seed=51, dtype="BF16", arch="Qwen2ForCausalLM", model_type="qwen2",
          prefix="model.", E=48, H=6, Hkv=2, N=2, F=96, V=100, tied=True, qkv_bias=True,
          rope_theta=1000000.0, ignored_window=4, lengths=([9], [2, 9, 6])),
+    dict(LLAMA_BASE, name="qwen2_window_layers", scores=True, seed=52, dtype="F32", arch="Qwen2ForCausalLM",
+         model_type="qwen2", prefix="model.", E=32, H=4, Hkv=2, N=3, F=64, V=80, tied=True, qkv_bias=True,
+         rope_theta=10000.0, use_sliding_window=True, window=3, max_window_layers=1,
+         lengths=([10], [10, 4, 7])),
 ]
 
 TEXTS = {"bpe": "hello there \u00e9!", "wordpiece": "The cats played xyz!"}
@@ -314,10 +346,12 @@ def dump(v, indent=0):
 
 
 def run_case(c, w32, items, type_items, text=None):
-    """Pads right with id 0, runs the batch, trims each item to its length."""
+    """Pads right with the pad id (0; RoBERTa's pad_token_id), runs the batch,
+    trims each item to its length."""
     lengths = [len(x) for x in items]
     L = max(lengths)
-    ids = torch.tensor([x + [0] * (L - len(x)) for x in items], dtype=torch.int64)
+    pad = c.get("pad", 0)
+    ids = torch.tensor([x + [pad] * (L - len(x)) for x in items], dtype=torch.int64)
     tids = None
     if type_items is not None:
         tids = torch.tensor([x + [0] * (L - len(x)) for x in type_items], dtype=torch.int64)
@@ -340,6 +374,8 @@ def make_runs(c, r, w32):
     runs = []
     for lengths in c["lengths"]:
         items = [torch.randint(0, c["V"], (n,), generator=r.g).tolist() for n in lengths]
+        if c.get("pad_inside"):  # a pad id inside the first item: its position stays pad
+            items[0][len(items[0]) // 2] = c["pad"]
         types = None
         if c.get("type_ids"):
             types = [[0] * (n - n // 2) + [1] * (n // 2) for n in lengths]
@@ -347,11 +383,35 @@ def make_runs(c, r, w32):
     if c.get("tokenizer") == "bpe":
         text = TEXTS["bpe"]
         runs.append(run_case(c, w32, [tiny_tokenizers.bpe_encode(text)], None, text))
+    elif c.get("tokenizer") == "roberta":
+        text = TEXTS["bpe"]
+        runs.append(run_case(c, w32, [tiny_tokenizers.roberta_encode(text)], None, text))
     elif c.get("tokenizer") == "wordpiece":
         text = TEXTS["wordpiece"]
         ids = tiny_tokenizers.wordpiece_encode(text)
         runs.append(run_case(c, w32, [ids], [[0] * len(ids)] if c.get("type_ids") else None, text))
     return runs
+
+
+def check_windows_matter(c, w32):
+    """A case with windows on some layers only: against the same weights with
+    full attention everywhere, the full layers before the first sliding one
+    agree and every sliding layer differs (the fixture tests what it claims)."""
+    windows = models.layer_windows(c)
+    if not any(windows) or all(windows):
+        return
+    L = max(max(x) for x in c["lengths"])
+    assert L > max(windows), "a sequence longer than the window"
+    ids = torch.randint(0, c["V"], (1, L), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        got, _, _ = models.forward(c, w32, ids, [L])
+        full, _, _ = models.forward(dict(c, use_sliding_window=False), w32, ids, [L])
+    first = windows.index(next(x for x in windows if x))
+    for l, W in enumerate(windows):
+        if W:
+            assert not torch.equal(got[l], full[l]), "sliding layer %d equals full attention" % l
+        elif l < first:
+            assert torch.equal(got[l], full[l]), "full layer %d differs" % l
 
 
 def make_case(spec, out_dir):
@@ -362,13 +422,14 @@ def make_case(spec, out_dir):
     w = WEIGHTS[c["family"]](c, r)
     # the checkpoint holds the weights rounded to its dtype; the oracle runs on exactly those
     w = {n: t.to(TORCH_DTYPE[c["dtype"]]).to(torch.float32) for n, t in w.items()}
+    check_windows_matter(c, w)
     extras = extra_tensors(c, r)
     write_checkpoint(c, folder, w, extras)
     with open(folder + "/config.json", "w") as f:
         f.write(json.dumps(CONFIG[c["family"]](c), indent=2, sort_keys=True) + "\n")
     if c.get("tokenizer"):
-        tok = tiny_tokenizers.bpe_tokenizer_json() if c["tokenizer"] == "bpe" \
-            else tiny_tokenizers.wordpiece_tokenizer_json()
+        tok = {"bpe": tiny_tokenizers.bpe_tokenizer_json, "roberta": tiny_tokenizers.roberta_tokenizer_json,
+               "wordpiece": tiny_tokenizers.wordpiece_tokenizer_json}[c["tokenizer"]]()
         with open(folder + "/tokenizer.json", "w") as f:
             f.write(json.dumps(tok, indent=2, ensure_ascii=False) + "\n")
     expected = {"case": c["name"], "family": c["family"], "model_type": c.get("model_type", c["family"]),

@@ -1,7 +1,7 @@
-"""Plain-PyTorch forward passes of GPT-2, BERT and the Llama family.
+"""Plain-PyTorch forward passes of GPT-2, BERT (and RoBERTa) and the Llama family.
 
 Written anew after the semantics of Hugging Face transformers 4.x modeling code
-(modeling_gpt2.py, modeling_bert.py, modeling_llama.py, modeling_mistral.py,
+(modeling_gpt2.py, modeling_bert.py, modeling_roberta.py, modeling_llama.py, modeling_mistral.py,
 modeling_qwen2.py, modeling_rope_utils.py; Apache-2.0), eager attention, with
 output_attentions=True and output_hidden_states=True:
 
@@ -98,6 +98,19 @@ def gpt2_forward(cfg, w, ids):
 
 # ---------------------------------------------------------------- BERT
 
+def bert_position_ids(cfg, ids):
+    """BERT: 0 .. L - 1. RoBERTa (modeling_roberta's
+    create_position_ids_from_input_ids, padding_idx = pad_token_id): the
+    running count of non-pad ids, times the non-pad mask, plus padding_idx;
+    so a pad id sits at padding_idx and the others count on past it."""
+    B, L = ids.shape
+    if cfg.get("model_type") != "roberta":
+        return torch.arange(L).unsqueeze(0)
+    pad = cfg["pad"]
+    mask = ids.ne(pad).int()
+    return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + pad
+
+
 def bert_forward(cfg, w, ids, lengths, type_ids):
     B, L = ids.shape
     E, H, N, eps = cfg["E"], cfg["H"], cfg["N"], cfg["eps"]
@@ -114,7 +127,7 @@ def bert_forward(cfg, w, ids, lengths, type_ids):
     def lin(t, name):
         return F.linear(t, w[name + ".weight"], w[name + ".bias"])
 
-    position_ids = torch.arange(L).unsqueeze(0)
+    position_ids = bert_position_ids(cfg, ids)
     x = F.embedding(ids, w["embeddings.word_embeddings.weight"])
     x = x + F.embedding(type_ids, w["embeddings.token_type_embeddings.weight"])
     x = x + F.embedding(position_ids, w["embeddings.position_embeddings.weight"])
@@ -212,13 +225,28 @@ def decoder_mask(L, window):
     return mask.masked_fill(hidden, torch.finfo(torch.float32).min)
 
 
+def layer_windows(cfg):
+    """Each layer's sliding window, 0 for full attention. Mistral: "window" on
+    every layer. Qwen2 (Qwen2Config, modeling_qwen2): the window only when
+    use_sliding_window, on the layers layer_types names "sliding_attention",
+    which without layer_types are those from max_window_layers on."""
+    N = cfg["N"]
+    if cfg.get("model_type") != "qwen2":
+        return [cfg.get("window", 0)] * N
+    window = cfg["window"] if cfg.get("use_sliding_window") else 0
+    types = cfg.get("layer_types") or [
+        "sliding_attention" if window and l >= cfg["max_window_layers"] else "full_attention"
+        for l in range(N)]
+    return [window if t == "sliding_attention" else 0 for t in types]
+
+
 def llama_forward(cfg, w, ids):
     B, L = ids.shape
     H, Hkv, D, N, eps = cfg["H"], cfg["Hkv"], cfg["D"], cfg["N"], cfg["eps"]
     scaling = D ** -0.5
     cos, sin = rope_cos_sin(cfg, L)
     cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-    mask = decoder_mask(L, cfg.get("window", 0))[None, None]
+    masks = [decoder_mask(L, W)[None, None] for W in layer_windows(cfg)]
 
     def lin(t, name):
         return F.linear(t, w[name + ".weight"], w.get(name + ".bias"))
@@ -237,7 +265,7 @@ def llama_forward(cfg, w, ids):
         k = repeat_kv(k, H // Hkv)
         v = repeat_kv(v, H // Hkv)
         s = torch.matmul(q, k.transpose(2, 3)) * scaling
-        s = s + mask
+        s = s + masks[l]
         scores.append(s)
         a = F.softmax(s, dim=-1, dtype=torch.float32).to(q.dtype)
         atts.append(a)

@@ -74,9 +74,11 @@ def read_weights(folder):
     return read_safetensors(os.path.join(folder, "model.safetensors"))
 
 
-def canonical(w, family):
+def canonical(w, family, model_type):
     """Strips the head model's prefix and renames gamma/beta."""
     prefix = {"gpt2": "transformer.", "bert": "bert.", "llama": "model."}[family]
+    if model_type == "roberta":
+        prefix = "roberta."
     out = {}
     for n, t in w.items():
         if n.startswith(prefix):
@@ -96,14 +98,15 @@ def parse_config(cfg):
         E = cfg["n_embd"]
         return {"family": "gpt2", "E": E, "H": cfg["n_head"], "N": cfg["n_layer"],
                 "eps": cfg["layer_norm_epsilon"], "scale": cfg.get("scale_attn_weights", True)}
-    if mt == "bert":
+    if mt in ("bert", "roberta"):
         assert cfg["hidden_act"] == "gelu" and cfg.get("position_embedding_type", "absolute") == "absolute"
         return {"family": "bert", "E": cfg["hidden_size"], "H": cfg["num_attention_heads"],
-                "N": cfg["num_hidden_layers"], "eps": cfg["layer_norm_eps"]}
+                "N": cfg["num_hidden_layers"], "eps": cfg["layer_norm_eps"],
+                "pad": cfg.get("pad_token_id", 1) if mt == "roberta" else None}
     E, H = cfg["hidden_size"], cfg["num_attention_heads"]
     p = {"family": "llama", "E": E, "H": H, "N": cfg["num_hidden_layers"],
          "Hkv": cfg.get("num_key_value_heads") or H, "D": cfg.get("head_dim") or E // H,
-         "eps": cfg["rms_norm_eps"], "window": 0}
+         "eps": cfg["rms_norm_eps"]}
     if "rope_parameters" in cfg:  # transformers 5.x
         rope = dict(cfg["rope_parameters"])
         p["theta"] = rope.pop("rope_theta")
@@ -112,10 +115,15 @@ def parse_config(cfg):
         p["theta"] = cfg.get("rope_theta", 10000.0)
     rope["rope_type"] = rope.get("rope_type", rope.get("type"))
     p["rope"] = rope
+    p["windows"] = [0] * p["N"]
     if mt == "mistral":
-        p["window"] = cfg.get("sliding_window") or 0
-    if mt == "qwen2" and cfg.get("use_sliding_window"):
-        raise ValueError("qwen2 sliding window layers not covered")
+        p["windows"] = [cfg.get("sliding_window") or 0] * p["N"]
+    if mt == "qwen2":  # Qwen2Config: the window only with use_sliding_window
+        window = cfg.get("sliding_window", 4096) if cfg.get("use_sliding_window") else None
+        types = cfg.get("layer_types") or [
+            "sliding_attention" if window is not None and l >= cfg.get("max_window_layers", 28)
+            else "full_attention" for l in range(p["N"])]
+        p["windows"] = [window if t == "sliding_attention" else 0 for t in types]
     return p
 
 
@@ -174,7 +182,13 @@ def bert_ref(p, w, ids, types):
     E, H, L = p["E"], p["H"], len(ids)
     D = E // H
     e = lambda n: w["embeddings." + n]
-    x = e("word_embeddings.weight")[ids] + e("position_embeddings.weight")[:L] \
+    pos = list(range(L))
+    if p["pad"] is not None:  # RoBERTa: count the non-pad ids on from the pad id
+        pos, n = [], 0
+        for t in ids:
+            n += t != p["pad"]
+            pos.append(p["pad"] if t == p["pad"] else p["pad"] + n)
+    x = e("word_embeddings.weight")[ids] + e("position_embeddings.weight")[pos] \
         + e("token_type_embeddings.weight")[types]
     x = layer_norm(x, e("LayerNorm.weight"), e("LayerNorm.bias"), p["eps"])
     erf = np.vectorize(math.erf)
@@ -237,17 +251,17 @@ def rotate(x, f):
 
 
 def llama_ref(p, w, ids):
-    H, Hkv, D, W = p["H"], p["Hkv"], p["D"], p["window"]
+    H, Hkv, D = p["H"], p["Hkv"], p["D"]
     f = inv_freq64(p)
 
     def rms(x, g):
         return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + p["eps"]) * g
 
-    def visible(i, j):
-        return j <= i and (not W or j > i - W)
     x = w["embed_tokens.weight"][ids]
     atts, hid = [], []
     for l in range(p["N"]):
+        W = p["windows"][l]
+        visible = lambda i, j, W=W: j <= i and (not W or j > i - W)
         g = lambda n: w["layers.%d.%s" % (l, n)]
         lin = lambda t, n: t @ g(n + ".weight").T + (g(n + ".bias") if "layers.%d.%s.bias" % (l, n) in w else 0)
         h = rms(x, g("input_layernorm.weight"))
@@ -276,7 +290,7 @@ def check_case(folder):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     exp = json.load(open(os.path.join(folder, "expected.json")))
     p = parse_config(cfg)
-    w = canonical(read_weights(folder), p["family"])
+    w = canonical(read_weights(folder), p["family"], cfg["model_type"])
     if cfg["model_type"] == "llama":
         has_bias = any(n.endswith("self_attn.o_proj.bias") for n in w)
         assert has_bias == bool(cfg.get("attention_bias")), "attention_bias vs tensors"

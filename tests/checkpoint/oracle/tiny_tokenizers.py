@@ -1,9 +1,10 @@
-"""Two small tokenizer.json files and exact Python tokenizers for them.
+"""Three small tokenizer.json files and exact Python tokenizers for them.
 
 Both are kept small enough to tokenize by hand here: a GPT-2 style byte-level
 BPE with a handful of merges (ASCII words and one accented letter; the split
 below equals GPT-2's pattern on such text), and a BERT WordPiece with a tiny
-lowercase vocabulary and [CLS] ... [SEP] added by TemplateProcessing.
+lowercase vocabulary and [CLS] ... [SEP] added by TemplateProcessing; and the
+BPE again with RoBERTa's special tokens, <s> ... </s> added by RobertaProcessing.
 """
 
 import re
@@ -61,8 +62,8 @@ def bpe_tokenizer_json():
 GPT2_SPLIT = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
 
 
-def bpe_encode(text):
-    vocab = bpe_vocab()
+def bpe_encode(text, vocab=None):
+    vocab = vocab or bpe_vocab()
     ranks = {tuple(m.split(" ")): i for i, m in enumerate(BPE_MERGES)}
     byte_char = dict(zip(*bytes_to_unicode()))
     ids = []
@@ -76,6 +77,41 @@ def bpe_encode(text):
             parts[i:i + 2] = [parts[i] + parts[i + 1]]
         ids += [vocab[p] for p in parts]
     return ids
+
+
+# ---------------------------------------------------------------- RoBERTa: the BPE with <s> ... </s>
+
+ROBERTA_SPECIAL = ["<s>", "<pad>", "</s>", "<unk>"]
+
+
+def roberta_vocab():
+    """roberta-base's layout: <s> 0, <pad> 1, </s> 2, <unk> 3, then the byte
+    tokens and the merges, <mask> last."""
+    vocab = {t: i for i, t in enumerate(ROBERTA_SPECIAL)}
+    for c in bytes_to_unicode()[1]:
+        vocab[c] = len(vocab)
+    for m in BPE_MERGES:
+        vocab.setdefault(m.replace(" ", ""), len(vocab))
+    vocab["<mask>"] = len(vocab)
+    return vocab
+
+
+def roberta_tokenizer_json():
+    vocab = roberta_vocab()
+    tok = bpe_tokenizer_json()
+    tok["added_tokens"] = [{"id": vocab[t], "content": t, "single_word": False, "lstrip": t == "<mask>",
+                            "rstrip": False, "normalized": t == "<mask>", "special": True}
+                           for t in ROBERTA_SPECIAL + ["<mask>"]]
+    tok["post_processor"] = {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                             "trim_offsets": True, "add_prefix_space": False}
+    tok["model"] = dict(tok["model"], vocab=vocab)
+    return tok
+
+
+def roberta_encode(text):
+    """<s> the byte-level BPE ids </s>, as RobertaProcessing adds them."""
+    vocab = roberta_vocab()
+    return [vocab["<s>"]] + bpe_encode(text, vocab) + [vocab["</s>"]]
 
 
 # ---------------------------------------------------------------- WordPiece
