@@ -388,6 +388,10 @@ static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 		}
 		nanosleep(&tick, NULL);
 	}
+	/* the answers just sent to clients still sending get their lingering
+	 * close (linger.h: LINGER_SECONDS at most), within --drain-seconds */
+	while (http_lingering(d->http) > 0 && now_seconds() < deadline)
+		nanosleep(&tick, NULL);
 	log_info("drained; exiting");
 	return 0;
 }
