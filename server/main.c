@@ -49,7 +49,12 @@
  *   worker, and the workers it borrowed, within milliseconds; a queued
  *   request is dropped unrun. watch_add and watch_remove take its lock from
  *   any thread (I/O threads add, workers remove). With nothing to watch it
- *   sleeps.
+ *   sleeps. It also holds the --request-deadline and --timeout of a request
+ *   whose body is arriving, and writes its 408 (http.c: watch_receiving).
+ * - One lingering-close thread (server/linger.c) reads and discards, for 2 s
+ *   at most, what clients still send on connections attnd has closed (a 413
+ *   or 408 mid-body), so that their answers are not destroyed by a reset;
+ *   with nothing lingering it sleeps.
  * - Log lines (access and error) are formatted by the thread that logs and
  *   written by one log writer thread (log_writer.h), in batches, so the I/O
  *   thread never waits on write(2) to stderr; it is started once the daemon
