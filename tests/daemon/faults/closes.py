@@ -18,6 +18,12 @@ runs them with the others (`make faults`, `run.py --only linger`).
   linger_408   --request-deadline 1: 20 clients at once trickle a body (10
                bytes every 50 ms) and send three more pieces once the 408
                starts to arrive: each reads the whole 408, then EOF, no reset.
+  linger_bounds  a client that reads its 413 and then sends without end is
+               lingered no longer than 2 s or 8 MiB (attnd_lingering_closes_total
+               end time or bytes), then closed; one that reads its 413 and then
+               stays silent, open, is lingered when SIGTERM comes: the drain
+               waits for it (2 s at most), attnd exits 0, and that client was
+               never reset.
   idle_408     --timeout 1 --request-deadline 3: the headers and part of a
                body (Content-Length; chunked; and on an inline route, GET
                /healthz with a body), then silence: 408 request_timeout naming
@@ -31,6 +37,7 @@ runs them with the others (`make faults`, `run.py --only linger`).
 import json
 import re
 import select
+import signal
 import socket
 import threading
 import time
@@ -193,6 +200,50 @@ def test_linger_413(report, run):
                     "bytes, %d full" % (clean, lingered(d.port, "time"), lingered(d.port, "bytes"),
                                         lingered(d.port, "full")))
         run.settled(report, "linger_413", d, fds0, rss0)
+
+
+def keep_sending(s, seconds):
+    """Sends without end (errors ignored) for seconds, reading nothing."""
+    s.setblocking(False)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        if send_ignoring(s, b"[" * 65536) < 0:
+            return
+        select.select([], [s], [], 0.05)
+
+
+def test_linger_bounds(report, run):
+    with attnd.Daemon(["--threads", "2", "--max-body", "65536", "--drain-seconds", "10"]) as d:
+        s = endless_chunked(d.port)
+        got, end = read_to_eof(s, 10.0)
+        why = whole_answer(got, 413, "payload_too_large")
+        t0 = time.monotonic()
+        keep_sending(s, 4.0)
+        ok, m = attnd.wait_metrics(d.port, {LINGERING: 0}, 4.0)
+        took = time.monotonic() - t0
+        ended = lingered(d.port, "time") + lingered(d.port, "bytes")
+        s.close()
+        report.check("linger_bounds: a client sending without end after its 413 is closed by a "
+                     "bound", not why and ok and ended == 1,
+                     "%s; %s; ended by time or bytes: %d" % (why, run.shown(m, LINGERING), ended))
+        report.check("linger_bounds: within 2 s (and the tick)", took < 2.5, "%.2f s" % took)
+        s = endless_chunked(d.port)
+        got, end = read_to_eof(s, 10.0)
+        ok, m = attnd.wait_metrics(d.port, {LINGERING: 1}, 2.0)
+        report.check("linger_bounds: a silent client, its 413 read, still lingers", ok,
+                     run.shown(m, LINGERING))
+        t0 = time.monotonic()
+        d.signal(signal.SIGTERM)
+        rc = d.wait(10.0)
+        took = time.monotonic() - t0
+        report.check("linger_bounds: SIGTERM: attnd exits 0", rc == 0, "exit status %s" % rc)
+        report.check("linger_bounds: SIGTERM: the drain waits for the lingering close, no "
+                     "longer than it lasts", took < 3.0, "%.2f s" % took)
+        why = ended_cleanly(s, got, end, 413, "payload_too_large")
+        s.close()
+        report.check("linger_bounds: SIGTERM: that client read its 413, then EOF, never reset",
+                     not why, why)
+        report.note("linger_bounds: exited %.2f s after SIGTERM with one socket lingering" % took)
 
 
 def trickle_past_deadline(port, out, i):

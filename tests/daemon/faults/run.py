@@ -76,11 +76,12 @@ it replaces), breaks something, and checks what must survive:
                     100 ms of the signal, attnd exits 0
   kill9_restart     SIGKILL under wrk load and a restart on the same port:
                     healthy again in under 2 s, then serving the load
-  linger_413, linger_408, idle_408
+  linger_413, linger_408, linger_bounds, idle_408
                     (closes.py) a 413, 400 or 408 to a client still sending is
                     read whole, then EOF, never a reset (the lingering close),
-                    20 times each; a body that stops coming gets 408 at
-                    --timeout, an idle keep-alive connection is just closed
+                    20 times each; the lingering's bounds, and SIGTERM during
+                    it; a body that stops coming gets 408 at --timeout, an
+                    idle keep-alive connection is just closed
 
 Only loopback addresses are used; every wait has a bound. Prints one line
 per check and `faults: N passed, M failed`; exits 1 on any failure.
@@ -924,6 +925,7 @@ HELPERS = types.SimpleNamespace(baseline=baseline, settled=settled, shown=shown,
 TESTS += [(name, lambda report, fn=fn: fn(report, HELPERS))
           for name, fn in (("linger_413", closes.test_linger_413),
                            ("linger_408", closes.test_linger_408),
+                           ("linger_bounds", closes.test_linger_bounds),
                            ("idle_408", closes.test_idle_408))]
 
 
