@@ -31,7 +31,9 @@ runs them with the others (`make faults`, `run.py --only linger`).
                body (Content-Length; chunked; and on an inline route, GET
                /healthz with a body), then silence: 408 request_timeout naming
                --timeout, between 1 and 2 s after the headers (before the
-               deadline), JSON, Connection: close, then EOF, no reset; a body
+               deadline), JSON, Connection: close, then EOF, no reset, and
+               the request freed a second later though the client stays
+               open (libmicrohttpd's raised timeout); a body
                trickled a byte every 0.4 s is never idle that long: its 408,
                naming --request-deadline, comes at 3 s; a keep-alive
                connection idle after a whole answer is closed at --timeout
@@ -327,7 +329,11 @@ def test_idle_408(report, run):
         for name, data in partial:
             took, got, end, s = silent_after(d.port, data)
             why = ended_cleanly(s, got, end, 408, "request_timeout", idle_msg)
+            # the client keeps its socket open, silent: freed a second later
+            freed, m = attnd.wait_metrics(d.port, {IN_FLIGHT: 1}, 1.5)
             s.close()
+            report.check("idle_408 %s: the request freed within a second of its 408, the "
+                         "client silent and open" % name, freed, run.shown(m, IN_FLIGHT))
             report.check("idle_408 %s: a silent partial body gets 408 naming --timeout, then "
                          "EOF, never reset" % name, not why, why)
             report.check("idle_408 %s: at --timeout, before --request-deadline" % name,
