@@ -220,6 +220,11 @@ $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
 # check_peers tests --per-ip-limit's table and the metrics' model labels, linked in.
 $(BUILD)/tests/daemon/check_peers: $(BUILD)/server/peers.o $(BUILD)/server/metrics.o \
 	$(BUILD)/server/proc_metrics.o
+# check_watch tests the watcher's deadlines and idle bounds (server/watch.c), linked in.
+$(BUILD)/tests/daemon/check_watch: $(BUILD)/server/watch.o
+# check_linger tests the lingering close (server/linger.c) and its metrics, linked in.
+$(BUILD)/tests/daemon/check_linger: $(BUILD)/server/linger.o $(BUILD)/server/metrics.o \
+	$(BUILD)/server/proc_metrics.o
 # check_checkpoint_dir loads model folders with server/checkpoint_dir.c, linked
 # in; the object comes after the archives, so the two it needs are named again.
 $(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o

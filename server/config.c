@@ -87,7 +87,7 @@ static const struct cfg_option options[] = {
     {"--connection-memory", "ATTND_CONNECTION_MEMORY", CFG_NUM, "65536", NULL, 4096, 16 * MiB,
      OFF(connection_memory), "bytes of header/read buffer per connection"},
     {"--timeout", "ATTND_TIMEOUT", CFG_NUM, "30", NULL, 1, 86400, OFF(timeout),
-     "seconds a connection may stay idle"},
+     "seconds a connection may stay idle (a request body that stops coming that long: 408)"},
     {"--max-pending-mb", "ATTND_MAX_PENDING_MB", CFG_NUM, "256", NULL, 1, 1ULL << 20,
      OFF(max_pending_mb),
      "answer bytes queued to clients and not yet sent, over all connections, in MiB (503 "

@@ -11,8 +11,8 @@
  * without blocking: on a socket whose send buffer is full (a client that
  * neither reads nor stops sending) what does not fit is dropped and the
  * connection closes all the same. A client still sending when the socket
- * closes may see a reset after the answer (the kernel resets a socket
- * closed with unread bytes); it has the answer in its buffer first.
+ * closes is not reset (a reset can destroy the answer): libmicrohttpd's
+ * close is a lingering one (linger.h).
  *
  * Ownership: nothing is kept; fd stays libmicrohttpd's.
  */

@@ -48,6 +48,7 @@
 #include "compress.h"
 #include "framing.h"
 #include "headers.h"
+#include "linger.h"
 #include "log.h"
 #include "route.h"
 #include "split.h"
@@ -169,15 +170,25 @@ static enum MHD_Result answer_web(struct request *r)
 	return ret;
 }
 
-/* While a compute request's body arrives, the watcher holds its
- * --request-deadline, so the 408 goes out when the deadline passes whatever
- * the client does, sending slowly or nothing (http_respond.c:
- * cut_off_at_deadline); on_body sees it when a byte comes first. */
+/* While a request's body arrives, the watcher holds its --request-deadline
+ * and its --timeout (no body byte for that long), so a 408 goes out when
+ * either passes, whatever the client does, sending slowly or nothing
+ * (http_respond.c: cut_off_at_deadline); on_body sees it when a byte comes
+ * first. libmicrohttpd's own inactivity timeout, which would close the
+ * connection without an answer, is raised meanwhile to one second past the
+ * earlier of the two: its clock restarts at every byte read, as the
+ * watcher's at every body byte, so it never comes first, and it still
+ * closes, a second after the 408, a client that stays silent. */
 static void watch_receiving(struct request *r)
 {
+	const struct attnd_config *cfg = r->srv->cfg;
+	unsigned long long bound =
+	    cfg->timeout < cfg->request_deadline ? cfg->timeout : cfg->request_deadline;
+
+	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)bound + 1);
 	r->recv_watch.on_fire = cut_off_at_deadline;
-	watch_add(r->srv->watch, &r->recv_watch, -1,
-		  r->t_start + (double)r->srv->cfg->request_deadline);
+	r->recv_watch.idle = (double)cfg->timeout;
+	watch_add(r->srv->watch, &r->recv_watch, -1, r->t_start + (double)cfg->request_deadline);
 	r->recv_watched = 1;
 }
 
@@ -187,6 +198,16 @@ static void unwatch_receiving(struct request *r)
 		return;
 	watch_remove(r->srv->watch, &r->recv_watch);
 	r->recv_watched = 0;
+}
+
+/* The whole body is in: --timeout is libmicrohttpd's again. */
+static void received(struct request *r)
+{
+	if (!r->recv_watched)
+		return;
+	unwatch_receiving(r);
+	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
+				  (unsigned)r->srv->cfg->timeout);
 }
 
 /* The codings: of the body (Content-Encoding, 415 for one not decoded) and
@@ -311,6 +332,8 @@ static enum MHD_Result admit_inline(struct request *r)
 	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
 	r->state = REQ_INLINE;
+	if (r->has_body)
+		watch_receiving(r);
 	return MHD_YES;
 }
 
@@ -450,13 +473,14 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 		return cut_off(r, REJ_TIMEOUT);
 	if (r->state == REQ_ANSWERED) /* refused before the body: libmicrohttpd drops it */
 		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES;
+	watch_touch(&r->recv_watch); /* its --timeout starts again */
+	if (past_deadline(r))
+		return cut_off(r, REJ_TIMEOUT);
 	if (r->state != REQ_RECEIVING) { /* an inline route: the body is not needed */
 		if (r->bytes_in > r->srv->cfg->max_body)
 			return cut_off(r, REJ_TOO_LARGE);
 		return MHD_YES;
 	}
-	if (past_deadline(r))
-		return cut_off(r, REJ_TIMEOUT);
 	if (r->decoder != NULL)
 		return on_coded_body(r, data, n);
 	if (n > r->body.max - r->body.len)
@@ -471,7 +495,7 @@ static enum MHD_Result on_complete(struct request *r)
 {
 	switch (r->state) {
 	case REQ_RECEIVING:
-		unwatch_receiving(r);
+		received(r);
 		if (atomic_load(&r->cut) != 0) /* the watcher answered 408: close */
 			return cut_off(r, REJ_TIMEOUT);
 		if (past_deadline(r))
@@ -482,6 +506,9 @@ static enum MHD_Result on_complete(struct request *r)
 			return answer_reply(r);
 		return submit_compute(r);
 	case REQ_INLINE:
+		received(r);
+		if (atomic_load(&r->cut) != 0)
+			return cut_off(r, REJ_TIMEOUT);
 		return answer_inline(r);
 	case REQ_REPLIED:
 		return answer_reply(r);
@@ -620,6 +647,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	struct http_server *srv = cls;
 	const union MHD_ConnectionInfo *ci;
 
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) { /* libmicrohttpd close()s it next */
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci != NULL)
+			lingerer_on_close(srv->linger, ci->connect_fd);
+	}
 	if (srv->peers == NULL)
 		return;
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -731,6 +763,9 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->watch = watch_new(err, errlen);
 	if (srv->watch == NULL)
 		goto fail;
+	srv->linger = lingerer_new(deps->metrics, err, errlen);
+	if (srv->linger == NULL)
+		goto fail;
 	if (start_limits(srv, err, errlen) != 0)
 		goto fail;
 	family_flag = bind_address(deps->cfg, &addr);
@@ -750,6 +785,7 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	return srv;
 fail:
 	watch_free(srv->watch);
+	lingerer_free(srv->linger);
 	peers_free(srv->peers);
 	refusals_free(srv->refusals);
 	free(srv);
@@ -778,6 +814,11 @@ long http_active(const struct http_server *srv)
 	return atomic_load(&srv->active);
 }
 
+size_t http_lingering(const struct http_server *srv)
+{
+	return lingerer_count(srv->linger);
+}
+
 unsigned long http_completed(const struct http_server *srv)
 {
 	return atomic_load(&srv->completed);
@@ -795,6 +836,7 @@ void http_stop(struct http_server *srv)
 	if (srv->daemon != NULL)
 		MHD_stop_daemon(srv->daemon);
 	watch_free(srv->watch); /* after the daemon: no request is registered now */
+	lingerer_free(srv->linger); /* after the daemon: no socket is added now */
 	peers_free(srv->peers); /* every connection closed with the daemon */
 	refusals_free(srv->refusals);
 	free(srv);

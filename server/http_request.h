@@ -38,6 +38,7 @@ struct http_server {
 	size_t max_response_bytes;
 	struct split_policy split; /* idle workers lent to a large call */
 	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
+	struct lingerer *linger;	   /* closed connections whose clients may still send */
 	struct pending pending;	   /* answer bytes queued and not yet sent */
 	struct peers *peers;	   /* open connections per address, or NULL: no --per-ip-limit */
 	struct refusals *refusals; /* the limits' refusals, counted and logged */

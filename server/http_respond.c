@@ -229,15 +229,15 @@ static int v2_path(const char *path)
 }
 
 /* The error body of refusal `why` in r's API version into b (made here,
- * the caller's to release), with r->detail as its message if own_detail
- * and it is set; returns its status. */
-static int refusal_body(const struct request *r, enum rejection why, int own_detail,
+ * the caller's to release), with message, or the reason's own when it is
+ * NULL or ""; returns its status. */
+static int refusal_body(const struct request *r, enum rejection why, const char *message,
 			struct buf *b)
 {
 	struct api_error e;
 
 	api_fail(&e, refusal_reply[why].kind, NULL, "%s",
-		 own_detail && r->detail[0] != '\0' ? r->detail : refusal_reply[why].message);
+		 message != NULL && message[0] != '\0' ? message : refusal_reply[why].message);
 	buf_init(b, SMALL_BODY_MAX);
 	if (v2_path(r->path))
 		api_v2_error_body(e.message, b);
@@ -249,7 +249,7 @@ static int refusal_body(const struct request *r, enum rejection why, int own_det
 enum MHD_Result refuse(struct request *r, enum rejection why)
 {
 	struct buf b;
-	int status = refusal_body(r, why, 1, &b);
+	int status = refusal_body(r, why, r->detail, &b);
 	enum MHD_Result ret;
 
 	ret = respond(r, status, &b, "application/json");
@@ -294,10 +294,11 @@ int cut_off_closed(void)
 	return was;
 }
 
-/* Writes refusal `why` to r's socket unless an answer was written before
- * (by the other of the I/O thread and the watcher: r->cut says which came
- * first). The watcher passes own_detail 0: r->detail is the I/O thread's. */
-static void cut_off_send(struct request *r, enum rejection why, int own_detail)
+/* Writes refusal `why` to r's socket, with message (NULL: the reason's
+ * own), unless an answer was written before (by the other of the I/O
+ * thread and the watcher: r->cut says which came first). The watcher never
+ * passes r->detail: it is the I/O thread's. */
+static void cut_off_send(struct request *r, enum rejection why, const char *message)
 {
 	const struct cutoff_header h[] = {{"X-Request-Id", r->request_id},
 					  {"Cache-Control", "no-store"}};
@@ -306,7 +307,7 @@ static void cut_off_send(struct request *r, enum rejection why, int own_detail)
 
 	if (atomic_exchange(&r->cut, 1) != 0)
 		return;
-	status = refusal_body(r, why, own_detail, &b);
+	status = refusal_body(r, why, message, &b);
 	if (b.data != NULL && cutoff_send(r->fd, status, h, sizeof h / sizeof h[0],
 					  "application/json", b.data, b.len) == 0) {
 		r->status = status;
@@ -320,7 +321,7 @@ enum MHD_Result cut_off(struct request *r, enum rejection why)
 {
 	r->state = REQ_ANSWERED;
 	cut_off_closing = 1;
-	cut_off_send(r, why, 1);
+	cut_off_send(r, why, r->detail);
 	return MHD_NO;
 }
 
@@ -329,11 +330,19 @@ void cut_off_at_deadline(struct watch_entry *e, enum watch_reason why)
 	/* e is the recv_watch inside its request: step back to the request */
 	struct request *r =
 	    (struct request *)(void *)((char *)e - offsetof(struct request, recv_watch));
+	char idle[96];
 
-	if (why != WATCH_DEADLINE)
+	if (why != WATCH_DEADLINE && why != WATCH_IDLE)
 		return;
-	cut_off_send(r, REJ_TIMEOUT, 0);
-	shutdown(r->fd, SHUT_RD);
+	snprintf(idle, sizeof idle, "no byte of the request body came for --timeout (%llu s)",
+		 r->srv->cfg->timeout);
+	cut_off_send(r, REJ_TIMEOUT, why == WATCH_IDLE ? idle : NULL);
+	/* the answer is followed by the end of the stream at once; the socket
+	 * is still read (never SHUT_RD: Linux resets a socket shut both ways
+	 * when more data comes), so libmicrohttpd's thread closes it at the
+	 * client's next byte or its close, or at the raised --timeout
+	 * (http.c: watch_receiving), and lingers it (linger.h) */
+	shutdown(r->fd, SHUT_WR);
 }
 
 enum MHD_Result answer_reply(struct request *r)

@@ -49,7 +49,12 @@
  *   worker, and the workers it borrowed, within milliseconds; a queued
  *   request is dropped unrun. watch_add and watch_remove take its lock from
  *   any thread (I/O threads add, workers remove). With nothing to watch it
- *   sleeps.
+ *   sleeps. It also holds the --request-deadline and --timeout of a request
+ *   whose body is arriving, and writes its 408 (http.c: watch_receiving).
+ * - One lingering-close thread (server/linger.c) reads and discards, for 2 s
+ *   at most, what clients still send on connections attnd has closed (a 413
+ *   or 408 mid-body), so that their answers are not destroyed by a reset;
+ *   with nothing lingering it sleeps.
  * - Log lines (access and error) are formatted by the thread that logs and
  *   written by one log writer thread (log_writer.h), in batches, so the I/O
  *   thread never waits on write(2) to stderr; it is started once the daemon
@@ -373,17 +378,27 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Waits for every in-flight request; 0 when they all finished in time. */
+/* Waits for every in-flight request, then for the lingering closes of the
+ * answers just sent to clients still sending (linger.h: LINGER_SECONDS at
+ * most); 0 when the requests all finished within --drain-seconds (lingering
+ * closes left then are cut, as they are bounds, not work). A request that
+ * comes meanwhile on an open connection is waited for as well. */
 static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 {
 	double deadline = now_seconds() + (double)cfg->drain_seconds;
 	const struct timespec tick = {0, 10 * 1000 * 1000};
 
 	http_begin_drain(d->http);
-	while (http_active(d->http) > 0) {
+	for (;;) {
+		long active = http_active(d->http);
+
+		if (active == 0 && http_lingering(d->http) == 0)
+			break;
 		if (now_seconds() > deadline) {
-			log_error("drain: %ld requests still running after %llu s; exiting 1",
-				  http_active(d->http), cfg->drain_seconds);
+			if (active == 0)
+				break;
+			log_error("drain: %ld requests still running after %llu s; exiting 1", active,
+				  cfg->drain_seconds);
 			return -1;
 		}
 		nanosleep(&tick, NULL);

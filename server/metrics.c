@@ -54,6 +54,15 @@ static const char *const limit_label[LIMIT_COUNT] = {
     [LIMIT_DRAINING] = "draining",
 };
 
+static const char *const linger_label[LINGER_END_COUNT] = {
+    [LINGER_END_EOF] = "client_closed",
+    [LINGER_END_TIME] = "time",
+    [LINGER_END_BYTES] = "bytes",
+    [LINGER_END_ERROR] = "error",
+    [LINGER_END_STOP] = "stopped",
+    [LINGER_END_FULL] = "full",
+};
+
 static const char *const outcome_label[OUTCOME_COUNT] = {
     [OUTCOME_OK] = "ok",
     [OUTCOME_CLIENT_ERROR] = "client_error",
@@ -95,6 +104,8 @@ struct metrics {
 	struct histogram latency[MR_COUNT];
 	atomic_ullong rejections[REJ_COUNT];
 	atomic_ullong refused[LIMIT_COUNT];
+	atomic_ullong lingered[LINGER_END_COUNT];
+	atomic_llong lingering;
 	pthread_mutex_t model_lock; /* taken to add a slot */
 	atomic_size_t n_models;	    /* slots published */
 	struct model_series model[METRICS_MODELS_MAX + 1]; /* the last: "other" */
@@ -193,6 +204,16 @@ void metrics_reject(struct metrics *m, enum rejection why)
 void metrics_refused(struct metrics *m, enum refuse_limit limit)
 {
 	atomic_fetch_add(&m->refused[limit], 1);
+}
+
+void metrics_linger(struct metrics *m, int delta)
+{
+	atomic_fetch_add(&m->lingering, delta);
+}
+
+void metrics_lingered(struct metrics *m, enum linger_end end)
+{
+	atomic_fetch_add(&m->lingered[end], 1);
 }
 
 /* The published slot named name, or SIZE_MAX. */
@@ -435,6 +456,21 @@ static void render_gauge(struct buf *out, const char *name, const char *help, lo
 	buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name, name, value);
 }
 
+static void render_lingering(const struct metrics *m, struct buf *out)
+{
+	buf_puts(out, "# HELP attnd_lingering_closes_total Connections the server closed while "
+		      "their client may still have been sending, read and discarded until the "
+		      "client closed (client_closed) or a bound, by how that ended; full: not "
+		      "lingered, as the most that may linger at once were.\n"
+		      "# TYPE attnd_lingering_closes_total counter\n");
+	for (size_t i = 0; i < LINGER_END_COUNT; i++)
+		buf_printf(out, "attnd_lingering_closes_total{end=\"%s\"} %llu\n", linger_label[i],
+			   atomic_load(&m->lingered[i]));
+	render_gauge(out, "attnd_connections_lingering",
+		     "Connections in a lingering close now (closed by the server, still read).",
+		     atomic_load(&m->lingering));
+}
+
 int metrics_render(const struct metrics *m, struct buf *out)
 {
 	render_requests(m, out);
@@ -443,6 +479,7 @@ int metrics_render(const struct metrics *m, struct buf *out)
 	render_rejections(m, out);
 	render_refused(m, out);
 	render_cancelled(m, out);
+	render_lingering(m, out);
 	render_gauge(out, "attnd_http_requests_in_flight",
 		     "Requests received and not yet fully answered.", atomic_load(&m->in_flight));
 	render_gauge(out, "attnd_compute_queue_depth", "Compute requests waiting for a worker.",

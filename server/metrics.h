@@ -75,6 +75,17 @@ enum refuse_limit {
 	LIMIT_COUNT
 };
 
+/* How a lingering close ended (server/linger.h), or why there was none. */
+enum linger_end {
+	LINGER_END_EOF = 0, /* the client closed its side: the clean end */
+	LINGER_END_TIME,    /* LINGER_SECONDS passed */
+	LINGER_END_BYTES,   /* LINGER_BYTES were read */
+	LINGER_END_ERROR,   /* the socket failed (the client reset it) */
+	LINGER_END_STOP,    /* the daemon stopped */
+	LINGER_END_FULL,    /* not lingered: LINGER_MAX were; closed at once */
+	LINGER_END_COUNT
+};
+
 /* How a compute request that reached the API ended, per model. */
 enum model_outcome {
 	OUTCOME_OK = 0,	      /* 2xx */
@@ -135,6 +146,10 @@ void metrics_pending_bytes(struct metrics *m, long long delta);
 /* A compute request whose engine call borrowed `lent` idle workers
  * (server/main.c, the thread model). */
 void metrics_split(struct metrics *m, size_t lent);
+
+/* A socket began (+1) or ended (-1) a lingering close; and how one ended. */
+void metrics_linger(struct metrics *m, int delta);
+void metrics_lingered(struct metrics *m, enum linger_end end);
 
 /* Appends the exposition text; returns 0, or -1 if out grew past its max. */
 int metrics_render(const struct metrics *m, struct buf *out);

@@ -54,6 +54,9 @@ static const struct {
     {"Error processing request (HTTP response code is 414", LIMIT_MEMORY},
     {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
     {"Connection was closed by remote side with incomplete request", CLOSED_INCOMPLETE},
+    /* its words when poll() saw the close first: a client that read a 408
+     * written mid-body (http_respond.c: cut_off_at_deadline) and closed */
+    {"Connection socket is closed when reading request due to the error", CLOSED_INCOMPLETE},
 };
 
 static double now_seconds(void)

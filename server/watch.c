@@ -3,7 +3,8 @@
  *
  * One round, every WATCH_TICK_MS while anything is registered (with
  * nothing, every WATCH_IDLE_MS):
- *   1. under the lock: fire every entry past its deadline, and copy the
+ *   1. under the lock: fire every entry past its deadline or its idle
+ *      bound (the earlier of the two says why), and copy the
  *      sockets of the others (with their ids) into the poll set;
  *   2. unlocked: poll them, WATCH_TICK_MS at most (the tick itself);
  *   3. under the lock: fire the entries whose socket hung up, found again
@@ -41,6 +42,30 @@ static double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Why e fires at `now`, or WATCH_NONE: its deadline, or its idle bound
+ * (idle seconds since its last touch), whichever comes first. */
+static enum watch_reason due(struct watch_entry *e, double now)
+{
+	double idle_at = 0;
+
+	if (e->idle > 0)
+		idle_at = (double)atomic_load_explicit(&e->touched_ms, memory_order_relaxed) / 1e3 +
+			  e->idle;
+	if (idle_at > 0 && now >= idle_at && (e->deadline <= 0 || idle_at < e->deadline))
+		return WATCH_IDLE;
+	if (e->deadline > 0 && now >= e->deadline)
+		return WATCH_DEADLINE;
+	return WATCH_NONE;
 }
 
 /* Sets e's flag to why, unless it fired before; under the lock. */
@@ -87,10 +112,13 @@ static size_t collect(struct watch *w)
 	if (reserve(w, total) != 0)
 		total = w->cap; /* poll what fits; deadlines are still all checked */
 	for (struct watch_entry *e = w->head; e != NULL; e = e->next) {
+		enum watch_reason why;
+
 		if (e->fired)
 			continue;
-		if (e->deadline > 0 && now >= e->deadline) {
-			fire(e, WATCH_DEADLINE);
+		why = due(e, now);
+		if (why != WATCH_NONE) {
+			fire(e, why);
 			continue;
 		}
 		if (e->fd < 0 || n >= total)
@@ -188,6 +216,7 @@ void watch_add(struct watch *w, struct watch_entry *e, int fd, double deadline)
 	e->deadline = deadline;
 	e->fired = 0;
 	e->prev = NULL;
+	atomic_store_explicit(&e->touched_ms, now_ms(), memory_order_relaxed);
 	pthread_mutex_lock(&w->lock);
 	e->id = ++w->next_id;
 	e->next = w->head;
@@ -197,6 +226,11 @@ void watch_add(struct watch *w, struct watch_entry *e, int fd, double deadline)
 	if (fd >= 0) /* a deadline alone waits for the next idle wake-up (watch.h) */
 		pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
+}
+
+void watch_touch(struct watch_entry *e)
+{
+	atomic_store_explicit(&e->touched_ms, now_ms(), memory_order_relaxed);
 }
 
 void watch_remove(struct watch *w, struct watch_entry *e)

@@ -28,6 +28,9 @@
  * An entry may also carry its own action (on_fire), as the transport's
  * request deadline does: its 408 is written when the deadline passes, even
  * if the client sends nothing more (http_respond.c: cut_off_at_deadline).
+ * And an idle bound: an entry with idle > 0 fires (WATCH_IDLE) once idle
+ * seconds pass without a watch_touch, as a request body that stops coming
+ * does at --timeout (http.c: watch_receiving).
  *
  * Ownership: watch_new returns a watcher the caller frees with watch_free
  * (NULL accepted) once no entry is registered. A struct watch_entry is the
@@ -46,7 +49,8 @@ enum { WATCH_TICK_MS = 10, WATCH_IDLE_MS = 250 };
 enum watch_reason {
 	WATCH_NONE = 0,
 	WATCH_CLIENT_GONE = 1, /* the client closed its connection */
-	WATCH_DEADLINE = 2,    /* --compute-deadline passed */
+	WATCH_DEADLINE = 2,    /* its deadline passed (--compute-deadline, --request-deadline) */
+	WATCH_IDLE = 3,	       /* idle seconds passed without a watch_touch */
 };
 
 struct watch;
@@ -63,6 +67,8 @@ struct watch_entry {
 	 * entry fires, on the watcher's thread under its lock, so it must be
 	 * short and must not call watch_add or watch_remove */
 	void (*on_fire)(struct watch_entry *e, enum watch_reason why);
+	double idle; /* the caller's, set before watch_add: seconds, or 0: no idle bound */
+	atomic_llong touched_ms; /* CLOCK_MONOTONIC ms of watch_add or the last watch_touch */
 };
 
 /* Starts the watcher thread; NULL (with a message in err) if it cannot. */
@@ -71,6 +77,9 @@ struct watch *watch_new(char *err, size_t errlen);
 /* Registers e: its socket fd (-1: none) and its deadline (CLOCK_MONOTONIC
  * seconds, 0: none). Clears e->cancel first. */
 void watch_add(struct watch *w, struct watch_entry *e, int fd, double deadline);
+
+/* Notes activity on e (any thread, no lock): its idle bound starts again. */
+void watch_touch(struct watch_entry *e);
 
 /* Unregisters e; once it returns the watcher never touches e again, and
  * e->cancel holds its final value. */

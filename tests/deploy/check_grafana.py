@@ -54,6 +54,8 @@ METRICS = {
     "attnd_compute_queue_depth": ("gauge", set()),
     "attnd_compute_running": ("gauge", set()),
     "attnd_answers_pending_bytes": ("gauge", set()),
+    "attnd_connections_lingering": ("gauge", set()),
+    "attnd_lingering_closes_total": ("counter", {"end"}),
     "attnd_rejections_total": ("counter", {"reason"}),
     "attnd_requests_cancelled_total": ("counter", {"reason", "stage"}),
     "attnd_compute_split_total": ("counter", set()),

@@ -76,6 +76,12 @@ it replaces), breaks something, and checks what must survive:
                     100 ms of the signal, attnd exits 0
   kill9_restart     SIGKILL under wrk load and a restart on the same port:
                     healthy again in under 2 s, then serving the load
+  linger_413, linger_408, linger_bounds, idle_408
+                    (closes.py) a 413, 400 or 408 to a client still sending is
+                    read whole, then EOF, never a reset (the lingering close),
+                    20 times each; the lingering's bounds, and SIGTERM during
+                    it; a body that stops coming gets 408 at --timeout, an
+                    idle keep-alive connection is just closed
 
 Only loopback addresses are used; every wait has a bound. Prints one line
 per check and `faults: N passed, M failed`; exits 1 on any failure.
@@ -95,10 +101,12 @@ import sys
 import tempfile
 import threading
 import time
+import types
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 import attnd  # noqa: E402
+import closes  # noqa: E402 (this folder: the lingering close and the idle 408)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MIX_LUA = os.path.join(HERE, "..", "..", "lib", "mix.lua")
@@ -913,6 +921,12 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("sigterm_partial", test_sigterm_partial), ("endless_chunked", test_endless_chunked),
          ("trickled_body", test_trickled_body), ("silent_body", test_silent_body), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]
+HELPERS = types.SimpleNamespace(baseline=baseline, settled=settled, shown=shown, WORKERS=WORKERS)
+TESTS += [(name, lambda report, fn=fn: fn(report, HELPERS))
+          for name, fn in (("linger_413", closes.test_linger_413),
+                           ("linger_408", closes.test_linger_408),
+                           ("linger_bounds", closes.test_linger_bounds),
+                           ("idle_408", closes.test_idle_408))]
 
 
 def main():

@@ -1,0 +1,168 @@
+/*
+ * check_watch.c: server/watch.c's deadlines and idle bounds (watch.h),
+ * without a daemon and without sockets: an entry fires WATCH_IDLE once its
+ * idle seconds pass without a watch_touch, each touch starts that again,
+ * the earlier of deadline and idle bound says why it fires, and an entry
+ * without an idle bound (the compute requests') fires at its deadline only.
+ *
+ * The entries' on_fire records on the watcher's thread (atomics); the test's
+ * thread asserts. Times are short (tenths of a second) with margins for the
+ * watcher's tick and its first wake-up (WATCH_IDLE_MS).
+ */
+#include <check.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "server/watch.h"
+
+#include "tests/lib/suite_main.h"
+
+/* What fired, on the watcher's thread. */
+struct fired {
+	struct watch_entry e; /* first: on_fire steps back to it */
+	atomic_int why;
+	_Atomic double at;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+
+	nanosleep(&ts, NULL);
+}
+
+static void record(struct watch_entry *e, enum watch_reason why)
+{
+	struct fired *f = (struct fired *)(void *)((char *)e - offsetof(struct fired, e));
+
+	atomic_store(&f->at, now());
+	atomic_store(&f->why, (int)why);
+}
+
+static struct watch *start(void)
+{
+	char err[128];
+	struct watch *w = watch_new(err, sizeof err);
+
+	ck_assert_msg(w != NULL, "%s", err);
+	return w;
+}
+
+/* Registers f with idle seconds and a deadline `deadline` seconds away (0:
+ * none); returns when it was added. */
+static double add(struct watch *w, struct fired *f, double idle, double deadline)
+{
+	double t0 = now();
+
+	atomic_init(&f->why, WATCH_NONE);
+	atomic_init(&f->at, 0.0);
+	f->e.on_fire = record;
+	f->e.idle = idle;
+	watch_add(w, &f->e, -1, deadline > 0 ? t0 + deadline : 0);
+	return t0;
+}
+
+/* Waits up to s seconds for f to fire; its reason (WATCH_NONE: it did not). */
+static int wait_fired(struct fired *f, double s)
+{
+	double until = now() + s;
+
+	while (atomic_load(&f->why) == WATCH_NONE && now() < until)
+		sleep_s(0.005);
+	return atomic_load(&f->why);
+}
+
+START_TEST(test_idle_fires_without_touch)
+{
+	struct watch *w = start();
+	struct fired f;
+	double t0 = add(w, &f, 0.3, 5.0);
+
+	ck_assert_int_eq(wait_fired(&f, 2.0), WATCH_IDLE);
+	ck_assert_msg(atomic_load(&f.at) - t0 >= 0.3, "fired after %.3f s",
+		      atomic_load(&f.at) - t0);
+	ck_assert_msg(atomic_load(&f.at) - t0 < 0.3 + 0.4, "fired after %.3f s",
+		      atomic_load(&f.at) - t0);
+	ck_assert_int_eq(atomic_load(&f.e.cancel), WATCH_IDLE);
+	watch_remove(w, &f.e);
+	watch_free(w);
+}
+END_TEST
+
+START_TEST(test_touch_starts_idle_again)
+{
+	struct watch *w = start();
+	struct fired f;
+	double last;
+
+	add(w, &f, 0.3, 5.0);
+	for (int i = 0; i < 8; i++) { /* 0.8 s of touches 0.1 s apart */
+		sleep_s(0.1);
+		watch_touch(&f.e);
+	}
+	last = now();
+	ck_assert_int_eq(atomic_load(&f.why), WATCH_NONE);
+	ck_assert_int_eq(wait_fired(&f, 2.0), WATCH_IDLE);
+	ck_assert_msg(atomic_load(&f.at) - last >= 0.29, "fired %.3f s after the last touch",
+		      atomic_load(&f.at) - last);
+	watch_remove(w, &f.e);
+	watch_free(w);
+}
+END_TEST
+
+START_TEST(test_deadline_before_idle)
+{
+	struct watch *w = start();
+	struct fired f;
+	double t0 = add(w, &f, 2.0, 0.3);
+
+	ck_assert_int_eq(wait_fired(&f, 2.0), WATCH_DEADLINE);
+	ck_assert_msg(atomic_load(&f.at) - t0 < 0.3 + 0.4, "fired after %.3f s",
+		      atomic_load(&f.at) - t0);
+	watch_remove(w, &f.e);
+	watch_free(w);
+}
+END_TEST
+
+START_TEST(test_no_idle_bound)
+{
+	struct watch *w = start();
+	struct fired f;
+	double t0 = add(w, &f, 0, 0.6);
+
+	ck_assert_int_eq(wait_fired(&f, 2.0), WATCH_DEADLINE);
+	ck_assert_msg(atomic_load(&f.at) - t0 >= 0.6, "fired after %.3f s",
+		      atomic_load(&f.at) - t0);
+	watch_remove(w, &f.e);
+	watch_free(w);
+}
+END_TEST
+
+static Suite *watch_suite(void)
+{
+	Suite *s = suite_create("watch");
+	TCase *tc = tcase_create("idle");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_idle_fires_without_touch);
+	tcase_add_test(tc, test_touch_starts_idle_again);
+	tcase_add_test(tc, test_deadline_before_idle);
+	tcase_add_test(tc, test_no_idle_bound);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return suite_main(argc, argv, watch_suite, NULL);
+}
