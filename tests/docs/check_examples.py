@@ -22,7 +22,10 @@ Standard library only. docs/testing.md states the rules for writers; in short:
                            further items (none included); as a value: any
                            value;
                  1.2345    a number with a decimal point or an exponent
-                           matches the real one rounded to the digits shown;
+                           matches the real one rounded to the digits shown,
+                           give or take FLOAT32_ULPS units in the last place
+                           of a float32 (OpenBLAS picks its kernels by CPU,
+                           and they round the last bits of a sum apart);
                            a number without either must be equal;
                  "milliseconds"  any number (a timing);
                everything else (strings, keys, true, false, null, lengths)
@@ -34,6 +37,7 @@ exits 1 on any failure or when no example is found.
 import decimal
 import glob
 import json
+import math
 import os
 import re
 import subprocess
@@ -261,6 +265,20 @@ class ShownParser:
 # Comparing: pattern against the real answer; returns the first difference
 # --------------------------------------------------------------------------
 
+# How far apart two CPUs' answers may be, in float32's units in the last place:
+# the four-word example's first output is 0.17072748 on one, 0.17072752 (3
+# units) on another.
+FLOAT32_ULPS = 8
+
+
+def float32_ulps(v):
+    """FLOAT32_ULPS units in the last place of a float32 near v (0 for 0)."""
+    if v == 0:
+        return decimal.Decimal(0)
+    exponent = math.frexp(float(abs(v)))[1]  # 2^(exponent - 1) <= |v| < 2^exponent
+    return decimal.Decimal(FLOAT32_ULPS) * decimal.Decimal(2) ** (exponent - 24)
+
+
 def is_number(v):
     return isinstance(v, decimal.Decimal)
 
@@ -279,7 +297,7 @@ def match(p, real, where="", key=None):
             ok = real == p.value
         else:
             half = decimal.Decimal(1).scaleb(p.value.as_tuple().exponent) / 2
-            ok = abs(real - p.value) <= half
+            ok = abs(real - p.value) <= half + float32_ulps(p.value)
         return None if ok else "%s: shown %s, real %s" % (at, p.text, real)
     if isinstance(p, Arr):
         if not isinstance(real, list):
