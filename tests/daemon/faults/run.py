@@ -33,42 +33,9 @@ it replaces), breaks something, and checks what must survive:
                     (32) plus slack, the answers past it are 503 with
                     Retry-After, --write-timeout (2 s) closes the stalled
                     readers, then memory and descriptors come back
-  idle_500          500 idle connections (half silent, half with half a
-                    request line) from 127.0.0.2 and 127.0.0.3 against
-                    --timeout 2: while they sit, /healthz and a compute request
-                    from 127.0.0.1 are served fast; within the timeout plus 4 s
-                    the server has closed every one; --per-ip-limit (256)
-                    answers the 257th connection from one address 503
-                    with Retry-After, then closes it
-  half_closed       1000 half-closed partial requests (a header line, or the
-                    headers and part of a body, then close at once) from
-                    127.0.0.2 .. 127.0.0.6 against --connection-limit 600:
-                    /healthz answers within 100 ms,
-                    within 1 s nothing is in flight and `ss` shows no
-                    CLOSE-WAIT on the port; descriptors and memory back (issue
-                    17, item 1: libmicrohttpd's edge-triggered epoll missed a
-                    close that came with data)
-  sigterm_partial   SIGTERM just after a client sent the headers and part of
-                    a body and closed (--drain-seconds 20, --timeout 30): the
-                    close is seen, so the drain does not wait for it; attnd
-                    exits 0 within 3 s, and a whole request in flight beside
-                    it is still answered (a client that sends half a body
-                    and stays is waited for, as check_server_ops checks)
-  endless_chunked   --max-body 65536: 4 clients each stream a chunked body
-                    without end; each gets 413 payload_too_large (JSON,
-                    Connection: close) while still sending, within 64 KiB
-                    of the limit (read, as the access log says), then
-                    the server closes; nothing is left
-                    in flight, descriptors and memory back
-  trickled_body     --request-deadline 2: a body trickled a byte every
-                    0.2 s gets 408 request_timeout (JSON, Connection: close)
-                    at the first byte past the deadline, then the close,
-                    not EOF; logged 408
-  silent_body       --request-deadline 2, --timeout 30: headers and 10 bytes
-                    of a 1000-byte body, then nothing: 408 request_timeout
-                    (JSON, Connection: close) within a second of the
-                    deadline (the watcher, server/watch.h, holds it), then
-                    the close; nothing left in flight
+  idle_500, half_closed, sigterm_partial, endless_chunked, trickled_body,
+  silent_body       (slow_clients.py) idle, half-closed and partial requests,
+                    bodies without end or trickled past the deadline
   sigterm_load      SIGTERM under wrk load with 6 long requests in flight:
                     every accepted long request gets its whole 200 answer,
                     wrk sees no truncated answer (read errors) and no status
@@ -88,8 +55,6 @@ per check and `faults: N passed, M failed`; exits 1 on any failure.
 Usage: /usr/bin/python3 tests/daemon/faults/run.py [--only NAME]
 """
 import argparse
-import errno
-import json
 import os
 import re
 import select
@@ -107,134 +72,12 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 import attnd  # noqa: E402
 import closes  # noqa: E402 (this folder: the lingering close and the idle 408)
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-MIX_LUA = os.path.join(HERE, "..", "..", "lib", "mix.lua")
-HEALTHZ_MS = 100.0
-WORKERS = 2
-ROW = [0.25, -0.5, 0.75, 0.125, -1.0, 0.5, -0.25, 1.0]
-
-
-def heavy_body(L, weights="none"):
-    """tiny over L tokens: O(L^2) work. L = 15000 takes about 1 s of one core."""
-    return json.dumps({"model": "tiny", "weights": weights,
-                       "embeddings": [ROW[i % 8:] + ROW[:i % 8] for i in range(L)]},
-                      separators=(",", ":")).encode()
-
-
-HEAVY = heavy_body(15000)
-BIG_ANSWER = heavy_body(2000, "per_head")  # a 56 MB answer (2 x 2000 x 2000 weights)
-SMALL = b'{"model":"tiny","text":"the cat sat on the mat"}'
-FREED_MS = 100.0  # a disconnected long request frees its worker within this
-
-
-def tokens_body(L):
-    """`base` over L token ids, no weights: L = 8192 takes seconds of one core,
-    in a 54 KB body."""
-    return json.dumps({"model": "base", "weights": "none",
-                       "tokens": [(i * 7) % 32000 for i in range(L)]},
-                      separators=(",", ":")).encode()
-
-
-LONG_BASE = tokens_body(8192)
-
-
-def healthz_fast(port):
-    ms = attnd.healthz_ms(port)
-    if ms is None or ms >= HEALTHZ_MS:
-        ms = attnd.healthz_ms(port)  # one retry: a scheduler hiccup, not a blocked thread
-    return ms is not None and ms < HEALTHZ_MS, ms
-
-
-def compute_ok(port, timeout=10.0):
-    r = attnd.post(port, "/v1/attention", SMALL, timeout)
-    return r.status == 200 and r.complete, r
-
-
-IN_FLIGHT = "attnd_http_requests_in_flight"  # a poll of /metrics counts itself
-QUEUED = "attnd_compute_queue_depth"
-RUNNING = "attnd_compute_running"
-CLOSED_RUNNING = 'attnd_requests_cancelled_total{reason="client_closed",stage="running"}'
-CLOSED_QUEUED = 'attnd_requests_cancelled_total{reason="client_closed",stage="queued"}'
-ATTENTION_200 = 'attnd_http_requests_total{route="/v1/attention",code="200"}'
-ATTENTION_ABORTED = 'attnd_http_requests_total{route="/v1/attention",code="0"}'  # ended, no answer sent
-PENDING = "attnd_answers_pending_bytes"
-WAIT = 30.0  # the bound on a wait for a state of the daemon
-
-
-def in_flight(port):
-    return attnd.metric(port, IN_FLIGHT)
-
-
-def received(n):
-    """A wait_metrics predicate: n compute requests received whole and not yet
-    answered, each on a worker (which may have borrowed the idle ones) or queued."""
-    return lambda m: m[RUNNING] + m[QUEUED] == n
-
-
-def shown(samples, *series):
-    """The values of some series of wait_metrics' last samples, for a message."""
-    return "/metrics: " + ", ".join("%s %g" % (k, samples.get(k, 0)) for k in series)
-
-
-def settled(report, name, d, fds0, rss0, rss_slack_kib=32 * 1024, timeout=10.0):
-    """After a fault: alive, nothing in flight (the probe's own request is
-    the one), descriptors back, memory back within rss_slack_kib, /healthz
-    fast and a compute request served."""
-    report.check(name + ": alive", d.alive(), "exit status %s" % d.proc.returncode)
-    if not d.alive():
-        return
-    flight = attnd.wait_until(lambda: in_flight(d.port) == 1.0, timeout)
-    report.check(name + ": nothing left in flight", flight,
-                 "in flight: %s" % in_flight(d.port))
-    fds = attnd.wait_until(lambda: d.fds() <= fds0 + 2 and d.fds(), timeout) or d.fds()
-    report.check(name + ": descriptors back", fds <= fds0 + 2, "%d fds, baseline %d" % (fds, fds0))
-    rss = attnd.settle_rss(d, 0.5)
-    attnd.memory_check(report, d, name + ": memory back", rss <= rss0 + rss_slack_kib,
-                       "RSS %d KiB, baseline %d KiB" % (rss, rss0))
-    ok, ms = healthz_fast(d.port)
-    report.check(name + ": /healthz fast", ok, "%s ms" % ms)
-    ok, r = compute_ok(d.port)
-    report.check(name + ": compute served", ok, repr(r))
-    report.note("%s: fds %d (baseline %d), RSS %d KiB (baseline %d)" % (name, fds, fds0, rss, rss0))
-
-
-def baseline(d):
-    """Warms every worker on the paths the faults take, then samples. Twice:
-    glibc serves a 56 MB answer's growing buffer from mmap the first time,
-    then raises its mmap threshold (up to 32 MB) and keeps the next ones'
-    smaller steps in each worker's arena; after two rounds RSS is flat (see
-    tests/daemon/hostile/run.py, TOLERANCE)."""
-    for _ in range(2):
-        ts = [threading.Thread(target=attnd.post, args=(d.port, "/v1/attention", BIG_ANSWER, 60))
-              for _ in range(WORKERS)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(120)
-    attnd.post(d.port, "/v1/attention", heavy_body(3000), 60)
-    return d.fds(), attnd.settle_rss(d)
-
-
-def raw_request(body, path="/v1/attention"):
-    return (("POST %s HTTP/1.1\r\nHost: attnd\r\nContent-Type: application/json\r\n"
-             "Content-Length: %d\r\n\r\n") % (path, len(body))).encode() + body
-
-
-def close_hard(s):
-    """Close with a reset (SO_LINGER 0), as a crashed client would."""
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    s.close()
-
-
-# ---- the tests -------------------------------------------------------------
-
-def uploads_seen(port):
-    """How many requests to /v1/attention the server has begun and not
-    answered: in flight (beside this poll) or ended unanswered. One I/O
-    thread renders /metrics and ends requests, so the two counts agree."""
-    m = attnd.metrics(port)
-    return m.get(IN_FLIGHT, 0) - 1 + m.get(ATTENTION_ABORTED, 0) if m else None
+import slow_clients  # noqa: E402 (this folder: idle, half-closed and slow requests)
+from common import (  # noqa: E402
+    ATTENTION_200, BIG_ANSWER, CLOSED_QUEUED, CLOSED_RUNNING, FREED_MS, HEALTHZ_MS, HEAVY,
+    LONG_BASE, MIX_LUA, PENDING, QUEUED, RUNNING, SMALL, WAIT, WORKERS, LongClient, baseline,
+    close_hard, compute_ok, healthz_fast, heavy_body, in_flight, raw_request, received, settled,
+    shown, tokens_body, uploads_seen)
 
 
 def test_mid_upload(report):
@@ -493,270 +336,6 @@ def test_pending_readers(report):
         settled(report, "pending_readers", d, fds0, rss0)
 
 
-def open_idle(n, source, kind, port):
-    socks = []
-    for i in range(n):
-        s = attnd.connect("127.0.0.1", port, 5.0, source)
-        if kind == "partial":
-            s.sendall(b"POST /v1/attention HTTP/1.1\r\nHost: att")
-        socks.append(s)
-    return socks
-
-
-def server_closed(s):
-    s.setblocking(False)
-    try:
-        return s.recv(4096) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True  # reset
-
-
-def test_idle_500(report):
-    timeout = 2
-    with attnd.Daemon(["--threads", str(WORKERS), "--timeout", str(timeout)]) as d:
-        fds0, rss0 = baseline(d)
-        t0 = time.monotonic()
-        socks = open_idle(250, "127.0.0.2", "silent", d.port) + \
-            open_idle(250, "127.0.0.3", "partial", d.port)
-        opened = time.monotonic() - t0
-        held = attnd.wait_until(lambda: d.fds() >= 500, 1.0)
-        early = sum(server_closed(s) for s in socks)
-        report.check("idle_500: 500 connections held", held and early == 0,
-                     "%d fds, %d closed early" % (d.fds(), early))
-        report.note("idle_500: opened in %.2f s; daemon fds %d" % (opened, d.fds()))
-        ok, ms = healthz_fast(d.port)
-        report.check("idle_500: /healthz fast while they sit", ok, "%s ms" % ms)
-        okc, r = compute_ok(d.port)
-        report.check("idle_500: compute served while they sit", okc, repr(r))
-        all_closed = attnd.wait_until(lambda: all(server_closed(s) for s in socks), timeout + 4.0, 0.2)
-        waited = time.monotonic() - t0
-        n_closed = sum(server_closed(s) for s in socks)
-        report.check("idle_500: the inactivity timeout closed all 500", all_closed,
-                     "%d of 500 closed after %.1f s" % (n_closed, waited))
-        report.note("idle_500: all closed %.1f s after opening (--timeout %d)" % (waited, timeout))
-        for s in socks:
-            s.close()
-        # --per-ip-limit: 256 from one address are taken, the 257th answered
-        # 503 overloaded with Retry-After (what a load tester can count), then closed
-        socks = open_idle(256, "127.0.0.4", "silent", d.port)
-        extra = attnd.connect("127.0.0.1", d.port, 5.0, "127.0.0.4")
-        extra.sendall(attnd.request_bytes("GET", "/healthz"))
-        r = attnd.Reader(extra).read(5.0)
-        refused = (r.status == 503 and r.error_fields()[0] == "overloaded"
-                   and r.headers.get("retry-after") == "1"
-                   and attnd.wait_until(lambda: server_closed(extra), 1.0))
-        report.check("idle_500: the 257th connection from one address gets 503, then closed",
-                     refused, repr(r))
-        report.check("idle_500: the first 256 stay open", not any(server_closed(s) for s in socks[:8]))
-        ok, ms = healthz_fast(d.port)
-        report.check("idle_500: /healthz fast from another address", ok, "%s ms" % ms)
-        for s in socks + [extra]:
-            s.close()
-        # documented, not checked: a header trickled one byte a second is
-        # never idle for --timeout, so only a proxy's header deadline ends it
-        s = attnd.connect("127.0.0.1", d.port, 5.0, "127.0.0.5")
-        for b in b"GET /healthz HTT":
-            if server_closed(s):
-                break
-            s.send(bytes([b]))
-            time.sleep(0.25 * timeout)
-        report.note("idle_500: a header trickled over %.0f s (--timeout %d) is %s" %
-                    (len(b"GET /healthz HTT") * 0.25 * timeout, timeout,
-                     "closed" if server_closed(s) else "still open (README: put a proxy in front)"))
-        s.close()
-        settled(report, "idle_500", d, fds0, rss0)
-
-
-PARTIALS = [b"GET /healthz HTTP/1.1\r\nHost: att",
-            raw_request(b'{"model":"tiny","text":"the cat sat on the mat"}')[:-20]]
-
-
-def close_wait(port):
-    """Server sockets of port in CLOSE-WAIT (`ss`), or None without ss."""
-    if shutil.which("ss") is None:
-        return None
-    out = subprocess.run(["ss", "-Htan", "state", "close-wait", "sport", "= :%d" % port],
-                         capture_output=True, text=True, timeout=10).stdout
-    return len(out.strip().splitlines())
-
-
-def test_half_closed(report):
-    # --connection-limit 600 < 1000: were the closes missed, the slots would
-    # fill and /healthz would not be answered (as with epoll: issue 17)
-    with attnd.Daemon(["--threads", str(WORKERS), "--timeout", "30", "--connection-limit", "600"]) as d:
-        fds0, rss0 = baseline(d)
-        t0 = time.monotonic()
-        for i in range(1000):
-            s = attnd.connect("127.0.0.1", d.port, 5.0, "127.0.0.%d" % (2 + i % 5))
-            s.sendall(PARTIALS[i % 2])
-            s.close()
-        report.note("half_closed: 1000 sent and closed in %.2f s" % (time.monotonic() - t0))
-        ok, ms = healthz_fast(d.port)
-        report.check("half_closed: /healthz fast after the flood", ok, "%s ms" % ms)
-        freed = attnd.wait_until(lambda: in_flight(d.port) == 1.0 and close_wait(d.port) in (0, None),
-                                 1.0, 0.05)
-        report.check("half_closed: slots freed within 1 s, no CLOSE-WAIT", freed,
-                     "in flight %s, CLOSE-WAIT %s" % (in_flight(d.port), close_wait(d.port)))
-        # the closes are logged a line a second with their count, not a line each
-        time.sleep(1.2)
-        log = d.log_tail(1 << 20)
-        lines = [l for l in log.splitlines() if "request half sent" in l]
-        counted = sum(int(m.group(1)) for l in lines
-                      for m in [re.search(r"half sent: (\d+) in the last", l)] if m)
-        report.check("half_closed: logged with counts, not a line each",
-                     0 < len(lines) < 20 and "incomplete request" not in log,
-                     "%d lines counting %d" % (len(lines), counted))
-        settled(report, "half_closed", d, fds0, rss0)
-
-
-def test_sigterm_partial(report):
-    d = attnd.Daemon(["--threads", str(WORKERS), "--drain-seconds", "20", "--timeout", "30"])
-    try:
-        for source in ("127.0.0.2", "127.0.0.3"):
-            held = attnd.connect("127.0.0.1", d.port, 10.0, source)
-            held.sendall(PARTIALS[1])
-            held.close()
-        whole = LongClient(d.port, heavy_body(3000))
-        whole.start()
-        ok, last = attnd.wait_metrics(d.port, received(1), WAIT)
-        t0 = time.monotonic()
-        d.signal(signal.SIGTERM)
-        rc = d.wait(3.0)
-        report.check("sigterm_partial: exits 0 within 3 s", rc == 0,
-                     "exit status %s after %.1f s" % (rc, time.monotonic() - t0))
-        whole.join(30)
-        r = whole.response
-        report.check("sigterm_partial: the whole request beside it answered", ok and r is not None
-                     and r.status == 200 and r.complete, repr(r))
-        report.note("sigterm_partial: exited %.2f s after SIGTERM" % (time.monotonic() - t0))
-    finally:
-        d.cleanup()
-
-
-CHUNKED_HEAD = (b"POST /v1/attention HTTP/1.1\r\nHost: attnd\r\nContent-Type: application/json\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n")
-
-
-def stream_until_answered(s, chunk, cap):
-    """Sends chunk after chunk until the server answers or closes, or cap
-    bytes went: (bytes sent, the answer's Response or None)."""
-    sent = 0
-    s.setblocking(False)
-    while sent < cap:
-        ready_r, ready_w, _ = select.select([s], [s], [], 10.0)
-        if ready_r:
-            break
-        if not ready_w:
-            return sent, None
-        try:
-            sent += s.send(chunk)
-        except (BlockingIOError, InterruptedError):
-            continue
-        except OSError:
-            break
-    s.setblocking(True)
-    return sent, attnd.Reader(s).read(10.0)
-
-
-def cut_off_answer(r, status, code):
-    """'' when r is the JSON refusal with Connection: close, else why not."""
-    if r is None or r.status != status:
-        return "status %s" % (r.status if r else None)
-    if r.error_fields()[0] != code:
-        return "body %r" % r.body[:120]
-    if "close" not in r.headers.get("connection", ""):
-        return "no Connection: close (%s)" % r.headers
-    return ""
-
-
-def logged_bytes_in(d, status, nth):
-    """bytes_in of the nth access-log line with this status, or None."""
-    lines = re.findall(r" %d (\d+) \d+ " % status, d.log_tail(1 << 20))
-    return int(lines[nth - 1]) if len(lines) >= nth else None
-
-
-def test_endless_chunked(report):
-    limit = 65536
-    with attnd.Daemon(["--threads", str(WORKERS), "--max-body", str(limit)]) as d:
-        fds0, rss0 = baseline(d)
-        piece = b"[" * 8192
-        chunk = b"%x\r\n" % len(piece) + piece + b"\r\n"
-        n0 = len(re.findall(r" 413 \d+ \d+ ", d.log_tail(1 << 20)))  # the baseline's (declared too large)
-        for i in range(4):
-            s = attnd.connect("127.0.0.1", d.port, 10.0)
-            s.sendall(CHUNKED_HEAD)
-            sent, r = stream_until_answered(s, chunk, 64 << 20)
-            why = cut_off_answer(r, 413, "payload_too_large")
-            report.check("endless_chunked %d: 413 while still sending" % i, not why and sent < 64 << 20, why)
-            # the bytes the server read (the access log's bytes_in), not the
-            # bytes sent: loopback's socket buffers hold megabytes
-            read_in = attnd.wait_until(lambda: logged_bytes_in(d, 413, n0 + i + 1), WAIT)
-            report.check("endless_chunked %d: cut within 64 KiB read past the limit" % i,
-                         read_in is not None and read_in < limit + (64 << 10),
-                         "%s bytes read, %d sent" % (read_in, sent))
-            report.check("endless_chunked %d: then closed" % i, r is not None and r.closed
-                         or server_closed(s), repr(r))
-            s.close()
-        report.note("endless_chunked: the last was cut after %s bytes read, %d sent (limit %d)"
-                    % (read_in, sent, limit))
-        settled(report, "endless_chunked", d, fds0, rss0)
-
-
-def test_trickled_body(report):
-    deadline = 2
-    with attnd.Daemon(["--threads", str(WORKERS), "--request-deadline", str(deadline)]) as d:
-        s = attnd.connect("127.0.0.1", d.port, 10.0)
-        s.sendall(raw_request(b"[" * 1000)[:-1000])
-        t0 = time.monotonic()
-        r = None
-        while time.monotonic() - t0 < deadline + 5:
-            ready, _, _ = select.select([s], [], [], 0.2)
-            if ready:
-                r = attnd.Reader(s).read(5.0)
-                break
-            try:
-                s.send(b"[")
-            except OSError:
-                break
-        took = time.monotonic() - t0
-        why = cut_off_answer(r, 408, "request_timeout")
-        report.check("trickled_body: 408 request_timeout, not EOF", not why, why)
-        report.check("trickled_body: answered within a second of the deadline",
-                     deadline <= took < deadline + 1.0, "%.2f s" % took)
-        report.check("trickled_body: then closed within a second", r is not None and
-                     (r.closed or attnd.wait_until(lambda: server_closed(s), 1.0, 0.01)), repr(r))
-        s.close()
-        logged = attnd.wait_until(lambda: " 408 " in d.log_tail(), WAIT)
-        report.check("trickled_body: logged 408", logged, d.log_tail(400))
-        report.note("trickled_body: answered %.2f s after the headers (--request-deadline %d)" % (took, deadline))
-
-
-def test_silent_body(report):
-    deadline = 2
-    with attnd.Daemon(["--threads", str(WORKERS), "--request-deadline", str(deadline),
-                       "--timeout", "30"]) as d:
-        s = attnd.connect("127.0.0.1", d.port, 10.0)
-        s.sendall(raw_request(b"[" * 1000)[:-990])
-        t0 = time.monotonic()
-        ready, _, _ = select.select([s], [], [], deadline + 5)
-        r = attnd.Reader(s).read(5.0) if ready else None
-        took = time.monotonic() - t0
-        why = cut_off_answer(r, 408, "request_timeout")
-        report.check("silent_body: 408 request_timeout though the client sends nothing", not why, why)
-        report.check("silent_body: answered within a second of the deadline",
-                     deadline - 0.1 <= took < deadline + 1.0, "%.2f s" % took)
-        report.check("silent_body: then closed within a second", r is not None and
-                     (r.closed or attnd.wait_until(lambda: server_closed(s), 1.0, 0.01)), repr(r))
-        s.close()
-        freed = attnd.wait_until(lambda: in_flight(d.port) == 1.0, WAIT)
-        report.check("silent_body: nothing left in flight", freed, "in flight %s" % in_flight(d.port))
-        logged = attnd.wait_until(lambda: " 408 " in d.log_tail(), WAIT)
-        report.check("silent_body: logged 408", logged, d.log_tail(400))
-        report.note("silent_body: answered %.2f s after the headers (--request-deadline %d)" % (took, deadline))
-
-
 def wrk_start(port, seconds, conns, bodies, path="/v1/attention", threads=2):
     """wrk in the background with mix.lua; bodies: [(weight, bytes)]."""
     tmp = tempfile.mkdtemp(prefix="attnd-faults-")
@@ -783,25 +362,6 @@ def wrk_finish(p, tmp, timeout):
     m = re.search(r"^wrk-mix: (.*)$", out, re.M)
     fields = dict(kv.split("=") for kv in m.group(1).split()) if m else {}
     return {k: int(v) for k, v in fields.items()}, out
-
-
-class LongClient(threading.Thread):
-    """One long request sent whole, then its answer read to the end."""
-
-    def __init__(self, port, body):
-        super().__init__()
-        self.port, self.body = port, body
-        self.response = None
-
-    def run(self):
-        try:
-            s = attnd.connect("127.0.0.1", self.port, 60)
-            s.sendall(raw_request(self.body))
-            self.response = attnd.Reader(s).read(60)
-            s.close()
-        except OSError as e:
-            self.response = attnd.Response()
-            self.response.error = repr(e)
 
 
 def connect_refused(port):
@@ -917,9 +477,9 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("cancelled_queued", test_cancelled_queued),
          ("mid_response", test_mid_response), ("stalled_reader", test_stalled_reader),
          ("pending_readers", test_pending_readers),
-         ("idle_500", test_idle_500), ("half_closed", test_half_closed),
-         ("sigterm_partial", test_sigterm_partial), ("endless_chunked", test_endless_chunked),
-         ("trickled_body", test_trickled_body), ("silent_body", test_silent_body), ("sigterm_load", test_sigterm_load),
+         ("idle_500", slow_clients.test_idle_500), ("half_closed", slow_clients.test_half_closed),
+         ("sigterm_partial", slow_clients.test_sigterm_partial), ("endless_chunked", slow_clients.test_endless_chunked),
+         ("trickled_body", slow_clients.test_trickled_body), ("silent_body", slow_clients.test_silent_body), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]
 HELPERS = types.SimpleNamespace(baseline=baseline, settled=settled, shown=shown, WORKERS=WORKERS)
 TESTS += [(name, lambda report, fn=fn: fn(report, HELPERS))
