@@ -26,6 +26,7 @@
 #include "fastjson.h"
 
 #include <locale.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +96,7 @@ void fastjson_pool_release(struct fastjson_pool *pool)
 }
 
 /* The row of either kind that the placeholder v stands for, or NULL. */
-static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool,
-						  const json_t *v)
+static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool, const json_t *v)
 {
 	const json_t *index;
 	json_int_t k;
@@ -174,12 +174,14 @@ static size_t string_end(const char *s, size_t i, size_t n, int *escaped)
 /* ---- numbers ----------------------------------------------------------- */
 
 /*
- * The double the jansson path gives the number token s[0 .. n) read as x:
- * 0, or -1 when it is left to jansson (an integer literal of 19 or more
- * digits, which strtoll may refuse; a token longer than NUMBER_TOKEN_MAX).
+ * The float the jansson path gives the number token s[0 .. n) read as x
+ * ((float) of its double; +-inf past FASTJSON_FLOAT32_BOUND, which is where
+ * (float) overflows): 0, or -1 when it is left to jansson (an integer
+ * literal of 19 or more digits, which strtoll may refuse; a token longer
+ * than NUMBER_TOKEN_MAX).
  */
-static inline __attribute__((always_inline)) int
-number_value(const struct decfloat_number *x, const char *s, size_t n, double *out)
+static inline __attribute__((always_inline)) int number_float(const struct decfloat_number *x,
+							      const char *s, size_t n, float *out)
 {
 	char text[NUMBER_TOKEN_MAX + 1];
 
@@ -188,19 +190,19 @@ number_value(const struct decfloat_number *x, const char *s, size_t n, double *o
 	if (!x->is_real) {
 		if (x->digits > 18)
 			return -1;
-		/* strtoll, then (double); "-0" is the integer 0, so +0.0 */
-		*out = (double)(x->neg ? -(long long)x->m : (long long)x->m);
+		/* strtoll, then (double), then (float); "-0" is the integer 0, so +0.0 */
+		*out = (float)(double)(x->neg ? -(long long)x->m : (long long)x->m);
 		return 0;
 	}
-	if (decfloat_to_double(x->m, x->e10, x->truncated, out) == 0) {
-		static const double sign[2] = {1.0, -1.0}; /* no branch; -0.0 stays */
+	if (decfloat_to_float(x->m, x->e10, x->truncated, out) == 0) {
+		static const float sign[2] = {1.0f, -1.0f}; /* no branch; -0.0 stays */
 
 		*out *= sign[x->neg];
 		return 0;
 	}
 	memcpy(text, s, n); /* the rare undecided case */
 	text[n] = '\0';
-	*out = strtod(text, NULL);
+	*out = (float)strtod(text, NULL);
 	return 0;
 }
 
@@ -240,16 +242,17 @@ static inline __attribute__((always_inline)) void
 pool_number(struct scan *sc, struct frame *f, const struct decfloat_number *x, size_t n)
 {
 	struct fastjson_pool *pool = sc->pool;
-	double v;
+	float v;
 
-	if (number_value(x, sc->s + sc->i, n, &v) != 0 || !(v > -FASTJSON_FLOAT32_BOUND && v < FASTJSON_FLOAT32_BOUND) ||
+	/* |v| < FASTJSON_FLOAT32_BOUND exactly when (float) stays finite */
+	if (number_float(x, sc->s + sc->i, n, &v) != 0 || !isfinite(v) ||
 	    (pool->n_values == pool->cap_values &&
 	     grow((void **)&pool->values, &pool->cap_values, pool->n_values + 1,
 		  sizeof *pool->values) != 0)) {
 		not_a_row(sc, f);
 		return;
 	}
-	pool->values[pool->n_values++] = (float)v; /* read_elem's (float) */
+	pool->values[pool->n_values++] = v; /* read_elem's (float) */
 	if (x->is_real && f->first_real == SIZE_MAX)
 		f->first_real = f->count;
 	f->count++;
@@ -312,8 +315,7 @@ static int put_placeholder(struct scan *sc, size_t start, size_t after)
 		if (sc->copy == NULL)
 			return -1;
 	}
-	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) !=
-	    0)
+	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) != 0)
 		return -1;
 	copy_through(sc, start);
 	p = sc->copy + sc->copy_len;
@@ -484,8 +486,8 @@ static void read_key(struct scan *sc, struct frame *f)
 	f->key_ok = f->chain && !escaped && f->path_len + 1 + klen <= sizeof sc->path &&
 		    memchr(sc->s + start + 1, '~', klen) == NULL &&
 		    memchr(sc->s + start + 1, '/', klen) == NULL;
-	f->base64_key = f->tensor && !escaped && klen == 6 &&
-			memcmp(sc->s + start + 1, "base64", 6) == 0;
+	f->base64_key =
+	    f->tensor && !escaped && klen == 6 && memcmp(sc->s + start + 1, "base64", 6) == 0;
 	if (f->key_ok) {
 		sc->path[f->path_len] = '/';
 		memcpy(sc->path + f->path_len + 1, sc->s + start + 1, klen);

@@ -11,7 +11,11 @@
  *            cases between doubles, overflow and underflow), the lexed token
  *            converted by decfloat_to_double (strtod only where it says
  *            undecided) gives strtod's double bit for bit, hence the same
- *            (float); and undecided stays rare (counted, bounded per kind)
+ *            (float); decfloat_to_float gives (float)strtod (its naive twin)
+ *            bit for bit, also on decimals a few units of the 17th-19th
+ *            digit from a float32 midpoint (its guard band: with the band
+ *            narrowed to the midpoint itself, "float tie" and "tie near"
+ *            fail); and undecided stays rare (counted, bounded per kind)
  *
  * Environment: ATTN_TEST_LIGHT=1 (the default under valgrind) runs about
  * 1/1000 of the random strings; ATTN_TEST_LIGHT=0 forces the full run.
@@ -69,13 +73,15 @@ START_TEST(test_lex_grammar)
 		const char *s;
 		size_t len; /* 0: no number */
 	} cases[] = {
-	    {"0", 1},	     {"-0", 2},		{"1.5", 3},	    {"-1.5e-7", 7},
-	    {"1E+3", 4},     {"12345678901234567890", 20},		    {"1.5,", 3},
-	    {"2]", 1},	     {"0.12345678,9", 10},			    {"01", 0},
-	    {"-", 0},	     {"1.", 0},		{".5", 0},	    {"1e", 0},
-	    {"1e+", 0},	     {"+1", 0},		{"Infinity", 0},    {"-x", 0},
-	    {"1.e5", 0},     {"00.5", 0},	{"1ee5", 0},	    {"0x10", 1},
-	    {"1.5e5.5", 5},  {"123456789012.12345678", 21},	    {"", 0},
+	    {"0", 1},	    {"-0", 2},	     {"1.5", 3},
+	    {"-1.5e-7", 7}, {"1E+3", 4},     {"12345678901234567890", 20},
+	    {"1.5,", 3},    {"2]", 1},	     {"0.12345678,9", 10},
+	    {"01", 0},	    {"-", 0},	     {"1.", 0},
+	    {".5", 0},	    {"1e", 0},	     {"1e+", 0},
+	    {"+1", 0},	    {"Infinity", 0}, {"-x", 0},
+	    {"1.e5", 0},    {"00.5", 0},     {"1ee5", 0},
+	    {"0x10", 1},    {"1.5e5.5", 5},  {"123456789012.12345678", 21},
+	    {"", 0},
 	};
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -124,7 +130,31 @@ END_TEST
 
 /* ---- against strtod ---------------------------------------------------------- */
 
-/* Whether s (a whole JSON number) reads as strtod does; counts undecided. */
+static uint32_t bits32(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+/* decfloat_to_float against its naive twin (float)strtod; counts undecided */
+static void check_float(const char *s, const struct decfloat_number *x, double want,
+			size_t *undecided)
+{
+	float got;
+
+	if (decfloat_to_float(x->m, x->e10, x->truncated, &got) != 0) {
+		++*undecided;
+		return;
+	}
+	got = x->neg ? -got : got;
+	ck_assert_msg(bits32(got) == bits32((float)want), "\"%s\": float %a, (float)strtod %a", s,
+		      (double)got, (double)(float)want);
+}
+
+/* Whether s (a whole JSON number) reads as strtod does (and as (float)strtod
+ * through decfloat_to_float); counts undecided. */
 static void check_one(const char *s, size_t *undecided)
 {
 	struct decfloat_number x;
@@ -132,6 +162,7 @@ static void check_one(const char *s, size_t *undecided)
 	size_t len = lex_exact(s, &x);
 
 	ck_assert_msg(len == strlen(s), "\"%s\" lexed to %zu bytes", s, len);
+	check_float(s, &x, want, undecided);
 	if (decfloat_to_double(x.m, x.e10, x.truncated, &got) != 0) {
 		++*undecided;
 		return;
@@ -146,7 +177,8 @@ static void check_one(const char *s, size_t *undecided)
 static char *put_digits(char *p, struct attn_prng *g, int n, int lead)
 {
 	for (int i = 0; i < n; i++)
-		*p++ = (char)('0' + (i == 0 && lead ? 1 + attn_prng_next(g) % 9 : attn_prng_next(g) % 10));
+		*p++ = (char)('0' + (i == 0 && lead ? 1 + attn_prng_next(g) % 9
+						    : attn_prng_next(g) % 10));
 	*p = '\0';
 	return p;
 }
@@ -175,22 +207,24 @@ static float any_float(struct attn_prng *g)
 }
 
 enum kind {
-	K_G17_BITS,   /* %.17g of random bit patterns */
-	K_REPR,	      /* Python repr of uniform [-1, 1): 17 digits, point form */
-	K_G9,	      /* %.9g of random floats */
-	K_F4,	      /* %.4f in [-10, 10) */
-	K_SHORTEST,   /* fmt_float_shortest of random float bits */
-	K_LONG,	      /* 20 to 60 random digits, a point, a random exponent */
-	K_EXTREME,    /* up to 19 digits times 10^[-360, 330]: subnormals, overflow */
-	K_HALFWAY,    /* the exact midpoint of two neighbouring doubles */
-	K_INT_TIE,    /* odd integers in [2^53, 2^64): ties in 16 to 20 digits */
-	K_FLOAT_TIE,  /* near a float32 tie, 15 to 18 digits */
+	K_G17_BITS,  /* %.17g of random bit patterns */
+	K_REPR,	     /* Python repr of uniform [-1, 1): 17 digits, point form */
+	K_G9,	     /* %.9g of random floats */
+	K_F4,	     /* %.4f in [-10, 10) */
+	K_SHORTEST,  /* fmt_float_shortest of random float bits */
+	K_LONG,	     /* 20 to 60 random digits, a point, a random exponent */
+	K_EXTREME,   /* up to 19 digits times 10^[-360, 330]: subnormals, overflow */
+	K_HALFWAY,   /* the exact midpoint of two neighbouring doubles */
+	K_INT_TIE,   /* odd integers in [2^53, 2^64): ties in 16 to 20 digits */
+	K_FLOAT_TIE, /* near a float32 tie, 15 to 18 digits */
+	K_TIE_NEAR,  /* a float32 tie in [1e-4, 1e4) moved a few units of the
+		      * 17th to 19th digit: decfloat_to_float's guard band */
 	K_NKINDS
 };
 
 static const char *const KIND_NAMES[K_NKINDS] = {
-    "%.17g bits", "repr", "%.9g", "%.4f", "shortest", "long", "extreme", "halfway",
-    "int tie", "float tie",
+    "%.17g bits", "repr",    "%.9g",	"%.4f",	     "shortest", "long",
+    "extreme",	  "halfway", "int tie", "float tie", "tie near",
 };
 
 static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
@@ -255,6 +289,31 @@ static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
 			 ((double)f + (double)nextafterf(f, INFINITY)) / 2);
 		break;
 	}
+	case K_TIE_NEAR: {
+		/* f's exponent in [-14, 13]: 10^-4 <= |tie| < 10^4 or so */
+		uint32_t u = (uint32_t)(attn_prng_next(g) >> 41) |
+			     (uint32_t)(113 + attn_prng_next(g) % 28) << 23;
+		float f;
+		double tie;
+		int digits = 17 + (int)(attn_prng_next(g) % 3), n;
+		char *e;
+		long long last;
+
+		memcpy(&f, &u, sizeof f);
+		tie = ((double)f + (double)nextafterf(f, INFINITY)) / 2;
+		n = snprintf(s, cap, "%.*e", digits - 1, tie); /* d.ddd...e-XX */
+		e = strchr(s, 'e');
+		/* the last 3 digits before 'e', moved by -4 .. 4 (no carry out) */
+		last = strtoll(e - 3, NULL, 10) + (long long)(attn_prng_next(g) % 9) - 4;
+		if (last >= 0 && last <= 999) {
+			char tmp[4];
+
+			snprintf(tmp, sizeof tmp, "%03lld", last);
+			memcpy(e - 3, tmp, 3);
+		}
+		(void)n;
+		break;
+	}
 	case K_NKINDS:
 		break;
 	}
@@ -286,14 +345,43 @@ END_TEST
 START_TEST(test_strtod_edges)
 {
 	static const char *const cases[] = {
-	    "0", "-0", "0.0", "-0.0", "0e999999", "1e-400", "1e400", "-1e400",
-	    "2.2250738585072011e-308", "2.2250738585072014e-308", "4.9406564584124654e-324",
-	    "2.4703282292062327e-324", "2.4703282292062328e-324", "1.7976931348623157e308",
-	    "1.7976931348623158e308", "1.7976931348623159e308", "9007199254740993",
-	    "9007199254740992.5", "18446744073709551615", "18446744073709551616",
-	    "1e-342", "1e-343", "9999999999999999999e-343", "1e308", "1e309", "1e23",
-	    "8.589973e9", "3.4028235e38", "3.4028236e38", "3.40282357e38", "1.4e-45",
-	    "7e-46", "7.1e-46", "0.1", "0.2", "0.3", "123456789012345678e-5",
+	    "0",
+	    "-0",
+	    "0.0",
+	    "-0.0",
+	    "0e999999",
+	    "1e-400",
+	    "1e400",
+	    "-1e400",
+	    "2.2250738585072011e-308",
+	    "2.2250738585072014e-308",
+	    "4.9406564584124654e-324",
+	    "2.4703282292062327e-324",
+	    "2.4703282292062328e-324",
+	    "1.7976931348623157e308",
+	    "1.7976931348623158e308",
+	    "1.7976931348623159e308",
+	    "9007199254740993",
+	    "9007199254740992.5",
+	    "18446744073709551615",
+	    "18446744073709551616",
+	    "1e-342",
+	    "1e-343",
+	    "9999999999999999999e-343",
+	    "1e308",
+	    "1e309",
+	    "1e23",
+	    "8.589973e9",
+	    "3.4028235e38",
+	    "3.4028236e38",
+	    "3.40282357e38",
+	    "1.4e-45",
+	    "7e-46",
+	    "7.1e-46",
+	    "0.1",
+	    "0.2",
+	    "0.3",
+	    "123456789012345678e-5",
 	    "0.000000000000000000000000000000000000000000000001e48",
 	};
 	size_t undecided = 0;
