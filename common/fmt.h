@@ -5,7 +5,8 @@
  * back to exactly the same float (Schubfach, as Ryu / JavaScript do),
  * JSON-valid: "-0" for negative zero; plain decimals for exponents in
  * [-6, 16) ("0.001", "123.5"), else exponent form without padding ("1.5e-7",
- * "3.4028235e38"). fmt.c says why 16. fmt_float_digits writes `digits` (1..9) significant digits, like
+ * "3.4028235e38"). fmt.c says why 16. fmt_float_digits writes `digits` (1..9) significant digits,
+ * like
  * "%.*g". Neither handles NaN or infinities (callers write those as strings).
  * Both write at most FMT_FLOAT_MAX bytes, no NUL, and return the length.
  * Pure functions, no allocation, no locale (fmt_fixed's snprintf fallback
@@ -19,6 +20,12 @@
 enum { FMT_FLOAT_MAX = 24 };
 
 size_t fmt_float_shortest(char *out, float x);
+
+/* x[0 .. n) as fmt_float_shortest writes each, each followed by ',', up to
+ * the first NaN or infinity: returns the bytes written, *done the numbers
+ * (n, or the index of that NaN or infinity). out must have room for
+ * n * (FMT_FLOAT_MAX + 1) bytes. For rows of numbers: no call per number. */
+size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done);
 size_t fmt_float_digits(char *out, float x, int digits);
 
 /* fmt_float_digits's naive twin, for tests: the same bytes, from snprintf's

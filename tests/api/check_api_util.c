@@ -8,6 +8,9 @@
  *           reports, and every bad byte at every offset
  *   error   api/error.h: the body parses (jansson) with its fields, escaping,
  *           truncation to whole UTF-8 characters
+ *   write   api/json/json_tensor.h: rows of numbers with NaN and infinities
+ *           among them (first, inside, last, one after another), shortest
+ *           and with a precision, exact text
  *
  * (common/fmt.h has its own suite, tests/common/check_fmt.c.)
  * Buffers handed to the decoders are malloc'd at their exact size, so a write
@@ -20,9 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "common/base64.h"
 #include "common/buf.h"
 #include "api/error.h"
+#include "api/json/json_tensor.h"
 #include "engine/prng.h"
 #include "common/jsonstr.h"
 
@@ -230,13 +236,18 @@ END_TEST
 /* ---- base64 -------------------------------------------------------------- */
 
 static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static const struct {
 	const char *raw, *b64;
 } rfc4648[] = {
-	{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-	{"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+    {"", ""},
+    {"f", "Zg=="},
+    {"fo", "Zm8="},
+    {"foo", "Zm9v"},
+    {"foob", "Zm9vYg=="},
+    {"fooba", "Zm9vYmE="},
+    {"foobar", "Zm9vYmFy"},
 };
 
 /* Decodes s[0..n) into an exact-size heap buffer; returns the result. */
@@ -320,36 +331,20 @@ static const struct {
 	size_t len; /* 0: strlen */
 	size_t bad_at;
 } b64_invalid[] = {
-	{"Z", 0, 1},  /* ends inside a quantum: the end */
-	{"Zm9", 0, 3},
-	{"Zg=", 0, 3},
-	{"Zm9vYg=", 0, 7},
-	{"Zm9vZ", 0, 5},
-	{"Zm9v!", 0, 4}, /* outside the alphabet */
-	{"Zm9v Zg==", 0, 4},
-	{"Zm9v\nZg==", 0, 4},
-	{"Zm9vZg==\n", 0, 8}, /* a trailing newline: at the newline */
-	{" Zm9", 0, 0},
-	{"Zm9vYmFy-_A=", 0, 8}, /* the URL-safe alphabet */
-	{"YWJj\x80", 0, 4},
-	{"ab\0d", 4, 2},
-	{"=AAA", 0, 0}, /* '=' in the first two places */
-	{"A===", 0, 1},
-	{"====", 0, 0},
-	{"Zm9v=", 0, 4},
-	{"Zg===", 0, 4},
-	{"Zm9v====", 0, 4},
-	{"Zg=A", 0, 2}, /* a '=' run not ending the input: its first '=' */
-	{"Zg==A", 0, 2},
-	{"Zg=!", 0, 3},
-	{"Zg==Zg==", 0, 2},
-	{"Zg==\nAAA", 0, 4},
-	{"Zg==AAA=", 0, 2},
-	{"Zm9=Zg==", 0, 3},
-	{"Zh==", 0, 1}, /* nonzero pad bits: 'h' = 100001 */
-	{"Zm9=", 0, 2}, /* '9' = 111101 */
-	{"Zm9vZh==", 0, 5},
-	{"Zh=", 0, 1},
+    {"Z", 0, 1}, /* ends inside a quantum: the end */
+    {"Zm9", 0, 3},	 {"Zg=", 0, 3},		 {"Zm9vYg=", 0, 7},    {"Zm9vZ", 0, 5},
+    {"Zm9v!", 0, 4},						       /* outside the alphabet */
+    {"Zm9v Zg==", 0, 4}, {"Zm9v\nZg==", 0, 4},	 {"Zm9vZg==\n", 0, 8}, /* a trailing newline: at the
+									  newline */
+    {" Zm9", 0, 0},	 {"Zm9vYmFy-_A=", 0, 8},		       /* the URL-safe alphabet */
+    {"YWJj\x80", 0, 4},	 {"ab\0d", 4, 2},	 {"=AAA", 0, 0}, /* '=' in the first two places */
+    {"A===", 0, 1},	 {"====", 0, 0},	 {"Zm9v=", 0, 4},      {"Zg===", 0, 4},
+    {"Zm9v====", 0, 4},	 {"Zg=A", 0, 2}, /* a '=' run not ending the input: its first '=' */
+    {"Zg==A", 0, 2},	 {"Zg=!", 0, 3},	 {"Zg==Zg==", 0, 2},   {"Zg==\nAAA", 0, 4},
+    {"Zg==AAA=", 0, 2},	 {"Zm9=Zg==", 0, 3},	 {"Zh==", 0, 1}, /* nonzero pad bits: 'h' = 100001
+								  */
+    {"Zm9=", 0, 2},						 /* '9' = 111101 */
+    {"Zm9vZh==", 0, 5},	 {"Zh=", 0, 1},
 };
 
 START_TEST(test_base64_invalid)
@@ -421,9 +416,9 @@ START_TEST(test_error_body)
 	struct buf b;
 	json_t *root;
 
-	ck_assert_int_eq(api_fail(&e, API_E_INVALID_SHAPE, "/input/2/5", "expected %d values, got %s",
-				  8, "7"),
-			 -1);
+	ck_assert_int_eq(
+	    api_fail(&e, API_E_INVALID_SHAPE, "/input/2/5", "expected %d values, got %s", 8, "7"),
+	    -1);
 	ck_assert_int_eq(e.status, 422);
 	ck_assert_str_eq(e.code, "invalid_shape");
 	ck_assert_str_eq(e.message, "expected 8 values, got 7");
@@ -510,15 +505,17 @@ START_TEST(test_error_escaping)
 		static const struct {
 			const char *in, *out;
 		} bad[] = {
-			{"\xff\xfe", "\\ufffd\\ufffd"},			  /* %FF%FE */
-			{"a\xc0\xaf" "b", "a\\ufffd\\ufffdb"},		  /* overlong '/' */
-			{"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"},	  /* overlong, 3 bytes */
-			{"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"},	  /* surrogate U+D800 */
-			{"x\xe2\x82", "x\\ufffd"},			  /* cut short at the end */
-			{"\xf0\x9f\x98x", "\\ufffdx"},		  /* cut short, then ASCII */
-			{"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* past U+10FFFF */
-			{"\x80\"", "\\ufffd\\\""},			  /* stray continuation */
-			{"\xf0\x9f\x98\x80\xe2\x82\xac", "\xf0\x9f\x98\x80\xe2\x82\xac"}, /* valid */
+		    {"\xff\xfe", "\\ufffd\\ufffd"}, /* %FF%FE */
+		    {"a\xc0\xaf"
+		     "b",
+		     "a\\ufffd\\ufffdb"},		       /* overlong '/' */
+		    {"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"}, /* overlong, 3 bytes */
+		    {"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"}, /* surrogate U+D800 */
+		    {"x\xe2\x82", "x\\ufffd"},		       /* cut short at the end */
+		    {"\xf0\x9f\x98x", "\\ufffdx"},	       /* cut short, then ASCII */
+		    {"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* past U+10FFFF */
+		    {"\x80\"", "\\ufffd\\\""},				  /* stray continuation */
+		    {"\xf0\x9f\x98\x80\xe2\x82\xac", "\xf0\x9f\x98\x80\xe2\x82\xac"}, /* valid */
 		};
 
 		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -588,12 +585,48 @@ START_TEST(test_error_truncation)
 }
 END_TEST
 
+/* ---- writing tensors -------------------------------------------------- */
+
+/* api_tensor_write of x [2, 4] with the given precision, as a string */
+static void write_2x4(const float *x, int precision, char *out, size_t cap)
+{
+	static const size_t shape[2] = {2, 4};
+	struct buf b;
+	struct api_writer w;
+
+	buf_init(&b, 4096);
+	w = (struct api_writer){&b, API_ENC_FLOAT, precision};
+	ck_assert_int_eq(api_tensor_write(&w, x, 2, shape), 0);
+	ck_assert_uint_lt(b.len, cap);
+	memcpy(out, b.data, b.len);
+	out[b.len] = '\0';
+	buf_release(&b);
+}
+
+START_TEST(test_write_nonfinite)
+{
+	const float x[8] = {NAN, 1.5f, -INFINITY, 0.1f, 3.0f, -0.0f, INFINITY, NAN};
+	const float y[8] = {0.25f, 1e-7f, 123456.79f, -2.5f, 1.0f, 2.0f, 3.0f, 4.0f};
+	char s[256];
+
+	write_2x4(x, 0, s, sizeof s);
+	ck_assert_str_eq(s, "[[\"NaN\",1.5,\"-Infinity\",0.1],[3,-0,\"Infinity\",\"NaN\"]]");
+	write_2x4(x, 3, s, sizeof s);
+	ck_assert_str_eq(s, "[[\"NaN\",1.5,\"-Infinity\",0.1],[3,-0,\"Infinity\",\"NaN\"]]");
+	write_2x4(y, 0, s, sizeof s);
+	ck_assert_str_eq(s, "[[0.25,1e-7,123456.79,-2.5],[1,2,3,4]]");
+	write_2x4(y, 2, s, sizeof s);
+	ck_assert_str_eq(s, "[[0.25,1e-7,120000,-2.5],[1,2,3,4]]");
+}
+END_TEST
+
 static Suite *api_util_suite(void)
 {
 	Suite *s = suite_create("api_util");
 	TCase *tb = tcase_create("buf");
 	TCase *t64 = tcase_create("base64");
 	TCase *te = tcase_create("error");
+	TCase *tw = tcase_create("write");
 
 	tcase_add_test(tb, test_buf_basic);
 	tcase_add_test(tb, test_buf_growth);
@@ -604,8 +637,7 @@ static Suite *api_util_suite(void)
 	tcase_add_test(tb, test_buf_detach);
 	suite_add_tcase(s, tb);
 
-	tcase_add_loop_test(t64, test_base64_rfc4648, 0,
-			    (int)(sizeof rfc4648 / sizeof rfc4648[0]));
+	tcase_add_loop_test(t64, test_base64_rfc4648, 0, (int)(sizeof rfc4648 / sizeof rfc4648[0]));
 	tcase_add_test(t64, test_base64_len);
 	tcase_add_test(t64, test_base64_round_trip);
 	tcase_add_loop_test(t64, test_base64_invalid, 0,
@@ -618,6 +650,9 @@ static Suite *api_util_suite(void)
 	tcase_add_test(te, test_error_escaping);
 	tcase_add_test(te, test_error_truncation);
 	suite_add_tcase(s, te);
+
+	tcase_add_test(tw, test_write_nonfinite);
+	suite_add_tcase(s, tw);
 	return s;
 }
 
