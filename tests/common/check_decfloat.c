@@ -3,7 +3,9 @@
  *
  *   lex      decfloat_lex accepts exactly JSON's number grammar, stops at the
  *            token's end, never reads past the buffer (exact-size copies),
- *            and splits significand and exponent as documented
+ *            and splits significand and exponent as documented; its short
+ *            path (32 bytes or more left) and its general one agree on
+ *            every string below and on the short path's edges
  *   strtod   on millions of random decimal strings of every kind the API
  *            sees or could be sent (%.17g of random bit patterns, Python-repr
  *            style 17 digits, %.9g, %.4f, the shortest float text, long digit
@@ -65,6 +67,41 @@ static size_t lex_exact(const char *s, struct decfloat_number *x)
 	return len;
 }
 
+/* Lexes s followed by ",123...": at least 32 bytes in all, so the common
+ * shape takes decfloat_lex's short path (lex_exact's copies mostly do not). */
+static size_t lex_padded(const char *s, struct decfloat_number *x)
+{
+	static const char pad[] = ",12345678901234567890123456789012";
+	size_t n = strlen(s);
+	char *copy = malloc(n + sizeof pad);
+	size_t len;
+
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, s, n);
+	memcpy(copy + n, pad, sizeof pad - 1);
+	len = decfloat_lex(copy, n + sizeof pad - 1, x);
+	free(copy);
+	return len;
+}
+
+/* The short and the general path read s alike: length and every field. */
+static void lex_paths_agree(const char *s)
+{
+	struct decfloat_number x, y;
+	size_t a, b;
+
+	memset(&x, 0, sizeof x);
+	memset(&y, 0, sizeof y);
+	a = lex_exact(s, &x);
+	b = lex_padded(s, &y);
+	ck_assert_msg(a == b, "\"%s\": %zu bytes exact, %zu padded", s, a, b);
+	if (a == 0)
+		return;
+	ck_assert_msg(x.m == y.m && x.e10 == y.e10 && x.digits == y.digits &&
+			  x.truncated == y.truncated && x.neg == y.neg && x.is_real == y.is_real,
+		      "\"%s\": fields differ between the paths", s);
+}
+
 /* ---- lex ------------------------------------------------------------------- */
 
 START_TEST(test_lex_grammar)
@@ -89,7 +126,46 @@ START_TEST(test_lex_grammar)
 
 		ck_assert_msg(lex_exact(cases[i].s, &x) == cases[i].len, "\"%s\": %zu, not %zu",
 			      cases[i].s, lex_exact(cases[i].s, &x), cases[i].len);
+		lex_paths_agree(cases[i].s);
 	}
+}
+END_TEST
+
+/* The short path's edges: fraction lengths 1 to 19 (18 is its last), an
+ * exponent after each, a second digit before the point, no digit after it. */
+START_TEST(test_lex_short_edges)
+{
+	static const char *const more[] = {
+	    "0.",
+	    "1.e5",
+	    "-.5",
+	    "00.5",
+	    "10.5",
+	    "-9.9",
+	    "0.0",
+	    "-0.0",
+	    "9.999999999999999999",
+	    "1.5E5",
+	    "1.5e-5",
+	    "0.12345678e",
+	    "0.1234567.5",
+	    "1.1234567812345678.5",
+	};
+	char s[64];
+
+	for (int f = 1; f <= 19; f++) {
+		for (int exp = 0; exp < 2; exp++) {
+			int n = snprintf(s, sizeof s, "-7.");
+
+			for (int i = 0; i < f; i++)
+				s[n++] = (char)('0' + (i * 7 + 3) % 10);
+			snprintf(s + n, sizeof s - (size_t)n, "%s", exp ? "e-3" : "");
+			lex_paths_agree(s);
+			lex_paths_agree(s + 1); /* without the sign */
+		}
+	}
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+		lex_paths_agree(more[i]);
 }
 END_TEST
 
@@ -162,6 +238,7 @@ static void check_one(const char *s, size_t *undecided)
 	size_t len = lex_exact(s, &x);
 
 	ck_assert_msg(len == strlen(s), "\"%s\" lexed to %zu bytes", s, len);
+	lex_paths_agree(s);
 	check_float(s, &x, want, undecided);
 	if (decfloat_to_double(x.m, x.e10, x.truncated, &got) != 0) {
 		++*undecided;
@@ -399,6 +476,7 @@ static Suite *decfloat_suite(void)
 
 	tcase_add_test(tl, test_lex_grammar);
 	tcase_add_test(tl, test_lex_fields);
+	tcase_add_test(tl, test_lex_short_edges);
 	suite_add_tcase(s, tl);
 	tcase_set_timeout(ts, 300);
 	tcase_add_test(ts, test_strtod_edges);
