@@ -13,6 +13,9 @@
  * point); the caller then asks strtod. Overflow gives +inf, underflow +0,
  * like strtod (errno is never touched).
  *
+ * decfloat_to_float gives (float) of that double, by a cheaper route where
+ * it provably agrees (below).
+ *
  * decfloat_lex reads the JSON number grammar from text (see below).
  * Pure functions: no allocation, no locale, no global state.
  */

@@ -14,12 +14,13 @@
  * Numbers. The jansson path reads a literal with a fraction or exponent with
  * strtod, an integer literal with strtoll (then (double)); read_elem then
  * takes (float) of that double. Here an integer literal of at most 18 digits
- * is read the same way; a real is read by common/decfloat.h, which gives the
- * correctly rounded double (what glibc's strtod returns) by Clinger's fast
- * path or Eisel-Lemire for up to 19 significant digits, and for more when
- * the digits after the 19th cannot change the result; the rare rest goes to
- * strtod itself. (float) of that double follows, double rounding included,
- * as on the jansson path. jansson reads
+ * is read the same way; a real is read by common/decfloat.h's
+ * decfloat_to_float, which gives (float) of the correctly rounded double
+ * (what glibc's strtod returns), double rounding included, as on the jansson
+ * path: by one multiplication where that provably gives the same float, else
+ * by Clinger's fast path or Eisel-Lemire for up to 19 significant digits, and
+ * for more when the digits after the 19th cannot change the result; the rare
+ * rest goes to strtod itself. jansson reads
  * the decimal point locale-independently; so, in a locale whose decimal
  * point is not '.', nothing is pooled.
  */
