@@ -287,9 +287,9 @@ static void bench_floats(const struct float_set *sets)
 /* ---- base64 ---------------------------------------------------------------- */
 
 struct bytes {
-	uint8_t *raw;  /* [n] */
-	char *text;    /* [base64_encoded_len(n)] */
-	uint8_t *back; /* [n] decoded, or memcpy'd */
+	uint8_t *raw;   /* [n] */
+	char *text;     /* [base64_encoded_len(n)] */
+	uint8_t *back;  /* [n] decoded, or memcpy'd */
 	size_t n;
 	void (*encode)(char *, const uint8_t *, size_t);
 	long long (*decode)(uint8_t *, const char *, size_t, size_t *);
@@ -343,10 +343,10 @@ static const struct {
 	long long (*decode)(uint8_t *, const char *, size_t, size_t *);
 	int simd;
 } b64_kernels[] = {
-    {"base64", base64_encode, base64_decode, 0},
-    {"simd", base64_encode_simd, base64_decode_simd, 1},
-    {"scalar", base64_encode_scalar, base64_decode_scalar, 0},
-    {"ref", base64_encode_ref, base64_decode_ref, 0},
+	{"base64", base64_encode, base64_decode, 0},
+	{"simd", base64_encode_simd, base64_decode_simd, 1},
+	{"scalar", base64_encode_scalar, base64_decode_scalar, 0},
+	{"ref", base64_encode_ref, base64_decode_ref, 0},
 };
 
 static void bench_base64(size_t n)
@@ -448,7 +448,8 @@ static void bench_base64_parse(void)
 	       100 * ms[2] / ms[0]);
 	printf("%-8s %8.3f %10.0f %11.1f%%\n", "pooled", ms[1], (double)b.len / ms[1] / 1e3,
 	       100 * ms[2] / ms[1]);
-	printf("%-8s %8.3f %10.0f %11.1f%%\n", "memcpy", ms[2], (double)b.len / ms[2] / 1e3, 100.0);
+	printf("%-8s %8.3f %10.0f %11.1f%%\n", "memcpy", ms[2], (double)b.len / ms[2] / 1e3,
+	       100.0);
 	printf("pooled / jansson: %.1fx faster\n", ms[0] / ms[1]);
 	buf_release(&b);
 	free(x);
@@ -469,11 +470,9 @@ static double time_small(int lib, int fixed)
 		unsigned long long v = (unsigned long long)i * 2654435761u;
 
 		if (fixed)
-			total += lib ? (size_t)snprintf(out, sizeof out, "%.3f", ms)
-				     : fmt_fixed(out, ms, 3);
+			total += lib ? (size_t)snprintf(out, sizeof out, "%.3f", ms) : fmt_fixed(out, ms, 3);
 		else
-			total +=
-			    lib ? (size_t)snprintf(out, sizeof out, "%llu", v) : fmt_u64(out, v);
+			total += lib ? (size_t)snprintf(out, sizeof out, "%llu", v) : fmt_u64(out, v);
 	}
 	sink += total;
 	return (now_s() - t0) * 1e9 / SMALL_N;
@@ -499,16 +498,16 @@ static void bench_small(void)
 /* ms to read body's "x" into a tensor, pooled or not */
 static double time_read(const char *body, size_t len, int pooled)
 {
-	static const char *const fields[] = {"/x", NULL};
-	struct fastjson_pool pool = {0};
+	static const char *const fields[] = { "/x", NULL };
+	struct fastjson_pool pool = { 0 };
 	struct api_tensor t;
 	struct api_error err;
 	json_t *root;
 	double t0 = now_s();
 
 	if (req_parse_pooled(body, len, fields, pooled ? &pool : NULL, &root, &err) != 0 ||
-	    api_tensor_read_pool(&pool, json_object_get(root, "x"), "/x", 2, 2, (size_t)1 << 30, 0,
-				 &t, &err) != 0)
+	    api_tensor_read_pool(&pool, json_object_get(root, "x"), "/x", 2, 2, (size_t)1 << 30,
+				 0, &t, &err) != 0)
 		die("reading the matrix");
 	sink += t.n;
 	api_tensor_release(&t);

@@ -26,9 +26,9 @@ __extension__ typedef unsigned __int128 u128;
 #define EXP_BIAS 1023
 #define EXP_INF 0x7ff
 
-const double DECFLOAT_POW10[23] = {1e0,	 1e1,  1e2,  1e3,  1e4,	 1e5,  1e6,  1e7,
-				   1e8,	 1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+const double DECFLOAT_POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 const double DECFLOAT_POW10_NEG[23] = {1e-0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,	 1e-6,	1e-7,
 				       1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
 				       1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
@@ -191,7 +191,7 @@ static inline __attribute__((always_inline)) uint32_t parse_leading(uint64_t v, 
  * once and read at once, 8 of them or fewer.
  */
 static inline __attribute__((always_inline)) size_t digit_run(const char **p, const char *end,
-							      uint64_t *m)
+								uint64_t *m)
 {
 	const char *q = *p;
 	uint64_t acc = *m;

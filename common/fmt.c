@@ -73,45 +73,45 @@ struct dec {
 #define G_K_MIN (-45)
 #define G_K_MAX 31
 static const uint64_t G[G_K_MAX - G_K_MIN + 1] = {
-    0x59aedfc10d7279c6ULL, 0x47bf19673df52e38ULL, /* k = -45 */
-    0x72cb5bd86321e38dULL, 0x5bd5e313828182d7ULL, /* k = -43 */
-    0x4977e8dc68679be0ULL, 0x758ca7c70d7292ffULL, /* k = -41 */
-    0x5e0a1fd271287599ULL, 0x4b3b4ca85a86c47bULL, /* k = -39 */
-    0x785ee10d5da46d91ULL, 0x604be73de4838adaULL, /* k = -37 */
-    0x4d0985cb1d3608afULL, 0x7b426fab61f00de4ULL, /* k = -35 */
-    0x629b8c891b267183ULL, 0x4ee2d6d415b85acfULL, /* k = -33 */
-    0x7e37be2022c0914cULL, 0x64f964e68233a770ULL, /* k = -31 */
-    0x50c783eb9b5c85f3ULL, 0x409f9cbc7c4a04c3ULL, /* k = -29 */
-    0x6765c793fa10079eULL, 0x52b7d2dcc80cd2e5ULL, /* k = -27 */
-    0x422ca8b0a00a4251ULL, 0x69e10de76676d081ULL, /* k = -25 */
-    0x54b40b1f852bda01ULL, 0x43c33c1937564801ULL, /* k = -23 */
-    0x6c6b935b8bbd4001ULL, 0x56bc75e2d6310001ULL, /* k = -21 */
-    0x4563918244f40001ULL, 0x6f05b59d3b200001ULL, /* k = -19 */
-    0x58d15e1762800001ULL, 0x470de4df82000001ULL, /* k = -17 */
-    0x71afd498d0000001ULL, 0x5af3107a40000001ULL, /* k = -15 */
-    0x48c2739500000001ULL, 0x746a528800000001ULL, /* k = -13 */
-    0x5d21dba000000001ULL, 0x4a817c8000000001ULL, /* k = -11 */
-    0x7735940000000001ULL, 0x5f5e100000000001ULL, /* k = -9 */
-    0x4c4b400000000001ULL, 0x7a12000000000001ULL, /* k = -7 */
-    0x61a8000000000001ULL, 0x4e20000000000001ULL, /* k = -5 */
-    0x7d00000000000001ULL, 0x6400000000000001ULL, /* k = -3 */
-    0x5000000000000001ULL, 0x4000000000000001ULL, /* k = -1 */
-    0x6666666666666667ULL, 0x51eb851eb851eb86ULL, /* k = 1 */
-    0x4189374bc6a7ef9eULL, 0x68db8bac710cb296ULL, /* k = 3 */
-    0x53e2d6238da3c212ULL, 0x431bde82d7b634dbULL, /* k = 5 */
-    0x6b5fca6af2bd215fULL, 0x55e63b88c230e77fULL, /* k = 7 */
-    0x44b82fa09b5a52ccULL, 0x6df37f675ef6eae0ULL, /* k = 9 */
-    0x57f5ff85e5925580ULL, 0x465e6604b7a84466ULL, /* k = 11 */
-    0x709709a125da070aULL, 0x5a126e1a84ae6c08ULL, /* k = 13 */
-    0x480ebe7b9d58566dULL, 0x734aca5f6226f0aeULL, /* k = 15 */
-    0x5c3bd5191b525a25ULL, 0x49c97747490eae84ULL, /* k = 17 */
-    0x760f253edb4ab0d3ULL, 0x5e72843249088d76ULL, /* k = 19 */
-    0x4b8ed0283a6d3df8ULL, 0x78e480405d7b9659ULL, /* k = 21 */
-    0x60b6cd004ac94514ULL, 0x4d5f0a66a23a9daaULL, /* k = 23 */
-    0x7bcb43d769f762a9ULL, 0x63090312bb2c4eeeULL, /* k = 25 */
-    0x4f3a68dbc8f03f25ULL, 0x7ec3daf941806507ULL, /* k = 27 */
-    0x65697bfa9acd1da0ULL, 0x51212ffbaf0a7e19ULL, /* k = 29 */
-    0x40e7599625a1fe7bULL,			  /* k = 31 */
+	0x59aedfc10d7279c6ULL, 0x47bf19673df52e38ULL, /* k = -45 */
+	0x72cb5bd86321e38dULL, 0x5bd5e313828182d7ULL, /* k = -43 */
+	0x4977e8dc68679be0ULL, 0x758ca7c70d7292ffULL, /* k = -41 */
+	0x5e0a1fd271287599ULL, 0x4b3b4ca85a86c47bULL, /* k = -39 */
+	0x785ee10d5da46d91ULL, 0x604be73de4838adaULL, /* k = -37 */
+	0x4d0985cb1d3608afULL, 0x7b426fab61f00de4ULL, /* k = -35 */
+	0x629b8c891b267183ULL, 0x4ee2d6d415b85acfULL, /* k = -33 */
+	0x7e37be2022c0914cULL, 0x64f964e68233a770ULL, /* k = -31 */
+	0x50c783eb9b5c85f3ULL, 0x409f9cbc7c4a04c3ULL, /* k = -29 */
+	0x6765c793fa10079eULL, 0x52b7d2dcc80cd2e5ULL, /* k = -27 */
+	0x422ca8b0a00a4251ULL, 0x69e10de76676d081ULL, /* k = -25 */
+	0x54b40b1f852bda01ULL, 0x43c33c1937564801ULL, /* k = -23 */
+	0x6c6b935b8bbd4001ULL, 0x56bc75e2d6310001ULL, /* k = -21 */
+	0x4563918244f40001ULL, 0x6f05b59d3b200001ULL, /* k = -19 */
+	0x58d15e1762800001ULL, 0x470de4df82000001ULL, /* k = -17 */
+	0x71afd498d0000001ULL, 0x5af3107a40000001ULL, /* k = -15 */
+	0x48c2739500000001ULL, 0x746a528800000001ULL, /* k = -13 */
+	0x5d21dba000000001ULL, 0x4a817c8000000001ULL, /* k = -11 */
+	0x7735940000000001ULL, 0x5f5e100000000001ULL, /* k = -9 */
+	0x4c4b400000000001ULL, 0x7a12000000000001ULL, /* k = -7 */
+	0x61a8000000000001ULL, 0x4e20000000000001ULL, /* k = -5 */
+	0x7d00000000000001ULL, 0x6400000000000001ULL, /* k = -3 */
+	0x5000000000000001ULL, 0x4000000000000001ULL, /* k = -1 */
+	0x6666666666666667ULL, 0x51eb851eb851eb86ULL, /* k = 1 */
+	0x4189374bc6a7ef9eULL, 0x68db8bac710cb296ULL, /* k = 3 */
+	0x53e2d6238da3c212ULL, 0x431bde82d7b634dbULL, /* k = 5 */
+	0x6b5fca6af2bd215fULL, 0x55e63b88c230e77fULL, /* k = 7 */
+	0x44b82fa09b5a52ccULL, 0x6df37f675ef6eae0ULL, /* k = 9 */
+	0x57f5ff85e5925580ULL, 0x465e6604b7a84466ULL, /* k = 11 */
+	0x709709a125da070aULL, 0x5a126e1a84ae6c08ULL, /* k = 13 */
+	0x480ebe7b9d58566dULL, 0x734aca5f6226f0aeULL, /* k = 15 */
+	0x5c3bd5191b525a25ULL, 0x49c97747490eae84ULL, /* k = 17 */
+	0x760f253edb4ab0d3ULL, 0x5e72843249088d76ULL, /* k = 19 */
+	0x4b8ed0283a6d3df8ULL, 0x78e480405d7b9659ULL, /* k = 21 */
+	0x60b6cd004ac94514ULL, 0x4d5f0a66a23a9daaULL, /* k = 23 */
+	0x7bcb43d769f762a9ULL, 0x63090312bb2c4eeeULL, /* k = 25 */
+	0x4f3a68dbc8f03f25ULL, 0x7ec3daf941806507ULL, /* k = 27 */
+	0x65697bfa9acd1da0ULL, 0x51212ffbaf0a7e19ULL, /* k = 29 */
+	0x40e7599625a1fe7bULL,                        /* k = 31 */
 };
 
 /* "00" "01" ... "99": two digits per lookup. */
@@ -228,7 +228,7 @@ static inline __attribute__((always_inline)) struct dec float_to_decimal(uint32_
 
 /* 10^i, i = 0..9 */
 static const uint32_t POW10[10] = {
-    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
 };
 
 /* The number of decimal digits of f > 0: floor(log10(2^bits)) from the bit
@@ -263,13 +263,13 @@ static int decimal_len(uint32_t f)
 static uint64_t digits8(uint32_t v)
 {
 	uint64_t hi = v / 10000, lo = v - (uint32_t)hi * 10000;
-	uint64_t w = hi | lo << 32; /* [abcd, efgh] */
+	uint64_t w = hi | lo << 32;			/* [abcd, efgh] */
 	uint64_t q100 = (w * 10486 >> 20) & UINT64_C(0x0000007f0000007f);
 
-	w = (w - q100 * 100) << 16 | q100; /* [ab, cd, ef, gh] */
+	w = (w - q100 * 100) << 16 | q100;		/* [ab, cd, ef, gh] */
 	uint64_t q10 = (w * 103 >> 10) & UINT64_C(0x000f000f000f000f);
 
-	w = (w - q10 * 10) << 8 | q10; /* [a, b, c, ..., h] */
+	w = (w - q10 * 10) << 8 | q10;			/* [a, b, c, ..., h] */
 	w += ZEROS8;
 	if (WORD_BIG_ENDIAN)
 		return __builtin_bswap64(w);
@@ -425,34 +425,12 @@ size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
 
 /* 5^k, k = 0 .. 27 (5^27 < 2^63) */
 static const uint64_t POW5[28] = {
-    1ULL,
-    5ULL,
-    25ULL,
-    125ULL,
-    625ULL,
-    3125ULL,
-    15625ULL,
-    78125ULL,
-    390625ULL,
-    1953125ULL,
-    9765625ULL,
-    48828125ULL,
-    244140625ULL,
-    1220703125ULL,
-    6103515625ULL,
-    30517578125ULL,
-    152587890625ULL,
-    762939453125ULL,
-    3814697265625ULL,
-    19073486328125ULL,
-    95367431640625ULL,
-    476837158203125ULL,
-    2384185791015625ULL,
-    11920928955078125ULL,
-    59604644775390625ULL,
-    298023223876953125ULL,
-    1490116119384765625ULL,
-    7450580596923828125ULL,
+	1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL, 390625ULL, 1953125ULL,
+	9765625ULL, 48828125ULL, 244140625ULL, 1220703125ULL, 6103515625ULL, 30517578125ULL,
+	152587890625ULL, 762939453125ULL, 3814697265625ULL, 19073486328125ULL,
+	95367431640625ULL, 476837158203125ULL, 2384185791015625ULL, 11920928955078125ULL,
+	59604644775390625ULL, 298023223876953125ULL, 1490116119384765625ULL,
+	7450580596923828125ULL,
 };
 
 /* The bit length of v (0 for 0). */
@@ -632,9 +610,9 @@ static size_t fixed_slow(char *out, double x, int decimals)
  */
 size_t fmt_fixed(char *out, double x, int decimals)
 {
-	static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
-	static const unsigned long long scale[] = {
-	    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+	static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+	static const unsigned long long scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
+						    10000000, 100000000, 1000000000 };
 	double ax = x < 0 ? -x : x, m, f;
 	unsigned long long n, whole, frac;
 	size_t len = 0;
@@ -645,7 +623,7 @@ size_t fmt_fixed(char *out, double x, int decimals)
 	if (!(m < 0x1p52))
 		return fixed_slow(out, x, decimals);
 	n = (unsigned long long)m; /* floor: m >= 0 */
-	f = m - (double)n;	   /* exact */
+	f = m - (double)n;         /* exact */
 	if (f - 0.5 <= m * 0x1p-52 && 0.5 - f <= m * 0x1p-52)
 		return fixed_slow(out, x, decimals);
 	n += f > 0.5;

@@ -97,7 +97,8 @@ void fastjson_pool_release(struct fastjson_pool *pool)
 }
 
 /* The row of either kind that the placeholder v stands for, or NULL. */
-static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool, const json_t *v)
+static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool,
+						  const json_t *v)
 {
 	const json_t *index;
 	json_int_t k;
@@ -316,7 +317,8 @@ static int put_placeholder(struct scan *sc, size_t start, size_t after)
 		if (sc->copy == NULL)
 			return -1;
 	}
-	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) != 0)
+	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) !=
+	    0)
 		return -1;
 	copy_through(sc, start);
 	p = sc->copy + sc->copy_len;
@@ -487,8 +489,8 @@ static void read_key(struct scan *sc, struct frame *f)
 	f->key_ok = f->chain && !escaped && f->path_len + 1 + klen <= sizeof sc->path &&
 		    memchr(sc->s + start + 1, '~', klen) == NULL &&
 		    memchr(sc->s + start + 1, '/', klen) == NULL;
-	f->base64_key =
-	    f->tensor && !escaped && klen == 6 && memcmp(sc->s + start + 1, "base64", 6) == 0;
+	f->base64_key = f->tensor && !escaped && klen == 6 &&
+			memcmp(sc->s + start + 1, "base64", 6) == 0;
 	if (f->key_ok) {
 		sc->path[f->path_len] = '/';
 		memcpy(sc->path + f->path_len + 1, sc->s + start + 1, klen);

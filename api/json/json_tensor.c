@@ -18,6 +18,7 @@ static const char *api_ptr_key_r(char *dst, const char *base, const char *key)
 	return dst;
 }
 
+
 int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
 		 struct api_error *err)
 {
@@ -46,9 +47,8 @@ int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
 		else if (strcmp(s, "NaN") == 0)
 			*out = NAN;
 		else
-			return api_fail(
-			    err, API_E_INVALID_NUMBER, ptr,
-			    "expected a number, \"-Infinity\", \"Infinity\" or \"NaN\"");
+			return api_fail(err, API_E_INVALID_NUMBER, ptr,
+					"expected a number, \"-Infinity\", \"Infinity\" or \"NaN\"");
 		return 0;
 	}
 	if (!json_is_number(v))
@@ -57,7 +57,8 @@ int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
 	if ((flags & API_T_INTEGER) && !json_is_integer(v))
 		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected an integer");
 	if (!(fabs(x) < FASTJSON_FLOAT32_BOUND)) /* NaN and inf too */
-		return api_fail(err, API_E_OUT_OF_RANGE, ptr, "%g is outside the float32 range", x);
+		return api_fail(err, API_E_OUT_OF_RANGE, ptr,
+				"%g is outside the float32 range", x);
 	*out = (float)x;
 	return 0;
 }
@@ -125,8 +126,8 @@ struct nested_fill {
  * the errors read_elem and nested_fill would give its numbers: the row holds
  * only numbers, finite and within float32's range (fastjson.h).
  */
-static int fill_pooled(const struct nested_fill *f, const struct fastjson_row *row, const char *ptr,
-		       size_t d, size_t offset)
+static int fill_pooled(const struct nested_fill *f, const struct fastjson_row *row,
+		       const char *ptr, size_t d, size_t offset)
 {
 	const struct api_tensor *t = f->t;
 	char child[192];
@@ -207,7 +208,7 @@ static int read_nested(const struct fastjson_pool *pool, const json_t *v, const 
 		       size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
 		       struct api_tensor *t, struct api_error *err)
 {
-	struct nested_fill f = {t, flags, err, pool};
+	struct nested_fill f = { t, flags, err, pool };
 
 	if (nested_shape(pool, v, ptr, max_rank, flags, t, err) != 0)
 		return -1;
@@ -233,7 +234,7 @@ static int read_nested(const struct fastjson_pool *pool, const json_t *v, const 
  * string the pool decoded already (row; fastjson.h), which reads the same.
  */
 struct b64_member {
-	const json_t *v;		/* NULL when absent */
+	const json_t *v;		 /* NULL when absent */
 	const struct fastjson_row *row; /* non-NULL: v is its placeholder */
 };
 
@@ -280,8 +281,9 @@ static long long b64_decode(const struct fastjson_pool *pool, const struct b64_m
 
 /* The declared shape must match the data actually sent before anything of
  * that size is allocated (a shape alone is a cheap way to ask for gigabytes). */
-static int check_declared(struct api_tensor *t, const json_t *data, const struct b64_member *b64,
-			  const char *ptr, size_t max_elems, struct api_error *err)
+static int check_declared(struct api_tensor *t, const json_t *data,
+			  const struct b64_member *b64, const char *ptr, size_t max_elems,
+			  struct api_error *err)
 {
 	size_t n = 1;
 	char child[192];
@@ -344,7 +346,8 @@ static size_t first_nonfinite(const float *x, size_t from, size_t n)
 /* The base64 member b of the tensor object at ptr into t (allocated, shape
  * checked against b's length): the bytes, then their values. */
 static int read_base64(const struct fastjson_pool *pool, const struct b64_member *b,
-		       const char *ptr, unsigned flags, struct api_tensor *t, struct api_error *err)
+		       const char *ptr, unsigned flags, struct api_tensor *t,
+		       struct api_error *err)
 {
 	size_t bad = 0, len;
 	long long got;
@@ -372,8 +375,8 @@ static int read_base64(const struct fastjson_pool *pool, const struct b64_member
 	for (size_t k = first_nonfinite(t->data, 0, t->n); k < t->n;
 	     k = first_nonfinite(t->data, k + 1, t->n))
 		if (!((flags & API_T_NEG_INF) && t->data[k] == -INFINITY))
-			return api_fail(err, API_E_OUT_OF_RANGE, child, "element %zu is not finite",
-					k);
+			return api_fail(err, API_E_OUT_OF_RANGE, child,
+					"element %zu is not finite", k);
 	return 0;
 }
 
@@ -389,14 +392,12 @@ static int read_object(const struct fastjson_pool *pool, json_t *v, const char *
 	const char *key;
 	json_t *val;
 
-	json_object_foreach(v, key, val)
-	{
+	json_object_foreach(v, key, val) {
 		if (strcmp(key, "shape") != 0 && strcmp(key, "data") != 0 &&
 		    strcmp(key, "base64") != 0) {
 			api_ptr_key(child, sizeof(child), ptr, key);
-			return api_fail(
-			    err, API_E_UNKNOWN_FIELD, child,
-			    "unknown field; a tensor object has shape and data or base64");
+			return api_fail(err, API_E_UNKNOWN_FIELD, child,
+					"unknown field; a tensor object has shape and data or base64");
 		}
 	}
 	api_ptr_key(child, sizeof(child), ptr, "shape");
@@ -440,8 +441,9 @@ static int read_object(const struct fastjson_pool *pool, json_t *v, const char *
 	return 0;
 }
 
-int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank, size_t max_elems,
-		    unsigned flags, struct api_tensor *out, struct api_error *err)
+int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank,
+		    size_t max_elems, unsigned flags, struct api_tensor *out,
+		    struct api_error *err)
 {
 	return api_tensor_read_pool(NULL, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 }
@@ -469,9 +471,8 @@ int api_json_i64(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64
 		 struct api_error *err)
 {
 	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return api_fail(err, json_is_integer(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
-				ptr, "expected an integer in [%lld, %lld]", (long long)lo,
-				(long long)hi);
+		return api_fail(err, json_is_integer(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE, ptr,
+				"expected an integer in [%lld, %lld]", (long long)lo, (long long)hi);
 	*out = json_integer_value(v);
 	return 0;
 }
@@ -483,8 +484,7 @@ int api_ints_read(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int6
 
 	*out = NULL;
 	if (!json_is_array(v) || json_array_size(v) == 0)
-		return api_fail(err, API_E_INVALID_TYPE, ptr,
-				"expected a non-empty array of integers");
+		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected a non-empty array of integers");
 	*n = json_array_size(v);
 	*out = malloc(*n * sizeof(int64_t));
 	if (*out == NULL)

@@ -236,18 +236,13 @@ END_TEST
 /* ---- base64 -------------------------------------------------------------- */
 
 static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static const struct {
 	const char *raw, *b64;
 } rfc4648[] = {
-    {"", ""},
-    {"f", "Zg=="},
-    {"fo", "Zm8="},
-    {"foo", "Zm9v"},
-    {"foob", "Zm9vYg=="},
-    {"fooba", "Zm9vYmE="},
-    {"foobar", "Zm9vYmFy"},
+	{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
+	{"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
 };
 
 /* Decodes s[0..n) into an exact-size heap buffer; returns the result. */
@@ -331,20 +326,36 @@ static const struct {
 	size_t len; /* 0: strlen */
 	size_t bad_at;
 } b64_invalid[] = {
-    {"Z", 0, 1}, /* ends inside a quantum: the end */
-    {"Zm9", 0, 3},	 {"Zg=", 0, 3},		 {"Zm9vYg=", 0, 7},    {"Zm9vZ", 0, 5},
-    {"Zm9v!", 0, 4},						       /* outside the alphabet */
-    {"Zm9v Zg==", 0, 4}, {"Zm9v\nZg==", 0, 4},	 {"Zm9vZg==\n", 0, 8}, /* a trailing newline: at the
-									  newline */
-    {" Zm9", 0, 0},	 {"Zm9vYmFy-_A=", 0, 8},		       /* the URL-safe alphabet */
-    {"YWJj\x80", 0, 4},	 {"ab\0d", 4, 2},	 {"=AAA", 0, 0}, /* '=' in the first two places */
-    {"A===", 0, 1},	 {"====", 0, 0},	 {"Zm9v=", 0, 4},      {"Zg===", 0, 4},
-    {"Zm9v====", 0, 4},	 {"Zg=A", 0, 2}, /* a '=' run not ending the input: its first '=' */
-    {"Zg==A", 0, 2},	 {"Zg=!", 0, 3},	 {"Zg==Zg==", 0, 2},   {"Zg==\nAAA", 0, 4},
-    {"Zg==AAA=", 0, 2},	 {"Zm9=Zg==", 0, 3},	 {"Zh==", 0, 1}, /* nonzero pad bits: 'h' = 100001
-								  */
-    {"Zm9=", 0, 2},						 /* '9' = 111101 */
-    {"Zm9vZh==", 0, 5},	 {"Zh=", 0, 1},
+	{"Z", 0, 1},  /* ends inside a quantum: the end */
+	{"Zm9", 0, 3},
+	{"Zg=", 0, 3},
+	{"Zm9vYg=", 0, 7},
+	{"Zm9vZ", 0, 5},
+	{"Zm9v!", 0, 4}, /* outside the alphabet */
+	{"Zm9v Zg==", 0, 4},
+	{"Zm9v\nZg==", 0, 4},
+	{"Zm9vZg==\n", 0, 8}, /* a trailing newline: at the newline */
+	{" Zm9", 0, 0},
+	{"Zm9vYmFy-_A=", 0, 8}, /* the URL-safe alphabet */
+	{"YWJj\x80", 0, 4},
+	{"ab\0d", 4, 2},
+	{"=AAA", 0, 0}, /* '=' in the first two places */
+	{"A===", 0, 1},
+	{"====", 0, 0},
+	{"Zm9v=", 0, 4},
+	{"Zg===", 0, 4},
+	{"Zm9v====", 0, 4},
+	{"Zg=A", 0, 2}, /* a '=' run not ending the input: its first '=' */
+	{"Zg==A", 0, 2},
+	{"Zg=!", 0, 3},
+	{"Zg==Zg==", 0, 2},
+	{"Zg==\nAAA", 0, 4},
+	{"Zg==AAA=", 0, 2},
+	{"Zm9=Zg==", 0, 3},
+	{"Zh==", 0, 1}, /* nonzero pad bits: 'h' = 100001 */
+	{"Zm9=", 0, 2}, /* '9' = 111101 */
+	{"Zm9vZh==", 0, 5},
+	{"Zh=", 0, 1},
 };
 
 START_TEST(test_base64_invalid)
@@ -416,9 +427,9 @@ START_TEST(test_error_body)
 	struct buf b;
 	json_t *root;
 
-	ck_assert_int_eq(
-	    api_fail(&e, API_E_INVALID_SHAPE, "/input/2/5", "expected %d values, got %s", 8, "7"),
-	    -1);
+	ck_assert_int_eq(api_fail(&e, API_E_INVALID_SHAPE, "/input/2/5", "expected %d values, got %s",
+				  8, "7"),
+			 -1);
 	ck_assert_int_eq(e.status, 422);
 	ck_assert_str_eq(e.code, "invalid_shape");
 	ck_assert_str_eq(e.message, "expected 8 values, got 7");
@@ -505,17 +516,15 @@ START_TEST(test_error_escaping)
 		static const struct {
 			const char *in, *out;
 		} bad[] = {
-		    {"\xff\xfe", "\\ufffd\\ufffd"}, /* %FF%FE */
-		    {"a\xc0\xaf"
-		     "b",
-		     "a\\ufffd\\ufffdb"},		       /* overlong '/' */
-		    {"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"}, /* overlong, 3 bytes */
-		    {"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"}, /* surrogate U+D800 */
-		    {"x\xe2\x82", "x\\ufffd"},		       /* cut short at the end */
-		    {"\xf0\x9f\x98x", "\\ufffdx"},	       /* cut short, then ASCII */
-		    {"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* past U+10FFFF */
-		    {"\x80\"", "\\ufffd\\\""},				  /* stray continuation */
-		    {"\xf0\x9f\x98\x80\xe2\x82\xac", "\xf0\x9f\x98\x80\xe2\x82\xac"}, /* valid */
+			{"\xff\xfe", "\\ufffd\\ufffd"},			  /* %FF%FE */
+			{"a\xc0\xaf" "b", "a\\ufffd\\ufffdb"},		  /* overlong '/' */
+			{"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"},	  /* overlong, 3 bytes */
+			{"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"},	  /* surrogate U+D800 */
+			{"x\xe2\x82", "x\\ufffd"},			  /* cut short at the end */
+			{"\xf0\x9f\x98x", "\\ufffdx"},		  /* cut short, then ASCII */
+			{"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* past U+10FFFF */
+			{"\x80\"", "\\ufffd\\\""},			  /* stray continuation */
+			{"\xf0\x9f\x98\x80\xe2\x82\xac", "\xf0\x9f\x98\x80\xe2\x82\xac"}, /* valid */
 		};
 
 		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -637,7 +646,8 @@ static Suite *api_util_suite(void)
 	tcase_add_test(tb, test_buf_detach);
 	suite_add_tcase(s, tb);
 
-	tcase_add_loop_test(t64, test_base64_rfc4648, 0, (int)(sizeof rfc4648 / sizeof rfc4648[0]));
+	tcase_add_loop_test(t64, test_base64_rfc4648, 0,
+			    (int)(sizeof rfc4648 / sizeof rfc4648[0]));
 	tcase_add_test(t64, test_base64_len);
 	tcase_add_test(t64, test_base64_round_trip);
 	tcase_add_loop_test(t64, test_base64_invalid, 0,

@@ -235,9 +235,9 @@ static int ref_min_digits(float x, uint64_t *near_m, int *near_e)
 /* ---- fmt: sweeps over floats, on every core ---------------------------- */
 
 enum check_kind {
-	CHECK_READ_BACK,  /* a JSON number that reads back as x */
-	CHECK_NO_SHORTER, /* ... and no decimal one digit shorter does */
-	CHECK_REFERENCE,  /* ... and its digit count is the reference's */
+	CHECK_READ_BACK,   /* a JSON number that reads back as x */
+	CHECK_NO_SHORTER,  /* ... and no decimal one digit shorter does */
+	CHECK_REFERENCE,   /* ... and its digit count is the reference's */
 };
 
 /* Floats base + i stride (i < count), or random ones when seed != 0: random
@@ -246,8 +246,8 @@ struct sweep {
 	uint32_t base, stride;
 	uint64_t seed;
 	int normal;
-	uint64_t lo, hi; /* this thread's slice of i */
-	uint64_t every;	 /* `kind` for every every-th i, CHECK_READ_BACK for the rest */
+	uint64_t lo, hi;      /* this thread's slice of i */
+	uint64_t every;       /* `kind` for every every-th i, CHECK_READ_BACK for the rest */
 	enum check_kind kind;
 	uint64_t failures, checked;
 	char why[200];
@@ -379,51 +379,51 @@ static const struct {
 	uint32_t bits;
 	const char *text;
 } shortest_table[] = {
-    /* texts from a Python brute force over exact rationals, as in the reference */
-    {0x00000000, "0"},
-    {0x80000000, "-0"},
-    {0x3f800000, "1"},
-    {0xbf800000, "-1"},
-    {0x3dcccccd, "0.1"},
-    {0x00000001, "1e-45"}, /* smallest subnormal (Java: 1.4E-45) */
-    {0x00000002, "3e-45"},
-    {0x00000003, "4e-45"},
-    {0x00000007, "1e-44"},
-    {0x007fffff, "1.1754942e-38"}, /* largest subnormal */
-    {0x00800000, "1.1754944e-38"}, /* FLT_MIN */
-    {0x00c00000, "1.7632415e-38"},
-    {0x7f7fffff, "3.4028235e38"}, /* FLT_MAX */
-    {0x7e967699, "1e38"},
-    {0x4ceb79a3, "123456790"}, /* 123456792 */
-    {0x6258d727, "1e21"},
-    {0x6258d719, "9.99999e20"},
-    {0x60ad78ec, "1e20"},
-    {0x5f000000, "9.223372e18"}, /* 2^63: exponent form from 1e16 on */
-    {0x5a0e1bca, "1e16"},
-    {0x58635fa9, "1000000000000000"}, /* 1e15, still plain */
-    {0x501502f9, "10000000000"},
-    {0x358637bd, "0.000001"},
-    {0x3727c5ac, "0.00001"},
-    {0x33d6bf95, "1e-7"},
-    {0x350637bd, "5e-7"},
-    {0x35000000, "4.7683716e-7"}, /* 2^-21 */
-    {0x34210fb0, "1.5e-7"},
-    {0x3a83126f, "0.001"},
-    {0x42f70000, "123.5"},
-    {0xc2f6e979, "-123.456"},
-    {0x4b800000, "16777216"}, /* 2^24 */
-    {0x4b800001, "16777218"},
-    {0x4c000001, "33554436"},
-    {0x40490fdb, "3.1415927"},
-    {0x3eaaaaab, "0.33333334"},
-    {0x3f2aaaab, "0.6666667"},
-    {0x3e99999a, "0.3"},
-    {0x42c80000, "100"},
-    {0x477fe000, "65504"},
-    {0x3f000000, "0.5"},
-    {0x41080000, "8.5"},
-    {0x3f800001, "1.0000001"},
-    {0x3f7fffff, "0.99999994"},
+	/* texts from a Python brute force over exact rationals, as in the reference */
+	{0x00000000, "0"},
+	{0x80000000, "-0"},
+	{0x3f800000, "1"},
+	{0xbf800000, "-1"},
+	{0x3dcccccd, "0.1"},
+	{0x00000001, "1e-45"}, /* smallest subnormal (Java: 1.4E-45) */
+	{0x00000002, "3e-45"},
+	{0x00000003, "4e-45"},
+	{0x00000007, "1e-44"},
+	{0x007fffff, "1.1754942e-38"}, /* largest subnormal */
+	{0x00800000, "1.1754944e-38"}, /* FLT_MIN */
+	{0x00c00000, "1.7632415e-38"},
+	{0x7f7fffff, "3.4028235e38"}, /* FLT_MAX */
+	{0x7e967699, "1e38"},
+	{0x4ceb79a3, "123456790"}, /* 123456792 */
+	{0x6258d727, "1e21"},
+	{0x6258d719, "9.99999e20"},
+	{0x60ad78ec, "1e20"},
+	{0x5f000000, "9.223372e18"},   /* 2^63: exponent form from 1e16 on */
+	{0x5a0e1bca, "1e16"},
+	{0x58635fa9, "1000000000000000"}, /* 1e15, still plain */
+	{0x501502f9, "10000000000"},
+	{0x358637bd, "0.000001"},
+	{0x3727c5ac, "0.00001"},
+	{0x33d6bf95, "1e-7"},
+	{0x350637bd, "5e-7"},
+	{0x35000000, "4.7683716e-7"}, /* 2^-21 */
+	{0x34210fb0, "1.5e-7"},
+	{0x3a83126f, "0.001"},
+	{0x42f70000, "123.5"},
+	{0xc2f6e979, "-123.456"},
+	{0x4b800000, "16777216"}, /* 2^24 */
+	{0x4b800001, "16777218"},
+	{0x4c000001, "33554436"},
+	{0x40490fdb, "3.1415927"},
+	{0x3eaaaaab, "0.33333334"},
+	{0x3f2aaaab, "0.6666667"},
+	{0x3e99999a, "0.3"},
+	{0x42c80000, "100"},
+	{0x477fe000, "65504"},
+	{0x3f000000, "0.5"},
+	{0x41080000, "8.5"},
+	{0x3f800001, "1.0000001"},
+	{0x3f7fffff, "0.99999994"},
 };
 
 START_TEST(test_fmt_table)
@@ -456,13 +456,12 @@ END_TEST
 START_TEST(test_fmt_exponent_ranges)
 {
 	static const uint32_t biased[] = {0, 1, 127, 150, 254};
-	struct sweep w = {
-	    .base = biased[_i] << 23, .stride = 1, .every = 8, .kind = CHECK_NO_SHORTER};
+	struct sweep w = {.base = biased[_i] << 23, .stride = 1, .every = 8,
+			  .kind = CHECK_NO_SHORTER};
 
 	if (test_light())
 		w.stride = 1009;
-	ck_assert_uint_eq(sweep(&w, (UINT64_C(1) << 23) / w.stride),
-			  (UINT64_C(1) << 23) / w.stride);
+	ck_assert_uint_eq(sweep(&w, (UINT64_C(1) << 23) / w.stride), (UINT64_C(1) << 23) / w.stride);
 }
 END_TEST
 
@@ -555,23 +554,23 @@ START_TEST(test_fmt_digits_table)
 		int digits;
 		const char *text;
 	} cases[] = {
-	    {0x42f70000, 3, "124"},	    /* 123.5: a tie, to even */
-	    {0x40200000, 1, "2"},	    /* 2.5: a tie, to even */
-	    {0x40600000, 1, "4"},	    /* 3.5 */
-	    {0x3e19999a, 1, "0.2"},	    /* 0.15f is 0.150000006 */
-	    {0x3dcccccd, 9, "0.100000001"}, /* 0.1f */
-	    {0x7f7fffff, 3, "3.4e38"},
-	    {0x00000001, 1, "1e-45"},
-	    {0x00000001, 9, "1.40129846e-45"},
-	    {0x80000000, 5, "-0"},
-	    {0x00000000, 5, "0"},
-	    {0x3f800000, 9, "1"},
-	    {0x4ceb79a3, 9, "123456792"},
-	    {0x4ceb79a3, 0, "100000000"}, /* digits clamped to 1..9 */
-	    {0x4ceb79a3, 12, "123456792"},
-	    {0xc0490fdb, 4, "-3.142"},
-	    {0x358637bd, 2, "0.000001"},
-	    {0x33d6bf95, 2, "1e-7"},
+		{0x42f70000, 3, "124"},         /* 123.5: a tie, to even */
+		{0x40200000, 1, "2"},           /* 2.5: a tie, to even */
+		{0x40600000, 1, "4"},           /* 3.5 */
+		{0x3e19999a, 1, "0.2"},         /* 0.15f is 0.150000006 */
+		{0x3dcccccd, 9, "0.100000001"}, /* 0.1f */
+		{0x7f7fffff, 3, "3.4e38"},
+		{0x00000001, 1, "1e-45"},
+		{0x00000001, 9, "1.40129846e-45"},
+		{0x80000000, 5, "-0"},
+		{0x00000000, 5, "0"},
+		{0x3f800000, 9, "1"},
+		{0x4ceb79a3, 9, "123456792"},
+		{0x4ceb79a3, 0, "100000000"}, /* digits clamped to 1..9 */
+		{0x4ceb79a3, 12, "123456792"},
+		{0xc0490fdb, 4, "-3.142"},
+		{0x358637bd, 2, "0.000001"},
+		{0x33d6bf95, 2, "1e-7"},
 	};
 	char s[FMT_FLOAT_MAX + 1];
 	size_t i;
@@ -605,8 +604,8 @@ START_TEST(test_fmt_digits_random)
 
 		s[len] = '\0';
 		snprintf(ref, sizeof ref, "%.*g", d, (double)x);
-		if (len > FMT_FLOAT_MAX || !json_number(s) ||
-		    strtod(s, NULL) != strtod(ref, NULL) || parse_decimal(s, &m, &e) > d)
+		if (len > FMT_FLOAT_MAX || !json_number(s) || strtod(s, NULL) != strtod(ref, NULL) ||
+		    parse_decimal(s, &m, &e) > d)
 			ck_abort_msg("%.9g %d: \"%s\", snprintf \"%s\"", (double)x, d, s, ref);
 		if (d == 9 && !reads_back(s, x))
 			ck_abort_msg("%.9g: \"%s\" does not read back", (double)x, s);
