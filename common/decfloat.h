@@ -63,10 +63,12 @@ static inline int decfloat_to_double(uint64_t m, long e10, int truncated, double
  * The fast path, for m < 2^63 and |e10| <= 22 (every %.4f and 17-digit
  * number of a tensor in [-1, 1)): v = (double)m times 10^e10 (exact) or
  * 10^e10 rounded (a multiplication: a division's latency was the largest
- * cost of a number), three roundings at most, so |v - value| < 3 u |value|
- * with u = 2^-53: fewer than 4 steps of the double grid, 5 with the correct
- * double's own half step (consecutive positive doubles have consecutive bit
- * patterns, so a step is 1 in the bits). (float) of a positive double is
+ * cost of a number), three roundings at most, so |v - value| < 3.01 u |value|
+ * with u = 2^-53: under 3 steps of the double grid in value's binade (a step
+ * there is at least u |value|), under 6 where v falls into the binade below
+ * (its steps are half as large), and at most one more to the correct double:
+ * v's bits are within 7 of its (consecutive positive doubles have
+ * consecutive bit patterns). (float) of a positive double is
  * decided by its low 29 bits against the midpoint pattern 1 << 28 (also at
  * the overflow bound 0x1.ffffffp127, itself a midpoint); when v's are more
  * than 16 from it, v and the correct double round to the same float. The
