@@ -64,11 +64,11 @@ static inline int decfloat_to_double(uint64_t m, long e10, int truncated, double
  * number of a tensor in [-1, 1)): v = (double)m times 10^e10 (exact) or
  * 10^e10 rounded (a multiplication: a division's latency was the largest
  * cost of a number), three roundings at most, so |v - value| < 3.01 u |value|
- * with u = 2^-53: under 3 steps of the double grid in value's binade (a step
- * there is at least u |value|), under 6 where v falls into the binade below
- * (its steps are half as large), and at most one more to the correct double:
- * v's bits are within 7 of its (consecutive positive doubles have
- * consecutive bit patterns). (float) of a positive double is
+ * with u = 2^-53: at most 4 steps of the double grid in value's binade (a
+ * step there is at least u |value|), 7 where v falls into the binade below
+ * (its steps are half as large), and one more to the correct double: v's
+ * bits are within 8 of its (consecutive positive doubles have consecutive
+ * bit patterns). (float) of a positive double is
  * decided by its low 29 bits against the midpoint pattern 1 << 28 (also at
  * the overflow bound 0x1.ffffffp127, itself a midpoint); when v's are more
  * than 16 from it, v and the correct double round to the same float. The
