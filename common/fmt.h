@@ -19,6 +19,12 @@
 enum { FMT_FLOAT_MAX = 24 };
 
 size_t fmt_float_shortest(char *out, float x);
+
+/* x[0 .. n) as fmt_float_shortest writes each, each followed by ',', up to
+ * the first NaN or infinity: returns the bytes written, *done the numbers
+ * (n, or the index of that NaN or infinity). out must have room for
+ * n * (FMT_FLOAT_MAX + 1) bytes. For rows of numbers: no call per number. */
+size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done);
 size_t fmt_float_digits(char *out, float x, int digits);
 
 /* fmt_float_digits's naive twin, for tests: the same bytes, from snprintf's

@@ -14,18 +14,20 @@
  * Numbers. The jansson path reads a literal with a fraction or exponent with
  * strtod, an integer literal with strtoll (then (double)); read_elem then
  * takes (float) of that double. Here an integer literal of at most 18 digits
- * is read the same way; a real is read by common/decfloat.h, which gives the
- * correctly rounded double (what glibc's strtod returns) by Clinger's fast
- * path or Eisel-Lemire for up to 19 significant digits, and for more when
- * the digits after the 19th cannot change the result; the rare rest goes to
- * strtod itself. (float) of that double follows, double rounding included,
- * as on the jansson path. jansson reads
+ * is read the same way; a real is read by common/decfloat.h's
+ * decfloat_to_float, which gives (float) of the correctly rounded double
+ * (what glibc's strtod returns), double rounding included, as on the jansson
+ * path: by one multiplication where that provably gives the same float, else
+ * by Clinger's fast path or Eisel-Lemire for up to 19 significant digits, and
+ * for more when the digits after the 19th cannot change the result; the rare
+ * rest goes to strtod itself. jansson reads
  * the decimal point locale-independently; so, in a locale whose decimal
  * point is not '.', nothing is pooled.
  */
 #include "fastjson.h"
 
 #include <locale.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,12 +176,14 @@ static size_t string_end(const char *s, size_t i, size_t n, int *escaped)
 /* ---- numbers ----------------------------------------------------------- */
 
 /*
- * The double the jansson path gives the number token s[0 .. n) read as x:
- * 0, or -1 when it is left to jansson (an integer literal of 19 or more
- * digits, which strtoll may refuse; a token longer than NUMBER_TOKEN_MAX).
+ * The float the jansson path gives the number token s[0 .. n) read as x
+ * ((float) of its double; +-inf past FASTJSON_FLOAT32_BOUND, which is where
+ * (float) overflows): 0, or -1 when it is left to jansson (an integer
+ * literal of 19 or more digits, which strtoll may refuse; a token longer
+ * than NUMBER_TOKEN_MAX).
  */
-static inline __attribute__((always_inline)) int
-number_value(const struct decfloat_number *x, const char *s, size_t n, double *out)
+static inline __attribute__((always_inline)) int number_float(const struct decfloat_number *x,
+							      const char *s, size_t n, float *out)
 {
 	char text[NUMBER_TOKEN_MAX + 1];
 
@@ -188,19 +192,19 @@ number_value(const struct decfloat_number *x, const char *s, size_t n, double *o
 	if (!x->is_real) {
 		if (x->digits > 18)
 			return -1;
-		/* strtoll, then (double); "-0" is the integer 0, so +0.0 */
-		*out = (double)(x->neg ? -(long long)x->m : (long long)x->m);
+		/* strtoll, then (double), then (float); "-0" is the integer 0, so +0.0 */
+		*out = (float)(double)(x->neg ? -(long long)x->m : (long long)x->m);
 		return 0;
 	}
-	if (decfloat_to_double(x->m, x->e10, x->truncated, out) == 0) {
-		static const double sign[2] = {1.0, -1.0}; /* no branch; -0.0 stays */
+	if (decfloat_to_float(x->m, x->e10, x->truncated, out) == 0) {
+		static const float sign[2] = {1.0f, -1.0f}; /* no branch; -0.0 stays */
 
 		*out *= sign[x->neg];
 		return 0;
 	}
 	memcpy(text, s, n); /* the rare undecided case */
 	text[n] = '\0';
-	*out = strtod(text, NULL);
+	*out = (float)strtod(text, NULL);
 	return 0;
 }
 
@@ -240,16 +244,17 @@ static inline __attribute__((always_inline)) void
 pool_number(struct scan *sc, struct frame *f, const struct decfloat_number *x, size_t n)
 {
 	struct fastjson_pool *pool = sc->pool;
-	double v;
+	float v;
 
-	if (number_value(x, sc->s + sc->i, n, &v) != 0 || !(v > -FASTJSON_FLOAT32_BOUND && v < FASTJSON_FLOAT32_BOUND) ||
+	/* |v| < FASTJSON_FLOAT32_BOUND exactly when (float) stays finite */
+	if (number_float(x, sc->s + sc->i, n, &v) != 0 || !isfinite(v) ||
 	    (pool->n_values == pool->cap_values &&
 	     grow((void **)&pool->values, &pool->cap_values, pool->n_values + 1,
 		  sizeof *pool->values) != 0)) {
 		not_a_row(sc, f);
 		return;
 	}
-	pool->values[pool->n_values++] = (float)v; /* read_elem's (float) */
+	pool->values[pool->n_values++] = v; /* read_elem's (float) */
 	if (x->is_real && f->first_real == SIZE_MAX)
 		f->first_real = f->count;
 	f->count++;

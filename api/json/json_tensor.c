@@ -526,14 +526,21 @@ static int write_row(struct api_writer *w, const float *x, size_t n)
 	if (p == NULL)
 		return -1;
 	*p++ = '[';
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < n;) {
+		if (w->precision <= 0) { /* the finite run from k, in one call */
+			size_t done;
+
+			p += fmt_floats_shortest(p, x + k, n - k, &done);
+			k += done;
+			if (k == n)
+				break;
+		}
 		if (!isfinite(x[k]))
 			p = write_nonfinite(p, x[k]);
-		else if (w->precision > 0)
-			p += fmt_float_digits(p, x[k], w->precision);
 		else
-			p += fmt_float_shortest(p, x[k]);
+			p += fmt_float_digits(p, x[k], w->precision);
 		*p++ = ',';
+		k++;
 	}
 	if (n > 0)
 		p--;

@@ -8,6 +8,9 @@
  *           reports, and every bad byte at every offset
  *   error   api/error.h: the body parses (jansson) with its fields, escaping,
  *           truncation to whole UTF-8 characters
+ *   write   api/json/json_tensor.h: rows of numbers with NaN and infinities
+ *           among them (first, inside, last, one after another), shortest
+ *           and with a precision, exact text
  *
  * (common/fmt.h has its own suite, tests/common/check_fmt.c.)
  * Buffers handed to the decoders are malloc'd at their exact size, so a write
@@ -20,9 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "common/base64.h"
 #include "common/buf.h"
 #include "api/error.h"
+#include "api/json/json_tensor.h"
 #include "engine/prng.h"
 #include "common/jsonstr.h"
 
@@ -588,12 +594,48 @@ START_TEST(test_error_truncation)
 }
 END_TEST
 
+/* ---- writing tensors -------------------------------------------------- */
+
+/* api_tensor_write of x [2, 4] with the given precision, as a string */
+static void write_2x4(const float *x, int precision, char *out, size_t cap)
+{
+	static const size_t shape[2] = {2, 4};
+	struct buf b;
+	struct api_writer w;
+
+	buf_init(&b, 4096);
+	w = (struct api_writer){&b, API_ENC_FLOAT, precision};
+	ck_assert_int_eq(api_tensor_write(&w, x, 2, shape), 0);
+	ck_assert_uint_lt(b.len, cap);
+	memcpy(out, b.data, b.len);
+	out[b.len] = '\0';
+	buf_release(&b);
+}
+
+START_TEST(test_write_nonfinite)
+{
+	const float x[8] = {NAN, 1.5f, -INFINITY, 0.1f, 3.0f, -0.0f, INFINITY, NAN};
+	const float y[8] = {0.25f, 1e-7f, 123456.79f, -2.5f, 1.0f, 2.0f, 3.0f, 4.0f};
+	char s[256];
+
+	write_2x4(x, 0, s, sizeof s);
+	ck_assert_str_eq(s, "[[\"NaN\",1.5,\"-Infinity\",0.1],[3,-0,\"Infinity\",\"NaN\"]]");
+	write_2x4(x, 3, s, sizeof s);
+	ck_assert_str_eq(s, "[[\"NaN\",1.5,\"-Infinity\",0.1],[3,-0,\"Infinity\",\"NaN\"]]");
+	write_2x4(y, 0, s, sizeof s);
+	ck_assert_str_eq(s, "[[0.25,1e-7,123456.79,-2.5],[1,2,3,4]]");
+	write_2x4(y, 2, s, sizeof s);
+	ck_assert_str_eq(s, "[[0.25,1e-7,120000,-2.5],[1,2,3,4]]");
+}
+END_TEST
+
 static Suite *api_util_suite(void)
 {
 	Suite *s = suite_create("api_util");
 	TCase *tb = tcase_create("buf");
 	TCase *t64 = tcase_create("base64");
 	TCase *te = tcase_create("error");
+	TCase *tw = tcase_create("write");
 
 	tcase_add_test(tb, test_buf_basic);
 	tcase_add_test(tb, test_buf_growth);
@@ -618,6 +660,9 @@ static Suite *api_util_suite(void)
 	tcase_add_test(te, test_error_escaping);
 	tcase_add_test(te, test_error_truncation);
 	suite_add_tcase(s, te);
+
+	tcase_add_test(tw, test_write_nonfinite);
+	suite_add_tcase(s, tw);
 	return s;
 }
 

@@ -3,7 +3,9 @@
  *
  *   lex      decfloat_lex accepts exactly JSON's number grammar, stops at the
  *            token's end, never reads past the buffer (exact-size copies),
- *            and splits significand and exponent as documented
+ *            and splits significand and exponent as documented; its short
+ *            path (32 bytes or more left) and its general one agree on
+ *            every string below and on the short path's edges
  *   strtod   on millions of random decimal strings of every kind the API
  *            sees or could be sent (%.17g of random bit patterns, Python-repr
  *            style 17 digits, %.9g, %.4f, the shortest float text, long digit
@@ -11,7 +13,11 @@
  *            cases between doubles, overflow and underflow), the lexed token
  *            converted by decfloat_to_double (strtod only where it says
  *            undecided) gives strtod's double bit for bit, hence the same
- *            (float); and undecided stays rare (counted, bounded per kind)
+ *            (float); decfloat_to_float gives (float)strtod (its naive twin)
+ *            bit for bit, also on decimals a few units of the 17th-19th
+ *            digit from a float32 midpoint (its guard band: with the band
+ *            narrowed to the midpoint itself, "float tie" and "tie near"
+ *            fail); and undecided stays rare (counted, bounded per kind)
  *
  * Environment: ATTN_TEST_LIGHT=1 (the default under valgrind) runs about
  * 1/1000 of the random strings; ATTN_TEST_LIGHT=0 forces the full run.
@@ -61,6 +67,41 @@ static size_t lex_exact(const char *s, struct decfloat_number *x)
 	return len;
 }
 
+/* Lexes s followed by ",123...": at least 32 bytes in all, so the common
+ * shape takes decfloat_lex's short path (lex_exact's copies mostly do not). */
+static size_t lex_padded(const char *s, struct decfloat_number *x)
+{
+	static const char pad[] = ",12345678901234567890123456789012";
+	size_t n = strlen(s);
+	char *copy = malloc(n + sizeof pad);
+	size_t len;
+
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, s, n);
+	memcpy(copy + n, pad, sizeof pad - 1);
+	len = decfloat_lex(copy, n + sizeof pad - 1, x);
+	free(copy);
+	return len;
+}
+
+/* The short and the general path read s alike: length and every field. */
+static void lex_paths_agree(const char *s)
+{
+	struct decfloat_number x, y;
+	size_t a, b;
+
+	memset(&x, 0, sizeof x);
+	memset(&y, 0, sizeof y);
+	a = lex_exact(s, &x);
+	b = lex_padded(s, &y);
+	ck_assert_msg(a == b, "\"%s\": %zu bytes exact, %zu padded", s, a, b);
+	if (a == 0)
+		return;
+	ck_assert_msg(x.m == y.m && x.e10 == y.e10 && x.digits == y.digits &&
+			  x.truncated == y.truncated && x.neg == y.neg && x.is_real == y.is_real,
+		      "\"%s\": fields differ between the paths", s);
+}
+
 /* ---- lex ------------------------------------------------------------------- */
 
 START_TEST(test_lex_grammar)
@@ -83,7 +124,46 @@ START_TEST(test_lex_grammar)
 
 		ck_assert_msg(lex_exact(cases[i].s, &x) == cases[i].len, "\"%s\": %zu, not %zu",
 			      cases[i].s, lex_exact(cases[i].s, &x), cases[i].len);
+		lex_paths_agree(cases[i].s);
 	}
+}
+END_TEST
+
+/* The short path's edges: fraction lengths 1 to 19 (18 is its last), an
+ * exponent after each, a second digit before the point, no digit after it. */
+START_TEST(test_lex_short_edges)
+{
+	static const char *const more[] = {
+	    "0.",
+	    "1.e5",
+	    "-.5",
+	    "00.5",
+	    "10.5",
+	    "-9.9",
+	    "0.0",
+	    "-0.0",
+	    "9.999999999999999999",
+	    "1.5E5",
+	    "1.5e-5",
+	    "0.12345678e",
+	    "0.1234567.5",
+	    "1.1234567812345678.5",
+	};
+	char s[64];
+
+	for (int f = 1; f <= 19; f++) {
+		for (int exp = 0; exp < 2; exp++) {
+			int n = snprintf(s, sizeof s, "-7.");
+
+			for (int i = 0; i < f; i++)
+				s[n++] = (char)('0' + (i * 7 + 3) % 10);
+			snprintf(s + n, sizeof s - (size_t)n, "%s", exp ? "e-3" : "");
+			lex_paths_agree(s);
+			lex_paths_agree(s + 1); /* without the sign */
+		}
+	}
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+		lex_paths_agree(more[i]);
 }
 END_TEST
 
@@ -124,7 +204,31 @@ END_TEST
 
 /* ---- against strtod ---------------------------------------------------------- */
 
-/* Whether s (a whole JSON number) reads as strtod does; counts undecided. */
+static uint32_t bits32(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+/* decfloat_to_float against its naive twin (float)strtod; counts undecided */
+static void check_float(const char *s, const struct decfloat_number *x, double want,
+			size_t *undecided)
+{
+	float got;
+
+	if (decfloat_to_float(x->m, x->e10, x->truncated, &got) != 0) {
+		++*undecided;
+		return;
+	}
+	got = x->neg ? -got : got;
+	ck_assert_msg(bits32(got) == bits32((float)want), "\"%s\": float %a, (float)strtod %a", s,
+		      (double)got, (double)(float)want);
+}
+
+/* Whether s (a whole JSON number) reads as strtod does (and as (float)strtod
+ * through decfloat_to_float); counts undecided. */
 static void check_one(const char *s, size_t *undecided)
 {
 	struct decfloat_number x;
@@ -132,6 +236,8 @@ static void check_one(const char *s, size_t *undecided)
 	size_t len = lex_exact(s, &x);
 
 	ck_assert_msg(len == strlen(s), "\"%s\" lexed to %zu bytes", s, len);
+	lex_paths_agree(s);
+	check_float(s, &x, want, undecided);
 	if (decfloat_to_double(x.m, x.e10, x.truncated, &got) != 0) {
 		++*undecided;
 		return;
@@ -175,22 +281,24 @@ static float any_float(struct attn_prng *g)
 }
 
 enum kind {
-	K_G17_BITS,   /* %.17g of random bit patterns */
-	K_REPR,	      /* Python repr of uniform [-1, 1): 17 digits, point form */
-	K_G9,	      /* %.9g of random floats */
-	K_F4,	      /* %.4f in [-10, 10) */
-	K_SHORTEST,   /* fmt_float_shortest of random float bits */
-	K_LONG,	      /* 20 to 60 random digits, a point, a random exponent */
-	K_EXTREME,    /* up to 19 digits times 10^[-360, 330]: subnormals, overflow */
-	K_HALFWAY,    /* the exact midpoint of two neighbouring doubles */
-	K_INT_TIE,    /* odd integers in [2^53, 2^64): ties in 16 to 20 digits */
-	K_FLOAT_TIE,  /* near a float32 tie, 15 to 18 digits */
+	K_G17_BITS,  /* %.17g of random bit patterns */
+	K_REPR,	     /* Python repr of uniform [-1, 1): 17 digits, point form */
+	K_G9,	     /* %.9g of random floats */
+	K_F4,	     /* %.4f in [-10, 10) */
+	K_SHORTEST,  /* fmt_float_shortest of random float bits */
+	K_LONG,	     /* 20 to 60 random digits, a point, a random exponent */
+	K_EXTREME,   /* up to 19 digits times 10^[-360, 330]: subnormals, overflow */
+	K_HALFWAY,   /* the exact midpoint of two neighbouring doubles */
+	K_INT_TIE,   /* odd integers in [2^53, 2^64): ties in 16 to 20 digits */
+	K_FLOAT_TIE, /* near a float32 tie, 15 to 18 digits */
+	K_TIE_NEAR,  /* a float32 tie in [1e-4, 1e4) moved a few units of the
+		      * 17th to 19th digit: decfloat_to_float's guard band */
 	K_NKINDS
 };
 
 static const char *const KIND_NAMES[K_NKINDS] = {
-    "%.17g bits", "repr", "%.9g", "%.4f", "shortest", "long", "extreme", "halfway",
-    "int tie", "float tie",
+    "%.17g bits", "repr",    "%.9g",	"%.4f",	     "shortest", "long",
+    "extreme",	  "halfway", "int tie", "float tie", "tie near",
 };
 
 static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
@@ -255,6 +363,31 @@ static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
 			 ((double)f + (double)nextafterf(f, INFINITY)) / 2);
 		break;
 	}
+	case K_TIE_NEAR: {
+		/* f's exponent in [-14, 13]: 10^-4 <= |tie| < 10^4 or so */
+		uint32_t u = (uint32_t)(attn_prng_next(g) >> 41) |
+			     (uint32_t)(113 + attn_prng_next(g) % 28) << 23;
+		float f;
+		double tie;
+		int digits = 17 + (int)(attn_prng_next(g) % 3), n;
+		char *e;
+		long long last;
+
+		memcpy(&f, &u, sizeof f);
+		tie = ((double)f + (double)nextafterf(f, INFINITY)) / 2;
+		n = snprintf(s, cap, "%.*e", digits - 1, tie); /* d.ddd...e-XX */
+		e = strchr(s, 'e');
+		/* the last 3 digits before 'e', moved by -4 .. 4 (no carry out) */
+		last = strtoll(e - 3, NULL, 10) + (long long)(attn_prng_next(g) % 9) - 4;
+		if (last >= 0 && last <= 999) {
+			char tmp[4];
+
+			snprintf(tmp, sizeof tmp, "%03lld", last);
+			memcpy(e - 3, tmp, 3);
+		}
+		(void)n;
+		break;
+	}
 	case K_NKINDS:
 		break;
 	}
@@ -311,6 +444,7 @@ static Suite *decfloat_suite(void)
 
 	tcase_add_test(tl, test_lex_grammar);
 	tcase_add_test(tl, test_lex_fields);
+	tcase_add_test(tl, test_lex_short_edges);
 	suite_add_tcase(s, tl);
 	tcase_set_timeout(ts, 300);
 	tcase_add_test(ts, test_strtod_edges);

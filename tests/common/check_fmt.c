@@ -708,6 +708,57 @@ START_TEST(test_fmt_digits_twin)
 }
 END_TEST
 
+/*
+ * fmt_floats_shortest against its naive twin, fmt_float_shortest and a ','
+ * per number: rows of random lengths (0 to 300) of random finite bit
+ * patterns, some holding a NaN or an infinity (the row stops there), each
+ * written into a heap buffer of exactly n * (FMT_FLOAT_MAX + 1) bytes (the
+ * documented room: valgrind and ASan catch a write past it).
+ */
+START_TEST(test_fmt_row_twin)
+{
+	static const uint32_t nonfinite[3] = {0x7fc00000u, 0x7f800000u, 0xff800000u};
+	struct attn_prng g;
+	int rows = test_light() ? 50 : 20000;
+
+	attn_prng_seed(&g, 79);
+	for (int r = 0; r < rows; r++) {
+		size_t n = (size_t)(attn_prng_next(&g) % 301), stop = n, done = 12345, len,
+		       want = 0;
+		float *x = malloc((n ? n : 1) * sizeof *x);
+		char *out = malloc(n * (FMT_FLOAT_MAX + 1) + 1),
+		     *ref = malloc(n * FMT_FLOAT_MAX + 1);
+
+		ck_assert(x != NULL && out != NULL && ref != NULL);
+		for (size_t i = 0; i < n; i++) {
+			uint32_t u = (uint32_t)(attn_prng_next(&g) >> 32);
+
+			x[i] = from_bits(finite_bits(u) ? u : u & 0xbfffffffu);
+		}
+		if (n > 0 && r % 4 == 0) { /* a NaN or an infinity somewhere */
+			stop = (size_t)(attn_prng_next(&g) % n);
+			x[stop] = from_bits(nonfinite[r / 4 % 3]);
+		}
+		for (size_t i = 0; i < stop; i++) {
+			char one[FMT_FLOAT_MAX];
+			size_t k = fmt_float_shortest(one, x[i]);
+
+			memcpy(ref + want, one, k);
+			want += k;
+			ref[want++] = ',';
+		}
+		len = fmt_floats_shortest(out, x, n, &done);
+		ck_assert_uint_eq(done, stop);
+		ck_assert_uint_eq(len, want);
+		ck_assert_msg(memcmp(out, ref, len) == 0, "row %d: \"%.*s\", twin \"%.*s\"", r,
+			      (int)len, out, (int)want, ref);
+		free(x);
+		free(out);
+		free(ref);
+	}
+}
+END_TEST
+
 /* All 2^32 patterns read back, and every 16th has no shorter decimal that
  * does; only when asked for (ATTN_FMT_EXHAUSTIVE=1), as it takes minutes. */
 START_TEST(test_fmt_exhaustive)
@@ -739,6 +790,7 @@ static Suite *fmt_suite(void)
 	tcase_add_test(tf, test_fmt_digits_random);
 	tcase_add_test(tf, test_fmt_digits_twin);
 	tcase_add_test(tf, test_fmt_shortest_twin);
+	tcase_add_test(tf, test_fmt_row_twin);
 	tcase_add_test(tf, test_fmt_exhaustive);
 	suite_add_tcase(s, tf);
 	return s;
