@@ -299,7 +299,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	r->srv = srv;
 	r->conn = conn;
 	r->fd = ci != NULL ? ci->connect_fd : -1;
-	r->t_start = http_now();
+	r->t_start = clock_seconds();
 	copy_text(r->method, sizeof r->method, method);
 	copy_text(r->path, sizeof r->path, url);
 	r->cache_control = "no-store";
@@ -415,7 +415,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 
 static int past_deadline(const struct request *r)
 {
-	return http_now() - r->t_start > (double)r->srv->cfg->request_deadline;
+	return clock_seconds() - r->t_start > (double)r->srv->cfg->request_deadline;
 }
 
 /* A chunk of a gzip or deflate body, inflated into r->body, whose hard
@@ -568,7 +568,7 @@ static void count_model(const struct request *r)
 static void log_and_count(const struct request *r)
 {
 	struct access_entry e;
-	double seconds = http_now() - r->t_start;
+	double seconds = clock_seconds() - r->t_start;
 
 	e.method = r->method;
 	e.path = r->path;

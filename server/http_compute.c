@@ -84,7 +84,7 @@ static void compute_job(void *arg)
 	int ran = 0;
 
 	metrics_queued(r->srv->metrics, -1);
-	r->queue_ms = (http_now() - r->t_queued) * 1e3;
+	r->queue_ms = (clock_seconds() - r->t_queued) * 1e3;
 	if (atomic_load(&r->watch.cancel) == WATCH_NONE) {
 		metrics_computing(r->srv->metrics, +1);
 		split_lease_init(&r->lease, &r->srv->split);
@@ -131,7 +131,7 @@ enum MHD_Result submit_compute(struct request *r)
 	double deadline = (double)r->srv->cfg->compute_deadline;
 
 	r->state = REQ_QUEUED;
-	r->t_queued = http_now();
+	r->t_queued = clock_seconds();
 	metrics_queued(r->srv->metrics, +1);
 	MHD_suspend_connection(r->conn);
 	/* watched before a worker can take it; the deadline counts the queue */

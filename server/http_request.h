@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "common/buf.h"
+#include "clock.h"
 #include "compress.h"
 #include "headers.h"
 #include "http.h"
@@ -99,9 +100,6 @@ struct request {
 	int write_watched; /* its connection's timeout is --write-timeout until it completes */
 	double t_start, t_queued, queue_ms;
 };
-
-/* CLOCK_MONOTONIC in seconds. */
-double http_now(void);
 
 /* Adds the headers (http_respond.c) and queues resp (len bytes of body);
  * resp stays the caller's to destroy. */

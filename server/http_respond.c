@@ -47,14 +47,6 @@ static const struct {
 		      "ask for less work"},
 };
 
-double http_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- responses ---------------------------------------------------------- */
 
 struct header_pair {
@@ -136,7 +128,7 @@ static void server_timing(const struct request *r, char *timing)
 	p = put_timing(p, ", queue;dur=", r->queue_ms);
 	p = put_timing(p, ", compute;dur=", r->reply.compute_ms);
 	p = put_timing(p, ", encode;dur=", r->reply.encode_ms);
-	p = put_timing(p, ", total;dur=", (http_now() - r->t_start) * 1e3);
+	p = put_timing(p, ", total;dur=", (clock_seconds() - r->t_start) * 1e3);
 	*p = '\0';
 }
 

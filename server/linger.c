@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 enum { LINGER_TICK_MS = 50, LINGER_ROUND_BYTES = 256 << 10, DISCARD_BYTES = 64 << 10 };
 
 struct lingering {
@@ -50,14 +52,6 @@ struct lingerer {
 	struct pollfd fds[LINGER_MAX];
 	char discard[DISCARD_BYTES];
 };
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The rule of linger.h: the server's side shut first (FIN-WAIT) and the
  * client may still be sending. */
@@ -117,7 +111,7 @@ static enum linger_end drain_one(struct lingerer *l, struct lingering *e)
  * of the last entry never skips one not yet seen. */
 static void serve_round(struct lingerer *l, size_t n)
 {
-	double now = now_seconds();
+	double now = clock_seconds();
 
 	for (size_t k = n; k-- > 0;) {
 		struct lingering *e = &l->at[k];
@@ -201,7 +195,7 @@ int lingerer_on_close(struct lingerer *l, int fd)
 	/* the owner shut it already; shut here too, so that the FIN follows the
 	 * answer whatever the owner does */
 	shutdown(dup_fd, SHUT_WR);
-	l->at[l->n++] = (struct lingering){dup_fd, now_seconds() + LINGER_SECONDS, 0};
+	l->at[l->n++] = (struct lingering){dup_fd, clock_seconds() + LINGER_SECONDS, 0};
 	metrics_linger(l->metrics, +1);
 	if (l->n == 1)
 		pthread_cond_signal(&l->wake);

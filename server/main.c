@@ -143,6 +143,7 @@
 
 #include "config.h"
 #include "api/error.h"
+#include "clock.h"
 #include "engine/workers.h"
 #include "http.h"
 #include "log.h"
@@ -370,14 +371,6 @@ static void wait_for_signal(const struct daemon_parts *d)
 	log_info("signal %d: draining", (int)sig);
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Waits for every in-flight request, then for the lingering closes of the
  * answers just sent to clients still sending (linger.h: LINGER_SECONDS at
  * most); 0 when the requests all finished within --drain-seconds (lingering
@@ -385,7 +378,7 @@ static double now_seconds(void)
  * comes meanwhile on an open connection is waited for as well. */
 static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 {
-	double deadline = now_seconds() + (double)cfg->drain_seconds;
+	double deadline = clock_seconds() + (double)cfg->drain_seconds;
 	const struct timespec tick = {0, 10 * 1000 * 1000};
 
 	http_begin_drain(d->http);
@@ -394,7 +387,7 @@ static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 
 		if (active == 0 && http_lingering(d->http) == 0)
 			break;
-		if (now_seconds() > deadline) {
+		if (clock_seconds() > deadline) {
 			if (active == 0)
 				break;
 			log_error("drain: %ld requests still running after %llu s; exiting 1", active,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
 struct limit_log {
@@ -58,14 +59,6 @@ static const struct {
      * written mid-body (http_respond.c: cut_off_at_deadline) and closed */
     {"Connection socket is closed when reading request due to the error", CLOSED_INCOMPLETE},
 };
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 struct refusals *refusals_new(struct metrics *metrics, unsigned long long connection_limit,
 			      unsigned long long per_ip_limit,
@@ -122,7 +115,7 @@ static void maybe_log(struct refusals *rf, int kind, double now)
 /* Counts one of kind for its line, written now if the last is a second old. */
 static void note_line(struct refusals *rf, int kind)
 {
-	double now = now_seconds();
+	double now = clock_seconds();
 
 	pthread_mutex_lock(&rf->lock);
 	if (rf->log[kind].pending++ == 0)
@@ -156,7 +149,7 @@ int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
 
 void refusals_flush(struct refusals *rf)
 {
-	double now = now_seconds();
+	double now = clock_seconds();
 
 	pthread_mutex_lock(&rf->lock);
 	for (int kind = 0; kind < LOG_KINDS; kind++)

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
+
 struct watch {
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* an entry was added, or stop */
@@ -35,14 +37,6 @@ struct watch {
 	unsigned long long *ids;
 	size_t cap;
 };
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static long long now_ms(void)
 {
@@ -104,7 +98,7 @@ static int reserve(struct watch *w, size_t n)
 /* Step 1: deadlines fired, the other sockets copied; returns how many. */
 static size_t collect(struct watch *w)
 {
-	double now = now_seconds();
+	double now = clock_seconds();
 	size_t n = 0, total = 0;
 
 	for (struct watch_entry *e = w->head; e != NULL; e = e->next)
