@@ -26,9 +26,9 @@
  * memory check counts
  * the scores. Folders that must stop start-up are check_checkpoint_startup's.
  *
- * Ownership: the case list and the expected answers are this file's
- * statics, made in setup and released in teardown; the daemon is the test
- * case's (an unchecked fixture).
+ * Ownership: the case list and the expected answers are ckpt_suite, the
+ * daemon ckpt_daemon (tests/lib/checkpoint_cases.h): the suite's setup loads
+ * the cases, each test case's unchecked fixture starts the daemon.
  */
 #include <check.h>
 #include <float.h>
@@ -47,32 +47,6 @@
 #define REL_TOL 1e-4
 
 enum { WAIT_MS = 30000 };
-
-static struct ckpt_cases cc;
-static struct live_daemon daemon_;
-
-/* ---- the cases and the daemon ------------------------------------------ */
-
-static int setup(void)
-{
-	return ckpt_cases_load(&cc);
-}
-
-static void teardown(void)
-{
-	ckpt_cases_release(&cc);
-}
-
-/* One daemon for the test case: every folder as a model named after it. */
-static void start_daemon(void)
-{
-	ckpt_cases_start(&cc, &daemon_);
-}
-
-static void stop_daemon(void)
-{
-	live_stop(&daemon_);
-}
 
 /* ---- comparing --------------------------------------------------------- */
 
@@ -211,7 +185,7 @@ static json_t *attention(const char *body)
 	struct live_resp r = { 0 };
 	json_t *v;
 
-	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
+	live_post(ckpt_daemon.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
 	v = live_json(&r);
 	live_resp_release(&r);
@@ -272,7 +246,7 @@ static json_t *layers_as_items(json_t *atts, int unbatched)
 static void check_run(size_t c, const json_t *run, size_t k)
 {
 	const json_t *want_sc = json_object_get(run, "scores");
-	char *body = run_request(cc.name[c], run, want_sc ? "{\"scores\": \"masked\"}" : NULL);
+	char *body = run_request(ckpt_suite.name[c], run, want_sc ? "{\"scores\": \"masked\"}" : NULL);
 	json_t *ans = attention(body);
 	int unbatched = json_object_get(run, "text") != NULL;
 	const json_t *hidden = json_object_get(run, "hidden");
@@ -284,15 +258,15 @@ static void check_run(size_t c, const json_t *run, size_t k)
 	if (unbatched)
 		compare(json_object_get(ans, "token_ids"),
 			json_array_get(json_object_get(run, "ids"), 0), "token_ids");
-	snprintf(where, sizeof where, "%s run %zu attentions", cc.name[c], k);
+	snprintf(where, sizeof where, "%s run %zu attentions", ckpt_suite.name[c], k);
 	n = compare(atts, json_object_get(run, "attentions"), where);
-	snprintf(where, sizeof where, "%s run %zu output", cc.name[c], k);
+	snprintf(where, sizeof where, "%s run %zu output", ckpt_suite.name[c], k);
 	n += compare(out, json_array_get(hidden, json_array_size(hidden) - 1), where);
 	ck_assert_uint_gt(n, 0);
 	if (want_sc != NULL) {
 		json_t *sc = layers_as_items(json_object_get(ans, "scores"), unbatched);
 
-		snprintf(where, sizeof where, "%s run %zu scores", cc.name[c], k);
+		snprintf(where, sizeof where, "%s run %zu scores", ckpt_suite.name[c], k);
 		ck_assert_uint_gt(compare_scores(sc, want_sc, where), 0);
 		check_softmax(sc, atts, where);
 		json_decref(sc);
@@ -307,7 +281,7 @@ static void check_run(size_t c, const json_t *run, size_t k)
 
 START_TEST(oracle)
 {
-	const json_t *runs = json_object_get(cc.expected[_i], "runs");
+	const json_t *runs = json_object_get(ckpt_suite.expected[_i], "runs");
 
 	ck_assert_uint_gt(json_array_size(runs), 0);
 	for (size_t k = 0; k < json_array_size(runs); k++)
@@ -318,7 +292,7 @@ END_TEST
 /* layers [0]: the first layer's attention and hidden_states[1]. */
 static void check_first_layer(size_t c, const json_t *run)
 {
-	char *body = run_request(cc.name[c], run, "{\"layers\": [0]}");
+	char *body = run_request(ckpt_suite.name[c], run, "{\"layers\": [0]}");
 	json_t *ans = attention(body);
 	int unbatched = json_object_get(run, "text") != NULL;
 	json_t *atts = layers_as_items(json_object_get(ans, "attentions"), unbatched);
@@ -352,7 +326,7 @@ static void check_heads(size_t c, const json_t *run, int mean)
 	snprintf(extra, sizeof extra,
 		 "{\"heads\": [%zu, 0], \"weights\": \"%s\", \"output\": false, \"scores\": \"%s\"}",
 		 H - 1, mean ? "mean" : "per_head", want_sc ? "masked" : "none");
-	body = run_request(cc.name[c], run, extra);
+	body = run_request(ckpt_suite.name[c], run, extra);
 	ans = attention(body);
 	ck_assert_ptr_null(json_object_get(ans, "output"));
 	atts = layers_as_items(json_object_get(ans, "attentions"), unbatched);
@@ -376,7 +350,7 @@ static void check_heads(size_t c, const json_t *run, int mean)
 
 START_TEST(selection)
 {
-	const json_t *run = json_array_get(json_object_get(cc.expected[_i], "runs"), 0);
+	const json_t *run = json_array_get(json_object_get(ckpt_suite.expected[_i], "runs"), 0);
 
 	check_first_layer((size_t)_i, run);
 	check_heads((size_t)_i, run, 0);
@@ -408,17 +382,17 @@ START_TEST(describe)
 	char path[128];
 	json_t *v;
 
-	snprintf(path, sizeof path, "/v1/models/%s", cc.name[_i]);
-	live_get(daemon_.port, path, &r);
+	snprintf(path, sizeof path, "/v1/models/%s", ckpt_suite.name[_i]);
+	live_get(ckpt_daemon.port, path, &r);
 	ck_assert_int_eq(r.status, 200);
 	v = live_json(&r);
 	ck_assert_str_eq(json_string_value(json_object_get(v, "kind")), "checkpoint");
 	ck_assert_str_eq(json_string_value(json_object_get(v, "family")),
-			 json_string_value(json_object_get(cc.expected[_i], "model_type")));
+			 json_string_value(json_object_get(ckpt_suite.expected[_i], "model_type")));
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "num_layers")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "context_length")), 0);
 	ck_assert_int_gt(json_integer_value(json_object_get(v, "weight_bytes")), 0);
-	check_window(cc.name[_i], v);
+	check_window(ckpt_suite.name[_i], v);
 	json_decref(v);
 	live_resp_release(&r);
 }
@@ -434,10 +408,10 @@ static void refused(const char *tmpl, int status, const char *code, const char *
 	json_t *v;
 
 	if (at != NULL)
-		snprintf(body, sizeof body, "%.*s%s%s", (int)(at - tmpl), tmpl, cc.name[0], at + 1);
+		snprintf(body, sizeof body, "%.*s%s%s", (int)(at - tmpl), tmpl, ckpt_suite.name[0], at + 1);
 	else
 		snprintf(body, sizeof body, "%s", tmpl);
-	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
+	live_post(ckpt_daemon.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
 	live_assert_error(&r, status, code);
 	v = live_json(&r);
 	ck_assert_msg(strcmp(json_string_value(json_object_get(json_object_get(v, "error"),
@@ -487,12 +461,12 @@ START_TEST(scores_without_weights)
 	json_t *ans, *want;
 	char *body;
 
-	while (c < cc.n && strcmp(cc.name[c], "gpt2_f32") != 0)
+	while (c < ckpt_suite.n && strcmp(ckpt_suite.name[c], "gpt2_f32") != 0)
 		c++;
-	ck_assert_uint_lt(c, cc.n);
-	run = json_array_get(json_object_get(cc.expected[c], "runs"), 0);
+	ck_assert_uint_lt(c, ckpt_suite.n);
+	run = json_array_get(json_object_get(ckpt_suite.expected[c], "runs"), 0);
 	want_sc = json_object_get(run, "scores");
-	body = run_request(cc.name[c], run,
+	body = run_request(ckpt_suite.name[c], run,
 			   "{\"weights\": \"none\", \"scores\": \"masked\", \"layers\": \"last\", "
 			   "\"output\": false}");
 	ans = attention(body);
@@ -597,18 +571,18 @@ START_TEST(context_length)
 	char *body;
 	json_int_t P;
 
-	snprintf(path, sizeof path, "/v1/models/%s", cc.name[_i]);
-	live_get(daemon_.port, path, &r);
+	snprintf(path, sizeof path, "/v1/models/%s", ckpt_suite.name[_i]);
+	live_get(ckpt_daemon.port, path, &r);
 	v = live_json(&r);
 	P = json_integer_value(json_object_get(v, "context_length"));
 	json_decref(v);
-	if (strcmp(cc.name[_i], "roberta_f32") == 0)
+	if (strcmp(ckpt_suite.name[_i], "roberta_f32") == 0)
 		ck_assert_int_eq(P, 16);
-	req = json_pack("{s:s,s:[]}", "model", cc.name[_i], "tokens");
+	req = json_pack("{s:s,s:[]}", "model", ckpt_suite.name[_i], "tokens");
 	for (json_int_t i = 0; i <= P; i++)
 		json_array_append_new(json_object_get(req, "tokens"), json_integer(1));
 	body = json_dumps(req, JSON_COMPACT);
-	live_post(daemon_.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
+	live_post(ckpt_daemon.port, "/v1/attention", "application/json", "", body, strlen(body), &r);
 	live_assert_error(&r, 422, "position_out_of_range");
 	ck_assert_ptr_nonnull(strstr(r.body, "context length"));
 	free(body);
@@ -623,12 +597,12 @@ static Suite *checkpoint_suite(void)
 	TCase *tc = tcase_create("checkpoints");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
-	tcase_add_loop_test(tc, oracle, 0, (int)cc.n);
-	tcase_add_loop_test(tc, selection, 0, (int)cc.n);
-	tcase_add_loop_test(tc, describe, 0, (int)cc.n);
+	tcase_add_unchecked_fixture(tc, ckpt_suite_start, ckpt_suite_stop);
+	tcase_add_loop_test(tc, oracle, 0, (int)ckpt_suite.n);
+	tcase_add_loop_test(tc, selection, 0, (int)ckpt_suite.n);
+	tcase_add_loop_test(tc, describe, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, refusals);
-	tcase_add_loop_test(tc, context_length, 0, (int)cc.n);
+	tcase_add_loop_test(tc, context_length, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, id_labels);
 	tcase_add_test(tc, scores_without_weights);
 	tcase_add_test(tc, limits);
@@ -640,8 +614,8 @@ int main(int argc, char **argv)
 {
 	static const struct suite_main_opts opts = {
 		.daemon = true,
-		.setup = setup,
-		.teardown = teardown,
+		.setup = ckpt_suite_load,
+		.teardown = ckpt_suite_release,
 	};
 
 	return suite_main(argc, argv, checkpoint_suite, &opts);

@@ -8,9 +8,9 @@
  * numbers either way; a Content-Type that is present but wrong is still 415.
  * (Moved out of check_checkpoint_v2.c, which keeps the rest of /v2.)
  *
- * Ownership: the case list and the expected answers are this file's statics,
- * made in setup and released in teardown; the daemon is the test case's (an
- * unchecked fixture).
+ * Ownership: the case list and the expected answers are ckpt_suite, the
+ * daemon ckpt_daemon (tests/lib/checkpoint_cases.h): the suite's setup loads
+ * the cases, each test case's unchecked fixture starts the daemon.
  */
 #include <check.h>
 #include <jansson.h>
@@ -28,30 +28,6 @@
 #define JSON_CT "application/json"
 
 enum { REPEAT = 2 };
-
-static struct ckpt_cases cc;
-static struct live_daemon daemon_;
-
-static int setup(void)
-{
-	return ckpt_cases_load(&cc);
-}
-
-static void teardown(void)
-{
-	ckpt_cases_release(&cc);
-}
-
-/* One daemon for the test case: every folder as a model named after it. */
-static void start_daemon(void)
-{
-	ckpt_cases_start(&cc, &daemon_);
-}
-
-static void stop_daemon(void)
-{
-	live_stop(&daemon_);
-}
 
 /* ---- what Triton's Python client sends ----------------------------------- */
 
@@ -78,8 +54,8 @@ static void stop_daemon(void)
  * *run, *b. */
 static void first_tokens_item(size_t *c, const json_t **run, size_t *b)
 {
-	for (*c = 0; *c < cc.n; (*c)++) {
-		const json_t *runs = json_object_get(cc.expected[*c], "runs");
+	for (*c = 0; *c < ckpt_suite.n; (*c)++) {
+		const json_t *runs = json_object_get(ckpt_suite.expected[*c], "runs");
 
 		for (size_t k = 0; k < json_array_size(runs); k++) {
 			*run = json_array_get(runs, k);
@@ -146,7 +122,7 @@ static void triton_post(size_t c, const char *content_type, const char *json,
 	n = snprintf(head, sizeof head,
 		     "POST /v2/models/%s/infer HTTP/1.1\r\nUser-Agent: " TRITON_UA "\r\n%s"
 		     "Host: 127.0.0.1:%u\r\n%sContent-Length: %zu\r\n\r\n",
-		     cc.name[c], ihcl, daemon_.port, ct, json_len + bin_len);
+		     ckpt_suite.name[c], ihcl, ckpt_daemon.port, ct, json_len + bin_len);
 	ck_assert(n > 0 && (size_t)n < sizeof head);
 	/* in one send: a refusal from the headers alone may close the
 	 * connection before a second send */
@@ -156,7 +132,7 @@ static void triton_post(size_t c, const char *content_type, const char *json,
 	memcpy(msg + n, json, json_len);
 	if (bin_len > 0)
 		memcpy(msg + (size_t)n + json_len, bin, bin_len);
-	fd = live_connect(daemon_.port);
+	fd = live_connect(ckpt_daemon.port);
 	live_send_all(fd, msg, (size_t)n + json_len + bin_len);
 	live_read_response(fd, r);
 	close(fd);
@@ -257,7 +233,7 @@ static Suite *checkpoint_triton_suite(void)
 	TCase *tc = tcase_create("triton");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
+	tcase_add_unchecked_fixture(tc, ckpt_suite_start, ckpt_suite_stop);
 	tcase_add_test(tc, triton_client);
 	suite_add_tcase(s, tc);
 	return s;
@@ -267,8 +243,8 @@ int main(int argc, char **argv)
 {
 	static const struct suite_main_opts opts = {
 		.daemon = true,
-		.setup = setup,
-		.teardown = teardown,
+		.setup = ckpt_suite_load,
+		.teardown = ckpt_suite_release,
 	};
 
 	return suite_main(argc, argv, checkpoint_triton_suite, &opts);

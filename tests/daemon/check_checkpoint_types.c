@@ -16,9 +16,9 @@
  *              a shape other than the tokens', a type past type_vocab_size
  *              (its element's place), an FP32 tensor; on a one-layer model
  *
- * Ownership: the case list and the expected answers are this file's statics,
- * made in setup and released in teardown; the daemon is the test case's (an
- * unchecked fixture).
+ * Ownership: the case list and the expected answers are ckpt_suite, the
+ * daemon ckpt_daemon (tests/lib/checkpoint_cases.h): the suite's setup loads
+ * the cases, each test case's unchecked fixture starts the daemon.
  */
 #include <check.h>
 #include <jansson.h>
@@ -35,34 +35,11 @@
 
 #define JSON_CT "application/json"
 
-static struct ckpt_cases cc;
-static struct live_daemon daemon_;
-
-static int setup(void)
-{
-	return ckpt_cases_load(&cc);
-}
-
-static void teardown(void)
-{
-	ckpt_cases_release(&cc);
-}
-
-static void start_daemon(void)
-{
-	ckpt_cases_start(&cc, &daemon_);
-}
-
-static void stop_daemon(void)
-{
-	live_stop(&daemon_);
-}
-
 /* The index of case `name` (asserted present). */
 static size_t case_named(const char *name)
 {
-	for (size_t c = 0; c < cc.n; c++)
-		if (strcmp(cc.name[c], name) == 0)
+	for (size_t c = 0; c < ckpt_suite.n; c++)
+		if (strcmp(ckpt_suite.name[c], name) == 0)
 			return c;
 	ck_abort_msg("no case %s", name);
 	return 0;
@@ -74,7 +51,7 @@ static void post(const char *path, json_t *body, struct live_resp *r)
 	char *text = json_dumps(body, JSON_COMPACT);
 
 	ck_assert_ptr_nonnull(text);
-	live_post(daemon_.port, path, JSON_CT, "", text, strlen(text), r);
+	live_post(ckpt_daemon.port, path, JSON_CT, "", text, strlen(text), r);
 	free(text);
 	json_decref(body);
 }
@@ -104,9 +81,9 @@ static json_t *v2_ask(size_t c, json_t *req)
 	char path[128];
 	json_t *v;
 
-	snprintf(path, sizeof path, "/v2/models/%s/infer", cc.name[c]);
+	snprintf(path, sizeof path, "/v2/models/%s/infer", ckpt_suite.name[c]);
 	post(path, req, &r);
-	ck_assert_msg(r.status == 200, "%s: status %d: %s", cc.name[c], r.status, r.body);
+	ck_assert_msg(r.status == 200, "%s: status %d: %s", ckpt_suite.name[c], r.status, r.body);
 	v = live_json(&r);
 	live_resp_release(&r);
 	return v;
@@ -116,7 +93,7 @@ static json_t *v2_ask(size_t c, json_t *req)
 static size_t each_typed_item(void (*fn)(size_t c, const json_t *run, size_t b))
 {
 	size_t c = case_named("bert_f32"), n = 0;
-	const json_t *runs = json_object_get(cc.expected[c], "runs");
+	const json_t *runs = json_object_get(ckpt_suite.expected[c], "runs");
 
 	for (size_t k = 0; k < json_array_size(runs); k++) {
 		const json_t *run = json_array_get(runs, k);
@@ -180,8 +157,8 @@ static void binary_item(size_t c, const json_t *run, size_t b)
 							 json_array_get(types, i)) >> (8 * k));
 	n = at;
 	snprintf(ihcl, sizeof ihcl, "Inference-Header-Content-Length: %d\r\n", len);
-	snprintf(path, sizeof path, "/v2/models/%s/infer", cc.name[c]);
-	live_post(daemon_.port, path, "application/octet-stream", ihcl, body, n, &r);
+	snprintf(path, sizeof path, "/v2/models/%s/infer", ckpt_suite.name[c]);
+	live_post(ckpt_daemon.port, path, "application/octet-stream", ihcl, body, n, &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
 	ans = live_json(&r);
 	ckpt_check_answer(run, b, 1, ans, 0, "bert_f32 binary INT32 token_type_ids");
@@ -211,7 +188,7 @@ static void v1_item(size_t c, const json_t *run, size_t b)
 	double most = 0;
 
 	post("/v1/attention",
-	     json_pack("{s:s,s:O,s:O}", "model", cc.name[c], "tokens", ids, "token_type_ids", types),
+	     json_pack("{s:s,s:O,s:O}", "model", ckpt_suite.name[c], "tokens", ids, "token_type_ids", types),
 	     &r);
 	ck_assert_msg(r.status == 200, "v1: status %d: %s", r.status, r.body);
 	v1 = live_json(&r);
@@ -257,14 +234,14 @@ END_TEST
 START_TEST(metadata)
 {
 	size_t c = (size_t)_i;
-	const char *family = json_string_value(json_object_get(cc.expected[c], "family"));
+	const char *family = json_string_value(json_object_get(ckpt_suite.expected[c], "family"));
 	struct live_resp r = { 0 };
 	const json_t *in, *last;
 	char path[128];
 	json_t *v;
 
-	snprintf(path, sizeof path, "/v2/models/%s", cc.name[c]);
-	live_get(daemon_.port, path, &r);
+	snprintf(path, sizeof path, "/v2/models/%s", ckpt_suite.name[c]);
+	live_get(ckpt_daemon.port, path, &r);
 	ck_assert_int_eq(r.status, 200);
 	v = live_json(&r);
 	in = json_object_get(v, "inputs");
@@ -335,11 +312,11 @@ static Suite *checkpoint_types_suite(void)
 	TCase *tc = tcase_create("types");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
+	tcase_add_unchecked_fixture(tc, ckpt_suite_start, ckpt_suite_stop);
 	tcase_add_test(tc, oracle);
 	tcase_add_test(tc, binary);
 	tcase_add_test(tc, same_as_v1);
-	tcase_add_loop_test(tc, metadata, 0, (int)cc.n);
+	tcase_add_loop_test(tc, metadata, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, refusals);
 	suite_add_tcase(s, tc);
 	return s;
@@ -349,8 +326,8 @@ int main(int argc, char **argv)
 {
 	static const struct suite_main_opts opts = {
 		.daemon = true,
-		.setup = setup,
-		.teardown = teardown,
+		.setup = ckpt_suite_load,
+		.teardown = ckpt_suite_release,
 	};
 
 	return suite_main(argc, argv, checkpoint_types_suite, &opts);

@@ -33,9 +33,9 @@
  * check_checkpoint_startup's; what Triton's Python client sends is
  * check_checkpoint_triton's. The comparisons are tests/lib/ckpt_answer.h's.
  *
- * Ownership: the case list and the expected answers are this file's statics,
- * made in setup and released in teardown; the daemon is the test case's (an
- * unchecked fixture).
+ * Ownership: the case list and the expected answers are ckpt_suite, the
+ * daemon ckpt_daemon (tests/lib/checkpoint_cases.h): the suite's setup loads
+ * the cases, each test case's unchecked fixture starts the daemon.
  */
 #include <check.h>
 #include <float.h>
@@ -57,32 +57,6 @@
 
 enum { WAIT_MS = 30000, REPEAT = 2 };
 
-static struct ckpt_cases cc;
-static struct live_daemon daemon_;
-
-/* ---- the cases and the daemon ------------------------------------------ */
-
-static int setup(void)
-{
-	return ckpt_cases_load(&cc);
-}
-
-static void teardown(void)
-{
-	ckpt_cases_release(&cc);
-}
-
-/* One daemon for the test case: every folder as a model named after it. */
-static void start_daemon(void)
-{
-	ckpt_cases_start(&cc, &daemon_);
-}
-
-static void stop_daemon(void)
-{
-	live_stop(&daemon_);
-}
-
 /* ---- requests and answers ----------------------------------------------- */
 
 /* POSTs req (stolen) to /v2/models/CASE/infer; r holds the answer. */
@@ -92,8 +66,8 @@ static void infer(size_t c, json_t *req, struct live_resp *r)
 	char *body = json_dumps(req, JSON_COMPACT);
 
 	ck_assert_ptr_nonnull(body);
-	snprintf(path, sizeof path, "/v2/models/%s/infer", cc.name[c]);
-	live_post(daemon_.port, path, JSON_CT, "", body, strlen(body), r);
+	snprintf(path, sizeof path, "/v2/models/%s/infer", ckpt_suite.name[c]);
+	live_post(ckpt_daemon.port, path, JSON_CT, "", body, strlen(body), r);
 	free(body);
 	json_decref(req);
 }
@@ -138,7 +112,7 @@ static void check_answer(size_t c, const json_t *run, size_t b, int reps, const 
 {
 	char where[160];
 
-	snprintf(where, sizeof where, "%s %s", cc.name[c], what);
+	snprintf(where, sizeof where, "%s %s", ckpt_suite.name[c], what);
 	ckpt_check_answer(run, b, reps, ans, mean, where);
 }
 
@@ -152,7 +126,7 @@ static json_t *ask(size_t c, const json_t *run, size_t b, json_t *params)
 	req = text ? text_request(text, params)
 		   : tokens_request(json_array_get(json_object_get(run, "ids"), b), params);
 	infer(c, req, &r);
-	ck_assert_msg(r.status == 200, "%s: status %d: %s", cc.name[c], r.status, r.body);
+	ck_assert_msg(r.status == 200, "%s: status %d: %s", ckpt_suite.name[c], r.status, r.body);
 	v = ckpt_parse(r.body, r.body_len);
 	live_resp_release(&r);
 	return v;
@@ -161,7 +135,7 @@ static json_t *ask(size_t c, const json_t *run, size_t b, json_t *params)
 /* Every item of every run that v2 can ask (token types all 0), with fn. */
 static size_t each_item(size_t c, void (*fn)(size_t c, const json_t *run, size_t b))
 {
-	const json_t *runs = json_object_get(cc.expected[c], "runs");
+	const json_t *runs = json_object_get(ckpt_suite.expected[c], "runs");
 	size_t n = 0;
 
 	for (size_t k = 0; k < json_array_size(runs); k++) {
@@ -229,20 +203,20 @@ START_TEST(metadata)
 {
 	size_t c = (size_t)_i;
 	struct ckpt_geom g =
-	    ckpt_geom_of(json_array_get(json_object_get(cc.expected[c], "runs"), 0));
-	int text = ckpt_case_has(cc.name[c], "tokenizer.json");
-	int types = strcmp(json_string_value(json_object_get(cc.expected[c], "family")), "bert") == 0;
+	    ckpt_geom_of(json_array_get(json_object_get(ckpt_suite.expected[c], "runs"), 0));
+	int text = ckpt_case_has(ckpt_suite.name[c], "tokenizer.json");
+	int types = strcmp(json_string_value(json_object_get(ckpt_suite.expected[c], "family")), "bert") == 0;
 	const long long bl[] = { -1, -1 }, b[] = { -1 }, ble[] = { -1, -1, (long long)g.E };
 	const long long nbhll[] = { (long long)g.N, -1, (long long)g.H, -1, -1 };
 	struct live_resp r = { 0 };
 	char path[128];
 	json_t *v, *in, *out;
 
-	snprintf(path, sizeof path, "/v2/models/%s", cc.name[c]);
-	live_get(daemon_.port, path, &r);
+	snprintf(path, sizeof path, "/v2/models/%s", ckpt_suite.name[c]);
+	live_get(ckpt_daemon.port, path, &r);
 	ck_assert_int_eq(r.status, 200);
 	v = ckpt_parse(r.body, r.body_len);
-	ck_assert_str_eq(json_string_value(json_object_get(v, "name")), cc.name[c]);
+	ck_assert_str_eq(json_string_value(json_object_get(v, "name")), ckpt_suite.name[c]);
 	in = json_object_get(v, "inputs");
 	out = json_object_get(v, "outputs");
 	ck_assert_uint_eq(json_array_size(in), 1 + (size_t)text + (size_t)types);
@@ -340,7 +314,7 @@ static void scores_item(size_t c, const json_t *run, size_t b)
 	for (size_t i = 0; i < want.n; i++) {
 		if (want.x[i] <= -FLT_MAX) {
 			ck_assert_msg(isinf(got.x[i]) && got.x[i] < 0,
-				      "%s scores [%zu]: %g, want -inf", cc.name[c], i, got.x[i]);
+				      "%s scores [%zu]: %g, want -inf", ckpt_suite.name[c], i, got.x[i]);
 			got.x[i] = want.x[i]; /* compared */
 		}
 	}
@@ -359,7 +333,7 @@ static void scores_if_kept(size_t c, const json_t *run, size_t b)
 START_TEST(scores)
 {
 	size_t c = (size_t)_i;
-	const json_t *run0 = json_array_get(json_object_get(cc.expected[c], "runs"), 0);
+	const json_t *run0 = json_array_get(json_object_get(ckpt_suite.expected[c], "runs"), 0);
 	json_t *ans = ask(c, run0, 0, NULL);
 	const json_t *outs = json_object_get(ans, "outputs");
 
@@ -383,9 +357,9 @@ START_TEST(scores_padding)
 	struct ckpt_flat att = { 0 }, sc = { 0 };
 	size_t c = 0, L = 5, N, H = 4, hidden = 0;
 
-	while (c < cc.n && strcmp(cc.name[c], "gpt2_f32") != 0)
+	while (c < ckpt_suite.n && strcmp(ckpt_suite.name[c], "gpt2_f32") != 0)
 		c++;
-	ck_assert_uint_lt(c, cc.n);
+	ck_assert_uint_lt(c, ckpt_suite.n);
 	infer(c, req, &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
 	binary_output(&r, 0, &att);
@@ -458,12 +432,12 @@ static Suite *checkpoint_v2_suite(void)
 	TCase *tc = tcase_create("v2");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
-	tcase_add_loop_test(tc, metadata, 0, (int)cc.n);
-	tcase_add_loop_test(tc, oracle, 0, (int)cc.n);
-	tcase_add_loop_test(tc, mean_of_heads, 0, (int)cc.n);
-	tcase_add_loop_test(tc, binary, 0, (int)cc.n);
-	tcase_add_loop_test(tc, scores, 0, (int)cc.n);
+	tcase_add_unchecked_fixture(tc, ckpt_suite_start, ckpt_suite_stop);
+	tcase_add_loop_test(tc, metadata, 0, (int)ckpt_suite.n);
+	tcase_add_loop_test(tc, oracle, 0, (int)ckpt_suite.n);
+	tcase_add_loop_test(tc, mean_of_heads, 0, (int)ckpt_suite.n);
+	tcase_add_loop_test(tc, binary, 0, (int)ckpt_suite.n);
+	tcase_add_loop_test(tc, scores, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, scores_padding);
 	tcase_add_test(tc, refusals);
 	suite_add_tcase(s, tc);
@@ -474,8 +448,8 @@ int main(int argc, char **argv)
 {
 	static const struct suite_main_opts opts = {
 		.daemon = true,
-		.setup = setup,
-		.teardown = teardown,
+		.setup = ckpt_suite_load,
+		.teardown = ckpt_suite_release,
 	};
 
 	return suite_main(argc, argv, checkpoint_v2_suite, &opts);

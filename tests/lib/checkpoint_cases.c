@@ -81,3 +81,26 @@ void ckpt_cases_start(const struct ckpt_cases *c, struct live_daemon *d)
 	args[n] = NULL;
 	live_start(d, args);
 }
+
+struct ckpt_cases ckpt_suite;
+struct live_daemon ckpt_daemon;
+
+int ckpt_suite_load(void)
+{
+	return ckpt_cases_load(&ckpt_suite);
+}
+
+void ckpt_suite_release(void)
+{
+	ckpt_cases_release(&ckpt_suite);
+}
+
+void ckpt_suite_start(void)
+{
+	ckpt_cases_start(&ckpt_suite, &ckpt_daemon);
+}
+
+void ckpt_suite_stop(void)
+{
+	live_stop(&ckpt_daemon);
+}
