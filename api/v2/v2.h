@@ -7,10 +7,12 @@
  *                the path, error bodies
  *   v2_tensor.c  one input tensor: JSON `data` (flat or nested, row-major) or
  *                bytes of the binary section (Triton's binary tensor extension)
- *   v2_infer.c   POST .../infer: the inputs onto an attention job (the typed
- *                job /v1/attention decodes into, api/attention_job.h),
- *                planned and run (api/attention_run.c), the outputs as JSON
- *                or binary
+ *   v2_infer.c   POST .../infer: the request read, and the handler
+ *   v2_build.c   its inputs onto an attention job (the typed job
+ *                /v1/attention decodes into, api/attention_job.h) or a
+ *                checkpoint's stack job
+ *   v2_answer.c  planned and run (api/attention_run.c), the outputs as JSON
+ *                or binary (v2_job.h: the state the three share)
  *
  * Ownership: a struct v2_input owns its f32 / i64 arrays and its reference to
  * `strings` (v2_input_release, safe on a zeroed or released input); `name`

@@ -1,0 +1,224 @@
+/*
+ * v2_answer.c: a built /v2 infer call run and answered (see v2_job.h):
+ * rows of a padded item past its own length zeroed (scores: -inf), then
+ *   {"model_name", "model_version", "id"?, "outputs": [{"name", "datatype",
+ *    "shape", "data" | "parameters": {"binary_data_size"}}]}
+ * followed by each binary output's little-endian float32 bytes, in order.
+ */
+#include "v2_job.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/attention_job.h"
+#include "common/jsonstr.h"
+
+/* weights_mean beside per-head weights: the mean over heads, summed in head
+ * order as the engine's ATTN_WEIGHTS_MEAN does, so both agree bit for bit. */
+static int mean_of_heads(struct v2_job *v, struct api_error *err)
+{
+	const struct attention_job *job = &v->job;
+	size_t H = job->model->H, cells = job->Lq * job->Lk;
+	float inv_h = 1.0f / (float)H;
+
+	v->mean = malloc(job->B * cells * sizeof(float));
+	if (v->mean == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	for (size_t b = 0; b < job->B; b++) {
+		float *w = v->mean + b * cells; /* weights_mean[b] */
+
+		for (size_t h = 0; h < H; h++) {
+			const float *P = v->o.weights + (b * H + h) * cells; /* weights[b, h] */
+
+			for (size_t c = 0; c < cells; c++)
+				w[c] = h == 0 ? P[c] * inv_h : w[c] + P[c] * inv_h;
+		}
+	}
+	return 0;
+}
+
+/* Fills the rows of x [B, heads, Lq, cols] past each item's own length with
+ * value. */
+static void fill_padding(const struct attention_job *job, float *x, size_t heads, size_t cols,
+			 float value)
+{
+	for (size_t b = 0; x && b < job->B; b++)
+		for (size_t h = 0; h < heads; h++) {
+			/* seek to x[b, h, q_len[b], 0] */
+			float *row = x + ((b * heads + h) * job->Lq + job->q_len[b]) * cols;
+
+			for (size_t k = 0; k < (job->Lq - job->q_len[b]) * cols; k++)
+				row[k] = value;
+		}
+}
+
+static void zero_padding(const struct attention_job *job, float *x, size_t heads, size_t cols)
+{
+	fill_padding(job, x, heads, cols, 0.0f);
+}
+
+struct out_tensor {
+	const float *x;
+	size_t rank, shape[5], n; /* up to [layers, B, H, L, L] */
+};
+
+/* A checkpoint's output [B, L, E], attentions [layers, B, H, L, L] (mean:
+ * [layers, B, L, L]) or scores [layers, B, H, L, L], without B for an
+ * unbatched input. */
+static struct out_tensor stack_tensor(const struct v2_job *v, enum out_kind k)
+{
+	const struct attention_job *job = &v->job;
+	const struct stack_job *s = &v->stack;
+	size_t B = job->B, L = job->Lq, at = 0;
+	struct out_tensor t = {0};
+
+	t.x = k == OUT_OUTPUT ? s->out : k == OUT_SCORES ? s->scores : s->attentions;
+	t.n = k == OUT_OUTPUT ? s->out_n : k == OUT_SCORES ? s->sc_n : s->att_n;
+	if (k != OUT_OUTPUT)
+		t.shape[at++] = s->n_layers;
+	if (job->batched)
+		t.shape[at++] = B;
+	if (k == OUT_SCORES || (k == OUT_ATTENTIONS && job->weights_mode == ATTN_WEIGHTS_PER_HEAD))
+		t.shape[at++] = stack_heads(s);
+	t.shape[at++] = L;
+	t.shape[at++] = k == OUT_OUTPUT ? s->st->E : L;
+	t.rank = at;
+	return t;
+}
+
+static struct out_tensor out_tensor(const struct v2_job *v, enum out_kind k)
+{
+	const struct attention_job *job = &v->job;
+	size_t B = job->B, H = job->model->H, Lq = job->Lq, Lk = job->Lk, E = job->model->E;
+	struct out_tensor t = {0};
+	size_t full[3][4] = {{B, Lq, E}, {B, H, Lq, Lk}, {B, Lq, Lk}};
+	size_t rank = k == OUT_WEIGHTS ? 4 : 3, skip = job->batched ? 0 : 1;
+
+	if (v->ckpt != NULL)
+		return stack_tensor(v, k);
+	t.x = k == OUT_OUTPUT ? v->o.out : k == OUT_MEAN && v->mean ? v->mean : v->o.weights;
+	t.rank = rank - skip;
+	memcpy(t.shape, full[k] + skip, t.rank * sizeof(size_t));
+	t.n = 1;
+	for (size_t i = 0; i < t.rank; i++)
+		t.n *= t.shape[i]; /* within the limit attention_run has checked */
+	return t;
+}
+
+/* Appends n floats as little-endian float32 bytes. */
+static int put_le_floats(struct buf *b, const float *x, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return buf_append(b, x, n * sizeof(float));
+#else
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		unsigned char le[4];
+
+		memcpy(&u, &x[i], 4);
+		for (int j = 0; j < 4; j++)
+			le[j] = (unsigned char)(u >> (8 * j));
+		if (buf_append(b, le, 4) != 0)
+			return -1;
+	}
+	return 0;
+#endif
+}
+
+int v2_encode(const struct v2_job *v, struct api_reply *reply)
+{
+	struct buf *b = &reply->body;
+	struct api_writer w = {b, API_ENC_FLOAT, 0};
+	int any_binary = 0;
+
+	buf_puts(b, "{\"model_name\":");
+	jsonstr_put(b, v->job.model_name);
+	buf_puts(b, ",\"model_version\":\"" V2_MODEL_VERSION "\"");
+	if (v->id != NULL) {
+		buf_puts(b, ",\"id\":");
+		jsonstr_put(b, v->id);
+	}
+	buf_puts(b, ",\"outputs\":[");
+	for (size_t i = 0; i < v->n_out; i++) {
+		enum out_kind k = v->order[i];
+		struct out_tensor t = out_tensor(v, k);
+
+		buf_printf(b, "%s{\"name\":\"%s\",\"datatype\":\"FP32\",\"shape\":[", i ? "," : "",
+			   v2_out_names[k]);
+		for (size_t d = 0; d < t.rank; d++)
+			buf_printf(b, "%s%zu", d ? "," : "", t.shape[d]);
+		if (v->binary[k]) {
+			buf_printf(b, "],\"parameters\":{\"binary_data_size\":%zu}}", t.n * 4);
+			any_binary = 1;
+			continue;
+		}
+		buf_puts(b, "],\"data\":");
+		if (api_tensor_write(&w, t.x, 1, &t.n) != 0)
+			return -1;
+		buf_putc(b, '}');
+	}
+	buf_puts(b, "]}");
+	if (!any_binary)
+		return b->failed ? -1 : 0;
+	reply->inference_header_len = b->len;
+	reply->content_type = "application/octet-stream";
+	for (size_t i = 0; i < v->n_out; i++) {
+		struct out_tensor t = out_tensor(v, v->order[i]);
+
+		if (v->binary[v->order[i]] && put_le_floats(b, t.x, t.n) != 0)
+			return -1;
+	}
+	return b->failed ? -1 : 0;
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+/* A checkpoint's run; rows past each item's length zeroed, as one layer's
+ * (scores: -inf, a query that sees no key, whose weights are zero). */
+static int run_stack(const struct api_service *svc, struct v2_job *v, struct api_reply *reply,
+		     struct api_error *err)
+{
+	struct stack_job *s = &v->stack;
+	const struct attention_job *job = &v->job;
+	size_t heads = job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? stack_heads(s) : 1;
+	size_t slab;
+
+	if (stack_plan(svc, reply, s, err) != 0 || stack_run(svc, s, reply, err) != 0)
+		return -1;
+	if (!job->ragged)
+		return 0;
+	slab = s->att_n / s->n_layers; /* planned: att_n is known from here on */
+	zero_padding(job, s->out, 1, s->st->E);
+	for (size_t c = 0; s->attentions && c < s->n_layers; c++)
+		zero_padding(job, s->attentions + c * slab, heads, job->Lq); /* layer c's slab */
+	for (size_t c = 0; s->scores && c < s->n_layers; c++) /* layer c's [B, H, L, L] */
+		fill_padding(job, s->scores + c * (s->sc_n / s->n_layers), stack_heads(s), job->Lq,
+			     -INFINITY);
+	return 0;
+}
+
+int v2_run(const struct api_service *svc, struct v2_job *v, struct api_reply *reply,
+	   struct api_error *err)
+{
+	struct attention_job *job = &v->job;
+	size_t H = job->model->H;
+	struct attention_plan plan;
+
+	if (v->ckpt != NULL)
+		return run_stack(svc, v, reply, err);
+	if (attention_plan(svc, job, reply, &plan, err) != 0 || attention_build(job, err) != 0 ||
+	    attention_run(svc, job, &plan, &v->o, reply, err) != 0)
+		return -1;
+	if (v2_wants(v, OUT_WEIGHTS) && v2_wants(v, OUT_MEAN) && mean_of_heads(v, err) != 0)
+		return -1;
+	if (job->ragged) {
+		zero_padding(job, v->o.out, 1, job->model->E);
+		zero_padding(job, job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? v->o.weights : NULL,
+			     H, job->Lk);
+		zero_padding(job, job->weights_mode == ATTN_WEIGHTS_MEAN ? v->o.weights : v->mean,
+			     1, job->Lk);
+	}
+	return 0;
+}
