@@ -197,14 +197,6 @@ static void engine_fields(struct v2_job *v)
 	v->job.n_engine_fields = V2_ENGINE_FIELDS;
 }
 
-int v2_wants(const struct v2_job *v, enum out_kind k)
-{
-	for (size_t i = 0; i < v->n_out; i++)
-		if (v->order[i] == k)
-			return 1;
-	return 0;
-}
-
 int v2_build_job(const struct api_service *svc, const struct api_model_entry *e, struct v2_job *v,
 		 struct api_error *err)
 {

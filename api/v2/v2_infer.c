@@ -41,11 +41,6 @@
 #include "api/json/json_read.h"
 #include "engine/sizes.h"
 
-    const char *const v2_role_names[IN_COUNT] = {"embeddings", "tokens", "text",
-						 "key",	       "value",	 "token_type_ids"};
-const char *const v2_out_names[OUT_COUNT] = {"output", "weights", "weights_mean", "attentions",
-					     "scores"};
-
 static const unsigned role_dtypes[IN_COUNT] = {
     1u << V2_FP32, 1u << V2_INT32 | 1u << V2_INT64, 1u << V2_BYTES, 1u << V2_FP32,
     1u << V2_FP32, 1u << V2_INT32 | 1u << V2_INT64,

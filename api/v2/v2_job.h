@@ -7,6 +7,7 @@
  *                checkpoint's stack job, with their 4xx errors
  *   v2_answer.c  the run, the rows past each item's length, the answer as
  *                JSON or binary
+ *   v2_job.c     what all three use: the names, v2_wants
  *
  * Ownership: a struct v2_job owns its JSON header, inputs, jobs and outputs
  * (v2_job_release in v2_infer.c, safe on a zeroed job); the service and the
