@@ -328,8 +328,9 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 		$(FUZZ_REPLAY_CMDS) \
 		"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
 		"$(PYTHON) tests/docs/check_examples.py" "$(PYTHON) tests/docs/check_options.py"; do \
-		echo "== $$t"; \
+		echo "== $$t"; t0=$$(date +%s); \
 		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); failed="$$failed$$t; "; fi; \
+		echo "-- $$t: $$(($$(date +%s) - t0)) s"; \
 	done; \
 	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
 		echo "== sanitizer reports ($(SAN_LOGS))"; cat $(SAN_LOGS)/*; fail=$$((fail+1)); \
