@@ -40,6 +40,7 @@
 #include "common/buf.h"
 #include "api/json/fastjson.h"
 #include "common/fmt.h"
+#include "tests/lib/expect.h"
 #include "tests/lib/light.h"
 #include "tests/lib/pool_twins.h"
 #include "tests/lib/suite_main.h"
@@ -725,7 +726,7 @@ START_TEST(test_fmt_fixed)
 		}
 		got[fmt_fixed(got, x, d)] = '\0';
 		snprintf(want, sizeof want, "%.*f", d, x);
-		ck_assert_msg(strcmp(got, want) == 0, "%.17g %%.%df: %s, want %s", x, d, got, want);
+		EXPECT_MSG(strcmp(got, want) == 0, "%.17g %%.%df: %s, want %s", x, d, got, want);
 	}
 }
 END_TEST
@@ -741,10 +742,10 @@ START_TEST(test_fmt_u64)
 
 		got[fmt_u64(got, v)] = '\0';
 		snprintf(want, sizeof want, "%llu", v);
-		ck_assert_str_eq(got, want);
+		EXPECT_MSG(strcmp(got, want) == 0, "%llu: %s", v, got);
 		buf_reset(&b);
-		ck_assert_int_eq(buf_put_u64(&b, v), 0);
-		ck_assert_str_eq(b.data, want);
+		EXPECT_MSG(buf_put_u64(&b, v) == 0, "%llu: buf_put_u64 failed", v);
+		EXPECT_MSG(strcmp(b.data, want) == 0, "%llu: buf %s", v, b.data);
 	}
 	got[fmt_u64(got, ~0ULL)] = '\0';
 	ck_assert_str_eq(got, "18446744073709551615");

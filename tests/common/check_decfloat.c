@@ -33,17 +33,9 @@
 #include "common/decfloat.h"
 #include "common/fmt.h"
 #include "engine/prng.h"
+#include "tests/lib/expect.h"
 #include "tests/lib/light.h"
 #include "tests/lib/suite_main.h"
-
-/* ck_assert_msg for the sweeps' hot loops: Check records every assertion it
- * passes (a write each: most of this suite's time, 171 s of a 572 s `make
- * test`); this one calls Check only when cond fails. */
-#define EXPECT_MSG(cond, ...)                                                   \
-	do {                                                                    \
-		if (!(cond))                                                    \
-			ck_abort_msg(__VA_ARGS__);                              \
-	} while (0)
 
 static double from_bits64(uint64_t u)
 {

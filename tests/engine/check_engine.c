@@ -22,6 +22,7 @@
 #include "engine/model.h"
 #include "engine/prng.h"
 
+#include "tests/lib/expect.h"
 #include "tests/lib/light.h"
 #include "tests/lib/seeded.h"
 #include "tests/lib/suite_main.h"
@@ -146,7 +147,7 @@ static void sdpa_compare(struct sdpa_case *c, enum attn_weights_mode wm,
 	ck_assert_msg(attn_sdpa_forward_ref(&ref, &err) == ATTN_OK, "%s", err.message);
 	test_assert_close(out_f, out_r, nout, "sdpa out", iter);
 	for (size_t i = 0; i < nout; i++)
-		ck_assert(!isnan(out_f[i]));
+		EXPECT_MSG(!isnan(out_f[i]), "sdpa out iter %d [%zu]: NaN", iter, i);
 	if (wm != ATTN_WEIGHTS_NONE)
 		test_assert_close(w_f, w_r, wm == ATTN_WEIGHTS_MEAN ? nw / fast.H : nw, "weights", iter);
 	if (sv != ATTN_SCORES_NONE)
@@ -403,15 +404,16 @@ START_TEST(mask_spans_match_cells)
 
 				memset(row, 0, n * sizeof(float));
 				mask_apply_span(row, &c.req, b, h, i, j0, n, &lo, &hi);
-				ck_assert(lo <= hi && hi <= n);
+				EXPECT_MSG(lo <= hi && hi <= n, "span [%zu, %zu) of %zu", lo, hi, n);
 				for (size_t j = 0; j < n; j++) {
 					float want = mask_bias_at(&c.req, b, h, i, j0 + j);
 
-					ck_assert_msg(row[j] == want || fabsf(row[j] - want) < 1e-6f,
-						      "cell (%zu,%zu,%zu,%zu): %g vs %g", b, h, i,
-						      j0 + j, row[j], want);
-					if (j < lo || j >= hi)
-						ck_assert(row[j] == -INFINITY);
+					EXPECT_MSG(row[j] == want || fabsf(row[j] - want) < 1e-6f,
+						   "cell (%zu,%zu,%zu,%zu): %g vs %g", b, h, i, j0 + j,
+						   row[j], want);
+					EXPECT_MSG((j >= lo && j < hi) || row[j] == -INFINITY,
+						   "cell (%zu,%zu,%zu,%zu) outside [%zu, %zu): %g", b, h,
+						   i, j0 + j, lo, hi, row[j]);
 				}
 			}
 	free(row);

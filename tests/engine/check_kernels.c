@@ -20,6 +20,7 @@
 #include "engine/softmax.h"
 #include "engine/tile.h"
 
+#include "tests/lib/expect.h"
 #include "tests/lib/light.h"
 #include "tests/lib/seeded.h"
 #include "tests/lib/suite_main.h"
@@ -63,18 +64,18 @@ START_TEST(tile_kernels_match_twins)
 	tile_pv(acc_vec, ldq, s_vec, lds, vh, m, n, D, simd);
 	tile_pv(acc_sc, ldq, s_sc, lds, vh, m, n, D, 0);
 	for (size_t r = 0; r < m; r++) {
-		ck_assert_msg(memcmp(s_vec + r * lds, s_sc + r * lds, lds * sizeof(float)) == 0,
-			      "qk row %zu differs (iter %d)", r, _i);
-		ck_assert_msg(memcmp(acc_vec + r * ldq, acc_sc + r * ldq, D * sizeof(float)) == 0,
-			      "pv row %zu differs (iter %d)", r, _i);
+		EXPECT_MSG(memcmp(s_vec + r * lds, s_sc + r * lds, lds * sizeof(float)) == 0,
+			   "qk row %zu differs (iter %d)", r, _i);
+		EXPECT_MSG(memcmp(acc_vec + r * ldq, acc_sc + r * ldq, D * sizeof(float)) == 0,
+			   "pv row %zu differs (iter %d)", r, _i);
 		for (size_t j = 0; j < lds; j++) {
 			double want = 0.0;
 
 			for (size_t d = 0; j < n && d < D; d++)
 				want += (double)q[r * ldq + d] * k[j * 2 * D + d];
 			want *= 0.1f; /* not a power of two: where the scale is applied shows */
-			ck_assert_msg(fabs(s_sc[r * lds + j] - want) <= 1e-4 + 1e-5 * fabs(want),
-				      "qk [%zu, %zu] = %g, want %g", r, j, s_sc[r * lds + j], want);
+			EXPECT_MSG(fabs(s_sc[r * lds + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+				   "qk [%zu, %zu] = %g, want %g", r, j, s_sc[r * lds + j], want);
 		}
 	}
 	free(q);
@@ -119,13 +120,13 @@ START_TEST(tile_lane_max_matches_scores)
 
 					for (size_t j = l; j < n; j += TILE_COLS)
 						want = fmaxf(want, s[r * n + j]);
-					ck_assert_msg(vmax[r * TILE_COLS + l] == want,
-						      "simd %d scale %g row %zu lane %zu: %g vs %g",
-						      simd, scales[c], r, l, vmax[r * TILE_COLS + l],
-						      want);
+					EXPECT_MSG(vmax[r * TILE_COLS + l] == want,
+						   "simd %d scale %g row %zu lane %zu: %g vs %g",
+						   simd, scales[c], r, l, vmax[r * TILE_COLS + l],
+						   want);
 					row = fmaxf(row, want);
 				}
-				ck_assert(tile_row_max(vmax + r * TILE_COLS) == row);
+				EXPECT_MSG(tile_row_max(vmax + r * TILE_COLS) == row, "row %zu max", r);
 			}
 		}
 	free(q);
@@ -166,8 +167,8 @@ START_TEST(vector_exp_matches_expf)
 		for (size_t i = 0; i < n; i++) {
 			float want = expf(x[1000 - n + i]);
 
-			ck_assert_msg(fabsf(y[i] - want) <= 2e-7f * want + 1e-37f,
-				      "isa %d exp(%g): %g vs %g", _i, x[1000 - n + i], y[i], want);
+			EXPECT_MSG(fabsf(y[i] - want) <= 2e-7f * want + 1e-37f,
+				   "isa %d exp(%g): %g vs %g", _i, x[1000 - n + i], y[i], want);
 		}
 	}
 	softmax_vexp_isa(y, x, 1000, isa);

@@ -18,14 +18,15 @@
 #include "engine/positional.h"
 #include "engine/prng.h"
 
+#include "tests/lib/expect.h"
 #include "tests/lib/seeded.h"
 #include "tests/lib/suite_main.h"
 
 static void assert_near(const float *got, const double *want, size_t n, double tol)
 {
 	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(fabs(got[i] - want[i]) <= tol, "[%zu]: got %.9g want %.9g", i,
-			      got[i], want[i]);
+		EXPECT_MSG(fabs(got[i] - want[i]) <= tol, "[%zu]: got %.9g want %.9g", i,
+			   got[i], want[i]);
 }
 
 /* mean 2.5, biased var 1.25: y = (x - 2.5) / sqrt(1.25) */
@@ -129,8 +130,8 @@ START_TEST(fast_activations_match_scalar)
 		for (size_t i = 0; i < N + 4; i++) {
 			double want = act_one(kinds[k], x[i]);
 
-			ck_assert_msg(fabs(y[i] - want) <= 1e-6 * fabs(want) + 1e-7,
-				      "kind %zu: act(%g) = %.9g, scalar %.9g", k, x[i], y[i], want);
+			EXPECT_MSG(fabs(y[i] - want) <= 1e-6 * fabs(want) + 1e-7,
+				   "kind %zu: act(%g) = %.9g, scalar %.9g", k, x[i], y[i], want);
 		}
 	}
 }

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "expect.h"
+
 float *test_randn(struct attn_prng *g, size_t n)
 {
 	float *x = malloc((n ? n : 1) * sizeof(float));
@@ -27,11 +29,10 @@ void test_assert_close(const float *got, const float *want, size_t n, const char
 		double g = got[i], w = want[i];
 
 		if (isinf(w) || isinf(g)) {
-			ck_assert_msg(g == w, "%s iter %d [%zu]: got %g want %g", what, iter, i, g,
-				      w);
+			EXPECT_MSG(g == w, "%s iter %d [%zu]: got %g want %g", what, iter, i, g, w);
 			continue;
 		}
-		ck_assert_msg(fabs(g - w) <= TEST_TOL_ABS + TEST_TOL_REL * fabs(w),
-			      "%s iter %d [%zu]: got %.9g want %.9g", what, iter, i, g, w);
+		EXPECT_MSG(fabs(g - w) <= TEST_TOL_ABS + TEST_TOL_REL * fabs(w),
+			   "%s iter %d [%zu]: got %.9g want %.9g", what, iter, i, g, w);
 	}
 }
