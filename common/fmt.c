@@ -406,8 +406,8 @@ static inline __attribute__((always_inline)) size_t shortest(char *out, uint32_t
 	if (abs == 0)
 		return write_special(out, neg, abs);
 
-	/* f < 1.7e8: s < 2^23 2^q / 10^k 10 with 2^q / 10^k < 10 (pass 1 of
-	 * to_decimal), and integers on the fast path are below 2^24 */
+	/* f < 1.7e8: s = c 2^q / 10^k < 2^24 10 (2^q / 10^k < 10 by pass 1 of
+	 * to_decimal), and f is at most s + 10 */
 	struct dec v = float_to_decimal(abs);
 
 	return write_decimal(out, neg, v.f, v.e);
