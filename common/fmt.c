@@ -23,8 +23,11 @@
  * (|x| >= 1e18) exceed int64, and parsers that read integers as int64 (jansson
  * without JSON_DECODE_INT_AS_REAL) reject them.
  *
- * Speed: digits are written as 8-byte words, so out must have FMT_FLOAT_MAX
- * bytes even for a short number; bytes after the returned length (at most
+ * Speed (issue 15; bench/README.md has the numbers): Schubfach's scale comes
+ * from a table per exponent, its final choice from arithmetic and selects, not
+ * branches, and there is no separate path for integers. Digits are written
+ * as 8-byte words, so out must have FMT_FLOAT_MAX bytes even for a short
+ * number; bytes after the returned length (at most
  * out[0..22) in all) may have been overwritten.
  *
  * fmt_float_digits rounds the exact binary value to `digits` significant
