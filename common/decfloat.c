@@ -26,12 +26,14 @@ __extension__ typedef unsigned __int128 u128;
 #define EXP_BIAS 1023
 #define EXP_INF 0x7ff
 
-const double DECFLOAT_POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-				  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+const double DECFLOAT_POW10[23] = {1e0,	 1e1,  1e2,  1e3,  1e4,	 1e5,  1e6,  1e7,
+				   1e8,	 1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 const double DECFLOAT_POW10_NEG[23] = {1e-0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,	 1e-6,	1e-7,
 				       1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
 				       1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+
+const uint64_t DECFLOAT_POW10_U64[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
 
 static double from_bits(uint64_t u)
 {
@@ -133,57 +135,6 @@ static int is_digit(char c)
 	return (unsigned char)(c - '0') < 10;
 }
 
-/* The 8 bytes at p as a word whose first byte is the least significant. */
-static uint64_t load8(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof v);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
-/*
- * The number of ASCII digits v starts with (0 .. 8; bytes in memory order,
- * first least significant): a byte is a digit when its high nibble is 3 and
- * stays 3 after adding 6. Borrows and carries only run towards later bytes,
- * so they can spoil the test only after the first non-digit.
- */
-static inline __attribute__((always_inline)) int leading_digits8(uint64_t v)
-{
-	const uint64_t hi = UINT64_C(0xf0f0f0f0f0f0f0f0), threes = UINT64_C(0x3030303030303030);
-	uint64_t bad = ((v & hi) ^ threes) | (((v + UINT64_C(0x0606060606060606)) & hi) ^ threes);
-
-	return bad ? __builtin_ctzll(bad) / 8 : 8;
-}
-
-/* The value of 8 ASCII digits (first byte least significant in v), in three
- * multiplications: pairs, then quadruples, then the whole. */
-static inline __attribute__((always_inline)) uint32_t parse8(uint64_t v)
-{
-	const uint64_t mask = UINT64_C(0x000000ff000000ff);
-	const uint64_t mul1 = UINT64_C(100) + (UINT64_C(1000000) << 32);
-	const uint64_t mul2 = UINT64_C(1) + (UINT64_C(10000) << 32);
-
-	v -= UINT64_C(0x3030303030303030);
-	v = v * 10 + (v >> 8);
-	return (uint32_t)((((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32);
-}
-
-static const uint64_t POW10_U64[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-
-/* The value of the first k (0 .. 7) digits of v: moved to the word's end
- * after 8 - k '0's (each shift in two halves, so k = 0 needs no branch),
- * read as 8. */
-static inline __attribute__((always_inline)) uint32_t parse_leading(uint64_t v, int k)
-{
-	v = v << (4 * (8 - k)) << (4 * (8 - k)) |
-	    UINT64_C(0x3030303030303030) >> (4 * k) >> (4 * k);
-	return parse8(v);
-}
-
 /*
  * Reads the run of digits at *p into *m (m = m 10^k + the run, wrapping past
  * 19 digits: the caller then reads them again) and moves *p past it; returns
@@ -191,21 +142,21 @@ static inline __attribute__((always_inline)) uint32_t parse_leading(uint64_t v, 
  * once and read at once, 8 of them or fewer.
  */
 static inline __attribute__((always_inline)) size_t digit_run(const char **p, const char *end,
-								uint64_t *m)
+							      uint64_t *m)
 {
 	const char *q = *p;
 	uint64_t acc = *m;
 
 	while (end - q >= 8) {
-		uint64_t v = load8(q);
-		int k = leading_digits8(v);
+		uint64_t v = decfloat_load8(q);
+		int k = decfloat_leading8(v);
 
 		if (k == 8) {
-			acc = acc * 100000000 + parse8(v);
+			acc = acc * 100000000 + decfloat_parse8(v);
 			q += 8;
 			continue;
 		}
-		acc = acc * POW10_U64[k] + parse_leading(v, k);
+		acc = acc * DECFLOAT_POW10_U64[k] + decfloat_parse_leading(v, k);
 		q += k;
 		goto done;
 	}
@@ -249,62 +200,7 @@ static void significand_long(const char *s, const char *end, struct decfloat_num
 	x->m = m;
 }
 
-/*
- * The common shape, where at least LEX_SHORT_MIN bytes remain: -?D.F with
- * one integer digit D and 1 to 18 fraction digits F, no exponent ("0.1234",
- * "-0.12345678901234567"). Three words hold D's successor digits; no loop,
- * no bounds check (all reads are below s + 28). Returns the length, or 0
- * for anything else, which decfloat_lex then reads the general way (its
- * answer decides, also on a malformed token).
- */
-enum { LEX_SHORT_MIN = 32 };
-
-static inline __attribute__((always_inline)) size_t lex_short(const char *s,
-							      struct decfloat_number *x)
-{
-	int neg = *s == '-';
-	const char *p = s + neg, *q;
-	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
-	uint64_t v = load8(p + 2), m;
-	int k = leading_digits8(v);
-
-	if (d0 > 9 || p[1] != '.' || k == 0)
-		return 0;
-	if (k < 8) { /* up to 7 fraction digits */
-		m = d0 * POW10_U64[k] + parse_leading(v, k);
-		q = p + 2 + k;
-	} else {
-		uint64_t v2 = load8(p + 10), v3;
-		int k2 = leading_digits8(v2), k3;
-
-		m = (uint64_t)d0 * 100000000 + parse8(v);
-		if (k2 < 8) { /* 8 to 15 */
-			m = m * POW10_U64[k2] + parse_leading(v2, k2);
-			q = p + 10 + k2;
-		} else { /* 16 to 18 */
-			v3 = load8(p + 18);
-			k3 = leading_digits8(v3);
-			if (k3 > 2)
-				return 0;
-			m = (m * 100000000 + parse8(v2)) * POW10_U64[k3] + parse_leading(v3, k3);
-			q = p + 18 + k3;
-		}
-	}
-	if ((*q | 0x20) == 'e')
-		return 0;
-	x->m = m;
-	x->e10 = -(long)(q - p - 2);
-	x->digits = (size_t)(q - p - 1);
-	x->truncated = 0;
-	x->neg = neg;
-	x->is_real = 1;
-	return (size_t)(q - s);
-}
-
-/* decfloat_lex past the common shape: the whole grammar, any length. Not
- * inlined, so the short path pays none of its register saves. */
-static __attribute__((noinline)) size_t lex_general(const char *s, size_t n,
-						    struct decfloat_number *x)
+size_t decfloat_lex_general(const char *s, size_t n, struct decfloat_number *x)
 {
 	const char *p = s, *end = s + n, *digits, *frac;
 	uint64_t m = 0;
@@ -359,11 +255,4 @@ static __attribute__((noinline)) size_t lex_general(const char *s, size_t n,
 	}
 	x->e10 = e10;
 	return (size_t)(p - s);
-}
-
-size_t decfloat_lex(const char *s, size_t n, struct decfloat_number *x)
-{
-	size_t len = n >= LEX_SHORT_MIN ? lex_short(s, x) : 0;
-
-	return len != 0 ? len : lex_general(s, n, x);
 }

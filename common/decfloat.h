@@ -16,7 +16,9 @@
  * decfloat_to_float gives (float) of that double, by a cheaper route where
  * it provably agrees (below).
  *
- * decfloat_lex reads the JSON number grammar from text (see below).
+ * decfloat_lex reads the JSON number grammar from text (see below): its
+ * common short path inline in this header, so a row of numbers makes no call
+ * per number, the rest in decfloat.c.
  * Pure functions: no allocation, no locale, no global state.
  */
 #ifndef COMMON_DECFLOAT_H
@@ -114,8 +116,126 @@ struct decfloat_number {
 	int truncated, neg, is_real;
 };
 
+/* decfloat_lex past the common shape below: the whole grammar, any length.
+ * Out of line, so the short path pays none of its register saves. */
+size_t decfloat_lex_general(const char *s, size_t n, struct decfloat_number *x);
+
+/* ---- the short path, inline: a call per number and x through memory were
+ * a tenth of a row's parse ---------------------------------------------------- */
+
+/* The 8 bytes at p as a word whose first byte is the least significant. */
+static inline uint64_t decfloat_load8(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/*
+ * The number of ASCII digits v starts with (0 .. 8; bytes in memory order,
+ * first least significant): a byte is a digit when its high nibble is 3 and
+ * stays 3 after adding 6. Borrows and carries only run towards later bytes,
+ * so they can spoil the test only after the first non-digit.
+ */
+static inline __attribute__((always_inline)) int decfloat_leading8(uint64_t v)
+{
+	const uint64_t hi = UINT64_C(0xf0f0f0f0f0f0f0f0), threes = UINT64_C(0x3030303030303030);
+	uint64_t bad = ((v & hi) ^ threes) | (((v + UINT64_C(0x0606060606060606)) & hi) ^ threes);
+
+	return bad ? __builtin_ctzll(bad) / 8 : 8;
+}
+
+/* The value of 8 ASCII digits (first byte least significant in v), in three
+ * multiplications: pairs, then quadruples, then the whole. */
+static inline __attribute__((always_inline)) uint32_t decfloat_parse8(uint64_t v)
+{
+	const uint64_t mask = UINT64_C(0x000000ff000000ff);
+	const uint64_t mul1 = UINT64_C(100) + (UINT64_C(1000000) << 32);
+	const uint64_t mul2 = UINT64_C(1) + (UINT64_C(10000) << 32);
+
+	v -= UINT64_C(0x3030303030303030);
+	v = v * 10 + (v >> 8);
+	return (uint32_t)((((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32);
+}
+
+/* 10^k, k = 0 .. 7 */
+extern const uint64_t DECFLOAT_POW10_U64[8];
+
+/* The value of the first k (0 .. 7) digits of v: moved to the word's end
+ * after 8 - k '0's (each shift in two halves, so k = 0 needs no branch),
+ * read as 8. */
+static inline __attribute__((always_inline)) uint32_t decfloat_parse_leading(uint64_t v, int k)
+{
+	v = v << (4 * (8 - k)) << (4 * (8 - k)) |
+	    UINT64_C(0x3030303030303030) >> (4 * k) >> (4 * k);
+	return decfloat_parse8(v);
+}
+
+/*
+ * The common shape, where at least DECFLOAT_LEX_SHORT_MIN bytes remain:
+ * -?D.F with one integer digit D and 1 to 18 fraction digits F, no exponent ("0.1234",
+ * "-0.12345678901234567"). Three words hold D's successor digits; no loop,
+ * no bounds check (all reads are below s + 28). Returns the length, or 0
+ * for anything else, which decfloat_lex then reads the general way (its
+ * answer decides, also on a malformed token).
+ */
+enum { DECFLOAT_LEX_SHORT_MIN = 32 };
+
+static inline __attribute__((always_inline)) size_t decfloat_lex_short(const char *s,
+								       struct decfloat_number *x)
+{
+	int neg = *s == '-';
+	const char *p = s + neg, *q;
+	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
+	uint64_t v = decfloat_load8(p + 2), m;
+	int k = decfloat_leading8(v);
+
+	if (d0 > 9 || p[1] != '.' || k == 0)
+		return 0;
+	if (k < 8) { /* up to 7 fraction digits */
+		m = d0 * DECFLOAT_POW10_U64[k] + decfloat_parse_leading(v, k);
+		q = p + 2 + k;
+	} else {
+		uint64_t v2 = decfloat_load8(p + 10), v3;
+		int k2 = decfloat_leading8(v2), k3;
+
+		m = (uint64_t)d0 * 100000000 + decfloat_parse8(v);
+		if (k2 < 8) { /* 8 to 15 */
+			m = m * DECFLOAT_POW10_U64[k2] + decfloat_parse_leading(v2, k2);
+			q = p + 10 + k2;
+		} else { /* 16 to 18 */
+			v3 = decfloat_load8(p + 18);
+			k3 = decfloat_leading8(v3);
+			if (k3 > 2)
+				return 0;
+			m = (m * 100000000 + decfloat_parse8(v2)) * DECFLOAT_POW10_U64[k3] +
+			    decfloat_parse_leading(v3, k3);
+			q = p + 18 + k3;
+		}
+	}
+	if ((*q | 0x20) == 'e')
+		return 0;
+	x->m = m;
+	x->e10 = -(long)(q - p - 2);
+	x->digits = (size_t)(q - p - 1);
+	x->truncated = 0;
+	x->neg = neg;
+	x->is_real = 1;
+	return (size_t)(q - s);
+}
+
 /* Reads the number at s[0 .. n) into x; returns its length, or 0 when no
  * JSON number starts there (the token may be followed by anything). */
-size_t decfloat_lex(const char *s, size_t n, struct decfloat_number *x);
+static inline __attribute__((always_inline)) size_t decfloat_lex(const char *s, size_t n,
+								 struct decfloat_number *x)
+{
+	size_t len = n >= DECFLOAT_LEX_SHORT_MIN ? decfloat_lex_short(s, x) : 0;
+
+	return len != 0 ? len : decfloat_lex_general(s, n, x);
+}
 
 #endif

@@ -23,8 +23,11 @@
  * (|x| >= 1e18) exceed int64, and parsers that read integers as int64 (jansson
  * without JSON_DECODE_INT_AS_REAL) reject them.
  *
- * Speed: digits are written as 8-byte words, so out must have FMT_FLOAT_MAX
- * bytes even for a short number; bytes after the returned length (at most
+ * Speed (issue 15; bench/README.md has the numbers): Schubfach's scale comes
+ * from a table per exponent, its final choice from arithmetic and selects, not
+ * branches, and there is no separate path for integers. Digits are written
+ * as 8-byte words, so out must have FMT_FLOAT_MAX bytes even for a short
+ * number; bytes after the returned length (at most
  * out[0..22) in all) may have been overwritten.
  *
  * fmt_float_digits rounds the exact binary value to `digits` significant
@@ -150,80 +153,98 @@ static uint64_t rop(uint64_t g, uint64_t cp)
 }
 
 /*
- * The shortest decimal in the rounding interval R of c 2^q (c > 0), and the
- * closest to it among the shortest (ties to an even last digit). Figure 7 of
- * the paper, in the variables of its section 9: everything is scaled by 4 so
- * that the interval bounds vbl, vbr and v itself (vb) are integers.
+ * The scale of pass 2 below for each biased exponent bq (0 .. 255; 0, the
+ * subnormals, has the q of bq = 1): k = floor(log10(2^q)) and the shift
+ * h = q + floor(log2(10^-k)) + 33, two bytes, so that a number's k, h and g
+ * take two loads instead of two multiplications and their shifts (the same
+ * floor-logs as flog10pow2 and flog2pow10, as constant expressions).
+ * Only the rare c = C_MIN (the gap below is half) computes its own.
  */
-static inline __attribute__((always_inline)) struct dec to_decimal(int q, uint32_t c)
+// clang-format off
+/* (it would spread SCALE over four lines) */
+#define SCALE_Q(bq) ((bq) < 1 ? FLT_Q_MIN : (bq) + FLT_Q_MIN - 1)
+#define SCALE_K(bq) ((int)((int64_t)SCALE_Q(bq) * 661971961083LL >> 41))
+#define SCALE_H(bq) (SCALE_Q(bq) + (int)((int64_t)-SCALE_K(bq) * 913124641741LL >> 38) + 33)
+#define SCALE(bq) {SCALE_K(bq), SCALE_H(bq)}
+#define SCALE4(b) SCALE(b), SCALE((b) + 1), SCALE((b) + 2), SCALE((b) + 3)
+#define SCALE16(b) SCALE4(b), SCALE4((b) + 4), SCALE4((b) + 8), SCALE4((b) + 12)
+#define SCALE64(b) SCALE16(b), SCALE16((b) + 16), SCALE16((b) + 32), SCALE16((b) + 48)
+// clang-format on
+
+static const struct {
+	int8_t k, h;
+} SCALES[256] = {SCALE64(0), SCALE64(64), SCALE64(128), SCALE64(192)};
+
+/*
+ * The shortest decimal in the rounding interval R of c 2^q (c > 0, q the
+ * exponent of the biased bq, SCALE_Q), and the closest to it among the
+ * shortest (ties to an even last digit). Figure 7 of the paper, in the variables of
+ * its section 9: everything is scaled by 4 so that the interval bounds vbl,
+ * vbr and v itself (vb) are integers.
+ */
+static inline __attribute__((always_inline)) struct dec to_decimal(uint32_t bq, uint32_t c)
 {
 	uint64_t out = c & 1; /* R is closed when c is even (ties to even) */
 	uint64_t cb = (uint64_t)c << 2;
 	uint64_t cbr = cb + 2;
 	uint64_t cbl;
-	int k;
+	int k, h;
 
 	/* pass 1: k = floor(log10(width of R)); at c = C_MIN the gap below is half */
-	if (c != FLT_C_MIN || q == FLT_Q_MIN) {
+	if (c != FLT_C_MIN || bq <= 1) {
 		cbl = cb - 2;
-		k = flog10pow2(q);
+		k = SCALES[bq].k;
+		h = SCALES[bq].h;
 	} else {
+		int q = SCALE_Q((int)bq);
+
 		cbl = cb - 1;
 		k = flog10_3q_pow2(q);
+		h = q + flog2pow10(-k) + 33;
 	}
 
 	/* pass 2: v, its bounds, all times 10^-k, times 4, rounded to odd */
-	int h = q + flog2pow10(-k) + 33;
 	uint64_t g = G[k - G_K_MIN];
 	uint64_t vb = rop(g, cb << h);
 	uint64_t vbl = rop(g, cbl << h);
 	uint64_t vbr = rop(g, cbr << h);
 
-	/* pass 3: R holds at most one multiple of 10^(k+1); if so it is shortest */
-	uint64_t s = vb >> 2;
-	uint64_t sp10 = s / 10 * 10;
-	uint64_t tp10 = sp10 + 10;
-	int upin = vbl + out <= sp10 << 2;
-	int wpin = (tp10 << 2) + out <= vbr;
+	/*
+	 * pass 3: the choice, by arithmetic and three selects (branches would
+	 * mispredict: which case applies is random). R holds at most one
+	 * multiple of 10^(k+1), sp10 or tp10 (R is narrower than 10^(k+1)); if
+	 * so it is shortest.
+	 * Else u = s 10^k or w = t 10^k, whichever is in R (at least one is: R
+	 * is at least 10^k wide), or if both, the closer (ties to even: v - u
+	 * is (vb & 3) quarters, so w is closer at 3, or at 2 when s is odd).
+	 */
+	uint64_t lo = vbl + out, hi = vbr - out; /* R = [lo, hi] scaled by 4 */
+	uint64_t s = vb >> 2, t = s + 1;
+	uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10;
+	/* s, or t when w is in R and closer (arithmetic: a select here became
+	 * a branch) */
+	uint64_t r = s + ((t << 2 <= hi) & ((vb & 3) + (s & 1) > 2));
 
-	/* pass 4: else u = s 10^k or w = t 10^k, whichever is in R, or the closer
-	 * (ties to even). Computed unconditionally: selects, not branches, as
-	 * which case applies is random. */
-	uint64_t t = s + 1;
-	int uin = vbl + out <= s << 2;
-	int win = (t << 2) + out <= vbr;
-	int64_t cmp = (int64_t)vb - (int64_t)((s + t) << 1);
-	uint64_t closer = t - (uint64_t)((cmp < 0) | ((cmp == 0) & ((s & 1) == 0))); /* no && */
-	uint64_t one_in = t - (uint64_t)uin; /* uin ? s : t */
-	uint64_t m1 = -(uint64_t)(uin != win), m2 = -(uint64_t)(upin != wpin);
-	uint64_t full = (one_in & m1) | (closer & ~m1);
-	uint64_t shorter = tp10 - 10 * (uint64_t)upin; /* upin ? sp10 : tp10 */
-
-	/* upin != wpin ? shorter : full, as masks: the compiler would branch */
-	return (struct dec){(uint32_t)((shorter & m2) | (full & ~m2)), k};
+	r = lo <= s << 2 ? r : t;
+	r = lo <= sp10 << 2 ? sp10 : r;
+	r = tp10 << 2 <= hi ? tp10 : r;
+	return (struct dec){(uint32_t)r, k};
 }
 
-/* Decodes a finite nonzero |x| (its bits without the sign) and runs
- * to_decimal, with the paper's fast path for integers below 2^24 (sec. 8.3). */
+/*
+ * Decodes a finite nonzero |x| (its bits without the sign) and runs
+ * to_decimal, without branches: a subnormal (bq = 0) has c = t and the q of
+ * bq = 1. No fast path for integers (the paper's sec. 8.3): its test cost a
+ * tenth of a number, and to_decimal finds the same decimal for them (R is
+ * narrower than 1, so holds no other decimal with as few digits), at most
+ * with a trailing zero more, which write_decimal drops.
+ */
 static inline __attribute__((always_inline)) struct dec float_to_decimal(uint32_t bits)
 {
 	uint32_t bq = bits >> (FLT_P - 1);
-	uint32_t t = bits & (FLT_C_MIN - 1);
+	uint32_t c = (bits & (FLT_C_MIN - 1)) | (uint32_t)(bq != 0) << (FLT_P - 1);
 
-	if (bq == 0) /* subnormal: c = t, q = Q_MIN */
-		return to_decimal(FLT_Q_MIN, t);
-
-	int mq = FLT_P + 126 - (int)bq; /* -q */
-	uint32_t c = FLT_C_MIN | t;
-
-	/* an integer when 0 < mq < P and c's low mq bits are 0: one branch,
-	 * rarely taken (mq's range alone is random for data around 1) */
-	uint32_t sh = (uint32_t)mq & 31;
-	uint32_t out_of_range = (uint32_t)(mq - 1) >= FLT_P - 1;
-
-	if (((c & ((UINT32_C(1) << sh) - 1)) | out_of_range) == 0)
-		return (struct dec){c >> sh, 0};
-	return to_decimal(-mq, c);
+	return to_decimal(bq, c);
 }
 
 /* 10^i, i = 0..9 */
@@ -388,8 +409,8 @@ static inline __attribute__((always_inline)) size_t shortest(char *out, uint32_t
 	if (abs == 0)
 		return write_special(out, neg, abs);
 
-	/* f < 1.7e8: s < 2^23 2^q / 10^k 10 with 2^q / 10^k < 10 (pass 1 of
-	 * to_decimal), and integers on the fast path are below 2^24 */
+	/* f < 1.7e8: s = c 2^q / 10^k < 2^24 10 (2^q / 10^k < 10 by pass 1 of
+	 * to_decimal), and f is at most s + 10 */
 	struct dec v = float_to_decimal(abs);
 
 	return write_decimal(out, neg, v.f, v.e);

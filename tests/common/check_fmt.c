@@ -759,6 +759,32 @@ START_TEST(test_fmt_row_twin)
 }
 END_TEST
 
+/*
+ * Integers below 2^24 print as their digits ("%u", "-%u"): fmt.c finds them
+ * with the general algorithm, not the paper's fast path for integers, so an
+ * integer's decimal with a trailing zero more (12345670 10^-1) must come out
+ * the same. Every third (every 997th in light mode) and each power of two.
+ */
+START_TEST(test_fmt_integers)
+{
+	uint32_t stride = test_light() ? 997 : 3;
+	char s[FMT_FLOAT_MAX + 1], want[16];
+	uint64_t count = 0;
+
+	for (uint32_t i = 1; i <= UINT32_C(1) << 24;
+	     i += i < 16 || (i & (i - 1)) == 0 ? 1 : stride) {
+		shortest(s, (float)i);
+		snprintf(want, sizeof want, "%u", (unsigned)i);
+		ck_assert_msg(strcmp(s, want) == 0, "%u: \"%s\"", (unsigned)i, s);
+		shortest(s, -(float)i);
+		ck_assert_msg(s[0] == '-' && strcmp(s + 1, want) == 0, "-%u: \"%s\"", (unsigned)i,
+			      s);
+		count++;
+	}
+	ck_assert_uint_gt(count, test_light() ? 16000 : 5000000);
+}
+END_TEST
+
 /* All 2^32 patterns read back, and every 16th has no shorter decimal that
  * does; only when asked for (ATTN_FMT_EXHAUSTIVE=1), as it takes minutes. */
 START_TEST(test_fmt_exhaustive)
@@ -791,6 +817,7 @@ static Suite *fmt_suite(void)
 	tcase_add_test(tf, test_fmt_digits_twin);
 	tcase_add_test(tf, test_fmt_shortest_twin);
 	tcase_add_test(tf, test_fmt_row_twin);
+	tcase_add_test(tf, test_fmt_integers);
 	tcase_add_test(tf, test_fmt_exhaustive);
 	suite_add_tcase(s, tf);
 	return s;
