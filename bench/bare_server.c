@@ -4,8 +4,9 @@
  * A libmicrohttpd server that answers every request, whatever its method and
  * path, with 200 and one fixed small JSON body. It runs libmicrohttpd exactly
  * as attnd does (server/http.c start_daemon, server/main.c's thread model):
- * a pool of internal polling threads on epoll (one per CPU, as attnd's
- * --io-threads default), suspend/resume allowed, the same
+ * a pool of internal polling threads on poll() (one per CPU, as attnd's
+ * --io-threads default; poll(), not epoll, since 8d73076 made attnd's so),
+ * suspend/resume allowed, the same
  * connection limits, per-connection memory and idle timeout as attnd's
  * defaults, and a request body read to its end before the answer is queued
  * (doc/examples/simplepost.c's lifecycle). So the gap between the two servers'
@@ -125,7 +126,7 @@ static int parse_args(int argc, char **argv, unsigned *port, unsigned *io_thread
 static struct MHD_Daemon *start_daemon(unsigned port, unsigned io_threads)
 {
 	struct sockaddr_in addr;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 
 	memset(&addr, 0, sizeof addr);

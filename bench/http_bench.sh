@@ -34,6 +34,8 @@
 #                never queue: the I/O threads answer them)
 #   heavy ones   -t2 -c(2 x CPUs, at most 8)  for $HTTP_BENCH_HEAVY_SECONDS (5)
 # HTTP_BENCH_HEAVY_CONNECTIONS overrides the heavy count.
+# HTTP_BENCH_SCENARIOS="seeds_c8 seeds_c32" runs only those (any of the four
+# names above, in the order given); the default is all four.
 #
 # ATTND_URL=http://127.0.0.1:PORT measures an instance already running there
 # instead (every scenario, no bare server, nothing started or stopped). Only
@@ -48,6 +50,16 @@ ROUNDS=${HTTP_BENCH_ROUNDS:-3}
 SECONDS_HEAVY=${HTTP_BENCH_HEAVY_SECONDS:-5}
 TARGET_PCT=80
 SCENARIOS=(seeds_c8 seeds_c32 l128_noweights l256_weights)
+if [[ -n ${HTTP_BENCH_SCENARIOS:-} ]]; then
+	read -r -a wanted <<<"$HTTP_BENCH_SCENARIOS"
+	for s in "${wanted[@]}"; do
+		[[ " ${SCENARIOS[*]} " == *" $s "* ]] || {
+			echo "http_bench: unknown scenario '$s' (HTTP_BENCH_SCENARIOS: ${SCENARIOS[*]})" >&2
+			exit 1
+		}
+	done
+	SCENARIOS=("${wanted[@]}")
+fi
 
 cpus=$(nproc)
 conn_heavy=${HTTP_BENCH_HEAVY_CONNECTIONS:-$((2 * cpus < 8 ? 2 * cpus : 8))}
