@@ -29,6 +29,7 @@
 
 #include "common/buf.h"
 #include "common/fmt.h"
+#include "tests/lib/expect.h"
 #include "tests/lib/light.h"
 #include "tests/lib/suite_main.h"
 #include "engine/prng.h"
@@ -775,10 +776,10 @@ START_TEST(test_fmt_integers)
 	     i += i < 16 || (i & (i - 1)) == 0 ? 1 : stride) {
 		shortest(s, (float)i);
 		snprintf(want, sizeof want, "%u", (unsigned)i);
-		ck_assert_msg(strcmp(s, want) == 0, "%u: \"%s\"", (unsigned)i, s);
+		EXPECT_MSG(strcmp(s, want) == 0, "%u: \"%s\"", (unsigned)i, s);
 		shortest(s, -(float)i);
-		ck_assert_msg(s[0] == '-' && strcmp(s + 1, want) == 0, "-%u: \"%s\"", (unsigned)i,
-			      s);
+		EXPECT_MSG(s[0] == '-' && strcmp(s + 1, want) == 0, "-%u: \"%s\"", (unsigned)i,
+			   s);
 		count++;
 	}
 	ck_assert_uint_gt(count, test_light() ? 16000 : 5000000);
