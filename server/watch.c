@@ -38,12 +38,15 @@ struct watch {
 	size_t cap;
 };
 
+/* A touch's time in whole milliseconds, rounded up: an idle bound counted
+ * from it may fire up to 1 ms late, never early (rounded down, an entry
+ * idle for 0.3 s fired after 0.299 s). */
 static long long now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)ts.tv_sec * 1000 + (ts.tv_nsec + 999999) / 1000000;
 }
 
 /* Why e fires at `now`, or WATCH_NONE: its deadline, or its idle bound
