@@ -128,9 +128,12 @@ static const char DIGITS2[200] = "0001020304050607080910111213141516171819"
  * the |e| <= 150 used here):
  * floor(log10(2^e)), floor(log10(3/4 2^e)), floor(log2(10^e)).
  * Right shifts of negative values are arithmetic on every compiler we use. */
+#define FLOG10POW2(e) ((int)((int64_t)(e) * 661971961083LL >> 41))
+#define FLOG2POW10(e) ((int)((int64_t)(e) * 913124641741LL >> 38))
+
 static int flog10pow2(int e)
 {
-	return (int)((int64_t)e * 661971961083LL >> 41);
+	return FLOG10POW2(e);
 }
 
 static int flog10_3q_pow2(int e)
@@ -140,7 +143,7 @@ static int flog10_3q_pow2(int e)
 
 static int flog2pow10(int e)
 {
-	return (int)((int64_t)e * 913124641741LL >> 38);
+	return FLOG2POW10(e);
 }
 
 /* The paper's r_o': cp g 2^-95 rounded to odd, as an integer (figure 11). */
@@ -156,15 +159,15 @@ static uint64_t rop(uint64_t g, uint64_t cp)
  * The scale of pass 2 below for each biased exponent bq (0 .. 255; 0, the
  * subnormals, has the q of bq = 1): k = floor(log10(2^q)) and the shift
  * h = q + floor(log2(10^-k)) + 33, two bytes, so that a number's k, h and g
- * take two loads instead of two multiplications and their shifts (the same
- * floor-logs as flog10pow2 and flog2pow10, as constant expressions).
+ * take two loads instead of two multiplications and their shifts (the
+ * floor-logs of flog10pow2 and flog2pow10, as constant expressions).
  * Only the rare c = C_MIN (the gap below is half) computes its own.
  */
 // clang-format off
 /* (it would spread SCALE over four lines) */
 #define SCALE_Q(bq) ((bq) < 1 ? FLT_Q_MIN : (bq) + FLT_Q_MIN - 1)
-#define SCALE_K(bq) ((int)((int64_t)SCALE_Q(bq) * 661971961083LL >> 41))
-#define SCALE_H(bq) (SCALE_Q(bq) + (int)((int64_t)-SCALE_K(bq) * 913124641741LL >> 38) + 33)
+#define SCALE_K(bq) FLOG10POW2(SCALE_Q(bq))
+#define SCALE_H(bq) (SCALE_Q(bq) + FLOG2POW10(-SCALE_K(bq)) + 33)
 #define SCALE(bq) {SCALE_K(bq), SCALE_H(bq)}
 #define SCALE4(b) SCALE(b), SCALE((b) + 1), SCALE((b) + 2), SCALE((b) + 3)
 #define SCALE16(b) SCALE4(b), SCALE4((b) + 4), SCALE4((b) + 8), SCALE4((b) + 12)
