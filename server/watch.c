@@ -16,6 +16,7 @@
 #define _GNU_SOURCE /* POLLRDHUP */
 #include "watch.h"
 
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,10 +44,7 @@ struct watch {
  * idle for 0.3 s fired after 0.299 s). */
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + (ts.tv_nsec + 999999) / 1000000;
+	return (long long)ceil(clock_seconds() * 1e3);
 }
 
 /* Why e fires at `now`, or WATCH_NONE: its deadline, or its idle bound
