@@ -346,9 +346,13 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 # `make test SANITIZE=...` covers), and the daemons other suites start for
 # their HTTP cases run outside valgrind. The
 # suites that sweep millions of values run light there (ATTN_TEST_LIGHT).
-# tests/valgrind.supp says what it hides and why.
-VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
-            --suppressions=tests/lib/valgrind.supp
+# tests/lib/valgrind.supp says what it hides and why. valgrind runs one
+# thread at a time; --fair-sched=yes hands its lock round in turn, where the
+# default lets a thread take it straight back, so a thread that spins on
+# another's progress (check_cancel's canceller, a team barrier) cannot
+# starve it.
+VALGRIND := valgrind -q --fair-sched=yes --leak-check=full --errors-for-leak-kinds=definite \
+            --error-exitcode=1 --suppressions=tests/lib/valgrind.supp
 VALGRIND_SUITES := $(filter-out $(BUILD)/tests/daemon/check_server%,$(TEST_BIN))
 # Suites run VALGRIND_JOBS at a time (tools/run_jobs.sh prints them in order):
 # each is one single-threaded valgrind process, so two on two cores take about

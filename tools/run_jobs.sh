@@ -6,7 +6,8 @@
 # usage: tools/run_jobs.sh JOBS OUTDIR LABEL NAME CMD [NAME CMD ...]
 # Command N is written to OUTDIR/N.sh and its output to OUTDIR/N.log; then
 # each log is printed under "== LABEL NAME", and "LABEL: P passed, F failed"
-# with the names that failed. Exits 1 if any command failed.
+# with the names that failed, then the last lines of each failed log again.
+# Exits 1 if any command failed.
 set -u
 jobs=$1 out=$2 label=$3
 shift 3
@@ -32,6 +33,12 @@ for i in $(seq 0 $((n - 1))); do
 		fail=$((fail + 1))
 		failed="$failed${names[$i]}; "
 	fi
+done
+# a long run's output is often read from its end: the failures' last lines again
+for i in $(seq 0 $((n - 1))); do
+	[ "$(cat "$out/$i.rc" 2>/dev/null)" = 0 ] && continue
+	echo "== $label ${names[$i]} failed; its last lines:"
+	tail -n 30 "$out/$i.log"
 done
 echo "$label: $pass passed, $fail failed"
 [ -z "$failed" ] || echo "failed: $failed"
