@@ -20,8 +20,7 @@ enum { FIELD_GAP_MAX = 64, SHOWN_MAX = 40 };
  * digits, '-') are answered without the search of the others. */
 static int is_tchar(unsigned char c)
 {
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	    c == '-')
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
 		return 1;
 	return c != '\0' && strchr("!#$%&'*+.^_`|~", c) != NULL;
 }
