@@ -201,8 +201,9 @@ static int alloc_outputs(struct attention_out *o, const struct attention_plan *p
 
 /*
  * The workspace of the call on `threads`, into o: the plan counted it for the
- * reply's own threads; lent threads each need scratch of their own, and are
- * given back when that would pass the memory limit.
+ * reply's own threads, and stands when no thread was lent (the engine checks
+ * the request again when it runs); lent threads each need scratch of their
+ * own, and are given back when that would pass the memory limit.
  */
 static int size_workspace(const struct api_service *svc, const struct api_reply *reply,
 			  const struct attention_job *job, const struct attention_plan *plan,
@@ -212,6 +213,10 @@ static int size_workspace(const struct api_service *svc, const struct api_reply 
 	struct attn_error aerr;
 
 	request_of(job, o, threads, r);
+	if (!threads->lent) { /* the plan's own threads: its size stands */
+		o->ws_bytes = plan->ws_bytes;
+		return 0;
+	}
 	if (attn_mha_workspace(r, &o->ws_bytes, &aerr) != ATTN_OK)
 		return attention_engine_error(job, &aerr, err);
 	if (threads->lent &&

@@ -68,16 +68,25 @@ static size_t grown_cap(const struct buf *b, size_t need)
 	return cap;
 }
 
+/* buf_grow when n more bytes do not fit as they are: out of line, so the
+ * usual case (they fit) costs each append a compare, not a call. */
+static int buf_grow_slow(struct buf *b, size_t n) __attribute__((noinline));
+
 /* Makes room for n more content bytes plus the NUL. 0 on success; -1 with
  * `failed` set (contents untouched) when over max or out of memory. */
-static int buf_grow(struct buf *b, size_t n)
+static inline int buf_grow(struct buf *b, size_t n)
+{
+	if (n < b->cap - b->len && !b->failed) /* the usual case: it fits */
+		return 0;
+	return buf_grow_slow(b, n);
+}
+
+static int buf_grow_slow(struct buf *b, size_t n)
 {
 	size_t need;
 	size_t cap;
 	char *p;
 
-	if (n < b->cap - b->len && !b->failed) /* the usual case: it fits */
-		return 0;
 	if (b->failed)
 		return -1;
 	if (n > b->max - b->len) {

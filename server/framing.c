@@ -16,12 +16,13 @@
  * with more leading whitespace than this is refused as malformed too. */
 enum { FIELD_GAP_MAX = 64, SHOWN_MAX = 40 };
 
-/* RFC 9110 section 5.6.2: tchar. */
+/* RFC 9110 section 5.6.2: tchar. The usual bytes of a name (letters,
+ * digits, '-') are answered without the search of the others. */
 static int is_tchar(unsigned char c)
 {
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
 		return 1;
-	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+	return c != '\0' && strchr("!#$%&'*+.^_`|~", c) != NULL;
 }
 
 static int is_ctl(unsigned char c)
@@ -73,17 +74,17 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 				   size_t key_size, const char *value, size_t value_size)
 {
 	struct field_scan *f = cls;
-	char name[SHOWN_MAX + 1];
+	char name[SHOWN_MAX + 1]; /* the name for a message, made only for one */
 
 	(void)kind;
 	(void)value_size;
-	shown(name, key, key_size);
 	if (key_size == 0) {
 		snprintf(f->why, f->cap, "a header line without a name");
 		return MHD_NO;
 	}
 	for (size_t i = 0; i < key_size; i++) {
 		if (!is_tchar((unsigned char)key[i])) {
+			shown(name, key, key_size);
 			snprintf(f->why, f->cap,
 				 "header name '%s' has a byte not allowed in a name at %zu "
 				 "(whitespace before the colon, or a control character)",
@@ -92,6 +93,7 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 		}
 	}
 	if (value == NULL || !value_follows_name(key, key_size, value)) {
+		shown(name, key, key_size);
 		snprintf(f->why, f->cap,
 			 "header '%s' is folded onto the next line (obs-fold): not accepted", name);
 		return MHD_NO;

@@ -8,11 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *header(struct MHD_Connection *conn, const char *name)
-{
-	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
-}
-
 static int request_id_valid(const char *id)
 {
 	size_t n = 0;
@@ -24,18 +19,12 @@ static int request_id_valid(const char *id)
 	return n > 0;
 }
 
-const char *hdr_client_request_id(struct MHD_Connection *conn)
+const char *hdr_client_request_id(const struct hdr_fields *f)
 {
-	const char *given = header(conn, "X-Request-Id");
+	const char *given = f->request_id;
 
 	return given != NULL && request_id_valid(given) ? given : NULL;
 }
-
-struct framing {
-	unsigned content_length;
-	unsigned transfer_encoding;
-	unsigned chunked; /* Transfer-Encoding exactly "chunked" */
-};
 
 /* value is "chunked" exactly as libmicrohttpd 0.9.75 decodes it: without
  * case, after the leading spaces it strips (trailing ones make it another
@@ -47,20 +36,58 @@ static int is_chunked(const char *value)
 	return strcasecmp(value, "chunked") == 0;
 }
 
-static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
-				     const char *value)
+/* Is the field's name (n bytes at key) `name`, without case? */
+static int named(const char *key, size_t n, const char *name, size_t name_len)
 {
-	struct framing *f = cls;
+	return n == name_len && strncasecmp(key, name, n) == 0;
+}
+
+#define NAMED(key, n, lit) named(key, n, lit, sizeof lit - 1)
+
+/* The first field of a name wins, as in MHD_lookup_connection_value. */
+static void keep_first(const char **slot, const char *value)
+{
+	if (*slot == NULL)
+		*slot = value;
+}
+
+static enum MHD_Result note_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				  size_t key_size, const char *value, size_t value_size)
+{
+	struct hdr_fields *f = cls;
 
 	(void)kind;
-	if (strcasecmp(key, "Content-Length") == 0)
-		f->content_length++;
-	if (strcasecmp(key, "Transfer-Encoding") == 0) {
-		f->transfer_encoding++;
+	(void)value_size;
+	if (NAMED(key, key_size, "Content-Length")) {
+		f->content_lengths++;
+		keep_first(&f->content_length, value);
+	} else if (NAMED(key, key_size, "Transfer-Encoding")) {
+		f->transfer_encodings++;
 		if (value != NULL && is_chunked(value))
 			f->chunked++;
+		keep_first(&f->transfer_encoding, value);
+	} else if (NAMED(key, key_size, "Content-Type")) {
+		keep_first(&f->content_type, value);
+	} else if (NAMED(key, key_size, "X-Request-Id")) {
+		keep_first(&f->request_id, value);
+	} else if (NAMED(key, key_size, "Inference-Header-Content-Length")) {
+		keep_first(&f->inference_header, value);
+	} else if (NAMED(key, key_size, "Authorization")) {
+		keep_first(&f->authorization, value);
+	} else if (NAMED(key, key_size, "Origin")) {
+		keep_first(&f->origin, value);
+	} else if (NAMED(key, key_size, "Accept-Encoding")) {
+		f->accept_encoding = 1;
+	} else if (NAMED(key, key_size, "Content-Encoding")) {
+		f->content_encoding = 1;
 	}
 	return MHD_YES;
+}
+
+void hdr_scan(struct MHD_Connection *conn, struct hdr_fields *f)
+{
+	memset(f, 0, sizeof(*f));
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, note_field, f);
 }
 
 /* Two Content-Length headers, one with a Transfer-Encoding, or a
@@ -68,14 +95,10 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
  * refused (RFC 9112 section 6.3). libmicrohttpd 0.9.75 decodes only an exact
  * "chunked" and reads any other coding ("gzip, chunked") as a body without
  * length, up to the connection's close: without this the request would hang. */
-int hdr_framing_ambiguous(struct MHD_Connection *conn)
+int hdr_framing_ambiguous(const struct hdr_fields *f)
 {
-	struct framing f = {0, 0, 0};
-
-	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f) < 0)
-		return 1;
-	return f.content_length > 1 || (f.content_length > 0 && f.transfer_encoding > 0) ||
-	       f.transfer_encoding > 1 || f.transfer_encoding != f.chunked;
+	return f->content_lengths > 1 || (f->content_lengths > 0 && f->transfer_encodings > 0) ||
+	       f->transfer_encodings > 1 || f->transfer_encodings != f->chunked;
 }
 
 /* Compares a client token with the key in time that depends only on the
@@ -93,9 +116,9 @@ static int secret_equal(const char *given, size_t given_len, const char *key)
 	return diff == 0;
 }
 
-int hdr_bearer_matches(struct MHD_Connection *conn, const char *key)
+int hdr_bearer_matches(const struct hdr_fields *f, const char *key)
 {
-	const char *auth = header(conn, "Authorization");
+	const char *auth = f->authorization;
 	size_t len;
 
 	if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
@@ -111,9 +134,9 @@ int hdr_bearer_matches(struct MHD_Connection *conn, const char *key)
 }
 
 /* type, optionally with parameters (; charset=utf-8). */
-int hdr_media_type_is(struct MHD_Connection *conn, const char *type)
+int hdr_media_type_is(const struct hdr_fields *f, const char *type)
 {
-	const char *ct = header(conn, "Content-Type");
+	const char *ct = f->content_type;
 	size_t n = strlen(type);
 
 	if (ct == NULL)
@@ -125,26 +148,26 @@ int hdr_media_type_is(struct MHD_Connection *conn, const char *type)
 	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t';
 }
 
-int hdr_media_type_json(struct MHD_Connection *conn)
+int hdr_media_type_json(const struct hdr_fields *f)
 {
-	return hdr_media_type_is(conn, "application/json");
+	return hdr_media_type_is(f, "application/json");
 }
 
-int hdr_has_content_type(struct MHD_Connection *conn)
+int hdr_has_content_type(const struct hdr_fields *f)
 {
-	return header(conn, "Content-Type") != NULL;
+	return f->content_type != NULL;
 }
 
-const char *hdr_inference_header_length(struct MHD_Connection *conn)
+const char *hdr_inference_header_length(const struct hdr_fields *f)
 {
-	return header(conn, "Inference-Header-Content-Length");
+	return f->inference_header;
 }
 
 /* Content-Length above max, read digit by digit without overflow
  * (libmicrohttpd has already refused a malformed value). */
-int hdr_declared_too_large(struct MHD_Connection *conn, unsigned long long max)
+int hdr_declared_too_large(const struct hdr_fields *f, unsigned long long max)
 {
-	const char *cl = header(conn, "Content-Length");
+	const char *cl = f->content_length;
 	unsigned long long n = 0;
 
 	if (cl == NULL)
@@ -158,10 +181,10 @@ int hdr_declared_too_large(struct MHD_Connection *conn, unsigned long long max)
 }
 
 /* Does the request announce a body? */
-int hdr_announces_body(struct MHD_Connection *conn)
+int hdr_announces_body(const struct hdr_fields *f)
 {
-	const char *cl = header(conn, "Content-Length");
-	const char *te = header(conn, "Transfer-Encoding");
+	const char *cl = f->content_length;
+	const char *te = f->transfer_encoding;
 
 	if (te != NULL) /* any coding: libmicrohttpd then expects a body */
 		return 1;
@@ -177,11 +200,13 @@ static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, c
 	return MHD_YES;
 }
 
-enum coding hdr_accept_encoding(struct MHD_Connection *conn)
+enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn)
 {
 	struct accept_encoding ae;
 
 	accept_encoding_init(&ae);
+	if (!f->accept_encoding) /* no field to read: the pass would find none */
+		return accept_encoding_choose(&ae);
 	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_accept_encoding, &ae) < 0)
 		return CODING_IDENTITY;
 	return accept_encoding_choose(&ae);
@@ -196,13 +221,15 @@ static enum MHD_Result add_content_encoding(void *cls, enum MHD_ValueKind kind, 
 	return MHD_YES;
 }
 
-void hdr_content_encoding(struct MHD_Connection *conn, struct content_encoding *ce)
+void hdr_content_encoding(const struct hdr_fields *f, struct MHD_Connection *conn,
+			  struct content_encoding *ce)
 {
 	content_encoding_init(ce);
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, add_content_encoding, ce);
+	if (f->content_encoding)
+		MHD_get_connection_values(conn, MHD_HEADER_KIND, add_content_encoding, ce);
 }
 
-const char *hdr_cors_origin(struct MHD_Connection *conn, const char *list, int *vary)
+const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *vary)
 {
 	const char *origin;
 	size_t n;
@@ -213,7 +240,7 @@ const char *hdr_cors_origin(struct MHD_Connection *conn, const char *list, int *
 	if (strcmp(list, "*") == 0)
 		return "*";
 	*vary = 1;
-	origin = header(conn, "Origin");
+	origin = f->origin;
 	if (origin == NULL)
 		return NULL;
 	n = strlen(origin);

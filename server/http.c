@@ -80,7 +80,7 @@ static void copy_text(char *dst, size_t size, const char *src)
 static void set_request_id(struct request *r)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *given = hdr_client_request_id(r->conn);
+	const char *given = hdr_client_request_id(&r->hdr);
 	unsigned long long n;
 
 	if (given != NULL) {
@@ -100,7 +100,7 @@ static int authorized(const struct request *r)
 
 	if (key == NULL || key[0] == '\0' || r->route->open)
 		return 1;
-	return hdr_bearer_matches(r->conn, key);
+	return hdr_bearer_matches(&r->hdr, key);
 }
 
 /* ---- handlers ------------------------------------------------------------ */
@@ -216,8 +216,8 @@ static enum MHD_Result admit_codings(struct request *r)
 {
 	struct content_encoding ce;
 
-	r->answer_coding = hdr_accept_encoding(r->conn);
-	hdr_content_encoding(r->conn, &ce);
+	r->answer_coding = hdr_accept_encoding(&r->hdr, r->conn);
+	hdr_content_encoding(&r->hdr, r->conn, &ce);
 	if (ce.coding == CODING_UNKNOWN) {
 		snprintf(r->detail, sizeof r->detail,
 			 "Content-Encoding '%s' is not supported: send gzip, deflate or identity",
@@ -238,13 +238,13 @@ static enum MHD_Result admit_codings(struct request *r)
 
 /* The body's Content-Type is one of the route's ROUTE_MEDIA_* (a missing one
  * only where the route takes ROUTE_MEDIA_NONE). */
-static int media_allowed(unsigned media, struct MHD_Connection *conn)
+static int media_allowed(unsigned media, const struct hdr_fields *f)
 {
-	if (!hdr_has_content_type(conn))
+	if (!hdr_has_content_type(f))
 		return (media & ROUTE_MEDIA_NONE) != 0;
-	if ((media & ROUTE_MEDIA_JSON) && hdr_media_type_json(conn))
+	if ((media & ROUTE_MEDIA_JSON) && hdr_media_type_json(f))
 		return 1;
-	return (media & ROUTE_MEDIA_OCTET) && hdr_media_type_is(conn, "application/octet-stream");
+	return (media & ROUTE_MEDIA_OCTET) && hdr_media_type_is(f, "application/octet-stream");
 }
 
 /* First-call checks of a compute request: draining, media type, declared
@@ -255,10 +255,10 @@ static enum MHD_Result admit_compute(struct request *r)
 		refusals_note(r->srv->refusals, LIMIT_DRAINING);
 		return refuse_early(r, REJ_DRAINING);
 	}
-	if (!media_allowed(r->route->media, r->conn))
+	if (!media_allowed(r->route->media, &r->hdr))
 		return refuse_early(r, REJ_MEDIA_TYPE);
-	r->inference_header = hdr_inference_header_length(r->conn);
-	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))
+	r->inference_header = hdr_inference_header_length(&r->hdr);
+	if (hdr_declared_too_large(&r->hdr, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
 	return admit_codings(r);
 }
@@ -300,6 +300,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	r->conn = conn;
 	r->fd = ci != NULL ? ci->connect_fd : -1;
 	r->t_start = clock_seconds();
+	hdr_scan(conn, &r->hdr);
 	copy_text(r->method, sizeof r->method, method);
 	copy_text(r->path, sizeof r->path, url);
 	r->cache_control = "no-store";
@@ -329,7 +330,7 @@ static void request_free(struct request *r)
  * Content-Length would hold its connection while it streams. */
 static enum MHD_Result admit_inline(struct request *r)
 {
-	if (hdr_declared_too_large(r->conn, r->srv->cfg->max_body))
+	if (hdr_declared_too_large(&r->hdr, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
 	r->state = REQ_INLINE;
 	if (r->has_body)
@@ -384,7 +385,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		return refuse_framing(r);
 	if (head_too_large(r, url, method, version))
 		return cut_off(r, REJ_BAD_FRAMING); /* no room left for libmicrohttpd's answer */
-	r->has_body = hdr_announces_body(r->conn);
+	r->has_body = hdr_announces_body(&r->hdr);
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
 	if (over_per_ip_limit(r)) {
@@ -397,14 +398,14 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	if (options) {
 		r->route = NULL;
 		r->preflight = 1;
-		if (hdr_framing_ambiguous(r->conn))
+		if (hdr_framing_ambiguous(&r->hdr))
 			return refuse_framing(r);
 		return admit_inline(r);
 	}
 	if (found == ROUTE_NO_METHOD)
 		return refuse_early(r, REJ_METHOD);
 	r->vary_encoding = r->route->kind == ROUTE_COMPUTE && r->srv->cfg->compress_level > 0;
-	if (hdr_framing_ambiguous(r->conn))
+	if (hdr_framing_ambiguous(&r->hdr))
 		return refuse_framing(r);
 	if (!authorized(r))
 		return refuse_early(r, REJ_UNAUTHORIZED);

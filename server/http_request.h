@@ -77,6 +77,7 @@ struct request {
 	int fd;			/* the connection's socket, for a cut-off answer */
 	int recv_watched;	/* recv_watch registered: the body is arriving */
 	struct watch_entry recv_watch; /* --request-deadline, while the body arrives */
+	struct hdr_fields hdr;	       /* its headers, read once (headers.h) */
 	char method[16];
 	char path[256];
 	char param[ROUTE_PARAM_MAX];

@@ -71,7 +71,7 @@ static const char *vary_value(int origin, int encoding)
 static size_t cors_headers(const struct request *r, struct header_pair *h, size_t n)
 {
 	int vary = 0;
-	const char *origin = hdr_cors_origin(r->conn, r->srv->cfg->cors_origins, &vary);
+	const char *origin = hdr_cors_origin(&r->hdr, r->srv->cfg->cors_origins, &vary);
 	const char *vary_on = vary_value(vary, r->vary_encoding);
 
 	if (vary_on != NULL)

@@ -19,6 +19,30 @@
 
 /* ---- encoding ---------------------------------------------------------- */
 
+/* Bytes of an answer besides its numbers: the model, the shape, the usage. */
+enum { ANSWER_FRAME_BYTES = 512, ANSWER_TOKEN_BYTES = 16 };
+
+/*
+ * Room for the whole answer at once, from the plan's counts and the text a
+ * float takes as check_memory (attention_run.c) estimates it, so the body is
+ * allocated once instead of doubling from 64 bytes; never past the reply's
+ * maximum (an answer larger than that still fails where it passes it).
+ */
+static void reserve_answer(struct buf *b, const struct attention_job *job,
+			   const struct attention_plan *plan)
+{
+	size_t per_float = job->encoding == API_ENC_FLOAT ? 16 : 6;
+	size_t floats = plan->out_n + plan->w_n + plan->s_n, want = 0, tokens = 0;
+
+	if (size_mul(&want, floats, per_float) ||
+	    size_mul3(&tokens, job->B, job->Lq, ANSWER_TOKEN_BYTES) ||
+	    size_add(&want, want, tokens) || size_add(&want, want, ANSWER_FRAME_BYTES) ||
+	    want > b->max - b->len)
+		want = b->max - b->len;
+	if (want > 0)
+		buf_reserve(b, want);
+}
+
 static void write_shape(struct buf *b, const struct attention_job *job)
 {
 	const struct attn_model *m = job->model;
@@ -110,6 +134,7 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 	if (attention_run(svc, &job, &plan, &o, reply, &err) != 0)
 		goto fail;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	reserve_answer(&reply->body, &job, &plan);
 	if (encode(&job, &o, reply->flops, reply->compute_ms, &reply->body) != 0) {
 		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "",
 			 "the answer exceeds the response limit; ask for fewer outputs or base64");

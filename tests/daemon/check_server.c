@@ -354,6 +354,13 @@ START_TEST(test_request_id)
 	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: trace-42/abc\r\n\r\n",
 		 &r);
 	ck_assert_str_eq(live_header(&r, "X-Request-Id"), "trace-42/abc");
+	/* the headers are read in one pass (headers.h: hdr_scan): the name
+	 * without case, and of two fields the first, as a lookup found it */
+	live_exchange(d.port,
+		      "GET /healthz HTTP/1.1\r\nHost: t\r\nx-request-ID: first-1\r\n"
+		      "X-Request-Id: second-2\r\n\r\n",
+		      &r);
+	ck_assert_str_eq(live_header(&r, "X-Request-Id"), "first-1");
 	memset(long_id, 'a', 200);
 	long_id[200] = '\0';
 	snprintf(req, sizeof req, "GET /nope HTTP/1.1\r\nHost: t\r\nX-Request-Id: %s\r\n\r\n",
