@@ -149,17 +149,22 @@ static inline __attribute__((always_inline)) int decfloat_leading8(uint64_t v)
 	return bad ? __builtin_ctzll(bad) / 8 : 8;
 }
 
-/* The value of 8 ASCII digits (first byte least significant in v), in three
- * multiplications: pairs, then quadruples, then the whole. */
-static inline __attribute__((always_inline)) uint32_t decfloat_parse8(uint64_t v)
+/* The value of 8 digits (first byte least significant in v), each byte a
+ * digit's value 0 .. 9, in three multiplications: pairs, then quadruples,
+ * then the whole. decfloat_parse8: the same of 8 ASCII digits. */
+static inline __attribute__((always_inline)) uint32_t decfloat_parse8_values(uint64_t v)
 {
 	const uint64_t mask = UINT64_C(0x000000ff000000ff);
 	const uint64_t mul1 = UINT64_C(100) + (UINT64_C(1000000) << 32);
 	const uint64_t mul2 = UINT64_C(1) + (UINT64_C(10000) << 32);
 
-	v -= UINT64_C(0x3030303030303030);
 	v = v * 10 + (v >> 8);
 	return (uint32_t)((((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32);
+}
+
+static inline __attribute__((always_inline)) uint32_t decfloat_parse8(uint64_t v)
+{
+	return decfloat_parse8_values(v - UINT64_C(0x3030303030303030));
 }
 
 /* 10^k, k = 0 .. 7 */
@@ -179,53 +184,136 @@ static inline __attribute__((always_inline)) uint32_t decfloat_parse_leading(uin
  * The common shape, where at least DECFLOAT_LEX_SHORT_MIN bytes remain:
  * -?D.F with one integer digit D and 1 to 18 fraction digits F, no exponent ("0.1234",
  * "-0.12345678901234567"). Three words hold D's successor digits; no loop,
- * no bounds check (all reads are below s + 28). Returns the length, or 0
- * for anything else, which decfloat_lex then reads the general way (its
- * answer decides, also on a malformed token).
+ * no bounds check (all reads are below s + 28). decfloat_lex_short and
+ * decfloat_read_short return the length, or 0 for anything else, which
+ * decfloat_lex then reads the general way (its answer decides, also on a
+ * malformed token).
  */
 enum { DECFLOAT_LEX_SHORT_MIN = 32 };
+
+/* The digits of D.F at p (after the sign) as the integer DF into *m;
+ * returns F's length (1 .. 18), or 0 when p holds no such D.F. The byte
+ * after F, p[2 + length], is not a digit; the caller looks at it. */
+static inline __attribute__((always_inline)) int decfloat_short_digits(const char *p, uint64_t *m)
+{
+	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
+	uint64_t v = decfloat_load8(p + 2), v2, v3;
+	int k = decfloat_leading8(v), k2, k3;
+
+	if (d0 > 9 || p[1] != '.' || k == 0)
+		return 0;
+	if (k < 8) { /* up to 7 fraction digits */
+		*m = d0 * DECFLOAT_POW10_U64[k] + decfloat_parse_leading(v, k);
+		return k;
+	}
+	v2 = decfloat_load8(p + 10);
+	k2 = decfloat_leading8(v2);
+	if (k2 < 8) { /* 8 to 15 */
+		*m = ((uint64_t)d0 * 100000000 + decfloat_parse8(v)) * DECFLOAT_POW10_U64[k2] +
+		     decfloat_parse_leading(v2, k2);
+		return 8 + k2;
+	}
+	v3 = decfloat_load8(p + 18); /* 16 to 18 */
+	k3 = decfloat_leading8(v3);
+	if (k3 > 2)
+		return 0;
+	*m = (((uint64_t)d0 * 100000000 + decfloat_parse8(v)) * 100000000 + decfloat_parse8(v2)) *
+		 DECFLOAT_POW10_U64[k3] +
+	     decfloat_parse_leading(v3, k3);
+	return 16 + k3;
+}
 
 static inline __attribute__((always_inline)) size_t decfloat_lex_short(const char *s,
 								       struct decfloat_number *x)
 {
 	int neg = *s == '-';
-	const char *p = s + neg, *q;
-	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
-	uint64_t v = decfloat_load8(p + 2), m;
-	int k = decfloat_leading8(v);
+	const char *p = s + neg;
+	uint64_t m;
+	int k = decfloat_short_digits(p, &m);
 
-	if (d0 > 9 || p[1] != '.' || k == 0)
-		return 0;
-	if (k < 8) { /* up to 7 fraction digits */
-		m = d0 * DECFLOAT_POW10_U64[k] + decfloat_parse_leading(v, k);
-		q = p + 2 + k;
-	} else {
-		uint64_t v2 = decfloat_load8(p + 10), v3;
-		int k2 = decfloat_leading8(v2), k3;
-
-		m = (uint64_t)d0 * 100000000 + decfloat_parse8(v);
-		if (k2 < 8) { /* 8 to 15 */
-			m = m * DECFLOAT_POW10_U64[k2] + decfloat_parse_leading(v2, k2);
-			q = p + 10 + k2;
-		} else { /* 16 to 18 */
-			v3 = decfloat_load8(p + 18);
-			k3 = decfloat_leading8(v3);
-			if (k3 > 2)
-				return 0;
-			m = (m * 100000000 + decfloat_parse8(v2)) * DECFLOAT_POW10_U64[k3] +
-			    decfloat_parse_leading(v3, k3);
-			q = p + 18 + k3;
-		}
-	}
-	if ((*q | 0x20) == 'e')
+	if (k == 0 || (p[2 + k] | 0x20) == 'e')
 		return 0;
 	x->m = m;
-	x->e10 = -(long)(q - p - 2);
-	x->digits = (size_t)(q - p - 1);
+	x->e10 = -k;
+	x->digits = (size_t)k + 1;
 	x->truncated = 0;
 	x->neg = neg;
 	x->is_real = 1;
-	return (size_t)(q - s);
+	return (size_t)(neg + 2 + k);
+}
+
+/* -10^-k and 10^-k, k = 0 .. 18, each the double nearest: [neg][k] */
+extern const double DECFLOAT_POW10_NEG_SIGNED[2][19];
+
+/* The digits' values of the first k (0 .. 7) ASCII digits of v, the bytes
+ * after them 0: digits followed by zeros, so read as 8 digits, the value
+ * times 10^(8 - k). A byte's borrow in the subtraction only runs to later
+ * bytes, which the mask clears. */
+static inline __attribute__((always_inline)) uint64_t decfloat_pad8(uint64_t v, int k)
+{
+	return (v - UINT64_C(0x3030303030303030)) & ((UINT64_C(1) << (8 * k)) - 1);
+}
+
+/*
+ * The common shape at s (at least DECFLOAT_LEX_SHORT_MIN bytes readable)
+ * read straight to its float, sign applied. Returns the length, or 0:
+ * another shape (decfloat_lex_short's), or a product too near a float32
+ * midpoint; then decfloat_lex and decfloat_to_float read it. When it
+ * decides, the float is the one decfloat_to_float gives (its naive twin,
+ * with decfloat_lex, in tests/common/check_decfloat.c), bit for bit: the
+ * significand is padded with zeros to 8, 16 or 18 fraction digits (no
+ * multiplication by 10^k, and the padded decimal is the same number), then
+ * decfloat_to_float's fast path: one multiplication by 10^-8, 10^-16 or
+ * 10^-18 rounded, its guard band around float32 midpoints (decfloat.h's
+ * argument holds for any m < 2^63 and |e10| <= 22); the sign rides on the
+ * power of ten, so "-0.0" is -0.0. No struct through memory: the row loop
+ * keeps everything in registers.
+ */
+static inline __attribute__((always_inline)) size_t decfloat_read_short(const char *s, float *out)
+{
+	int neg = *s == '-';
+	const char *p = s + neg;
+	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
+	uint64_t v = decfloat_load8(p + 2), m, bits;
+	int k = decfloat_leading8(v), e;
+	double d;
+
+	if (d0 > 9 || p[1] != '.' || k == 0)
+		return 0;
+	if (k < 8) { /* 1 to 7 fraction digits, padded to 8 */
+		m = (uint64_t)d0 * 100000000 + decfloat_parse8_values(decfloat_pad8(v, k));
+		e = 8;
+	} else {
+		uint64_t v2 = decfloat_load8(p + 10);
+		int k2 = decfloat_leading8(v2);
+
+		m = (uint64_t)d0 * 100000000 + decfloat_parse8(v);
+		if (k2 < 8) { /* 8 to 15, padded to 16 */
+			m = m * 100000000 + decfloat_parse8_values(decfloat_pad8(v2, k2));
+			k = 8 + k2;
+			e = 16;
+		} else { /* 16 to 18, padded to 18 */
+			uint64_t v3 = decfloat_load8(p + 18), d3;
+			int k3 = decfloat_leading8(v3);
+
+			if (k3 > 2)
+				return 0;
+			d3 = decfloat_pad8(v3, k3);
+			m = (m * 100000000 + decfloat_parse8(v2)) * 100 + (d3 & 0xff) * 10 +
+			    (d3 >> 8);
+			k = 16 + k3;
+			e = 18;
+		}
+	}
+	/* m >= 2^63 only with 18 fraction digits and D = 9: decfloat_to_float's bound */
+	if ((p[2 + k] | 0x20) == 'e' || (int64_t)m < 0)
+		return 0;
+	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][e];
+	memcpy(&bits, &d, sizeof bits);
+	if (((bits - (UINT64_C(1) << 28) + 16) & ((UINT64_C(1) << 29) - 1)) <= 32)
+		return 0; /* within 16 of a float32 midpoint: decfloat_to_float decides */
+	*out = (float)d;
+	return (size_t)(neg + 2 + k);
 }
 
 /* Reads the number at s[0 .. n) into x; returns its length, or 0 when no

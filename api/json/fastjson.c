@@ -97,8 +97,7 @@ void fastjson_pool_release(struct fastjson_pool *pool)
 }
 
 /* The row of either kind that the placeholder v stands for, or NULL. */
-static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool,
-						  const json_t *v)
+static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool, const json_t *v)
 {
 	const json_t *index;
 	json_int_t k;
@@ -317,8 +316,7 @@ static int put_placeholder(struct scan *sc, size_t start, size_t after)
 		if (sc->copy == NULL)
 			return -1;
 	}
-	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) !=
-	    0)
+	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) != 0)
 		return -1;
 	copy_through(sc, start);
 	p = sc->copy + sc->copy_len;
@@ -392,35 +390,87 @@ static int is_field(const struct scan *sc, size_t len)
 	return 0;
 }
 
+/* The blanks of skip_blank as one test: all are at most ' ', and the
+ * bits of 1 << c for c <= ' ' select them. */
+static int is_blank(unsigned char c)
+{
+	return c <= ' ' && ((UINT64_C(1) << c) & (UINT64_C(1) << ' ' | UINT64_C(1) << '\t' |
+						  UINT64_C(1) << '\n' | UINT64_C(1) << '\r'));
+}
+
+/* The row loop's end of the pool, kept in locals while it runs. */
+struct row_tail {
+	float *values;
+	size_t n, cap;
+};
+
+/* The pool's end and the row's count and first real from the locals. */
+static void row_sync(struct fastjson_pool *pool, struct frame *f, const struct row_tail *t,
+		     size_t first)
+{
+	pool->n_values = t->n;
+	f->count = t->n - f->mark;
+	f->first_real = first == SIZE_MAX ? SIZE_MAX : first - f->mark;
+}
+
 /*
  * The fast loop of a possible row just opened: number, blanks, ',' and
  * again, without going through step() for each byte. It returns at anything
  * else (the ']' among them, or a number the row cannot take) with f->expect
  * saying what was read, and step() goes on from there.
+ *
+ * A number of the common shape with room for it (decfloat_read_short: no
+ * exponent, one integer digit, at most 18 fraction digits, away from a
+ * float32 midpoint; 32 bytes left) goes straight to the pool's end, held in
+ * t, and counts as a real; any other number goes through decfloat_lex and
+ * pool_number, with the pool's end written back first and read again after.
  */
 static void scan_row(struct scan *sc, struct frame *f)
 {
+	struct fastjson_pool *pool = sc->pool;
 	const char *s = sc->s;
 	size_t n = sc->len, i = skip_blank(s, sc->i, n), len;
+	size_t short_end = n >= DECFLOAT_LEX_SHORT_MIN ? n - DECFLOAT_LEX_SHORT_MIN : 0;
+	struct row_tail t = {pool->values, pool->n_values, pool->cap_values};
 	struct decfloat_number x;
+	enum expect expect = f->expect;
+	/* pool index of the row's first real (f->first_real counts in the row) */
+	size_t first = f->first_real == SIZE_MAX ? SIZE_MAX : f->mark + f->first_real;
 
 	while (i < n) {
-		len = decfloat_lex(s + i, n - i, &x); /* 0 at ']' and at a non-number */
-		if (len == 0)
-			break;
-		sc->i = i;
-		pool_number(sc, f, &x, len);
-		f->expect = X_COMMA_OR_CLOSE;
-		i += len;
-		if (!f->row)
-			break;
-		if (i < n && s[i] != ',')
+		if (i <= short_end && t.n < t.cap &&
+		    (len = decfloat_read_short(s + i, &t.values[t.n])) != 0) {
+			first = first < t.n ? first : t.n; /* a real: the row's first? */
+			t.n++;
+			i += len; /* < n: the number ended before s + i + 32 */
+		} else {
+			len = decfloat_lex(s + i, n - i, &x); /* 0 at ']' and at a non-number */
+			if (len == 0)
+				break;
+			row_sync(pool, f, &t, first);
+			sc->i = i;
+			pool_number(sc, f, &x, len);
+			t = (struct row_tail){pool->values, pool->n_values, pool->cap_values};
+			first = f->first_real == SIZE_MAX ? SIZE_MAX : f->mark + f->first_real;
+			i += len;
+			expect = X_COMMA_OR_CLOSE;
+			if (!f->row || i >= n)
+				break;
+		}
+		expect = X_COMMA_OR_CLOSE;
+		if (s[i] != ',') {
 			i = skip_blank(s, i, n);
-		if (i >= n || s[i] != ',')
-			break;
-		f->expect = X_VALUE;
-		i = skip_blank(s, i + 1, n);
+			if (i >= n || s[i] != ',')
+				break;
+		}
+		expect = X_VALUE;
+		i++;
+		if (i < n && is_blank((unsigned char)s[i]))
+			i = skip_blank(s, i, n);
 	}
+	if (f->row)
+		row_sync(pool, f, &t, first);
+	f->expect = expect;
 	sc->i = i;
 }
 
@@ -489,8 +539,8 @@ static void read_key(struct scan *sc, struct frame *f)
 	f->key_ok = f->chain && !escaped && f->path_len + 1 + klen <= sizeof sc->path &&
 		    memchr(sc->s + start + 1, '~', klen) == NULL &&
 		    memchr(sc->s + start + 1, '/', klen) == NULL;
-	f->base64_key = f->tensor && !escaped && klen == 6 &&
-			memcmp(sc->s + start + 1, "base64", 6) == 0;
+	f->base64_key =
+	    f->tensor && !escaped && klen == 6 && memcmp(sc->s + start + 1, "base64", 6) == 0;
 	if (f->key_ok) {
 		sc->path[f->path_len] = '/';
 		memcpy(sc->path + f->path_len + 1, sc->s + start + 1, klen);
