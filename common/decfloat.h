@@ -28,6 +28,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#define DECFLOAT_SSE2 1
+#endif
+
 /* m 10^e10 (m >= 0) rounded to a double into *out: 0, or -1 (undecided,
  * *out unchanged). Clinger's case inline (the common one: few digits, a
  * small exponent), the rest in decfloat.c. */
@@ -267,9 +272,16 @@ static inline __attribute__((always_inline)) uint64_t decfloat_pad8(uint64_t v, 
  * 10^-18 rounded, its guard band around float32 midpoints (decfloat.h's
  * argument holds for any m < 2^63 and |e10| <= 22); the sign rides on the
  * power of ten, so "-0.0" is -0.0. No struct through memory: the row loop
- * keeps everything in registers.
+ * keeps everything in registers. decfloat_read_short_swar is the portable
+ * version (words of 8 digits); decfloat_read_short the one used, the SSE2
+ * version where the target has it (the two may decline different
+ * near-midpoints, never disagree on a float). decfloat_read_short_comma
+ * is decfloat_read_short for a caller that knows the byte after the token
+ * is a ',' (it may skip the look for an exponent; a length that does not
+ * reach that ',' is the caller's to reject).
  */
-static inline __attribute__((always_inline)) size_t decfloat_read_short(const char *s, float *out)
+static inline __attribute__((always_inline)) size_t decfloat_read_short_swar(const char *s,
+									     float *out)
 {
 	int neg = *s == '-';
 	const char *p = s + neg;
@@ -315,6 +327,108 @@ static inline __attribute__((always_inline)) size_t decfloat_read_short(const ch
 	*out = (float)d;
 	return (size_t)(neg + 2 + k);
 }
+
+#ifdef DECFLOAT_SSE2
+/* 16 bytes of 0xff then 16 of 0: loaded at 16 - k, a mask of k bytes */
+extern const uint8_t DECFLOAT_KEEP[32];
+
+/*
+ * The leading digits of the 16 bytes at q, at most 16 (their count k),
+ * and into *m their value padded with zeros to 16 digits (the digits times
+ * 10^(16 - k)). A byte is a digit when byte - '0' is in [0, 9] as a signed
+ * byte; the values are combined by three multiply-adds of 16-bit pairs:
+ * digits to pairs, pairs to quadruples, quadruples to two halves of 8.
+ */
+static inline __attribute__((always_inline)) int decfloat_digits16(const char *q, uint64_t *m)
+{
+	const __m128i zero = _mm_setzero_si128();
+	__m128i d =
+	    _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
+	__m128i ok = _mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(-1)),
+				   _mm_cmplt_epi8(d, _mm_set1_epi8(10)));
+	int k = __builtin_ctz(~(unsigned)_mm_movemask_epi8(ok)); /* bit 16 is set */
+	__m128i pairs, quads, halves;
+	uint64_t both;
+
+	d = _mm_and_si128(d,
+			  _mm_loadu_si128((const __m128i *)(const void *)(DECFLOAT_KEEP + 16 - k)));
+	/* [16] digits -> [8] pairs d0 * 10 + d1 -> [4] quadruples -> [2] halves */
+	pairs =
+	    _mm_packs_epi32(_mm_madd_epi16(_mm_unpacklo_epi8(d, zero), _mm_set1_epi32(0x1000a)),
+			    _mm_madd_epi16(_mm_unpackhi_epi8(d, zero), _mm_set1_epi32(0x1000a)));
+	quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x10064));
+	halves = _mm_madd_epi16(_mm_packs_epi32(quads, quads), _mm_set1_epi32(0x12710));
+	both = (uint64_t)_mm_cvtsi128_si64(halves);
+	*m = (both & 0xffffffff) * 100000000 + (both >> 32);
+	return k;
+}
+
+/* decfloat_read_short_swar's contract; F's first 16 digits in one vector,
+ * padded to 16 (or, with 17 or 18, to 18 by a word as there). D and '.'
+ * are checked as one 16-bit word: p[0] | p[1] << 8 minus "0." is at most 9
+ * exactly when p[1] is '.' and p[0] a digit (its value). With end = 0 the
+ * byte after the token is not looked at (the caller knows it is a ','). */
+static inline __attribute__((always_inline)) size_t decfloat_short_sse2(const char *s, float *out,
+									int end)
+{
+	int neg = *s == '-';
+	const char *p = s + neg;
+	uint16_t head;
+	uint64_t m, bits;
+	int k = decfloat_digits16(p + 2, &m), e = 16;
+	double d;
+
+	memcpy(&head, p, sizeof head);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	head = __builtin_bswap16(head);
+#endif
+	head = (uint16_t)(head - ('.' << 8 | '0'));
+	if (head > 9 || k == 0)
+		return 0;
+	m += (uint64_t)head * 10000000000000000;
+	if (k == 16) { /* 16 to 18, padded to 18 */
+		uint64_t v3 = decfloat_load8(p + 18), d3;
+		int k3 = decfloat_leading8(v3);
+
+		if (k3 > 2)
+			return 0;
+		d3 = decfloat_pad8(v3, k3);
+		m = m * 100 + (d3 & 0xff) * 10 + (d3 >> 8);
+		k = 16 + k3;
+		e = 18;
+	}
+	if ((end && (p[2 + k] | 0x20) == 'e') || (int64_t)m < 0)
+		return 0;
+	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][e];
+	memcpy(&bits, &d, sizeof bits);
+	if (((bits - (UINT64_C(1) << 28) + 16) & ((UINT64_C(1) << 29) - 1)) <= 32)
+		return 0;
+	*out = (float)d;
+	return (size_t)(neg + 2 + k);
+}
+
+static inline __attribute__((always_inline)) size_t decfloat_read_short(const char *s, float *out)
+{
+	return decfloat_short_sse2(s, out, 1);
+}
+
+static inline __attribute__((always_inline)) size_t decfloat_read_short_comma(const char *s,
+									      float *out)
+{
+	return decfloat_short_sse2(s, out, 0);
+}
+#else
+static inline __attribute__((always_inline)) size_t decfloat_read_short(const char *s, float *out)
+{
+	return decfloat_read_short_swar(s, out);
+}
+
+static inline __attribute__((always_inline)) size_t decfloat_read_short_comma(const char *s,
+									      float *out)
+{
+	return decfloat_read_short_swar(s, out);
+}
+#endif
 
 /* Reads the number at s[0 .. n) into x; returns its length, or 0 when no
  * JSON number starts there (the token may be followed by anything). */

@@ -12,8 +12,10 @@
  *            integers, -0, subnormals, long mantissas, the float32 edge), for
  *            -?D.F of every fraction length 1 to 20 with every separator and
  *            near float32 midpoints (the row loop's short path), rows mixing
- *            that path with the general one, and bodies cut off right after,
- *            inside or between their last numbers
+ *            that path with the general one, long rows with one separator
+ *            spoiled, and bodies cut off right after, inside or between
+ *            their last numbers; commas64 (the row loop's comma map) against
+ *            its twin
  *   same     whole answers (status and body, but usage's milliseconds) of a
  *            service with the pool and one without (api_service_set_plain_json)
  *            are identical: /v1/attention with embeddings, key, value, an
@@ -42,6 +44,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "api/json/commas.h"
 #include "api/json/fastjson.h"
 #include "common/fmt.h"
 #include "tests/lib/expect.h"
@@ -495,6 +498,57 @@ START_TEST(test_bits_short_shapes)
 }
 END_TEST
 
+/* A long row of the short shape with one separator spoiled or changed
+ * somewhere (a second comma, blanks around it, a missing one, a bracket,
+ * an exponent): the same tensor or the same error as jansson's. */
+START_TEST(test_bits_short_spoiled)
+{
+	static const char *const seps[] = {",,",  ", ,",  " ,",	  ",  ",    ",\t", "",
+					   "]",	  ",]",	  "e5,",  "e,",	    ".,",  ",-",
+					   ",+1", ", 1,", ",01,", ",\"a\","};
+
+	for (size_t k = 0; k < sizeof seps / sizeof seps[0]; k++)
+		for (int at = 0; at < 200; at += 37) {
+			struct buf b;
+
+			buf_init(&b, 1 << 20);
+			buf_puts(&b, "{\"x\":[[");
+			for (int i = 0; i < 200; i++) {
+				if (i > 0)
+					buf_puts(&b, i == at ? seps[k] : ",");
+				put_fixed(&b, 1 + (i * 5 + (int)k) % 18);
+			}
+			buf_puts(&b, "],[0.5");
+			for (int i = 1; i < 64; i++)
+				buf_puts(&b, ",0.25");
+			buf_puts(&b, "]]}");
+			ck_assert(!b.failed);
+			pool_same_tensor(b.data, "/x", 0);
+			buf_release(&b);
+		}
+}
+END_TEST
+
+/* commas64 (SSE2 where there is SSE2) against its twin, on bytes that are
+ * mostly ',' or digits, at every offset of a buffer. */
+START_TEST(test_commas64)
+{
+	char text[256];
+
+	for (int round = 0; round < 2000; round++) {
+		for (size_t i = 0; i < sizeof text; i++) {
+			uint64_t r = rng();
+
+			text[i] = r % 3 == 0   ? ','
+				  : r % 7 == 0 ? (char)(r >> 8)
+					       : (char)('0' + r % 10);
+		}
+		for (size_t at = 0; at + 64 <= sizeof text; at += 1 + (size_t)(rng() % 13))
+			ck_assert_uint_eq(commas64(text + at), commas64_ref(text + at));
+	}
+}
+END_TEST
+
 /* A body cut anywhere in its last numbers (so it ends right after a
  * number, inside one, after a ',' or a blank), from an exact-size copy:
  * both paths give the same error, and the scan reads nothing past the end
@@ -891,6 +945,8 @@ static Suite *fastpath_suite(void)
 	tcase_add_test(tb, test_bits_pooled);
 	tcase_add_test(tb, test_bits_short_shapes);
 	tcase_add_test(tb, test_bits_cut_short);
+	tcase_add_test(tb, test_bits_short_spoiled);
+	tcase_add_test(tb, test_commas64);
 	suite_add_tcase(s, tb);
 	tcase_add_test(ts, test_same_attention);
 	tcase_add_test(ts, test_same_inline_model);

@@ -20,7 +20,8 @@
  *            fail); and undecided stays rare (counted, bounded per kind)
  *   short    decfloat_read_short (lexing and conversion in one step) against
  *            its naive twin, decfloat_lex then decfloat_to_float and the
- *            sign: the same length and float bits whenever it decides, on
+ *            sign, and its SWAR and ','-after versions against it: the same
+ *            length and float bits whenever they decide, on
  *            every string above and on fraction runs of 1 to 20 digits
  *            around its 8-byte words, each followed by every kind of byte;
  *            it declines (0) every other shape, a malformed one included,
@@ -120,6 +121,31 @@ static uint32_t bits32(float f)
 	return u;
 }
 
+/* The portable version (decfloat_read_short_swar) and the one for a ','
+ * after the token (decfloat_read_short_comma) against decfloat_read_short's
+ * answer (len, got) on buf: where both decide, the same length and bits;
+ * the SWAR one declines the same shapes (it may decide a different few
+ * near-midpoints, never another float); the comma one, where the byte
+ * after its token is a ',', decides exactly as decfloat_read_short does. */
+static void read_short_variants_agree(const char *buf, const char *s, const char *tail, size_t len,
+				      float got)
+{
+	float other = 0.0f;
+	size_t len2 = decfloat_read_short_swar(buf, &other);
+
+	if (len != 0 && len2 != 0)
+		EXPECT_MSG(len == len2 && bits32(got) == bits32(other),
+			   "\"%s\" + \"%s\": swar %zu bytes %a, sse2 %zu bytes %a", s, tail, len2,
+			   (double)other, len, (double)got);
+	len2 = decfloat_read_short_comma(buf, &other);
+	if (len != 0 && buf[len] == ',')
+		EXPECT_MSG(len2 == len && bits32(got) == bits32(other),
+			   "\"%s\" + \"%s\": comma %zu bytes, %zu", s, tail, len2, len);
+	if (len2 != 0 && buf[len2] == ',')
+		EXPECT_MSG(len2 == len, "\"%s\" + \"%s\": comma %zu bytes, %zu", s, tail, len2,
+			   len);
+}
+
 /*
  * decfloat_read_short on s followed by tail (and padding to 40 bytes, which
  * it needs) against decfloat_lex and decfloat_to_float on the same bytes:
@@ -138,6 +164,7 @@ static int read_short_agrees(const char *s, const char *tail)
 	memcpy(buf + n, tail, t);
 	memset(buf + n + t, ' ', 40);
 	len = decfloat_read_short(buf, &got);
+	read_short_variants_agree(buf, s, tail, len, got);
 	if (len == 0)
 		return 0;
 	want_len = decfloat_lex(buf, n + t + 40, &x);
