@@ -503,9 +503,9 @@ END_TEST
  * an exponent): the same tensor or the same error as jansson's. */
 START_TEST(test_bits_short_spoiled)
 {
-	static const char *const seps[] = {",,",  ", ,",  " ,",	  ",  ",    ",\t", "",
-					   "]",	  ",]",	  "e5,",  "e,",	    ".,",  ",-",
-					   ",+1", ", 1,", ",01,", ",\"a\","};
+	static const char *const seps[] = {",,",  ", ,",  " ,",	  ",  ",     ",\t",  "",
+					   "]",	  ",]",	  "e5,",  "e,",	     ".,",   ",-",
+					   ",+1", ", 1,", ",01,", ",\"a\",", ",\x01"};
 
 	for (size_t k = 0; k < sizeof seps / sizeof seps[0]; k++)
 		for (int at = 0; at < 200; at += 37) {
