@@ -335,17 +335,17 @@ extern const uint8_t DECFLOAT_KEEP[32];
 /*
  * The leading digits of the 16 bytes at q, at most 16 (their count k),
  * and into *m their value padded with zeros to 16 digits (the digits times
- * 10^(16 - k)). A byte is a digit when byte - '0' is in [0, 9] as a signed
- * byte; the values are combined by three multiply-adds of 16-bit pairs:
- * digits to pairs, pairs to quadruples, quadruples to two halves of 8.
+ * 10^(16 - k)). A byte is a digit when byte - '0' (wrapping) is at most 9,
+ * which an unsigned saturating subtraction of 9 tells (0 then); the values are combined by three
+ * multiply-adds of 16-bit pairs: digits to pairs, pairs to quadruples, quadruples to two halves
+ * of 8.
  */
 static inline __attribute__((always_inline)) int decfloat_digits16(const char *q, uint64_t *m)
 {
 	const __m128i zero = _mm_setzero_si128();
 	__m128i d =
 	    _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
-	__m128i ok = _mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(-1)),
-				   _mm_cmplt_epi8(d, _mm_set1_epi8(10)));
+	__m128i ok = _mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)), zero);
 	int k = __builtin_ctz(~(unsigned)_mm_movemask_epi8(ok)); /* bit 16 is set */
 	__m128i pairs, quads, halves;
 	uint64_t both;
