@@ -19,6 +19,12 @@
  * decfloat_lex reads the JSON number grammar from text (see below): its
  * common short path inline in this header, so a row of numbers makes no call
  * per number, the rest in decfloat.c.
+ *
+ * decfloat_read_short reads the common shape -?D.F (at most 18 fraction
+ * digits, no exponent) straight to its float, lexing and decfloat_to_float's
+ * fast path in one inline step (SSE2 on x86-64, SWAR words elsewhere); where
+ * it declines, decfloat_lex and decfloat_to_float decide, so the float is
+ * always theirs (tests/common/check_decfloat.c compares them).
  * Pure functions: no allocation, no locale, no global state.
  */
 #ifndef COMMON_DECFLOAT_H

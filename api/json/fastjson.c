@@ -20,9 +20,10 @@
  * path: by one multiplication where that provably gives the same float, else
  * by Clinger's fast path or Eisel-Lemire for up to 19 significant digits, and
  * for more when the digits after the 19th cannot change the result; the rare
- * rest goes to strtod itself. jansson reads
- * the decimal point locale-independently; so, in a locale whose decimal
- * point is not '.', nothing is pooled.
+ * rest goes to strtod itself. The row loop reads the common shape -?D.F by
+ * decfloat_read_short, which gives the same float or declines (scan_row).
+ * jansson reads the decimal point locale-independently; so, in a locale
+ * whose decimal point is not '.', nothing is pooled.
  */
 #include "fastjson.h"
 
