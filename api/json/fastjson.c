@@ -564,14 +564,14 @@ static inline __attribute__((always_inline)) void scan_row_loop(struct scan *sc,
 }
 
 /* scan_row_loop with the comma map when the row's first number is at most
- * ROW_MAP_MAX_LEN bytes, without it otherwise: two copies of the loop, each
- * compiled for its case. */
+ * ROW_MAP_MAX_LEN bytes (and the map is SIMD), without it otherwise: two
+ * copies of the loop, each compiled for its case. */
 static void scan_row(struct scan *sc, struct frame *f)
 {
 	const char *s = sc->s;
 	size_t n = sc->len, i = skip_blank(s, sc->i, n);
 
-	if (n > 64 + DECFLOAT_LEX_SHORT_MIN && i <= n - 64 &&
+	if (COMMAS64_FAST && n > 64 + DECFLOAT_LEX_SHORT_MIN && i <= n - 64 &&
 	    __builtin_ctzll(commas64(s + i) | UINT64_C(1) << 63) <= ROW_MAP_MAX_LEN)
 		scan_row_loop(sc, f, 1);
 	else
