@@ -33,6 +33,17 @@ const double DECFLOAT_POW10_NEG[23] = {1e-0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,	
 				       1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
 				       1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
 
+const double DECFLOAT_POW10_NEG_SIGNED[2][19] = {
+    {1e-0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
+     1e-15, 1e-16, 1e-17, 1e-18},
+    {-1e-0, -1e-1, -1e-2, -1e-3, -1e-4, -1e-5, -1e-6, -1e-7, -1e-8, -1e-9, -1e-10, -1e-11, -1e-12,
+     -1e-13, -1e-14, -1e-15, -1e-16, -1e-17, -1e-18}};
+
+#ifdef DECFLOAT_SSE2
+const uint8_t DECFLOAT_KEEP[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+#endif
+
 const uint64_t DECFLOAT_POW10_U64[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
 
 static double from_bits(uint64_t u)

@@ -19,6 +19,12 @@
  * decfloat_lex reads the JSON number grammar from text (see below): its
  * common short path inline in this header, so a row of numbers makes no call
  * per number, the rest in decfloat.c.
+ *
+ * decfloat_read_short reads the common shape -?D.F (at most 18 fraction
+ * digits, no exponent) straight to its float, lexing and decfloat_to_float's
+ * fast path in one inline step (SSE2 on x86-64, SWAR words elsewhere); where
+ * it declines, decfloat_lex and decfloat_to_float decide, so the float is
+ * always theirs (tests/common/check_decfloat.c compares them).
  * Pure functions: no allocation, no locale, no global state.
  */
 #ifndef COMMON_DECFLOAT_H
@@ -27,6 +33,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#define DECFLOAT_SSE2 1
+#endif
 
 /* m 10^e10 (m >= 0) rounded to a double into *out: 0, or -1 (undecided,
  * *out unchanged). Clinger's case inline (the common one: few digits, a
@@ -149,17 +160,22 @@ static inline __attribute__((always_inline)) int decfloat_leading8(uint64_t v)
 	return bad ? __builtin_ctzll(bad) / 8 : 8;
 }
 
-/* The value of 8 ASCII digits (first byte least significant in v), in three
- * multiplications: pairs, then quadruples, then the whole. */
-static inline __attribute__((always_inline)) uint32_t decfloat_parse8(uint64_t v)
+/* The value of 8 digits (first byte least significant in v), each byte a
+ * digit's value 0 .. 9, in three multiplications: pairs, then quadruples,
+ * then the whole. decfloat_parse8: the same of 8 ASCII digits. */
+static inline __attribute__((always_inline)) uint32_t decfloat_parse8_values(uint64_t v)
 {
 	const uint64_t mask = UINT64_C(0x000000ff000000ff);
 	const uint64_t mul1 = UINT64_C(100) + (UINT64_C(1000000) << 32);
 	const uint64_t mul2 = UINT64_C(1) + (UINT64_C(10000) << 32);
 
-	v -= UINT64_C(0x3030303030303030);
 	v = v * 10 + (v >> 8);
 	return (uint32_t)((((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32);
+}
+
+static inline __attribute__((always_inline)) uint32_t decfloat_parse8(uint64_t v)
+{
+	return decfloat_parse8_values(v - UINT64_C(0x3030303030303030));
 }
 
 /* 10^k, k = 0 .. 7 */
@@ -179,54 +195,246 @@ static inline __attribute__((always_inline)) uint32_t decfloat_parse_leading(uin
  * The common shape, where at least DECFLOAT_LEX_SHORT_MIN bytes remain:
  * -?D.F with one integer digit D and 1 to 18 fraction digits F, no exponent ("0.1234",
  * "-0.12345678901234567"). Three words hold D's successor digits; no loop,
- * no bounds check (all reads are below s + 28). Returns the length, or 0
- * for anything else, which decfloat_lex then reads the general way (its
- * answer decides, also on a malformed token).
+ * no bounds check (all reads are below s + 28). decfloat_lex_short and
+ * decfloat_read_short return the length, or 0 for anything else, which
+ * decfloat_lex then reads the general way (its answer decides, also on a
+ * malformed token).
  */
 enum { DECFLOAT_LEX_SHORT_MIN = 32 };
+
+/* The digits of D.F at p (after the sign) as the integer DF into *m;
+ * returns F's length (1 .. 18), or 0 when p holds no such D.F. The byte
+ * after F, p[2 + length], is not a digit; the caller looks at it. */
+static inline __attribute__((always_inline)) int decfloat_short_digits(const char *p, uint64_t *m)
+{
+	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
+	uint64_t v = decfloat_load8(p + 2), v2, v3;
+	int k = decfloat_leading8(v), k2, k3;
+
+	if (d0 > 9 || p[1] != '.' || k == 0)
+		return 0;
+	if (k < 8) { /* up to 7 fraction digits */
+		*m = d0 * DECFLOAT_POW10_U64[k] + decfloat_parse_leading(v, k);
+		return k;
+	}
+	v2 = decfloat_load8(p + 10);
+	k2 = decfloat_leading8(v2);
+	if (k2 < 8) { /* 8 to 15 */
+		*m = ((uint64_t)d0 * 100000000 + decfloat_parse8(v)) * DECFLOAT_POW10_U64[k2] +
+		     decfloat_parse_leading(v2, k2);
+		return 8 + k2;
+	}
+	v3 = decfloat_load8(p + 18); /* 16 to 18 */
+	k3 = decfloat_leading8(v3);
+	if (k3 > 2)
+		return 0;
+	*m = (((uint64_t)d0 * 100000000 + decfloat_parse8(v)) * 100000000 + decfloat_parse8(v2)) *
+		 DECFLOAT_POW10_U64[k3] +
+	     decfloat_parse_leading(v3, k3);
+	return 16 + k3;
+}
 
 static inline __attribute__((always_inline)) size_t decfloat_lex_short(const char *s,
 								       struct decfloat_number *x)
 {
 	int neg = *s == '-';
-	const char *p = s + neg, *q;
-	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
-	uint64_t v = decfloat_load8(p + 2), m;
-	int k = decfloat_leading8(v);
+	const char *p = s + neg;
+	uint64_t m;
+	int k = decfloat_short_digits(p, &m);
 
-	if (d0 > 9 || p[1] != '.' || k == 0)
-		return 0;
-	if (k < 8) { /* up to 7 fraction digits */
-		m = d0 * DECFLOAT_POW10_U64[k] + decfloat_parse_leading(v, k);
-		q = p + 2 + k;
-	} else {
-		uint64_t v2 = decfloat_load8(p + 10), v3;
-		int k2 = decfloat_leading8(v2), k3;
-
-		m = (uint64_t)d0 * 100000000 + decfloat_parse8(v);
-		if (k2 < 8) { /* 8 to 15 */
-			m = m * DECFLOAT_POW10_U64[k2] + decfloat_parse_leading(v2, k2);
-			q = p + 10 + k2;
-		} else { /* 16 to 18 */
-			v3 = decfloat_load8(p + 18);
-			k3 = decfloat_leading8(v3);
-			if (k3 > 2)
-				return 0;
-			m = (m * 100000000 + decfloat_parse8(v2)) * DECFLOAT_POW10_U64[k3] +
-			    decfloat_parse_leading(v3, k3);
-			q = p + 18 + k3;
-		}
-	}
-	if ((*q | 0x20) == 'e')
+	if (k == 0 || (p[2 + k] | 0x20) == 'e')
 		return 0;
 	x->m = m;
-	x->e10 = -(long)(q - p - 2);
-	x->digits = (size_t)(q - p - 1);
+	x->e10 = -k;
+	x->digits = (size_t)k + 1;
 	x->truncated = 0;
 	x->neg = neg;
 	x->is_real = 1;
-	return (size_t)(q - s);
+	return (size_t)(neg + 2 + k);
 }
+
+/* -10^-k and 10^-k, k = 0 .. 18, each the double nearest: [neg][k] */
+extern const double DECFLOAT_POW10_NEG_SIGNED[2][19];
+
+/* The digits' values of the first k (0 .. 7) ASCII digits of v, the bytes
+ * after them 0: digits followed by zeros, so read as 8 digits, the value
+ * times 10^(8 - k). A byte's borrow in the subtraction only runs to later
+ * bytes, which the mask clears. */
+static inline __attribute__((always_inline)) uint64_t decfloat_pad8(uint64_t v, int k)
+{
+	return (v - UINT64_C(0x3030303030303030)) & ((UINT64_C(1) << (8 * k)) - 1);
+}
+
+/*
+ * The common shape at s (at least DECFLOAT_LEX_SHORT_MIN bytes readable)
+ * read straight to its float, sign applied. Returns the length, or 0:
+ * another shape (decfloat_lex_short's), or a product too near a float32
+ * midpoint; then decfloat_lex and decfloat_to_float read it. When it
+ * decides, the float is the one decfloat_to_float gives (its naive twin,
+ * with decfloat_lex, in tests/common/check_decfloat.c), bit for bit: the
+ * significand is padded with zeros to 8, 16 or 18 fraction digits (no
+ * multiplication by 10^k, and the padded decimal is the same number), then
+ * decfloat_to_float's fast path: one multiplication by 10^-8, 10^-16 or
+ * 10^-18 rounded, its guard band around float32 midpoints (decfloat.h's
+ * argument holds for any m < 2^63 and |e10| <= 22); the sign rides on the
+ * power of ten, so "-0.0" is -0.0. No struct through memory: the row loop
+ * keeps everything in registers. decfloat_read_short_swar is the portable
+ * version (words of 8 digits); decfloat_read_short the one used, the SSE2
+ * version where the target has it (the two may decline different
+ * near-midpoints, never disagree on a float). decfloat_read_short_comma
+ * is decfloat_read_short for a caller that knows the byte after the token
+ * is a ',' (it may skip the look for an exponent; a length that does not
+ * reach that ',' is the caller's to reject).
+ */
+static inline __attribute__((always_inline)) size_t decfloat_read_short_swar(const char *s,
+									     float *out)
+{
+	int neg = *s == '-';
+	const char *p = s + neg;
+	unsigned d0 = (unsigned char)p[0] - (unsigned)'0';
+	uint64_t v = decfloat_load8(p + 2), m, bits;
+	int k = decfloat_leading8(v), e;
+	double d;
+
+	if (d0 > 9 || p[1] != '.' || k == 0)
+		return 0;
+	if (k < 8) { /* 1 to 7 fraction digits, padded to 8 */
+		m = (uint64_t)d0 * 100000000 + decfloat_parse8_values(decfloat_pad8(v, k));
+		e = 8;
+	} else {
+		uint64_t v2 = decfloat_load8(p + 10);
+		int k2 = decfloat_leading8(v2);
+
+		m = (uint64_t)d0 * 100000000 + decfloat_parse8(v);
+		if (k2 < 8) { /* 8 to 15, padded to 16 */
+			m = m * 100000000 + decfloat_parse8_values(decfloat_pad8(v2, k2));
+			k = 8 + k2;
+			e = 16;
+		} else { /* 16 to 18, padded to 18 */
+			uint64_t v3 = decfloat_load8(p + 18), d3;
+			int k3 = decfloat_leading8(v3);
+
+			if (k3 > 2)
+				return 0;
+			d3 = decfloat_pad8(v3, k3);
+			m = (m * 100000000 + decfloat_parse8(v2)) * 100 + (d3 & 0xff) * 10 +
+			    (d3 >> 8);
+			k = 16 + k3;
+			e = 18;
+		}
+	}
+	/* m >= 2^63 only with 18 fraction digits and D = 9: decfloat_to_float's bound */
+	if ((p[2 + k] | 0x20) == 'e' || (int64_t)m < 0)
+		return 0;
+	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][e];
+	memcpy(&bits, &d, sizeof bits);
+	if (((bits - (UINT64_C(1) << 28) + 16) & ((UINT64_C(1) << 29) - 1)) <= 32)
+		return 0; /* within 16 of a float32 midpoint: decfloat_to_float decides */
+	*out = (float)d;
+	return (size_t)(neg + 2 + k);
+}
+
+#ifdef DECFLOAT_SSE2
+/* 16 bytes of 0xff then 16 of 0: loaded at 16 - k, a mask of k bytes */
+extern const uint8_t DECFLOAT_KEEP[32];
+
+/*
+ * The leading digits of the 16 bytes at q, at most 16 (their count k),
+ * and into *m their value padded with zeros to 16 digits (the digits times
+ * 10^(16 - k)). A byte is a digit when byte - '0' (wrapping) is at most 9,
+ * which an unsigned saturating subtraction of 9 tells (0 then); the values are combined by three
+ * multiply-adds of 16-bit pairs: digits to pairs, pairs to quadruples, quadruples to two halves
+ * of 8.
+ */
+static inline __attribute__((always_inline)) int decfloat_digits16(const char *q, uint64_t *m)
+{
+	const __m128i zero = _mm_setzero_si128();
+	__m128i d =
+	    _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), _mm_set1_epi8('0'));
+	__m128i ok = _mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)), zero);
+	int k = __builtin_ctz(~(unsigned)_mm_movemask_epi8(ok)); /* bit 16 is set */
+	__m128i pairs, quads, halves;
+	uint64_t both;
+
+	d = _mm_and_si128(d,
+			  _mm_loadu_si128((const __m128i *)(const void *)(DECFLOAT_KEEP + 16 - k)));
+	/* [16] digits -> [8] pairs d0 * 10 + d1 -> [4] quadruples -> [2] halves */
+	pairs =
+	    _mm_packs_epi32(_mm_madd_epi16(_mm_unpacklo_epi8(d, zero), _mm_set1_epi32(0x1000a)),
+			    _mm_madd_epi16(_mm_unpackhi_epi8(d, zero), _mm_set1_epi32(0x1000a)));
+	quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x10064));
+	halves = _mm_madd_epi16(_mm_packs_epi32(quads, quads), _mm_set1_epi32(0x12710));
+	both = (uint64_t)_mm_cvtsi128_si64(halves);
+	*m = (both & 0xffffffff) * 100000000 + (both >> 32);
+	return k;
+}
+
+/* decfloat_read_short_swar's contract; F's first 16 digits in one vector,
+ * padded to 16 (or, with 17 or 18, to 18 by a word as there). D and '.'
+ * are checked as one 16-bit word: p[0] | p[1] << 8 minus "0." is at most 9
+ * exactly when p[1] is '.' and p[0] a digit (its value). With end = 0 the
+ * byte after the token is not looked at (the caller knows it is a ','). */
+static inline __attribute__((always_inline)) size_t decfloat_short_sse2(const char *s, float *out,
+									int end)
+{
+	int neg = *s == '-';
+	const char *p = s + neg;
+	uint16_t head;
+	uint64_t m, bits;
+	int k = decfloat_digits16(p + 2, &m), e = 16;
+	double d;
+
+	memcpy(&head, p, sizeof head);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	head = __builtin_bswap16(head);
+#endif
+	head = (uint16_t)(head - ('.' << 8 | '0'));
+	if (head > 9 || k == 0)
+		return 0;
+	m += (uint64_t)head * 10000000000000000;
+	if (k == 16) { /* 16 to 18, padded to 18 */
+		uint64_t v3 = decfloat_load8(p + 18), d3;
+		int k3 = decfloat_leading8(v3);
+
+		if (k3 > 2)
+			return 0;
+		d3 = decfloat_pad8(v3, k3);
+		m = m * 100 + (d3 & 0xff) * 10 + (d3 >> 8);
+		k = 16 + k3;
+		e = 18;
+	}
+	if ((end && (p[2 + k] | 0x20) == 'e') || (int64_t)m < 0)
+		return 0;
+	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][e];
+	memcpy(&bits, &d, sizeof bits);
+	if (((bits - (UINT64_C(1) << 28) + 16) & ((UINT64_C(1) << 29) - 1)) <= 32)
+		return 0;
+	*out = (float)d;
+	return (size_t)(neg + 2 + k);
+}
+
+static inline __attribute__((always_inline)) size_t decfloat_read_short(const char *s, float *out)
+{
+	return decfloat_short_sse2(s, out, 1);
+}
+
+static inline __attribute__((always_inline)) size_t decfloat_read_short_comma(const char *s,
+									      float *out)
+{
+	return decfloat_short_sse2(s, out, 0);
+}
+#else
+static inline __attribute__((always_inline)) size_t decfloat_read_short(const char *s, float *out)
+{
+	return decfloat_read_short_swar(s, out);
+}
+
+static inline __attribute__((always_inline)) size_t decfloat_read_short_comma(const char *s,
+									      float *out)
+{
+	return decfloat_read_short_swar(s, out);
+}
+#endif
 
 /* Reads the number at s[0 .. n) into x; returns its length, or 0 when no
  * JSON number starts there (the token may be followed by anything). */

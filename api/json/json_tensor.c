@@ -188,7 +188,10 @@ static int nested_fill(const struct nested_fill *f, const json_t *v, const char 
 	return 0;
 }
 
-static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems,
+/* t->data for t's shape, zeroed when zero (a ragged tensor's padding);
+ * otherwise the caller writes every element (calloc's memset of reused
+ * memory was about 0.2 ns of a pooled [128, 512] read's number). */
+static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems, int zero,
 			struct api_error *err)
 {
 	size_t n = 1;
@@ -198,7 +201,7 @@ static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems,
 			return api_fail(err, API_E_TOO_LARGE, ptr,
 					"tensor has more than %zu elements", max_elems);
 	t->n = n;
-	t->data = calloc(n ? n : 1, sizeof(float));
+	t->data = zero ? calloc(n ? n : 1, sizeof(float)) : malloc((n ? n : 1) * sizeof(float));
 	if (t->data == NULL)
 		return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
 	return 0;
@@ -216,7 +219,8 @@ static int read_nested(const struct fastjson_pool *pool, const json_t *v, const 
 		return api_fail(err, API_E_INVALID_SHAPE, ptr,
 				"expected a tensor of rank %zu..%zu, got rank %zu", min_rank,
 				max_rank, t->rank);
-	if (alloc_tensor(t, ptr, max_elems, err) != 0)
+	/* nested_fill writes every element unless rows may be short */
+	if (alloc_tensor(t, ptr, max_elems, (flags & API_T_RAGGED) != 0, err) != 0)
 		return -1;
 	if ((flags & API_T_RAGGED) && t->rank >= 3) {
 		t->lengths = calloc(t->shape[0], sizeof(size_t));
@@ -423,7 +427,7 @@ static int read_object(const struct fastjson_pool *pool, json_t *v, const char *
 		return api_fail(err, API_E_INVALID_TENSOR, ptr,
 				"a tensor object needs exactly one of data and base64");
 	if (check_declared(t, data, &b64, ptr, max_elems, err) != 0 ||
-	    alloc_tensor(t, ptr, max_elems, err) != 0)
+	    alloc_tensor(t, ptr, max_elems, 1, err) != 0)
 		return -1;
 	if (b64_v != NULL)
 		return read_base64(pool, &b64, ptr, flags, t, err);

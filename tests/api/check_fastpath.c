@@ -9,7 +9,8 @@
  *            the placeholder key anywhere in the body turns pooling off
  *   bits     tensors read through the pool are bit-identical to jansson's
  *            for numbers written every way (shortest, %.17g, %.4f, exponents,
- *            integers, -0, subnormals, long mantissas, the float32 edge)
+ *            integers, -0, subnormals, long mantissas, the float32 edge);
+ *            the row loop's short path in check_fastpath_short.c
  *   same     whole answers (status and body, but usage's milliseconds) of a
  *            service with the pool and one without (api_service_set_plain_json)
  *            are identical: /v1/attention with embeddings, key, value, an

@@ -18,6 +18,14 @@
  *            digit from a float32 midpoint (its guard band: with the band
  *            narrowed to the midpoint itself, "float tie" and "tie near"
  *            fail); and undecided stays rare (counted, bounded per kind)
+ *   short    decfloat_read_short (lexing and conversion in one step) against
+ *            its naive twin, decfloat_lex then decfloat_to_float and the
+ *            sign, and its SWAR and ','-after versions against it: the same
+ *            length and float bits whenever they decide, on
+ *            every string above and on fraction runs of 1 to 20 digits
+ *            around its 8-byte words, each followed by every kind of byte;
+ *            it declines (0) every other shape, a malformed one included,
+ *            and decides almost all %.4f, repr and fixed-point strings
  *
  * Environment: ATTN_TEST_LIGHT=1 (the default under valgrind) runs about
  * 1/1000 of the random strings; ATTN_TEST_LIGHT=0 forces the full run.
@@ -99,9 +107,157 @@ static void lex_paths_agree(const char *s)
 	if (a == 0)
 		return;
 	EXPECT_MSG(x.m == y.m && x.e10 == y.e10 && x.digits == y.digits &&
-		   x.truncated == y.truncated && x.neg == y.neg && x.is_real == y.is_real,
+		       x.truncated == y.truncated && x.neg == y.neg && x.is_real == y.is_real,
 		   "\"%s\": fields differ between the paths", s);
 }
+
+/* ---- read_short against its twin ---------------------------------------------- */
+
+static uint32_t bits32(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+/* The portable version (decfloat_read_short_swar) and the one for a ','
+ * after the token (decfloat_read_short_comma) against decfloat_read_short's
+ * answer (len, got) on buf: where both decide, the same length and bits;
+ * the SWAR one declines the same shapes (it may decide a different few
+ * near-midpoints, never another float); the comma one, where the byte
+ * after its token is a ',', decides exactly as decfloat_read_short does. */
+static void read_short_variants_agree(const char *buf, const char *s, const char *tail, size_t len,
+				      float got)
+{
+	float other = 0.0f;
+	size_t len2 = decfloat_read_short_swar(buf, &other);
+
+	if (len != 0 && len2 != 0)
+		EXPECT_MSG(len == len2 && bits32(got) == bits32(other),
+			   "\"%s\" + \"%s\": swar %zu bytes %a, sse2 %zu bytes %a", s, tail, len2,
+			   (double)other, len, (double)got);
+	len2 = decfloat_read_short_comma(buf, &other);
+	if (len != 0 && buf[len] == ',')
+		EXPECT_MSG(len2 == len && bits32(got) == bits32(other),
+			   "\"%s\" + \"%s\": comma %zu bytes, %zu", s, tail, len2, len);
+	if (len2 != 0 && buf[len2] == ',')
+		EXPECT_MSG(len2 == len, "\"%s\" + \"%s\": comma %zu bytes, %zu", s, tail, len2,
+			   len);
+}
+
+/*
+ * decfloat_read_short on s followed by tail (and padding to 40 bytes, which
+ * it needs) against decfloat_lex and decfloat_to_float on the same bytes:
+ * when it decides, the same length and float bits, and a well-formed token
+ * of its shape; returns whether it decided.
+ */
+static int read_short_agrees(const char *s, const char *tail)
+{
+	static char buf[1200];
+	size_t n = strlen(s), t = strlen(tail), len, want_len;
+	struct decfloat_number x;
+	float got = 0.0f, want;
+
+	ck_assert_uint_lt(n + t + 40, sizeof buf);
+	memcpy(buf, s, n);
+	memcpy(buf + n, tail, t);
+	memset(buf + n + t, ' ', 40);
+	len = decfloat_read_short(buf, &got);
+	read_short_variants_agree(buf, s, tail, len, got);
+	if (len == 0)
+		return 0;
+	want_len = decfloat_lex(buf, n + t + 40, &x);
+	EXPECT_MSG(len == want_len, "\"%s\" + \"%s\": read_short %zu bytes, lex %zu", s, tail, len,
+		   want_len);
+	EXPECT_MSG(x.is_real && x.e10 < 0 && x.e10 >= -18 && !x.truncated,
+		   "\"%s\" + \"%s\": read_short took a token of another shape", s, tail);
+	EXPECT_MSG(decfloat_to_float(x.m, x.e10, x.truncated, &want) == 0,
+		   "\"%s\": read_short decided, decfloat_to_float did not", s);
+	want = x.neg ? -want : want;
+	EXPECT_MSG(bits32(got) == bits32(want), "\"%s\": read_short %a, twin %a", s, (double)got,
+		   (double)want);
+	return 1;
+}
+
+/* What can follow a number: its end in a row, or more of a token. */
+static const char *const TAILS[] = {",",  "]", " ", "\n", "}", "e5", "E-2", "x",
+				    ".5", "0", "",  "-",  "+", "/",  ":"};
+
+/* Fraction runs of 1 to 20 digits (the words hold 8, 16 and 18), every
+ * integer digit and sign, each run all 0s, all 9s or mixed, before every tail:
+ * decided ones agree with the twin; a run of 19 or more, or an exponent
+ * after it, is declined. */
+START_TEST(test_read_short_runs)
+{
+	static const char fill[3][21] = {"00000000000000000000", "99999999999999999999",
+					 "31415926535897932384"};
+	char s[64];
+	size_t decided = 0, tried = 0;
+
+	for (int f = 1; f <= 20; f++)
+		for (int d = 0; d <= 9; d++)
+			for (int neg = 0; neg < 2; neg++)
+				for (int k = 0; k < 3; k++)
+					for (size_t t = 0; t < sizeof TAILS / sizeof TAILS[0];
+					     t++) {
+						int ok,
+						    len = snprintf(s, sizeof s, "%s%d.%.*s",
+								   neg ? "-" : "", d, f, fill[k]);
+
+						ok = read_short_agrees(s, TAILS[t]);
+						EXPECT_MSG(!ok || (f <= 18 && TAILS[t][0] != 'e' &&
+								   TAILS[t][0] != 'E'),
+							   "\"%s%s\" taken", s, TAILS[t]);
+						decided += (size_t)ok;
+						tried +=
+						    f <= 18 && (TAILS[t][0] | 0x20) != 'e' &&
+						    !(TAILS[t][0] >= '0' && TAILS[t][0] <= '9');
+						(void)len;
+					}
+	/* all but D = 9 with 18 nines (m >= 2^63) and the few near midpoints */
+	ck_assert_msg(decided * 100 >= tried * 99, "%zu of %zu decided", decided, tried);
+}
+END_TEST
+
+/* Shapes it must decline (decfloat_lex decides those, malformed or not). */
+START_TEST(test_read_short_declines)
+{
+	static const char *const cases[] = {
+	    "0.",
+	    "1.e5",
+	    "-.5",
+	    ".5",
+	    "00.5",
+	    "10.5",
+	    "-10.25",
+	    "+1.5",
+	    "1e5",
+	    "1",
+	    "-",
+	    "--1.5",
+	    "- 1.5",
+	    "1,5",
+	    "1..5",
+	    "a.5",
+	    "1.x",
+	    "Infinity",
+	    "",
+	    "-0",
+	    "9.9999999999999999999",
+	    "0.1234567890123456789",
+	};
+
+	/* TAILS but those that would complete a number ("0." "5") */
+	static const char *const ends[] = {",", "]", " ", "\n", "}", "e5", "E-2",
+					   "x", "",  "-", "+",	"/", ":"};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		for (size_t t = 0; t < sizeof ends / sizeof ends[0]; t++)
+			EXPECT_MSG(!read_short_agrees(cases[i], ends[t]), "\"%s%s\" taken",
+				   cases[i], ends[t]);
+}
+END_TEST
 
 /* ---- lex ------------------------------------------------------------------- */
 
@@ -111,13 +267,15 @@ START_TEST(test_lex_grammar)
 		const char *s;
 		size_t len; /* 0: no number */
 	} cases[] = {
-	    {"0", 1},	     {"-0", 2},		{"1.5", 3},	    {"-1.5e-7", 7},
-	    {"1E+3", 4},     {"12345678901234567890", 20},		    {"1.5,", 3},
-	    {"2]", 1},	     {"0.12345678,9", 10},			    {"01", 0},
-	    {"-", 0},	     {"1.", 0},		{".5", 0},	    {"1e", 0},
-	    {"1e+", 0},	     {"+1", 0},		{"Infinity", 0},    {"-x", 0},
-	    {"1.e5", 0},     {"00.5", 0},	{"1ee5", 0},	    {"0x10", 1},
-	    {"1.5e5.5", 5},  {"123456789012.12345678", 21},	    {"", 0},
+	    {"0", 1},	    {"-0", 2},	     {"1.5", 3},
+	    {"-1.5e-7", 7}, {"1E+3", 4},     {"12345678901234567890", 20},
+	    {"1.5,", 3},    {"2]", 1},	     {"0.12345678,9", 10},
+	    {"01", 0},	    {"-", 0},	     {"1.", 0},
+	    {".5", 0},	    {"1e", 0},	     {"1e+", 0},
+	    {"+1", 0},	    {"Infinity", 0}, {"-x", 0},
+	    {"1.e5", 0},    {"00.5", 0},     {"1ee5", 0},
+	    {"0x10", 1},    {"1.5e5.5", 5},  {"123456789012.12345678", 21},
+	    {"", 0},
 	};
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -205,14 +363,6 @@ END_TEST
 
 /* ---- against strtod ---------------------------------------------------------- */
 
-static uint32_t bits32(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
 /* decfloat_to_float against its naive twin (float)strtod; counts undecided */
 static void check_float(const char *s, const struct decfloat_number *x, double want,
 			size_t *undecided)
@@ -229,8 +379,9 @@ static void check_float(const char *s, const struct decfloat_number *x, double w
 }
 
 /* Whether s (a whole JSON number) reads as strtod does (and as (float)strtod
- * through decfloat_to_float); counts undecided. */
-static void check_one(const char *s, size_t *undecided)
+ * through decfloat_to_float; and decfloat_read_short agrees where it decides);
+ * counts undecided, and the strings read_short decided. */
+static void check_one(const char *s, size_t *undecided, size_t *short_decided)
 {
 	struct decfloat_number x;
 	double want = strtod(s, NULL), got;
@@ -238,6 +389,7 @@ static void check_one(const char *s, size_t *undecided)
 
 	EXPECT_MSG(len == strlen(s), "\"%s\" lexed to %zu bytes", s, len);
 	lex_paths_agree(s);
+	*short_decided += (size_t)read_short_agrees(s, ",");
 	check_float(s, &x, want, undecided);
 	if (decfloat_to_double(x.m, x.e10, x.truncated, &got) != 0) {
 		++*undecided;
@@ -245,15 +397,15 @@ static void check_one(const char *s, size_t *undecided)
 	}
 	got = x.neg ? -got : got;
 	EXPECT_MSG(bits64(got) == bits64(want), "\"%s\": %a, strtod %a", s, got, want);
-	EXPECT_MSG(bits64((double)(float)got) == bits64((double)(float)want), "\"%s\" (float)",
-		   s);
+	EXPECT_MSG(bits64((double)(float)got) == bits64((double)(float)want), "\"%s\" (float)", s);
 }
 
 /* n random digits into p (the first one nonzero when lead), NUL-terminated */
 static char *put_digits(char *p, struct attn_prng *g, int n, int lead)
 {
 	for (int i = 0; i < n; i++)
-		*p++ = (char)('0' + (i == 0 && lead ? 1 + attn_prng_next(g) % 9 : attn_prng_next(g) % 10));
+		*p++ = (char)('0' + (i == 0 && lead ? 1 + attn_prng_next(g) % 9
+						    : attn_prng_next(g) % 10));
 	*p = '\0';
 	return p;
 }
@@ -294,12 +446,14 @@ enum kind {
 	K_FLOAT_TIE, /* near a float32 tie, 15 to 18 digits */
 	K_TIE_NEAR,  /* a float32 tie in [1e-4, 1e4) moved a few units of the
 		      * 17th to 19th digit: decfloat_to_float's guard band */
+	K_TIE_FIXED, /* the same in [0.1, 10) written -?D.F, 16 to 18 fraction
+		      * digits: decfloat_read_short's guard band */
 	K_NKINDS
 };
 
 static const char *const KIND_NAMES[K_NKINDS] = {
     "%.17g bits", "repr",    "%.9g",	"%.4f",	     "shortest", "long",
-    "extreme",	  "halfway", "int tie", "float tie", "tie near",
+    "extreme",	  "halfway", "int tie", "float tie", "tie near", "tie fixed",
 };
 
 static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
@@ -389,6 +543,29 @@ static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
 		(void)n;
 		break;
 	}
+	case K_TIE_FIXED: {
+		/* f's exponent in [-4, 3]: 0.0625 <= |tie| < 16, kept below 10 */
+		uint32_t u = (uint32_t)(attn_prng_next(g) >> 41) |
+			     (uint32_t)(123 + attn_prng_next(g) % 7) << 23;
+		float f;
+		double tie;
+		int n;
+		long long last;
+
+		memcpy(&f, &u, sizeof f);
+		tie = ((double)f + (double)nextafterf(f, INFINITY)) / 2;
+		tie = (attn_prng_next(g) & 1 ? -1 : 1) * (tie < 10 ? tie : tie / 2);
+		n = snprintf(s, cap, "%.*f", 16 + (int)(attn_prng_next(g) % 3), tie);
+		/* the last 3 digits, moved by -4 .. 4 (no carry out) */
+		last = strtoll(s + n - 3, NULL, 10) + (long long)(attn_prng_next(g) % 9) - 4;
+		if (last >= 0 && last <= 999) {
+			char tmp[4];
+
+			snprintf(tmp, sizeof tmp, "%03lld", last);
+			memcpy(s + n - 3, tmp, 3);
+		}
+		break;
+	}
 	case K_NKINDS:
 		break;
 	}
@@ -397,22 +574,29 @@ static void make_string(char *s, size_t cap, enum kind k, struct attn_prng *g)
 START_TEST(test_strtod_random)
 {
 	enum kind k = (enum kind)_i;
-	size_t n = (size_t)test_scaled(k == K_HALFWAY ? 100000 : 500000), undecided = 0;
+	size_t n = (size_t)test_scaled(k == K_HALFWAY ? 100000 : 500000), undecided = 0,
+	       short_decided = 0;
 	struct attn_prng g;
 	static char s[1024];
 
 	attn_prng_seed(&g, 0xdecf10a7u + (uint64_t)k);
 	for (size_t i = 0; i < n; i++) {
 		make_string(s, sizeof s, k, &g);
-		check_one(s, &undecided);
+		check_one(s, &undecided, &short_decided);
 	}
 	/* halfway and long strings may be undecided (strtod reads them);
 	 * everything of at most 19 digits almost never is */
 	if (k != K_HALFWAY && k != K_LONG && k != K_INT_TIE)
 		ck_assert_msg(undecided * 10000 <= n, "%s: %zu of %zu undecided", KIND_NAMES[k],
 			      undecided, n);
-	fprintf(stderr, "decfloat %-10s %8zu strings, %6zu undecided\n", KIND_NAMES[k], n,
-		undecided);
+	/* the shapes of the issue's bodies take the short path (the rest of
+	 * repr, about 1%: below 0.01, 19 or more fraction digits, or below
+	 * 10^-4, in exponent form) */
+	if (k == K_F4 || k == K_REPR)
+		ck_assert_msg(short_decided * 100 >= n * 98, "%s: read_short decided %zu of %zu",
+			      KIND_NAMES[k], short_decided, n);
+	fprintf(stderr, "decfloat %-10s %8zu strings, %6zu undecided, %8zu by read_short\n",
+		KIND_NAMES[k], n, undecided, short_decided);
 }
 END_TEST
 
@@ -420,20 +604,49 @@ END_TEST
 START_TEST(test_strtod_edges)
 {
 	static const char *const cases[] = {
-	    "0", "-0", "0.0", "-0.0", "0e999999", "1e-400", "1e400", "-1e400",
-	    "2.2250738585072011e-308", "2.2250738585072014e-308", "4.9406564584124654e-324",
-	    "2.4703282292062327e-324", "2.4703282292062328e-324", "1.7976931348623157e308",
-	    "1.7976931348623158e308", "1.7976931348623159e308", "9007199254740993",
-	    "9007199254740992.5", "18446744073709551615", "18446744073709551616",
-	    "1e-342", "1e-343", "9999999999999999999e-343", "1e308", "1e309", "1e23",
-	    "8.589973e9", "3.4028235e38", "3.4028236e38", "3.40282357e38", "1.4e-45",
-	    "7e-46", "7.1e-46", "0.1", "0.2", "0.3", "123456789012345678e-5",
+	    "0",
+	    "-0",
+	    "0.0",
+	    "-0.0",
+	    "0e999999",
+	    "1e-400",
+	    "1e400",
+	    "-1e400",
+	    "2.2250738585072011e-308",
+	    "2.2250738585072014e-308",
+	    "4.9406564584124654e-324",
+	    "2.4703282292062327e-324",
+	    "2.4703282292062328e-324",
+	    "1.7976931348623157e308",
+	    "1.7976931348623158e308",
+	    "1.7976931348623159e308",
+	    "9007199254740993",
+	    "9007199254740992.5",
+	    "18446744073709551615",
+	    "18446744073709551616",
+	    "1e-342",
+	    "1e-343",
+	    "9999999999999999999e-343",
+	    "1e308",
+	    "1e309",
+	    "1e23",
+	    "8.589973e9",
+	    "3.4028235e38",
+	    "3.4028236e38",
+	    "3.40282357e38",
+	    "1.4e-45",
+	    "7e-46",
+	    "7.1e-46",
+	    "0.1",
+	    "0.2",
+	    "0.3",
+	    "123456789012345678e-5",
 	    "0.000000000000000000000000000000000000000000000001e48",
 	};
-	size_t undecided = 0;
+	size_t undecided = 0, short_decided = 0;
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		check_one(cases[i], &undecided);
+		check_one(cases[i], &undecided, &short_decided);
 	ck_assert_uint_le(undecided, 2);
 }
 END_TEST
@@ -446,6 +659,8 @@ static Suite *decfloat_suite(void)
 	tcase_add_test(tl, test_lex_grammar);
 	tcase_add_test(tl, test_lex_fields);
 	tcase_add_test(tl, test_lex_short_edges);
+	tcase_add_test(tl, test_read_short_runs);
+	tcase_add_test(tl, test_read_short_declines);
 	suite_add_tcase(s, tl);
 	tcase_set_timeout(ts, 300);
 	tcase_add_test(ts, test_strtod_edges);
