@@ -341,17 +341,16 @@ static char *write_exponent(char *p, int e)
 }
 
 /*
- * Writes f 10^k (0 < f < 10^9, trailing zeros allowed) after a '-' when neg,
+ * Writes f 10^k (0 < f < 10^9 of len digits, trailing zeros allowed) after a '-' when neg,
  * laid out as in the comment at the top; returns the length, at most
  * 1 + 21 = 22. Words are stored whole, so bytes
  * of out past the returned length, never past out[FMT_FLOAT_MAX - 1], may be
  * overwritten; each case notes its bound.
  */
-static inline __attribute__((always_inline)) size_t write_decimal(char *out, uint32_t neg,
-								  uint32_t f, int k)
+static inline __attribute__((always_inline)) size_t write_digits(char *out, uint32_t neg,
+								 uint32_t f, int len, int k)
 {
 	/* pass 1: nine digits h.w1..w8 10^e, and how many of them count (n) */
-	int len = decimal_len(f);
 	uint32_t f9 = f * POW10[9 - len];
 	uint32_t h = f9 / 100000000;
 	uint64_t w = digits8(f9 - h * 100000000);
@@ -390,6 +389,13 @@ static inline __attribute__((always_inline)) size_t write_decimal(char *out, uin
 	return (size_t)(p + n + 1 - out);
 }
 
+/* write_digits of f with decimal_len digits. */
+static inline __attribute__((always_inline)) size_t write_decimal(char *out, uint32_t neg,
+								  uint32_t f, int k)
+{
+	return write_digits(out, neg, f, decimal_len(f), k);
+}
+
 /* Zero, NaN or an infinity (|x|'s bits abs): "0", "-0", or "null". */
 static size_t write_special(char *out, uint32_t neg, uint32_t abs)
 {
@@ -415,8 +421,15 @@ static inline __attribute__((always_inline)) size_t shortest(char *out, uint32_t
 	/* f < 1.7e8: s = c 2^q / 10^k < 2^24 10 (2^q / 10^k < 10 by pass 1 of
 	 * to_decimal), and f is at most s + 10 */
 	struct dec v = float_to_decimal(abs);
+	int len;
 
-	return write_decimal(out, neg, v.f, v.e);
+	/* a normal number's f >= 2^23 - 9 (s >= c): 7, 8 or 9 digits, two
+	 * compares off the chain of decimal_len's clz, multiply and load */
+	if (__builtin_expect(abs >= FLT_C_MIN, 1))
+		len = 7 + (v.f >= 10000000) + (v.f >= 100000000);
+	else
+		len = decimal_len(v.f);
+	return write_digits(out, neg, v.f, len, v.e);
 }
 
 size_t fmt_float_shortest(char *out, float x)
