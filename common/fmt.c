@@ -277,27 +277,39 @@ static int decimal_len(uint32_t f)
 #endif
 #define ZEROS8 UINT64_C(0x3030303030303030) /* "00000000" */
 
-/*
- * The 8 ASCII digits of v < 10^8, zero-padded, as one word, all lanes at
- * once (SWAR): split into two halves of 4 digits in 32-bit lanes, each into
- * pairs in 16-bit lanes (q / 100 as q 10486 >> 20, exact for q < 10^4),
- * each pair into digits in 8-bit lanes (q / 10 as q 103 >> 10, exact for
- * q < 100); each step puts quotient before remainder in memory order.
- */
-static uint64_t digits8(uint32_t v)
+/* The two characters of i < 100 as a word, in memory order. */
+static uint64_t pair(uint64_t i)
 {
-	uint64_t hi = v / 10000, lo = v - (uint32_t)hi * 10000;
-	uint64_t w = hi | lo << 32;			/* [abcd, efgh] */
-	uint64_t q100 = (w * 10486 >> 20) & UINT64_C(0x0000007f0000007f);
+	uint16_t v;
 
-	w = (w - q100 * 100) << 16 | q100;		/* [ab, cd, ef, gh] */
-	uint64_t q10 = (w * 103 >> 10) & UINT64_C(0x000f000f000f000f);
+	memcpy(&v, DIGITS2 + 2 * i, sizeof v);
+	return v;
+}
 
-	w = (w - q10 * 10) << 8 | q10;			/* [a, b, c, ..., h] */
-	w += ZEROS8;
+/*
+ * The nine digits of f9 in [10^8, 10^9): the first as *h, the other eight as
+ * one word of characters. y is f9 / 10^8 as a fixed-point number with a
+ * 57-bit fraction (f9 ceil(2^57 / 10^8)); each two digits are then the
+ * integer part of the fraction times 100. Rounding up the constant errs by
+ * f9 0.25 / 2^57 < 1.7e-9, under the fraction's step of 10^-8, and the
+ * multiplications by 100 are exact (< 2^64), so every digit is exact. Four
+ * dependent multiply-and-masks, where dividing by 10^8, 10^4, 100 and 10
+ * in turn (quotient, then remainder) chained eight multiplications.
+ */
+#define FRAC57 ((UINT64_C(1) << 57) - 1)
+
+static uint64_t digits9(uint32_t f9, uint32_t *h)
+{
+	uint64_t y = f9 * UINT64_C(1441151881);
+	uint64_t y1 = (y & FRAC57) * 100, y2 = (y1 & FRAC57) * 100;
+	uint64_t y3 = (y2 & FRAC57) * 100, y4 = (y3 & FRAC57) * 100;
+	uint64_t p1 = pair(y1 >> 57), p2 = pair(y2 >> 57);
+	uint64_t p3 = pair(y3 >> 57), p4 = pair(y4 >> 57);
+
+	*h = (uint32_t)(y >> 57);
 	if (WORD_BIG_ENDIAN)
-		return __builtin_bswap64(w);
-	return w;
+		return p1 << 48 | p2 << 32 | p3 << 16 | p4;
+	return p1 | p2 << 16 | p3 << 32 | p4 << 48;
 }
 
 /* The number of '0's ending the 8 characters of w (w != ZEROS8): '0' bytes
@@ -351,9 +363,8 @@ static inline __attribute__((always_inline)) size_t write_digits(char *out, uint
 								 uint32_t f, int len, int k)
 {
 	/* pass 1: nine digits h.w1..w8 10^e, and how many of them count (n) */
-	uint32_t f9 = f * POW10[9 - len];
-	uint32_t h = f9 / 100000000;
-	uint64_t w = digits8(f9 - h * 100000000);
+	uint32_t h;
+	uint64_t w = digits9(f * POW10[9 - len], &h);
 	int n = w == ZEROS8 ? 1 : 9 - trailing_zeros8(w);
 	int e = k + len - 1;
 	char *p = out + neg;
