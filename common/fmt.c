@@ -288,8 +288,9 @@ static uint64_t pair(uint64_t i)
 
 /*
  * The nine digits of f9 in [10^8, 10^9): the first as *h, the other eight as
- * one word of characters. y is f9 / 10^8 as a fixed-point number with a
- * 57-bit fraction (f9 ceil(2^57 / 10^8)); each two digits are then the
+ * one word of characters, from y = f9 FRAC_E8, f9 / 10^8 as a fixed-point
+ * number with a 57-bit fraction (callers fold the scaling of f to nine digits
+ * into that multiplication: MUL9). Each two digits are then the
  * integer part of the fraction times 100. Rounding up the constant errs by
  * f9 0.25 / 2^57 < 1.7e-9, under the fraction's step of 10^-8, and the
  * multiplications by 100 are exact (< 2^64), so every digit is exact. Four
@@ -297,10 +298,17 @@ static uint64_t pair(uint64_t i)
  * in turn (quotient, then remainder) chained eight multiplications.
  */
 #define FRAC57 ((UINT64_C(1) << 57) - 1)
+#define FRAC_E8 UINT64_C(1441151881) /* ceil(2^57 / 10^8) */
 
-static uint64_t digits9(uint32_t f9, uint32_t *h)
+/* FRAC_E8 10^i, i = 0..8: y for f of 9 - i digits (< 2^58) */
+static const uint64_t MUL9[9] = {
+	FRAC_E8,	    FRAC_E8 * 10,	FRAC_E8 * 100,	      FRAC_E8 * 1000,
+	FRAC_E8 * 10000,    FRAC_E8 * 100000,	FRAC_E8 * 1000000,    FRAC_E8 * 10000000,
+	FRAC_E8 * 100000000,
+};
+
+static inline __attribute__((always_inline)) uint64_t digits9(uint64_t y, uint32_t *h)
 {
-	uint64_t y = f9 * UINT64_C(1441151881);
 	uint64_t y1 = (y & FRAC57) * 100, y2 = (y1 & FRAC57) * 100;
 	uint64_t y3 = (y2 & FRAC57) * 100, y4 = (y3 & FRAC57) * 100;
 	uint64_t p1 = pair(y1 >> 57), p2 = pair(y2 >> 57);
@@ -353,18 +361,19 @@ static char *write_exponent(char *p, int e)
 }
 
 /*
- * Writes f 10^k (0 < f < 10^9 of len digits, trailing zeros allowed) after a '-' when neg,
+ * Writes f 10^k (0 < f < 10^9 of len digits, trailing zeros allowed, given as
+ * y = f MUL9[9 - len]) after a '-' when neg,
  * laid out as in the comment at the top; returns the length, at most
  * 1 + 21 = 22. Words are stored whole, so bytes
  * of out past the returned length, never past out[FMT_FLOAT_MAX - 1], may be
  * overwritten; each case notes its bound.
  */
 static inline __attribute__((always_inline)) size_t write_digits(char *out, uint32_t neg,
-								 uint32_t f, int len, int k)
+								 uint64_t y, int len, int k)
 {
 	/* pass 1: nine digits h.w1..w8 10^e, and how many of them count (n) */
 	uint32_t h;
-	uint64_t w = digits9(f * POW10[9 - len], &h);
+	uint64_t w = digits9(y, &h);
 	int n = w == ZEROS8 ? 1 : 9 - trailing_zeros8(w);
 	int e = k + len - 1;
 	char *p = out + neg;
@@ -404,7 +413,9 @@ static inline __attribute__((always_inline)) size_t write_digits(char *out, uint
 static inline __attribute__((always_inline)) size_t write_decimal(char *out, uint32_t neg,
 								  uint32_t f, int k)
 {
-	return write_digits(out, neg, f, decimal_len(f), k);
+	int len = decimal_len(f);
+
+	return write_digits(out, neg, f * MUL9[9 - len], len, k);
 }
 
 /* Zero, NaN or an infinity (|x|'s bits abs): "0", "-0", or "null". */
@@ -433,14 +444,21 @@ static inline __attribute__((always_inline)) size_t shortest(char *out, uint32_t
 	 * to_decimal), and f is at most s + 10 */
 	struct dec v = float_to_decimal(abs);
 	int len;
+	uint64_t mul;
 
 	/* a normal number's f >= 2^23 - 9 (s >= c): 7, 8 or 9 digits, two
-	 * compares off the chain of decimal_len's clz, multiply and load */
-	if (__builtin_expect(abs >= FLT_C_MIN, 1))
-		len = 7 + (v.f >= 10000000) + (v.f >= 100000000);
-	else
+	 * compares and masks (branches mispredict) off the chain of
+	 * decimal_len's clz, multiply and load */
+	if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
+		uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
+
+		len = 7 + (int)ge7 + (int)ge8;
+		mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) - (-ge8 & FRAC_E8 * 9);
+	} else {
 		len = decimal_len(v.f);
-	return write_digits(out, neg, v.f, len, v.e);
+		mul = MUL9[9 - len];
+	}
+	return write_digits(out, neg, v.f * mul, len, v.e);
 }
 
 size_t fmt_float_shortest(char *out, float x)
