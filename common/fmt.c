@@ -75,47 +75,53 @@ struct dec {
  */
 #define G_K_MIN (-45)
 #define G_K_MAX 31
-static const uint64_t G[G_K_MAX - G_K_MIN + 1] = {
-	0x59aedfc10d7279c6ULL, 0x47bf19673df52e38ULL, /* k = -45 */
-	0x72cb5bd86321e38dULL, 0x5bd5e313828182d7ULL, /* k = -43 */
-	0x4977e8dc68679be0ULL, 0x758ca7c70d7292ffULL, /* k = -41 */
-	0x5e0a1fd271287599ULL, 0x4b3b4ca85a86c47bULL, /* k = -39 */
-	0x785ee10d5da46d91ULL, 0x604be73de4838adaULL, /* k = -37 */
-	0x4d0985cb1d3608afULL, 0x7b426fab61f00de4ULL, /* k = -35 */
-	0x629b8c891b267183ULL, 0x4ee2d6d415b85acfULL, /* k = -33 */
-	0x7e37be2022c0914cULL, 0x64f964e68233a770ULL, /* k = -31 */
-	0x50c783eb9b5c85f3ULL, 0x409f9cbc7c4a04c3ULL, /* k = -29 */
-	0x6765c793fa10079eULL, 0x52b7d2dcc80cd2e5ULL, /* k = -27 */
-	0x422ca8b0a00a4251ULL, 0x69e10de76676d081ULL, /* k = -25 */
-	0x54b40b1f852bda01ULL, 0x43c33c1937564801ULL, /* k = -23 */
-	0x6c6b935b8bbd4001ULL, 0x56bc75e2d6310001ULL, /* k = -21 */
-	0x4563918244f40001ULL, 0x6f05b59d3b200001ULL, /* k = -19 */
-	0x58d15e1762800001ULL, 0x470de4df82000001ULL, /* k = -17 */
-	0x71afd498d0000001ULL, 0x5af3107a40000001ULL, /* k = -15 */
-	0x48c2739500000001ULL, 0x746a528800000001ULL, /* k = -13 */
-	0x5d21dba000000001ULL, 0x4a817c8000000001ULL, /* k = -11 */
-	0x7735940000000001ULL, 0x5f5e100000000001ULL, /* k = -9 */
-	0x4c4b400000000001ULL, 0x7a12000000000001ULL, /* k = -7 */
-	0x61a8000000000001ULL, 0x4e20000000000001ULL, /* k = -5 */
-	0x7d00000000000001ULL, 0x6400000000000001ULL, /* k = -3 */
-	0x5000000000000001ULL, 0x4000000000000001ULL, /* k = -1 */
-	0x6666666666666667ULL, 0x51eb851eb851eb86ULL, /* k = 1 */
-	0x4189374bc6a7ef9eULL, 0x68db8bac710cb296ULL, /* k = 3 */
-	0x53e2d6238da3c212ULL, 0x431bde82d7b634dbULL, /* k = 5 */
-	0x6b5fca6af2bd215fULL, 0x55e63b88c230e77fULL, /* k = 7 */
-	0x44b82fa09b5a52ccULL, 0x6df37f675ef6eae0ULL, /* k = 9 */
-	0x57f5ff85e5925580ULL, 0x465e6604b7a84466ULL, /* k = 11 */
-	0x709709a125da070aULL, 0x5a126e1a84ae6c08ULL, /* k = 13 */
-	0x480ebe7b9d58566dULL, 0x734aca5f6226f0aeULL, /* k = 15 */
-	0x5c3bd5191b525a25ULL, 0x49c97747490eae84ULL, /* k = 17 */
-	0x760f253edb4ab0d3ULL, 0x5e72843249088d76ULL, /* k = 19 */
-	0x4b8ed0283a6d3df8ULL, 0x78e480405d7b9659ULL, /* k = 21 */
-	0x60b6cd004ac94514ULL, 0x4d5f0a66a23a9daaULL, /* k = 23 */
-	0x7bcb43d769f762a9ULL, 0x63090312bb2c4eeeULL, /* k = 25 */
-	0x4f3a68dbc8f03f25ULL, 0x7ec3daf941806507ULL, /* k = 27 */
-	0x65697bfa9acd1da0ULL, 0x51212ffbaf0a7e19ULL, /* k = 29 */
-	0x40e7599625a1fe7bULL,                        /* k = 31 */
-};
+/* X(a, k, g) for each k; a is passed through (G_OF's k) */
+#define G_TABLE(X, a) \
+	X(a, -45, 0x59aedfc10d7279c6ULL) X(a, -44, 0x47bf19673df52e38ULL) \
+	X(a, -43, 0x72cb5bd86321e38dULL) X(a, -42, 0x5bd5e313828182d7ULL) \
+	X(a, -41, 0x4977e8dc68679be0ULL) X(a, -40, 0x758ca7c70d7292ffULL) \
+	X(a, -39, 0x5e0a1fd271287599ULL) X(a, -38, 0x4b3b4ca85a86c47bULL) \
+	X(a, -37, 0x785ee10d5da46d91ULL) X(a, -36, 0x604be73de4838adaULL) \
+	X(a, -35, 0x4d0985cb1d3608afULL) X(a, -34, 0x7b426fab61f00de4ULL) \
+	X(a, -33, 0x629b8c891b267183ULL) X(a, -32, 0x4ee2d6d415b85acfULL) \
+	X(a, -31, 0x7e37be2022c0914cULL) X(a, -30, 0x64f964e68233a770ULL) \
+	X(a, -29, 0x50c783eb9b5c85f3ULL) X(a, -28, 0x409f9cbc7c4a04c3ULL) \
+	X(a, -27, 0x6765c793fa10079eULL) X(a, -26, 0x52b7d2dcc80cd2e5ULL) \
+	X(a, -25, 0x422ca8b0a00a4251ULL) X(a, -24, 0x69e10de76676d081ULL) \
+	X(a, -23, 0x54b40b1f852bda01ULL) X(a, -22, 0x43c33c1937564801ULL) \
+	X(a, -21, 0x6c6b935b8bbd4001ULL) X(a, -20, 0x56bc75e2d6310001ULL) \
+	X(a, -19, 0x4563918244f40001ULL) X(a, -18, 0x6f05b59d3b200001ULL) \
+	X(a, -17, 0x58d15e1762800001ULL) X(a, -16, 0x470de4df82000001ULL) \
+	X(a, -15, 0x71afd498d0000001ULL) X(a, -14, 0x5af3107a40000001ULL) \
+	X(a, -13, 0x48c2739500000001ULL) X(a, -12, 0x746a528800000001ULL) \
+	X(a, -11, 0x5d21dba000000001ULL) X(a, -10, 0x4a817c8000000001ULL) \
+	X(a, -9, 0x7735940000000001ULL) X(a, -8, 0x5f5e100000000001ULL) \
+	X(a, -7, 0x4c4b400000000001ULL) X(a, -6, 0x7a12000000000001ULL) \
+	X(a, -5, 0x61a8000000000001ULL) X(a, -4, 0x4e20000000000001ULL) \
+	X(a, -3, 0x7d00000000000001ULL) X(a, -2, 0x6400000000000001ULL) \
+	X(a, -1, 0x5000000000000001ULL) X(a, 0, 0x4000000000000001ULL) \
+	X(a, 1, 0x6666666666666667ULL) X(a, 2, 0x51eb851eb851eb86ULL) \
+	X(a, 3, 0x4189374bc6a7ef9eULL) X(a, 4, 0x68db8bac710cb296ULL) \
+	X(a, 5, 0x53e2d6238da3c212ULL) X(a, 6, 0x431bde82d7b634dbULL) \
+	X(a, 7, 0x6b5fca6af2bd215fULL) X(a, 8, 0x55e63b88c230e77fULL) \
+	X(a, 9, 0x44b82fa09b5a52ccULL) X(a, 10, 0x6df37f675ef6eae0ULL) \
+	X(a, 11, 0x57f5ff85e5925580ULL) X(a, 12, 0x465e6604b7a84466ULL) \
+	X(a, 13, 0x709709a125da070aULL) X(a, 14, 0x5a126e1a84ae6c08ULL) \
+	X(a, 15, 0x480ebe7b9d58566dULL) X(a, 16, 0x734aca5f6226f0aeULL) \
+	X(a, 17, 0x5c3bd5191b525a25ULL) X(a, 18, 0x49c97747490eae84ULL) \
+	X(a, 19, 0x760f253edb4ab0d3ULL) X(a, 20, 0x5e72843249088d76ULL) \
+	X(a, 21, 0x4b8ed0283a6d3df8ULL) X(a, 22, 0x78e480405d7b9659ULL) \
+	X(a, 23, 0x60b6cd004ac94514ULL) X(a, 24, 0x4d5f0a66a23a9daaULL) \
+	X(a, 25, 0x7bcb43d769f762a9ULL) X(a, 26, 0x63090312bb2c4eeeULL) \
+	X(a, 27, 0x4f3a68dbc8f03f25ULL) X(a, 28, 0x7ec3daf941806507ULL) \
+	X(a, 29, 0x65697bfa9acd1da0ULL) X(a, 30, 0x51212ffbaf0a7e19ULL) \
+	X(a, 31, 0x40e7599625a1fe7bULL)
+
+#define G_ENTRY(a, k, g) g,
+#define G_SELECT(a, k, g) (a) == (k) ? (g) :
+static const uint64_t G[G_K_MAX - G_K_MIN + 1] = {G_TABLE(G_ENTRY, 0)};
+/* G[k - G_K_MIN] as a constant expression, for the SCALES table */
+#define G_OF(k) (G_TABLE(G_SELECT, k) 0)
 
 /* "00" "01" ... "99": two digits per lookup. */
 static const char DIGITS2[200] = "0001020304050607080910111213141516171819"
@@ -157,10 +163,11 @@ static uint64_t rop(uint64_t g, uint64_t cp)
 
 /*
  * The scale of pass 2 below for each biased exponent bq (0 .. 255; 0, the
- * subnormals, has the q of bq = 1): k = floor(log10(2^q)) and the shift
- * h = q + floor(log2(10^-k)) + 33, two bytes, so that a number's k, h and g
- * take two loads instead of two multiplications and their shifts (the
- * floor-logs of flog10pow2 and flog2pow10, as constant expressions).
+ * subnormals, has the q of bq = 1): k = floor(log10(2^q)), the shift
+ * h = q + floor(log2(10^-k)) + 33 and g = G[k - G_K_MIN] itself, so that a
+ * number's k, h and g take loads side by side instead of two multiplications
+ * and their shifts, then a load that waited for k (the floor-logs of
+ * flog10pow2 and flog2pow10, and G_OF, as constant expressions; 2.5 KB).
  * Only the rare c = C_MIN (the gap below is half) computes its own.
  */
 // clang-format off
@@ -169,14 +176,17 @@ static uint64_t rop(uint64_t g, uint64_t cp)
 #define SCALE_K(bq) FLOG10POW2(SCALE_Q(bq))
 #define SCALE_H(bq) (SCALE_Q(bq) + FLOG2POW10(-SCALE_K(bq)) + 33)
 #define SCALE(bq) {SCALE_K(bq), SCALE_H(bq)}
-#define SCALE4(b) SCALE(b), SCALE((b) + 1), SCALE((b) + 2), SCALE((b) + 3)
-#define SCALE16(b) SCALE4(b), SCALE4((b) + 4), SCALE4((b) + 8), SCALE4((b) + 12)
-#define SCALE64(b) SCALE16(b), SCALE16((b) + 16), SCALE16((b) + 32), SCALE16((b) + 48)
+#define SCALE_G(bq) G_OF(SCALE_K(bq))
+#define X4(X, b) X(b), X((b) + 1), X((b) + 2), X((b) + 3)
+#define X16(X, b) X4(X, b), X4(X, (b) + 4), X4(X, (b) + 8), X4(X, (b) + 12)
+#define X64(X, b) X16(X, b), X16(X, (b) + 16), X16(X, (b) + 32), X16(X, (b) + 48)
+#define X256(X) X64(X, 0), X64(X, 64), X64(X, 128), X64(X, 192)
 // clang-format on
 
 static const struct {
 	int8_t k, h;
-} SCALES[256] = {SCALE64(0), SCALE64(64), SCALE64(128), SCALE64(192)};
+} SCALES[256] = {X256(SCALE)};
+static const uint64_t SCALES_G[256] = {X256(SCALE_G)};
 
 /*
  * The shortest decimal in the rounding interval R of c 2^q (c > 0, q the
@@ -191,6 +201,7 @@ static inline __attribute__((always_inline)) struct dec to_decimal(uint32_t bq, 
 	uint64_t cb = (uint64_t)c << 2;
 	uint64_t cbr = cb + 2;
 	uint64_t cbl;
+	uint64_t g;
 	int k, h;
 
 	/* pass 1: k = floor(log10(width of R)); at c = C_MIN the gap below is half */
@@ -198,16 +209,17 @@ static inline __attribute__((always_inline)) struct dec to_decimal(uint32_t bq, 
 		cbl = cb - 2;
 		k = SCALES[bq].k;
 		h = SCALES[bq].h;
+		g = SCALES_G[bq];
 	} else {
 		int q = SCALE_Q((int)bq);
 
 		cbl = cb - 1;
 		k = flog10_3q_pow2(q);
 		h = q + flog2pow10(-k) + 33;
+		g = G[k - G_K_MIN];
 	}
 
 	/* pass 2: v, its bounds, all times 10^-k, times 4, rounded to odd */
-	uint64_t g = G[k - G_K_MIN];
 	uint64_t vb = rop(g, cb << h);
 	uint64_t vbl = rop(g, cbl << h);
 	uint64_t vbr = rop(g, cbr << h);
