@@ -380,17 +380,25 @@ static char *write_exponent(char *p, int e)
  * of out past the returned length, never past out[FMT_FLOAT_MAX - 1], may be
  * overwritten; each case notes its bound.
  */
+static inline __attribute__((always_inline)) size_t write_layout(char *out, uint32_t neg,
+								 uint32_t h, uint64_t w, int e);
+
 static inline __attribute__((always_inline)) size_t write_digits(char *out, uint32_t neg,
 								 uint64_t y, int len, int k)
 {
-	/* pass 1: nine digits h.w1..w8 10^e, and how many of them count (n) */
 	uint32_t h;
 	uint64_t w = digits9(y, &h);
+
+	return write_layout(out, neg, h, w, k + len - 1);
+}
+
+/* The layout of h.w 10^e (h the first digit, w the other eight characters). */
+static inline __attribute__((always_inline)) size_t write_layout(char *out, uint32_t neg,
+								 uint32_t h, uint64_t w, int e)
+{
 	int n = w == ZEROS8 ? 1 : 9 - trailing_zeros8(w);
-	int e = k + len - 1;
 	char *p = out + neg;
 
-	/* pass 2: the layout */
 	out[0] = '-';
 	if (e < -6 || e >= 16) { /* 1.5e-7: out[0..11), then the exponent */
 		p[0] = (char)('0' + h);
@@ -483,19 +491,120 @@ size_t fmt_float_shortest(char *out, float x)
 	return shortest(out, bits);
 }
 
+#ifndef BLOCK
+#define BLOCK 32
+#endif
+
+/* The digits of a block: y[i] -> h[i], w[i] (digits9), i < m. */
+static void digits_block(const uint64_t *y, uint64_t *w, uint64_t *h, size_t m)
+{
+	for (size_t i = 0; i < m; i++) {
+		uint32_t hi;
+
+		w[i] = digits9(y[i], &hi);
+		h[i] = hi;
+	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AVX2 __attribute__((target("avx2")))
+
+AVX2 static __m256i mul100_avx2(__m256i v)
+{
+	__m256i c = _mm256_set1_epi64x(100);
+	__m256i lo = _mm256_mul_epu32(v, c);
+	__m256i hi = _mm256_mul_epu32(_mm256_srli_epi64(v, 32), c);
+
+	return _mm256_add_epi64(lo, _mm256_slli_epi64(hi, 32));
+}
+
+AVX2 static void digits_block_avx2(const uint64_t *y, uint64_t *w, uint64_t *h, size_t m)
+{
+	const __m256i frac = _mm256_set1_epi64x((long long)FRAC57);
+	size_t i;
+
+	for (i = 0; i + 4 <= m; i += 4) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(y + i));
+		__m256i y1 = mul100_avx2(_mm256_and_si256(v, frac));
+		__m256i y2 = mul100_avx2(_mm256_and_si256(y1, frac));
+		__m256i y3 = mul100_avx2(_mm256_and_si256(y2, frac));
+		__m256i y4 = mul100_avx2(_mm256_and_si256(y3, frac));
+		__m256i pairs = _mm256_or_si256(
+		    _mm256_or_si256(_mm256_srli_epi64(y1, 57),
+				    _mm256_slli_epi64(_mm256_srli_epi64(y2, 57), 16)),
+		    _mm256_or_si256(_mm256_slli_epi64(_mm256_srli_epi64(y3, 57), 32),
+				    _mm256_slli_epi64(_mm256_srli_epi64(y4, 57), 48)));
+		__m256i tens = _mm256_mulhi_epu16(pairs, _mm256_set1_epi16(6554));
+		__m256i ones = _mm256_sub_epi16(pairs, _mm256_mullo_epi16(tens, _mm256_set1_epi16(10)));
+		__m256i d = _mm256_or_si256(tens, _mm256_slli_epi16(ones, 8));
+
+		d = _mm256_add_epi64(d, _mm256_set1_epi64x((long long)ZEROS8));
+		_mm256_storeu_si256((__m256i *)(void *)(w + i), d);
+		_mm256_storeu_si256((__m256i *)(void *)(h + i), _mm256_srli_epi64(v, 57));
+	}
+	digits_block(y + i, w + i, h + i, m - i);
+}
+#endif
+
 size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
 {
 	char *p = out;
-	size_t i;
+	size_t i = 0;
+	int avx2 = __builtin_cpu_supports("avx2");
 
-	for (i = 0; i < n; i++) {
-		uint32_t bits;
+	while (i < n) {
+		uint64_t y[BLOCK], w[BLOCK], h[BLOCK];
+		int8_t e[BLOCK];
+		uint8_t neg[BLOCK];
+		size_t m = n - i < BLOCK ? n - i : BLOCK, j, stop = m;
 
-		memcpy(&bits, &x[i], sizeof bits);
-		if ((bits & 0x7fffffffu) >= 0x7f800000u)
+		for (j = 0; j < m; j++) {
+			uint32_t bits, abs;
+			struct dec v;
+			int len;
+			uint64_t mul;
+
+			memcpy(&bits, &x[i + j], sizeof bits);
+			abs = bits & 0x7fffffffu;
+			if (abs >= 0x7f800000u) {
+				stop = j;
+				break;
+			}
+			neg[j] = (uint8_t)(bits >> 31);
+			y[j] = 0;
+			if (abs == 0)
+				continue;
+			v = float_to_decimal(abs);
+			if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
+				uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
+
+				len = 7 + (int)ge7 + (int)ge8;
+				mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) -
+				      (-ge8 & FRAC_E8 * 9);
+			} else {
+				len = decimal_len(v.f);
+				mul = MUL9[9 - len];
+			}
+			y[j] = v.f * mul;
+			e[j] = (int8_t)(v.e + len - 1);
+		}
+#if defined(__x86_64__) && defined(__GNUC__)
+		if (avx2)
+			digits_block_avx2(y, w, h, stop);
+		else
+#endif
+			digits_block(y, w, h, stop);
+		for (j = 0; j < stop; j++) {
+			if (y[j] == 0)
+				p += write_special(p, neg[j], 0);
+			else
+				p += write_layout(p, neg[j], (uint32_t)h[j], w[j], e[j]);
+			*p++ = ',';
+		}
+		i += stop;
+		if (stop < m)
 			break;
-		p += shortest(p, bits);
-		*p++ = ',';
 	}
 	*done = i;
 	return (size_t)(p - out);
