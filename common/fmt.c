@@ -37,6 +37,7 @@
  * skipped, so the locale does not matter). It lays them out as above.
  */
 #include "fmt.h"
+#include "fmt_kernels.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -183,10 +184,8 @@ static uint64_t rop(uint64_t g, uint64_t cp)
 #define X256(X) X64(X, 0), X64(X, 64), X64(X, 128), X64(X, 192)
 // clang-format on
 
-static const struct {
-	int8_t k, h;
-} SCALES[256] = {X256(SCALE)};
-static const uint64_t SCALES_G[256] = {X256(SCALE_G)};
+const struct fmt_scale fmt_scales[256] = {X256(SCALE)};
+const uint64_t fmt_scales_g[256] = {X256(SCALE_G)};
 
 /*
  * The shortest decimal in the rounding interval R of c 2^q (c > 0, q the
@@ -207,9 +206,9 @@ static inline __attribute__((always_inline)) struct dec to_decimal(uint32_t bq, 
 	/* pass 1: k = floor(log10(width of R)); at c = C_MIN the gap below is half */
 	if (c != FLT_C_MIN || bq <= 1) {
 		cbl = cb - 2;
-		k = SCALES[bq].k;
-		h = SCALES[bq].h;
-		g = SCALES_G[bq];
+		k = fmt_scales[bq].k;
+		h = fmt_scales[bq].h;
+		g = fmt_scales_g[bq];
 	} else {
 		int q = SCALE_Q((int)bq);
 
@@ -287,7 +286,6 @@ static int decimal_len(uint32_t f)
 #else
 #define WORD_BIG_ENDIAN 0
 #endif
-#define ZEROS8 UINT64_C(0x3030303030303030) /* "00000000" */
 
 /* The two characters of i < 100 as a word, in memory order. */
 static uint64_t pair(uint64_t i)
@@ -309,7 +307,6 @@ static uint64_t pair(uint64_t i)
  * dependent multiply-and-masks, where dividing by 10^8, 10^4, 100 and 10
  * in turn (quotient, then remainder) chained eight multiplications.
  */
-#define FRAC57 ((UINT64_C(1) << 57) - 1)
 #define FRAC_E8 UINT64_C(1441151881) /* ceil(2^57 / 10^8) */
 
 /* FRAC_E8 10^i, i = 0..8: y for f of 9 - i digits (< 2^58) */
@@ -491,14 +488,73 @@ size_t fmt_float_shortest(char *out, float x)
 	return shortest(out, bits);
 }
 
-#ifndef BLOCK
-#define BLOCK 32
-#endif
+enum { BLOCK = 32 };
 
-/* The digits of a block: y[i] -> h[i], w[i] (digits9), i < m. */
-static void digits_block(const uint64_t *y, uint64_t *w, uint64_t *h, size_t m)
+/*
+ * The decimals of x[0 .. n) (fmt_kernels.h) up to the first NaN or
+ * infinity; returns its index, or n. fmt_decimals_avx2's twin.
+ */
+static size_t decimals_block(const float *x, size_t n, uint64_t *y, int64_t *e, uint64_t *neg)
 {
-	for (size_t i = 0; i < m; i++) {
+	for (size_t i = 0; i < n; i++) {
+		uint32_t bits, abs;
+		struct dec v;
+		int len;
+		uint64_t mul;
+
+		memcpy(&bits, &x[i], sizeof bits);
+		abs = bits & 0x7fffffffu;
+		if (abs >= 0x7f800000u)
+			return i;
+		neg[i] = bits >> 31;
+		y[i] = 0;
+		if (abs == 0)
+			continue;
+		v = float_to_decimal(abs);
+		/* a normal number's f >= 2^23 - 9 (s >= c): 7, 8 or 9 digits, two
+		 * compares and masks (branches would mispredict) */
+		if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
+			uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
+
+			len = 7 + (int)ge7 + (int)ge8;
+			mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) - (-ge8 & FRAC_E8 * 9);
+		} else {
+			len = decimal_len(v.f);
+			mul = MUL9[9 - len];
+		}
+		y[i] = v.f * mul;
+		e[i] = v.e + len - 1;
+	}
+	return n;
+}
+
+/* The same with fmt_decimals_avx2 where it can (simd): it leaves vectors
+ * of four it cannot do, which go through decimals_block. */
+static size_t decimals(const float *x, size_t n, uint64_t *y, int64_t *e, uint64_t *neg, int simd)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t m = n - i, stop;
+
+#ifdef FMT_HAVE_AVX2
+		if (simd) {
+			i += fmt_decimals_avx2(x + i, n - i, y + i, e + i, neg + i);
+			m = n - i < 4 ? n - i : 4;
+		}
+#endif
+		stop = decimals_block(x + i, m, y + i, e + i, neg + i);
+		i += stop;
+		if (stop < m)
+			return i;
+	}
+	return n;
+}
+
+/* The digits of y[0 .. n): h[i], w[i] (fmt_digits_avx2's twin). */
+static void digits_block(const uint64_t *y, uint64_t *h, uint64_t *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
 		uint32_t hi;
 
 		w[i] = digits9(y[i], &hi);
@@ -506,100 +562,44 @@ static void digits_block(const uint64_t *y, uint64_t *w, uint64_t *h, size_t m)
 	}
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define AVX2 __attribute__((target("avx2")))
-
-AVX2 static __m256i mul100_avx2(__m256i v)
+int fmt_simd_available(void)
 {
-	__m256i c = _mm256_set1_epi64x(100);
-	__m256i lo = _mm256_mul_epu32(v, c);
-	__m256i hi = _mm256_mul_epu32(_mm256_srli_epi64(v, 32), c);
-
-	return _mm256_add_epi64(lo, _mm256_slli_epi64(hi, 32));
-}
-
-AVX2 static void digits_block_avx2(const uint64_t *y, uint64_t *w, uint64_t *h, size_t m)
-{
-	const __m256i frac = _mm256_set1_epi64x((long long)FRAC57);
-	size_t i;
-
-	for (i = 0; i + 4 <= m; i += 4) {
-		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(y + i));
-		__m256i y1 = mul100_avx2(_mm256_and_si256(v, frac));
-		__m256i y2 = mul100_avx2(_mm256_and_si256(y1, frac));
-		__m256i y3 = mul100_avx2(_mm256_and_si256(y2, frac));
-		__m256i y4 = mul100_avx2(_mm256_and_si256(y3, frac));
-		__m256i pairs = _mm256_or_si256(
-		    _mm256_or_si256(_mm256_srli_epi64(y1, 57),
-				    _mm256_slli_epi64(_mm256_srli_epi64(y2, 57), 16)),
-		    _mm256_or_si256(_mm256_slli_epi64(_mm256_srli_epi64(y3, 57), 32),
-				    _mm256_slli_epi64(_mm256_srli_epi64(y4, 57), 48)));
-		__m256i tens = _mm256_mulhi_epu16(pairs, _mm256_set1_epi16(6554));
-		__m256i ones = _mm256_sub_epi16(pairs, _mm256_mullo_epi16(tens, _mm256_set1_epi16(10)));
-		__m256i d = _mm256_or_si256(tens, _mm256_slli_epi16(ones, 8));
-
-		d = _mm256_add_epi64(d, _mm256_set1_epi64x((long long)ZEROS8));
-		_mm256_storeu_si256((__m256i *)(void *)(w + i), d);
-		_mm256_storeu_si256((__m256i *)(void *)(h + i), _mm256_srli_epi64(v, 57));
-	}
-	digits_block(y + i, w + i, h + i, m - i);
-}
+#ifdef FMT_HAVE_AVX2
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+#else
+	return 0;
 #endif
+}
 
-size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
+/*
+ * In blocks of BLOCK numbers, three passes (fmt_kernels.h): the decimals,
+ * the digits, the layout. One number's work is a chain of about a dozen
+ * dependent multiplications, too long for the processor to overlap more
+ * than one or two numbers; passes over a block take them apart, and the
+ * vector kernels do four numbers in about the instructions of one.
+ */
+size_t fmt_floats_shortest_with(char *out, const float *x, size_t n, size_t *done, int simd)
 {
 	char *p = out;
 	size_t i = 0;
-	int avx2 = __builtin_cpu_supports("avx2");
 
 	while (i < n) {
-		uint64_t y[BLOCK], w[BLOCK], h[BLOCK];
-		int8_t e[BLOCK];
-		uint8_t neg[BLOCK];
-		size_t m = n - i < BLOCK ? n - i : BLOCK, j, stop = m;
+		uint64_t y[BLOCK], h[BLOCK], w[BLOCK], neg[BLOCK];
+		int64_t e[BLOCK];
+		size_t m = n - i < BLOCK ? n - i : BLOCK, stop, j = 0;
 
-		for (j = 0; j < m; j++) {
-			uint32_t bits, abs;
-			struct dec v;
-			int len;
-			uint64_t mul;
-
-			memcpy(&bits, &x[i + j], sizeof bits);
-			abs = bits & 0x7fffffffu;
-			if (abs >= 0x7f800000u) {
-				stop = j;
-				break;
-			}
-			neg[j] = (uint8_t)(bits >> 31);
-			y[j] = 0;
-			if (abs == 0)
-				continue;
-			v = float_to_decimal(abs);
-			if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
-				uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
-
-				len = 7 + (int)ge7 + (int)ge8;
-				mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) -
-				      (-ge8 & FRAC_E8 * 9);
-			} else {
-				len = decimal_len(v.f);
-				mul = MUL9[9 - len];
-			}
-			y[j] = v.f * mul;
-			e[j] = (int8_t)(v.e + len - 1);
-		}
-#if defined(__x86_64__) && defined(__GNUC__)
-		if (avx2)
-			digits_block_avx2(y, w, h, stop);
-		else
+		stop = decimals(x + i, m, y, e, neg, simd);
+#ifdef FMT_HAVE_AVX2
+		if (simd)
+			j = fmt_digits_avx2(y, h, w, stop);
 #endif
-			digits_block(y, w, h, stop);
+		digits_block(y + j, h + j, w + j, stop - j);
 		for (j = 0; j < stop; j++) {
 			if (y[j] == 0)
-				p += write_special(p, neg[j], 0);
+				p += write_special(p, (uint32_t)neg[j], 0);
 			else
-				p += write_layout(p, neg[j], (uint32_t)h[j], w[j], e[j]);
+				p += write_layout(p, (uint32_t)neg[j], (uint32_t)h[j], w[j], (int)e[j]);
 			*p++ = ',';
 		}
 		i += stop;
@@ -608,6 +608,11 @@ size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
 	}
 	*done = i;
 	return (size_t)(p - out);
+}
+
+size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
+{
+	return fmt_floats_shortest_with(out, x, n, done, fmt_simd_available());
 }
 
 /* 5^k, k = 0 .. 27 (5^27 < 2^63) */
