@@ -23,12 +23,15 @@
  * (|x| >= 1e18) exceed int64, and parsers that read integers as int64 (jansson
  * without JSON_DECODE_INT_AS_REAL) reject them.
  *
- * Speed (issue 15; bench/README.md has the numbers): Schubfach's scale comes
- * from a table per exponent, its final choice from arithmetic and selects, not
- * branches, and there is no separate path for integers. Digits are written
- * as 8-byte words, so out must have FMT_FLOAT_MAX bytes even for a short
- * number; bytes after the returned length (at most
- * out[0..22) in all) may have been overwritten.
+ * Speed (issue 15; bench/README.md has the numbers): Schubfach's scale and
+ * g come from tables per exponent, its final choice from arithmetic and
+ * selects, not branches, and there is no separate path for integers; the
+ * nine digits come from one fixed-point fraction, two per multiplication
+ * (digits9). fmt_floats_shortest works in blocks, a pass at a time, with
+ * AVX2 kernels for the decimals and the digits (fmt_kernels.h,
+ * fmt_avx2.c). Digits are written as 8-byte words, so out must have
+ * FMT_FLOAT_MAX bytes even for a short number; bytes after the returned
+ * length (at most out[0..22) in all) may have been overwritten.
  *
  * fmt_float_digits rounds the exact binary value to `digits` significant
  * digits, ties to even, as glibc's snprintf "%.*e" of the exactly converted
@@ -121,7 +124,7 @@ struct dec {
 #define G_ENTRY(a, k, g) g,
 #define G_SELECT(a, k, g) (a) == (k) ? (g) :
 static const uint64_t G[G_K_MAX - G_K_MIN + 1] = {G_TABLE(G_ENTRY, 0)};
-/* G[k - G_K_MIN] as a constant expression, for the SCALES table */
+/* G[k - G_K_MIN] as a constant expression, for fmt_scales_g */
 #define G_OF(k) (G_TABLE(G_SELECT, k) 0)
 
 /* "00" "01" ... "99": two digits per lookup. */
@@ -764,73 +767,4 @@ size_t fmt_float_digits_ref(char *out, float x, int digits)
 	if ((bits & 0x7fffffffu) == 0 || (bits & 0x7fffffffu) >= 0x7f800000u)
 		return write_special(out, bits >> 31, bits & 0x7fffffffu);
 	return digits_snprintf(out, x, bits >> 31, digits < 1 ? 1 : digits > 9 ? 9 : digits);
-}
-
-size_t fmt_u64(char *out, unsigned long long v)
-{
-	char digits[FMT_U64_MAX];
-	size_t n = 0;
-
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	for (size_t i = 0; i < n; i++)
-		out[i] = digits[n - 1 - i];
-	return n;
-}
-
-/* "%.*f" through the C library: the rare cases fmt_fixed leaves to it. */
-static size_t fixed_slow(char *out, double x, int decimals)
-{
-	char tmp[FMT_FIXED_MAX + 1];
-	int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, x);
-
-	if (n < 0)
-		return 0;
-	if ((size_t)n > FMT_FIXED_MAX)
-		n = FMT_FIXED_MAX;
-	memcpy(out, tmp, (size_t)n);
-	return (size_t)n;
-}
-
-/*
- * m = |x| 10^d is rounded once when multiplied, by at most half an ulp, and
- * ulp(m) <= m 2^-52; so when m's fraction is further than m 2^-52 from 1/2,
- * the exact |x| 10^d rounds to the same integer as m does. Otherwise (a tie
- * or too close to tell) snprintf decides.
- */
-size_t fmt_fixed(char *out, double x, int decimals)
-{
-	static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
-	static const unsigned long long scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
-						    10000000, 100000000, 1000000000 };
-	double ax = x < 0 ? -x : x, m, f;
-	unsigned long long n, whole, frac;
-	size_t len = 0;
-
-	if (decimals < 0 || decimals > 9 || !(ax < 0x1p52))
-		return fixed_slow(out, x, decimals);
-	m = ax * pow10[decimals];
-	if (!(m < 0x1p52))
-		return fixed_slow(out, x, decimals);
-	n = (unsigned long long)m; /* floor: m >= 0 */
-	f = m - (double)n;         /* exact */
-	if (f - 0.5 <= m * 0x1p-52 && 0.5 - f <= m * 0x1p-52)
-		return fixed_slow(out, x, decimals);
-	n += f > 0.5;
-	whole = n / scale[decimals];
-	frac = n % scale[decimals];
-	if (x < 0 || (x == 0 && 1 / x < 0))
-		out[len++] = '-';
-	len += fmt_u64(out + len, whole);
-	if (decimals > 0) {
-		out[len++] = '.';
-		for (int i = decimals - 1; i >= 0; i--) {
-			out[len + (size_t)i] = (char)('0' + frac % 10);
-			frac /= 10;
-		}
-		len += (size_t)decimals;
-	}
-	return len;
 }
