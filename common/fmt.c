@@ -569,7 +569,7 @@ int fmt_simd_available(void)
 {
 #ifdef FMT_HAVE_AVX2
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2");
+	return __builtin_cpu_supports("avx2") != 0; /* a nonzero mask, not 1 */
 #else
 	return 0;
 #endif

@@ -36,7 +36,7 @@ extern const uint64_t fmt_scales_g[256];
 /* fmt_floats_shortest with the vector kernels (simd != 0, only where
  * fmt_simd_available) or without: for tests, which compare the two. */
 size_t fmt_floats_shortest_with(char *out, const float *x, size_t n, size_t *done, int simd);
-/* Whether the CPU has AVX2 (and the kernels are built). */
+/* 1 when the CPU has AVX2 (and the kernels are built), else 0. */
 int fmt_simd_available(void);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

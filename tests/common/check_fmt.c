@@ -762,10 +762,11 @@ START_TEST(test_fmt_row_twin)
 			done = 12345;
 			len = simd == fmt_simd_available() ? fmt_floats_shortest(out, x, n, &done)
 							 : fmt_floats_shortest_with(out, x, n, &done, simd);
-			ck_assert_uint_eq(done, stop);
-			ck_assert_uint_eq(len, want);
-			ck_assert_msg(memcmp(out, ref, len) == 0, "row %d simd %d: \"%.*s\", twin \"%.*s\"",
-				      r, simd, (int)len, out, (int)want, ref);
+			EXPECT_MSG(done == stop, "row %d simd %d: done %zu, expected %zu", r, simd,
+				   done, stop);
+			EXPECT_MSG(len == want && memcmp(out, ref, len) == 0,
+				   "row %d simd %d: \"%.*s\", twin \"%.*s\"", r, simd, (int)len, out,
+				   (int)want, ref);
 		}
 		free(x);
 		free(out);
