@@ -305,7 +305,7 @@ static uint64_t pair(uint64_t i)
  * number with a 57-bit fraction (callers fold the scaling of f to nine digits
  * into that multiplication: MUL9). Each two digits are then the
  * integer part of the fraction times 100. Rounding up the constant errs by
- * f9 0.25 / 2^57 < 1.7e-9, under the fraction's step of 10^-8, and the
+ * under f9 0.25 / 2^57 < 1.8e-9, below the fraction's step of 10^-8, and the
  * multiplications by 100 are exact (< 2^64), so every digit is exact. Four
  * dependent multiply-and-masks, where dividing by 10^8, 10^4, 100 and 10
  * in turn (quotient, then remainder) chained eight multiplications.
