@@ -23,12 +23,15 @@
  * (|x| >= 1e18) exceed int64, and parsers that read integers as int64 (jansson
  * without JSON_DECODE_INT_AS_REAL) reject them.
  *
- * Speed (issue 15; bench/README.md has the numbers): Schubfach's scale comes
- * from a table per exponent, its final choice from arithmetic and selects, not
- * branches, and there is no separate path for integers. Digits are written
- * as 8-byte words, so out must have FMT_FLOAT_MAX bytes even for a short
- * number; bytes after the returned length (at most
- * out[0..22) in all) may have been overwritten.
+ * Speed (issue 15; bench/README.md has the numbers): Schubfach's scale and
+ * g come from tables per exponent, its final choice from arithmetic and
+ * selects, not branches, and there is no separate path for integers; the
+ * nine digits come from one fixed-point fraction, two per multiplication
+ * (digits9). fmt_floats_shortest works in blocks, a pass at a time, with
+ * AVX2 kernels for the decimals and the digits (fmt_kernels.h,
+ * fmt_avx2.c). Digits are written as 8-byte words, so out must have
+ * FMT_FLOAT_MAX bytes even for a short number; bytes after the returned
+ * length (at most out[0..22) in all) may have been overwritten.
  *
  * fmt_float_digits rounds the exact binary value to `digits` significant
  * digits, ties to even, as glibc's snprintf "%.*e" of the exactly converted
@@ -37,6 +40,7 @@
  * skipped, so the locale does not matter). It lays them out as above.
  */
 #include "fmt.h"
+#include "fmt_kernels.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -75,47 +79,53 @@ struct dec {
  */
 #define G_K_MIN (-45)
 #define G_K_MAX 31
-static const uint64_t G[G_K_MAX - G_K_MIN + 1] = {
-	0x59aedfc10d7279c6ULL, 0x47bf19673df52e38ULL, /* k = -45 */
-	0x72cb5bd86321e38dULL, 0x5bd5e313828182d7ULL, /* k = -43 */
-	0x4977e8dc68679be0ULL, 0x758ca7c70d7292ffULL, /* k = -41 */
-	0x5e0a1fd271287599ULL, 0x4b3b4ca85a86c47bULL, /* k = -39 */
-	0x785ee10d5da46d91ULL, 0x604be73de4838adaULL, /* k = -37 */
-	0x4d0985cb1d3608afULL, 0x7b426fab61f00de4ULL, /* k = -35 */
-	0x629b8c891b267183ULL, 0x4ee2d6d415b85acfULL, /* k = -33 */
-	0x7e37be2022c0914cULL, 0x64f964e68233a770ULL, /* k = -31 */
-	0x50c783eb9b5c85f3ULL, 0x409f9cbc7c4a04c3ULL, /* k = -29 */
-	0x6765c793fa10079eULL, 0x52b7d2dcc80cd2e5ULL, /* k = -27 */
-	0x422ca8b0a00a4251ULL, 0x69e10de76676d081ULL, /* k = -25 */
-	0x54b40b1f852bda01ULL, 0x43c33c1937564801ULL, /* k = -23 */
-	0x6c6b935b8bbd4001ULL, 0x56bc75e2d6310001ULL, /* k = -21 */
-	0x4563918244f40001ULL, 0x6f05b59d3b200001ULL, /* k = -19 */
-	0x58d15e1762800001ULL, 0x470de4df82000001ULL, /* k = -17 */
-	0x71afd498d0000001ULL, 0x5af3107a40000001ULL, /* k = -15 */
-	0x48c2739500000001ULL, 0x746a528800000001ULL, /* k = -13 */
-	0x5d21dba000000001ULL, 0x4a817c8000000001ULL, /* k = -11 */
-	0x7735940000000001ULL, 0x5f5e100000000001ULL, /* k = -9 */
-	0x4c4b400000000001ULL, 0x7a12000000000001ULL, /* k = -7 */
-	0x61a8000000000001ULL, 0x4e20000000000001ULL, /* k = -5 */
-	0x7d00000000000001ULL, 0x6400000000000001ULL, /* k = -3 */
-	0x5000000000000001ULL, 0x4000000000000001ULL, /* k = -1 */
-	0x6666666666666667ULL, 0x51eb851eb851eb86ULL, /* k = 1 */
-	0x4189374bc6a7ef9eULL, 0x68db8bac710cb296ULL, /* k = 3 */
-	0x53e2d6238da3c212ULL, 0x431bde82d7b634dbULL, /* k = 5 */
-	0x6b5fca6af2bd215fULL, 0x55e63b88c230e77fULL, /* k = 7 */
-	0x44b82fa09b5a52ccULL, 0x6df37f675ef6eae0ULL, /* k = 9 */
-	0x57f5ff85e5925580ULL, 0x465e6604b7a84466ULL, /* k = 11 */
-	0x709709a125da070aULL, 0x5a126e1a84ae6c08ULL, /* k = 13 */
-	0x480ebe7b9d58566dULL, 0x734aca5f6226f0aeULL, /* k = 15 */
-	0x5c3bd5191b525a25ULL, 0x49c97747490eae84ULL, /* k = 17 */
-	0x760f253edb4ab0d3ULL, 0x5e72843249088d76ULL, /* k = 19 */
-	0x4b8ed0283a6d3df8ULL, 0x78e480405d7b9659ULL, /* k = 21 */
-	0x60b6cd004ac94514ULL, 0x4d5f0a66a23a9daaULL, /* k = 23 */
-	0x7bcb43d769f762a9ULL, 0x63090312bb2c4eeeULL, /* k = 25 */
-	0x4f3a68dbc8f03f25ULL, 0x7ec3daf941806507ULL, /* k = 27 */
-	0x65697bfa9acd1da0ULL, 0x51212ffbaf0a7e19ULL, /* k = 29 */
-	0x40e7599625a1fe7bULL,                        /* k = 31 */
-};
+/* X(a, k, g) for each k; a is passed through (G_OF's k) */
+#define G_TABLE(X, a) \
+	X(a, -45, 0x59aedfc10d7279c6ULL) X(a, -44, 0x47bf19673df52e38ULL) \
+	X(a, -43, 0x72cb5bd86321e38dULL) X(a, -42, 0x5bd5e313828182d7ULL) \
+	X(a, -41, 0x4977e8dc68679be0ULL) X(a, -40, 0x758ca7c70d7292ffULL) \
+	X(a, -39, 0x5e0a1fd271287599ULL) X(a, -38, 0x4b3b4ca85a86c47bULL) \
+	X(a, -37, 0x785ee10d5da46d91ULL) X(a, -36, 0x604be73de4838adaULL) \
+	X(a, -35, 0x4d0985cb1d3608afULL) X(a, -34, 0x7b426fab61f00de4ULL) \
+	X(a, -33, 0x629b8c891b267183ULL) X(a, -32, 0x4ee2d6d415b85acfULL) \
+	X(a, -31, 0x7e37be2022c0914cULL) X(a, -30, 0x64f964e68233a770ULL) \
+	X(a, -29, 0x50c783eb9b5c85f3ULL) X(a, -28, 0x409f9cbc7c4a04c3ULL) \
+	X(a, -27, 0x6765c793fa10079eULL) X(a, -26, 0x52b7d2dcc80cd2e5ULL) \
+	X(a, -25, 0x422ca8b0a00a4251ULL) X(a, -24, 0x69e10de76676d081ULL) \
+	X(a, -23, 0x54b40b1f852bda01ULL) X(a, -22, 0x43c33c1937564801ULL) \
+	X(a, -21, 0x6c6b935b8bbd4001ULL) X(a, -20, 0x56bc75e2d6310001ULL) \
+	X(a, -19, 0x4563918244f40001ULL) X(a, -18, 0x6f05b59d3b200001ULL) \
+	X(a, -17, 0x58d15e1762800001ULL) X(a, -16, 0x470de4df82000001ULL) \
+	X(a, -15, 0x71afd498d0000001ULL) X(a, -14, 0x5af3107a40000001ULL) \
+	X(a, -13, 0x48c2739500000001ULL) X(a, -12, 0x746a528800000001ULL) \
+	X(a, -11, 0x5d21dba000000001ULL) X(a, -10, 0x4a817c8000000001ULL) \
+	X(a, -9, 0x7735940000000001ULL) X(a, -8, 0x5f5e100000000001ULL) \
+	X(a, -7, 0x4c4b400000000001ULL) X(a, -6, 0x7a12000000000001ULL) \
+	X(a, -5, 0x61a8000000000001ULL) X(a, -4, 0x4e20000000000001ULL) \
+	X(a, -3, 0x7d00000000000001ULL) X(a, -2, 0x6400000000000001ULL) \
+	X(a, -1, 0x5000000000000001ULL) X(a, 0, 0x4000000000000001ULL) \
+	X(a, 1, 0x6666666666666667ULL) X(a, 2, 0x51eb851eb851eb86ULL) \
+	X(a, 3, 0x4189374bc6a7ef9eULL) X(a, 4, 0x68db8bac710cb296ULL) \
+	X(a, 5, 0x53e2d6238da3c212ULL) X(a, 6, 0x431bde82d7b634dbULL) \
+	X(a, 7, 0x6b5fca6af2bd215fULL) X(a, 8, 0x55e63b88c230e77fULL) \
+	X(a, 9, 0x44b82fa09b5a52ccULL) X(a, 10, 0x6df37f675ef6eae0ULL) \
+	X(a, 11, 0x57f5ff85e5925580ULL) X(a, 12, 0x465e6604b7a84466ULL) \
+	X(a, 13, 0x709709a125da070aULL) X(a, 14, 0x5a126e1a84ae6c08ULL) \
+	X(a, 15, 0x480ebe7b9d58566dULL) X(a, 16, 0x734aca5f6226f0aeULL) \
+	X(a, 17, 0x5c3bd5191b525a25ULL) X(a, 18, 0x49c97747490eae84ULL) \
+	X(a, 19, 0x760f253edb4ab0d3ULL) X(a, 20, 0x5e72843249088d76ULL) \
+	X(a, 21, 0x4b8ed0283a6d3df8ULL) X(a, 22, 0x78e480405d7b9659ULL) \
+	X(a, 23, 0x60b6cd004ac94514ULL) X(a, 24, 0x4d5f0a66a23a9daaULL) \
+	X(a, 25, 0x7bcb43d769f762a9ULL) X(a, 26, 0x63090312bb2c4eeeULL) \
+	X(a, 27, 0x4f3a68dbc8f03f25ULL) X(a, 28, 0x7ec3daf941806507ULL) \
+	X(a, 29, 0x65697bfa9acd1da0ULL) X(a, 30, 0x51212ffbaf0a7e19ULL) \
+	X(a, 31, 0x40e7599625a1fe7bULL)
+
+#define G_ENTRY(a, k, g) g,
+#define G_SELECT(a, k, g) (a) == (k) ? (g) :
+static const uint64_t G[G_K_MAX - G_K_MIN + 1] = {G_TABLE(G_ENTRY, 0)};
+/* G[k - G_K_MIN] as a constant expression, for fmt_scales_g */
+#define G_OF(k) (G_TABLE(G_SELECT, k) 0)
 
 /* "00" "01" ... "99": two digits per lookup. */
 static const char DIGITS2[200] = "0001020304050607080910111213141516171819"
@@ -157,10 +167,11 @@ static uint64_t rop(uint64_t g, uint64_t cp)
 
 /*
  * The scale of pass 2 below for each biased exponent bq (0 .. 255; 0, the
- * subnormals, has the q of bq = 1): k = floor(log10(2^q)) and the shift
- * h = q + floor(log2(10^-k)) + 33, two bytes, so that a number's k, h and g
- * take two loads instead of two multiplications and their shifts (the
- * floor-logs of flog10pow2 and flog2pow10, as constant expressions).
+ * subnormals, has the q of bq = 1): k = floor(log10(2^q)), the shift
+ * h = q + floor(log2(10^-k)) + 33 and g = G[k - G_K_MIN] itself, so that a
+ * number's k, h and g take loads side by side instead of two multiplications
+ * and their shifts, then a load that waited for k (the floor-logs of
+ * flog10pow2 and flog2pow10, and G_OF, as constant expressions; 2.5 KB).
  * Only the rare c = C_MIN (the gap below is half) computes its own.
  */
 // clang-format off
@@ -169,14 +180,15 @@ static uint64_t rop(uint64_t g, uint64_t cp)
 #define SCALE_K(bq) FLOG10POW2(SCALE_Q(bq))
 #define SCALE_H(bq) (SCALE_Q(bq) + FLOG2POW10(-SCALE_K(bq)) + 33)
 #define SCALE(bq) {SCALE_K(bq), SCALE_H(bq)}
-#define SCALE4(b) SCALE(b), SCALE((b) + 1), SCALE((b) + 2), SCALE((b) + 3)
-#define SCALE16(b) SCALE4(b), SCALE4((b) + 4), SCALE4((b) + 8), SCALE4((b) + 12)
-#define SCALE64(b) SCALE16(b), SCALE16((b) + 16), SCALE16((b) + 32), SCALE16((b) + 48)
+#define SCALE_G(bq) G_OF(SCALE_K(bq))
+#define X4(X, b) X(b), X((b) + 1), X((b) + 2), X((b) + 3)
+#define X16(X, b) X4(X, b), X4(X, (b) + 4), X4(X, (b) + 8), X4(X, (b) + 12)
+#define X64(X, b) X16(X, b), X16(X, (b) + 16), X16(X, (b) + 32), X16(X, (b) + 48)
+#define X256(X) X64(X, 0), X64(X, 64), X64(X, 128), X64(X, 192)
 // clang-format on
 
-static const struct {
-	int8_t k, h;
-} SCALES[256] = {SCALE64(0), SCALE64(64), SCALE64(128), SCALE64(192)};
+const struct fmt_scale fmt_scales[256] = {X256(SCALE)};
+const uint64_t fmt_scales_g[256] = {X256(SCALE_G)};
 
 /*
  * The shortest decimal in the rounding interval R of c 2^q (c > 0, q the
@@ -191,23 +203,25 @@ static inline __attribute__((always_inline)) struct dec to_decimal(uint32_t bq, 
 	uint64_t cb = (uint64_t)c << 2;
 	uint64_t cbr = cb + 2;
 	uint64_t cbl;
+	uint64_t g;
 	int k, h;
 
 	/* pass 1: k = floor(log10(width of R)); at c = C_MIN the gap below is half */
 	if (c != FLT_C_MIN || bq <= 1) {
 		cbl = cb - 2;
-		k = SCALES[bq].k;
-		h = SCALES[bq].h;
+		k = fmt_scales[bq].k;
+		h = fmt_scales[bq].h;
+		g = fmt_scales_g[bq];
 	} else {
 		int q = SCALE_Q((int)bq);
 
 		cbl = cb - 1;
 		k = flog10_3q_pow2(q);
 		h = q + flog2pow10(-k) + 33;
+		g = G[k - G_K_MIN];
 	}
 
 	/* pass 2: v, its bounds, all times 10^-k, times 4, rounded to odd */
-	uint64_t g = G[k - G_K_MIN];
 	uint64_t vb = rop(g, cb << h);
 	uint64_t vbl = rop(g, cbl << h);
 	uint64_t vbr = rop(g, cbr << h);
@@ -275,29 +289,47 @@ static int decimal_len(uint32_t f)
 #else
 #define WORD_BIG_ENDIAN 0
 #endif
-#define ZEROS8 UINT64_C(0x3030303030303030) /* "00000000" */
+
+/* The two characters of i < 100 as a word, in memory order. */
+static uint64_t pair(uint64_t i)
+{
+	uint16_t v;
+
+	memcpy(&v, DIGITS2 + 2 * i, sizeof v);
+	return v;
+}
 
 /*
- * The 8 ASCII digits of v < 10^8, zero-padded, as one word, all lanes at
- * once (SWAR): split into two halves of 4 digits in 32-bit lanes, each into
- * pairs in 16-bit lanes (q / 100 as q 10486 >> 20, exact for q < 10^4),
- * each pair into digits in 8-bit lanes (q / 10 as q 103 >> 10, exact for
- * q < 100); each step puts quotient before remainder in memory order.
+ * The nine digits of f9 in [10^8, 10^9): the first as *h, the other eight as
+ * one word of characters, from y = f9 FRAC_E8, f9 / 10^8 as a fixed-point
+ * number with a 57-bit fraction (callers fold the scaling of f to nine digits
+ * into that multiplication: MUL9). Each two digits are then the
+ * integer part of the fraction times 100. Rounding up the constant errs by
+ * under f9 0.25 / 2^57 < 1.8e-9, below the fraction's step of 10^-8, and the
+ * multiplications by 100 are exact (< 2^64), so every digit is exact. Four
+ * dependent multiply-and-masks, where dividing by 10^8, 10^4, 100 and 10
+ * in turn (quotient, then remainder) chained eight multiplications.
  */
-static uint64_t digits8(uint32_t v)
+#define FRAC_E8 UINT64_C(1441151881) /* ceil(2^57 / 10^8) */
+
+/* FRAC_E8 10^i, i = 0..8: y for f of 9 - i digits (< 2^58) */
+static const uint64_t MUL9[9] = {
+	FRAC_E8,	    FRAC_E8 * 10,	FRAC_E8 * 100,	      FRAC_E8 * 1000,
+	FRAC_E8 * 10000,    FRAC_E8 * 100000,	FRAC_E8 * 1000000,    FRAC_E8 * 10000000,
+	FRAC_E8 * 100000000,
+};
+
+static inline __attribute__((always_inline)) uint64_t digits9(uint64_t y, uint32_t *h)
 {
-	uint64_t hi = v / 10000, lo = v - (uint32_t)hi * 10000;
-	uint64_t w = hi | lo << 32;			/* [abcd, efgh] */
-	uint64_t q100 = (w * 10486 >> 20) & UINT64_C(0x0000007f0000007f);
+	uint64_t y1 = (y & FRAC57) * 100, y2 = (y1 & FRAC57) * 100;
+	uint64_t y3 = (y2 & FRAC57) * 100, y4 = (y3 & FRAC57) * 100;
+	uint64_t p1 = pair(y1 >> 57), p2 = pair(y2 >> 57);
+	uint64_t p3 = pair(y3 >> 57), p4 = pair(y4 >> 57);
 
-	w = (w - q100 * 100) << 16 | q100;		/* [ab, cd, ef, gh] */
-	uint64_t q10 = (w * 103 >> 10) & UINT64_C(0x000f000f000f000f);
-
-	w = (w - q10 * 10) << 8 | q10;			/* [a, b, c, ..., h] */
-	w += ZEROS8;
+	*h = (uint32_t)(y >> 57);
 	if (WORD_BIG_ENDIAN)
-		return __builtin_bswap64(w);
-	return w;
+		return p1 << 48 | p2 << 32 | p3 << 16 | p4;
+	return p1 | p2 << 16 | p3 << 32 | p4 << 48;
 }
 
 /* The number of '0's ending the 8 characters of w (w != ZEROS8): '0' bytes
@@ -341,25 +373,32 @@ static char *write_exponent(char *p, int e)
 }
 
 /*
- * Writes f 10^k (0 < f < 10^9, trailing zeros allowed) after a '-' when neg,
+ * Writes f 10^k (0 < f < 10^9 of len digits, trailing zeros allowed, given as
+ * y = f MUL9[9 - len]) after a '-' when neg,
  * laid out as in the comment at the top; returns the length, at most
  * 1 + 21 = 22. Words are stored whole, so bytes
  * of out past the returned length, never past out[FMT_FLOAT_MAX - 1], may be
  * overwritten; each case notes its bound.
  */
-static inline __attribute__((always_inline)) size_t write_decimal(char *out, uint32_t neg,
-								  uint32_t f, int k)
+static inline __attribute__((always_inline)) size_t write_layout(char *out, uint32_t neg,
+								 uint32_t h, uint64_t w, int e);
+
+static inline __attribute__((always_inline)) size_t write_digits(char *out, uint32_t neg,
+								 uint64_t y, int len, int k)
 {
-	/* pass 1: nine digits h.w1..w8 10^e, and how many of them count (n) */
-	int len = decimal_len(f);
-	uint32_t f9 = f * POW10[9 - len];
-	uint32_t h = f9 / 100000000;
-	uint64_t w = digits8(f9 - h * 100000000);
+	uint32_t h;
+	uint64_t w = digits9(y, &h);
+
+	return write_layout(out, neg, h, w, k + len - 1);
+}
+
+/* The layout of h.w 10^e (h the first digit, w the other eight characters). */
+static inline __attribute__((always_inline)) size_t write_layout(char *out, uint32_t neg,
+								 uint32_t h, uint64_t w, int e)
+{
 	int n = w == ZEROS8 ? 1 : 9 - trailing_zeros8(w);
-	int e = k + len - 1;
 	char *p = out + neg;
 
-	/* pass 2: the layout */
 	out[0] = '-';
 	if (e < -6 || e >= 16) { /* 1.5e-7: out[0..11), then the exponent */
 		p[0] = (char)('0' + h);
@@ -390,6 +429,15 @@ static inline __attribute__((always_inline)) size_t write_decimal(char *out, uin
 	return (size_t)(p + n + 1 - out);
 }
 
+/* write_digits of f with decimal_len digits. */
+static inline __attribute__((always_inline)) size_t write_decimal(char *out, uint32_t neg,
+								  uint32_t f, int k)
+{
+	int len = decimal_len(f);
+
+	return write_digits(out, neg, f * MUL9[9 - len], len, k);
+}
+
 /* Zero, NaN or an infinity (|x|'s bits abs): "0", "-0", or "null". */
 static size_t write_special(char *out, uint32_t neg, uint32_t abs)
 {
@@ -415,8 +463,22 @@ static inline __attribute__((always_inline)) size_t shortest(char *out, uint32_t
 	/* f < 1.7e8: s = c 2^q / 10^k < 2^24 10 (2^q / 10^k < 10 by pass 1 of
 	 * to_decimal), and f is at most s + 10 */
 	struct dec v = float_to_decimal(abs);
+	int len;
+	uint64_t mul;
 
-	return write_decimal(out, neg, v.f, v.e);
+	/* a normal number's f >= 2^23 - 9 (s >= c): 7, 8 or 9 digits, two
+	 * compares and masks (branches mispredict) off the chain of
+	 * decimal_len's clz, multiply and load */
+	if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
+		uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
+
+		len = 7 + (int)ge7 + (int)ge8;
+		mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) - (-ge8 & FRAC_E8 * 9);
+	} else {
+		len = decimal_len(v.f);
+		mul = MUL9[9 - len];
+	}
+	return write_digits(out, neg, v.f * mul, len, v.e);
 }
 
 size_t fmt_float_shortest(char *out, float x)
@@ -429,22 +491,131 @@ size_t fmt_float_shortest(char *out, float x)
 	return shortest(out, bits);
 }
 
-size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
-{
-	char *p = out;
-	size_t i;
+enum { BLOCK = 32 };
 
-	for (i = 0; i < n; i++) {
-		uint32_t bits;
+/*
+ * The decimals of x[0 .. n) (fmt_kernels.h) up to the first NaN or
+ * infinity; returns its index, or n. fmt_decimals_avx2's twin.
+ */
+static size_t decimals_block(const float *x, size_t n, uint64_t *y, int64_t *e, uint64_t *neg)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t bits, abs;
+		struct dec v;
+		int len;
+		uint64_t mul;
 
 		memcpy(&bits, &x[i], sizeof bits);
-		if ((bits & 0x7fffffffu) >= 0x7f800000u)
+		abs = bits & 0x7fffffffu;
+		if (abs >= 0x7f800000u)
+			return i;
+		neg[i] = bits >> 31;
+		y[i] = 0;
+		if (abs == 0)
+			continue;
+		v = float_to_decimal(abs);
+		/* a normal number's f >= 2^23 - 9 (s >= c): 7, 8 or 9 digits, two
+		 * compares and masks (branches would mispredict) */
+		if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
+			uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
+
+			len = 7 + (int)ge7 + (int)ge8;
+			mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) - (-ge8 & FRAC_E8 * 9);
+		} else {
+			len = decimal_len(v.f);
+			mul = MUL9[9 - len];
+		}
+		y[i] = v.f * mul;
+		e[i] = v.e + len - 1;
+	}
+	return n;
+}
+
+/* The same with fmt_decimals_avx2 where it can (simd): it leaves vectors
+ * of four it cannot do, which go through decimals_block. */
+static size_t decimals(const float *x, size_t n, uint64_t *y, int64_t *e, uint64_t *neg, int simd)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t m = n - i, stop;
+
+#ifdef FMT_HAVE_AVX2
+		if (simd) {
+			i += fmt_decimals_avx2(x + i, n - i, y + i, e + i, neg + i);
+			m = n - i < 4 ? n - i : 4;
+		}
+#endif
+		stop = decimals_block(x + i, m, y + i, e + i, neg + i);
+		i += stop;
+		if (stop < m)
+			return i;
+	}
+	return n;
+}
+
+/* The digits of y[0 .. n): h[i], w[i] (fmt_digits_avx2's twin). */
+static void digits_block(const uint64_t *y, uint64_t *h, uint64_t *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t hi;
+
+		w[i] = digits9(y[i], &hi);
+		h[i] = hi;
+	}
+}
+
+int fmt_simd_available(void)
+{
+#ifdef FMT_HAVE_AVX2
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") != 0; /* a nonzero mask, not 1 */
+#else
+	return 0;
+#endif
+}
+
+/*
+ * In blocks of BLOCK numbers, three passes (fmt_kernels.h): the decimals,
+ * the digits, the layout. One number's work is a chain of about a dozen
+ * dependent multiplications, too long for the processor to overlap more
+ * than one or two numbers; passes over a block take them apart, and the
+ * vector kernels do four numbers in about the instructions of one.
+ */
+size_t fmt_floats_shortest_with(char *out, const float *x, size_t n, size_t *done, int simd)
+{
+	char *p = out;
+	size_t i = 0;
+
+	while (i < n) {
+		uint64_t y[BLOCK], h[BLOCK], w[BLOCK], neg[BLOCK];
+		int64_t e[BLOCK];
+		size_t m = n - i < BLOCK ? n - i : BLOCK, stop, j = 0;
+
+		stop = decimals(x + i, m, y, e, neg, simd);
+#ifdef FMT_HAVE_AVX2
+		if (simd)
+			j = fmt_digits_avx2(y, h, w, stop);
+#endif
+		digits_block(y + j, h + j, w + j, stop - j);
+		for (j = 0; j < stop; j++) {
+			if (y[j] == 0)
+				p += write_special(p, (uint32_t)neg[j], 0);
+			else
+				p += write_layout(p, (uint32_t)neg[j], (uint32_t)h[j], w[j], (int)e[j]);
+			*p++ = ',';
+		}
+		i += stop;
+		if (stop < m)
 			break;
-		p += shortest(p, bits);
-		*p++ = ',';
 	}
 	*done = i;
 	return (size_t)(p - out);
+}
+
+size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
+{
+	return fmt_floats_shortest_with(out, x, n, done, fmt_simd_available());
 }
 
 /* 5^k, k = 0 .. 27 (5^27 < 2^63) */
@@ -596,73 +767,4 @@ size_t fmt_float_digits_ref(char *out, float x, int digits)
 	if ((bits & 0x7fffffffu) == 0 || (bits & 0x7fffffffu) >= 0x7f800000u)
 		return write_special(out, bits >> 31, bits & 0x7fffffffu);
 	return digits_snprintf(out, x, bits >> 31, digits < 1 ? 1 : digits > 9 ? 9 : digits);
-}
-
-size_t fmt_u64(char *out, unsigned long long v)
-{
-	char digits[FMT_U64_MAX];
-	size_t n = 0;
-
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	for (size_t i = 0; i < n; i++)
-		out[i] = digits[n - 1 - i];
-	return n;
-}
-
-/* "%.*f" through the C library: the rare cases fmt_fixed leaves to it. */
-static size_t fixed_slow(char *out, double x, int decimals)
-{
-	char tmp[FMT_FIXED_MAX + 1];
-	int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, x);
-
-	if (n < 0)
-		return 0;
-	if ((size_t)n > FMT_FIXED_MAX)
-		n = FMT_FIXED_MAX;
-	memcpy(out, tmp, (size_t)n);
-	return (size_t)n;
-}
-
-/*
- * m = |x| 10^d is rounded once when multiplied, by at most half an ulp, and
- * ulp(m) <= m 2^-52; so when m's fraction is further than m 2^-52 from 1/2,
- * the exact |x| 10^d rounds to the same integer as m does. Otherwise (a tie
- * or too close to tell) snprintf decides.
- */
-size_t fmt_fixed(char *out, double x, int decimals)
-{
-	static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
-	static const unsigned long long scale[] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
-						    10000000, 100000000, 1000000000 };
-	double ax = x < 0 ? -x : x, m, f;
-	unsigned long long n, whole, frac;
-	size_t len = 0;
-
-	if (decimals < 0 || decimals > 9 || !(ax < 0x1p52))
-		return fixed_slow(out, x, decimals);
-	m = ax * pow10[decimals];
-	if (!(m < 0x1p52))
-		return fixed_slow(out, x, decimals);
-	n = (unsigned long long)m; /* floor: m >= 0 */
-	f = m - (double)n;         /* exact */
-	if (f - 0.5 <= m * 0x1p-52 && 0.5 - f <= m * 0x1p-52)
-		return fixed_slow(out, x, decimals);
-	n += f > 0.5;
-	whole = n / scale[decimals];
-	frac = n % scale[decimals];
-	if (x < 0 || (x == 0 && 1 / x < 0))
-		out[len++] = '-';
-	len += fmt_u64(out + len, whole);
-	if (decimals > 0) {
-		out[len++] = '.';
-		for (int i = decimals - 1; i >= 0; i--) {
-			out[len + (size_t)i] = (char)('0' + frac % 10);
-			frac /= 10;
-		}
-		len += (size_t)decimals;
-	}
-	return len;
 }
