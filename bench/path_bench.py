@@ -16,11 +16,14 @@ defaults: a worker and an I/O thread per CPU):
   share    sequential requests on one kept-alive connection; the medians of Server-Timing's
            parse, queue, compute, encode and total (headers read to answer made), and
            compute / total: the part of the server's time the engine has;
-  rate     wrk -t2 -c(2 x CPUs) for S seconds: requests/s, and the server's CPU time per
-           request (from /proc).
+  rate     wrk -t2 -c(2 x CPUs) for S seconds: requests/s, the server's CPU time per
+           request (from /proc), and wrk's own (its user and system time: it runs on the
+           same cores, sending the body and reading the answer).
 And the ceiling: the engine alone (bench/timer/attnd_timer.c, the same layer shape, one
 engine thread each) in one process per CPU at once, for S seconds: forward passes/s on
-the same cores. rate / engine is the path's efficiency.
+the same cores. rate / engine is the path's efficiency. Beside it, the bound wrk's own
+CPU sets: were the server's work nothing but the engine's, requests/s could reach at most
+CPUs / (engine pass + wrk's CPU a request), so `client-bound` = that / engine/s.
 
 Noise: rounds alternate engine, json, base64; each ratio is taken within a round, and the
 table shows the median round. Targets (issue 15), PASS / MISS for information only:
@@ -117,17 +120,31 @@ def share(port, body, n):
     return {k: statistics.median(v) for k, v in parts.items()}
 
 
+def children_cpu():
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 def rate(port, pid, body_file, seconds, conns, lua):
+    """requests/s, the server's and wrk's CPU ms a request, non-2xx answers"""
     env = dict(os.environ, PATH_BENCH_BODY=body_file)
-    c0 = cpu_seconds(pid)
+    c0, w0 = cpu_seconds(pid), children_cpu()
     out = subprocess.run(["wrk", "-t2", "-c%d" % conns, "-d%ds" % seconds, "--timeout", "30s",
                           "-s", lua, "http://127.0.0.1:%d" % port],
                          env=env, capture_output=True, text=True, check=True).stdout
-    c1 = cpu_seconds(pid)
+    c1, w1 = cpu_seconds(pid), children_cpu()
     rps = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))
-    n = int(re.search(r"(\d+) requests in", out).group(1))
+    n = max(int(re.search(r"(\d+) requests in", out).group(1)), 1)
     non2xx = int(re.search(r"path-bench: non2xx=(\d+)", out).group(1))
-    return rps, (c1 - c0) / max(n, 1) * 1e3, non2xx
+    return rps, (c1 - c0) / n * 1e3, (w1 - w0) / n * 1e3, non2xx
+
+
+def client_bound(row, cpus):
+    """The most of the engine-alone rate reachable with wrk's CPU on the same cores."""
+    if row["engine"] <= 0:
+        return 0
+    pass_s = cpus / row["engine"]  # one engine pass's CPU seconds
+    return cpus / (pass_s + row["wrk_ms"] / 1e3) / row["engine"]
 
 
 def engine_child(timer_so, raw, seconds, out):
@@ -201,9 +218,10 @@ def main():
             eng = engine_rate(args.timer_so, raw, args.seconds, cpus)
             for k in ("json", "base64"):
                 t = share(port, payloads[k], args.requests)
-                rps, cpu_ms, non2xx = rate(port, proc.pid, files[k], args.seconds, conns, lua)
+                rps, cpu_ms, wrk_ms, non2xx = rate(port, proc.pid, files[k], args.seconds,
+                                                   conns, lua)
                 rows.append(dict(round=r, kind=k, engine=eng, rps=rps, cpu_ms=cpu_ms,
-                                 non2xx=non2xx, **t))
+                                 wrk_ms=wrk_ms, non2xx=non2xx, **t))
     finally:
         proc.terminate()
         proc.wait()
@@ -213,13 +231,15 @@ def main():
           "%d rounds, wrk -t2 -c%d -d%ds" % (L, E, cpus, args.rounds, conns, args.seconds))
     print("body MB: json %.2f, base64 %.2f" % (len(payloads["json"]) / 1e6,
                                                 len(payloads["base64"]) / 1e6))
-    hdr = ("%-7s %8s %8s %8s %8s %8s %8s %8s %9s %8s %8s %7s" %
+    hdr = ("%-7s %8s %8s %8s %8s %8s %8s %8s %9s %8s %8s %8s %13s %7s" %
            ("body", "parse", "queue", "compute", "encode", "total", "share",
-            "req/s", "engine/s", "of-eng", "cpu/req", "non2xx"))
+            "req/s", "engine/s", "of-eng", "cpu/req", "wrk/req", "client-bound", "non2xx"))
     print("(Server-Timing medians in ms over %d sequential requests; share = compute / total;"
           " req/s under wrk; engine/s: %d one-thread engines at once; of-eng = req/s / "
-          "engine/s; cpu/req: the server's CPU ms per request; each the median round)"
-          % (args.requests, cpus))
+          "engine/s; cpu/req, wrk/req: the server's and wrk's CPU ms per request; "
+          "client-bound: the most of engine/s wrk's own CPU leaves reachable, "
+          "%d / (%d / engine/s + wrk/req) / engine/s; each the median round)"
+          % (args.requests, cpus, cpus, cpus))
     print(hdr)
     verdicts = []
     for k, target in (("json", 0.60), ("base64", 0.80)):
@@ -227,13 +247,15 @@ def main():
         for x in rs:
             x["share"] = x["compute"] / x["total"] if x["total"] > 0 else 0
             x["of_eng"] = x["rps"] / x["engine"] if x["engine"] > 0 else 0
+            x["bound"] = client_bound(x, cpus)
         mid = sorted(rs, key=lambda x: x["of_eng"])[len(rs) // 2]
         med = {key: statistics.median(x[key] for x in rs)
                for key in ("parse", "queue", "compute", "encode", "total", "share")}
-        print("%-7s %8.3f %8.3f %8.3f %8.3f %8.3f %7.0f%% %8.0f %9.0f %7.0f%% %8.2f %7d" %
+        print("%-7s %8.3f %8.3f %8.3f %8.3f %8.3f %7.0f%% %8.0f %9.0f %7.0f%% %8.2f %8.2f %12.0f%% "
+              "%7d" %
               (k, med["parse"], med["queue"], med["compute"], med["encode"], med["total"],
                100 * med["share"], mid["rps"], mid["engine"], 100 * mid["of_eng"],
-               mid["cpu_ms"], sum(x["non2xx"] for x in rs)))
+               mid["cpu_ms"], mid["wrk_ms"], 100 * mid["bound"], sum(x["non2xx"] for x in rs)))
         verdicts.append("%s: compute %.0f%% of total (target >= %.0f%%): %s" %
                         (k, 100 * med["share"], 100 * target,
                          "PASS" if med["share"] >= target else "MISS"))
