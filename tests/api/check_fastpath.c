@@ -41,6 +41,7 @@
 #include "common/buf.h"
 #include "api/json/fastjson.h"
 #include "common/fmt.h"
+#include "engine/prng.h"
 #include "tests/lib/expect.h"
 #include "tests/lib/light.h"
 #include "tests/lib/pool_twins.h"
@@ -51,20 +52,17 @@
 
 static struct pool_twins twins; /* pooled and plain services */
 
-/* xorshift64*: reproducible test data */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+/* reproducible test data: the engine's generator (engine/prng.h) */
+static struct attn_prng rng_g = {0x9e3779b97f4a7c15ULL};
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
+	return attn_prng_next(&rng_g);
 }
 
 static double rng_unit(void) /* in [0, 1) */
 {
-	return (double)(rng() >> 11) * 0x1p-53;
+	return attn_prng_uniform(&rng_g);
 }
 
 static void setup(void)

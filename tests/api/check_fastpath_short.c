@@ -26,23 +26,21 @@
 #include "api/json/commas.h"
 #include "api/json/json_tensor.h"
 #include "common/buf.h"
+#include "engine/prng.h"
 #include "tests/lib/pool_twins.h"
 #include "tests/lib/suite_main.h"
 
-/* xorshift64*: reproducible test data */
-static uint64_t rng_state = 0x5eed5a0f7c0ffee1ULL;
+/* reproducible test data: the engine's generator (engine/prng.h) */
+static struct attn_prng rng_g = {0x5eed5a0f7c0ffee1ULL};
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
+	return attn_prng_next(&rng_g);
 }
 
 static double rng_unit(void) /* in [0, 1) */
 {
-	return (double)(rng() >> 11) * 0x1p-53;
+	return attn_prng_uniform(&rng_g);
 }
 
 /* -?D.F with f fraction digits, the shape of decfloat_read_short; one in

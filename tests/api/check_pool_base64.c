@@ -35,21 +35,19 @@
 #include "api/service.h"
 #include "common/base64.h"
 #include "common/buf.h"
+#include "engine/prng.h"
 #include "tests/lib/light.h"
 #include "tests/lib/pool_twins.h"
 #include "tests/lib/suite_main.h"
 
 static struct pool_twins twins; /* pooled and plain services */
 
-/* xorshift64*: reproducible test data */
-static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
+/* reproducible test data: the engine's generator (engine/prng.h) */
+static struct attn_prng rng_g = {0x2545f4914f6cdd1dULL};
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
+	return attn_prng_next(&rng_g);
 }
 
 static void setup(void)
