@@ -452,6 +452,26 @@ static size_t write_special(char *out, uint32_t neg, uint32_t abs)
 
 /* fmt_float_shortest of a finite x, its bits: one number's whole work,
  * inlined into both entry points (a call per number was a tenth of it). */
+/*
+ * The digit count of decimal f (of the float whose bits without the sign are
+ * abs) in *len, and the multiplier that makes f times it the fixed-point
+ * fraction write_digits reads. A normal number's f >= 2^23 - 9 (s >= c): 7, 8
+ * or 9 digits, two compares and masks (branches mispredict) off the chain of
+ * decimal_len's clz, multiply and load.
+ */
+static inline __attribute__((always_inline)) uint64_t digits_scale(uint32_t abs, uint32_t f,
+								    int *len)
+{
+	if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
+		uint64_t ge7 = f >= 10000000, ge8 = f >= 100000000;
+
+		*len = 7 + (int)ge7 + (int)ge8;
+		return FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) - (-ge8 & FRAC_E8 * 9);
+	}
+	*len = decimal_len(f);
+	return MUL9[9 - *len];
+}
+
 static inline __attribute__((always_inline)) size_t shortest(char *out, uint32_t bits)
 {
 	uint32_t neg = bits >> 31;
@@ -464,20 +484,8 @@ static inline __attribute__((always_inline)) size_t shortest(char *out, uint32_t
 	 * to_decimal), and f is at most s + 10 */
 	struct dec v = float_to_decimal(abs);
 	int len;
-	uint64_t mul;
+	uint64_t mul = digits_scale(abs, v.f, &len);
 
-	/* a normal number's f >= 2^23 - 9 (s >= c): 7, 8 or 9 digits, two
-	 * compares and masks (branches mispredict) off the chain of
-	 * decimal_len's clz, multiply and load */
-	if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
-		uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
-
-		len = 7 + (int)ge7 + (int)ge8;
-		mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) - (-ge8 & FRAC_E8 * 9);
-	} else {
-		len = decimal_len(v.f);
-		mul = MUL9[9 - len];
-	}
 	return write_digits(out, neg, v.f * mul, len, v.e);
 }
 
@@ -514,17 +522,7 @@ static size_t decimals_block(const float *x, size_t n, uint64_t *y, int64_t *e, 
 		if (abs == 0)
 			continue;
 		v = float_to_decimal(abs);
-		/* a normal number's f >= 2^23 - 9 (s >= c): 7, 8 or 9 digits, two
-		 * compares and masks (branches would mispredict) */
-		if (__builtin_expect(abs >= FLT_C_MIN, 1)) {
-			uint64_t ge7 = v.f >= 10000000, ge8 = v.f >= 100000000;
-
-			len = 7 + (int)ge7 + (int)ge8;
-			mul = FRAC_E8 * 100 - (-ge7 & FRAC_E8 * 90) - (-ge8 & FRAC_E8 * 9);
-		} else {
-			len = decimal_len(v.f);
-			mul = MUL9[9 - len];
-		}
+		mul = digits_scale(abs, v.f, &len);
 		y[i] = v.f * mul;
 		e[i] = v.e + len - 1;
 	}
