@@ -219,8 +219,7 @@ static int size_workspace(const struct api_service *svc, const struct api_reply 
 	}
 	if (attn_mha_workspace(r, &o->ws_bytes, &aerr) != ATTN_OK)
 		return attention_engine_error(job, &aerr, err);
-	if (threads->lent &&
-	    plan->bytes - plan->ws_bytes + o->ws_bytes > svc->limits.max_request_bytes) {
+	if (plan->bytes - plan->ws_bytes + o->ws_bytes > svc->limits.max_request_bytes) {
 		api_give_back(svc, reply, threads);
 		return size_workspace(svc, reply, job, plan, o, threads, r, err);
 	}
