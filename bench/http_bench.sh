@@ -12,7 +12,12 @@
 #   l256_weights    model base, embeddings [256, 512], per-head weights
 #
 # Columns: requests/s, p50 and p99 latency (wrk --latency), non-2xx answers
-# (counted by the scripts' response callback), socket errors (connect, read,
+# (attnd's own count: the change in its /metrics attnd_http_requests_total
+# outside code 2xx over the run; for the bare server, which answers 200 only,
+# wrk's count of answers >= 400; no Lua response() callback counts them, as
+# that makes wrk copy every answer's headers and body into Lua: on the
+# 0.8 MB answers of bench/path_bench.py it cost wrk 1.3 ms of CPU a request
+# on the cores the server runs on), socket errors (connect, read,
 # write, timeout); "other CPU": the busy time of every process except the
 # server and wrk during the run, in % of all cores (from /proc/stat), so a
 # row with a large value was measured on a busy machine; "server CPU": the
@@ -123,6 +128,17 @@ cpu_jiffies() {
 	awk '{ print $12 + $13 }' <<<"$stat"
 }
 
+# metrics_non2xx URL: the answers outside 2xx attnd at URL has counted so far
+# (every route and code of attnd_http_requests_total; empty without curl or
+# /metrics, as for the bare server)
+metrics_non2xx() {
+	command -v curl >/dev/null 2>&1 || return 0
+	{ curl -sf --max-time 5 "$1/metrics" 2>/dev/null || true; } |
+		awk '/^# TYPE attnd_http_requests_total / { seen = 1 }
+		     /^attnd_http_requests_total[{]/ && !/code="2/ { n += $NF }
+		     END { if (seen) print n + 0 }'
+}
+
 # busy and total clock ticks of all cores: "busy total"
 cpu_totals() {
 	awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6; exit }' /proc/stat
@@ -132,12 +148,13 @@ cpu_totals() {
 #   scenario server rps p50 p99 non2xx socket_errors other cpu_us_per_request conns/seconds
 run() {
 	local scenario=$1 server=$2 url=$3 spid=$4 seconds conns out="$work/wrk.out"
-	local s0 s1 t0 t1 wrk_s rps p50 p99 n counts other=- cpu=- script=$scenario
+	local s0 s1 t0 t1 wrk_s rps p50 p99 n counts other=- cpu=- script=$scenario m0 m1
 	if [[ $scenario == seeds_c* ]]; then
 		seconds=$SECONDS_SEEDS conns=${scenario#seeds_c} script=seeds
 	else
 		seconds=$SECONDS_HEAVY conns=$conn_heavy
 	fi
+	m0=$(metrics_non2xx "$url")
 	s0=$(cpu_jiffies "$spid")
 	t0=$(cpu_totals)
 	TIMEFORMAT='%U %S'
@@ -147,6 +164,7 @@ run() {
 	t1=$(cpu_totals)
 	s1=$(cpu_jiffies "$spid")
 	wrk_s=$(awk 'END { print $1 + $2 }' "$work/wrk.time")
+	m1=$(metrics_non2xx "$url")
 
 	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
 	p50=$(awk '$1 == "50%" { print $2 }' "$out")
@@ -155,6 +173,10 @@ run() {
 	counts=$(sed -n 's/^attnd-bench: non2xx=\([0-9]*\) status_errors=[0-9]* socket_errors=\([0-9]*\).*/\1 \2/p' "$out")
 	[[ -n $rps && -n $p50 && -n $p99 && -n $n && -n $counts ]] ||
 		die "cannot read wrk's output for $scenario / $server: $(cat "$out")"
+	# the server's own count, where it keeps one, replaces wrk's (>= 400 only)
+	if [[ -n $m0 && -n $m1 ]]; then
+		counts="$((m1 - m0)) ${counts#* }"
+	fi
 	# other CPU = (all busy ticks - server ticks - wrk ticks) / all ticks, and
 	# the server's CPU time per request; both unknown for an ATTND_URL
 	# instance, whose process is not ours to read
