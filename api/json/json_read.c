@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fastjson.h"
+#include "json_dom.h"
 #include "json_tensor.h"
 
 const char *req_child(char *dst, const char *ptr, const char *key)
@@ -14,9 +15,39 @@ const char *req_child(char *dst, const char *ptr, const char *key)
 	return dst;
 }
 
+/* json_dom_parse's values where it takes the text, else jansson's (with
+ * its error in *jerr): the same either way (json_dom.h). */
+static json_t *load(const char *text, size_t len, json_error_t *jerr)
+{
+	json_t *root = json_dom_parse(text, len);
+
+	return root ? root : json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
+}
+
+/* The checks after either reader: a syntax error (*root NULL, jerr says
+ * where) is 400, anything but an object 422. */
+static int parsed(json_t **root, const json_error_t *jerr, struct api_error *err)
+{
+	if (*root == NULL) {
+		int dup = strstr(jerr->text, "duplicate") != NULL;
+
+		return api_fail(err, dup ? API_E_DUPLICATE_KEY : API_E_MALFORMED_JSON, "",
+				"%s at line %d, column %d", jerr->text, jerr->line, jerr->column);
+	}
+	if (!json_is_object(*root)) {
+		json_decref(*root);
+		*root = NULL;
+		return api_fail(err, API_E_INVALID_TYPE, "", "the request must be a JSON object");
+	}
+	return 0;
+}
+
 int req_parse(const char *body, size_t len, json_t **root, struct api_error *err)
 {
-	return req_parse_pooled(body, len, NULL, NULL, root, err);
+	json_error_t jerr;
+
+	*root = load(body ? body : "", len, &jerr);
+	return parsed(root, &jerr, err);
 }
 
 int req_parse_pooled(const char *body, size_t len, const char *const *fields,
@@ -27,28 +58,20 @@ int req_parse_pooled(const char *body, size_t len, const char *const *fields,
 	size_t copy_len = 0;
 
 	body = body ? body : "";
-	if (pool != NULL)
-		copy = fastjson_scan(body, len, fields, pool, &copy_len);
-	*root = copy ? json_loadb(copy, copy_len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	if (pool == NULL) {
+		*root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+		return parsed(root, &jerr, err);
+	}
+	copy = fastjson_scan(body, len, fields, pool, &copy_len);
+	*root = copy ? load(copy, copy_len, &jerr) : NULL;
 	free(copy);
 	if (*root == NULL) {
 		/* no rows pooled, or the body is not valid JSON: then the copy is
 		 * not either, and the error's line and column are the body's own */
 		fastjson_pool_release(pool);
-		*root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+		*root = load(body, len, &jerr);
 	}
-	if (*root == NULL) {
-		int dup = strstr(jerr.text, "duplicate") != NULL;
-
-		return api_fail(err, dup ? API_E_DUPLICATE_KEY : API_E_MALFORMED_JSON, "",
-				"%s at line %d, column %d", jerr.text, jerr.line, jerr.column);
-	}
-	if (!json_is_object(*root)) {
-		json_decref(*root);
-		*root = NULL;
-		return api_fail(err, API_E_INVALID_TYPE, "", "the request must be a JSON object");
-	}
-	return 0;
+	return parsed(root, &jerr, err);
 }
 
 int req_known_fields(json_t *obj, const char *ptr, const char *const *names,

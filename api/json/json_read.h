@@ -23,8 +23,9 @@ int req_parse(const char *body, size_t len, json_t **root, struct api_error *err
  * pointers, NULL-terminated) read into pool first and left in the tree as
  * placeholders (fastjson.h): read those fields with api_tensor_read_pool.
  * Answers, errors and their line and column are those of req_parse. pool
- * (zeroed, or NULL for plain req_parse) is the caller's to release, on
- * failure too.
+ * (zeroed) is the caller's to release, on failure too. pool NULL reads the
+ * body with jansson alone, neither pooled nor through json_dom.h: the twin
+ * of both fast readers (api_service_set_plain_json).
  */
 struct fastjson_pool;
 int req_parse_pooled(const char *body, size_t len, const char *const *fields,
