@@ -143,9 +143,10 @@ static size_t unescape_one(char *dst, const char *raw, size_t raw_len, size_t *i
 {
 	static const char simple[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
 	char e = raw[*i + 1];
-	long v;
 
 	if (e == 'u') {
+		long v;
+
 		*i += 1;
 		v = unicode_escape(raw, raw_len, i);
 		return v < 0 ? 0 : put_utf8(dst, v);
@@ -197,13 +198,17 @@ static int read_string(struct reader *r, struct span *out)
 
 		if (c < 0x20)
 			return -1;
-		if (c == '\\')
-			n = 2, escaped = 1; /* the escaped byte is checked by unescape */
-		else if (c >= 0x80 && (n = utf8_length((const unsigned char *)r->p,
-						       (size_t)(r->end - r->p))) == 0)
-			return -1;
-		if ((size_t)(r->end - r->p) < n)
-			return -1;
+		if (c == '\\') {
+			/* the escaped byte is checked by unescape */
+			if (r->end - r->p < 2)
+				return -1;
+			escaped = 1;
+			n = 2;
+		} else if (c >= 0x80) {
+			n = utf8_length((const unsigned char *)r->p, (size_t)(r->end - r->p));
+			if (n == 0)
+				return -1;
+		}
 		r->p += n;
 	}
 	if (r->p >= r->end)
