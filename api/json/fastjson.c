@@ -43,6 +43,7 @@ enum { NUMBER_TOKEN_MAX = 64, FIELD_PATH_MAX = 192 };
 /* A placeholder up to its index as it is written; its key as jansson reads it. */
 static const char PLACEHOLDER_OPEN[] = "{\"\\u0001\":";
 static const char PLACEHOLDER_KEY[] = "\x01";
+enum { PLACEHOLDER_MAX = 31 }; /* bytes: PLACEHOLDER_OPEN, 20 digits, '}' */
 
 /* What may come next: at the top level, or in the innermost open container. */
 enum expect {
@@ -72,6 +73,12 @@ struct frame {
 	size_t start;		  /* offset of the '[' */
 	size_t mark;		  /* pool->n_values at the '[' */
 	size_t count, first_real; /* numbers pooled so far; first one with . or e */
+	/* arrays: matrix = still possibly a matrix: in a field, every element so
+	 * far a pooled row of matrix_cols numbers; matrix_rows of them, the
+	 * last entries of the pool; copy_at = where the '[' is in the copy,
+	 * set at the first row */
+	int matrix;
+	size_t matrix_rows, matrix_cols, copy_at;
 };
 
 struct scan {
@@ -81,6 +88,7 @@ struct scan {
 	struct fastjson_pool *pool;
 	char *copy;	 /* made at the first row pooled */
 	size_t copy_len; /* bytes in copy */
+	size_t copy_cap; /* bytes allocated */
 	size_t copied;	 /* body[0 .. copied) is in the copy */
 	struct frame stack[FASTJSON_MAX_DEPTH];
 	size_t depth;
@@ -98,7 +106,7 @@ void fastjson_pool_release(struct fastjson_pool *pool)
 	memset(pool, 0, sizeof(*pool));
 }
 
-/* The row of either kind that the placeholder v stands for, or NULL. */
+/* The entry of any kind that the placeholder v stands for, or NULL. */
 static const struct fastjson_row *placeholder_row(const struct fastjson_pool *pool, const json_t *v)
 {
 	const json_t *index;
@@ -119,7 +127,32 @@ const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const 
 {
 	const struct fastjson_row *row = placeholder_row(pool, v);
 
-	return row != NULL && row->base64_len == 0 ? row : NULL;
+	return row != NULL && row->base64_len == 0 && row->rows == 0 ? row : NULL;
+}
+
+const struct fastjson_row *fastjson_matrix(const struct fastjson_pool *pool, const json_t *v)
+{
+	const struct fastjson_row *row = placeholder_row(pool, v);
+
+	return row != NULL && row->rows > 0 ? row : NULL;
+}
+
+float *fastjson_pool_take(struct fastjson_pool *pool)
+{
+	float *values = pool->values, *fit;
+
+	if (values != NULL && pool->n_values > 0 && pool->n_values < pool->cap_values) {
+		fit = realloc(values, pool->n_values * sizeof *values); /* shrinks in place */
+		values = fit != NULL ? fit : values;
+	}
+	if (pool->n_values == 0) {
+		free(values);
+		values = NULL;
+	}
+	pool->values = NULL;
+	pool->n_values = pool->cap_values = 0;
+	pool->n_rows = 0;
+	return values;
 }
 
 const struct fastjson_row *fastjson_base64(const struct fastjson_pool *pool, const json_t *v)
@@ -282,7 +315,32 @@ pool_number(struct scan *sc, struct frame *f, const struct decfloat_number *x, s
 
 /* ---- the copy -------------------------------------------------------------- */
 
-/* Appends body[sc->copied .. upto) to the copy. */
+/*
+ * Room in the copy for body[sc->copied .. upto) and `more` bytes after it:
+ * 0, or -1 out of memory (nothing changed). The copy grows as it is
+ * written, doubling from 4 KiB, rather than being made the body's length
+ * at the first row: it is mostly much shorter (a [128, 512] matrix of
+ * numbers leaves a few dozen bytes), and a transient buffer of the body's
+ * size, freed at once, moved the top of malloc's heap (bench/README.md).
+ */
+static int copy_room(struct scan *sc, size_t upto, size_t more)
+{
+	size_t need = sc->copy_len + (upto - sc->copied) + more, cap;
+	char *p;
+
+	if (need <= sc->copy_cap)
+		return 0;
+	cap = sc->copy_cap > 0 ? 2 * sc->copy_cap : 4096;
+	cap = need > cap ? need : cap;
+	p = realloc(sc->copy, cap);
+	if (p == NULL)
+		return -1;
+	sc->copy = p;
+	sc->copy_cap = cap;
+	return 0;
+}
+
+/* Appends body[sc->copied .. upto) to the copy, which has room for it. */
 static void copy_through(struct scan *sc, size_t upto)
 {
 	memcpy(sc->copy + sc->copy_len, sc->s + sc->copied, upto - sc->copied);
@@ -290,54 +348,20 @@ static void copy_through(struct scan *sc, size_t upto)
 	sc->copied = upto;
 }
 
-/* f, an array closing at sc->i, is a row: pooled, and its placeholder goes
- * into the copy in its place. The copy never outgrows the body: a
- * placeholder has at most 31 bytes, a row at least 2 FASTJSON_MIN_ROW + 1. */
-static void commit_row(struct scan *sc, struct frame *f)
-{
-	struct fastjson_pool *pool = sc->pool;
-	char *p;
-
-	if (sc->copy == NULL) {
-		sc->copy = malloc(sc->len + 1);
-		if (sc->copy == NULL) {
-			not_a_row(sc, f);
-			return;
-		}
-	}
-	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) !=
-	    0) {
-		not_a_row(sc, f);
-		return;
-	}
-	copy_through(sc, f->start);
-	p = sc->copy + sc->copy_len;
-	memcpy(p, PLACEHOLDER_OPEN, sizeof PLACEHOLDER_OPEN - 1);
-	p += sizeof PLACEHOLDER_OPEN - 1;
-	p += fmt_u64(p, pool->n_rows);
-	*p++ = '}';
-	sc->copy_len = (size_t)(p - sc->copy);
-	sc->copied = sc->i + 1;
-	pool->rows[pool->n_rows++] = (struct fastjson_row){
-	    f->mark, f->count, f->first_real < f->count ? f->first_real : f->count, 0};
-}
-
 /*
- * body[start .. after) becomes the placeholder of the next row in the copy
- * (made here at the first one): 0, or -1 out of memory (nothing changed).
- * The caller checks that the span is longer than a placeholder (31 bytes).
+ * body[start .. after) becomes the placeholder of the next entry of the
+ * pool in the copy: 0, or -1 out of memory (nothing changed). The copy
+ * never outgrows the body: the callers replace spans longer than a
+ * placeholder (at most 31 bytes): a row has at least 2 FASTJSON_MIN_ROW + 1
+ * bytes, a base64 string FASTJSON_MIN_BASE64 + 2, a matrix two rows.
  */
 static int put_placeholder(struct scan *sc, size_t start, size_t after)
 {
 	struct fastjson_pool *pool = sc->pool;
 	char *p;
 
-	if (sc->copy == NULL) {
-		sc->copy = malloc(sc->len + 1);
-		if (sc->copy == NULL)
-			return -1;
-	}
-	if (grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) != 0)
+	if (copy_room(sc, start, PLACEHOLDER_MAX) != 0 ||
+	    grow((void **)&pool->rows, &pool->cap_rows, pool->n_rows + 1, sizeof *pool->rows) != 0)
 		return -1;
 	copy_through(sc, start);
 	p = sc->copy + sc->copy_len;
@@ -347,6 +371,26 @@ static int put_placeholder(struct scan *sc, size_t start, size_t after)
 	*p++ = '}';
 	sc->copy_len = (size_t)(p - sc->copy);
 	sc->copied = after;
+	return 0;
+}
+
+/* f, an array closing at sc->i, is a row: pooled, and its placeholder goes
+ * into the copy in its place (0), or out of memory, no row (-1). parent is
+ * the array around f. */
+static int commit_row(struct scan *sc, struct frame *parent, struct frame *f)
+{
+	struct fastjson_pool *pool = sc->pool;
+
+	/* the parent's first row: nothing in it is replaced yet, so its '['
+	 * goes into the copy at the end of what is there, plus the bytes up to it */
+	if (parent->matrix && parent->matrix_rows == 0)
+		parent->copy_at = sc->copy_len + (parent->start - sc->copied);
+	if (put_placeholder(sc, f->start, sc->i + 1) != 0) {
+		not_a_row(sc, f);
+		return -1;
+	}
+	pool->rows[pool->n_rows++] = (struct fastjson_row){
+	    f->mark, f->count, f->first_real < f->count ? f->first_real : f->count, 0, 0};
 	return 0;
 }
 
@@ -378,10 +422,50 @@ static int pool_base64(struct scan *sc)
 		return 0;
 	base64_f32_from_le(pool->values + pool->n_values, (size_t)got / sizeof(float));
 	pool->rows[pool->n_rows++] = (struct fastjson_row){
-	    pool->n_values, (size_t)got / sizeof(float), (size_t)got / sizeof(float), chars};
+	    pool->n_values, (size_t)got / sizeof(float), (size_t)got / sizeof(float), chars, 0};
 	pool->n_values += (size_t)got / sizeof(float);
 	sc->i = (size_t)(quote - sc->s) + 1;
 	return 1;
+}
+
+/*
+ * f, an array closing at sc->i, holds only pooled rows of one length, at
+ * least 2 of them (f->matrix): they become one matrix, an entry after
+ * theirs (the last f->matrix_rows of the pool), and one placeholder in the
+ * copy from f's '[' on (f->copy_at), where theirs were. Out of memory, the
+ * rows stay as they are.
+ */
+static void commit_matrix(struct scan *sc, struct frame *f)
+{
+	struct fastjson_pool *pool = sc->pool;
+	size_t rows = f->matrix_rows, cols = f->matrix_cols, first = pool->n_rows - rows;
+	size_t copy_len = sc->copy_len, copied = sc->copied, first_real = rows * cols;
+
+	for (size_t r = 0; r < rows && first_real == rows * cols; r++)
+		if (pool->rows[first + r].first_real < cols)
+			first_real = r * cols + pool->rows[first + r].first_real;
+	sc->copy_len = f->copy_at; /* back to the '[', the rows' placeholders dropped */
+	sc->copied = f->start;
+	if (put_placeholder(sc, f->start, sc->i + 1) != 0) {
+		sc->copy_len = copy_len;
+		sc->copied = copied;
+		return;
+	}
+	pool->rows[pool->n_rows++] =
+	    (struct fastjson_row){pool->rows[first].offset, rows * cols, first_real, 0, rows};
+}
+
+/* An element of the array f ended: a pooled row of cols numbers, or
+ * anything else (cols 0). f stays a possible matrix while its elements are
+ * rows of one length. */
+static void matrix_element(struct frame *f, size_t cols)
+{
+	if (cols == 0 || (f->matrix_rows > 0 && cols != f->matrix_cols)) {
+		f->matrix = 0;
+		return;
+	}
+	f->matrix_cols = cols;
+	f->matrix_rows++;
 }
 
 /* ---- the scanner --------------------------------------------------------- */
@@ -559,6 +643,8 @@ static inline __attribute__((always_inline)) void scan_row_loop(struct scan *sc,
 	}
 	if (f->row)
 		row_sync(pool, f, &t, first);
+	if (expect != X_VALUE_OR_CLOSE)
+		f->matrix = 0; /* it holds a number */
 	f->expect = expect;
 	sc->i = i;
 }
@@ -609,6 +695,7 @@ static void open_container(struct scan *sc, char type)
 			f->in_field =
 			    parent->chain && parent->key_ok && is_field(sc, parent->key_end);
 		f->row = parent != NULL && parent->type == '[' && f->in_field;
+		f->matrix = f->in_field;
 	}
 	sc->i++;
 	if (f->row)
@@ -617,12 +704,17 @@ static void open_container(struct scan *sc, char type)
 
 static void close_container(struct scan *sc)
 {
-	struct frame *f = innermost(sc);
+	struct frame *f = innermost(sc), *parent = sc->depth > 1 ? f - 1 : NULL;
+	int pooled = 0;
 
 	if (f->row && f->count >= FASTJSON_MIN_ROW)
-		commit_row(sc, f);
+		pooled = commit_row(sc, parent, f) == 0; /* a row has an array around it */
 	else
 		not_a_row(sc, f);
+	if (f->type == '[' && f->matrix && f->matrix_rows >= 2)
+		commit_matrix(sc, f);
+	if (parent != NULL && parent->type == '[')
+		matrix_element(parent, pooled ? f->count : 0);
 	sc->depth--;
 	sc->i++;
 	after_value(sc);
@@ -684,6 +776,8 @@ static void read_scalar(struct scan *sc)
 		sc->stop = 1;
 		return;
 	}
+	if (f != NULL && f->type == '[')
+		f->matrix = 0; /* a scalar in it */
 	if (f != NULL && f->type == '[' && f->row) {
 		if (s[0] == '-' || is_digit(s[0]))
 			pool_number(sc, f, &x, n);
@@ -788,6 +882,8 @@ char *fastjson_scan(const char *body, size_t len, const char *const *fields,
 		step(sc, body[sc->i]);
 	for (size_t d = sc->depth; d > 0; d--) /* stopped or ended inside a row */
 		not_a_row(sc, &sc->stack[d - 1]);
+	if (sc->copy != NULL && pool->n_rows > 0 && copy_room(sc, len, 1) != 0)
+		fastjson_pool_release(pool); /* out of memory: nothing pooled after all */
 	if (sc->copy != NULL && pool->n_rows > 0) {
 		copy_through(sc, len);
 		sc->copy[sc->copy_len] = '\0';

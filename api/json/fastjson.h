@@ -16,9 +16,20 @@
  *
  *     [0.25, -1, 3.5e-2, ...]   ->   {"\u0001":17}
  *
+ * An array whose elements are all pooled rows of one length, at least 2 of
+ * them (a matrix, as nested [L, E] embeddings are), becomes one placeholder
+ * in turn, so jansson parses one object for it instead of one a row:
+ *
+ *     [[0.25, ...], [1, ...], ...]   ->   {"\u0001":130}
+ *
+ * Its rows keep their entries in the pool (the `rows` entries just before
+ * the matrix's own), so each row's errors stay what they were. An array of
+ * rows of different lengths (ragged), or with anything but such rows in it,
+ * keeps a placeholder a row as before.
+ *
  * The tensor readers (api_tensor_read_pool) take a placeholder where a row
- * is expected, with the errors the row would have had, so what a request
- * means is unchanged. The copy is shorter than the body, not padded to its
+ * (or a matrix) is expected, with the errors the row would have had, so
+ * what a request means is unchanged. The copy is shorter than the body, not padded to its
  * length: jansson skips blanks a byte at a time, and padding [128, 512]
  * embeddings cost it 3 ms, as much as the scan. Line and column of a syntax
  * error stay right all the same: a row is only replaced where jansson
@@ -56,6 +67,9 @@
  * Ownership: a struct fastjson_pool is a value owned by its caller, zeroed
  * before first use and released with fastjson_pool_release (safe on a zeroed
  * or released pool). fastjson_scan's copy belongs to the caller (free()).
+ * fastjson_pool_take gives the pool's values away (api_tensor_read_pool
+ * takes them for a matrix that holds all of them, instead of a copy): the
+ * pool is then empty, and its placeholders stand for nothing.
  */
 #ifndef API_FASTJSON_H
 #define API_FASTJSON_H
@@ -75,10 +89,14 @@ enum { FASTJSON_MIN_ROW = 64, FASTJSON_MAX_DEPTH = 64, FASTJSON_MIN_BASE64 = 128
 /* One pooled row: values[offset .. offset + count). first_real is the index
  * of its first number written with a fraction or exponent (count if none),
  * which integer-only readers report. base64_len is 0 for a row of numbers;
- * for a decoded base64 string, its length in characters (count floats). */
+ * for a decoded base64 string, its length in characters (count floats).
+ * rows is 0 for a row or a string; for a matrix, its number of rows, each
+ * of count / rows numbers, whose entries are the rows before this one in
+ * pool->rows (first_real then counts row-major in the matrix). */
 struct fastjson_row {
 	size_t offset, count, first_real;
 	size_t base64_len;
+	size_t rows;
 };
 
 struct fastjson_pool {
@@ -105,6 +123,18 @@ char *fastjson_scan(const char *body, size_t len, const char *const *fields,
  * NULL when v is anything else (a base64 string's placeholder among them, or
  * pool is NULL). */
 const struct fastjson_row *fastjson_row(const struct fastjson_pool *pool, const json_t *v);
+
+/* The matrix of pooled rows that v, a placeholder object of this pool,
+ * stands for; NULL when v is anything else (or pool is NULL). */
+const struct fastjson_row *fastjson_matrix(const struct fastjson_pool *pool, const json_t *v);
+
+/*
+ * Gives the caller pool->values, n_values of them, the buffer shrunk to fit
+ * where realloc can (the caller free()s it; NULL when the pool holds none),
+ * and leaves the pool empty: no values, no entries, so its placeholders no
+ * longer stand for anything (fastjson_row and the others return NULL).
+ */
+float *fastjson_pool_take(struct fastjson_pool *pool);
 
 /* The decoded base64 string that v, a placeholder object of this pool,
  * stands for; NULL when v is anything else (or pool is NULL). */

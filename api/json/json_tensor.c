@@ -47,8 +47,9 @@ int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
 		else if (strcmp(s, "NaN") == 0)
 			*out = NAN;
 		else
-			return api_fail(err, API_E_INVALID_NUMBER, ptr,
-					"expected a number, \"-Infinity\", \"Infinity\" or \"NaN\"");
+			return api_fail(
+			    err, API_E_INVALID_NUMBER, ptr,
+			    "expected a number, \"-Infinity\", \"Infinity\" or \"NaN\"");
 		return 0;
 	}
 	if (!json_is_number(v))
@@ -63,20 +64,43 @@ int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
 	return 0;
 }
 
-/* The length of v as the nested reader sees it: a JSON array's, or the
- * count of the pooled row a placeholder stands for (*row set); 0 and *row
- * NULL for anything else. */
+/* The pooled row or matrix (fastjson.h) that v stands for, or NULL. */
+static const struct fastjson_row *pooled_numbers(const struct fastjson_pool *pool, const json_t *v)
+{
+	const struct fastjson_row *row = fastjson_row(pool, v);
+
+	return row != NULL ? row : fastjson_matrix(pool, v);
+}
+
+/* The length of v as the nested reader sees it: a JSON array's, or that of
+ * the pooled row or matrix (its rows) a placeholder stands for (*row set);
+ * 0 and *row NULL for anything else. */
 static size_t nested_len(const struct fastjson_pool *pool, const json_t *v,
 			 const struct fastjson_row **row)
 {
-	*row = fastjson_row(pool, v);
+	*row = pooled_numbers(pool, v);
 	if (*row != NULL)
-		return (*row)->count;
+		return (*row)->rows > 0 ? (*row)->rows : (*row)->count;
 	return json_array_size(v); /* 0 for a non-array */
 }
 
+/* The next axis of t, of length n, found at ptr by nested_shape. */
+static int push_axis(struct api_tensor *t, size_t n, const char *ptr, size_t max_rank,
+		     struct api_error *err)
+{
+	if (t->rank == max_rank)
+		return api_fail(err, API_E_INVALID_SHAPE, ptr, "nested deeper than rank %zu",
+				max_rank);
+	t->shape[t->rank++] = n;
+	if (n == 0)
+		return api_fail(err, API_E_INVALID_SHAPE, ptr,
+				"empty array: every dimension must be positive");
+	return 0;
+}
+
 /* Shape of nested arrays by following first elements; ragged axis 1 takes the
- * longest item. A pooled row counts as the array of numbers it was. */
+ * longest item. A pooled row counts as the array of numbers it was, a pooled
+ * matrix as the array of rows. */
 static int nested_shape(const struct fastjson_pool *pool, const json_t *v, const char *ptr,
 			size_t max_rank, unsigned flags, struct api_tensor *t,
 			struct api_error *err)
@@ -90,15 +114,13 @@ static int nested_shape(const struct fastjson_pool *pool, const json_t *v, const
 
 		if (row == NULL && !json_is_array(cur))
 			break;
-		if (t->rank == max_rank)
-			return api_fail(err, API_E_INVALID_SHAPE, ptr,
-					"nested deeper than rank %zu", max_rank);
-		t->shape[t->rank++] = n;
-		if (n == 0)
-			return api_fail(err, API_E_INVALID_SHAPE, ptr,
-					"empty array: every dimension must be positive");
+		if (push_axis(t, n, ptr, max_rank, err) != 0)
+			return -1;
+		if (row != NULL && row->rows > 0 &&
+		    push_axis(t, row->count / row->rows, ptr, max_rank, err) != 0)
+			return -1; /* its first row's length */
 		if (row != NULL)
-			break; /* its first element is a number */
+			break; /* its first element (or its first row's) is a number */
 		cur = json_array_get(cur, 0);
 	}
 	if ((flags & API_T_RAGGED) && t->rank >= 3) {
@@ -120,6 +142,32 @@ struct nested_fill {
 	struct api_error *err;
 	const struct fastjson_pool *pool; /* NULL: no pooled rows */
 };
+
+/* The stride of an element of an array at depth d: the product of the
+ * axes after d + 1. */
+static size_t element_stride(const struct api_tensor *t, size_t d)
+{
+	size_t stride = 1;
+
+	for (size_t a = d + 1; a < t->rank; a++)
+		stride *= t->shape[a];
+	return stride;
+}
+
+/* An array of n elements at depth d (ptr its pointer, its first element at
+ * data[offset]) has the length the shape says; a ragged item's is kept. */
+static int check_length(const struct nested_fill *f, size_t n, const char *ptr, size_t d,
+			size_t offset)
+{
+	const struct api_tensor *t = f->t;
+
+	if (d == 1 && (f->flags & API_T_RAGGED) ? (n == 0 || n > t->shape[1]) : n != t->shape[d])
+		return api_fail(f->err, API_E_RAGGED_ARRAY, ptr,
+				"has %zu elements where %zu are expected", n, t->shape[d]);
+	if (d == 1 && (f->flags & API_T_RAGGED))
+		t->lengths[offset / (t->shape[1] * element_stride(t, d))] = n;
+	return 0;
+}
 
 /*
  * Fills data[offset ...] from a pooled row at depth d (ptr its pointer), with
@@ -149,26 +197,50 @@ static int fill_pooled(const struct nested_fill *f, const struct fastjson_row *r
 	return 0;
 }
 
+/*
+ * Fills data[offset ...] from a pooled matrix at depth d (ptr its pointer,
+ * its length checked), row by row from the rows' own entries (the m->rows
+ * before m in the pool), with the errors nested_fill would give the arrays
+ * of numbers it was.
+ */
+static int fill_matrix(const struct nested_fill *f, const struct fastjson_row *m, const char *ptr,
+		       size_t d, size_t offset)
+{
+	const struct fastjson_row *rows = m - m->rows;
+	size_t stride = element_stride(f->t, d);
+	char child[192];
+
+	if (d + 1 == f->t->rank) { /* numbers expected, its first row found */
+		api_ptr_index(child, sizeof(child), ptr, 0);
+		return api_fail(f->err, API_E_INVALID_SHAPE, child,
+				"nested deeper than the rest of the tensor");
+	}
+	for (size_t r = 0; r < m->rows; r++) {
+		api_ptr_index(child, sizeof(child), ptr, r);
+		if (check_length(f, rows[r].count, child, d + 1, offset + r * stride) != 0 ||
+		    fill_pooled(f, &rows[r], child, d + 1, offset + r * stride) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Fills data[offset ...] from the array v at depth d, checking every length. */
 static int nested_fill(const struct nested_fill *f, const json_t *v, const char *ptr, size_t d,
 		       size_t offset)
 {
 	const struct api_tensor *t = f->t;
 	const struct fastjson_row *row;
-	size_t stride = 1, n;
+	size_t stride = element_stride(t, d), n;
 	char child[192];
 
-	for (size_t a = d + 1; a < t->rank; a++)
-		stride *= t->shape[a];
 	n = nested_len(f->pool, v, &row);
 	if (row == NULL && !json_is_array(v))
 		return api_fail(f->err, API_E_INVALID_SHAPE, ptr,
 				"expected an array (rank %zu tensor)", t->rank);
-	if (d == 1 && (f->flags & API_T_RAGGED) ? (n == 0 || n > t->shape[1]) : n != t->shape[d])
-		return api_fail(f->err, API_E_RAGGED_ARRAY, ptr,
-				"has %zu elements where %zu are expected", n, t->shape[d]);
-	if (d == 1 && (f->flags & API_T_RAGGED))
-		t->lengths[offset / (t->shape[1] * stride)] = n;
+	if (check_length(f, n, ptr, d, offset) != 0)
+		return -1;
+	if (row != NULL && row->rows > 0)
+		return fill_matrix(f, row, ptr, d, offset);
 	if (row != NULL)
 		return fill_pooled(f, row, ptr, d, offset);
 	for (size_t k = 0; k < n; k++) {
@@ -178,7 +250,7 @@ static int nested_fill(const struct nested_fill *f, const json_t *v, const char 
 		if (d + 1 < t->rank) {
 			if (nested_fill(f, e, child, d + 1, offset + k * stride) != 0)
 				return -1;
-		} else if (json_is_array(e) || fastjson_row(f->pool, e) != NULL) {
+		} else if (json_is_array(e) || pooled_numbers(f->pool, e) != NULL) {
 			return api_fail(f->err, API_E_INVALID_SHAPE, child,
 					"nested deeper than the rest of the tensor");
 		} else if (api_json_f32(e, child, f->flags, &t->data[offset + k], f->err) != 0) {
@@ -188,11 +260,9 @@ static int nested_fill(const struct nested_fill *f, const json_t *v, const char 
 	return 0;
 }
 
-/* t->data for t's shape, zeroed when zero (a ragged tensor's padding);
- * otherwise the caller writes every element (calloc's memset of reused
- * memory was about 0.2 ns of a pooled [128, 512] read's number). */
-static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems, int zero,
-			struct api_error *err)
+/* t->n for t's shape, at most max_elems. */
+static int count_elements(struct api_tensor *t, const char *ptr, size_t max_elems,
+			  struct api_error *err)
 {
 	size_t n = 1;
 
@@ -201,13 +271,45 @@ static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems,
 			return api_fail(err, API_E_TOO_LARGE, ptr,
 					"tensor has more than %zu elements", max_elems);
 	t->n = n;
+	return 0;
+}
+
+/* t->data for t's shape, zeroed when zero (a ragged tensor's padding);
+ * otherwise the caller writes every element (calloc's memset of reused
+ * memory was about 0.2 ns of a pooled [128, 512] read's number). */
+static int alloc_tensor(struct api_tensor *t, const char *ptr, size_t max_elems, int zero,
+			struct api_error *err)
+{
+	size_t n;
+
+	if (count_elements(t, ptr, max_elems, err) != 0)
+		return -1;
+	n = t->n;
 	t->data = zero ? calloc(n ? n : 1, sizeof(float)) : malloc((n ? n : 1) * sizeof(float));
 	if (t->data == NULL)
 		return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
 	return 0;
 }
 
-static int read_nested(const struct fastjson_pool *pool, const json_t *v, const char *ptr,
+/*
+ * Does v, of t's shape (counted), read without an error as a copy of all of
+ * the pool's values, in their order? So when it is a pooled matrix of rank
+ * 2 that holds every value: nested_fill would find every row of the length
+ * the shape says (they are the shape), its numbers where numbers are
+ * expected, and fail only with API_T_BOOL (a number is no boolean) or
+ * API_T_INTEGER with a real among them.
+ */
+static int reads_whole_pool(const struct fastjson_pool *pool, const json_t *v,
+			    const struct api_tensor *t, unsigned flags)
+{
+	const struct fastjson_row *m = fastjson_matrix(pool, v);
+
+	return m != NULL && t->rank == 2 && m->offset == 0 && m->count == pool->n_values &&
+	       t->n == m->count && !(flags & API_T_BOOL) &&
+	       !((flags & API_T_INTEGER) && m->first_real < m->count);
+}
+
+static int read_nested(struct fastjson_pool *pool, const json_t *v, const char *ptr,
 		       size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
 		       struct api_tensor *t, struct api_error *err)
 {
@@ -219,6 +321,12 @@ static int read_nested(const struct fastjson_pool *pool, const json_t *v, const 
 		return api_fail(err, API_E_INVALID_SHAPE, ptr,
 				"expected a tensor of rank %zu..%zu, got rank %zu", min_rank,
 				max_rank, t->rank);
+	if (count_elements(t, ptr, max_elems, err) != 0)
+		return -1;
+	if (reads_whole_pool(pool, v, t, flags)) { /* the values as they are: no copy */
+		t->data = fastjson_pool_take(pool);
+		return 0;
+	}
 	/* nested_fill writes every element unless rows may be short */
 	if (alloc_tensor(t, ptr, max_elems, (flags & API_T_RAGGED) != 0, err) != 0)
 		return -1;
@@ -452,14 +560,14 @@ int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank
 	return api_tensor_read_pool(NULL, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 }
 
-int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char *ptr,
-			 size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
-			 struct api_tensor *out, struct api_error *err)
+int api_tensor_read_pool(struct fastjson_pool *pool, json_t *v, const char *ptr, size_t min_rank,
+			 size_t max_rank, size_t max_elems, unsigned flags, struct api_tensor *out,
+			 struct api_error *err)
 {
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (json_is_array(v))
+	if (json_is_array(v) || fastjson_matrix(pool, v) != NULL) /* a matrix: its array */
 		rc = read_nested(pool, v, ptr, min_rank, max_rank, max_elems, flags, out, err);
 	else if (json_is_object(v))
 		rc = read_object(pool, v, ptr, min_rank, max_rank, max_elems, flags, out, err);

@@ -45,13 +45,20 @@ int api_tensor_read(json_t *v, const char *ptr, size_t min_rank, size_t max_rank
 
 /*
  * api_tensor_read for a body parsed with req_parse_pooled: where a row of
- * numbers is expected, the placeholder of a pooled row (fastjson.h) is read
- * as the row it replaced, with the same errors. pool may be NULL.
+ * numbers (or an array of rows) is expected, the placeholder of a pooled row
+ * or matrix (fastjson.h) is read as the array it replaced, with the same
+ * errors. pool may be NULL.
+ *
+ * Ownership: when v is a pooled matrix that holds all of the pool's values
+ * and reads without an error, out->data is the pool's own buffer, taken
+ * (fastjson_pool_take) instead of copied: the pool is empty after, and a
+ * placeholder of it, read again, is no tensor (a 422). So read each pooled
+ * field once. The pool stays the caller's to release either way.
  */
 struct fastjson_pool;
-int api_tensor_read_pool(const struct fastjson_pool *pool, json_t *v, const char *ptr,
-			 size_t min_rank, size_t max_rank, size_t max_elems, unsigned flags,
-			 struct api_tensor *out, struct api_error *err);
+int api_tensor_read_pool(struct fastjson_pool *pool, json_t *v, const char *ptr, size_t min_rank,
+			 size_t max_rank, size_t max_elems, unsigned flags, struct api_tensor *out,
+			 struct api_error *err);
 
 /*
  * One element of a tensor, for every front end's reader of number arrays:

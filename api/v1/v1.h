@@ -26,7 +26,9 @@
 
 struct v1_body {
 	json_t *root;
-	struct fastjson_pool numbers; /* rows of root's large number arrays */
+	/* rows of root's large number arrays; a tensor read may take its values
+	 * (api_tensor_read_pool), so the decoders take in without const */
+	struct fastjson_pool numbers;
 };
 
 void v1_body_release(struct v1_body *in);
@@ -46,11 +48,11 @@ int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
 		   struct api_error *err);
 
 /* Reads the "model" field: a name, or an inline model object. */
-int v1_decode_model(const struct api_service *svc, const struct v1_body *in,
-		    struct attention_job *job, struct api_error *err);
+int v1_decode_model(const struct api_service *svc, struct v1_body *in, struct attention_job *job,
+		    struct api_error *err);
 
 /* Reads "mask" into job->mask (after the inputs fixed B, Lq, Lk). */
-int v1_decode_mask(const struct v1_body *in, struct attention_job *job, struct api_error *err);
+int v1_decode_mask(struct v1_body *in, struct attention_job *job, struct api_error *err);
 
 /* Reads "positional" into job->pos. */
 int v1_decode_positional(const struct v1_body *in, struct attention_job *job,

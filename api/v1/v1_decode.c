@@ -71,7 +71,7 @@ static size_t *item_lengths(const struct api_tensor *t, size_t B, size_t L, int 
 }
 
 /* "embeddings": [L, E] or [B, L, E] (items may differ in length). */
-static int decode_embeddings(const struct v1_body *in, struct attention_job *job, json_t *v,
+static int decode_embeddings(struct v1_body *in, struct attention_job *job, json_t *v,
 			     struct api_error *err)
 {
 	struct api_tensor t;
@@ -194,7 +194,7 @@ out:
 }
 
 /* The one input: exactly one of embeddings, tokens and text. */
-static int decode_input(const struct v1_body *in, struct attention_job *job, size_t limit,
+static int decode_input(struct v1_body *in, struct attention_job *job, size_t limit,
 			struct api_error *err)
 {
 	json_t *emb = json_object_get(in->root, "embeddings");
@@ -212,7 +212,7 @@ static int decode_input(const struct v1_body *in, struct attention_job *job, siz
 }
 
 /* "key" / "value": embeddings with the query's batch; value defaults to key. */
-static int decode_kv(const struct v1_body *in, struct attention_job *job, struct api_error *err)
+static int decode_kv(struct v1_body *in, struct attention_job *job, struct api_error *err)
 {
 	json_t *k = json_object_get(in->root, "key");
 	json_t *v = json_object_get(in->root, "value");

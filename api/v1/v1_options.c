@@ -19,9 +19,8 @@ static const char *const inline_fields[] = { "d_model",	     "num_heads",	"num_k
 					     "out_proj_bias",  "embed_tokens",	NULL };
 
 /* Reads an optional weight tensor of exactly `shape` (rank 1 or 2). */
-static int read_weight(const struct v1_body *in, const json_t *obj, const char *key,
-		       size_t rank, size_t d0, size_t d1, struct api_tensor *t,
-		       struct api_error *err)
+static int read_weight(struct v1_body *in, const json_t *obj, const char *key, size_t rank,
+		       size_t d0, size_t d1, struct api_tensor *t, struct api_error *err)
 {
 	json_t *v = json_object_get(obj, key);
 	char ptr[API_PTR_MAX];
@@ -42,7 +41,7 @@ static int read_weight(const struct v1_body *in, const json_t *obj, const char *
 
 /* Explicit weights in PyTorch's layout, in_proj_weight [(H + 2 Hkv) D, E],
  * kept for attention_build. */
-static int inline_explicit(const struct v1_body *in, struct attention_job *job, const json_t *m,
+static int inline_explicit(struct v1_body *in, struct attention_job *job, const json_t *m,
 			   const struct attn_model_config *cfg, struct api_error *err)
 {
 	size_t D = cfg->E / cfg->H, rows = (cfg->H + 2 * cfg->Hkv) * D;
@@ -82,7 +81,7 @@ static int check_model_memory(const struct attn_model_config *cfg, size_t D, siz
 	return 0;
 }
 
-static int decode_inline(const struct api_service *svc, const struct v1_body *in,
+static int decode_inline(const struct api_service *svc, struct v1_body *in,
 			 struct attention_job *job, json_t *m, struct api_error *err)
 {
 	struct attn_model_config cfg = { 0 };
@@ -139,8 +138,8 @@ static int decode_inline(const struct api_service *svc, const struct v1_body *in
 	return 0;
 }
 
-int v1_decode_model(const struct api_service *svc, const struct v1_body *in,
-		    struct attention_job *job, struct api_error *err)
+int v1_decode_model(const struct api_service *svc, struct v1_body *in, struct attention_job *job,
+		    struct api_error *err)
 {
 	json_t *m = json_object_get(in->root, "model");
 
@@ -173,8 +172,8 @@ static const char *const mask_fields[] = { "causal", "alignment", "window", "all
 					   "bias",   "lengths",	  NULL };
 
 /* allow / bias: [Lq, Lk], [B, Lq, Lk] (as [B, 1, Lq, Lk]) or [B, H, Lq, Lk]. */
-static int decode_user_mask(const struct v1_body *in, struct attention_job *job, json_t *v,
-			    int is_bool, struct api_error *err)
+static int decode_user_mask(struct v1_body *in, struct attention_job *job, json_t *v, int is_bool,
+			    struct api_error *err)
 {
 	const char *ptr = is_bool ? "/mask/allow" : "/mask/bias";
 	struct api_tensor *t = &job->user_mask;
@@ -208,7 +207,7 @@ static int decode_user_mask(const struct v1_body *in, struct attention_job *job,
 
 /* "mask": "none" or "causal", or an object; its typed fields go to
  * attention_apply_mask, its allow / bias tensors straight to job->mask. */
-int v1_decode_mask(const struct v1_body *in, struct attention_job *job, struct api_error *err)
+int v1_decode_mask(struct v1_body *in, struct attention_job *job, struct api_error *err)
 {
 	static const char *const kinds[] = { "none", "causal", NULL };
 	static const char *const alignments[] = { "top_left", "bottom_right", NULL };

@@ -79,7 +79,7 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 	const json_t *r = j->root;
 	size_t hq, hkv;
 
-	const struct fastjson_pool *pool = &j->numbers;
+	struct fastjson_pool *pool = &j->numbers;
 
 	if (api_tensor_read_pool(pool, json_object_get(r, "q"), "/q", 3, 4, SDPA_MAX_ELEMS, 0,
 				 &j->q, err) ||

@@ -202,7 +202,7 @@ static size_t rows_pooled(const char *body, const char *field)
 	size_t len, rows;
 	char *copy = fastjson_scan(body, strlen(body), fields, &pool, &len);
 
-	rows = pool.n_rows;
+	rows = pool_rows(&pool);
 	ck_assert((copy != NULL) == (rows > 0));
 	if (copy != NULL)
 		ck_assert_uint_lt(len, strlen(body));

@@ -74,7 +74,27 @@ int pool_same_answer(const struct pool_twins *t, enum api_route route, const cha
 	return status;
 }
 
+size_t pool_matrices(const struct fastjson_pool *pool)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < pool->n_rows; k++)
+		n += pool->rows[k].rows > 0;
+	return n;
+}
+
+size_t pool_rows(const struct fastjson_pool *pool)
+{
+	return pool->n_rows - pool_matrices(pool);
+}
+
 size_t pool_same_tensor(const char *body, const char *field, unsigned flags)
+{
+	return pool_same_read(body, field, 1, 4, (size_t)1 << 30, flags);
+}
+
+size_t pool_same_read(const char *body, const char *field, size_t min_rank, size_t max_rank,
+		      size_t max_elems, unsigned flags)
 {
 	const char *const fields[] = {field, NULL};
 	struct fastjson_pool pool = {0};
@@ -94,11 +114,11 @@ size_t pool_same_tensor(const char *body, const char *field, unsigned flags)
 		fastjson_pool_release(&pool);
 		return 0;
 	}
-	rows = pool.n_rows;
-	rc1 = api_tensor_read(json_object_get(r1, field + 1), field, 1, 4, (size_t)1 << 30, flags,
-			      &t1, &e1);
-	rc2 = api_tensor_read_pool(&pool, json_object_get(r2, field + 1), field, 1, 4,
-				   (size_t)1 << 30, flags, &t2, &e2);
+	rows = pool_rows(&pool);
+	rc1 = api_tensor_read(json_object_get(r1, field + 1), field, min_rank, max_rank, max_elems,
+			      flags, &t1, &e1);
+	rc2 = api_tensor_read_pool(&pool, json_object_get(r2, field + 1), field, min_rank, max_rank,
+				   max_elems, flags, &t2, &e2);
 	ck_assert_int_eq(rc1, rc2);
 	if (rc1 != 0) {
 		ck_assert_int_eq(e1.status, e2.status);

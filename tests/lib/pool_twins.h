@@ -43,7 +43,17 @@ void pool_same_mutated(const struct pool_twins *t, enum api_route route, const c
 
 /* Reads body's `field` (a JSON pointer of one object key, "/x") as a tensor
  * with `flags` (api/json/json_tensor.h), pooled and through jansson:
- * identical bits, or identical errors. Returns the rows pooled. */
+ * identical bits, or identical errors. Returns the rows pooled (pool_rows). */
 size_t pool_same_tensor(const char *body, const char *field, unsigned flags);
+
+/* pool_same_tensor with the reader's rank bounds and element limit. */
+size_t pool_same_read(const char *body, const char *field, size_t min_rank, size_t max_rank,
+		      size_t max_elems, unsigned flags);
+
+/* The rows of numbers and base64 strings in pool: its entries but the
+ * matrices (whose rows count one by one); and the matrices alone. */
+struct fastjson_pool;
+size_t pool_rows(const struct fastjson_pool *pool);
+size_t pool_matrices(const struct fastjson_pool *pool);
 
 #endif
