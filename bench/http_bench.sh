@@ -13,7 +13,8 @@
 #
 # Columns: requests/s, p50 and p99 latency (wrk --latency), non-2xx answers
 # (attnd's own count: the change in its /metrics attnd_http_requests_total
-# outside code 2xx over the run; for the bare server, which answers 200 only,
+# outside code 2xx over the run, but 499 and 0, requests whose client left
+# first (metrics_non2xx); for the bare server, which answers 200 only,
 # wrk's count of answers >= 400; no Lua response() callback counts them, as
 # that makes wrk copy every answer's headers and body into Lua: on the
 # 0.8 MB answers of bench/path_bench.py it cost wrk 1.3 ms of CPU a request
@@ -128,14 +129,16 @@ cpu_jiffies() {
 	awk '{ print $12 + $13 }' <<<"$stat"
 }
 
-# metrics_non2xx URL: the answers outside 2xx attnd at URL has counted so far
-# (every route and code of attnd_http_requests_total; empty without curl or
-# /metrics, as for the bare server)
+# metrics_non2xx URL: the answers outside 2xx attnd at URL has sent so far
+# (every route and code of attnd_http_requests_total but 499 and 0, requests
+# whose client left before their answer, as wrk's connections do when its
+# time is up: wrk's own timeouts show as socket errors); empty without curl
+# or /metrics, as for the bare server
 metrics_non2xx() {
 	command -v curl >/dev/null 2>&1 || return 0
 	{ curl -sf --max-time 5 "$1/metrics" 2>/dev/null || true; } |
 		awk '/^# TYPE attnd_http_requests_total / { seen = 1 }
-		     /^attnd_http_requests_total[{]/ && !/code="2/ { n += $NF }
+		     /^attnd_http_requests_total[{]/ && !/code="(2[0-9][0-9]|499|0)"/ { n += $NF }
 		     END { if (seen) print n + 0 }'
 }
 

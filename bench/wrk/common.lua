@@ -8,7 +8,7 @@
 --   attnd-bench: non2xx=N status_errors=N socket_errors=N connect=N read=N write=N timeout=N
 -- non2xx and status_errors are both wrk's own summary.errors.status (status
 -- >= 400); http_bench.sh replaces non2xx with attnd's /metrics count of every
--- answer outside 2xx. There is no response() callback: with one, wrk copies
+-- answer outside 2xx (but 499 and 0: the client left first). There is no response() callback: with one, wrk copies
 -- every answer's headers and body into Lua, which on 0.8 MB answers cost it
 -- 1.3 ms of CPU a request (bench/path_bench.py's wrk/req column), on the
 -- cores the server is measured on.
