@@ -13,14 +13,16 @@
  * and restores the caller's (sleeping first when it lowers it, so that
  * OpenBLAS's spinning workers are idle, as attnd_timer.c does).
  *
- * Buffers: the attentions and the workspace sit on 2 MiB pages where the
- * kernel gives them (huge_alloc: MADV_HUGEPAGE, this VM's THP setting is
- * "madvise"). On 4 KiB pages, gpt2 L = 512 with attentions (151 MB, 37,000
- * pages written each pass) took 150-250 ms more than without whenever a
- * PyTorch pass had run in between, as checkpoint_bench.py's rounds do, all
- * of it in the first stores to each page (qk_avx512 in perf), none in page
- * faults; on 2 MiB pages the with pass costs what its writes cost (bench/
- * README.md, Checkpoints, 2026-12-03).
+ * Buffers: the attentions sit on 2 MiB pages where the kernel gives them
+ * (huge_alloc: MADV_HUGEPAGE; this VM's THP setting is "madvise"). Every
+ * byte of them is written, so RSS is what it was; the workspace, partly
+ * untouched at one thread, stays on malloc's pages. On 4 KiB pages, gpt2
+ * L = 512 with attentions (151 MB, 37,000 pages written each pass) took
+ * 150-250 ms more than without whenever a PyTorch pass had run in between,
+ * as checkpoint_bench.py's rounds have: all of it in the first stores to
+ * each page (qk_avx512 in perf), none in page faults. On 2 MiB pages the
+ * with pass costs what its writes cost (bench/README.md, Checkpoints,
+ * 2026-12-03).
  *
  * Ownership: one timer per process (this file keeps the state):
  * stack_timer_load maps the folder (server/checkpoint_dir.h) and makes the
@@ -160,8 +162,15 @@ static int prepare(size_t L, int capture, const int64_t *ids)
 	if (timer.out == NULL || (capture && timer.attentions == NULL) ||
 	    attn_stack_workspace(&run, &timer.ws_bytes, NULL) != ATTN_OK)
 		return -1;
-	timer.ws = huge_alloc(timer.ws_bytes);
-	return timer.ws == NULL ? -1 : 0;
+	timer.ws = malloc(timer.ws_bytes);
+	if (timer.ws == NULL)
+		return -1;
+	/* first touch here, not in a timed pass: at 2 threads the bench's first
+	 * warm-up (eng) took the page faults and the second (blas) won */
+	memset(timer.ws, 0, timer.ws_bytes);
+	if (timer.attentions)
+		memset(timer.attentions, 0, s->n_layers * s->H * L * L * sizeof(float));
+	return 0;
 }
 
 /* reps forward passes on ids [1, L], every layer's attentions kept when
