@@ -13,17 +13,30 @@
  * and restores the caller's (sleeping first when it lowers it, so that
  * OpenBLAS's spinning workers are idle, as attnd_timer.c does).
  *
+ * Buffers: the attentions sit on 2 MiB pages where the kernel gives them
+ * (huge_alloc: MADV_HUGEPAGE; this VM's THP setting is "madvise"). Every
+ * byte of them is written, so RSS is what it was; the workspace, partly
+ * untouched at one thread, stays on malloc's pages. On 4 KiB pages, gpt2
+ * L = 512 with attentions (151 MB, 37,000 pages written each pass) took
+ * 150-250 ms more than without whenever a PyTorch pass had run in between,
+ * as checkpoint_bench.py's rounds have: all of it in the first stores to
+ * each page (qk_avx512 in perf), none in page faults. On 2 MiB pages the
+ * with pass costs what its writes cost (bench/README.md, Checkpoints,
+ * 2026-12-03).
+ *
  * Ownership: one timer per process (this file keeps the state):
  * stack_timer_load maps the folder (server/checkpoint_dir.h) and makes the
  * workers; stack_timer_free releases them and the buffers of the last run.
  * Every function returns 0 on success, -1 on failure (the message of a
  * failed load goes to the caller's err buffer).
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <cblas.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "engine/stack.h"
@@ -52,6 +65,19 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+/* bytes aligned to 2 MiB, asked onto 2 MiB pages (MADV_HUGEPAGE; where the
+ * kernel refuses they stay on 4 KiB pages); free() releases them; NULL when
+ * out of memory. */
+static void *huge_alloc(size_t bytes)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 1 << 21, bytes) != 0)
+		return NULL;
+	madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
 }
 
 static void release_buffers(void)
@@ -131,13 +157,20 @@ static int prepare(size_t L, int capture, const int64_t *ids)
 	timer.L = L;
 	timer.capture = capture;
 	timer.out = malloc(L * s->E * sizeof(float));
-	timer.attentions = capture ? malloc(s->n_layers * s->H * L * L * sizeof(float)) : NULL;
+	timer.attentions = capture ? huge_alloc(s->n_layers * s->H * L * L * sizeof(float)) : NULL;
 	run = request(ids, timer.threads);
 	if (timer.out == NULL || (capture && timer.attentions == NULL) ||
 	    attn_stack_workspace(&run, &timer.ws_bytes, NULL) != ATTN_OK)
 		return -1;
 	timer.ws = malloc(timer.ws_bytes);
-	return timer.ws == NULL ? -1 : 0;
+	if (timer.ws == NULL)
+		return -1;
+	/* first touch here, not in a timed pass: at 2 threads the bench's first
+	 * warm-up (eng) took the page faults and the second (blas) won */
+	memset(timer.ws, 0, timer.ws_bytes);
+	if (timer.attentions)
+		memset(timer.attentions, 0, s->n_layers * s->H * L * L * sizeof(float));
+	return 0;
 }
 
 /* reps forward passes on ids [1, L], every layer's attentions kept when
