@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api/handlers.h"
+#include "common/huge_alloc.h"
 #include "engine/checkpoint.h"
 #include "engine/sizes.h"
 
@@ -208,8 +209,9 @@ static int allocate(const struct api_service *svc, const struct api_reply *reply
 	}
 	s->ws = malloc(s->ws_bytes ? s->ws_bytes : 1);
 	s->out = malloc(s->out_n * sizeof(float));
-	s->attentions = s->att_n ? malloc(s->att_n * sizeof(float)) : NULL;
-	s->scores = s->sc_n ? malloc(s->sc_n * sizeof(float)) : NULL;
+	/* every layer's attentions and scores: large, written once a pass */
+	s->attentions = s->att_n ? huge_alloc(s->att_n * sizeof(float)) : NULL;
+	s->scores = s->sc_n ? huge_alloc(s->sc_n * sizeof(float)) : NULL;
 	s->scratch = s->scratch_n ? malloc(s->scratch_n * sizeof(float)) : NULL;
 	if (!s->ws || !s->out || (s->att_n && !s->attentions) || (s->sc_n && !s->scores) ||
 	    (s->scratch_n && !s->scratch))

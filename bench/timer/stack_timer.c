@@ -14,7 +14,8 @@
  * OpenBLAS's spinning workers are idle, as attnd_timer.c does).
  *
  * Buffers: the attentions sit on 2 MiB pages where the kernel gives them
- * (huge_alloc: MADV_HUGEPAGE; this VM's THP setting is "madvise"). Every
+ * (common/huge_alloc.h, as api/stack_run.c allocates a request's; this VM's
+ * THP setting is "madvise"). Every
  * byte of them is written, so RSS is what it was; the workspace, partly
  * untouched at one thread, stays on malloc's pages. On 4 KiB pages, gpt2
  * L = 512 with attentions (151 MB, 37,000 pages written each pass) took
@@ -30,15 +31,14 @@
  * Every function returns 0 on success, -1 on failure (the message of a
  * failed load goes to the caller's err buffer).
  */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <cblas.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
+#include "common/huge_alloc.h"
 #include "engine/stack.h"
 #include "engine/workers.h"
 #include "server/checkpoint_dir.h"
@@ -65,19 +65,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-/* bytes aligned to 2 MiB, asked onto 2 MiB pages (MADV_HUGEPAGE; where the
- * kernel refuses they stay on 4 KiB pages); free() releases them; NULL when
- * out of memory. */
-static void *huge_alloc(size_t bytes)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, 1 << 21, bytes) != 0)
-		return NULL;
-	madvise(p, bytes, MADV_HUGEPAGE);
-	return p;
 }
 
 static void release_buffers(void)
