@@ -169,59 +169,13 @@ static int tmp_reserve(struct scan *s, size_t n)
 	return 0;
 }
 
-static int hex4(const char *p, unsigned *out)
-{
-	*out = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		unsigned d;
-
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
-			return -1;
-		*out = *out << 4 | d;
-	}
-	return 0;
-}
-
-/* Appends code point u (valid, not a surrogate) as UTF-8 to tmp. */
-static void put_utf8(struct scan *s, unsigned u)
-{
-	char *o = s->tmp + s->tmp_len;
-
-	if (u < 0x80) {
-		o[0] = (char)u;
-		s->tmp_len += 1;
-	} else if (u < 0x800) {
-		o[0] = (char)(0xc0 | u >> 6);
-		o[1] = (char)(0x80 | (u & 0x3f));
-		s->tmp_len += 2;
-	} else if (u < 0x10000) {
-		o[0] = (char)(0xe0 | u >> 12);
-		o[1] = (char)(0x80 | (u >> 6 & 0x3f));
-		o[2] = (char)(0x80 | (u & 0x3f));
-		s->tmp_len += 3;
-	} else {
-		o[0] = (char)(0xf0 | u >> 18);
-		o[1] = (char)(0x80 | (u >> 12 & 0x3f));
-		o[2] = (char)(0x80 | (u >> 6 & 0x3f));
-		o[3] = (char)(0x80 | (u & 0x3f));
-		s->tmp_len += 4;
-	}
-}
-
 /* One escape at b[at] (after the backslash) into tmp; at moves past it. */
 static int unescape(struct scan *s)
 {
 	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
 	const char *e = s->b + s->at;
 	const char *hit;
-	unsigned u, lo;
+	uint32_t u, lo;
 
 	if (s->at >= s->len)
 		return syntax(s, "unexpected end of a string");
@@ -231,11 +185,11 @@ static int unescape(struct scan *s)
 		s->at++;
 		return 0;
 	}
-	if (*e != 'u' || s->len - s->at < 5 || hex4(e + 1, &u) != 0)
+	if (*e != 'u' || s->len - s->at < 5 || utf8_hex4(e + 1, &u) != 0)
 		return syntax(s, "invalid escape in a string");
 	s->at += 5;
 	if (u >= 0xd800 && u < 0xdc00) { /* a high surrogate: its low one must follow */
-		if (s->len - s->at < 6 || e[5] != '\\' || e[6] != 'u' || hex4(e + 7, &lo) != 0 ||
+		if (s->len - s->at < 6 || e[5] != '\\' || e[6] != 'u' || utf8_hex4(e + 7, &lo) != 0 ||
 		    lo < 0xdc00 || lo >= 0xe000)
 			return syntax(s, "invalid Unicode escape (a lone surrogate)");
 		u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
@@ -245,7 +199,7 @@ static int unescape(struct scan *s)
 	}
 	if (u == 0)
 		return syntax(s, "\\u0000 is not supported in a string");
-	put_utf8(s, u);
+	s->tmp_len += utf8_put(s->tmp + s->tmp_len, u);
 	return 0;
 }
 

@@ -101,3 +101,47 @@ size_t utf8_bad_run(const unsigned char *s, size_t n)
 	}
 	return i;
 }
+
+size_t utf8_put(char *dst, uint32_t cp)
+{
+	if (cp < 0x80) {
+		dst[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		dst[0] = (char)(0xc0 | cp >> 6);
+		dst[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		dst[0] = (char)(0xe0 | cp >> 12);
+		dst[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		dst[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	dst[0] = (char)(0xf0 | cp >> 18);
+	dst[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	dst[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	dst[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+int utf8_hex4(const char *s, uint32_t *unit)
+{
+	*unit = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = s[i];
+		uint32_t d;
+
+		if (c >= '0' && c <= '9')
+			d = (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (uint32_t)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (uint32_t)(c - 'A' + 10);
+		else
+			return -1;
+		*unit = *unit << 4 | d;
+	}
+	return 0;
+}

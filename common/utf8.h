@@ -7,6 +7,7 @@
 #define COMMON_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Length of the valid UTF-8 character at s[0..n) (RFC 3629, table 3-7:
  * no overlong forms, no surrogates, nothing past U+10FFFF), or 0 when the
@@ -28,5 +29,14 @@ size_t utf8_check(const char *s, size_t len);
  * maximal subparts", which Rust's from_utf8_lossy and WHATWG follow). Call it
  * where utf8_char returned 0; n > 0. */
 size_t utf8_bad_run(const unsigned char *s, size_t n);
+
+/* Writes code point cp (a Unicode scalar value: at most U+10FFFF, not a
+ * surrogate) as UTF-8 at dst, which has room for 4 bytes; returns the bytes
+ * written, 1 to 4. */
+size_t utf8_put(char *dst, uint32_t cp);
+
+/* The UTF-16 code unit of the four hex digits at s (a JSON \uXXXX escape's,
+ * either case) into *unit: 0, or -1 when one of them is not a hex digit. */
+int utf8_hex4(const char *s, uint32_t *unit);
 
 #endif

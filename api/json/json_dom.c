@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 /* The text left to read, [p, end), and how many containers are open. */
 struct reader {
 	const char *p, *end;
@@ -39,101 +41,26 @@ static int take(struct reader *r, char c)
 	return 0;
 }
 
-/* The length of the UTF-8 sequence at s (n bytes left, s[0] >= 0x80) when
- * jansson takes it (RFC 3629: no overlong form, no surrogate, nothing past
- * U+10FFFF), else 0. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
-	size_t len;
-
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		len = 2;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		len = 3;
-		lo = s[0] == 0xE0 ? 0xA0 : lo; /* below U+0800: overlong */
-		hi = s[0] == 0xED ? 0x9F : hi; /* U+D800 .. U+DFFF: surrogates */
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		len = 4;
-		lo = s[0] == 0xF0 ? 0x90 : lo; /* below U+10000: overlong */
-		hi = s[0] == 0xF4 ? 0x8F : hi; /* past U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0;
-	return len;
-}
-
-/* The value of the four hex digits at s, or -1. */
-static long hex4(const char *s)
-{
-	long v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		char c = s[i];
-		int d = c >= '0' && c <= '9'   ? c - '0'
-			: c >= 'a' && c <= 'f' ? c - 'a' + 10
-			: c >= 'A' && c <= 'F' ? c - 'A' + 10
-					       : -1;
-
-		if (d < 0)
-			return -1;
-		v = v * 16 + d;
-	}
-	return v;
-}
-
 /* The code point of the \u escape whose 'u' is at raw[*i] (raw_len bytes in
  * all), a surrogate pair read as one; *i steps past it. -1 for what jansson
  * rejects: a bad digit, U+0000 (no JSON_ALLOW_NUL), a lone surrogate. */
 static long unicode_escape(const char *raw, size_t raw_len, size_t *i)
 {
-	long v, lo;
+	uint32_t v, lo;
 
-	if (raw_len - *i < 5 || (v = hex4(raw + *i + 1)) <= 0)
+	if (raw_len - *i < 5 || utf8_hex4(raw + *i + 1, &v) != 0 || v == 0)
 		return -1;
 	*i += 5;
 	if (v >= 0xDC00 && v <= 0xDFFF)
 		return -1;
 	if (v < 0xD800 || v > 0xDBFF)
-		return v;
+		return (long)v;
 	/* a high surrogate: its low half must follow as \uDC00 .. \uDFFF */
-	if (raw_len - *i < 6 || raw[*i] != '\\' || raw[*i + 1] != 'u')
-		return -1;
-	lo = hex4(raw + *i + 2);
-	if (lo < 0xDC00 || lo > 0xDFFF)
+	if (raw_len - *i < 6 || raw[*i] != '\\' || raw[*i + 1] != 'u' ||
+	    utf8_hex4(raw + *i + 2, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF)
 		return -1;
 	*i += 6;
-	return 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
-}
-
-/* Writes code point v as UTF-8 at dst; returns the bytes written. */
-static size_t put_utf8(char *dst, long v)
-{
-	if (v < 0x80) {
-		dst[0] = (char)v;
-		return 1;
-	}
-	if (v < 0x800) {
-		dst[0] = (char)(0xC0 | (v >> 6));
-		dst[1] = (char)(0x80 | (v & 0x3F));
-		return 2;
-	}
-	if (v < 0x10000) {
-		dst[0] = (char)(0xE0 | (v >> 12));
-		dst[1] = (char)(0x80 | ((v >> 6) & 0x3F));
-		dst[2] = (char)(0x80 | (v & 0x3F));
-		return 3;
-	}
-	dst[0] = (char)(0xF0 | (v >> 18));
-	dst[1] = (char)(0x80 | ((v >> 12) & 0x3F));
-	dst[2] = (char)(0x80 | ((v >> 6) & 0x3F));
-	dst[3] = (char)(0x80 | (v & 0x3F));
-	return 4;
+	return 0x10000 + (((long)v - 0xD800) << 10) + ((long)lo - 0xDC00);
 }
 
 /* The escape at raw[*i] (its backslash) decoded to dst; *i steps past it.
@@ -149,7 +76,7 @@ static size_t unescape_one(char *dst, const char *raw, size_t raw_len, size_t *i
 
 		*i += 1;
 		v = unicode_escape(raw, raw_len, i);
-		return v < 0 ? 0 : put_utf8(dst, v);
+		return v < 0 ? 0 : utf8_put(dst, (uint32_t)v);
 	}
 	for (size_t k = 0; simple[k] != '\0'; k += 2)
 		if (simple[k] == e) {
@@ -205,7 +132,7 @@ static int read_string(struct reader *r, struct span *out)
 			escaped = 1;
 			n = 2;
 		} else if (c >= 0x80) {
-			n = utf8_length((const unsigned char *)r->p, (size_t)(r->end - r->p));
+			n = utf8_char((const unsigned char *)r->p, (size_t)(r->end - r->p));
 			if (n == 0)
 				return -1;
 		}
