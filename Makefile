@@ -226,9 +226,9 @@ $(BUILD)/tests/daemon/check_watch: $(BUILD)/server/watch.o
 $(BUILD)/tests/daemon/check_linger: $(BUILD)/server/linger.o $(BUILD)/server/metrics.o \
 	$(BUILD)/server/proc_metrics.o
 # check_checkpoint_dir loads model folders with server/checkpoint_dir.c, linked
-# in; the object comes after the archives, so the two it needs are named again.
+# in; the object comes after the archives, so the three it needs are named again.
 $(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o
-$(BUILD)/tests/daemon/check_checkpoint_dir: LDLIBS := $(API_LIB) $(ENGINE_LIB) -ljansson $(LDLIBS)
+$(BUILD)/tests/daemon/check_checkpoint_dir: LDLIBS := $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB) -ljansson $(LDLIBS)
 # check_compress tests server/compress.c against zlib's own one-shot calls,
 # then the daemon's codings; bench_compress times it (both linked in).
 $(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: $(BUILD)/server/compress.o

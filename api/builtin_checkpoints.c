@@ -28,7 +28,7 @@ static int load_stack(const struct api_builtin_checkpoint *b, struct attn_checkp
 	snprintf(file, sizeof file, "%s/model.safetensors", b->source);
 	weights = (struct attn_st_file){ .name = file, .bytes = (const uint8_t *)b->weights,
 					 .len = b->weights_len };
-	if (attn_checkpoint_load(ck, cfg, &weights, 1, &e) != ATTN_OK)
+	if (attn_checkpoint_load(ck, cfg, &weights, 1, NULL, &e) != ATTN_OK)
 		return api_fail(err, API_E_MALFORMED_WEIGHTS, "", "built-in model %s: %s", b->name,
 				e.message);
 	return 0;

@@ -10,7 +10,9 @@
  *   3. the family's tensors looked up by name across every file (a name in
  *      two files is refused), each checked for dtype, exact shape and finite
  *      values, and either used in place (F32, 4-byte aligned, little-endian
- *      host) or converted once into memory the checkpoint owns;
+ *      host) or converted once into memory the checkpoint owns (F16, BF16,
+ *      and projection matrices when the caller asks for copies), a slice
+ *      at a time, each slice's source bytes reported done to the caller;
  *   4. attn_stack_check on the stack as a whole.
  * Passes 2 and 3's tables of names live in checkpoint_families.c; this file
  * holds the lookup, the conversions and the memory.
@@ -34,15 +36,19 @@
 /* ---- memory the checkpoint owns: a list of chunks ------------------------ */
 
 /* The header of each chunk; its payload starts CK_CHUNK_HEAD bytes in, so
- * that it keeps malloc's alignment. */
+ * that it keeps the allocator's alignment. */
 struct ck_chunk {
 	struct ck_chunk *next;
+	int callers; /* from memory.alloc (else calloc) */
 };
 
 #define CK_CHUNK_HEAD 64
 
-void *ck_alloc(struct ck_ctx *c, size_t bytes)
+/* A chunk of CK_CHUNK_HEAD + bytes on c->ck's list, from the caller's
+ * allocator when callers is set (any content) or calloc (zeroed). */
+static void *ck_chunk(struct ck_ctx *c, size_t bytes, int callers)
 {
+	const struct attn_checkpoint_memory *m = &c->ck->memory;
 	struct ck_chunk *chunk;
 
 	if (bytes > SIZE_MAX - CK_CHUNK_HEAD) {
@@ -50,15 +56,23 @@ void *ck_alloc(struct ck_ctx *c, size_t bytes)
 			  bytes);
 		return NULL;
 	}
-	chunk = calloc(1, CK_CHUNK_HEAD + bytes);
+	callers = callers && m->alloc != NULL;
+	chunk =
+	    callers ? m->alloc(m->ctx, CK_CHUNK_HEAD + bytes) : calloc(1, CK_CHUNK_HEAD + bytes);
 	if (chunk == NULL) {
 		attn_fail(c->err, ATTN_ERR_NOMEM, "files", 0, "out of memory (%zu bytes)", bytes);
 		return NULL;
 	}
 	chunk->next = c->ck->owned;
+	chunk->callers = callers;
 	c->ck->owned = chunk;
 	c->ck->owned_bytes += bytes;
 	return (char *)chunk + CK_CHUNK_HEAD;
+}
+
+void *ck_alloc(struct ck_ctx *c, size_t bytes)
+{
+	return ck_chunk(c, bytes, 0);
 }
 
 void attn_checkpoint_free(struct attn_checkpoint *ck)
@@ -69,7 +83,10 @@ void attn_checkpoint_free(struct attn_checkpoint *ck)
 		return;
 	for (chunk = ck->owned; chunk != NULL; chunk = next) {
 		next = chunk->next;
-		free(chunk);
+		if (chunk->callers)
+			ck->memory.release(ck->memory.ctx, chunk);
+		else
+			free(chunk);
 	}
 	free(ck);
 }
@@ -197,6 +214,12 @@ static enum attn_status ck_check(struct ck_ctx *c, const struct ck_found *f, con
 /* n little-endian values at src (any alignment) as float. */
 static void ck_convert(float *dst, const uint8_t *src, size_t n, enum st_kind kind)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (kind == ST_F32) { /* the bytes are the floats */
+		memcpy(dst, src, n * sizeof *dst);
+		return;
+	}
+#endif
 	for (size_t i = 0; i < n; i++) {
 		uint32_t bits;
 
@@ -224,52 +247,92 @@ static int ck_in_place(const struct st_tensor *t, const uint8_t *src)
 #endif
 }
 
+/* NONFINITE naming the first non-finite value of x[n], element first + i of
+ * the tensor; ATTN_OK when every value is finite. */
+static enum attn_status ck_finite(struct ck_ctx *c, const struct ck_found *f, const char *name,
+				  const float *x, size_t n, size_t first)
+{
+	char shown[ST_NAME_SHOWN + 4];
+
+	if (attn_all_finite(x, n))
+		return ATTN_OK;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return attn_fail(c->err, ATTN_ERR_NONFINITE, "tensor", first + i,
+					 "%s: tensor '%s' holds a non-finite value at element %zu",
+					 c->files[f->file].name, ck_shown(shown, c, name),
+					 first + i);
+	return ATTN_OK;
+}
+
+/* Values converted a slice at a time: 1 Mi (4 MiB as F32), so that a caller
+ * dropping each slice's source pages holds at most one slice of them. */
+#define CK_SLICE ((size_t)1 << 20)
+
+/* The tensor's values converted into dst [numel], a slice at a time: each
+ * slice checked finite, then its source bytes reported done. */
+static enum attn_status ck_fill(struct ck_ctx *c, const struct ck_found *f, const char *name,
+				float *dst)
+{
+	const struct attn_checkpoint_memory *m = &c->ck->memory;
+	const struct st_tensor *t = f->t;
+	size_t at = c->data_at[f->file] + t->begin;
+
+	for (size_t i = 0; i < t->numel; i += CK_SLICE) {
+		size_t n = t->numel - i < CK_SLICE ? t->numel - i : CK_SLICE;
+		enum attn_status st;
+
+		ck_convert(dst + i, c->files[f->file].bytes + at, n, t->kind);
+		st = ck_finite(c, f, name, dst + i, n, i);
+		if (st != ATTN_OK)
+			return st;
+		if (m->done != NULL)
+			m->done(m->ctx, f->file, at, n * t->elem_size);
+		at += n * t->elem_size;
+	}
+	return ATTN_OK;
+}
+
+/* The tensor's floats: where they lie in the file, or converted into memory
+ * the checkpoint owns (also when own asks for a copy). */
 static enum attn_status ck_data(struct ck_ctx *c, const struct ck_found *f, const char *name,
-				const float **out)
+				int own, const float **out)
 {
 	const struct st_tensor *t = f->t;
 	const uint8_t *src = c->files[f->file].bytes + c->data_at[f->file] + t->begin;
-	char shown[ST_NAME_SHOWN + 4];
-	const float *x;
+	enum attn_status st;
 
-	if (ck_in_place(t, src)) {
+	if (!own && ck_in_place(t, src)) {
 		/* seek to the tensor's bytes in the caller's file */
-		x = (const float *)(const void *)src;
+		*out = (const float *)(const void *)src;
+		st = ck_finite(c, f, name, *out, t->numel, 0);
 	} else {
-		float *dst = ck_alloc(c, t->numel * sizeof(float));
+		float *dst = ck_chunk(c, t->numel * sizeof(float), 1);
 
 		if (dst == NULL)
 			return c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
-		ck_convert(dst, src, t->numel, t->kind);
-		x = dst;
+		st = ck_fill(c, f, name, dst);
+		*out = dst;
 	}
-	if (!attn_all_finite(x, t->numel)) {
-		for (size_t i = 0; i < t->numel; i++)
-			if (!isfinite(x[i]))
-				return attn_fail(c->err, ATTN_ERR_NONFINITE, "tensor", i,
-						 "%s: tensor '%s' holds a non-finite value at "
-						 "element %zu",
-						 c->files[f->file].name, ck_shown(shown, c, name),
-						 i);
-	}
+	if (st != ATTN_OK)
+		return st;
 	c->kinds |= 1u << t->kind;
 	c->ck->weight_bytes += t->end - t->begin;
-	*out = x;
 	return ATTN_OK;
 }
 
 static enum attn_status ck_get_found(struct ck_ctx *c, const struct ck_found *f, const float **out,
-				     size_t rows, size_t cols, const char *name)
+				     size_t rows, size_t cols, const char *name, int own)
 {
 	enum attn_status st = ck_check(c, f, name, rows, cols);
 
 	if (st != ATTN_OK)
 		return st;
-	return ck_data(c, f, name, out);
+	return ck_data(c, f, name, own, out);
 }
 
-enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
-			const char *name)
+static enum attn_status ck_get_owned(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+				     const char *name, int own)
 {
 	struct ck_found f;
 	enum attn_status st = ck_find(c, name, &f);
@@ -278,7 +341,19 @@ enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t
 		return st;
 	if (f.t == NULL)
 		return ck_missing(c, name);
-	return ck_get_found(c, &f, out, rows, cols, name);
+	return ck_get_found(c, &f, out, rows, cols, name, own);
+}
+
+enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+			const char *name)
+{
+	return ck_get_owned(c, out, rows, cols, name, 0);
+}
+
+enum attn_status ck_get_matrix(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+			       const char *name)
+{
+	return ck_get_owned(c, out, rows, cols, name, c->ck->memory.copy_matrices);
 }
 
 enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
@@ -290,13 +365,13 @@ enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows,
 	if (st != ATTN_OK)
 		return st;
 	if (f.t != NULL)
-		return ck_get_found(c, &f, out, rows, cols, name);
+		return ck_get_found(c, &f, out, rows, cols, name, 0);
 	st = ck_find(c, alt, &f);
 	if (st != ATTN_OK)
 		return st;
 	if (f.t == NULL)
 		return ck_missing(c, name);
-	return ck_get_found(c, &f, out, rows, cols, alt);
+	return ck_get_found(c, &f, out, rows, cols, alt, 0);
 }
 
 enum attn_status ck_infer(struct ck_ctx *c, size_t *size, const char *name, size_t axis)
@@ -365,6 +440,7 @@ static enum attn_status ck_find_prefix(struct ck_ctx *c)
 static enum attn_status ck_check_args(struct attn_checkpoint **out,
 				      const struct attn_checkpoint_config *cfg,
 				      const struct attn_st_file *files, size_t n_files,
+				      const struct attn_checkpoint_memory *mem,
 				      struct attn_error *err)
 {
 	if (out == NULL || cfg == NULL)
@@ -380,6 +456,9 @@ static enum attn_status ck_check_args(struct attn_checkpoint **out,
 		if (files[i].name == NULL || (files[i].bytes == NULL && files[i].len != 0))
 			return attn_fail(err, ATTN_ERR_ARGUMENT, "files", i,
 					 "file %zu has no name or no bytes", i);
+	if (mem != NULL && (mem->alloc == NULL) != (mem->release == NULL))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "mem", 0,
+				 "mem->alloc and mem->release go together");
 	return ATTN_OK;
 }
 
@@ -424,11 +503,12 @@ static enum attn_status ck_load(struct ck_ctx *c)
 enum attn_status attn_checkpoint_load(struct attn_checkpoint **out,
 				      const struct attn_checkpoint_config *cfg,
 				      const struct attn_st_file *files, size_t n_files,
+				      const struct attn_checkpoint_memory *mem,
 				      struct attn_error *err)
 {
 	struct ck_ctx c = {
 	    .cfg = cfg, .files = files, .n_files = n_files, .prefix = "", .err = err};
-	enum attn_status st = ck_check_args(out, cfg, files, n_files, err);
+	enum attn_status st = ck_check_args(out, cfg, files, n_files, mem, err);
 
 	if (st != ATTN_OK)
 		return st;
@@ -439,6 +519,8 @@ enum attn_status attn_checkpoint_load(struct attn_checkpoint **out,
 		st = attn_fail(err, ATTN_ERR_NOMEM, "files", 0, "out of memory");
 		goto out;
 	}
+	if (mem != NULL)
+		c.ck->memory = *mem;
 	st = ck_load(&c);
 out:
 	for (size_t i = 0; c.tabs != NULL && i < n_files; i++)

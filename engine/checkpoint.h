@@ -24,13 +24,17 @@
  *         says so; qwen2 has q/k/v biases), layers.N.mlp.{gate,up,down}_proj.weight
  * Tensors the stack does not use (lm_head, pooler, cls, rotary inv_freq,
  * attn.bias / masked_bias buffers) are ignored. F32 data is used in place
- * when 4-byte aligned; F16 and BF16 (and unaligned F32) are converted once.
+ * when 4-byte aligned; F16 and BF16 (and unaligned F32) are converted once,
+ * and so are F32 projection matrices when the caller's struct
+ * attn_checkpoint_memory asks for them in memory of its own.
  *
- * Ownership: files and their bytes are borrowed, and F32 tensors keep
- * pointing into them: the caller keeps every file's bytes alive and
- * unchanged until attn_checkpoint_free. On success *out owns its converted
- * arrays, its blocks and its RoPE table; on failure *out is NULL and err
- * names the file and tensor.
+ * Ownership: files and their bytes are borrowed, and tensors used in place
+ * keep pointing into them: the caller keeps every file's bytes alive and
+ * unchanged until attn_checkpoint_free (bytes the load reported done may be
+ * dropped and read back: a private read-only mapping's pages). On success
+ * *out owns its copied and converted arrays (from mem->alloc, released with
+ * mem->release), its blocks and its RoPE table; on failure *out is NULL and
+ * err names the file and tensor.
  */
 #ifndef ATTN_CHECKPOINT_H
 #define ATTN_CHECKPOINT_H
@@ -82,17 +86,44 @@ struct attn_st_file {
 	size_t len;
 };
 
+/*
+ * Where the weights a load copies or converts live, and what it tells the
+ * caller as it reads the files. The engine makes no system calls, so memory
+ * on large pages, or dropping a mapping's pages once read, is the caller's.
+ * A NULL pointer (or a zeroed struct) to attn_checkpoint_load means: F32
+ * used in place, conversions in calloc'd memory, nothing reported.
+ */
+struct attn_checkpoint_memory {
+	/* 1: every projection matrix (the weights of the stack's GEMMs) is copied
+	 * into alloc's memory even when it could be used in place; embeddings,
+	 * norms and biases stay where they lie. */
+	int copy_matrices;
+	/* Memory for copied and converted tensors (at least bytes, any content;
+	 * NULL when out of memory) and its release; both set or both NULL. */
+	void *(*alloc)(void *ctx, size_t bytes);
+	void (*release)(void *ctx, void *p);
+	/* Bytes [at, at + len) of files[file] were copied or converted, a few
+	 * MiB at a time, and the load reads them no more: the caller may drop
+	 * their pages. NULL: not reported. */
+	void (*done)(void *ctx, size_t file, size_t at, size_t len);
+	void *ctx;
+};
+
 struct attn_checkpoint {
 	struct attn_stack stack; /* its pointers lead into the files or `owned` */
 	const char *dtype;       /* "F32", "F16", "BF16" or "mixed" (static) */
 	size_t weight_bytes;     /* bytes of the tensors used, as stored */
-	size_t owned_bytes;      /* bytes this struct allocated (conversions) */
-	void *owned;             /* internal */
+	size_t owned_bytes;      /* bytes this struct allocated (copies, conversions) */
+	void *owned;             /* internal: the allocations */
+	struct attn_checkpoint_memory memory; /* internal: how `owned` is released */
 };
 
+/* mem: NULL, or the caller's (copied: it need not outlive the call, its
+ * ctx must outlive the checkpoint when release uses it). */
 enum attn_status attn_checkpoint_load(struct attn_checkpoint **out,
 				      const struct attn_checkpoint_config *cfg,
 				      const struct attn_st_file *files, size_t n_files,
+				      const struct attn_checkpoint_memory *mem,
 				      struct attn_error *err);
 
 void attn_checkpoint_free(struct attn_checkpoint *ck);

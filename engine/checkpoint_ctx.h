@@ -53,6 +53,11 @@ enum attn_status ck_find(struct ck_ctx *c, const char *name, struct ck_found *f)
 enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
 			const char *name);
 
+/* ck_get of a projection matrix: copied into memory c->ck owns when the
+ * load's struct attn_checkpoint_memory says copy_matrices. */
+enum attn_status ck_get_matrix(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+			       const char *name);
+
 /* ck_get of the first of two names present (bert's weight or gamma). */
 enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
 			       const char *name, const char *alt);

@@ -27,7 +27,7 @@ static enum attn_status ck_linear(struct ck_ctx *c, struct attn_linear *l, const
 	l->out = out;
 	l->in = in;
 	l->in_major = in_major;
-	st = ck_get(c, &l->w, in_major ? in : out, in_major ? out : in,
+	st = ck_get_matrix(c, &l->w, in_major ? in : out, in_major ? out : in,
 		    ck_name(nm, sizeof nm, "%s%s.weight", base, what));
 	if (st != ATTN_OK || !bias)
 		return st;

@@ -5,11 +5,20 @@
  *   2. the weights' files named: model.safetensors, or else the shards of
  *      model.safetensors.index.json (api_checkpoint_index), each once;
  *   3. each file mapped read-only, whole;
- *   4. attn_checkpoint_load over the mappings (engine/checkpoint.c);
+ *   4. attn_checkpoint_load over the mappings (engine/checkpoint.c), with
+ *      the projection matrices copied onto 2 MiB pages (huge_alloc);
  *   5. DIR/tokenizer.json read whole when the folder has one.
- * The engine reads the mappings in place (F32) or converts from them once,
- * so a checkpoint's resident memory is about its weights' size, not twice.
+ * The engine reads the embeddings, norms and biases in place (F32) and
+ * copies or converts the rest from the mappings once, a few MiB at a time;
+ * each range it reports done is dropped from the mapping (MADV_DONTNEED:
+ * its pages stay in the page cache, out of this process), so a checkpoint's
+ * resident memory stays about its weights' size, not twice, during the load
+ * too. Why copy F32 at all: the stack's GEMMs read every matrix once a pass,
+ * and from a file's 4 KiB pages at L = 128 that cost gpt2 15-30% of its
+ * speed against the same weights on 2 MiB pages (bench/README.md,
+ * Checkpoints).
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED */
 #include "checkpoint_dir.h"
 
 #include <errno.h>
@@ -24,6 +33,7 @@
 
 #include "api/checkpoint_config.h"
 #include "api/tokenizer_file.h"
+#include "common/huge_alloc.h"
 
 #define CKDIR_PATH 4096
 #define CKDIR_SHARD_MAX (64ULL << 30) /* one shard: 64 GiB */
@@ -213,14 +223,48 @@ static int read_tokenizer(struct checkpoint_dir *d, const char *dir, char *err, 
 			  errlen);
 }
 
+/* The engine's memory for copied weights: 2 MiB pages from 4 MiB on. */
+static void *weights_alloc(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	return huge_alloc(bytes);
+}
+
+static void weights_release(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+/* Bytes the engine has copied out of file i: their pages leave this process
+ * (read back from the page cache should anything touch them again; a
+ * private read-only mapping is never written, so nothing is lost). The
+ * range is widened to whole pages: a neighbour's bytes sharing an edge page
+ * are read back when used. */
+static void weights_done(void *ctx, size_t file, size_t at, size_t len)
+{
+	const struct checkpoint_dir *d = ctx;
+	uintptr_t base = (uintptr_t)d->files[file].bytes, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = (base + at) / page * page;
+	uintptr_t to = (base + at + len + page - 1) / page * page;
+
+	(void)madvise((void *)from, to - from, MADV_DONTNEED); /* a hint; refused, they stay */
+}
+
 int checkpoint_dir_load(struct checkpoint_dir *out, const char *dir, char *err, size_t errlen)
 {
 	struct attn_error e = {0};
+	const struct attn_checkpoint_memory mem = {.copy_matrices = 1,
+						   .alloc = weights_alloc,
+						   .release = weights_release,
+						   .done = weights_done,
+						   .ctx = out};
 
 	memset(out, 0, sizeof *out);
 	if (read_config(out, dir, err, errlen) != 0 || map_weights(out, dir, err, errlen) != 0)
 		goto fail;
-	if (attn_checkpoint_load(&out->ck, &out->cfg, out->files, out->n_files, &e) != ATTN_OK) {
+	if (attn_checkpoint_load(&out->ck, &out->cfg, out->files, out->n_files, &mem, &e) !=
+	    ATTN_OK) {
 		/* the engine's message names the file (a full path) and the tensor;
 		 * one about the stack as a whole gets the folder in front */
 		if (strncmp(e.message, dir, strlen(dir)) == 0)

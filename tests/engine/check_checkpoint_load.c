@@ -11,6 +11,12 @@
  *   rejected  a missing tensor (naming it and the files searched), a wrong
  *             shape (naming file, tensor, both shapes), a dtype, a NaN, a
  *             config size the tensor contradicts, a broken header
+ *   memory    the caller's allocator and copied matrices
+ *             (attn_checkpoint_memory): the same values as in place, every
+ *             projection matrix out of the files and nothing else, each
+ *             copied or converted byte reported done once, in slices of at
+ *             most 4 MiB, every allocation released; a NaN in a later slice
+ *             named by its element
  *   rope      attn_rope_inv_freq against torch (transformers'
  *             modeling_rope_utils.py run on torch 1.13, float32): default,
  *             linear and llama3, within 2 ulps (torch's vectorised pow)
@@ -143,6 +149,7 @@ struct built {
 	size_t n_files;
 	struct attn_checkpoint *ck;
 	struct attn_error err;
+	const struct attn_checkpoint_memory *mem; /* NULL: the defaults */
 };
 
 static const char *const shard_names[2] = {"model-00001-of-00002.safetensors",
@@ -160,7 +167,7 @@ static enum attn_status ck_load(struct built *b, const struct attn_checkpoint_co
 		b->files[s].name = n_files == 1 ? "model.safetensors" : shard_names[s];
 	}
 	memset(&b->err, 0, sizeof b->err);
-	st = attn_checkpoint_load(&b->ck, cfg, b->files, n_files, &b->err);
+	st = attn_checkpoint_load(&b->ck, cfg, b->files, n_files, b->mem, &b->err);
 	if (st != ATTN_OK) {
 		ck_assert_ptr_null(b->ck);
 		ck_assert_int_eq(b->err.status, st);
@@ -180,10 +187,13 @@ static void assert_tensor(const struct built *b, const float *x, const char *nam
 {
 	size_t t = tt_find(&b->l, name), n = tt_numel(&b->l.v[t]);
 
+	size_t i = 0;
+
 	ck_assert_msg(x != NULL, "%s not loaded", name);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(x[i] == st_tvalue(t, i), "%s[%zu] = %g, want %g", name, i, x[i],
-			      st_tvalue(t, i));
+	while (i < n && x[i] == st_tvalue(t, i))
+		i++;
+	ck_assert_msg(i == n, "%s[%zu] = %g, want %g", name, i, i < n ? x[i] : 0.0,
+		      i < n ? st_tvalue(t, i) : 0.0);
 }
 
 static int in_files(const struct built *b, const float *x)
@@ -529,6 +539,223 @@ START_TEST(mixed_and_unaligned)
 }
 END_TEST
 
+/* ---- tests: the caller's memory -------------------------------------------- */
+
+/* What a load did with the caller's struct attn_checkpoint_memory. */
+struct mem_log {
+	size_t allocs, releases;
+	size_t done_bytes, done_calls, done_max;
+	const struct built *b; /* the files the reports must lie in */
+};
+
+static void *log_alloc(void *ctx, size_t bytes)
+{
+	struct mem_log *m = ctx;
+	void *p = malloc(bytes);
+
+	if (p != NULL) {
+		memset(p, 0xa5, bytes); /* "any content": not zeroed */
+		m->allocs++;
+	}
+	return p;
+}
+
+static void log_release(void *ctx, void *p)
+{
+	struct mem_log *m = ctx;
+
+	m->releases++;
+	free(p);
+}
+
+static void log_done(void *ctx, size_t file, size_t at, size_t len)
+{
+	struct mem_log *m = ctx;
+
+	ck_assert_uint_lt(file, m->b->n_files);
+	ck_assert_uint_le(at + len, m->b->files[file].len);
+	ck_assert_uint_le(len, (size_t)4 << 20);
+	m->done_bytes += len;
+	m->done_calls++;
+	m->done_max = len > m->done_max ? len : m->done_max;
+}
+
+static struct attn_checkpoint_memory log_memory(struct mem_log *m, const struct built *b)
+{
+	*m = (struct mem_log){.b = b};
+	return (struct attn_checkpoint_memory){.copy_matrices = 1,
+					       .alloc = log_alloc,
+					       .release = log_release,
+					       .done = log_done,
+					       .ctx = m};
+}
+
+/* The stack's projection matrices, n_qkv + 4 a block (gate NULL but llama's). */
+static size_t block_linears(const struct attn_block *k, const struct attn_linear *out[6])
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < k->n_qkv; i++)
+		out[n++] = &k->qkv[i];
+	out[n++] = &k->o;
+	out[n++] = &k->up;
+	if (k->gate.w != NULL)
+		out[n++] = &k->gate;
+	out[n++] = &k->down;
+	return n;
+}
+
+/* Every matrix out of the files, every bias, norm and embedding in them;
+ * the bytes of the matrices, which is all that was copied. */
+static size_t assert_matrices_owned(const struct built *b)
+{
+	const struct attn_stack *s = &b->ck->stack;
+	size_t bytes = 0;
+
+	ck_assert(in_files(b, s->wte));
+	for (size_t l = 0; l < s->n_layers; l++) {
+		const struct attn_block *k = &s->blocks[l];
+		const struct attn_linear *lin[6];
+		size_t n = block_linears(k, lin);
+
+		ck_assert(in_files(b, k->norm1.w));
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_msg(!in_files(b, lin[i]->w), "layer %zu matrix %zu in place", l,
+				      i);
+			ck_assert(lin[i]->b == NULL || in_files(b, lin[i]->b));
+			bytes += lin[i]->out * lin[i]->in * sizeof(float);
+		}
+	}
+	return bytes;
+}
+
+/* gpt2, bert, llama with every bias: each as it loads in place, with its
+ * matrices copied into the caller's (unzeroed) memory. */
+START_TEST(matrices_copied)
+{
+	struct built b = {0};
+	struct attn_checkpoint_config cfg;
+	struct attn_checkpoint_memory mem;
+	struct mem_log log;
+	size_t copied;
+
+	mem = log_memory(&log, &b);
+	b.mem = &mem;
+	if (_i == 0) {
+		cfg = gpt2_cfg();
+		gpt2_list(&b.l, "", "F32");
+	} else if (_i == 1) {
+		cfg = bert_cfg();
+		bert_list(&b.l, "bert.", "F32", 0);
+	} else {
+		cfg = llama_cfg(2);
+		llama_list(&b.l, "model.", "F32", 2);
+	}
+	ck_assert_int_eq(ck_load(&b, &cfg, 1), ATTN_OK);
+	if (_i == 0)
+		check_gpt2(&b, "");
+	else if (_i == 2)
+		check_llama(&b, "model.", 2);
+	copied = assert_matrices_owned(&b);
+	ck_assert_str_eq(b.ck->dtype, "F32");
+	ck_assert_uint_eq(log.done_bytes, copied);
+	ck_assert_uint_eq(log.allocs, log.done_calls); /* one slice a small matrix */
+	ck_assert_uint_ge(b.ck->owned_bytes, copied);
+	built_release(&b);
+	ck_assert_uint_eq(log.releases, log.allocs);
+}
+END_TEST
+
+/* gpt2 with F past one slice: c_fc [E, F] in F16 (converted), c_proj [F, E]
+ * in F32 (copied), each in two slices reported in order; a NaN in the second
+ * slice is named by its element. */
+enum { SLICE = 1 << 20, BIG_F = SLICE / G_E + 3 };
+
+static void big_list(struct tlist *l)
+{
+	gpt2_list(l, "", "F32");
+	for (size_t t = 0; t < l->n; t++) {
+		if (strstr(l->v[t].name, "mlp.c_fc.weight") != NULL) {
+			l->v[t].d[1] = BIG_F;
+			l->v[t].dtype = "F16";
+		}
+		if (strstr(l->v[t].name, "mlp.c_fc.bias") != NULL)
+			l->v[t].d[0] = BIG_F;
+		if (strstr(l->v[t].name, "mlp.c_proj.weight") != NULL)
+			l->v[t].d[0] = BIG_F;
+	}
+}
+
+START_TEST(slices_reported)
+{
+	struct built b = {0};
+	struct attn_checkpoint_config cfg = gpt2_cfg();
+	struct attn_checkpoint_memory mem;
+	struct mem_log log;
+	const size_t big = (size_t)G_E * BIG_F;
+	size_t small, copied;
+
+	mem = log_memory(&log, &b);
+	b.mem = &mem;
+	big_list(&b.l);
+	ck_assert_int_eq(ck_load(&b, &cfg, 1), ATTN_OK);
+	copied = assert_matrices_owned(&b);
+	assert_tensor(&b, b.ck->stack.blocks[1].up.w, "h.1.mlp.c_fc.weight");
+	assert_tensor(&b, b.ck->stack.blocks[0].down.w, "h.0.mlp.c_proj.weight");
+	ck_assert_str_eq(b.ck->dtype, "mixed");
+	/* per layer: c_fc's 2 halves a value, c_proj's 4 bytes, each in 2 slices */
+	small = copied - G_N * 2 * big * sizeof(float);
+	ck_assert_uint_eq(log.done_bytes, small + G_N * big * (2 + 4));
+	ck_assert_uint_eq(log.done_calls, G_N * (1 + 1 + 2 + 2)); /* c_attn, c_proj, c_fc, c_proj */
+	ck_assert_uint_eq(log.done_max, (size_t)SLICE * 4);
+	built_release(&b);
+	ck_assert_uint_eq(log.releases, log.allocs);
+}
+END_TEST
+
+START_TEST(nonfinite_in_later_slice)
+{
+	struct built b = {0};
+	struct attn_checkpoint_config cfg = gpt2_cfg();
+	struct attn_checkpoint_memory mem;
+	struct mem_log log;
+	const float nan = NAN;
+	size_t at;
+
+	big_list(&b.l);
+	/* in place first, to find the tensor's bytes; then poison element SLICE + 5 */
+	ck_assert_int_eq(ck_load(&b, &cfg, 1), ATTN_OK);
+	at = (size_t)((const uint8_t *)b.ck->stack.blocks[1].down.w - b.bytes[0]);
+	attn_checkpoint_free(b.ck);
+	b.ck = NULL;
+	memcpy(b.bytes[0] + at + ((size_t)SLICE + 5) * sizeof(float), &nan, sizeof nan);
+	mem = log_memory(&log, &b);
+	ck_assert_int_eq(attn_checkpoint_load(&b.ck, &cfg, b.files, 1, &mem, &b.err),
+			 ATTN_ERR_NONFINITE);
+	ck_assert_ptr_null(b.ck);
+	ck_assert_uint_eq(b.err.index, (size_t)SLICE + 5);
+	ck_assert_msg(strstr(b.err.message, "'h.1.mlp.c_proj.weight' holds a non-finite value "
+					    "at element 1048581") != NULL,
+		      "%s", b.err.message);
+	ck_assert_uint_eq(log.releases, log.allocs); /* the failed load freed its copies */
+	built_release(&b);
+}
+END_TEST
+
+START_TEST(memory_half_given)
+{
+	struct built b = {0};
+	struct attn_checkpoint_config cfg = gpt2_cfg();
+	struct attn_checkpoint_memory mem = {.alloc = log_alloc};
+
+	b.mem = &mem;
+	gpt2_list(&b.l, "", "F32");
+	ck_assert_int_eq(ck_load(&b, &cfg, 1), ATTN_ERR_ARGUMENT);
+	ck_assert_msg(strstr(b.err.message, "alloc and mem->release") != NULL, "%s", b.err.message);
+	built_release(&b);
+}
+END_TEST
+
 /* ---- tests: refusals ------------------------------------------------------- */
 
 START_TEST(missing_tensor)
@@ -655,7 +882,8 @@ START_TEST(nonfinite_weight)
 	b.ck = NULL;
 	p = b.bytes[0] + at + 3 * sizeof(float);
 	memcpy(p, &nan, sizeof nan);
-	ck_assert_int_eq(attn_checkpoint_load(&b.ck, &cfg, b.files, 1, &b.err), ATTN_ERR_NONFINITE);
+	ck_assert_int_eq(attn_checkpoint_load(&b.ck, &cfg, b.files, 1, NULL, &b.err),
+			 ATTN_ERR_NONFINITE);
 	ck_assert_ptr_null(b.ck);
 	ck_assert_uint_eq(b.err.index, 3);
 	ck_assert_msg(strstr(b.err.message, "tensor 'h.1.mlp.c_fc.bias' holds a non-finite "
@@ -675,7 +903,7 @@ START_TEST(broken_header)
 	attn_checkpoint_free(b.ck);
 	b.ck = NULL;
 	b.files[1].len = 12; /* the header cut short */
-	ck_assert_int_ne(attn_checkpoint_load(&b.ck, &cfg, b.files, 2, &b.err), ATTN_OK);
+	ck_assert_int_ne(attn_checkpoint_load(&b.ck, &cfg, b.files, 2, NULL, &b.err), ATTN_OK);
 	ck_assert_ptr_null(b.ck);
 	ck_assert_msg(strncmp(b.err.message, "model-00002-of-00002.safetensors: ", 34) == 0, "%s",
 		      b.err.message);
@@ -806,7 +1034,7 @@ static Suite *checkpoint_load_suite(void)
 {
 	Suite *s = suite_create("checkpoint_load");
 	TCase *fam = tcase_create("families"), *bad = tcase_create("rejected");
-	TCase *rope = tcase_create("rope");
+	TCase *rope = tcase_create("rope"), *mem = tcase_create("memory");
 
 	tcase_add_test(fam, gpt2_f32_in_place);
 	tcase_add_test(fam, gpt2_prefixed_f16);
@@ -823,9 +1051,14 @@ static Suite *checkpoint_load_suite(void)
 	tcase_add_test(bad, nonfinite_weight);
 	tcase_add_test(bad, broken_header);
 	tcase_add_test(rope, rope_tables);
+	tcase_add_loop_test(mem, matrices_copied, 0, 3);
+	tcase_add_test(mem, slices_reported);
+	tcase_add_test(mem, nonfinite_in_later_slice);
+	tcase_add_test(mem, memory_half_given);
 	suite_add_tcase(s, fam);
 	suite_add_tcase(s, bad);
 	suite_add_tcase(s, rope);
+	suite_add_tcase(s, mem);
 	return s;
 }
 

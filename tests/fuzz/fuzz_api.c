@@ -80,7 +80,7 @@ static void add_checkpoint(struct api_service *svc, const char *dir, const char 
 	free(config);
 	st = read_file(dir, folder, "model.safetensors", &file.len, 0);
 	file.bytes = (const uint8_t *)st;
-	if (attn_checkpoint_load(&ck, &cfg, &file, 1, &aerr) != ATTN_OK)
+	if (attn_checkpoint_load(&ck, &cfg, &file, 1, NULL, &aerr) != ATTN_OK)
 		fail(folder, aerr.message);
 	if (api_service_add_checkpoint(svc, folder, ck, cfg.model_type, free, st, "fuzz", &err) !=
 	    0)
