@@ -11,8 +11,8 @@
  *      two files is refused), each checked for dtype, exact shape and finite
  *      values, and either used in place (F32, 4-byte aligned, little-endian
  *      host) or converted once into memory the checkpoint owns (F16, BF16,
- *      and projection matrices when the caller asks for copies), a slice
- *      at a time, each slice's source bytes reported done to the caller;
+ *      and F32 but the embedding tables when the caller asks for copies), a
+ *      slice at a time, each slice's source bytes reported done to it;
  *   4. attn_stack_check on the stack as a whole.
  * Passes 2 and 3's tables of names live in checkpoint_families.c; this file
  * holds the lookup, the conversions and the memory.
@@ -347,13 +347,13 @@ static enum attn_status ck_get_owned(struct ck_ctx *c, const float **out, size_t
 enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
 			const char *name)
 {
-	return ck_get_owned(c, out, rows, cols, name, 0);
+	return ck_get_owned(c, out, rows, cols, name, c->ck->memory.copy_f32);
 }
 
-enum attn_status ck_get_matrix(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
-			       const char *name)
+enum attn_status ck_get_table(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+			      const char *name)
 {
-	return ck_get_owned(c, out, rows, cols, name, c->ck->memory.copy_matrices);
+	return ck_get_owned(c, out, rows, cols, name, 0);
 }
 
 enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
@@ -365,13 +365,13 @@ enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows,
 	if (st != ATTN_OK)
 		return st;
 	if (f.t != NULL)
-		return ck_get_found(c, &f, out, rows, cols, name, 0);
+		return ck_get_found(c, &f, out, rows, cols, name, c->ck->memory.copy_f32);
 	st = ck_find(c, alt, &f);
 	if (st != ATTN_OK)
 		return st;
 	if (f.t == NULL)
 		return ck_missing(c, name);
-	return ck_get_found(c, &f, out, rows, cols, alt, 0);
+	return ck_get_found(c, &f, out, rows, cols, alt, c->ck->memory.copy_f32);
 }
 
 enum attn_status ck_infer(struct ck_ctx *c, size_t *size, const char *name, size_t axis)

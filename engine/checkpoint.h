@@ -25,8 +25,8 @@
  * Tensors the stack does not use (lm_head, pooler, cls, rotary inv_freq,
  * attn.bias / masked_bias buffers) are ignored. F32 data is used in place
  * when 4-byte aligned; F16 and BF16 (and unaligned F32) are converted once,
- * and so are F32 projection matrices when the caller's struct
- * attn_checkpoint_memory asks for them in memory of its own.
+ * and so is every F32 tensor but the embedding tables when the caller's
+ * struct attn_checkpoint_memory asks for its weights in memory of its own.
  *
  * Ownership: files and their bytes are borrowed, and tensors used in place
  * keep pointing into them: the caller keeps every file's bytes alive and
@@ -94,10 +94,10 @@ struct attn_st_file {
  * used in place, conversions in calloc'd memory, nothing reported.
  */
 struct attn_checkpoint_memory {
-	/* 1: every projection matrix (the weights of the stack's GEMMs) is copied
-	 * into alloc's memory even when it could be used in place; embeddings,
-	 * norms and biases stay where they lie. */
-	int copy_matrices;
+	/* 1: F32 tensors are copied into alloc's memory too, all but the
+	 * embedding tables (a request reads a few of their rows: they stay where
+	 * they lie). */
+	int copy_f32;
 	/* Memory for copied and converted tensors (at least bytes, any content;
 	 * NULL when out of memory) and its release; both set or both NULL. */
 	void *(*alloc)(void *ctx, size_t bytes);

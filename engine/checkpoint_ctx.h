@@ -46,17 +46,19 @@ enum attn_status ck_find(struct ck_ctx *c, const char *name, struct ck_found *f)
 /*
  * The tensor prefix + name as float [rows, cols] (cols == 0: a vector
  * [rows]): dtype F32, F16 or BF16, exactly that shape, finite. *out points
- * into the file (aligned F32) or at a converted copy that c->ck owns.
+ * into the file (aligned F32) or at a converted copy that c->ck owns (F32
+ * too when the load's struct attn_checkpoint_memory says copy_f32).
  * Statuses: MISSING_TENSOR (naming the files searched), DTYPE,
  * SHAPE_MISMATCH, NONFINITE, NOMEM.
  */
 enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
 			const char *name);
 
-/* ck_get of a projection matrix: copied into memory c->ck owns when the
- * load's struct attn_checkpoint_memory says copy_matrices. */
-enum attn_status ck_get_matrix(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
-			       const char *name);
+/* ck_get of an embedding table: F32 stays where it lies even when the
+ * load's struct attn_checkpoint_memory says copy_f32 (a request reads a
+ * few of its rows; the file is the memory). */
+enum attn_status ck_get_table(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+			      const char *name);
 
 /* ck_get of the first of two names present (bert's weight or gamma). */
 enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows, size_t cols,

@@ -27,7 +27,7 @@ static enum attn_status ck_linear(struct ck_ctx *c, struct attn_linear *l, const
 	l->out = out;
 	l->in = in;
 	l->in_major = in_major;
-	st = ck_get_matrix(c, &l->w, in_major ? in : out, in_major ? out : in,
+	st = ck_get(c, &l->w, in_major ? in : out, in_major ? out : in,
 		    ck_name(nm, sizeof nm, "%s%s.weight", base, what));
 	if (st != ATTN_OK || !bias)
 		return st;
@@ -165,9 +165,9 @@ enum attn_status ck_fill_gpt2(struct ck_ctx *c)
 	if (st == ATTN_OK)
 		st = ck_sizes(c, s);
 	if (st == ATTN_OK)
-		st = ck_get(c, &s->wte, s->vocab, s->E, "wte.weight");
+		st = ck_get_table(c, &s->wte, s->vocab, s->E, "wte.weight");
 	if (st == ATTN_OK)
-		st = ck_get(c, &s->wpe, s->max_positions, s->E, "wpe.weight");
+		st = ck_get_table(c, &s->wpe, s->max_positions, s->E, "wpe.weight");
 	if (st == ATTN_OK)
 		st = ck_layer_norm(c, &s->final_norm, "", "ln_f", s->E);
 	return st != ATTN_OK ? st : ck_layers(c, ck_gpt2_layer);
@@ -221,12 +221,12 @@ enum attn_status ck_fill_bert(struct ck_ctx *c)
 	if (st == ATTN_OK)
 		st = ck_sizes(c, s);
 	if (st == ATTN_OK)
-		st = ck_get(c, &s->wte, s->vocab, s->E, "embeddings.word_embeddings.weight");
+		st = ck_get_table(c, &s->wte, s->vocab, s->E, "embeddings.word_embeddings.weight");
 	if (st == ATTN_OK)
-		st = ck_get(c, &s->wpe, s->max_positions, s->E,
+		st = ck_get_table(c, &s->wpe, s->max_positions, s->E,
 			    "embeddings.position_embeddings.weight");
 	if (st == ATTN_OK)
-		st = ck_get(c, &s->wtt, s->type_vocab, s->E,
+		st = ck_get_table(c, &s->wtt, s->type_vocab, s->E,
 			    "embeddings.token_type_embeddings.weight");
 	if (st == ATTN_OK)
 		st = ck_layer_norm(c, &s->emb_norm, "embeddings.", "LayerNorm", s->E);
@@ -282,7 +282,7 @@ enum attn_status ck_fill_llama(struct ck_ctx *c)
 	if (st == ATTN_OK)
 		st = ck_sizes(c, s);
 	if (st == ATTN_OK)
-		st = ck_get(c, &s->wte, s->vocab, s->E, "embed_tokens.weight");
+		st = ck_get_table(c, &s->wte, s->vocab, s->E, "embed_tokens.weight");
 	if (st == ATTN_OK)
 		st = ck_rms_norm(c, &s->final_norm, "", "norm", s->E);
 	if (st != ATTN_OK)

@@ -5,18 +5,24 @@
  *   2. the weights' files named: model.safetensors, or else the shards of
  *      model.safetensors.index.json (api_checkpoint_index), each once;
  *   3. each file mapped read-only, whole;
- *   4. attn_checkpoint_load over the mappings (engine/checkpoint.c), with
- *      the projection matrices copied onto 2 MiB pages (huge_alloc);
+ *   4. attn_checkpoint_load over the mappings (engine/checkpoint.c), every
+ *      weight but the embedding tables copied onto 2 MiB pages (huge_alloc);
  *   5. DIR/tokenizer.json read whole when the folder has one.
- * The engine reads the embeddings, norms and biases in place (F32) and
- * copies or converts the rest from the mappings once, a few MiB at a time;
- * each range it reports done is dropped from the mapping (MADV_DONTNEED:
- * its pages stay in the page cache, out of this process), so a checkpoint's
- * resident memory stays about its weights' size, not twice, during the load
- * too. Why copy F32 at all: the stack's GEMMs read every matrix once a pass,
- * and from a file's 4 KiB pages at L = 128 that cost gpt2 15-30% of its
- * speed against the same weights on 2 MiB pages (bench/README.md,
- * Checkpoints).
+ * Why copy F32 at all: the stack's GEMMs read every matrix once a pass, and
+ * from the file's 4 KiB pages at L = 128 that cost gpt2 15-30% of its speed
+ * against the same weights on 2 MiB pages (bench/README.md, Checkpoints).
+ * The embedding tables stay in the mapping: a request reads a few rows.
+ *
+ * The engine copies a few MiB at a time and reports each range done; the
+ * range leaves the mapping (MADV_DONTNEED: its pages stay in the page cache,
+ * out of this process), so resident memory stays about the weights' size
+ * during the load, not twice. The range is widened to the 2 MiB boundaries
+ * around it: the page cache holds a file in folios of up to 2 MiB, and a
+ * fault maps a folio's neighbouring pages too, so the tail of the tensor
+ * before would otherwise stay mapped at every boundary (56 MB of gpt2's
+ * 498 MB with 4 KiB rounding, on ext4 under Linux 6.18). Dropping a page
+ * still to be read costs one more fault; a private read-only mapping is
+ * never written, so nothing is lost.
  */
 #define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED */
 #include "checkpoint_dir.h"
@@ -236,25 +242,27 @@ static void weights_release(void *ctx, void *p)
 	free(p);
 }
 
-/* Bytes the engine has copied out of file i: their pages leave this process
- * (read back from the page cache should anything touch them again; a
- * private read-only mapping is never written, so nothing is lost). The
- * range is widened to whole pages: a neighbour's bytes sharing an edge page
- * are read back when used. */
+#define CKDIR_FOLIO ((uintptr_t)2 << 20)
+
+/* Bytes the engine has copied out of file i leave this process, with the
+ * rest of the 2 MiB around them that lies in the file (the opening comment). */
 static void weights_done(void *ctx, size_t file, size_t at, size_t len)
 {
 	const struct checkpoint_dir *d = ctx;
 	uintptr_t base = (uintptr_t)d->files[file].bytes, page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from = (base + at) / page * page;
-	uintptr_t to = (base + at + len + page - 1) / page * page;
+	uintptr_t end = base + d->files[file].len;
+	uintptr_t from = (base + at) / CKDIR_FOLIO * CKDIR_FOLIO;
+	uintptr_t to = (base + at + len + CKDIR_FOLIO - 1) / CKDIR_FOLIO * CKDIR_FOLIO;
 
+	from = from < base ? base : from; /* the mapping starts page-aligned */
+	to = to > end ? (end + page - 1) / page * page : to;
 	(void)madvise((void *)from, to - from, MADV_DONTNEED); /* a hint; refused, they stay */
 }
 
 int checkpoint_dir_load(struct checkpoint_dir *out, const char *dir, char *err, size_t errlen)
 {
 	struct attn_error e = {0};
-	const struct attn_checkpoint_memory mem = {.copy_matrices = 1,
+	const struct attn_checkpoint_memory mem = {.copy_f32 = 1,
 						   .alloc = weights_alloc,
 						   .release = weights_release,
 						   .done = weights_done,

@@ -11,9 +11,9 @@
  *   rejected  a missing tensor (naming it and the files searched), a wrong
  *             shape (naming file, tensor, both shapes), a dtype, a NaN, a
  *             config size the tensor contradicts, a broken header
- *   memory    the caller's allocator and copied matrices
+ *   memory    the caller's allocator and copied weights
  *             (attn_checkpoint_memory): the same values as in place, every
- *             projection matrix out of the files and nothing else, each
+ *             weight out of the files but the embedding tables, each
  *             copied or converted byte reported done once, in slices of at
  *             most 4 MiB, every allocation released; a NaN in a later slice
  *             named by its element
@@ -583,11 +583,8 @@ static void log_done(void *ctx, size_t file, size_t at, size_t len)
 static struct attn_checkpoint_memory log_memory(struct mem_log *m, const struct built *b)
 {
 	*m = (struct mem_log){.b = b};
-	return (struct attn_checkpoint_memory){.copy_matrices = 1,
-					       .alloc = log_alloc,
-					       .release = log_release,
-					       .done = log_done,
-					       .ctx = m};
+	return (struct attn_checkpoint_memory){
+	    .copy_f32 = 1, .alloc = log_alloc, .release = log_release, .done = log_done, .ctx = m};
 }
 
 /* The stack's projection matrices, n_qkv + 4 a block (gate NULL but llama's). */
@@ -605,32 +602,45 @@ static size_t block_linears(const struct attn_block *k, const struct attn_linear
 	return n;
 }
 
-/* Every matrix out of the files, every bias, norm and embedding in them;
- * the bytes of the matrices, which is all that was copied. */
-static size_t assert_matrices_owned(const struct built *b)
+/* The bytes of x [n], asserted out of the files (NULL: absent, 0 bytes). */
+static size_t owned(const struct built *b, const float *x, size_t n)
+{
+	if (x == NULL)
+		return 0;
+	ck_assert_msg(!in_files(b, x), "a tensor of %zu values left in place", n);
+	return n * sizeof(float);
+}
+
+static size_t owned_norm(const struct built *b, const struct attn_norm *nm, size_t E)
+{
+	return owned(b, nm->w, E) + owned(b, nm->b, E);
+}
+
+/* Every weight but the embedding tables out of the files, the tables in
+ * them; the bytes out of them, which is all that was copied. */
+static size_t assert_copied(const struct built *b)
 {
 	const struct attn_stack *s = &b->ck->stack;
-	size_t bytes = 0;
+	size_t bytes = owned_norm(b, &s->emb_norm, s->E) + owned_norm(b, &s->final_norm, s->E);
 
 	ck_assert(in_files(b, s->wte));
+	ck_assert(s->wpe == NULL || in_files(b, s->wpe));
+	ck_assert(s->wtt == NULL || in_files(b, s->wtt));
 	for (size_t l = 0; l < s->n_layers; l++) {
 		const struct attn_block *k = &s->blocks[l];
 		const struct attn_linear *lin[6];
 		size_t n = block_linears(k, lin);
 
-		ck_assert(in_files(b, k->norm1.w));
-		for (size_t i = 0; i < n; i++) {
-			ck_assert_msg(!in_files(b, lin[i]->w), "layer %zu matrix %zu in place", l,
-				      i);
-			ck_assert(lin[i]->b == NULL || in_files(b, lin[i]->b));
-			bytes += lin[i]->out * lin[i]->in * sizeof(float);
-		}
+		bytes += owned_norm(b, &k->norm1, s->E) + owned_norm(b, &k->norm2, s->E);
+		for (size_t i = 0; i < n; i++)
+			bytes += owned(b, lin[i]->w, lin[i]->out * lin[i]->in) +
+				 owned(b, lin[i]->b, lin[i]->out);
 	}
 	return bytes;
 }
 
-/* gpt2, bert, llama with every bias: each as it loads in place, with its
- * matrices copied into the caller's (unzeroed) memory. */
+/* gpt2, bert, llama with every bias: each as it loads in place, with every
+ * weight but the embedding tables copied into the caller's (unzeroed) memory. */
 START_TEST(matrices_copied)
 {
 	struct built b = {0};
@@ -656,10 +666,10 @@ START_TEST(matrices_copied)
 		check_gpt2(&b, "");
 	else if (_i == 2)
 		check_llama(&b, "model.", 2);
-	copied = assert_matrices_owned(&b);
+	copied = assert_copied(&b);
 	ck_assert_str_eq(b.ck->dtype, "F32");
 	ck_assert_uint_eq(log.done_bytes, copied);
-	ck_assert_uint_eq(log.allocs, log.done_calls); /* one slice a small matrix */
+	ck_assert_uint_eq(log.allocs, log.done_calls); /* one slice a small tensor */
 	ck_assert_uint_ge(b.ck->owned_bytes, copied);
 	built_release(&b);
 	ck_assert_uint_eq(log.releases, log.allocs);
@@ -699,14 +709,16 @@ START_TEST(slices_reported)
 	b.mem = &mem;
 	big_list(&b.l);
 	ck_assert_int_eq(ck_load(&b, &cfg, 1), ATTN_OK);
-	copied = assert_matrices_owned(&b);
+	copied = assert_copied(&b);
 	assert_tensor(&b, b.ck->stack.blocks[1].up.w, "h.1.mlp.c_fc.weight");
 	assert_tensor(&b, b.ck->stack.blocks[0].down.w, "h.0.mlp.c_proj.weight");
 	ck_assert_str_eq(b.ck->dtype, "mixed");
-	/* per layer: c_fc's 2 halves a value, c_proj's 4 bytes, each in 2 slices */
+	/* the big two a layer: c_fc's 2 bytes a value, c_proj's 4 */
 	small = copied - G_N * 2 * big * sizeof(float);
 	ck_assert_uint_eq(log.done_bytes, small + G_N * big * (2 + 4));
-	ck_assert_uint_eq(log.done_calls, G_N * (1 + 1 + 2 + 2)); /* c_attn, c_proj, c_fc, c_proj */
+	/* a layer's 12 tensors in a slice each, and c_fc's and c_proj's weights
+	 * in a second; ln_f's two */
+	ck_assert_uint_eq(log.done_calls, G_N * (12 + 2) + 2);
 	ck_assert_uint_eq(log.done_max, (size_t)SLICE * 4);
 	built_release(&b);
 	ck_assert_uint_eq(log.releases, log.allocs);
