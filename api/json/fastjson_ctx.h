@@ -119,9 +119,8 @@ void fj_pool_number(struct scan *sc, struct frame *f, const struct decfloat_numb
 
 /* ---- fastjson_copy.c ----------------------------------------------------- */
 
-/* f, an array closing at sc->i, is a row: pooled, and its placeholder goes
- * into the copy in its place (0), or out of memory, no row (-1). parent is
- * the array around f. */
+/* The row f, closing at sc->i inside the array parent, becomes an entry and a
+ * placeholder: 0, or -1 out of memory (f is then no row). */
 int fj_commit_row(struct scan *sc, struct frame *parent, struct frame *f);
 
 /* f, an array closing at sc->i, holds only pooled rows of one length, at
