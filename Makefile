@@ -386,7 +386,7 @@ FUZZ_DEB_PACKAGES := clang-14 libclang-rt-14-dev
 FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:print_stacktrace=1 \
             UBSAN_OPTIONS=halt_on_error=1:abort_on_error=0:print_stacktrace=1 \
             OPENBLAS_NUM_THREADS=1
-# 8 KiB holds a request with rows long enough for api/fastjson.c to pool
+# 8 KiB holds a request with rows long enough for api/json/fastjson.h to pool
 # (64 numbers); a safetensors file needs room for its header and tensors.
 # The dictionaries hold the JSON grammar's tokens and the contract's names.
 FUZZ_MAX_LEN = $(if $(filter fuzz_safetensors,$(1)),16384,8192)

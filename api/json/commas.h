@@ -3,9 +3,9 @@
  *
  * fastjson's row loop takes each number's position from this map instead of
  * from the previous number's length, so one number's lexing does not wait
- * for the last one's (see scan_row in fastjson.c). commas64 uses SSE2 where
- * the target has it; commas64_ref is its naive twin (tests/api/check_fastpath.c
- * compares them), and the version used elsewhere.
+ * for the last one's (see row_short_run in fastjson_row.c). commas64 uses
+ * SSE2 where the target has it; commas64_ref is its naive twin
+ * (tests/api/check_fastpath.c compares them), and the version used elsewhere.
  * Pure functions: they read p[0 .. 64) and nothing else.
  */
 #ifndef API_JSON_COMMAS_H

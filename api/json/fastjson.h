@@ -10,7 +10,7 @@
  * field's value may be nested arrays, and only the rows inside them count).
  * It reads each such row into a pool, exactly as the jansson path reads it
  * (the C library's strtod, or the integer for an integer literal, then
- * (float); an exact shortcut when the result is the same: fastjson.c), and
+ * (float); an exact shortcut when the result is the same: fastjson_row.c), and
  * returns a copy of the body in which the row is replaced by a placeholder
  * object, its pool index as the value:
  *
