@@ -147,7 +147,7 @@ struct api_service *api_service_new(const struct api_limits *limits);
 void api_service_free(struct api_service *svc);
 
 /* plain = 1: v1 bodies are read by jansson alone, node by node: large
- * number arrays are not pooled first (api/fastjson.h) and the rest is not
+ * number arrays are not pooled first (api/json/fastjson.h) and the rest is not
  * read by api/json/json_dom.h; answers are the same either way (tests and
  * the fuzz harnesses compare the two). Call before sharing svc. */
 void api_service_set_plain_json(struct api_service *svc, int plain);

@@ -2,7 +2,7 @@
  * check_fastpath.c: the fast paths of request reading, answering and
  * writing must change nothing but the time they take.
  *
- *   pool     api/fastjson.h: rows of 63 numbers stay with jansson, of 64 are
+ *   pool     api/json/fastjson.h: rows of 63 numbers stay with jansson, of 64 are
  *            pooled; nested (rank 3, ragged) rows, strings holding brackets,
  *            quotes and escapes around them; rows with anything unusual
  *            (a string, a literal, an out-of-range or 19-digit number) stay;

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * (bert_f32 with its tokenizer, llama_f32, gpt2_f16_noprefix; read relative
  * to the working directory, or under $ATTN_CHECKPOINTS), each a model named
  * after its folder, with small limits so that large requests are
- * refused fast: one reads number arrays through api/fastjson.h (as the
+ * refused fast: one reads number arrays through api/json/fastjson.h (as the
  * server does), the other with jansson alone (api_service_set_plain_json).
  * Exits on failure: a harness cannot run without them.
  */
