@@ -27,14 +27,16 @@ torch.set_num_threads(n). The child loads
 alternating rounds: torch, attnd, and the ceiling (cblas_sgemm, OpenBLAS on n
 threads, on each of the layer's [L, in] x [in, out] shapes, FLOP-weighted as
 the layer has them). Ratios are medians over rounds of the round's ratios.
-At 2 threads attnd runs the faster (by a warm-up pass each) of "eng" (engine
-2 threads, OpenBLAS 1) and "blas" (engine 1 thread, OpenBLAS 2).
+At 2 threads attnd runs as the daemon does, "eng" (engine 2 threads on kept
+workers, OpenBLAS 1: server/main.c sets OpenBLAS single-threaded); with
+--blas-too, the faster (by a warm-up pass each) of eng and "blas" (engine 1
+thread, OpenBLAS 2), a setting the daemon never uses, for comparison.
 
 Then a fresh child without torch per (shape, L = 512, mode) loads and runs
 attnd alone: load time (checkpoint_dir_load) and peak RSS (VmHWM) against the
 budget: mapped weights + 2 x one layer's activations + the attentions asked for.
 
-  checkpoint_bench.py --lib SO --dir DIR [--quick] [--shapes gpt2,llama] [--llama-f F]
+  checkpoint_bench.py --lib SO --dir DIR [--quick] [--shapes gpt2,llama] [--llama-f F] [--no-memory] [--blas-too]
 """
 import argparse
 import ctypes
@@ -323,8 +325,9 @@ def others_pct(a, b):
 def time_cell(torch, lib, c, w, L, mode, threads, predicted_ms):
     """Rounds of torch reps, attnd reps and one ceiling pass. A cell predicted
     to take over WARM_SKIP_MS a pass gets no warm-up (the shorter cells before
-    it touched every weight): 3 rounds of one pass each, and at 2 threads
-    attnd runs eng when L spans 2 row blocks of 256 (linear.h), else blas."""
+    it touched every weight): 3 rounds of one pass each, and with --blas-too
+    at 2 threads attnd runs eng when L spans 2 row blocks of 256 (linear.h),
+    else blas."""
     g = torch.Generator().manual_seed(SEED + L)
     ids = torch.randint(0, c["V"], (L,), generator=g, dtype=torch.int64)
     keep = mode == "with"
@@ -338,9 +341,9 @@ def time_cell(torch, lib, c, w, L, mode, threads, predicted_ms):
         del atts
         return ms, hid
 
-    settings = [0] if threads == 1 else [0, 1]
+    settings = [0, 1] if threads == 2 and ARGS.blas_too else [0]
     if predicted_ms > WARM_SKIP_MS:
-        setting = 0 if threads == 1 or L >= 512 else 1
+        setting = 1 if settings == [0, 1] and L < 512 else 0
         reps, rounds, hid = 1, 3, None
     else:
         t_warm, hid = t_once()
@@ -407,7 +410,8 @@ def run_child(threads, shapes, lengths, folders):
     # 620-690 ms spinning, 230 ms passive (1 thread: 320 ms)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--lib", ARGS.lib, "--dir", ARGS.dir,
-                           "--child", str(threads), "--plan", json.dumps([shapes, lengths, folders])],
+                           "--child", str(threads), "--plan", json.dumps([shapes, lengths, folders])] +
+                          (["--blas-too"] if ARGS.blas_too else []),
                           env=env, stdout=subprocess.PIPE, text=True, check=False)
     rows = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
     for r in rows:
@@ -516,6 +520,8 @@ def main():
     ap.add_argument("--shapes", default="gpt2,llama")
     ap.add_argument("--llama-f", type=int, default=LLAMA_F)
     ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--blas-too", action="store_true",
+                    help="at 2 threads, also try engine 1 thread + OpenBLAS 2 and keep the faster")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--plan", help=argparse.SUPPRESS)
     ap.add_argument("--mem-child", help=argparse.SUPPRESS)
