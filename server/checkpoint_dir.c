@@ -6,7 +6,9 @@
  *      model.safetensors.index.json (api_checkpoint_index), each once;
  *   3. each file mapped read-only, whole;
  *   4. attn_checkpoint_load over the mappings (engine/checkpoint.c), every
- *      weight but the embedding tables copied onto 2 MiB pages (huge_alloc);
+ *      weight but the embedding tables copied onto 2 MiB pages (huge_alloc)
+ *      when the kernel offers them (huge_pages_offered; else F32 is read in
+ *      place, as the copy would buy nothing);
  *   5. DIR/tokenizer.json read whole when the folder has one.
  * Why copy F32 at all: the stack's GEMMs read every matrix once a pass, and
  * from the file's 4 KiB pages at L = 128 that cost gpt2 15-30% of its speed
@@ -262,7 +264,7 @@ static void weights_done(void *ctx, size_t file, size_t at, size_t len)
 int checkpoint_dir_load(struct checkpoint_dir *out, const char *dir, char *err, size_t errlen)
 {
 	struct attn_error e = {0};
-	const struct attn_checkpoint_memory mem = {.copy_f32 = 1,
+	const struct attn_checkpoint_memory mem = {.copy_f32 = huge_pages_offered(),
 						   .alloc = weights_alloc,
 						   .release = weights_release,
 						   .done = weights_done,

@@ -4,6 +4,8 @@
  *   large  HUGE_ALLOC_MIN bytes and more come aligned to 2 MiB, every byte
  *          writable, and free() takes them back (valgrind and ASan see it)
  *   small  below it, and zero bytes, a plain malloc: writable, freed alike
+ *   mode   the kernel's transparent_hugepage/enabled texts: "always" and
+ *          "madvise" offer 2 MiB pages, "never" and unknown texts do not
  */
 #include <check.h>
 #include <stdint.h>
@@ -43,6 +45,18 @@ START_TEST(test_small_plain)
 }
 END_TEST
 
+START_TEST(test_mode)
+{
+	ck_assert_int_eq(huge_pages_mode("[always] madvise never\n"), 1);
+	ck_assert_int_eq(huge_pages_mode("always [madvise] never\n"), 1);
+	ck_assert_int_eq(huge_pages_mode("always madvise [never]\n"), 0);
+	ck_assert_int_eq(huge_pages_mode(""), 0);
+	ck_assert_int_eq(huge_pages_mode("madvise"), 0); /* nothing selected */
+	ck_assert_int_ge(huge_pages_offered(), 0);	  /* this machine's, either way */
+	ck_assert_int_le(huge_pages_offered(), 1);
+}
+END_TEST
+
 static Suite *huge_alloc_suite(void)
 {
 	Suite *s = suite_create("huge_alloc");
@@ -50,6 +64,7 @@ static Suite *huge_alloc_suite(void)
 
 	tcase_add_loop_test(tc, test_large_aligned, 0, 3);
 	tcase_add_test(tc, test_small_plain);
+	tcase_add_test(tc, test_mode);
 	suite_add_tcase(s, tc);
 	return s;
 }
