@@ -2,7 +2,6 @@
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "huge_alloc.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,17 +25,4 @@ void *huge_alloc(size_t bytes)
 int huge_pages_mode(const char *text)
 {
 	return strstr(text, "[always]") != NULL || strstr(text, "[madvise]") != NULL;
-}
-
-int huge_pages_offered(void)
-{
-	char text[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-
-	if (f == NULL)
-		return 0;
-	if (fgets(text, sizeof text, f) == NULL)
-		text[0] = '\0';
-	fclose(f);
-	return huge_pages_mode(text);
 }

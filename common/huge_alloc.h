@@ -23,13 +23,10 @@ enum { HUGE_ALLOC_MIN = 4 << 20 };
 
 void *huge_alloc(size_t bytes);
 
-/* Whether huge_alloc's large buffers get 2 MiB pages here: the kernel's
- * /sys/kernel/mm/transparent_hugepage/enabled selects "[always]" or
- * "[madvise]". huge_pages_mode reads such a text (1: yes; 0: "[never]",
- * or a text it does not know); huge_pages_offered reads the file (0 when it
- * cannot). For a caller choosing whether a copy onto huge_alloc's memory
- * is worth its time. */
+/* Whether huge_alloc's large buffers get 2 MiB pages, from the text of the
+ * kernel's /sys/kernel/mm/transparent_hugepage/enabled (which the caller
+ * reads: common/ does no I/O): 1 when it selects "[always]" or
+ * "[madvise]"; 0 for "[never]" or a text it does not know. */
 int huge_pages_mode(const char *text);
-int huge_pages_offered(void);
 
 #endif

@@ -7,7 +7,7 @@
  *   3. each file mapped read-only, whole;
  *   4. attn_checkpoint_load over the mappings (engine/checkpoint.c), every
  *      weight but the embedding tables copied onto 2 MiB pages (huge_alloc)
- *      when the kernel offers them (huge_pages_offered; else F32 is read in
+ *      when the kernel offers them (checkpoint_dir_copies_weights; else F32 is read in
  *      place, as the copy would buy nothing);
  *   5. DIR/tokenizer.json read whole when the folder has one.
  * Why copy F32 at all: the stack's GEMMs read every matrix once a pass, and
@@ -231,6 +231,19 @@ static int read_tokenizer(struct checkpoint_dir *d, const char *dir, char *err, 
 			  errlen);
 }
 
+int checkpoint_dir_copies_weights(void)
+{
+	char text[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fgets(text, sizeof text, f) == NULL)
+		text[0] = '\0';
+	fclose(f);
+	return huge_pages_mode(text);
+}
+
 /* The engine's memory for copied weights: 2 MiB pages from 4 MiB on. */
 static void *weights_alloc(void *ctx, size_t bytes)
 {
@@ -264,7 +277,7 @@ static void weights_done(void *ctx, size_t file, size_t at, size_t len)
 int checkpoint_dir_load(struct checkpoint_dir *out, const char *dir, char *err, size_t errlen)
 {
 	struct attn_error e = {0};
-	const struct attn_checkpoint_memory mem = {.copy_f32 = huge_pages_offered(),
+	const struct attn_checkpoint_memory mem = {.copy_f32 = checkpoint_dir_copies_weights(),
 						   .alloc = weights_alloc,
 						   .release = weights_release,
 						   .done = weights_done,

@@ -4,9 +4,10 @@
  * tokenizer.json when present) loaded into a struct attn_checkpoint.
  *
  * The safetensors files are mapped read-only (mmap, MAP_PRIVATE) and the
- * checkpoint's F32 tensors point into the mappings, so the mappings live as
- * long as the checkpoint: both are released together, by
- * checkpoint_dir_release. As transformers does, a folder holding both
+ * checkpoint's tensors read in place (its embedding tables; every F32
+ * tensor where checkpoint_dir_copies_weights is 0) point into the mappings,
+ * so the mappings live as long as the checkpoint: both are released
+ * together, by checkpoint_dir_release. As transformers does, a folder holding both
  * model.safetensors and an index loads model.safetensors.
  *
  * Failure: -1 with a message in err (cut to fit) that starts with the path
@@ -38,6 +39,11 @@ struct checkpoint_dir {
 };
 
 int checkpoint_dir_load(struct checkpoint_dir *out, const char *dir, char *err, size_t errlen);
+
+/* 1 when checkpoint_dir_load copies the weights out of the mappings onto
+ * 2 MiB pages (every weight but the embedding tables): the kernel offers
+ * transparent huge pages ("always" or "madvise"). 0: F32 is read in place. */
+int checkpoint_dir_copies_weights(void);
 
 /* Frees the checkpoint, then unmaps the files; a zeroed struct is fine. */
 void checkpoint_dir_release(struct checkpoint_dir *d);

@@ -52,8 +52,6 @@ START_TEST(test_mode)
 	ck_assert_int_eq(huge_pages_mode("always madvise [never]\n"), 0);
 	ck_assert_int_eq(huge_pages_mode(""), 0);
 	ck_assert_int_eq(huge_pages_mode("madvise"), 0); /* nothing selected */
-	ck_assert_int_ge(huge_pages_offered(), 0);	  /* this machine's, either way */
-	ck_assert_int_le(huge_pages_offered(), 1);
 }
 END_TEST
 

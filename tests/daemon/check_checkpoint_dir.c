@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/huge_alloc.h"
 #include "server/checkpoint_dir.h"
 #include "tests/lib/st_util.h"
 #include "tests/lib/suite_main.h"
@@ -153,7 +152,7 @@ START_TEST(single_file)
 	 * huge_alloc's memory: the four matrices and 13 vectors of 4 (c_attn's
 	 * bias 12, c_fc's 8), read after the load dropped the file's one page,
 	 * so read back; without, all in place */
-	if (huge_pages_offered()) {
+	if (checkpoint_dir_copies_weights()) {
 		ck_assert_uint_eq(d.ck->owned_bytes,
 				  sizeof(struct attn_block) +
 				      (4 * 12 + 4 * 4 + 4 * 8 + 8 * 4 + 4 * 13) * sizeof(float));
