@@ -587,11 +587,16 @@ static struct attn_checkpoint_memory log_memory(struct mem_log *m, const struct 
 	    .copy_f32 = 1, .alloc = log_alloc, .release = log_release, .done = log_done, .ctx = m};
 }
 
-/* The stack's projection matrices, n_qkv + 4 a block (gate NULL but llama's). */
-static size_t block_linears(const struct attn_block *k, const struct attn_linear *out[6])
+/* The stack's projection matrices, n_qkv + 4 a block (gate NULL but llama's):
+ * at most 3 + 4. */
+enum { BLOCK_LINEARS = 7 };
+
+static size_t block_linears(const struct attn_block *k,
+			    const struct attn_linear *out[BLOCK_LINEARS])
 {
 	size_t n = 0;
 
+	ck_assert_uint_le(k->n_qkv, 3);
 	for (size_t i = 0; i < k->n_qkv; i++)
 		out[n++] = &k->qkv[i];
 	out[n++] = &k->o;
@@ -628,7 +633,7 @@ static size_t assert_copied(const struct built *b)
 	ck_assert(s->wtt == NULL || in_files(b, s->wtt));
 	for (size_t l = 0; l < s->n_layers; l++) {
 		const struct attn_block *k = &s->blocks[l];
-		const struct attn_linear *lin[6];
+		const struct attn_linear *lin[BLOCK_LINEARS];
 		size_t n = block_linears(k, lin);
 
 		bytes += owned_norm(b, &k->norm1, s->E) + owned_norm(b, &k->norm2, s->E);
