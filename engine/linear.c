@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cancel.h"
+#include "linear_few.h"
 #include "team.h"
 
 /* One sgemm on a tile: out [n, w] = x [n, E] Wc^T + bias, Wc the tile's w
@@ -51,6 +52,7 @@ struct linear_job {
 	const float *W, *bias;
 	size_t width, E;
 	int in_major;
+	int few; /* tiles by linear_few, not sgemm */
 	const atomic_int *cancel;
 };
 
@@ -69,7 +71,7 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
 		    struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, 0, cancel};
+	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, 0, 0, cancel};
 
 	team_run(workers, threads, linear_member, &job);
 }
@@ -109,7 +111,8 @@ static struct tile_grid task_grid(const struct linear_job *j)
 	return g;
 }
 
-/* Task k of the (row block, column block) grid: one sgemm on out's tile. */
+/* Task k of the (row block, column block) grid: one sgemm, or one
+ * linear_few, on out's tile. */
 static void linear_task(const struct linear_job *j, const struct tile_grid *g, size_t k)
 {
 	size_t r = (k / g->n_cb) * g->rows, c = (k % g->n_cb) * g->cols;
@@ -119,6 +122,11 @@ static void linear_task(const struct linear_job *j, const struct tile_grid *g, s
 	const float *Wc = j->in_major ? j->W + c : j->W + c * j->E;
 
 	/* seek to out[r, c] and x[r, 0] */
+	if (j->few) {
+		linear_few(j->out + r * j->ld_out + c, j->ld_out, j->x + r * j->ld_x, j->ld_x, m,
+			   Wc, j->width, j->bias ? j->bias + c : NULL, w, j->E, 1);
+		return;
+	}
 	linear_tile(j->out + r * j->ld_out + c, j->ld_out, j->x + r * j->ld_x, j->ld_x, m, Wc,
 		    j->in_major, j->width, j->bias ? j->bias + c : NULL, w, j->E);
 }
@@ -139,8 +147,10 @@ void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, si
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, in_major, cancel};
+	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, in_major, 0, cancel};
 
+	/* a choice by the shape and the machine alone, as the grid */
+	job.few = in_major && n <= LINEAR_FEW_ROWS && linear_few_simd_available();
 	if (n == 0)
 		return;
 	team_run(workers, threads, tiles_member, &job);

@@ -47,7 +47,9 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 
 /* linear_forward with W's layout chosen: in_major 0 is W [width, E] as above;
  * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias.
- * Its sgemm calls are the tiles above, shared by the threads: the tiles
+ * Its sgemm calls are the tiles above, shared by the threads; in_major 1 at
+ * most LINEAR_FEW_ROWS rows runs each tile by linear_few instead, where the
+ * machine has its vector kernel (linear_few.h: no copy of W). The tiles
  * depend on the shape alone, so the results do not depend on the thread
  * count. cancel is
  * read before each tile, as in linear_rows. */

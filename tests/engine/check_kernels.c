@@ -3,6 +3,8 @@
  *
  *   tile    tile.h's AVX-512F products vs their scalar twins, bitwise, and a
  *           double-precision product; the lane maxima tile_qk hands over
+ *   few     linear_few's AVX-512F kernel vs its scalar twin, bitwise, and a
+ *           double-precision product; nothing outside the tile written
  *   exp     the AVX2 and AVX-512 exp and softmax vs libm expf and the
  *           scalar softmax; the online step with a known max vs without
  *   finite  attn_all_finite at every position
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "engine/attention.h"
+#include "engine/linear_few.h"
 #include "engine/prng.h"
 #include "engine/softmax.h"
 #include "engine/tile.h"
@@ -134,6 +137,73 @@ START_TEST(tile_lane_max_matches_scores)
 	free(kt);
 	free(s);
 	free(vmax);
+}
+END_TEST
+
+/* ---- few-row projections --------------------------------------------- */
+
+/* Sentinel for the elements linear_few must not write. */
+#define UNTOUCHED 1234.5f
+
+/* out [n, ld_out] of UNTOUCHED. */
+static float *untouched(size_t n, size_t ld_out)
+{
+	float *out = malloc(n * ld_out * sizeof(float));
+
+	ck_assert_ptr_nonnull(out);
+	for (size_t i = 0; i < n * ld_out; i++)
+		out[i] = UNTOUCHED;
+	return out;
+}
+
+/* linear_few.h: the vector kernel gives the scalar twin's bits (same fma
+ * chains from the bias), over shapes that cross its 16-row tiles, 64-row
+ * blocks of W and 16-column strips, with W one float off 64-byte alignment
+ * on odd iterations; the twin agrees with a double-precision product; the
+ * columns past w and the rows' padding are left as they were. */
+START_TEST(few_rows_match_twin)
+{
+	struct attn_prng g;
+	size_t n, w, E, ld_x, ldw, ld_out;
+	float *x, *Wbuf, *W, *bias, *out_vec, *out_sc;
+	int simd = linear_few_simd_available();
+
+	attn_prng_seed(&g, 9200 + (uint64_t)_i);
+	n = _i < 3 ? 16 : test_pick(&g, 1, 70);
+	w = _i < 3 ? 256 : test_pick(&g, 1, 300);
+	E = _i < 3 ? 768 : test_pick(&g, 1, 200);
+	ld_x = E + test_pick(&g, 0, 9);
+	ldw = w + (_i % 3 == 0 ? 0 : test_pick(&g, 1, 40)); /* a tile of a wider W */
+	ld_out = w + test_pick(&g, 0, 9);
+	x = test_randn(&g, n * ld_x);
+	Wbuf = test_randn(&g, E * ldw + 1);
+	W = Wbuf + (size_t)(_i % 2); /* seek past one float: W off alignment */
+	bias = _i % 4 == 1 ? NULL : test_randn(&g, w);
+	out_vec = untouched(n, ld_out);
+	out_sc = untouched(n, ld_out);
+	linear_few(out_vec, ld_out, x, ld_x, n, W, ldw, bias, w, E, simd);
+	linear_few(out_sc, ld_out, x, ld_x, n, W, ldw, bias, w, E, 0);
+	for (size_t r = 0; r < n; r++) {
+		EXPECT_MSG(memcmp(out_vec + r * ld_out, out_sc + r * ld_out,
+				  ld_out * sizeof(float)) == 0,
+			   "row %zu differs (iter %d, simd %d)", r, _i, simd);
+		for (size_t c = w; c < ld_out; c++)
+			EXPECT_MSG(out_vec[r * ld_out + c] == UNTOUCHED,
+				   "row %zu column %zu past w = %zu written", r, c, w);
+		for (size_t c = 0; c < w; c++) {
+			double want = bias != NULL ? bias[c] : 0.0;
+
+			for (size_t k = 0; k < E; k++)
+				want += (double)x[r * ld_x + k] * W[k * ldw + c];
+			EXPECT_MSG(fabs(out_sc[r * ld_out + c] - want) <= 1e-4 + 1e-5 * fabs(want),
+				   "[%zu, %zu] = %g, want %g", r, c, out_sc[r * ld_out + c], want);
+		}
+	}
+	free(x);
+	free(Wbuf);
+	free(bias);
+	free(out_vec);
+	free(out_sc);
 }
 END_TEST
 
@@ -323,6 +393,7 @@ static Suite *kernels_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, tile_kernels_match_twins, 0, test_light() ? 6 : 30);
 	tcase_add_loop_test(tc, tile_lane_max_matches_scores, 0, test_light() ? 4 : 24);
+	tcase_add_loop_test(tc, few_rows_match_twin, 0, test_light() ? 8 : 40);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("softmax");
 	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);

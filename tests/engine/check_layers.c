@@ -6,11 +6,13 @@
  *               the float-lane kernels vs the double twins on random rows
  *   activation  gelu (tanh and erf), silu and relu at known points, gated
  *   rope        the inv_freq table's rotation against the formula
- *   linear      in-major weights (GPT-2's Conv1D) give x W + b
+ *   linear      in-major weights (GPT-2's Conv1D) give x W + b, by sgemm and
+ *               (a few rows) by linear_few, the same bits on 1 and 2 threads
  */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/activation.h"
 #include "engine/linear.h"
@@ -179,6 +181,46 @@ START_TEST(linear_in_major_transposes)
 }
 END_TEST
 
+/* W [E, width] in-major against its transpose [width, E] (sgemm's tiles)
+ * for row counts on both sides of LINEAR_FEW_ROWS, where in-major tiles go
+ * to linear_few: within the tolerance of each other, and the same bits on
+ * one thread and two (the tiles are the shape's, not the threads'). */
+START_TEST(linear_few_rows_match_sgemm)
+{
+	static const size_t rows[] = { 1, 16, 37, LINEAR_FEW_ROWS, LINEAR_FEW_ROWS + 1 };
+	const size_t E = 150, width = 600; /* two whole 256-column tiles and a part */
+	struct attn_prng g;
+	size_t n = rows[_i];
+	float *x, *Wt, *W, *bias, *y, *y1, *y2;
+
+	attn_prng_seed(&g, 9300 + (uint64_t)_i);
+	x = test_randn(&g, n * E);
+	Wt = test_randn(&g, E * width); /* [E, width] */
+	W = malloc(width * E * sizeof(float)); /* [width, E] */
+	bias = test_randn(&g, width);
+	y = malloc(n * width * sizeof(float));
+	y1 = malloc(n * width * sizeof(float));
+	y2 = malloc(n * width * sizeof(float));
+	ck_assert(W != NULL && y != NULL && y1 != NULL && y2 != NULL);
+	for (size_t k = 0; k < E; k++)
+		for (size_t c = 0; c < width; c++)
+			W[c * E + k] = Wt[k * width + c];
+	linear_forward_w(y, width, x, E, n, W, 0, bias, width, E, 1, NULL, NULL);
+	linear_forward_w(y1, width, x, E, n, Wt, 1, bias, width, E, 1, NULL, NULL);
+	linear_forward_w(y2, width, x, E, n, Wt, 1, bias, width, E, 2, NULL, NULL);
+	test_assert_close(y1, y, n * width, "in-major vs sgemm", _i);
+	EXPECT_MSG(memcmp(y1, y2, n * width * sizeof(float)) == 0,
+		   "%zu rows: one thread and two differ", n);
+	free(x);
+	free(Wt);
+	free(W);
+	free(bias);
+	free(y);
+	free(y1);
+	free(y2);
+}
+END_TEST
+
 static Suite *layers_suite(void)
 {
 	Suite *s = suite_create("layers");
@@ -191,6 +233,7 @@ static Suite *layers_suite(void)
 	tcase_add_test(tc, fast_activations_match_scalar);
 	tcase_add_test(tc, rope_table_rotates_half_pairs);
 	tcase_add_test(tc, linear_in_major_transposes);
+	tcase_add_loop_test(tc, linear_few_rows_match_sgemm, 0, 5);
 	suite_add_tcase(s, tc);
 	return s;
 }

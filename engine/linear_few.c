@@ -1,0 +1,212 @@
+/*
+ * linear_few.c: out = x W + bias for a few rows, W [E, w] read in place
+ * (see linear_few.h).
+ *
+ * The vector kernel walks W in blocks of KC rows; within a block, strips of
+ * 16 columns left to right, and within a strip, the rows of x in register
+ * tiles of up to 16 rows (one accumulator vector a row):
+ *   for k in block: acc[r] += x[r, k] broadcast * W[k, c0 .. c0 + 16)
+ * Each W row of the block is so read left to right, one cache line a strip;
+ * while the first tile of a strip works, it prefetches the same rows' line
+ * of the next strip (or the next block's first strip), a strip ahead.
+ * The accumulators go back to out between blocks: a float stored and loaded
+ * is the float it was, so the chain per element is unbroken.
+ */
+#include "linear_few.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_FEW_AVX512 1
+#endif
+
+enum {
+	ROWS = 16, /* rows of x per register tile: one zmm accumulator each */
+	KC = 64,   /* rows of W per block: a strip's lines stay in L1 */
+	VEC = 16,  /* floats per vector, columns per strip */
+};
+
+int linear_few_simd_available(void)
+{
+#ifdef HAVE_FEW_AVX512
+	return __builtin_cpu_supports("avx512f") != 0;
+#else
+	return 0;
+#endif
+}
+
+/* ---- scalar twin ---------------------------------------------------------- */
+
+static void few_scalar(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+		       const float *W, size_t ldw, const float *bias, size_t w, size_t E)
+{
+	for (size_t r = 0; r < n; r++)
+		for (size_t c = 0; c < w; c++) {
+			float acc = bias != NULL ? bias[c] : 0.0f;
+
+			for (size_t k = 0; k < E; k++)
+				acc = fmaf(x[r * ld_x + k], W[k * ldw + c], acc);
+			out[r * ld_out + c] = acc;
+		}
+}
+
+/* ---- AVX-512F kernel ------------------------------------------------------ */
+
+#ifdef HAVE_FEW_AVX512
+#define AVX512 __attribute__((target("avx512f")))
+#define INLINE_AVX512 __attribute__((target("avx512f"), always_inline)) static inline
+#define UNROLL _Pragma("GCC unroll 16")
+
+/*
+ * out[r, 0 .. 16) under `lanes` += xt[0 .. kc, r] W[0 .. kc, 0 .. 16) for
+ * r < R (<= ROWS), W's rows ldw apart; prefetches the line of next[k * ldw],
+ * k < kc.
+ */
+INLINE_AVX512 void few_tile(float *out, size_t ld_out, const float *xt, const float *W, size_t ldw,
+			    size_t kc, __mmask16 lanes, const float *next, int R)
+{
+	__m512 acc[ROWS];
+
+	UNROLL
+	for (int r = 0; r < R; r++)
+		acc[r] = _mm512_maskz_loadu_ps(lanes, out + (size_t)r * ld_out);
+	for (size_t k = 0; k < kc; k++) {
+		/* seek to W[k, 0] */
+		__m512 wk = _mm512_maskz_loadu_ps(lanes, W + k * ldw);
+
+		_mm_prefetch((const char *)(next + k * ldw), _MM_HINT_T0);
+		UNROLL
+		for (int r = 0; r < R; r++)
+			acc[r] =
+			    _mm512_fmadd_ps(_mm512_set1_ps(xt[k * ROWS + (size_t)r]), wk, acc[r]);
+	}
+	UNROLL
+	for (int r = 0; r < R; r++)
+		_mm512_mask_storeu_ps(out + (size_t)r * ld_out, lanes, acc[r]);
+}
+
+/* The last column of the strip read after strip v of the block at row k0
+ * (kc rows) in that block's first row: the next strip of the same rows,
+ * else the next block's first strip when that block is as tall, else this
+ * block's last column (nothing new to fetch). Its last column, not its first: where W is
+ * not 64-byte aligned a strip spans two lines, and its first is this
+ * strip's last. */
+static const float *next_strip(const float *W, size_t ldw, size_t k0, size_t kc, size_t v, size_t w,
+			       size_t E)
+{
+	size_t c = (v + 1) * VEC; /* the next strip's first column */
+
+	if (c < w)
+		return W + k0 * ldw + (w - c < VEC ? w - 1 : c + VEC - 1);
+	if (k0 + 2 * kc <= E)
+		return W + (k0 + kc) * ldw + (w < VEC ? w - 1 : VEC - 1);
+	return W + k0 * ldw + w - 1;
+}
+
+/* Every strip of the block at row k0 (kc rows) for one register tile of R
+ * rows, xt [kc, ROWS] its rows of x; with prefetch 1 it fetches a strip
+ * ahead, else it finds W where the tile before left it. */
+INLINE_AVX512 void few_rows(float *out, size_t ld_out, const float *xt, const float *W, size_t ldw,
+			    size_t k0, size_t kc, size_t w, size_t E, int prefetch, int R)
+{
+	size_t vecs = (w + VEC - 1) / VEC;
+	/* lanes of the last strip that hold columns (w % 16 of them, or all) */
+	__mmask16 tail = w % VEC == 0 ? (__mmask16)0xffff : (__mmask16)((1u << (w % VEC)) - 1u);
+
+	for (size_t v = 0; v < vecs; v++) {
+		__mmask16 lanes = v + 1 < vecs ? (__mmask16)0xffff : tail;
+		/* seek to W[k0, 16 v] */
+		const float *Wv = W + k0 * ldw + v * VEC;
+		const float *next = prefetch ? next_strip(W, ldw, k0, kc, v, w, E) : Wv;
+
+		/* seek to out[0, 16 v] */
+		few_tile(out + v * VEC, ld_out, xt, Wv, ldw, kc, lanes, next, R);
+	}
+}
+
+/* A tile of R < ROWS rows, as register tiles of 8, 4, 2 and 1 rows. */
+AVX512 static void few_part(float *out, size_t ld_out, const float *xt, const float *W, size_t ldw,
+			    size_t k0, size_t kc, size_t w, size_t E, int prefetch, size_t R)
+{
+	static const int sizes[] = {8, 4, 2, 1};
+
+	for (size_t i = 0, r = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if (R - r < (size_t)sizes[i])
+			continue;
+		/* seek to out[r, 0] and xt[0, r] */
+		if (sizes[i] == 8)
+			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
+				 8);
+		else if (sizes[i] == 4)
+			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
+				 4);
+		else if (sizes[i] == 2)
+			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
+				 2);
+		else
+			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
+				 1);
+		r += (size_t)sizes[i];
+		prefetch = 0;
+	}
+}
+
+/* xt [kc, ROWS] = x [R, kc] (rows ld_x apart) transposed: a step's R
+ * broadcasts then read one cache line. */
+static void pack_rows(float *xt, const float *x, size_t ld_x, size_t R, size_t kc)
+{
+	for (size_t r = 0; r < R; r++)
+		for (size_t k = 0; k < kc; k++)
+			xt[k * ROWS + r] = x[r * ld_x + k];
+}
+
+AVX512 static void few_avx512(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+			      const float *W, size_t ldw, size_t w, size_t E)
+{
+	float xt[KC * ROWS]; /* [KC, ROWS]: one tile's rows of x in one block */
+
+	for (size_t k0 = 0; k0 < E; k0 += KC) {
+		size_t kc = E - k0 < KC ? E - k0 : KC;
+
+		for (size_t r = 0; r < n; r += ROWS) {
+			size_t R = n - r < ROWS ? n - r : ROWS;
+			/* seek to out[r, 0] */
+			float *out_r = out + r * ld_out;
+
+			/* seek to x[r, k0] */
+			pack_rows(xt, x + r * ld_x + k0, ld_x, R, kc);
+			if (R == ROWS)
+				few_rows(out_r, ld_out, xt, W, ldw, k0, kc, w, E, r == 0, ROWS);
+			else
+				few_part(out_r, ld_out, xt, W, ldw, k0, kc, w, E, r == 0, R);
+		}
+	}
+}
+#endif
+
+/* out [n, w] = bias, or 0: where the vector kernel's chains start. */
+static void start_from_bias(float *out, size_t ld_out, size_t n, const float *bias, size_t w)
+{
+	for (size_t r = 0; r < n; r++) {
+		if (bias != NULL)
+			memcpy(out + r * ld_out, bias, w * sizeof(float));
+		else
+			memset(out + r * ld_out, 0, w * sizeof(float));
+	}
+}
+
+void linear_few(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n, const float *W,
+		size_t ldw, const float *bias, size_t w, size_t E, int simd)
+{
+#ifdef HAVE_FEW_AVX512
+	if (simd) {
+		start_from_bias(out, ld_out, n, bias, w);
+		few_avx512(out, ld_out, x, ld_x, n, W, ldw, w, E);
+		return;
+	}
+#endif
+	(void)simd;
+	few_scalar(out, ld_out, x, ld_x, n, W, ldw, bias, w, E);
+}

@@ -1,0 +1,36 @@
+/*
+ * linear_few.h: a projection of a few rows with W stored [E, width] (GPT-2's
+ * Conv1D), read straight from the weights without sgemm's packing. Internal
+ * to the engine; linear.c picks it for short sequences. Buffers belong to the
+ * caller; nothing is kept.
+ *
+ * At L = 16 a forward pass is one stream of the weights (340 MB for GPT-2
+ * small) with 16 multiply-adds per weight read. sgemm copies each tile of W
+ * into its packed layout first and then reads the copy (a third of the time
+ * went to the copy, perf): the pass costs the memory stream plus the
+ * arithmetic, one after the other. The kernel here reads W in place, rows
+ * KC at a time, and prefetches the next strip of those rows while it works
+ * on this one, so that the stream and the arithmetic overlap.
+ *
+ * A vector kernel (AVX-512F, chosen at run time) and a scalar twin: each
+ * output element is one chain of fused multiply-adds over k in order,
+ * starting from its bias (or 0), in both, so both give the same bits.
+ */
+#ifndef ATTN_LINEAR_FEW_H
+#define ATTN_LINEAR_FEW_H
+
+#include <stddef.h>
+
+/* 1 when the vector kernel can run on this machine (AVX-512F). */
+int linear_few_simd_available(void);
+
+/*
+ * out [n, w] (rows ld_out apart) = x [n, E] (rows ld_x apart) W [E, w]
+ * (rows ldw apart) + bias, bias [w] or NULL. out must not overlap x or W.
+ * simd 1 runs the vector kernel (only where linear_few_simd_available),
+ * 0 the scalar twin. Any n; it is meant for a few tens of rows.
+ */
+void linear_few(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n, const float *W,
+		size_t ldw, const float *bias, size_t w, size_t E, int simd);
+
+#endif
