@@ -440,8 +440,10 @@ fuzz-regress: fuzz-build
 	fi;)
 
 bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_fmt \
-       $(BUILD)/bench/bench_tokenizer $(BUILD)/bench/bench_compress $(TIMER_SO)
+       $(BUILD)/bench/bench_tokenizer $(BUILD)/bench/bench_compress $(BUILD)/bench/bench_linear \
+       $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
+	$(BUILD)/bench/bench_linear
 	$(BUILD)/bench/bench_parse
 	$(BUILD)/bench/bench_fmt
 	$(BUILD)/bench/bench_compress

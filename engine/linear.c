@@ -91,7 +91,8 @@ static size_t half_cols(size_t width)
 }
 
 /* The grid is a function of the shape alone, never of the thread count:
- * up to LINEAR_FEW_ROWS rows, LINEAR_COLS columns a tile; past it tiles of
+ * linear_few's (job.few) every row by LINEAR_COLS columns; sgemm's up to
+ * LINEAR_FEW_ROWS rows, LINEAR_COLS columns a tile; past it tiles of
  * LINEAR_TALL rows and half the columns (one tile a thread at L <= 512 on
  * two threads, and each call packs only its half of W: W is packed once
  * per LINEAR_TALL rows, whatever the thread count). */
@@ -99,7 +100,10 @@ static struct tile_grid task_grid(const struct linear_job *j)
 {
 	struct tile_grid g;
 
-	if (j->n <= LINEAR_FEW_ROWS) {
+	if (j->few) {
+		g.rows = LINEAR_FEW_MAX;
+		g.cols = j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
+	} else if (j->n <= LINEAR_FEW_ROWS) {
 		g.rows = LINEAR_BLOCK;
 		g.cols = j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
 	} else {
@@ -150,7 +154,7 @@ void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, si
 	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, in_major, 0, cancel};
 
 	/* a choice by the shape and the machine alone, as the grid */
-	job.few = in_major && n <= LINEAR_FEW_ROWS && linear_few_simd_available();
+	job.few = in_major && n <= LINEAR_FEW_MAX && linear_few_simd_available();
 	if (n == 0)
 		return;
 	team_run(workers, threads, tiles_member, &job);

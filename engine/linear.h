@@ -30,6 +30,13 @@ enum { LINEAR_BLOCK = 256 };
  * it twice at L = 512), and still give two threads a tile each. */
 enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64, LINEAR_TALL = 512, LINEAR_COL_ALIGN = 64 };
 
+/* In-major W (GPT-2's Conv1D, or weights a checkpoint stored so) at up to
+ * LINEAR_FEW_MAX rows goes to linear_few in LINEAR_COLS-column tiles of
+ * every row, where the machine has its vector kernel: it reads W in place,
+ * where sgemm copies each tile of W first (linear_few.h). Past it sgemm
+ * packs W once for many rows and is the faster (bench_linear). */
+enum { LINEAR_FEW_MAX = 128 };
+
 /*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,
  * W [width, E] row-major, bias [width] or NULL, one sgemm per LINEAR_BLOCK
@@ -47,9 +54,8 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 
 /* linear_forward with W's layout chosen: in_major 0 is W [width, E] as above;
  * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias.
- * Its sgemm calls are the tiles above, shared by the threads; in_major 1 at
- * most LINEAR_FEW_ROWS rows runs each tile by linear_few instead, where the
- * machine has its vector kernel (linear_few.h: no copy of W). The tiles
+ * Its sgemm calls are the tiles above, shared by the threads, or its
+ * linear_few calls (in_major 1 at most LINEAR_FEW_MAX rows). The tiles
  * depend on the shape alone, so the results do not depend on the thread
  * count. cancel is
  * read before each tile, as in linear_rows. */

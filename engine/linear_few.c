@@ -24,7 +24,7 @@
 
 enum {
 	ROWS = 16, /* rows of x per register tile: one zmm accumulator each */
-	KC = 64,   /* rows of W per block: a strip's lines stay in L1 */
+	KC = 256,  /* rows of W per block: a strip's lines stay in L1 */
 	VEC = 16,  /* floats per vector, columns per strip */
 };
 
@@ -59,6 +59,25 @@ static void few_scalar(float *out, size_t ld_out, const float *x, size_t ld_x, s
 #define INLINE_AVX512 __attribute__((target("avx512f"), always_inline)) static inline
 #define UNROLL _Pragma("GCC unroll 16")
 
+/* acc[r] += xt[k, r] W[k, 0 .. 16) for k < kc, r < R, W's rows ldw apart,
+ * loading W under `lanes` when masked (a constant at each call: the whole
+ * strips load without a mask); prefetches the line of next[k * ldw]. */
+INLINE_AVX512 void few_steps(__m512 *acc, const float *xt, const float *W, size_t ldw, size_t kc,
+			     __mmask16 lanes, const float *next, int R, int masked)
+{
+	for (size_t k = 0; k < kc; k++) {
+		/* seek to W[k, 0] */
+		__m512 wk = masked ? _mm512_maskz_loadu_ps(lanes, W + k * ldw)
+				   : _mm512_loadu_ps(W + k * ldw);
+
+		_mm_prefetch((const char *)(next + k * ldw), _MM_HINT_T0);
+		UNROLL
+		for (int r = 0; r < R; r++)
+			acc[r] =
+			    _mm512_fmadd_ps(_mm512_set1_ps(xt[k * ROWS + (size_t)r]), wk, acc[r]);
+	}
+}
+
 /*
  * out[r, 0 .. 16) under `lanes` += xt[0 .. kc, r] W[0 .. kc, 0 .. 16) for
  * r < R (<= ROWS), W's rows ldw apart; prefetches the line of next[k * ldw],
@@ -72,16 +91,10 @@ INLINE_AVX512 void few_tile(float *out, size_t ld_out, const float *xt, const fl
 	UNROLL
 	for (int r = 0; r < R; r++)
 		acc[r] = _mm512_maskz_loadu_ps(lanes, out + (size_t)r * ld_out);
-	for (size_t k = 0; k < kc; k++) {
-		/* seek to W[k, 0] */
-		__m512 wk = _mm512_maskz_loadu_ps(lanes, W + k * ldw);
-
-		_mm_prefetch((const char *)(next + k * ldw), _MM_HINT_T0);
-		UNROLL
-		for (int r = 0; r < R; r++)
-			acc[r] =
-			    _mm512_fmadd_ps(_mm512_set1_ps(xt[k * ROWS + (size_t)r]), wk, acc[r]);
-	}
+	if (lanes == (__mmask16)0xffff)
+		few_steps(acc, xt, W, ldw, kc, lanes, next, R, 0);
+	else
+		few_steps(acc, xt, W, ldw, kc, lanes, next, R, 1);
 	UNROLL
 	for (int r = 0; r < R; r++)
 		_mm512_mask_storeu_ps(out + (size_t)r * ld_out, lanes, acc[r]);

@@ -182,12 +182,12 @@ START_TEST(linear_in_major_transposes)
 END_TEST
 
 /* W [E, width] in-major against its transpose [width, E] (sgemm's tiles)
- * for row counts on both sides of LINEAR_FEW_ROWS, where in-major tiles go
+ * for row counts on both sides of LINEAR_FEW_MAX, where in-major tiles go
  * to linear_few: within the tolerance of each other, and the same bits on
  * one thread and two (the tiles are the shape's, not the threads'). */
 START_TEST(linear_few_rows_match_sgemm)
 {
-	static const size_t rows[] = { 1, 16, 37, LINEAR_FEW_ROWS, LINEAR_FEW_ROWS + 1 };
+	static const size_t rows[] = { 1, 16, 37, LINEAR_FEW_MAX, LINEAR_FEW_MAX + 1 };
 	const size_t E = 150, width = 600; /* two whole 256-column tiles and a part */
 	struct attn_prng g;
 	size_t n = rows[_i];
