@@ -293,10 +293,59 @@ static enum attn_status ck_fill(struct ck_ctx *c, const struct ck_found *f, cons
 	return ATTN_OK;
 }
 
+/* dst[k, r0 + o] = src[o, k] for o < nr, k < cols, dst's rows ld apart:
+ * sixteen source rows at a time, so that each row of dst gets a line of 16
+ * floats and the sixteen rows are read along together. */
+static void ck_transpose_rows(float *dst, size_t ld, size_t r0, const float *src, size_t nr,
+			      size_t cols)
+{
+	for (size_t o0 = 0; o0 < nr; o0 += 16) {
+		size_t o1 = nr - o0 < 16 ? nr : o0 + 16;
+
+		for (size_t k = 0; k < cols; k++)
+			for (size_t o = o0; o < o1; o++)
+				dst[k * ld + r0 + o] = src[o * cols + k];
+	}
+}
+
+/* The tensor [rows, cols] converted into dst [cols, rows], transposed: whole
+ * rows a slice (at most CK_SLICE values, or one row), each slice converted,
+ * checked finite, moved into place, then its source bytes reported done. */
+static enum attn_status ck_fill_transposed(struct ck_ctx *c, const struct ck_found *f,
+					   const char *name, float *dst)
+{
+	const struct attn_checkpoint_memory *m = &c->ck->memory;
+	const struct st_tensor *t = f->t;
+	size_t rows = t->dims[0], cols = t->dims[1];
+	size_t step = CK_SLICE / cols > 0 ? CK_SLICE / cols : 1; /* rows a slice */
+	size_t at = c->data_at[f->file] + t->begin;
+	float *slice = malloc((step < rows ? step : rows) * cols * sizeof(float));
+	enum attn_status st = ATTN_OK;
+
+	if (slice == NULL)
+		return attn_fail(c->err, ATTN_ERR_NOMEM, "files", 0,
+				 "out of memory (a slice of %s)", name);
+	for (size_t r = 0; r < rows && st == ATTN_OK; r += step) {
+		size_t nr = rows - r < step ? rows - r : step, n = nr * cols;
+
+		ck_convert(slice, c->files[f->file].bytes + at, n, t->kind);
+		st = ck_finite(c, f, name, slice, n, r * cols);
+		if (st != ATTN_OK)
+			break;
+		ck_transpose_rows(dst, rows, r, slice, nr, cols);
+		if (m->done != NULL)
+			m->done(m->ctx, f->file, at, n * t->elem_size);
+		at += n * t->elem_size;
+	}
+	free(slice);
+	return st;
+}
+
 /* The tensor's floats: where they lie in the file, or converted into memory
- * the checkpoint owns (also when own asks for a copy). */
+ * the checkpoint owns (also when own asks for a copy). A copy of a matrix
+ * is transposed when transposed is not NULL, which is then set to 1. */
 static enum attn_status ck_data(struct ck_ctx *c, const struct ck_found *f, const char *name,
-				int own, const float **out)
+				int own, const float **out, int *transposed)
 {
 	const struct st_tensor *t = f->t;
 	const uint8_t *src = c->files[f->file].bytes + c->data_at[f->file] + t->begin;
@@ -311,7 +360,12 @@ static enum attn_status ck_data(struct ck_ctx *c, const struct ck_found *f, cons
 
 		if (dst == NULL)
 			return c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
-		st = ck_fill(c, f, name, dst);
+		if (transposed != NULL && t->rank == 2) {
+			st = ck_fill_transposed(c, f, name, dst);
+			*transposed = 1;
+		} else {
+			st = ck_fill(c, f, name, dst);
+		}
 		*out = dst;
 	}
 	if (st != ATTN_OK)
@@ -322,17 +376,18 @@ static enum attn_status ck_data(struct ck_ctx *c, const struct ck_found *f, cons
 }
 
 static enum attn_status ck_get_found(struct ck_ctx *c, const struct ck_found *f, const float **out,
-				     size_t rows, size_t cols, const char *name, int own)
+				     size_t rows, size_t cols, const char *name, int own,
+				     int *transposed)
 {
 	enum attn_status st = ck_check(c, f, name, rows, cols);
 
 	if (st != ATTN_OK)
 		return st;
-	return ck_data(c, f, name, own, out);
+	return ck_data(c, f, name, own, out, transposed);
 }
 
 static enum attn_status ck_get_owned(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
-				     const char *name, int own)
+				     const char *name, int own, int *transposed)
 {
 	struct ck_found f;
 	enum attn_status st = ck_find(c, name, &f);
@@ -341,19 +396,26 @@ static enum attn_status ck_get_owned(struct ck_ctx *c, const float **out, size_t
 		return st;
 	if (f.t == NULL)
 		return ck_missing(c, name);
-	return ck_get_found(c, &f, out, rows, cols, name, own);
+	return ck_get_found(c, &f, out, rows, cols, name, own, transposed);
 }
 
 enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
 			const char *name)
 {
-	return ck_get_owned(c, out, rows, cols, name, c->ck->memory.copy_f32);
+	return ck_get_owned(c, out, rows, cols, name, c->ck->memory.copy_f32, NULL);
+}
+
+enum attn_status ck_get_linear(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+			       const char *name, int *in_major)
+{
+	*in_major = 0;
+	return ck_get_owned(c, out, rows, cols, name, c->ck->memory.copy_f32, in_major);
 }
 
 enum attn_status ck_get_table(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
 			      const char *name)
 {
-	return ck_get_owned(c, out, rows, cols, name, 0);
+	return ck_get_owned(c, out, rows, cols, name, 0, NULL);
 }
 
 enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
@@ -365,13 +427,13 @@ enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows,
 	if (st != ATTN_OK)
 		return st;
 	if (f.t != NULL)
-		return ck_get_found(c, &f, out, rows, cols, name, c->ck->memory.copy_f32);
+		return ck_get_found(c, &f, out, rows, cols, name, c->ck->memory.copy_f32, NULL);
 	st = ck_find(c, alt, &f);
 	if (st != ATTN_OK)
 		return st;
 	if (f.t == NULL)
 		return ck_missing(c, name);
-	return ck_get_found(c, &f, out, rows, cols, alt, c->ck->memory.copy_f32);
+	return ck_get_found(c, &f, out, rows, cols, alt, c->ck->memory.copy_f32, NULL);
 }
 
 enum attn_status ck_infer(struct ck_ctx *c, size_t *size, const char *name, size_t axis)

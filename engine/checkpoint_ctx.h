@@ -54,6 +54,14 @@ enum attn_status ck_find(struct ck_ctx *c, const char *name, struct ck_found *f)
 enum attn_status ck_get(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
 			const char *name);
 
+/* ck_get of an nn.Linear weight [rows, cols] = [out, in]. Where it is
+ * copied or converted (not F32 read in place) the copy is stored
+ * transposed, [in, out] (TRANSPOSED), and *in_major is set to 1: the stack
+ * then reads it as GPT-2's Conv1D, on linear_few at short lengths (no copy
+ * of W per call, linear.h). In place it stays [out, in], *in_major 0. */
+enum attn_status ck_get_linear(struct ck_ctx *c, const float **out, size_t rows, size_t cols,
+			       const char *name, int *in_major);
+
 /* ck_get of an embedding table: F32 stays where it lies even when the
  * load's struct attn_checkpoint_memory says copy_f32 (a request reads a
  * few of its rows; the file is the memory). */

@@ -5,6 +5,9 @@
  *
  * Shapes, outermost first, as stored: nn.Linear weights are [out, in];
  * GPT-2's Conv1D weights are [in, out] (TRANSPOSED, in_major in stack.h).
+ * A copy of an nn.Linear weight (converted, or copied for the caller's
+ * memory) is made [in, out] too (ck_get_linear): the stack's fast path for
+ * short sequences reads W that way.
  * A size the config leaves 0 (vocab, max_positions, type_vocab, F) is read
  * from the tensor that holds it; every tensor is then checked against it.
  */
@@ -27,8 +30,11 @@ static enum attn_status ck_linear(struct ck_ctx *c, struct attn_linear *l, const
 	l->out = out;
 	l->in = in;
 	l->in_major = in_major;
-	st = ck_get(c, &l->w, in_major ? in : out, in_major ? out : in,
-		    ck_name(nm, sizeof nm, "%s%s.weight", base, what));
+	ck_name(nm, sizeof nm, "%s%s.weight", base, what);
+	if (in_major)
+		st = ck_get(c, &l->w, in, out, nm);
+	else /* nn.Linear's [out, in]; a copy is made [in, out] */
+		st = ck_get_linear(c, &l->w, out, in, nm, &l->in_major);
 	if (st != ATTN_OK || !bias)
 		return st;
 	return ck_get(c, &l->b, out, 0, ck_name(nm, sizeof nm, "%s%s.bias", base, what));
@@ -224,10 +230,10 @@ enum attn_status ck_fill_bert(struct ck_ctx *c)
 		st = ck_get_table(c, &s->wte, s->vocab, s->E, "embeddings.word_embeddings.weight");
 	if (st == ATTN_OK)
 		st = ck_get_table(c, &s->wpe, s->max_positions, s->E,
-			    "embeddings.position_embeddings.weight");
+				  "embeddings.position_embeddings.weight");
 	if (st == ATTN_OK)
 		st = ck_get_table(c, &s->wtt, s->type_vocab, s->E,
-			    "embeddings.token_type_embeddings.weight");
+				  "embeddings.token_type_embeddings.weight");
 	if (st == ATTN_OK)
 		st = ck_layer_norm(c, &s->emb_norm, "embeddings.", "LayerNorm", s->E);
 	return st != ATTN_OK ? st : ck_layers(c, ck_bert_layer);

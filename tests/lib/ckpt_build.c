@@ -138,6 +138,23 @@ void ckb_assert_tensor(const struct ckb_built *b, const float *x, const char *na
 		      i < n ? st_tvalue(t, i) : 0.0);
 }
 
+void ckb_assert_linear(const struct ckb_built *b, const struct attn_linear *lin, const char *name)
+{
+	size_t t = ckb_find(&b->l, name);
+
+	ck_assert_msg(lin->w != NULL, "%s not loaded", name);
+	ck_assert_uint_eq(ckb_numel(&b->l.v[t]), lin->out * lin->in);
+	if (!lin->in_major) {
+		ckb_assert_tensor(b, lin->w, name);
+		return;
+	}
+	for (size_t o = 0; o < lin->out; o++)
+		for (size_t k = 0; k < lin->in; k++)
+			ck_assert_msg(lin->w[k * lin->out + o] == st_tvalue(t, o * lin->in + k),
+				      "%s [%zu, %zu] = %g, want %g (transposed)", name, o, k,
+				      lin->w[k * lin->out + o], st_tvalue(t, o * lin->in + k));
+}
+
 int ckb_in_files(const struct ckb_built *b, const float *x)
 {
 	for (size_t s = 0; s < b->n_files; s++)

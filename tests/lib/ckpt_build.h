@@ -73,6 +73,10 @@ void ckb_release(struct ckb_built *b);
 /* x[0, n) holds tensor `name`'s values. */
 void ckb_assert_tensor(const struct ckb_built *b, const float *x, const char *name);
 
+/* lin's weight holds nn.Linear weight `name` [out, in]: as stored, or
+ * transposed [in, out] where lin->in_major says the load copied it so. */
+void ckb_assert_linear(const struct ckb_built *b, const struct attn_linear *lin, const char *name);
+
 /* Whether x points into one of b's files (used in place). */
 int ckb_in_files(const struct ckb_built *b, const float *x);
 
