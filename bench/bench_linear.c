@@ -8,8 +8,8 @@
  * common/huge_alloc), so that one pass streams them from memory as a forward
  * pass does. x [n, in] for n in {1, 4, 16, 64, 128, 256, 512}. Per n, in
  * ROUNDS interleaved rounds, one thread:
- *   few     linear_few on each 256-column tile (the stack's choice up to
- *           LINEAR_FEW_MAX rows)
+ *   few     linear_few on each whole map, as the stack calls it on one
+ *           thread (its choice up to LINEAR_FEW_MAX rows)
  *   tiles   cblas_sgemm on each 256-column tile (the stack's choice before
  *           linear_few, and the twin it is compared with)
  *   whole   cblas_sgemm on each whole map: OpenBLAS's own rate on these
@@ -99,6 +99,10 @@ static void weights_init(struct weights *wt, struct attn_prng *g)
 static void project(enum way way, float *out, const float *x, size_t n, const float *W,
 		    const float *b, size_t in, size_t width)
 {
+	if (way == FEW) { /* one call, as the stack makes on one thread */
+		linear_few(out, width, x, in, n, W, width, b, width, in, 1);
+		return;
+	}
 	if (way == WHOLE) {
 		for (size_t r = 0; r < n; r++)
 			memcpy(out + r * width, b, width * sizeof(float));
@@ -109,13 +113,9 @@ static void project(enum way way, float *out, const float *x, size_t n, const fl
 	for (size_t c = 0; c < width; c += TILE) {
 		size_t w = width - c < TILE ? width - c : TILE;
 
-		if (way == FEW) {
-			/* seek to out[0, c], W[0, c] */
-			linear_few(out + c, width, x, in, n, W + c, width, b + c, w, in, 1);
-			continue;
-		}
 		for (size_t r = 0; r < n; r++)
 			memcpy(out + r * width + c, b + c, w * sizeof(float));
+		/* seek to out[0, c], W[0, c] */
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)w, (int)in,
 			    1.0f, x, (int)in, W + c, (int)width, 1.0f, out + c, (int)width);
 	}

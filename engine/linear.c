@@ -91,7 +91,7 @@ static size_t half_cols(size_t width)
 }
 
 /* The grid is a function of the shape alone, never of the thread count:
- * linear_few's (job.few) every row by LINEAR_COLS columns; sgemm's up to
+ * linear_few's (job.few) every row by LINEAR_FEW_COLS columns; sgemm's up to
  * LINEAR_FEW_ROWS rows, LINEAR_COLS columns a tile; past it tiles of
  * LINEAR_TALL rows and half the columns (one tile a thread at L <= 512 on
  * two threads, and each call packs only its half of W: W is packed once
@@ -102,7 +102,7 @@ static struct tile_grid task_grid(const struct linear_job *j)
 
 	if (j->few) {
 		g.rows = LINEAR_FEW_MAX;
-		g.cols = j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
+		g.cols = j->width <= LINEAR_FEW_COLS ? j->width : LINEAR_FEW_COLS;
 	} else if (j->n <= LINEAR_FEW_ROWS) {
 		g.rows = LINEAR_BLOCK;
 		g.cols = j->width <= LINEAR_COLS ? j->width : LINEAR_COLS;
@@ -115,8 +115,7 @@ static struct tile_grid task_grid(const struct linear_job *j)
 	return g;
 }
 
-/* Task k of the (row block, column block) grid: one sgemm, or one
- * linear_few, on out's tile. */
+/* Task k of the (row block, column block) grid: one sgemm on out's tile. */
 static void linear_task(const struct linear_job *j, const struct tile_grid *g, size_t k)
 {
 	size_t r = (k / g->n_cb) * g->rows, c = (k % g->n_cb) * g->cols;
@@ -126,13 +125,22 @@ static void linear_task(const struct linear_job *j, const struct tile_grid *g, s
 	const float *Wc = j->in_major ? j->W + c : j->W + c * j->E;
 
 	/* seek to out[r, c] and x[r, 0] */
-	if (j->few) {
-		linear_few(j->out + r * j->ld_out + c, j->ld_out, j->x + r * j->ld_x, j->ld_x, m,
-			   Wc, j->width, j->bias ? j->bias + c : NULL, w, j->E, 1);
-		return;
-	}
 	linear_tile(j->out + r * j->ld_out + c, j->ld_out, j->x + r * j->ld_x, j->ld_x, m, Wc,
 		    j->in_major, j->width, j->bias ? j->bias + c : NULL, w, j->E);
+}
+
+/* Tasks [k0, k1) of linear_few's grid (one row block: column tiles) as one
+ * call on their columns, so that x is packed once a block for all of them;
+ * each element's sum is the same however the columns are split. */
+static void few_tasks(const struct linear_job *j, const struct tile_grid *g, size_t k0, size_t k1)
+{
+	size_t c = k0 * g->cols, end = k1 * g->cols < j->width ? k1 * g->cols : j->width;
+
+	if (c >= end || attn_cancelled(j->cancel))
+		return;
+	/* seek to out[0, c] and W[0, c] (W [E, width]) */
+	linear_few(j->out + c, j->ld_out, j->x, j->ld_x, j->n, j->W + c, j->width,
+		   j->bias ? j->bias + c : NULL, end - c, j->E, 1);
 }
 
 static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
@@ -143,6 +151,10 @@ static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
 
 	(void)team;
 	team_share(g.n_rb * g.n_cb, t, T, &k0, &k1);
+	if (j->few) {
+		few_tasks(j, &g, k0, k1);
+		return;
+	}
 	for (size_t k = k0; k < k1 && !attn_cancelled(j->cancel); k++)
 		linear_task(j, &g, k);
 }

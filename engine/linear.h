@@ -31,11 +31,14 @@ enum { LINEAR_BLOCK = 256 };
 enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64, LINEAR_TALL = 512, LINEAR_COL_ALIGN = 64 };
 
 /* In-major W (GPT-2's Conv1D, or weights a checkpoint stored so) at up to
- * LINEAR_FEW_MAX rows goes to linear_few in LINEAR_COLS-column tiles of
+ * LINEAR_FEW_MAX rows goes to linear_few in LINEAR_FEW_COLS-column tiles of
  * every row, where the machine has its vector kernel: it reads W in place,
  * where sgemm copies each tile of W first (linear_few.h). Past it sgemm
- * packs W once for many rows and is the faster (bench_linear). */
-enum { LINEAR_FEW_MAX = 128 };
+ * packs W once for many rows and is the faster (bench_linear). 128 columns
+ * split every width of GPT-2 small and the Llama shapes into an even count
+ * of tiles (768: 6, where 256 columns made 3 and left one of two threads
+ * idle a third of the time). */
+enum { LINEAR_FEW_MAX = 128, LINEAR_FEW_COLS = 128 };
 
 /*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,

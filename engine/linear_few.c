@@ -2,15 +2,19 @@
  * linear_few.c: out = x W + bias for a few rows, W [E, w] read in place
  * (see linear_few.h).
  *
- * The vector kernel walks W in blocks of KC rows; within a block, strips of
- * 16 columns left to right, and within a strip, the rows of x in register
- * tiles of up to 16 rows (one accumulator vector a row):
+ * The vector kernel takes x in groups of up to 128 rows; for each, W in
+ * blocks of KC rows. Each block packs the group's rows of x once ([k, row],
+ * so that a step's broadcasts read one cache line) and then walks the block
+ * in tiles of CT columns, within a tile strips of 16 columns left to right,
+ * and within a strip the rows in register tiles of up to 16 (one
+ * accumulator vector a row):
  *   for k in block: acc[r] += x[r, k] broadcast * W[k, c0 .. c0 + 16)
  * Each W row of the block is so read left to right, one cache line a strip;
- * while the first tile of a strip works, it prefetches the same rows' line
- * of the next strip (or the next block's first strip), a strip ahead.
- * The accumulators go back to out between blocks: a float stored and loaded
- * is the float it was, so the chain per element is unbroken.
+ * while the first register tile of a strip works, it prefetches the same
+ * rows' line of the next strip (or the next block's first strip), a strip
+ * ahead; the other register tiles find the tile's block (KC x CT floats) in
+ * L2. The accumulators go back to out between blocks: a float stored and
+ * loaded is the float it was, so the chain per element is unbroken.
  */
 #include "linear_few.h"
 
@@ -23,9 +27,11 @@
 #endif
 
 enum {
-	ROWS = 16, /* rows of x per register tile: one zmm accumulator each */
-	KC = 256,  /* rows of W per block: a strip's lines stay in L1 */
-	VEC = 16,  /* floats per vector, columns per strip */
+	ROWS = 16,   /* rows of x per register tile: one zmm accumulator each */
+	KC = 256,    /* rows of W per block: a strip's lines stay in L1 */
+	VEC = 16,    /* floats per vector, columns per strip */
+	CT = 256,    /* columns of W per tile of a block */
+	GROUP = 128, /* rows of x packed at once (128 KB of stack) */
 };
 
 int linear_few_simd_available(void)
@@ -118,30 +124,40 @@ static const float *next_strip(const float *W, size_t ldw, size_t k0, size_t kc,
 	return W + k0 * ldw + w - 1;
 }
 
-/* Every strip of the block at row k0 (kc rows) for one register tile of R
- * rows, xt [kc, ROWS] its rows of x; with prefetch 1 it fetches a strip
- * ahead, else it finds W where the tile before left it. */
-INLINE_AVX512 void few_rows(float *out, size_t ld_out, const float *xt, const float *W, size_t ldw,
-			    size_t k0, size_t kc, size_t w, size_t E, int prefetch, int R)
-{
-	size_t vecs = (w + VEC - 1) / VEC;
-	/* lanes of the last strip that hold columns (w % 16 of them, or all) */
-	__mmask16 tail = w % VEC == 0 ? (__mmask16)0xffff : (__mmask16)((1u << (w % VEC)) - 1u);
+/* One step of the walk: rows k0 .. k0 + kc of W [E, w] (rows ldw apart),
+ * its columns [c0, c1) (c0 a multiple of 16). */
+struct few_block {
+	const float *W;
+	size_t ldw, w, E;
+	size_t k0, kc;
+	size_t c0, c1;
+};
 
-	for (size_t v = 0; v < vecs; v++) {
-		__mmask16 lanes = v + 1 < vecs ? (__mmask16)0xffff : tail;
+/* Every strip of the block for one register tile of R rows (out at its
+ * first row, column 0), xt [kc, ROWS] their rows of x; with prefetch 1 it
+ * fetches a strip ahead, else it finds W where the tile before left it. */
+INLINE_AVX512 void few_rows(float *out, size_t ld_out, const float *xt, const struct few_block *b,
+			    int prefetch, int R)
+{
+	/* lanes of the last strip of W that hold columns (w % 16 of them, or all) */
+	__mmask16 tail =
+	    b->w % VEC == 0 ? (__mmask16)0xffff : (__mmask16)((1u << (b->w % VEC)) - 1u);
+
+	for (size_t v = b->c0 / VEC; v * VEC < b->c1; v++) {
+		__mmask16 lanes = (v + 1) * VEC <= b->w ? (__mmask16)0xffff : tail;
 		/* seek to W[k0, 16 v] */
-		const float *Wv = W + k0 * ldw + v * VEC;
-		const float *next = prefetch ? next_strip(W, ldw, k0, kc, v, w, E) : Wv;
+		const float *Wv = b->W + b->k0 * b->ldw + v * VEC;
+		const float *next =
+		    prefetch ? next_strip(b->W, b->ldw, b->k0, b->kc, v, b->w, b->E) : Wv;
 
 		/* seek to out[0, 16 v] */
-		few_tile(out + v * VEC, ld_out, xt, Wv, ldw, kc, lanes, next, R);
+		few_tile(out + v * VEC, ld_out, xt, Wv, b->ldw, b->kc, lanes, next, R);
 	}
 }
 
 /* A tile of R < ROWS rows, as register tiles of 8, 4, 2 and 1 rows. */
-AVX512 static void few_part(float *out, size_t ld_out, const float *xt, const float *W, size_t ldw,
-			    size_t k0, size_t kc, size_t w, size_t E, int prefetch, size_t R)
+AVX512 static void few_part(float *out, size_t ld_out, const float *xt, const struct few_block *b,
+			    int prefetch, size_t R)
 {
 	static const int sizes[] = {8, 4, 2, 1};
 
@@ -150,50 +166,71 @@ AVX512 static void few_part(float *out, size_t ld_out, const float *xt, const fl
 			continue;
 		/* seek to out[r, 0] and xt[0, r] */
 		if (sizes[i] == 8)
-			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
-				 8);
+			few_rows(out + r * ld_out, ld_out, xt + r, b, prefetch, 8);
 		else if (sizes[i] == 4)
-			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
-				 4);
+			few_rows(out + r * ld_out, ld_out, xt + r, b, prefetch, 4);
 		else if (sizes[i] == 2)
-			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
-				 2);
+			few_rows(out + r * ld_out, ld_out, xt + r, b, prefetch, 2);
 		else
-			few_rows(out + r * ld_out, ld_out, xt + r, W, ldw, k0, kc, w, E, prefetch,
-				 1);
+			few_rows(out + r * ld_out, ld_out, xt + r, b, prefetch, 1);
 		r += (size_t)sizes[i];
 		prefetch = 0;
 	}
 }
 
-/* xt [kc, ROWS] = x [R, kc] (rows ld_x apart) transposed: a step's R
+/* xt [tiles, kc, ROWS] = x [n, kc] (rows ld_x apart) transposed a register
+ * tile at a time (its last tile padded with what was there): a step's
  * broadcasts then read one cache line. */
-static void pack_rows(float *xt, const float *x, size_t ld_x, size_t R, size_t kc)
+static void pack_rows(float *xt, const float *x, size_t ld_x, size_t n, size_t kc)
 {
-	for (size_t r = 0; r < R; r++)
+	for (size_t r = 0; r < n; r++) {
+		/* seek to tile r / ROWS, lane r % ROWS */
+		float *lane = xt + (r / ROWS) * KC * ROWS + r % ROWS;
+
 		for (size_t k = 0; k < kc; k++)
-			xt[k * ROWS + r] = x[r * ld_x + k];
+			lane[k * ROWS] = x[r * ld_x + k];
+	}
 }
 
+/* The block for every register tile of the group's n rows. */
+AVX512 static void few_block_rows(float *out, size_t ld_out, const float *xt, size_t n,
+				  const struct few_block *b)
+{
+	for (size_t r = 0; r < n; r += ROWS) {
+		size_t R = n - r < ROWS ? n - r : ROWS;
+		/* seek to out[r, 0] and tile r / ROWS of xt */
+		float *out_r = out + r * ld_out;
+		const float *xt_r = xt + (r / ROWS) * KC * ROWS;
+
+		if (R == ROWS)
+			few_rows(out_r, ld_out, xt_r, b, r == 0, ROWS);
+		else
+			few_part(out_r, ld_out, xt_r, b, r == 0, R);
+	}
+}
+
+/* Groups of GROUP rows; in each, blocks of KC rows of W, x packed once a
+ * block for all column tiles; the column tiles CT wide, so that a tile's
+ * block of W (KC x CT floats, 256 KB) stays in L2 while the group's
+ * register tiles pass over it. */
 AVX512 static void few_avx512(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 			      const float *W, size_t ldw, size_t w, size_t E)
 {
-	float xt[KC * ROWS]; /* [KC, ROWS]: one tile's rows of x in one block */
+	float xt[GROUP * KC]; /* [GROUP / ROWS, KC, ROWS]: the group's x in one block */
+	struct few_block b = {.W = W, .ldw = ldw, .w = w, .E = E};
 
-	for (size_t k0 = 0; k0 < E; k0 += KC) {
-		size_t kc = E - k0 < KC ? E - k0 : KC;
+	for (size_t g = 0; g < n; g += GROUP) {
+		size_t ng = n - g < GROUP ? n - g : GROUP;
 
-		for (size_t r = 0; r < n; r += ROWS) {
-			size_t R = n - r < ROWS ? n - r : ROWS;
-			/* seek to out[r, 0] */
-			float *out_r = out + r * ld_out;
-
-			/* seek to x[r, k0] */
-			pack_rows(xt, x + r * ld_x + k0, ld_x, R, kc);
-			if (R == ROWS)
-				few_rows(out_r, ld_out, xt, W, ldw, k0, kc, w, E, r == 0, ROWS);
-			else
-				few_part(out_r, ld_out, xt, W, ldw, k0, kc, w, E, r == 0, R);
+		for (b.k0 = 0; b.k0 < E; b.k0 += KC) {
+			b.kc = E - b.k0 < KC ? E - b.k0 : KC;
+			/* seek to x[g, k0] */
+			pack_rows(xt, x + g * ld_x + b.k0, ld_x, ng, b.kc);
+			for (b.c0 = 0; b.c0 < w; b.c0 += CT) {
+				b.c1 = w - b.c0 < CT ? w : b.c0 + CT;
+				/* seek to out[g, 0] */
+				few_block_rows(out + g * ld_out, ld_out, xt, ng, &b);
+			}
 		}
 	}
 }

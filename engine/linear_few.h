@@ -8,9 +8,11 @@
  * small) with 16 multiply-adds per weight read. sgemm copies each tile of W
  * into its packed layout first and then reads the copy (a third of the time
  * went to the copy, perf): the pass costs the memory stream plus the
- * arithmetic, one after the other. The kernel here reads W in place, rows
- * KC at a time, and prefetches the next strip of those rows while it works
- * on this one, so that the stream and the arithmetic overlap.
+ * arithmetic, one after the other. The kernel here reads W in place, 256
+ * rows at a time, and prefetches the next strip of those rows while it
+ * works on this one, so that the stream and the arithmetic overlap.
+ * One call packs x once a block for every column: call it on whole runs of
+ * columns, not tile by tile.
  *
  * A vector kernel (AVX-512F, chosen at run time) and a scalar twin: each
  * output element is one chain of fused multiply-adds over k in order,
@@ -28,7 +30,8 @@ int linear_few_simd_available(void);
  * out [n, w] (rows ld_out apart) = x [n, E] (rows ld_x apart) W [E, w]
  * (rows ldw apart) + bias, bias [w] or NULL. out must not overlap x or W.
  * simd 1 runs the vector kernel (only where linear_few_simd_available),
- * 0 the scalar twin. Any n; it is meant for a few tens of rows.
+ * 0 the scalar twin. Any n; it is meant for at most a hundred-odd rows
+ * (up to 128 are packed at once, 128 KB of the caller's stack).
  */
 void linear_few(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n, const float *W,
 		size_t ldw, const float *bias, size_t w, size_t E, int simd);

@@ -157,8 +157,8 @@ static float *untouched(size_t n, size_t ld_out)
 }
 
 /* linear_few.h: the vector kernel gives the scalar twin's bits (same fma
- * chains from the bias), over shapes that cross its 16-row tiles, 256-row
- * blocks of W and 16-column strips, with W one float off 64-byte alignment
+ * chains from the bias), over shapes that cross its 16-row tiles, groups of
+ * 128 rows, 256-row blocks of W, 256-column tiles and 16-column strips, with W one float off 64-byte alignment
  * on odd iterations; the twin agrees with a double-precision product; the
  * columns past w and the rows' padding are left as they were. */
 START_TEST(few_rows_match_twin)
@@ -170,8 +170,12 @@ START_TEST(few_rows_match_twin)
 
 	attn_prng_seed(&g, 9200 + (uint64_t)_i);
 	n = _i < 3 ? 16 : test_pick(&g, 1, 70);
-	w = _i < 3 ? 256 : test_pick(&g, 1, 300);
+	w = _i < 3 ? 256 : test_pick(&g, 1, 400);
 	E = _i < 3 ? 768 : test_pick(&g, 1, 600);
+	if (_i % 4 == 3) { /* past one group of 128 rows, on a short E */
+		n = test_pick(&g, 129, 300);
+		E = test_pick(&g, 1, 40);
+	}
 	ld_x = E + test_pick(&g, 0, 9);
 	ldw = w + (_i % 3 == 0 ? 0 : test_pick(&g, 1, 40)); /* a tile of a wider W */
 	ld_out = w + test_pick(&g, 0, 9);
