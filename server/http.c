@@ -192,7 +192,7 @@ static void watch_receiving(struct request *r)
 	r->recv_watched = 1;
 }
 
-static void unwatch_receiving(struct request *r)
+void unwatch_receiving(struct request *r)
 {
 	if (!r->recv_watched)
 		return;
@@ -423,23 +423,12 @@ static int past_deadline(const struct request *r)
  * maximum (--max-body) bounds the inflated bytes: a zip bomb stops there,
  * with nothing allocated past it, and is cut off with 413. The bytes on the
  * wire are bounded too. */
-/* cut_off from the I/O thread while the body arrives. The watcher may be
- * writing its own 408 to the socket this very moment (it took r->cut
- * first): it is let finish, since returning MHD_NO has libmicrohttpd shut
- * the socket's sending side at once, and a 408 half written would be lost.
- * watch_remove waits for an entry's action that is running. */
-static enum MHD_Result cut_off_body(struct request *r, enum rejection why)
-{
-	unwatch_receiving(r);
-	return cut_off(r, why);
-}
-
 static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t n)
 {
 	enum decode_status st;
 
 	if (r->bytes_in > r->srv->cfg->max_body)
-		return cut_off_body(r, REJ_TOO_LARGE);
+		return cut_off(r, REJ_TOO_LARGE);
 	st = body_decoder_feed(r->decoder, data, n, &r->body);
 	if (st == DECODE_NOMEM)
 		return MHD_NO; /* out of memory: close the connection */
@@ -447,7 +436,7 @@ static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t
 		snprintf(r->detail, sizeof r->detail,
 			 "the request body inflates to more than --max-body (%llu bytes)",
 			 r->srv->cfg->max_body);
-		return cut_off_body(r, REJ_TOO_LARGE);
+		return cut_off(r, REJ_TOO_LARGE);
 	}
 	return MHD_YES;
 }
@@ -482,21 +471,21 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 	*size = 0;
 	r->bytes_in += n;
 	if (atomic_load(&r->cut) != 0) /* the watcher answered 408: close */
-		return cut_off_body(r, REJ_TIMEOUT);
+		return cut_off(r, REJ_TIMEOUT);
 	if (r->state == REQ_ANSWERED) /* refused before the body: libmicrohttpd drops it */
 		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES;
 	watch_touch(&r->recv_watch); /* its --timeout starts again */
 	if (past_deadline(r))
-		return cut_off_body(r, REJ_TIMEOUT);
+		return cut_off(r, REJ_TIMEOUT);
 	if (r->state != REQ_RECEIVING) { /* an inline route: the body is not needed */
 		if (r->bytes_in > r->srv->cfg->max_body)
-			return cut_off_body(r, REJ_TOO_LARGE);
+			return cut_off(r, REJ_TOO_LARGE);
 		return MHD_YES;
 	}
 	if (r->decoder != NULL)
 		return on_coded_body(r, data, n);
 	if (n > r->body.max - r->body.len)
-		return cut_off_body(r, REJ_TOO_LARGE);
+		return cut_off(r, REJ_TOO_LARGE);
 	if (buf_append(&r->body, data, n) != 0)
 		return MHD_NO; /* out of memory: close the connection */
 	return MHD_YES;

@@ -121,9 +121,14 @@ enum MHD_Result refuse_early(struct request *r, enum rejection why);
 
 /* The refusal `why` written to the socket now, in the middle of the body
  * (cutoff.h), with Connection: close; returns MHD_NO, so libmicrohttpd
- * closes the connection. r's status stays 0 (logged as no answer) when the
- * socket did not take it. */
+ * closes the connection. The body's watch is removed first: the watcher
+ * may be writing its own 408 that moment, and is let finish. r's status
+ * stays 0 (logged as no answer) when the socket did not take it. */
 enum MHD_Result cut_off(struct request *r, enum rejection why);
+
+/* r's --request-deadline watch removed, if it is registered (http.c);
+ * waits for its action when the watcher is running it. */
+void unwatch_receiving(struct request *r);
 
 /* The watcher's action (watch.h: on_fire) when --request-deadline passes
  * while r's body arrives: 408 written to the socket unless an answer was

@@ -311,6 +311,10 @@ static void cut_off_send(struct request *r, enum rejection why, const char *mess
 
 enum MHD_Result cut_off(struct request *r, enum rejection why)
 {
+	/* the watcher may have taken r->cut and be writing its 408: returning
+	 * MHD_NO has libmicrohttpd shut the socket's sending side at once, and
+	 * a 408 half written would be lost; watch_remove waits for it */
+	unwatch_receiving(r);
 	r->state = REQ_ANSWERED;
 	cut_off_closing = 1;
 	cut_off_send(r, why, r->detail);
