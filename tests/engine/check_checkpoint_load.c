@@ -551,31 +551,52 @@ START_TEST(slices_reported)
 }
 END_TEST
 
+/* Block 1's down and up weights, to find their bytes. */
+static const float *down_1(const struct attn_stack *s)
+{
+	return s->blocks[1].down.w;
+}
+
+static const float *up_1(const struct attn_stack *s)
+{
+	return s->blocks[1].up.w;
+}
+
+/* b loaded in place first, to find the bytes of the weight `pick` returns,
+ * a NaN put at its element SLICE + 5 (in a second slice), then b loaded
+ * with the caller's memory: NONFINITE, the weight `name` and the element
+ * named, every copy the failed load made freed. */
+static void expect_nan_named(struct ckb_built *b, const struct attn_checkpoint_config *cfg,
+			     const float *(*pick)(const struct attn_stack *), const char *name)
+{
+	const float nan = NAN;
+	struct attn_checkpoint_memory mem;
+	struct mem_log log;
+	char want[160];
+	size_t at;
+
+	ck_assert_int_eq(ckb_load(b, cfg, 1), ATTN_OK);
+	at = (size_t)((const uint8_t *)pick(&b->ck->stack) - b->bytes[0]);
+	attn_checkpoint_free(b->ck);
+	b->ck = NULL;
+	memcpy(b->bytes[0] + at + ((size_t)SLICE + 5) * sizeof(float), &nan, sizeof nan);
+	mem = log_memory(&log, b);
+	ck_assert_int_eq(attn_checkpoint_load(&b->ck, cfg, b->files, 1, &mem, &b->err),
+			 ATTN_ERR_NONFINITE);
+	ck_assert_ptr_null(b->ck);
+	ck_assert_uint_eq(b->err.index, (size_t)SLICE + 5);
+	snprintf(want, sizeof want, "'%s' holds a non-finite value at element 1048581", name);
+	ck_assert_msg(strstr(b->err.message, want) != NULL, "%s", b->err.message);
+	ck_assert_uint_eq(log.releases, log.allocs); /* the failed load freed its copies */
+}
+
 START_TEST(nonfinite_in_later_slice)
 {
 	struct ckb_built b = {0};
 	struct attn_checkpoint_config cfg = gpt2_cfg();
-	struct attn_checkpoint_memory mem;
-	struct mem_log log;
-	const float nan = NAN;
-	size_t at;
 
 	big_list(&b.l);
-	/* in place first, to find the tensor's bytes; then poison element SLICE + 5 */
-	ck_assert_int_eq(ckb_load(&b, &cfg, 1), ATTN_OK);
-	at = (size_t)((const uint8_t *)b.ck->stack.blocks[1].down.w - b.bytes[0]);
-	attn_checkpoint_free(b.ck);
-	b.ck = NULL;
-	memcpy(b.bytes[0] + at + ((size_t)SLICE + 5) * sizeof(float), &nan, sizeof nan);
-	mem = log_memory(&log, &b);
-	ck_assert_int_eq(attn_checkpoint_load(&b.ck, &cfg, b.files, 1, &mem, &b.err),
-			 ATTN_ERR_NONFINITE);
-	ck_assert_ptr_null(b.ck);
-	ck_assert_uint_eq(b.err.index, (size_t)SLICE + 5);
-	ck_assert_msg(strstr(b.err.message, "'h.1.mlp.c_proj.weight' holds a non-finite value "
-					    "at element 1048581") != NULL,
-		      "%s", b.err.message);
-	ck_assert_uint_eq(log.releases, log.allocs); /* the failed load freed its copies */
+	expect_nan_named(&b, &cfg, down_1, "h.1.mlp.c_proj.weight");
 	ckb_release(&b);
 }
 END_TEST
@@ -605,25 +626,11 @@ START_TEST(linear_transposed_in_slices)
 	struct attn_checkpoint_config cfg = bert_cfg();
 	struct attn_checkpoint_memory mem;
 	struct mem_log log;
-	const float nan = NAN;
 	const struct attn_block *k;
-	size_t at;
 
 	big_bert_list(&b.l);
-	if (_i == 1) { /* in place first, to find the bytes; poison element SLICE + 5 */
-		ck_assert_int_eq(ckb_load(&b, &cfg, 1), ATTN_OK);
-		at = (size_t)((const uint8_t *)b.ck->stack.blocks[1].up.w - b.bytes[0]);
-		attn_checkpoint_free(b.ck);
-		b.ck = NULL;
-		memcpy(b.bytes[0] + at + ((size_t)SLICE + 5) * sizeof(float), &nan, sizeof nan);
-		mem = log_memory(&log, &b);
-		ck_assert_int_eq(attn_checkpoint_load(&b.ck, &cfg, b.files, 1, &mem, &b.err),
-				 ATTN_ERR_NONFINITE);
-		ck_assert_msg(strstr(b.err.message, "'encoder.layer.1.intermediate.dense.weight' "
-						    "holds a non-finite value at element "
-						    "1048581") != NULL,
-			      "%s", b.err.message);
-		ck_assert_uint_eq(log.releases, log.allocs);
+	if (_i == 1) {
+		expect_nan_named(&b, &cfg, up_1, "encoder.layer.1.intermediate.dense.weight");
 		ckb_release(&b);
 		return;
 	}
