@@ -161,7 +161,8 @@ static double rel_diff(const float *a, const float *b, size_t n)
 	return top > 0 ? d / top : d;
 }
 
-static float *outs_alloc(float **outs, size_t n)
+/* outs [MAPS]: each map's output [n, out]; exits when out of memory. */
+static void outs_alloc(float **outs, size_t n)
 {
 	for (int m = 0; m < MAPS; m++) {
 		outs[m] = malloc(n * maps[m][1] * sizeof(float));
@@ -170,7 +171,6 @@ static float *outs_alloc(float **outs, size_t n)
 			exit(1);
 		}
 	}
-	return outs[0];
 }
 
 static void outs_free(float **outs)
