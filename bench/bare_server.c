@@ -13,8 +13,14 @@
  * requests/s is attnd's own work per request: routing, headers, body copy,
  * the hand-off to a compute worker and back, api_handle, the access log.
  *
- *   bare_server [--port N] [--io-threads T]
+ *   bare_server [--port N] [--io-threads T] [--answer FILE]
  *                N = 0 (the default) picks a free port; T: the CPUs
+ *                FILE: an HTTP answer as `curl -si` saves it (status line,
+ *                headers, a blank line, the body); every request is then
+ *                answered with its headers and body instead of the small
+ *                fixed body, so that a bare server sends attnd's own bytes
+ *                (libmicrohttpd writes Date, Content-Length and Connection
+ *                itself, so the file's are skipped)
  *
  * It binds 127.0.0.1 only, prints `listening on 127.0.0.1:PORT` like attnd,
  * and exits 0 on SIGTERM or SIGINT. Exit 2 on a bad argument, 1 when the
@@ -33,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 /* attnd's defaults (server/config.c): --connection-limit, --per-ip-limit,
@@ -46,6 +53,12 @@ enum {
 };
 
 static const char BODY[] = "{\"status\":\"ok\"}";
+
+enum { ANSWER_MAX = 65536 }; /* the largest --answer file read */
+
+/* --answer's file, read once before the daemon starts; its body is the
+ * response's PERSISTENT buffer, so it lives until main returns. */
+static char answer_text[ANSWER_MAX + 1];
 
 /* Any non-NULL value marks "first callback done" in *con_cls; the bare
  * server keeps no per-request state, so nothing is allocated or freed. */
@@ -98,13 +111,16 @@ static int parse_uint(const char *text, unsigned long max, unsigned *out)
 	return 0;
 }
 
-/* Returns 0 and sets *port and *io_threads, or -1 on a bad command line. */
-static int parse_args(int argc, char **argv, unsigned *port, unsigned *io_threads)
+/* Returns 0 and sets *port, *io_threads and *answer (NULL: none), or -1 on a
+ * bad command line. */
+static int parse_args(int argc, char **argv, unsigned *port, unsigned *io_threads,
+		      const char **answer)
 {
 	cpu_set_t cpus;
 
 	*port = 0;
 	*io_threads = 1;
+	*answer = NULL;
 	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0)
 		*io_threads = (unsigned)CPU_COUNT(&cpus);
 	for (int i = 1; i < argc; i += 2) {
@@ -116,11 +132,107 @@ static int parse_args(int argc, char **argv, unsigned *port, unsigned *io_thread
 		} else if (strcmp(argv[i], "--io-threads") == 0) {
 			if (parse_uint(argv[i + 1], 256, io_threads) != 0 || *io_threads == 0)
 				return -1;
+		} else if (strcmp(argv[i], "--answer") == 0) {
+			*answer = argv[i + 1];
 		} else {
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* The fixed small answer: BODY as application/json. */
+static struct MHD_Response *small_response(void)
+{
+	struct MHD_Response *resp;
+
+	/* PERSISTENT: libmicrohttpd never writes to or frees BODY; its API
+	 * (0.9.75 has no _from_buffer_static) takes void *, hence the cast. */
+	resp = MHD_create_response_from_buffer(sizeof BODY - 1, (void *)(uintptr_t)BODY,
+					       MHD_RESPMEM_PERSISTENT);
+	if (resp != NULL &&
+	    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") !=
+		MHD_YES) {
+		MHD_destroy_response(resp);
+		resp = NULL;
+	}
+	return resp;
+}
+
+/* Headers libmicrohttpd writes itself, whatever the response holds. */
+static int written_by_mhd(const char *name)
+{
+	return strcasecmp(name, "Date") == 0 || strcasecmp(name, "Content-Length") == 0 ||
+	       strcasecmp(name, "Connection") == 0 || strcasecmp(name, "Keep-Alive") == 0 ||
+	       strcasecmp(name, "Transfer-Encoding") == 0;
+}
+
+/* Adds the header lines from text (NUL-terminated, just past the status
+ * line) up to the blank line; 0, or -1 on a line that is no header or one
+ * libmicrohttpd refuses. */
+static int add_head(struct MHD_Response *resp, char *text)
+{
+	for (;;) {
+		char *eol = strchr(text, '\n');
+		char *value;
+
+		if (eol == NULL)
+			return -1;
+		*eol = '\0';
+		if (eol > text && eol[-1] == '\r')
+			eol[-1] = '\0';
+		if (*text == '\0')
+			return 0;
+		value = strchr(text, ':');
+		if (value == NULL)
+			return -1;
+		*value++ = '\0';
+		value += strspn(value, " ");
+		if (!written_by_mhd(text) && MHD_add_response_header(resp, text, value) != MHD_YES)
+			return -1;
+		text = eol + 1;
+	}
+}
+
+/* Where the body of an HTTP answer starts, after the blank line; NULL when
+ * there is none. */
+static char *body_of(char *text)
+{
+	char *blank = strstr(text, "\r\n\r\n");
+
+	if (blank != NULL)
+		return blank + 4;
+	blank = strstr(text, "\n\n");
+	return blank != NULL ? blank + 2 : NULL;
+}
+
+/* The answer saved in path (see the header comment), or NULL with a message. */
+static struct MHD_Response *answer_response(const char *path)
+{
+	struct MHD_Response *resp = NULL;
+	FILE *f = fopen(path, "rb");
+	char *head, *body;
+	size_t n;
+
+	if (f == NULL) {
+		perror(path);
+		return NULL;
+	}
+	n = fread(answer_text, 1, ANSWER_MAX, f);
+	fclose(f);
+	answer_text[n] = '\0';
+	head = strchr(answer_text, '\n');
+	body = body_of(answer_text);
+	if (n < ANSWER_MAX && head != NULL && body != NULL)
+		resp = MHD_create_response_from_buffer(n - (size_t)(body - answer_text), body,
+						       MHD_RESPMEM_PERSISTENT);
+	if (resp != NULL && add_head(resp, head + 1) == 0)
+		return resp;
+	if (resp != NULL)
+		MHD_destroy_response(resp);
+	fprintf(stderr, "bare_server: %s is not an HTTP answer (curl -si) under %d bytes\n", path,
+		(int)ANSWER_MAX);
+	return NULL;
 }
 
 static struct MHD_Daemon *start_daemon(unsigned port, unsigned io_threads)
@@ -161,26 +273,23 @@ int main(int argc, char **argv)
 	struct MHD_Daemon *daemon = NULL;
 	const union MHD_DaemonInfo *info;
 	sigset_t set;
+	const char *answer;
 	unsigned port, io_threads;
 	int sig = 0;
 	int status = 1;
 
-	if (parse_args(argc, argv, &port, &io_threads) != 0) {
-		fprintf(stderr, "usage: bare_server [--port N] [--io-threads T]   (N in [0, 65535]; "
-				"0: a free port; T in [1, 256], default: the CPUs)\n");
+	if (parse_args(argc, argv, &port, &io_threads, &answer) != 0) {
+		fprintf(stderr, "usage: bare_server [--port N] [--io-threads T] [--answer FILE]   "
+				"(N in [0, 65535]; 0: a free port; T in [1, 256], default: the CPUs; "
+				"FILE: an answer as curl -si saves it)\n");
 		return EXIT_USAGE;
 	}
 	if (block_signals(&set) != 0) {
 		perror("bare_server: signals");
 		return 1;
 	}
-	/* PERSISTENT: libmicrohttpd never writes to or frees BODY; its API
-	 * (0.9.75 has no _from_buffer_static) takes void *, hence the cast. */
-	fixed_response = MHD_create_response_from_buffer(sizeof BODY - 1, (void *)(uintptr_t)BODY,
-							 MHD_RESPMEM_PERSISTENT);
-	if (fixed_response == NULL ||
-	    MHD_add_response_header(fixed_response, MHD_HTTP_HEADER_CONTENT_TYPE,
-				    "application/json") != MHD_YES) {
+	fixed_response = answer != NULL ? answer_response(answer) : small_response();
+	if (fixed_response == NULL) {
 		fprintf(stderr, "bare_server: cannot build the response\n");
 		goto out;
 	}

@@ -11,6 +11,13 @@
 #   l128_noweights  model base, embeddings [128, 512], "weights": "none"
 #   l256_weights    model base, embeddings [256, 512], per-head weights
 #
+# For the seeds' scenarios a third server runs: "answer", the bare server
+# sending attnd's own answer to the seeds' request (its headers and body,
+# taken with curl from the attnd started here; bare_server --answer). So the
+# gap splits in two: bare -> answer is what the answer's bytes cost on this
+# machine, answer -> attnd is attnd's own work per request (information
+# lines under the targets). Without curl it is left out.
+#
 # Columns: requests/s, p50 and p99 latency (wrk --latency), non-2xx answers
 # (attnd's own count: the change in its /metrics attnd_http_requests_total
 # outside code 2xx over the run, but 499 and 0, requests whose client left
@@ -198,14 +205,34 @@ run() {
 }
 
 # rounds SCENARIO: ROUNDS runs of SCENARIO against each server started here,
-# alternating, so that a burst of load elsewhere hits both alike.
+# alternating, so that a burst of load elsewhere hits them alike.
 rounds() {
 	local r count=1
 	[[ $1 != seeds_c* ]] || count=$ROUNDS
 	for ((r = 0; r < count; r++)); do
 		run "$1" bare "http://127.0.0.1:$bare_port" "$bare_pid"
+		if [[ $1 == seeds_c* && -n $answer_port ]]; then
+			run "$1" answer "http://127.0.0.1:$answer_port" "$answer_pid"
+		fi
 		run "$1" attnd "http://127.0.0.1:$attnd_port" "$attnd_pid"
 	done
+}
+
+# start_answer: saves attnd's answer to the seeds' request (the path and body
+# of bench/wrk/seeds.lua) with its headers and starts a bare server sending
+# it; sets answer_port and answer_pid, or leaves them empty without curl.
+start_answer() {
+	local path body
+	answer_port='' answer_pid=''
+	command -v curl >/dev/null 2>&1 || return 0
+	path=$(sed -n "s/^common.post(\"\([^\"]*\)\", '.*')\$/\1/p" bench/wrk/seeds.lua)
+	body=$(sed -n "s/^common.post(\"[^\"]*\", '\(.*\)')\$/\1/p" bench/wrk/seeds.lua)
+	[[ -n $path && -n $body ]] || die "cannot read the request of bench/wrk/seeds.lua"
+	curl -sfi --max-time 10 -X POST -H 'Content-Type: application/json' --data-binary "$body" \
+		"http://127.0.0.1:$attnd_port$path" >"$work/answer.http" ||
+		die "attnd did not answer the seeds' request"
+	start bare_answer build/bench/bare_server --port 0 --answer "$work/answer.http"
+	answer_port=$port answer_pid=$pid
 }
 
 if [[ -n ${ATTND_URL:-} ]]; then
@@ -223,6 +250,10 @@ else
 	attnd_port=$port attnd_pid=$pid
 	start bare_server build/bench/bare_server --port 0
 	bare_port=$port bare_pid=$pid
+	answer_port=''
+	for s in "${SCENARIOS[@]}"; do
+		[[ $s != seeds_c* || -n $answer_port ]] || start_answer
+	done
 	echo "HTTP bench on loopback, $cpus CPUs, wrk $("$WRK" -v 2>&1 | awk 'NR == 1 { print $2 }')," \
 		"seeds: median of $ROUNDS alternating rounds"
 	for s in "${SCENARIOS[@]}"; do
@@ -233,7 +264,7 @@ fi
 # One line per scenario and server: the round of median requests/s; non-2xx
 # and socket errors summed over all its rounds (zero must hold for every one).
 for s in "${SCENARIOS[@]}"; do
-	for server in bare attnd; do
+	for server in bare answer attnd; do
 		awk -v s="$s" -v v="$server" '$1 == s && $2 == v' "$work/rows" | sort -g -k3 >"$work/one"
 		[[ -s $work/one ]] || continue
 		awk -v mid=$((($(wc -l <"$work/one") + 1) / 2)) '
@@ -263,5 +294,19 @@ for s in seeds_c8 seeds_c32; do
 		printf "%s: attnd %.0f req/s = %.0f%% of the bare server'"'"'s %.0f req/s, %d non-2xx " \
 		       "(target >= %d%%, zero non-2xx): %s\n", s, attnd, pct, bare, non2xx, target,
 		       (pct >= target && non2xx == 0) ? "PASS" : "MISS"
+	}' "$work/table"
+done
+# information: the same gap split at the bare server sending attnd's answer
+for s in seeds_c8 seeds_c32; do
+	awk -v s="$s" '
+	$1 == s && $2 == "bare" { bare = $3 }
+	$1 == s && $2 == "answer" { answer = $3 }
+	$1 == s && $2 == "attnd" { attnd = $3 }
+	END {
+		if (bare == "" || answer == "" || attnd == "")
+			exit
+		printf "%s: the bare server sending attnd'"'"'s answer %.0f req/s = %.0f%% of the bare " \
+		       "server; attnd = %.0f%% of it (information)\n", s, answer, 100 * answer / bare,
+		       100 * attnd / answer
 	}' "$work/table"
 done
