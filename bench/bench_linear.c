@@ -6,10 +6,10 @@
  * c_attn 768 x 2304, attn c_proj 768 x 768, c_fc 768 x 3072, mlp c_proj
  * 3072 x 768 (340 MB of F32, on 2 MiB pages as a loaded checkpoint's are,
  * common/huge_alloc), so that one pass streams them from memory as a forward
- * pass does. x [n, in] for n in {1, 4, 16, 64, 128, 256, 512}. Per n, in
+ * pass does. x [n, in] for n in {1, 4, 16, 32, 64, 128, 256, 512}. Per n, in
  * ROUNDS interleaved rounds, one thread:
  *   few     linear_few on each whole map, as the stack calls it on one
- *           thread (its choice up to LINEAR_FEW_MAX rows)
+ *           thread (its choice up to linear_few_max rows: "stack")
  *   tiles   cblas_sgemm on each 256-column tile (the stack's choice before
  *           linear_few, and the twin it is compared with)
  *   whole   cblas_sgemm on each whole map: OpenBLAS's own rate on these
@@ -18,7 +18,10 @@
  * Medians of the rounds; few / tiles is paired by round. The outputs of few
  * and tiles are checked to agree (1e-5 abs + 1e-4 rel of the largest).
  *
- * Usage: build/bench/bench_linear
+ * Usage: build/bench/bench_linear [--isa avx2]
+ *   --isa avx2  few runs linear_few's AVX2 kernel (the default: the best
+ *               this CPU runs). With OPENBLAS_CORETYPE=Haswell too, sgemm
+ *               runs OpenBLAS's AVX2 kernels: an AVX2-only machine's view.
  */
 #include <cblas.h>
 #include <math.h>
@@ -36,7 +39,7 @@
 enum { LAYERS = 12, MAPS = 4, ROUNDS = 7, TILE = LINEAR_COLS };
 
 static const size_t maps[MAPS][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
-static const size_t rows[] = {1, 4, 16, 64, 128, 256, 512};
+static const size_t rows[] = {1, 4, 16, 32, 64, 128, 256, 512};
 
 struct weights {
 	float *w[LAYERS][MAPS]; /* [in, out] each */
@@ -47,6 +50,8 @@ struct weights {
 enum way { FEW, TILES, WHOLE, READ, WAYS };
 
 static const char *const way_name[WAYS] = {"few", "tiles", "whole", "read"};
+
+static enum few_isa few_isa; /* linear_few's kernel in `few` */
 
 static double now_ms(void)
 {
@@ -100,7 +105,7 @@ static void project(enum way way, float *out, const float *x, size_t n, const fl
 		    const float *b, size_t in, size_t width)
 {
 	if (way == FEW) { /* one call, as the stack makes on one thread */
-		linear_few(out, width, x, in, n, W, width, b, width, in, 1);
+		linear_few(out, width, x, in, n, W, width, b, width, in, few_isa);
 		return;
 	}
 	if (way == WHOLE) {
@@ -214,32 +219,40 @@ static int bench_rows(const struct weights *wt, struct attn_prng *g, size_t n)
 	printf("%5zu %9.2f %9.2f %9.2f %9.2f %8.1f %8.1f %8.1f %8.2fx %8s\n", n, med[FEW],
 	       med[TILES], med[WHOLE], med[READ], flops / med[FEW] * 1e-6,
 	       flops / med[TILES] * 1e-6, flops / med[WHOLE] * 1e-6, median(ratio, ROUNDS),
-	       n <= LINEAR_FEW_MAX ? "few" : "tiles");
+	       n <= linear_few_max(few_isa) ? "few" : "tiles");
 	for (int w = 0; w < WAYS; w++)
 		outs_free(outs[w]);
 	free(x);
 	return ok;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct weights wt;
 	struct attn_prng g;
 	int ok = 1;
 
-	if (!linear_few_simd_available()) {
-		printf("bench_linear: no AVX-512F here; the stack uses sgemm at every length\n");
+	few_isa = linear_few_best();
+	if (argc == 3 && strcmp(argv[1], "--isa") == 0 && strcmp(argv[2], "avx2") == 0) {
+		few_isa = few_isa >= FEW_AVX2 ? FEW_AVX2 : FEW_SCALAR;
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: bench_linear [--isa avx2]\n");
+		return 2;
+	}
+	if (few_isa == FEW_SCALAR) {
+		printf("bench_linear: no AVX2 here; the stack uses sgemm at every length\n");
 		return 0;
 	}
 	openblas_set_num_threads(1);
 	attn_prng_seed(&g, 2024);
 	weights_init(&wt, &g);
 	printf("bench_linear: GPT-2 small's Conv1D maps, %d layers, %.0f MB of F32 W [in, out], "
-	       "1 thread;\n%s / %s / %s / %s: ms per pass over every layer, median of %d "
+	       "1 thread, linear_few on %s;\n%s / %s / %s / %s: ms per pass over every layer, "
+	       "median of %d "
 	       "rounds;\nGFLOP/s = 2 n (weights) / ms; few/tiles: speedup paired by round; "
 	       "stack: what linear_forward_w runs at n\n",
-	       LAYERS, (double)wt.floats * 4e-6, way_name[FEW], way_name[TILES], way_name[WHOLE],
-	       way_name[READ], ROUNDS);
+	       LAYERS, (double)wt.floats * 4e-6, few_isa == FEW_AVX512 ? "AVX-512F" : "AVX2",
+	       way_name[FEW], way_name[TILES], way_name[WHOLE], way_name[READ], ROUNDS);
 	printf("%5s %9s %9s %9s %9s %8s %8s %8s %9s %8s\n", "n", "few ms", "tiles ms", "whole ms",
 	       "read ms", "few GF", "tiles GF", "whole GF", "few/tiles", "stack");
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

@@ -140,7 +140,7 @@ static void few_tasks(const struct linear_job *j, const struct tile_grid *g, siz
 		return;
 	/* seek to out[0, c] and W[0, c] (W [E, width]) */
 	linear_few(j->out + c, j->ld_out, j->x, j->ld_x, j->n, j->W + c, j->width,
-		   j->bias ? j->bias + c : NULL, end - c, j->E, 1);
+		   j->bias ? j->bias + c : NULL, end - c, j->E, linear_few_best());
 }
 
 static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
@@ -159,6 +159,11 @@ static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
 		linear_task(j, &g, k);
 }
 
+size_t linear_few_max(enum few_isa isa)
+{
+	return isa == FEW_AVX512 ? LINEAR_FEW_MAX : isa == FEW_AVX2 ? LINEAR_FEW_MAX_AVX2 : 0;
+}
+
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers, const atomic_int *cancel)
@@ -166,7 +171,7 @@ void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, si
 	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, in_major, 0, cancel};
 
 	/* a choice by the shape and the machine alone, as the grid */
-	job.few = in_major && n <= LINEAR_FEW_MAX && linear_few_simd_available();
+	job.few = in_major && n <= linear_few_max(linear_few_best());
 	if (n == 0)
 		return;
 	team_run(workers, threads, tiles_member, &job);

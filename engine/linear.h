@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "linear_few.h"
+
 #include "workers.h"
 
 /*
@@ -31,14 +33,20 @@ enum { LINEAR_BLOCK = 256 };
 enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64, LINEAR_TALL = 512, LINEAR_COL_ALIGN = 64 };
 
 /* In-major W (GPT-2's Conv1D, or weights a checkpoint stored so) at up to
- * LINEAR_FEW_MAX rows goes to linear_few in LINEAR_FEW_COLS-column tiles of
- * every row, where the machine has its vector kernel: it reads W in place,
+ * linear_few_max rows goes to linear_few in LINEAR_FEW_COLS-column tiles of
+ * every row, where the machine has a vector kernel: it reads W in place,
  * where sgemm copies each tile of W first (linear_few.h). Past it sgemm
- * packs W once for many rows and is the faster (bench_linear). 128 columns
- * split every width of GPT-2 small and the Llama shapes into an even count
- * of tiles (768: 6, where 256 columns made 3 and left one of two threads
- * idle a third of the time). */
-enum { LINEAR_FEW_MAX = 128, LINEAR_FEW_COLS = 128 };
+ * packs W once for many rows and is the faster (bench_linear): past
+ * LINEAR_FEW_MAX rows with the AVX-512F kernel, past LINEAR_FEW_MAX_AVX2
+ * with the AVX2 one (6-row register tiles: 1.04x sgemm at 32 rows, 0.89x
+ * at 64). 128 columns split every width of GPT-2 small and the Llama
+ * shapes into an even count of tiles (768: 6, where 256 columns made 3 and
+ * left one of two threads idle a third of the time). */
+enum { LINEAR_FEW_MAX = 128, LINEAR_FEW_MAX_AVX2 = 32, LINEAR_FEW_COLS = 128 };
+
+/* The most rows linear_forward_w gives linear_few's kernel isa (0 for the
+ * scalar twin: sgemm then takes every shape). */
+size_t linear_few_max(enum few_isa isa);
 
 /*
  * out [n, width] (rows ld_out apart) = x [n, E] (rows ld_x apart) W^T + bias,

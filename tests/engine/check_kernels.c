@@ -3,8 +3,9 @@
  *
  *   tile    tile.h's AVX-512F products vs their scalar twins, bitwise, and a
  *           double-precision product; the lane maxima tile_qk hands over
- *   few     linear_few's AVX-512F kernel vs its scalar twin, bitwise, and a
- *           double-precision product; nothing outside the tile written
+ *   few     linear_few's AVX-512F and AVX2 kernels vs their scalar twin,
+ *           bitwise, and a double-precision product; nothing outside the
+ *           tile written
  *   exp     the AVX2 and AVX-512 exp and softmax vs libm expf and the
  *           scalar softmax; the online step with a known max vs without
  *   finite  attn_all_finite at every position
@@ -156,8 +157,8 @@ static float *untouched(size_t n, size_t ld_out)
 	return out;
 }
 
-/* linear_few.h: the vector kernel gives the scalar twin's bits (same fma
- * chains from the bias), over shapes that cross its 16-row tiles, groups of
+/* linear_few.h: each vector kernel this machine runs (AVX-512F, AVX2) gives
+ * the scalar twin's bits (same fma chains from the bias), over shapes that cross its 16-row tiles, groups of
  * 128 rows, 256-row blocks of W, 256-column tiles and 16-column strips, with W one float off 64-byte alignment
  * on odd iterations; the twin agrees with a double-precision product; the
  * columns past w and the rows' padding are left as they were. */
@@ -166,7 +167,7 @@ START_TEST(few_rows_match_twin)
 	struct attn_prng g;
 	size_t n, w, E, ld_x, ldw, ld_out;
 	float *x, *Wbuf, *W, *bias, *out_vec, *out_sc;
-	int simd = linear_few_simd_available();
+	enum few_isa best = linear_few_best();
 
 	attn_prng_seed(&g, 9200 + (uint64_t)_i);
 	n = _i < 3 ? 16 : test_pick(&g, 1, 70);
@@ -183,17 +184,23 @@ START_TEST(few_rows_match_twin)
 	Wbuf = test_randn(&g, E * ldw + 1);
 	W = Wbuf + (size_t)(_i % 2); /* seek past one float: W off alignment */
 	bias = _i % 4 == 1 ? NULL : test_randn(&g, w);
-	out_vec = untouched(n, ld_out);
 	out_sc = untouched(n, ld_out);
-	linear_few(out_vec, ld_out, x, ld_x, n, W, ldw, bias, w, E, simd);
-	linear_few(out_sc, ld_out, x, ld_x, n, W, ldw, bias, w, E, 0);
-	for (size_t r = 0; r < n; r++) {
-		EXPECT_MSG(memcmp(out_vec + r * ld_out, out_sc + r * ld_out,
-				  ld_out * sizeof(float)) == 0,
-			   "row %zu differs (iter %d, simd %d)", r, _i, simd);
-		for (size_t c = w; c < ld_out; c++)
-			EXPECT_MSG(out_vec[r * ld_out + c] == UNTOUCHED,
-				   "row %zu column %zu past w = %zu written", r, c, w);
+	linear_few(out_sc, ld_out, x, ld_x, n, W, ldw, bias, w, E, FEW_SCALAR);
+	for (enum few_isa isa = FEW_AVX2; isa <= best; isa++) {
+		out_vec = untouched(n, ld_out);
+		linear_few(out_vec, ld_out, x, ld_x, n, W, ldw, bias, w, E, isa);
+		for (size_t r = 0; r < n; r++) {
+			EXPECT_MSG(memcmp(out_vec + r * ld_out, out_sc + r * ld_out,
+					  ld_out * sizeof(float)) == 0,
+				   "row %zu differs (iter %d, isa %d)", r, _i, (int)isa);
+			for (size_t c = w; c < ld_out; c++)
+				EXPECT_MSG(out_vec[r * ld_out + c] == UNTOUCHED,
+					   "row %zu column %zu past w = %zu written (isa %d)", r, c,
+					   w, (int)isa);
+		}
+		free(out_vec);
+	}
+	for (size_t r = 0; r < n; r++)
 		for (size_t c = 0; c < w; c++) {
 			double want = bias != NULL ? bias[c] : 0.0;
 
@@ -202,11 +209,9 @@ START_TEST(few_rows_match_twin)
 			EXPECT_MSG(fabs(out_sc[r * ld_out + c] - want) <= 1e-4 + 1e-5 * fabs(want),
 				   "[%zu, %zu] = %g, want %g", r, c, out_sc[r * ld_out + c], want);
 		}
-	}
 	free(x);
 	free(Wbuf);
 	free(bias);
-	free(out_vec);
 	free(out_sc);
 }
 END_TEST

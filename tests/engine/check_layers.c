@@ -182,12 +182,14 @@ START_TEST(linear_in_major_transposes)
 END_TEST
 
 /* W [E, width] in-major against its transpose [width, E] (sgemm's tiles)
- * for row counts on both sides of LINEAR_FEW_MAX, where in-major tiles go
- * to linear_few: within the tolerance of each other, and the same bits on
- * one thread and two (the tiles are the shape's, not the threads'). */
+ * for row counts on both sides of LINEAR_FEW_MAX and LINEAR_FEW_MAX_AVX2,
+ * where in-major tiles go to linear_few (linear_few_max): within the
+ * tolerance of each other, and the same bits on one thread and two (the
+ * tiles are the shape's, not the threads'). */
 START_TEST(linear_few_rows_match_sgemm)
 {
-	static const size_t rows[] = { 1, 16, 37, LINEAR_FEW_MAX, LINEAR_FEW_MAX + 1 };
+	static const size_t rows[] = { 1,  16, LINEAR_FEW_MAX_AVX2, LINEAR_FEW_MAX_AVX2 + 1,
+				       37, LINEAR_FEW_MAX, LINEAR_FEW_MAX + 1 };
 	const size_t E = 150, width = 600; /* two whole 256-column tiles and a part */
 	struct attn_prng g;
 	size_t n = rows[_i];
@@ -233,7 +235,7 @@ static Suite *layers_suite(void)
 	tcase_add_test(tc, fast_activations_match_scalar);
 	tcase_add_test(tc, rope_table_rotates_half_pairs);
 	tcase_add_test(tc, linear_in_major_transposes);
-	tcase_add_loop_test(tc, linear_few_rows_match_sgemm, 0, 5);
+	tcase_add_loop_test(tc, linear_few_rows_match_sgemm, 0, 7);
 	suite_add_tcase(s, tc);
 	return s;
 }
