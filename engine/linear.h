@@ -66,7 +66,8 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 /* linear_forward with W's layout chosen: in_major 0 is W [width, E] as above;
  * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias.
  * Its sgemm calls are the tiles above, shared by the threads, or its
- * linear_few calls (in_major 1 at most LINEAR_FEW_MAX rows). The tiles
+ * linear_few calls (in_major 1 at most linear_few_max(linear_few_best())
+ * rows). The tiles
  * depend on the shape alone, so the results do not depend on the thread
  * count. cancel is
  * read before each tile, as in linear_rows. */

@@ -157,33 +157,20 @@ static float *untouched(size_t n, size_t ld_out)
 	return out;
 }
 
-/* linear_few.h: each vector kernel this machine runs (AVX-512F, AVX2) gives
- * the scalar twin's bits (same fma chains from the bias), over shapes that cross its 16-row tiles, groups of
- * 128 rows, 256-row blocks of W, 256-column tiles and 16-column strips, with W one float off 64-byte alignment
- * on odd iterations; the twin agrees with a double-precision product; the
- * columns past w and the rows' padding are left as they were. */
-START_TEST(few_rows_match_twin)
+/* One shape of linear_few: out [n, ld_out] = x [n, ld_x] W [E, ldw] (+ a
+ * bias when with_bias), W off 64-byte alignment by `skew` floats and
+ * allocated to its last element, so that a read past it is the sanitizers'
+ * to see. Each vector kernel this machine runs (AVX-512F, AVX2) gives the
+ * scalar twin's bits and writes nothing past column w; the twin agrees with
+ * a double-precision product. */
+static void few_check(struct attn_prng *g, size_t n, size_t w, size_t E, size_t ld_x, size_t ldw,
+		      size_t ld_out, size_t skew, int with_bias, int iter)
 {
-	struct attn_prng g;
-	size_t n, w, E, ld_x, ldw, ld_out;
-	float *x, *Wbuf, *W, *bias, *out_vec, *out_sc;
+	float *x = test_randn(g, (n - 1) * ld_x + E), *Wbuf = test_randn(g, E * ldw + skew);
+	float *W = Wbuf + skew; /* seek past skew floats: W off alignment */
+	float *bias = with_bias ? test_randn(g, w) : NULL, *out_vec, *out_sc;
 	enum few_isa best = linear_few_best();
 
-	attn_prng_seed(&g, 9200 + (uint64_t)_i);
-	n = _i < 3 ? 16 : test_pick(&g, 1, 70);
-	w = _i < 3 ? 256 : test_pick(&g, 1, 400);
-	E = _i < 3 ? 768 : test_pick(&g, 1, 600);
-	if (_i % 4 == 3) { /* past one group of 128 rows, on a short E */
-		n = test_pick(&g, 129, 300);
-		E = test_pick(&g, 1, 40);
-	}
-	ld_x = E + test_pick(&g, 0, 9);
-	ldw = w + (_i % 3 == 0 ? 0 : test_pick(&g, 1, 40)); /* a tile of a wider W */
-	ld_out = w + test_pick(&g, 0, 9);
-	x = test_randn(&g, n * ld_x);
-	Wbuf = test_randn(&g, E * ldw + 1);
-	W = Wbuf + (size_t)(_i % 2); /* seek past one float: W off alignment */
-	bias = _i % 4 == 1 ? NULL : test_randn(&g, w);
 	out_sc = untouched(n, ld_out);
 	linear_few(out_sc, ld_out, x, ld_x, n, W, ldw, bias, w, E, FEW_SCALAR);
 	for (enum few_isa isa = FEW_AVX2; isa <= best; isa++) {
@@ -192,7 +179,8 @@ START_TEST(few_rows_match_twin)
 		for (size_t r = 0; r < n; r++) {
 			EXPECT_MSG(memcmp(out_vec + r * ld_out, out_sc + r * ld_out,
 					  ld_out * sizeof(float)) == 0,
-				   "row %zu differs (iter %d, isa %d)", r, _i, (int)isa);
+				   "row %zu differs (iter %d, isa %d, n %zu w %zu E %zu)", r, iter,
+				   (int)isa, n, w, E);
 			for (size_t c = w; c < ld_out; c++)
 				EXPECT_MSG(out_vec[r * ld_out + c] == UNTOUCHED,
 					   "row %zu column %zu past w = %zu written (isa %d)", r, c,
@@ -213,6 +201,47 @@ START_TEST(few_rows_match_twin)
 	free(Wbuf);
 	free(bias);
 	free(out_sc);
+}
+
+/* few_check over seeded shapes that cross the 16-row packed tiles, the AVX2
+ * kernel's 6-row register tiles, groups of 128 rows, 256-row blocks of W,
+ * 256-column tiles and 16-column strips; W one float off 64-byte alignment
+ * on odd iterations, a tile of a wider W on two in three. */
+START_TEST(few_rows_match_twin)
+{
+	struct attn_prng g;
+	size_t n, w, E;
+
+	attn_prng_seed(&g, 9200 + (uint64_t)_i);
+	n = _i < 3 ? 16 : test_pick(&g, 1, 70);
+	w = _i < 3 ? 256 : test_pick(&g, 1, 400);
+	E = _i < 3 ? 768 : test_pick(&g, 1, 600);
+	if (_i % 4 == 3) { /* past one group of 128 rows, on a short E */
+		n = test_pick(&g, 129, 300);
+		E = test_pick(&g, 1, 40);
+	}
+	few_check(&g, n, w, E, E + test_pick(&g, 0, 9),
+		  w + (_i % 3 == 0 ? 0 : test_pick(&g, 1, 40)), w + test_pick(&g, 0, 9),
+		  (size_t)(_i % 2), _i % 4 != 1, _i);
+}
+END_TEST
+
+/* few_check on the tails the seeded shapes may miss in a light run: widths
+ * under, at and past one 8-float half and one 16-column strip, rows around
+ * the AVX2 kernel's 6-row tile and a packed tile of 16, E at and one past a
+ * 256-row block; W exactly as wide as w (no padding to read). */
+START_TEST(few_tails_match_twin)
+{
+	static const size_t rows[] = {5, 6, 7, 17}, widths[] = {1, 7, 8, 9, 17}, depths[] = {256, 257};
+	struct attn_prng g;
+	int iter = 0;
+
+	attn_prng_seed(&g, 9250);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		for (size_t j = 0; j < sizeof widths / sizeof widths[0]; j++)
+			for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++, iter++)
+				few_check(&g, rows[i], widths[j], depths[k], depths[k], widths[j],
+					  widths[j], (size_t)(iter % 2), iter % 3 != 0, iter);
 }
 END_TEST
 
@@ -403,6 +432,7 @@ static Suite *kernels_suite(void)
 	tcase_add_loop_test(tc, tile_kernels_match_twins, 0, test_light() ? 6 : 30);
 	tcase_add_loop_test(tc, tile_lane_max_matches_scores, 0, test_light() ? 4 : 24);
 	tcase_add_loop_test(tc, few_rows_match_twin, 0, test_light() ? 8 : 40);
+	tcase_add_test(tc, few_tails_match_twin);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("softmax");
 	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
