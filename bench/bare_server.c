@@ -20,7 +20,8 @@
  *                answered with its headers and body instead of the small
  *                fixed body, so that a bare server sends attnd's own bytes
  *                (libmicrohttpd writes Date, Content-Length and Connection
- *                itself, so the file's are skipped)
+ *                itself, so the file's are skipped; the status is always
+ *                200 whatever the file's)
  *
  * It binds 127.0.0.1 only, prints `listening on 127.0.0.1:PORT` like attnd,
  * and exits 0 on SIGTERM or SIGINT. Exit 2 on a bad argument, 1 when the
@@ -54,7 +55,7 @@ enum {
 
 static const char BODY[] = "{\"status\":\"ok\"}";
 
-enum { ANSWER_MAX = 65536 }; /* the largest --answer file read */
+enum { ANSWER_MAX = 65536 }; /* --answer files are shorter than this */
 
 /* --answer's file, read once before the daemon starts; its body is the
  * response's PERSISTENT buffer, so it lives until main returns. */
@@ -187,23 +188,23 @@ static int add_head(struct MHD_Response *resp, char *text)
 		if (value == NULL)
 			return -1;
 		*value++ = '\0';
-		value += strspn(value, " ");
+		value += strspn(value, " \t");
 		if (!written_by_mhd(text) && MHD_add_response_header(resp, text, value) != MHD_YES)
 			return -1;
 		text = eol + 1;
 	}
 }
 
-/* Where the body of an HTTP answer starts, after the blank line; NULL when
- * there is none. */
+/* Where the body of an HTTP answer starts: after the first empty line (CRLF
+ * or LF), the line add_head stops at; NULL when there is none. */
 static char *body_of(char *text)
 {
-	char *blank = strstr(text, "\r\n\r\n");
-
-	if (blank != NULL)
-		return blank + 4;
-	blank = strstr(text, "\n\n");
-	return blank != NULL ? blank + 2 : NULL;
+	for (char *eol = strchr(text, '\n'); eol != NULL; eol = strchr(text, '\n')) {
+		if (eol == text || (eol == text + 1 && *text == '\r'))
+			return eol + 1;
+		text = eol + 1;
+	}
+	return NULL;
 }
 
 /* The answer saved in path (see the header comment), or NULL with a message. */
