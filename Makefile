@@ -444,6 +444,7 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/ben
        $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_linear
+	OPENBLAS_CORETYPE=Haswell $(BUILD)/bench/bench_linear --isa avx2
 	$(BUILD)/bench/bench_parse
 	$(BUILD)/bench/bench_fmt
 	$(BUILD)/bench/bench_compress
