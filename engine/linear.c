@@ -54,6 +54,7 @@ struct linear_job {
 	int in_major;
 	int few; /* tiles by linear_few, not sgemm */
 	const atomic_int *cancel;
+	enum few_isa few_isa; /* linear_few's kernel where few */
 };
 
 static void linear_member(void *arg, size_t t, size_t T, struct team *team)
@@ -71,7 +72,7 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
 		    const float *W, const float *bias, size_t width, size_t E, size_t threads,
 		    struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, 0, 0, cancel};
+	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, .cancel = cancel};
 
 	team_run(workers, threads, linear_member, &job);
 }
@@ -140,7 +141,7 @@ static void few_tasks(const struct linear_job *j, const struct tile_grid *g, siz
 		return;
 	/* seek to out[0, c] and W[0, c] (W [E, width]) */
 	linear_few(j->out + c, j->ld_out, j->x, j->ld_x, j->n, j->W + c, j->width,
-		   j->bias ? j->bias + c : NULL, end - c, j->E, linear_few_best());
+		   j->bias ? j->bias + c : NULL, end - c, j->E, j->few_isa);
 }
 
 static void tiles_member(void *arg, size_t t, size_t T, struct team *team)
@@ -168,10 +169,22 @@ void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, si
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers, const atomic_int *cancel)
 {
-	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, in_major, 0, cancel};
+	linear_forward_w_isa(out, ld_out, x, ld_x, n, W, in_major, bias, width, E, threads, workers,
+			     cancel, linear_few_best());
+}
+
+void linear_forward_w_isa(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+			  const float *W, int in_major, const float *bias, size_t width, size_t E,
+			  size_t threads, struct attn_workers *workers, const atomic_int *cancel,
+			  enum few_isa isa)
+{
+	struct linear_job job = {out, ld_out, x, ld_x, n, W, bias, width, E, .cancel = cancel};
+
+	job.in_major = in_major;
+	job.few_isa = isa;
 
 	/* a choice by the shape and the machine alone, as the grid */
-	job.few = in_major && n <= linear_few_max(linear_few_best());
+	job.few = in_major && n <= linear_few_max(isa);
 	if (n == 0)
 		return;
 	team_run(workers, threads, tiles_member, &job);

@@ -75,4 +75,12 @@ void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, si
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers, const atomic_int *cancel);
 
+/* linear_forward_w with linear_few's kernel named (at most linear_few_best(),
+ * which linear_forward_w passes): for tests, which run each kernel the
+ * machine has through the same grid. */
+void linear_forward_w_isa(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
+			  const float *W, int in_major, const float *bias, size_t width, size_t E,
+			  size_t threads, struct attn_workers *workers, const atomic_int *cancel,
+			  enum few_isa isa);
+
 #endif

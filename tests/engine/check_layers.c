@@ -183,9 +183,10 @@ END_TEST
 
 /* W [E, width] in-major against its transpose [width, E] (sgemm's tiles)
  * for row counts on both sides of LINEAR_FEW_MAX and LINEAR_FEW_MAX_AVX2,
- * where in-major tiles go to linear_few (linear_few_max): within the
- * tolerance of each other, and the same bits on one thread and two (the
- * tiles are the shape's, not the threads'). */
+ * through each of linear_few's kernels this machine runs and the scalar
+ * choice (sgemm at every count): within the tolerance of each other, the
+ * same bits on one thread and two (the tiles are the shape's, not the
+ * threads'), and the same bits from every kernel that takes the count. */
 START_TEST(linear_few_rows_match_sgemm)
 {
 	static const size_t rows[] = { 1,  16, LINEAR_FEW_MAX_AVX2, LINEAR_FEW_MAX_AVX2 + 1,
@@ -193,7 +194,8 @@ START_TEST(linear_few_rows_match_sgemm)
 	const size_t E = 150, width = 600; /* two whole 256-column tiles and a part */
 	struct attn_prng g;
 	size_t n = rows[_i];
-	float *x, *Wt, *W, *bias, *y, *y1, *y2;
+	enum few_isa best = linear_few_best();
+	float *x, *Wt, *W, *bias, *y, *y1, *y2, *y_best;
 
 	attn_prng_seed(&g, 9300 + (uint64_t)_i);
 	x = test_randn(&g, n * E);
@@ -203,16 +205,24 @@ START_TEST(linear_few_rows_match_sgemm)
 	y = malloc(n * width * sizeof(float));
 	y1 = malloc(n * width * sizeof(float));
 	y2 = malloc(n * width * sizeof(float));
-	ck_assert(W != NULL && y != NULL && y1 != NULL && y2 != NULL);
+	y_best = malloc(n * width * sizeof(float));
+	ck_assert(W != NULL && y != NULL && y1 != NULL && y2 != NULL && y_best != NULL);
 	for (size_t k = 0; k < E; k++)
 		for (size_t c = 0; c < width; c++)
 			W[c * E + k] = Wt[k * width + c];
 	linear_forward_w(y, width, x, E, n, W, 0, bias, width, E, 1, NULL, NULL);
-	linear_forward_w(y1, width, x, E, n, Wt, 1, bias, width, E, 1, NULL, NULL);
-	linear_forward_w(y2, width, x, E, n, Wt, 1, bias, width, E, 2, NULL, NULL);
-	test_assert_close(y1, y, n * width, "in-major vs sgemm", _i);
-	EXPECT_MSG(memcmp(y1, y2, n * width * sizeof(float)) == 0,
-		   "%zu rows: one thread and two differ", n);
+	linear_forward_w(y_best, width, x, E, n, Wt, 1, bias, width, E, 1, NULL, NULL);
+	for (enum few_isa isa = FEW_SCALAR; isa <= best; isa++) {
+		linear_forward_w_isa(y1, width, x, E, n, Wt, 1, bias, width, E, 1, NULL, NULL, isa);
+		linear_forward_w_isa(y2, width, x, E, n, Wt, 1, bias, width, E, 2, NULL, NULL, isa);
+		test_assert_close(y1, y, n * width, "in-major vs sgemm", _i);
+		EXPECT_MSG(memcmp(y1, y2, n * width * sizeof(float)) == 0,
+			   "%zu rows, isa %d: one thread and two differ", n, (int)isa);
+		if (n <= linear_few_max(isa) && n <= linear_few_max(best))
+			EXPECT_MSG(memcmp(y1, y_best, n * width * sizeof(float)) == 0,
+				   "%zu rows: linear_few's kernel %d and %d differ", n, (int)isa,
+				   (int)best);
+	}
 	free(x);
 	free(Wt);
 	free(W);
@@ -220,6 +230,7 @@ START_TEST(linear_few_rows_match_sgemm)
 	free(y);
 	free(y1);
 	free(y2);
+	free(y_best);
 }
 END_TEST
 
