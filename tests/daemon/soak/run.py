@@ -15,11 +15,23 @@ samples and checks:
     can catch a few large answers in flight at once: +20 MiB, and a 10 s run
     has only three samples a third: 8 MiB / 5 % failed about one short run in
     ten with no leak; a first third that dipped 14 MiB under the warm-up's
-    working size while malloc gave arenas back failed it once more); a leak
-    of 700 bytes a request over the ~35,000 requests of a 60 s run passes
-    that bound, a leak of a body buffer a request does not;
-  - descriptors stay within the baseline plus wrk's connections during the
-    run, and return to the baseline after;
+    working size while malloc gave arenas back failed it once more); or,
+    failing that, RSS has stopped growing by the end: the median of the last
+    third's second half is within max(8 MiB, 5 %) of its first half's. The
+    arenas' working size under this mix is about 200 MiB on the 2-core CI
+    machine; a warm-up that stops climbing at 150 MiB (its 3 s rounds can
+    miss the slow part) saw the run climb 50 MiB to that plateau and stay
+    there, and failed the first bound alone in two CI runs with no leak
+    (memory back after: 40 MiB under the baseline). A leak of 700 bytes a
+    request over the ~35,000 requests of a 60 s run passes these bounds, a
+    leak of a body buffer a request does not, and one that the trim cannot
+    give back fails "memory back after";
+  - descriptors stay within the baseline plus twice wrk's connections (and
+    4) during the run, and return to the baseline after: a connection
+    answered 413 is closed by attnd, which then lingers on a duplicate of
+    its socket (server/linger.h) while wrk's next connection is already
+    open; with one in 25 requests a 413 the run saw 5 such over
+    connections + 4 once. A descriptor leak grows by thousands;
   - after the run: RSS within max(16 MiB, 10 %) of the baseline, the daemon
     alive, /healthz under 100 ms, exit 0 on SIGTERM. The after phase lasts
     3.5 s, past the quiet 1 s tick on which attnd gives freed memory back
@@ -184,12 +196,22 @@ def main():
             first = statistics.median(s[2] for s in run[:third])
             last = statistics.median(s[2] for s in run[-third:])
             ref = max(first, rss0)
-            attnd.memory_check(report, d, "memory flat during the run", last <= ref + max(24576, ref * 0.10),
+            # the last third in two halves: growth that has stopped there is
+            # the arenas' working size, not a leak (see the docstring)
+            tail = run[-third:]
+            half = max(1, len(tail) // 2)
+            tail_a = statistics.median(s[2] for s in tail[:half])
+            tail_b = statistics.median(s[2] for s in tail[half:] or tail[-1:])
+            settled = tail_b <= tail_a + max(8192, tail_a * 0.05)
+            attnd.memory_check(report, d, "memory flat during the run",
+                               last <= ref + max(24576, ref * 0.10) or settled,
                                "median RSS %d KiB in the first third (baseline %d), %d KiB in the last"
-                               % (first, rss0, last))
+                               " (its halves %d and %d KiB)" % (first, rss0, last, tail_a, tail_b))
             fds_max = max(s[3] for s in run)
-            report.check("descriptors bounded during the run", fds_max <= fds0 + CONNECTIONS + 4,
-                         "max %d, baseline %d + %d connections" % (fds_max, fds0, CONNECTIONS))
+            report.check("descriptors bounded during the run",
+                         fds_max <= fds0 + 2 * CONNECTIONS + 4,
+                         "max %d, baseline %d + %d connections, each with a predecessor that may"
+                         " linger" % (fds_max, fds0, CONNECTIONS))
             report.check("descriptors back after", fds_after <= fds0 + 2, "%d, baseline %d" % (fds_after, fds0))
             limit = rss0 + max(16384, int(rss0 * 0.10))
             attnd.memory_check(report, d, "memory back after", 0 < rss_after <= limit,
