@@ -248,9 +248,8 @@ int main(int argc, char **argv)
 	weights_init(&wt, &g);
 	printf("bench_linear: GPT-2 small's Conv1D maps, %d layers, %.0f MB of F32 W [in, out], "
 	       "1 thread, linear_few on %s;\n%s / %s / %s / %s: ms per pass over every layer, "
-	       "median of %d "
-	       "rounds;\nGFLOP/s = 2 n (weights) / ms; few/tiles: speedup paired by round; "
-	       "stack: what linear_forward_w runs at n\n",
+	       "median of %d rounds;\nGFLOP/s = 2 n (weights) / ms; "
+	       "few/tiles: speedup paired by round; stack: what linear_forward_w runs at n\n",
 	       LAYERS, (double)wt.floats * 4e-6, few_isa == FEW_AVX512 ? "AVX-512F" : "AVX2",
 	       way_name[FEW], way_name[TILES], way_name[WHOLE], way_name[READ], ROUNDS);
 	printf("%5s %9s %9s %9s %9s %8s %8s %8s %9s %8s\n", "n", "few ms", "tiles ms", "whole ms",

@@ -38,7 +38,7 @@ enum { LINEAR_COLS = 256, LINEAR_FEW_ROWS = 64, LINEAR_TALL = 512, LINEAR_COL_AL
  * where sgemm copies each tile of W first (linear_few.h). Past it sgemm
  * packs W once for many rows and is the faster (bench_linear): past
  * LINEAR_FEW_MAX rows with the AVX-512F kernel, past LINEAR_FEW_MAX_AVX2
- * with the AVX2 one (6-row register tiles: 1.04x sgemm at 32 rows, 0.89x
+ * with the AVX2 one (6-row register tiles: 1.03x sgemm at 32 rows, 0.92x
  * at 64). 128 columns split every width of GPT-2 small and the Llama
  * shapes into an even count of tiles (768: 6, where 256 columns made 3 and
  * left one of two threads idle a third of the time). */
@@ -67,10 +67,8 @@ void linear_forward(float *out, size_t ld_out, const float *x, size_t ld_x, size
  * in_major 1 is W stored [E, width] (TRANSPOSED, GPT-2's Conv1D), out = x W + bias.
  * Its sgemm calls are the tiles above, shared by the threads, or its
  * linear_few calls (in_major 1 at most linear_few_max(linear_few_best())
- * rows). The tiles
- * depend on the shape alone, so the results do not depend on the thread
- * count. cancel is
- * read before each tile, as in linear_rows. */
+ * rows). The tiles depend on the shape alone, so the results do not depend
+ * on the thread count. cancel is read before each tile, as in linear_rows. */
 void linear_forward_w(float *out, size_t ld_out, const float *x, size_t ld_x, size_t n,
 		      const float *W, int in_major, const float *bias, size_t width, size_t E,
 		      size_t threads, struct attn_workers *workers, const atomic_int *cancel);
