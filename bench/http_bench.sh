@@ -220,11 +220,10 @@ rounds() {
 
 # start_answer: saves attnd's answer to the seeds' request (the path and body
 # of bench/wrk/seeds.lua) with its headers and starts a bare server sending
-# it; sets answer_port and answer_pid, or leaves them empty without curl or
-# an answer (that row is information: the bench goes on without it).
+# it; sets answer_port and answer_pid, or leaves answer_port empty without
+# curl or an answer (that row is information: the bench goes on without it).
 start_answer() {
 	local path body
-	answer_port='' answer_pid=''
 	command -v curl >/dev/null 2>&1 || return 0
 	path=$(sed -n "s/^common.post(\"\([^\"]*\)\", '.*')\$/\1/p" bench/wrk/seeds.lua)
 	body=$(sed -n "s/^common.post(\"[^\"]*\", '\(.*\)')\$/\1/p" bench/wrk/seeds.lua)
@@ -254,9 +253,7 @@ else
 	start bare_server build/bench/bare_server --port 0
 	bare_port=$port bare_pid=$pid
 	answer_port=''
-	for s in "${SCENARIOS[@]}"; do
-		[[ $s != seeds_c* || -n $answer_port ]] || start_answer
-	done
+	[[ " ${SCENARIOS[*]} " != *" seeds_c"* ]] || start_answer
 	echo "HTTP bench on loopback, $cpus CPUs, wrk $("$WRK" -v 2>&1 | awk 'NR == 1 { print $2 }')," \
 		"seeds: median of $ROUNDS alternating rounds"
 	for s in "${SCENARIOS[@]}"; do
@@ -285,31 +282,23 @@ awk 'BEGIN {
 { printf "%-15s | %-6s | %10.0f | %9s | %9s | %7d | %13d | %9s | %14s | %s\n",
 	 $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' "$work/table"
 
-# the target lines: attnd against the bare server on the seeds' request
+# the target lines: attnd against the bare server on the seeds' request; then,
+# for information, the same gap split at the bare server sending attnd's answer
 for s in seeds_c8 seeds_c32; do
 	awk -v s="$s" -v target="$TARGET_PCT" '
 	$1 == s && $2 == "bare" { bare = $3 }
+	$1 == s && $2 == "answer" { answer = $3 }
 	$1 == s && $2 == "attnd" { attnd = $3; non2xx = $6 }
 	END {
-		if (bare == "" || attnd == "")
+		if (bare == "" || attnd == "" || bare <= 0)
 			exit
 		pct = 100 * attnd / bare
 		printf "%s: attnd %.0f req/s = %.0f%% of the bare server'"'"'s %.0f req/s, %d non-2xx " \
 		       "(target >= %d%%, zero non-2xx): %s\n", s, attnd, pct, bare, non2xx, target,
 		       (pct >= target && non2xx == 0) ? "PASS" : "MISS"
-	}' "$work/table"
-done
-# information: the same gap split at the bare server sending attnd's answer
-for s in seeds_c8 seeds_c32; do
-	awk -v s="$s" '
-	$1 == s && $2 == "bare" { bare = $3 }
-	$1 == s && $2 == "answer" { answer = $3 }
-	$1 == s && $2 == "attnd" { attnd = $3 }
-	END {
-		if (bare == "" || answer == "" || attnd == "" || bare <= 0 || answer <= 0)
-			exit
-		printf "%s: the bare server sending attnd'"'"'s answer %.0f req/s = %.0f%% of the bare " \
-		       "server; attnd = %.0f%% of it (information)\n", s, answer, 100 * answer / bare,
-		       100 * attnd / answer
+		if (answer != "" && answer > 0)
+			printf "%s: the bare server sending attnd'"'"'s answer %.0f req/s = %.0f%% of " \
+			       "the bare server; attnd = %.0f%% of it (information)\n", s, answer,
+			       100 * answer / bare, 100 * attnd / answer
 	}' "$work/table"
 done
