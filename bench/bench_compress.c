@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "api/service.h"
+#include "bench/timing.h"
 #include "common/buf.h"
 #include "server/compress.h"
 
@@ -39,13 +40,6 @@ static double cpu_ms(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* {"model": "base", "weights": "per_head", "text": "..."} of w words. */
@@ -143,7 +137,7 @@ static void table(const struct api_service *svc, size_t w)
 	printf("%5s %11s %10s %7s %9s %13s %11s\n", "level", "compress ms", "bytes", "ratio",
 	       "wire ms", "net saved ms", "inflate ms");
 	for (int l = 0; l < LEVELS; l++) {
-		qsort(ms[l], ROUNDS, sizeof ms[l][0], by_value);
+		qsort(ms[l], ROUNDS, sizeof ms[l][0], bench_cmp_double);
 		net[l] = (double)(answer.len - bytes[l]) / LINK_BYTES_PER_MS - ms[l][ROUNDS / 2];
 		if (net[l] > net[best])
 			best = l;

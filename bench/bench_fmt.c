@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/base64.h"
 #include "common/buf.h"
@@ -49,6 +48,7 @@
 #include "common/fmt.h"
 #include "api/json/json_read.h"
 #include "api/json/json_tensor.h"
+#include "bench/timing.h"
 #include "engine/prng.h"
 
 enum { REPS = 7 };
@@ -58,28 +58,6 @@ enum { REPS = 7 };
 #define TARGET_JANSSON_RATIO 5.0
 
 static volatile size_t sink; /* keeps results alive */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a;
-	double y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *t, size_t n)
-{
-	qsort(t, n, sizeof *t, cmp_double);
-	return t[n / 2];
-}
 
 static void die(const char *what)
 {
@@ -132,13 +110,13 @@ static double time_shortest(const struct float_set *fs)
 {
 	char out[FMT_FLOAT_MAX];
 	size_t total = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	size_t i;
 
 	for (i = 0; i < fs->n; i++)
 		total += fmt_float_shortest(out, fs->x[i]);
 	sink += total;
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 static double time_array(const struct float_set *fs)
@@ -149,7 +127,7 @@ static double time_array(const struct float_set *fs)
 	size_t i;
 
 	buf_init(&b, (size_t)1 << 30);
-	t0 = now_s();
+	t0 = bench_now_s();
 	buf_putc(&b, '[');
 	for (i = 0; i < fs->n; i++) {
 		char *p = buf_reserve(&b, FMT_FLOAT_MAX + 1);
@@ -160,7 +138,7 @@ static double time_array(const struct float_set *fs)
 		buf_putc(&b, ',');
 	}
 	b.data[b.len - 1] = ']';
-	t = now_s() - t0;
+	t = bench_now_s() - t0;
 	sink += b.len;
 	buf_release(&b);
 	return t;
@@ -176,11 +154,11 @@ static double time_row(const struct float_set *fs)
 	if (out == NULL)
 		die("malloc");
 	memset(out, 0, fs->n * (FMT_FLOAT_MAX + 1) + 1); /* page faults before the clock */
-	t0 = now_s();
+	t0 = bench_now_s();
 	for (i = 0; i < fs->n; i += ROW)
 		len += fmt_floats_shortest(out + len, fs->x + i, fs->n - i < ROW ? fs->n - i : ROW,
 					   &done);
-	t = now_s() - t0;
+	t = bench_now_s() - t0;
 	sink += len + (size_t)out[len / 2];
 	free(out);
 	return t;
@@ -190,33 +168,33 @@ static double time_digits(const struct float_set *fs)
 {
 	char out[FMT_FLOAT_MAX];
 	size_t total = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	size_t i;
 
 	for (i = 0; i < fs->n; i++)
 		total += fmt_float_digits(out, fs->x[i], 6);
 	sink += total;
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 static double time_snprintf(const struct float_set *fs)
 {
 	char out[32];
 	size_t total = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	size_t i;
 
 	for (i = 0; i < fs->n; i++)
 		total += (size_t)snprintf(out, sizeof out, "%.9g", (double)fs->x[i]);
 	sink += total;
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 static double time_jansson(const struct float_set *fs)
 {
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	char *s = json_dumps(fs->arr, JSON_COMPACT);
-	double t = now_s() - t0;
+	double t = bench_now_s() - t0;
 
 	if (s == NULL)
 		die("json_dumps");
@@ -239,7 +217,7 @@ static struct timing ns_per_float(double (*run)(const struct float_set *),
 	run(fs); /* warm-up: page faults, caches */
 	for (r = 0; r < REPS; r++)
 		t[r] = 1e9 * run(fs) / (double)fs->n;
-	median(t, REPS); /* sorts */
+	bench_median(t, REPS); /* sorts */
 	return (struct timing){t[REPS / 2], t[0]};
 }
 
@@ -297,18 +275,18 @@ struct bytes {
 
 static double time_encode(struct bytes *b)
 {
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	b->encode(b->text, b->raw, b->n);
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 static double time_decode(struct bytes *b)
 {
 	size_t bad;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	long long got = b->decode(b->back, b->text, base64_encoded_len(b->n), &bad);
-	double t = now_s() - t0;
+	double t = bench_now_s() - t0;
 
 	if (got != (long long)b->n || memcmp(b->back, b->raw, b->n) != 0)
 		die("base64 round trip");
@@ -317,11 +295,11 @@ static double time_decode(struct bytes *b)
 
 static double time_memcpy(struct bytes *b)
 {
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	memcpy(b->back, b->raw, b->n);
 	sink += b->back[b->n / 2];
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 /* The median MB/s (10^6 binary bytes per second) of one operation. */
@@ -333,7 +311,7 @@ static double mb_per_s(double (*run)(struct bytes *), struct bytes *b)
 	run(b);
 	for (r = 0; r < REPS; r++)
 		t[r] = run(b);
-	return (double)b->n / median(t, REPS) / 1e6;
+	return (double)b->n / bench_median(t, REPS) / 1e6;
 }
 
 /* The kernels of base64.h, the dispatched pair first. */
@@ -399,9 +377,9 @@ static double time_copy(const char *body, size_t len)
 	if (dst == NULL)
 		die("allocation");
 	memcpy(dst, body, len); /* fault the pages in first */
-	t0 = now_s();
+	t0 = bench_now_s();
 	memcpy(dst, body, len);
-	t = now_s() - t0;
+	t = bench_now_s() - t0;
 	sink += (unsigned char)dst[len / 2];
 	free(dst);
 	return t * 1e3;
@@ -440,7 +418,7 @@ static void bench_base64_parse(void)
 		t[2][r] = time_copy(b.data, b.len);
 	}
 	for (int k = 0; k < 3; k++)
-		ms[k] = median(t[k], REPS);
+		ms[k] = bench_median(t[k], REPS);
 	printf("\n[128, 512] float32 as base64 (%zu bytes) to a tensor, median of %d\n", b.len,
 	       REPS);
 	printf("%-8s %8s %10s %12s\n", "read", "ms", "MB/s", "of memcpy");
@@ -463,7 +441,7 @@ static double time_small(int lib, int fixed)
 {
 	char out[FMT_FIXED_MAX + 1];
 	size_t total = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	for (size_t i = 0; i < SMALL_N; i++) {
 		double ms = (double)(i * 7919 % 100000) * 1e-3 + 0.0001;
@@ -475,7 +453,7 @@ static double time_small(int lib, int fixed)
 			total += lib ? (size_t)snprintf(out, sizeof out, "%llu", v) : fmt_u64(out, v);
 	}
 	sink += total;
-	return (now_s() - t0) * 1e9 / SMALL_N;
+	return (bench_now_s() - t0) * 1e9 / SMALL_N;
 }
 
 static void bench_small(void)
@@ -487,10 +465,10 @@ static void bench_small(void)
 			for (int lib = 0; lib < 2; lib++)
 				t[fixed][lib][r] = time_small(lib, fixed);
 	printf("\nsmall numbers, ns per number (median of %d)\n", REPS);
-	printf("fmt_fixed %%.3f %6.1f   snprintf %%.3f %6.1f\n", median(t[1][0], REPS),
-	       median(t[1][1], REPS));
-	printf("fmt_u64        %6.1f   snprintf %%llu %6.1f\n", median(t[0][0], REPS),
-	       median(t[0][1], REPS));
+	printf("fmt_fixed %%.3f %6.1f   snprintf %%.3f %6.1f\n", bench_median(t[1][0], REPS),
+	       bench_median(t[1][1], REPS));
+	printf("fmt_u64        %6.1f   snprintf %%llu %6.1f\n", bench_median(t[0][0], REPS),
+	       bench_median(t[0][1], REPS));
 }
 
 /* ---- number arrays -------------------------------------------------------- */
@@ -503,7 +481,7 @@ static double time_read(const char *body, size_t len, int pooled)
 	struct api_tensor t;
 	struct api_error err;
 	json_t *root;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	if (req_parse_pooled(body, len, fields, pooled ? &pool : NULL, &root, &err) != 0 ||
 	    api_tensor_read_pool(&pool, json_object_get(root, "x"), "/x", 2, 2, (size_t)1 << 30,
@@ -513,7 +491,7 @@ static double time_read(const char *body, size_t len, int pooled)
 	api_tensor_release(&t);
 	json_decref(root);
 	fastjson_pool_release(&pool);
-	return (now_s() - t0) * 1e3;
+	return (bench_now_s() - t0) * 1e3;
 }
 
 static void bench_arrays(void)
@@ -540,8 +518,8 @@ static void bench_arrays(void)
 			t[pooled][r] = time_read(b.data, b.len, pooled);
 	printf("\n[128, 512] numbers as JSON (%zu bytes) to a tensor, ms (median of %d)\n", b.len,
 	       REPS);
-	printf("jansson %6.2f   pooled %6.2f   (%.1fx)\n", median(t[0], REPS), median(t[1], REPS),
-	       median(t[0], REPS) / median(t[1], REPS));
+	printf("jansson %6.2f   pooled %6.2f   (%.1fx)\n", bench_median(t[0], REPS),
+	       bench_median(t[1], REPS), bench_median(t[0], REPS) / bench_median(t[1], REPS));
 	buf_release(&b);
 }
 

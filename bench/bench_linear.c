@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/timing.h"
 #include "common/huge_alloc.h"
 #include "engine/linear.h"
 #include "engine/linear_few.h"
@@ -59,19 +60,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, by_value);
-	return v[n / 2];
 }
 
 static float *filled(struct attn_prng *g, size_t n)
@@ -215,10 +203,10 @@ static int bench_rows(const struct weights *wt, struct attn_prng *g, size_t n)
 	}
 	ok = check_agree(outs[FEW], outs[TILES], n);
 	for (int w = 0; w < WAYS; w++)
-		med[w] = median(ms[w], ROUNDS);
+		med[w] = bench_median(ms[w], ROUNDS);
 	printf("%5zu %9.2f %9.2f %9.2f %9.2f %8.1f %8.1f %8.1f %8.2fx %8s\n", n, med[FEW],
 	       med[TILES], med[WHOLE], med[READ], flops / med[FEW] * 1e-6,
-	       flops / med[TILES] * 1e-6, flops / med[WHOLE] * 1e-6, median(ratio, ROUNDS),
+	       flops / med[TILES] * 1e-6, flops / med[WHOLE] * 1e-6, bench_median(ratio, ROUNDS),
 	       n <= linear_few_max(few_isa) ? "few" : "tiles");
 	for (int w = 0; w < WAYS; w++)
 		outs_free(outs[w]);

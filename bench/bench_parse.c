@@ -26,12 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/json/fastjson.h"
 #include "api/json/json_read.h"
 #include "api/json/json_tensor.h"
 #include "api/service.h"
+#include "bench/timing.h"
 #include "common/buf.h"
 
 enum { ROUNDS = 15, E = 512 };
@@ -72,13 +72,6 @@ static double parse_ms(const struct api_service *svc, const struct buf *body)
 	return ms;
 }
 
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static struct api_service *service(int plain)
 {
 	struct api_limits limits = { .max_request_bytes = (size_t)1 << 31,
@@ -102,14 +95,6 @@ enum { BODY_ROWS = 128, BODY_COLS = 512, BODY_REPS = 9 };
 #define TARGET_NS 10.0
 
 static volatile size_t sink;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -148,7 +133,7 @@ static double time_read(const struct buf *body, int pooled, struct api_tensor *t
 	struct fastjson_pool pool = {0};
 	struct api_error err;
 	json_t *root;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	if (req_parse_pooled(body->data, body->len, fields, pooled ? &pool : NULL, &root, &err) !=
 		0 ||
@@ -157,7 +142,7 @@ static double time_read(const struct buf *body, int pooled, struct api_tensor *t
 		die("reading the matrix");
 	json_decref(root);
 	fastjson_pool_release(&pool);
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 static double time_write(struct buf *out, const float *x)
@@ -167,17 +152,17 @@ static double time_write(struct buf *out, const float *x)
 	double t0;
 
 	buf_reset(out);
-	t0 = now_s();
+	t0 = bench_now_s();
 	if (api_tensor_write(&w, x, 2, shape) != 0)
 		die("api_tensor_write");
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 static double time_dumps(const json_t *arr)
 {
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	char *s = json_dumps(arr, JSON_COMPACT);
-	double t = now_s() - t0;
+	double t = bench_now_s() - t0;
 
 	if (s == NULL)
 		die("json_dumps");
@@ -188,11 +173,11 @@ static double time_dumps(const json_t *arr)
 
 static double time_memcpy(char *dst, const char *src, size_t n)
 {
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	memcpy(dst, src, n);
 	sink += (size_t)dst[n / 2];
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 /* the floats as a jansson array of arrays of reals */
@@ -212,12 +197,6 @@ static json_t *jansson_matrix(const float *x)
 	if (arr == NULL)
 		die("json_array");
 	return arr;
-}
-
-static double median_of(double *t, size_t n)
-{
-	qsort(t, n, sizeof t[0], by_value);
-	return t[n / 2];
 }
 
 static void print_row(const char *body, const char *op, double t, double t_memcpy,
@@ -268,10 +247,10 @@ static void bench_bodies(void)
 			td[r] = time_dumps(arr);
 			twm[r] = time_memcpy(copy, out.data, out.len < body.len ? out.len : body.len);
 		}
-		print_row(names[repr], "parse", median_of(tp, BODY_REPS), median_of(tm, BODY_REPS),
-			  median_of(tj, BODY_REPS), body.len);
-		print_row(names[repr], "write", median_of(tw, BODY_REPS), median_of(twm, BODY_REPS),
-			  median_of(td, BODY_REPS), out.len);
+		print_row(names[repr], "parse", bench_median(tp, BODY_REPS),
+			  bench_median(tm, BODY_REPS), bench_median(tj, BODY_REPS), body.len);
+		print_row(names[repr], "write", bench_median(tw, BODY_REPS),
+			  bench_median(twm, BODY_REPS), bench_median(td, BODY_REPS), out.len);
 		json_decref(arr);
 		api_tensor_release(&t);
 		free(copy);
@@ -304,8 +283,8 @@ int main(int argc, char **argv)
 			a[r] = parse_ms(pooled, &body);
 			b[r] = parse_ms(plain, &body);
 		}
-		qsort(a, ROUNDS, sizeof a[0], by_value);
-		qsort(b, ROUNDS, sizeof b[0], by_value);
+		qsort(a, ROUNDS, sizeof a[0], bench_cmp_double);
+		qsort(b, ROUNDS, sizeof b[0], bench_cmp_double);
 		printf("%6zu %10.2f %12.2f %12.2f %7.1fx %12.1f %12.1f\n", lengths[k],
 		       (double)body.len / 1e6, a[ROUNDS / 2], b[ROUNDS / 2],
 		       b[ROUNDS / 2] / a[ROUNDS / 2], a[ROUNDS / 2] * 1e6 / numbers,

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "api/tokenizer_file.h"
+#include "bench/timing.h"
 #include "tokenizer/tokenizer.h"
 
 enum { RUNS_DEFAULT = 5, LOAD_RUNS_DEFAULT = 5, STRESS_RUNS = 3, MAX_RUNS = 25 };
@@ -67,29 +68,6 @@ enum { CEILING_PASSES = 5 };
 #define SLOW_RUN_S 3.0
 
 static volatile size_t sink; /* keeps results alive */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a;
-	double y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Sorts t. */
-static double median(double *t, size_t n)
-{
-	qsort(t, n, sizeof *t, cmp_double);
-	return t[n / 2];
-}
 
 static void die(const char *what, const char *detail)
 {
@@ -238,9 +216,9 @@ static struct load_result load_once(const char *spec)
 		close(fd[0]);
 		r.peak_reset = reset_peak_rss() == 0;
 		rss0 = status_kib("VmRSS:");
-		t0 = now_s();
+		t0 = bench_now_s();
 		t = load_spec(spec, err, sizeof err);
-		r.seconds = now_s() - t0;
+		r.seconds = bench_now_s() - t0;
 		r.peak_kib = status_kib("VmHWM:") - rss0;
 		r.kept_kib = status_kib("VmRSS:") - rss0;
 		r.ok = t != NULL;
@@ -277,8 +255,8 @@ static void bench_load(const char *spec, int runs)
 	}
 	if (!reset)
 		printf("# load: clear_refs refused: peak_MB includes the parent's peak\n");
-	printf("load\t%.1f\t%.1f\t%.1f\t%d\n", 1e3 * median(sec, (size_t)runs),
-	       median(peak, (size_t)runs), median(kept, (size_t)runs), runs);
+	printf("load\t%.1f\t%.1f\t%.1f\t%d\n", 1e3 * bench_median(sec, (size_t)runs),
+	       bench_median(peak, (size_t)runs), bench_median(kept, (size_t)runs), runs);
 }
 
 /* ---- speed ------------------------------------------------------------------- */
@@ -331,7 +309,7 @@ static double time_ceiling(const struct text *tx)
 	const unsigned char *p = (const unsigned char *)tx->bytes;
 	const unsigned char *end = p + tx->len;
 	uint64_t sum = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	while (p < end) {
 		uint32_t c = *p;
@@ -354,7 +332,7 @@ static double time_ceiling(const struct text *tx)
 		sum += c;
 	}
 	sink += (size_t)sum;
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 /* The ceiling's best of CEILING_PASSES passes: one pass takes a few ms, which
@@ -378,7 +356,7 @@ static double time_encode(const struct tokenizer *t, const struct text *tx, size
 {
 	struct tok_encoding enc;
 	size_t total = 0, bad = 0, i;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	double t1;
 
 	for (i = 0; i < tx->nunits; i++) {
@@ -390,7 +368,7 @@ static double time_encode(const struct tokenizer *t, const struct text *tx, size
 		total += enc.n;
 		tok_encoding_release(&enc);
 	}
-	t1 = now_s();
+	t1 = bench_now_s();
 	*tokens = total;
 	return t1 - t0;
 }
@@ -412,8 +390,8 @@ static void bench_speed(const struct tokenizer *t, const struct text *tx, int ru
 		ratio[r] = ceil_s[r] / enc_s[r]; /* (MB / enc_s) / (MB / ceil_s) */
 	}
 	printf("speed\t%s\t%zu\t%zu\t%zu\t%.2f\t%.1f\t%.4f\t%d\n", tx->name, tx->len, tx->nunits,
-	       tokens, mb / median(enc_s, (size_t)runs), mb / median(ceil_s, (size_t)runs),
-	       median(ratio, (size_t)runs), runs);
+	       tokens, mb / bench_median(enc_s, (size_t)runs),
+	       mb / bench_median(ceil_s, (size_t)runs), bench_median(ratio, (size_t)runs), runs);
 	fflush(stdout);
 }
 
@@ -482,11 +460,11 @@ static struct stress_result stress_time(const struct tokenizer *t, const char *s
 
 	memset(&res, 0, sizeof res);
 	for (r = 0; r < STRESS_RUNS; r++) {
-		double t0 = now_s();
+		double t0 = bench_now_s();
 
 		if (tok_encode(t, s, len, 0, &enc, &bad) != TOK_OK)
 			return res;
-		sec[r] = now_s() - t0;
+		sec[r] = bench_now_s() - t0;
 		res.tokens = enc.n;
 		tok_encoding_release(&enc);
 		if (sec[r] > 1.0) {
@@ -494,7 +472,7 @@ static struct stress_result stress_time(const struct tokenizer *t, const char *s
 			break;
 		}
 	}
-	res.seconds = median(sec, (size_t)r);
+	res.seconds = bench_median(sec, (size_t)r);
 	res.ok = 1;
 	return res;
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench/timing.h"
 #include "engine/mha.h"
 #include "engine/model.h"
 #include "engine/workers.h"
@@ -93,9 +94,6 @@ struct bufs {
 	float *ws;	/* the engine's workspace (also C of the ceiling sgemm) */
 	size_t ws_bytes;
 };
-
-/* Seconds on the monotonic clock. */
-double now_s(void);
 
 double mib(size_t bytes);
 

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "engine/prng.h"
@@ -12,14 +11,6 @@ const struct variant variants[N_VARIANTS] = {
     {"eng2", 2, 1},  /* threads 2, split by the engine */
     {"blas2", 1, 2}, /* threads 2, split inside OpenBLAS */
 };
-
-double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 double mib(size_t bytes)
 {

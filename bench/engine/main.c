@@ -72,21 +72,6 @@ struct cell {
 	char skipped[96]; /* empty when measured */
 };
 
-/* ---- medians -------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* ---- the machine ---------------------------------------------------------- */
 
 /* The first "model name" of /proc/cpuinfo into buf, or "unknown". */
@@ -157,7 +142,7 @@ struct cpu_mark {
 
 static struct cpu_mark cpu_mark(void)
 {
-	struct cpu_mark m = {now_s(), 0, 0};
+	struct cpu_mark m = {bench_now_s(), 0, 0};
 	unsigned long long v[8] = {0};
 	struct rusage ru;
 	FILE *f = fopen("/proc/stat", "r");
@@ -220,13 +205,13 @@ struct timed {
 
 static double timed_once_ms(const struct timed *j)
 {
-	double t = now_s();
+	double t = bench_now_s();
 
 	if (j->req != NULL)
 		run_forward(j->req, j->b->ws, j->b->ws_bytes);
 	else
 		run_sgemm(j->b->x, j->w_qkv, j->b->ws, j->b->B * j->b->L);
-	return 1e3 * (now_s() - t);
+	return 1e3 * (bench_now_s() - t);
 }
 
 /*
@@ -264,9 +249,9 @@ static void time_interleaved(struct bench *bn, struct timed *jobs, int n)
 		for (int r = 0; r < rounds; r++) {
 			int k0 = j->reps * r / rounds, k1 = j->reps * (r + 1) / rounds;
 
-			j->round_ms[r] = median(j->t + k0, k1 - k0);
+			j->round_ms[r] = bench_median(j->t + k0, k1 - k0);
 		}
-		j->ms = median(j->t, j->reps);
+		j->ms = bench_median(j->t, j->reps);
 	}
 }
 
@@ -279,7 +264,7 @@ static double paired_ratio(const double *a, const double *b, int rounds)
 
 	for (int r = 0; r < rounds; r++)
 		q[r] = a[r] / b[r];
-	return median(q, rounds);
+	return bench_median(q, rounds);
 }
 
 /* ---- cells ------------------------------------------------------------------- */
@@ -320,7 +305,7 @@ static int predict_skip(const struct bench *bn, struct cell *c, int v, int with,
 {
 	double gf = bn->gflops_seen[v][with];
 	double rep_s = gf > 0 ? flops / (1e9 * gf) : 0;
-	double elapsed = now_s() - bn->t0;
+	double elapsed = bench_now_s() - bn->t0;
 
 	if (rep_s > MAX_REP_S) {
 		snprintf(c->skipped, sizeof(c->skipped), "skipped: est. %.0f s per rep > %.0f s",
@@ -619,7 +604,7 @@ int main(int argc, char **argv)
 	if (attn_workers_new(&bn.workers, 2, &err) != ATTN_OK)
 		die("attn_workers_new", &err);
 	bn.tsv = open_tsv(tsv, argv[0]);
-	bn.t0 = now_s();
+	bn.t0 = bench_now_s();
 	print_machine(&bn);
 	print_header();
 	for (size_t i = 0; i < nb; i++) {
@@ -630,7 +615,8 @@ int main(int argc, char **argv)
 		}
 	}
 	print_memory(&bn);
-	printf("\ntotal %.0f s; results also in the TSV for bench/torch_mha.py\n", now_s() - bn.t0);
+	printf("\ntotal %.0f s; results also in the TSV for bench/torch_mha.py\n",
+	       bench_now_s() - bn.t0);
 	attn_workers_free(bn.workers);
 	attn_model_free(model);
 	return fclose(bn.tsv) == 0 ? 0 : 1;

@@ -113,7 +113,8 @@ static void memory_measure(struct bench *bn, size_t B, int threads, int v)
 	req = make_request(bn, &b, 0, variants[v].engine_threads);
 	if (attn_mha_workspace(&req, &row->ws, &err) != ATTN_OK)
 		die("attn_mha_workspace", &err);
-	if (bn->forward_ms[v] <= 0 || now_s() - bn->t0 + bn->forward_ms[v] / 1e3 > RUN_BUDGET_S)
+	if (bn->forward_ms[v] <= 0 ||
+	    bench_now_s() - bn->t0 + bn->forward_ms[v] / 1e3 > RUN_BUDGET_S)
 		return;
 	row->ran = 1;
 	row->r = mem_fork(bn, B, &variants[v]);
