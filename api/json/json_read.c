@@ -8,6 +8,7 @@
 #include "fastjson.h"
 #include "json_dom.h"
 #include "json_tensor.h"
+#include "json_utf8.h"
 
 const char *req_child(char *dst, const char *ptr, const char *key)
 {
@@ -24,12 +25,17 @@ static json_t *load(const char *text, size_t len, json_error_t *jerr)
 	return root ? root : json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
 }
 
-/* The checks after either reader: a syntax error (*root NULL, jerr says
- * where) is 400, anything but an object 422. */
-static int parsed(json_t **root, const json_error_t *jerr, struct api_error *err)
+/* The checks after either reader: bytes that are not UTF-8 are said as
+ * json_utf8.h says; any other syntax error (*root NULL, jerr says where) is
+ * 400, anything but an object 422. */
+static int parsed(const char *body, size_t len, json_t **root, const json_error_t *jerr,
+		  struct api_error *err)
 {
 	if (*root == NULL) {
 		int dup = strstr(jerr->text, "duplicate") != NULL;
+
+		if (req_refuse_invalid_utf8(body, len, err) != 0)
+			return -1;
 
 		return api_fail(err, dup ? API_E_DUPLICATE_KEY : API_E_MALFORMED_JSON, "",
 				"%s at line %d, column %d", jerr->text, jerr->line, jerr->column);
@@ -46,8 +52,9 @@ int req_parse(const char *body, size_t len, json_t **root, struct api_error *err
 {
 	json_error_t jerr;
 
-	*root = load(body ? body : "", len, &jerr);
-	return parsed(root, &jerr, err);
+	body = body ? body : "";
+	*root = load(body, len, &jerr);
+	return parsed(body, len, root, &jerr, err);
 }
 
 int req_parse_pooled(const char *body, size_t len, const char *const *fields,
@@ -60,7 +67,7 @@ int req_parse_pooled(const char *body, size_t len, const char *const *fields,
 	body = body ? body : "";
 	if (pool == NULL) {
 		*root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-		return parsed(root, &jerr, err);
+		return parsed(body, len, root, &jerr, err);
 	}
 	copy = fastjson_scan(body, len, fields, pool, &copy_len);
 	*root = copy ? load(copy, copy_len, &jerr) : NULL;
@@ -71,7 +78,7 @@ int req_parse_pooled(const char *body, size_t len, const char *const *fields,
 		fastjson_pool_release(pool);
 		*root = load(body, len, &jerr);
 	}
-	return parsed(root, &jerr, err);
+	return parsed(body, len, root, &jerr, err);
 }
 
 int req_known_fields(json_t *obj, const char *ptr, const char *const *names,

@@ -14,15 +14,9 @@
  * token the post-processor added has [0, 0]. As Hugging Face's `encode` and
  * `decode`, special tokens are added by default and kept by default.
  *
- * Invalid UTF-8: a JSON text is UTF-8 (RFC 8259), so jansson refuses a body
- * with an invalid byte anywhere. When the invalid bytes sit inside the
- * `text` string, the refusal says so as a field error (422 invalid_utf8 at
- * /text, with the byte offset in the text): the body is read again with each
- * invalid stretch replaced by U+FDD0 (a noncharacter that a body then holding
- * none of its own can only have from the replacement), and the first U+FDD0
- * in `text` is where the bad bytes were.
+ * Invalid UTF-8 inside `text` is 422 invalid_utf8 at /text with the byte
+ * offset in the text, as on /v1/attention (api/json/json_utf8.h).
  */
-#define _GNU_SOURCE /* memmem */
 #include "api/handlers.h"
 
 #include <jansson.h>
@@ -32,84 +26,14 @@
 
 #include "api/json/json_read.h"
 #include "common/jsonstr.h"
-#include "common/utf8.h"
 #include "tokenizer/tokenizer.h"
 
-static const char MARK[] = "\xef\xb7\x90"; /* U+FDD0 */
-enum { MARK_LEN = sizeof MARK - 1 };
-
 /* ---- the body ------------------------------------------------------------ */
-
-/* body with every invalid UTF-8 stretch replaced by MARK: malloc'd, or NULL. */
-static char *mark_invalid(const char *body, size_t len, size_t *out_len)
-{
-	struct buf b;
-	size_t at = 0;
-
-	buf_init(&b, (size_t)-1);
-	while (at < len) {
-		size_t ok = utf8_check(body + at, len - at), bad;
-
-		buf_append(&b, body + at, ok);
-		at += ok;
-		if (at == len)
-			break;
-		bad = utf8_bad_run((const unsigned char *)body + at, len - at);
-		buf_append(&b, MARK, MARK_LEN);
-		at += bad;
-	}
-	if (b.failed) {
-		buf_release(&b);
-		return NULL;
-	}
-	return buf_detach(&b, out_len);
-}
-
-/* The first byte of body that is not UTF-8. */
-static size_t first_invalid(const char *body, size_t len)
-{
-	return utf8_check(body, len);
-}
-
-/* A body whose bytes are not all UTF-8: 422 at /text when they are in the
- * text (see the file's comment), else 400 as jansson would say. */
-static int refuse_invalid(const char *body, size_t len, struct api_error *err)
-{
-	size_t marked_len = 0, at = first_invalid(body, len);
-	char *marked = memmem(body, len, MARK, MARK_LEN) == NULL
-			       ? mark_invalid(body, len, &marked_len)
-			       : NULL;
-	json_t *root = NULL, *text;
-	const char *hit;
-	int rc;
-
-	if (marked != NULL && req_parse(marked, marked_len, &root, err) == 0) {
-		text = json_object_get(root, "text");
-		hit = json_is_string(text) ? memmem(json_string_value(text),
-						    json_string_length(text), MARK, MARK_LEN)
-					   : NULL;
-		if (hit != NULL) {
-			rc = api_fail(err, API_E_INVALID_UTF8, "/text",
-				      "text is not valid UTF-8 at byte %zu",
-				      (size_t)(hit - json_string_value(text)));
-			goto out;
-		}
-	}
-	rc = api_fail(err, API_E_MALFORMED_JSON, "",
-		      "the body is not valid UTF-8 at byte %zu (JSON is UTF-8)", at);
-out:
-	json_decref(root);
-	free(marked);
-	return rc;
-}
 
 static int parse(const char *body, size_t len, const char *const *fields, json_t **root,
 		 struct api_error *err)
 {
 	*root = NULL;
-	body = body != NULL ? body : "";
-	if (first_invalid(body, len) < len)
-		return refuse_invalid(body, len, err);
 	if (req_parse(body, len, root, err) != 0)
 		return -1;
 	return req_known_fields(*root, "", fields, err);

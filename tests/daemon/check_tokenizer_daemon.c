@@ -208,12 +208,16 @@ START_TEST(test_bad_text)
 {
 	static const char bad_utf8[] = "{\"tokenizer\":\"gpt2\",\"text\":\"ab\xff\xfe" "cd\"}";
 	static const char bad_elsewhere[] = "{\"tokenizer\":\"gpt2\",\"text\":\"ab\",\"x\":\"\xff\"}";
+	static const char attention_bad[] = "{\"model\":\"gqa\",\"text\":[\"the\",\"the\xc3(\"]}";
 	char body[256];
 
 	expect_error("/v1/tokenize", bad_utf8, sizeof bad_utf8 - 1, 422, "invalid_utf8", "/text",
 		     "at byte 2");
 	expect_error("/v1/tokenize", bad_elsewhere, sizeof bad_elsewhere - 1, 400,
 		     "malformed_json", NULL, "not valid UTF-8 at byte 37");
+	/* the same words on /v1/attention, for a text of a batch too */
+	expect_error("/v1/attention", attention_bad, sizeof attention_bad - 1, 422, "invalid_utf8",
+		     "/text/1", "text is not valid UTF-8 at byte 3");
 	snprintf(body, sizeof body, "{\"tokenizer\":\"gpt2\",\"text\":\"%0*d\"}", MAX_TEXT + 1, 0);
 	expect_error("/v1/tokenize", body, strlen(body), 422, "too_large", "/text",
 		     "65 bytes, over the limit of 64 (--max-text-bytes)");
