@@ -13,8 +13,9 @@
 # ---- build: compile attnd and the tests, run the tests --------------------
 FROM debian:bookworm-slim AS build
 
-# The Makefile's DEB_PACKAGES less those only the browser and contract tests
-# use (chromium, fonts, nodejs: CI runs those, not this build);
+# The Makefile's CHECK_DEB_PACKAGES: its TEST_DEB_PACKAGES less those only the
+# browser and contract tests use (chromium, fonts, nodejs: CI runs those, not
+# this build);
 # tests/deploy/check_manifests.py checks that the two lists agree.
 # python3-yaml embeds api/openapi.yaml as JSON in the binary.
 RUN apt-get update \

@@ -8,7 +8,7 @@
 #   make deps       install the Debian packages the build needs (as root)
 #   make fixtures   regenerate tests/data/fixtures/ with PyTorch (python3-torch)
 #   make train-mini retrain the built-in model models/mini (python3-torch, the
-#                   fortunes corpus; about 30 minutes on 2 cores, outside CI;
+#                   fortunes corpus; about 17 minutes on 2 cores, outside CI;
 #                   docs/mini-model.md)
 #   make tokenizer-oracle   the tokenizers against transformers.js live: installs
 #                   the pinned oracle packages (npm, about 400 MB, outside the
@@ -25,7 +25,7 @@
 #   make container-test  build and run the Dockerfile with Podman (deploy/)
 #   make load       wrk scenarios and an overload against a loopback attnd (deploy/)
 #   make hostile / concurrency / soak / faults   the daemon under hostile
-#                   input, concurrency, a soak and faults (tests/<name>/run.py)
+#                   input, concurrency, a soak and faults (tests/daemon/<name>/run.py)
 #   make valgrind   the unit suites under valgrind (tests/lib/valgrind.supp)
 #   make fuzz       libFuzzer on each harness of tests/fuzz/ for FUZZ_SECONDS
 #   make fuzz-regress   replay tests/fuzz/{corpus,regressions}/ with libFuzzer

@@ -73,7 +73,8 @@ static const struct cfg_option options[] = {
      OFF(max_request_gflop),
      "work one request may ask for, in GFLOP counting 64 a score (422 above); 0 = no limit"},
     {"--api-key", "ATTND_API_KEY", CFG_STR, NULL, NULL, 0, 0, OFF(api_key),
-     "require `Authorization: Bearer KEY` (except /healthz, /readyz, /metrics)"},
+     "require `Authorization: Bearer KEY` (except /healthz, /readyz, /metrics, the v2 "
+     "health probes and the viewer: / and /web/)"},
     {"--cors-origins", "ATTND_CORS_ORIGINS", CFG_STR, "*", NULL, 0, 0, OFF(cors_origins),
      "allowed browser origins: *, a comma list, or empty for no CORS headers"},
     {"--drain-seconds", "ATTND_DRAIN_SECONDS", CFG_NUM, "10", NULL, 0, 3600, OFF(drain_seconds),
