@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 
 enum { HEAD_MAX = 2048 };
 
@@ -25,7 +26,22 @@ static int put_header(char *head, size_t *at, const char *name, const char *valu
 	return 0;
 }
 
-static int build_head(char *head, size_t *at, int status, const struct cutoff_header *h, size_t n,
+/* Date, as libmicrohttpd writes it on the answers it sends (RFC 9110
+ * requires one on a 4xx from a server with a clock); day and month names
+ * are the C locale's, attnd never calling setlocale. */
+static int put_date(char *head, size_t *at)
+{
+	char date[40];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm) == NULL ||
+	    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm) == 0)
+		return 0; /* no clock: no Date */
+	return put_header(head, at, "Date", date);
+}
+
+static int build_head(char *head, size_t *at, int status, const struct answer_header *h, size_t n,
 		      const char *content_type, size_t len)
 {
 	const char *reason = MHD_get_reason_phrase_for((unsigned)status);
@@ -35,6 +51,8 @@ static int build_head(char *head, size_t *at, int status, const struct cutoff_he
 	if (k < 0 || k >= HEAD_MAX)
 		return -1;
 	*at = (size_t)k;
+	if (put_date(head, at) != 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		if (put_header(head, at, h[i].name, h[i].value) != 0)
 			return -1;
@@ -49,7 +67,7 @@ static int build_head(char *head, size_t *at, int status, const struct cutoff_he
 	return 0;
 }
 
-int cutoff_send(int fd, int status, const struct cutoff_header *h, size_t n,
+int cutoff_send(int fd, int status, const struct answer_header *h, size_t n,
 		const char *content_type, const char *body, size_t len)
 {
 	char head[HEAD_MAX];

@@ -21,17 +21,18 @@
 
 #include <stddef.h>
 
-/* A header of the answer: name and value, both printable ASCII. */
-struct cutoff_header {
+/* A header of an answer: name and value, both printable ASCII (also the
+ * list http_respond.c builds for the answers libmicrohttpd sends). */
+struct answer_header {
 	const char *name;
 	const char *value;
 };
 
-/* Writes `HTTP/1.1 status reason`, the n headers, Content-Type, Content-Length
- * and `Connection: close`, then len bytes of body, to fd. Returns 0 when
+/* Writes `HTTP/1.1 status reason`, Date, the n headers, Content-Type,
+ * Content-Length and `Connection: close`, then len bytes of body, to fd. Returns 0 when
  * every byte was written, -1 otherwise (the head is too long for its
  * buffer, or the socket took less). */
-int cutoff_send(int fd, int status, const struct cutoff_header *h, size_t n,
+int cutoff_send(int fd, int status, const struct answer_header *h, size_t n,
 		const char *content_type, const char *body, size_t len);
 
 #endif

@@ -49,11 +49,6 @@ static const struct {
 
 /* ---- responses ---------------------------------------------------------- */
 
-struct header_pair {
-	const char *name;
-	const char *value;
-};
-
 enum { HEADERS_MAX = 20 };
 
 /* Vary: what the answer depends on besides method and path: the Origin
@@ -68,40 +63,40 @@ static const char *vary_value(int origin, int encoding)
 	return encoding ? "Accept-Encoding" : NULL;
 }
 
-static size_t cors_headers(const struct request *r, struct header_pair *h, size_t n)
+static size_t cors_headers(const struct request *r, struct answer_header *h, size_t n)
 {
 	int vary = 0;
 	const char *origin = hdr_cors_origin(&r->hdr, r->srv->cfg->cors_origins, &vary);
 	const char *vary_on = vary_value(vary, r->vary_encoding);
 
 	if (vary_on != NULL)
-		h[n++] = (struct header_pair){"Vary", vary_on};
+		h[n++] = (struct answer_header){"Vary", vary_on};
 	if (origin == NULL)
 		return n;
-	h[n++] = (struct header_pair){"Access-Control-Allow-Origin", origin};
-	h[n++] = (struct header_pair){
+	h[n++] = (struct answer_header){"Access-Control-Allow-Origin", origin};
+	h[n++] = (struct answer_header){
 	    "Access-Control-Expose-Headers",
 	    "X-Request-Id, Server-Timing, Inference-Header-Content-Length, Content-Encoding"};
 	if (r->preflight) {
-		h[n++] = (struct header_pair){"Access-Control-Allow-Methods", r->allow};
-		h[n++] = (struct header_pair){"Access-Control-Allow-Headers",
+		h[n++] = (struct answer_header){"Access-Control-Allow-Methods", r->allow};
+		h[n++] = (struct answer_header){"Access-Control-Allow-Headers",
 					      "Content-Type, Content-Encoding, Authorization, "
 					      "X-Request-Id, Inference-Header-Content-Length"};
-		h[n++] = (struct header_pair){"Access-Control-Max-Age", "600"};
+		h[n++] = (struct answer_header){"Access-Control-Max-Age", "600"};
 	}
 	return n;
 }
 
 /* Headers a status implies: 401 names the scheme, 405 (and a preflight)
  * lists the methods, 503 says when to retry. */
-static size_t status_headers(const struct request *r, int status, struct header_pair *h, size_t n)
+static size_t status_headers(const struct request *r, int status, struct answer_header *h, size_t n)
 {
 	if (status == 401)
-		h[n++] = (struct header_pair){"WWW-Authenticate", "Bearer"};
+		h[n++] = (struct answer_header){"WWW-Authenticate", "Bearer"};
 	if (status == 405 || r->preflight)
-		h[n++] = (struct header_pair){"Allow", r->allow};
+		h[n++] = (struct answer_header){"Allow", r->allow};
 	if (status == 503)
-		h[n++] = (struct header_pair){"Retry-After", "1"};
+		h[n++] = (struct answer_header){"Retry-After", "1"};
 	return n;
 }
 
@@ -132,30 +127,41 @@ static void server_timing(const struct request *r, char *timing)
 	*p = '\0';
 }
 
-static int add_headers(const struct request *r, struct MHD_Response *resp, int status,
-		       const char *content_type)
+/* The headers of r's answer with status, into h[HEADERS_MAX] (content_type
+ * NULL: none; Connection only when `connection`); timing [TIMING_MAX] and
+ * json_len [24] hold values made here. Returns their count. The answers
+ * libmicrohttpd sends and those cut_off writes itself carry the same. */
+static size_t answer_headers(const struct request *r, int status, const char *content_type,
+			     int connection, struct answer_header *h, char *timing, char *json_len)
 {
-	struct header_pair h[HEADERS_MAX];
-	char timing[TIMING_MAX];
-	char json_len[24];
 	size_t n = 0;
 
 	server_timing(r, timing);
 	if (content_type != NULL)
-		h[n++] = (struct header_pair){"Content-Type", content_type};
+		h[n++] = (struct answer_header){"Content-Type", content_type};
 	if (r->content_encoding != NULL)
-		h[n++] = (struct header_pair){"Content-Encoding", r->content_encoding};
-	h[n++] = (struct header_pair){"X-Request-Id", r->request_id};
-	h[n++] = (struct header_pair){"Server-Timing", timing};
-	h[n++] = (struct header_pair){"Cache-Control", r->cache_control};
-	if (atomic_load(&r->srv->draining) || r->close)
-		h[n++] = (struct header_pair){"Connection", "close"};
+		h[n++] = (struct answer_header){"Content-Encoding", r->content_encoding};
+	h[n++] = (struct answer_header){"X-Request-Id", r->request_id};
+	h[n++] = (struct answer_header){"Server-Timing", timing};
+	h[n++] = (struct answer_header){"Cache-Control", r->cache_control};
+	if (connection && (atomic_load(&r->srv->draining) || r->close))
+		h[n++] = (struct answer_header){"Connection", "close"};
 	if (r->reply.inference_header_len > 0) { /* a v2 answer with binary tensors */
-		snprintf(json_len, sizeof json_len, "%zu", r->reply.inference_header_len);
-		h[n++] = (struct header_pair){"Inference-Header-Content-Length", json_len};
+		snprintf(json_len, 24, "%zu", r->reply.inference_header_len);
+		h[n++] = (struct answer_header){"Inference-Header-Content-Length", json_len};
 	}
 	n = status_headers(r, status, h, n);
-	n = cors_headers(r, h, n);
+	return cors_headers(r, h, n);
+}
+
+static int add_headers(const struct request *r, struct MHD_Response *resp, int status,
+		       const char *content_type)
+{
+	struct answer_header h[HEADERS_MAX];
+	char timing[TIMING_MAX];
+	char json_len[24];
+	size_t n = answer_headers(r, status, content_type, 1, h, timing, json_len);
+
 	for (size_t i = 0; i < n; i++) {
 		if (MHD_add_response_header(resp, h[i].name, h[i].value) != MHD_YES)
 			return -1;
@@ -292,16 +298,20 @@ int cut_off_closed(void)
  * passes r->detail: it is the I/O thread's. */
 static void cut_off_send(struct request *r, enum rejection why, const char *message)
 {
-	const struct cutoff_header h[] = {{"X-Request-Id", r->request_id},
-					  {"Cache-Control", "no-store"}};
+	struct answer_header h[HEADERS_MAX];
+	char timing[TIMING_MAX];
+	char json_len[24];
 	struct buf b;
+	size_t n;
 	int status;
 
 	if (atomic_exchange(&r->cut, 1) != 0)
 		return;
 	status = refusal_body(r, why, message, &b);
-	if (b.data != NULL && cutoff_send(r->fd, status, h, sizeof h / sizeof h[0],
-					  "application/json", b.data, b.len) == 0) {
+	/* cutoff_send writes Content-Type and Connection: close itself */
+	n = answer_headers(r, status, NULL, 0, h, timing, json_len);
+	if (b.data != NULL &&
+	    cutoff_send(r->fd, status, h, n, "application/json", b.data, b.len) == 0) {
 		r->status = status;
 		r->bytes_out = b.len;
 		metrics_reject(r->srv->metrics, why);

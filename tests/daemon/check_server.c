@@ -149,6 +149,24 @@ START_TEST(test_media_type)
 }
 END_TEST
 
+/* The headers every answer of a compute route carries, whether libmicrohttpd
+ * sent it or attnd wrote it to the socket mid-body (server/cutoff.h): a
+ * browser reads a 413 or 408 only with its CORS header. */
+static void assert_answer_headers(const struct live_resp *r)
+{
+	const char *h;
+
+	ck_assert_ptr_nonnull(live_header(r, "Date"));
+	ck_assert_ptr_nonnull(live_header(r, "X-Request-Id"));
+	h = live_header(r, "Server-Timing");
+	ck_assert_msg(h != NULL && strstr(h, "total;dur=") != NULL, "Server-Timing: %s", h);
+	h = live_header(r, "Vary");
+	ck_assert_msg(h != NULL && strstr(h, "Accept-Encoding") != NULL, "Vary: %s", h);
+	h = live_header(r, "Access-Control-Allow-Origin");
+	ck_assert_msg(h != NULL && strcmp(h, "*") == 0, "Access-Control-Allow-Origin: %s", h);
+	ck_assert_ptr_nonnull(live_header(r, "Access-Control-Expose-Headers"));
+}
+
 START_TEST(test_413_from_content_length_unread)
 {
 	struct live_resp r = {0};
@@ -163,6 +181,7 @@ START_TEST(test_413_from_content_length_unread)
 	live_read_response(fd, &r);
 	close(fd);
 	live_assert_error(&r, 413, "payload_too_large");
+	assert_answer_headers(&r);
 	live_stop(&d);
 	live_resp_release(&r);
 }
@@ -201,6 +220,7 @@ START_TEST(test_413_chunked)
 		 chunk, chunk);
 	live_exchange(d.port, req, &r);
 	live_assert_error(&r, 413, "payload_too_large");
+	assert_answer_headers(&r); /* written mid-body by attnd itself */
 	live_stop(&d);
 	live_resp_release(&r);
 }
@@ -428,6 +448,7 @@ START_TEST(test_request_deadline)
 	live_read_response(fd, &r);
 	close(fd);
 	live_assert_error(&r, 408, "request_timeout");
+	assert_answer_headers(&r); /* written mid-body by attnd itself */
 	live_stop(&d);
 	live_resp_release(&r);
 }
