@@ -385,6 +385,8 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		return refuse_framing(r);
 	if (head_too_large(r, url, method, version))
 		return cut_off(r, REJ_BAD_FRAMING); /* no room left for libmicrohttpd's answer */
+	if (hdr_framing_ambiguous(&r->hdr))
+		return refuse_framing(r); /* before routing: a message error on any path */
 	r->has_body = hdr_announces_body(&r->hdr);
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
@@ -398,15 +400,11 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	if (options) {
 		r->route = NULL;
 		r->preflight = 1;
-		if (hdr_framing_ambiguous(&r->hdr))
-			return refuse_framing(r);
 		return admit_inline(r);
 	}
 	if (found == ROUTE_NO_METHOD)
 		return refuse_early(r, REJ_METHOD);
 	r->vary_encoding = r->route->kind == ROUTE_COMPUTE && r->srv->cfg->compress_level > 0;
-	if (hdr_framing_ambiguous(&r->hdr))
-		return refuse_framing(r);
 	if (!authorized(r))
 		return refuse_early(r, REJ_UNAUTHORIZED);
 	if (r->route->kind == ROUTE_COMPUTE)

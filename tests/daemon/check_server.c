@@ -240,6 +240,16 @@ START_TEST(test_ambiguous_framing)
 		 LIVE_POST_ATTENTION);
 	live_exchange(d.port, req, &r);
 	live_assert_error(&r, 400, "bad_request");
+	/* before routing: a path that does not exist, or a method it lacks */
+	live_exchange(d.port,
+		      "GET /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+		      &r);
+	live_assert_error(&r, 400, "bad_request");
+	live_exchange(d.port,
+		      "DELETE /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n"
+		      "Content-Length: 0\r\n\r\n",
+		      &r);
+	live_assert_error(&r, 400, "bad_request");
 	live_stop(&d);
 	live_resp_release(&r);
 }
