@@ -22,7 +22,7 @@ static json_t *load(const char *text, size_t len, json_error_t *jerr)
 {
 	json_t *root = json_dom_parse(text, len);
 
-	return root ? root : json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
+	return root ? root : json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, jerr);
 }
 
 /* The checks after either reader: bytes that are not UTF-8 are said as
@@ -66,7 +66,7 @@ int req_parse_pooled(const char *body, size_t len, const char *const *fields,
 
 	body = body ? body : "";
 	if (pool == NULL) {
-		*root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+		*root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 		return parsed(body, len, root, &jerr, err);
 	}
 	copy = fastjson_scan(body, len, fields, pool, &copy_len);

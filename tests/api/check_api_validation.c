@@ -31,7 +31,6 @@ static const struct bad_request bad_requests[] = {
     {"truncated", A, "{\"model\":", 400, "malformed_json", ""},
     {"trailing garbage", A, "{} x", 400, "malformed_json", ""},
     {"empty body", A, "", 400, "malformed_json", ""},
-    {"bare string", A, "\"x\"", 400, "malformed_json", ""},
     {"invalid UTF-8 in a key", A, "{\"te\xffxt\":\"a\"}", 400, "malformed_json", ""},
     {"invalid UTF-8 in another field", A, "{\"model\":\"\xff\",\"text\":\"a\"}", 400,
      "malformed_json", ""},
@@ -41,6 +40,8 @@ static const struct bad_request bad_requests[] = {
      "duplicate_key", ""},
     {"sdpa duplicate key", S, SDPA_QKV ",\"q\":" SQ "}", 400, "duplicate_key", ""},
     {"top-level array", A, "[1,2]", 422, "invalid_type", ""},
+    {"bare string (JSON, not an object)", A, "\"x\"", 422, "invalid_type", ""},
+    {"bare number", S, "1", 422, "invalid_type", ""},
     {"sdpa top-level array", S, "[]", 422, "invalid_type", ""},
     /* unknown fields, at every level */
     {"unknown top-level field", A, TINY EMB1 ",\"xyz\":1}", 422, "unknown_field", "/xyz"},
