@@ -113,6 +113,7 @@ int compute_small(struct request *r)
 	api_handle(r->srv->svc, r->route->api, param, body, r->body.len, &r->reply);
 	r->reply.small_only = 0;
 	if (!r->reply.declined) {
+		compress_answer(r); /* at most 2^10 numbers: tens of microseconds */
 		r->computed = 1;
 		return 1;
 	}

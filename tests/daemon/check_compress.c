@@ -27,6 +27,7 @@
 #define ZLIB_CONST
 #include <zlib.h>
 
+#include "api/service.h"
 #include "server/compress.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
@@ -546,6 +547,35 @@ START_TEST(test_small_answers_and_other_routes_uncoded)
 }
 END_TEST
 
+/* A small request (answered on the I/O thread, service.h's API_SMALL_BODY)
+ * whose answer passes COMPRESS_MIN_BYTES is coded as a worker's would be. */
+START_TEST(test_small_request_large_answer_coded)
+{
+	static const char body[] = "{\"model\":\"tiny\",\"tokens\":[0,1,2,3,4,5,6,7,8,9,10,11,"
+				   "12,13,14,15,16,17,18,19]}";
+	struct live_resp plain = {0}, gz = {0};
+	unsigned char *back;
+	size_t back_len;
+
+	ck_assert_uint_le(sizeof body - 1, API_SMALL_BODY);
+	LIVE_DAEMON(d, "--threads", "2");
+	live_post(d.port, "/v1/attention", "application/json", "", body, sizeof body - 1, &plain);
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", body,
+		  sizeof body - 1, &gz);
+	ck_assert_int_eq(plain.status, 200);
+	ck_assert_int_eq(gz.status, 200);
+	ck_assert_uint_gt(plain.body_len, COMPRESS_MIN_BYTES);
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_str_eq(coding_of(&gz), "gzip");
+	back = zlib_inflate(GZIP_BITS, gz.body, gz.body_len, plain.body_len * 2, &back_len);
+	assert_same_answer((char *)back, back_len, plain.body, plain.body_len);
+	free(back);
+	live_resp_release(&plain);
+	live_resp_release(&gz);
+	live_stop(&d);
+}
+END_TEST
+
 START_TEST(test_coded_bodies_answer_as_plain_ones)
 {
 	size_t gz_len;
@@ -783,6 +813,7 @@ static Suite *compress_suite(void)
 	tcase_add_test(daemon, test_coded_answers_inflate_to_identity);
 	tcase_add_test(daemon, test_q_values_choose_the_coding);
 	tcase_add_test(daemon, test_small_answers_and_other_routes_uncoded);
+	tcase_add_test(daemon, test_small_request_large_answer_coded);
 	tcase_add_test(daemon, test_coded_bodies_answer_as_plain_ones);
 	tcase_add_test(daemon, test_chunked_coded_body_level_0_and_the_answer_limit);
 	tcase_add_test(daemon, test_zip_bomb_413_within_the_limit);
