@@ -15,7 +15,7 @@ import { copyLength, looksSpecial, randomIds, scoreModel } from "./findheads.js"
 import { hideTip } from "./heatmap.js";
 import { draw, highlightToken, render, scoresOf, setScores, weightsLabel } from "./render.js";
 import { view } from "./state.js";
-import { $, el, isKorean, parseServerTiming, toNumbers } from "./util.js";
+import { $, el, isKorean, parseServerTiming, specKey, toNumbers } from "./util.js";
 
 const DEBOUNCE_MS = 250;
 const INLINE = "@inline";
@@ -48,6 +48,7 @@ let timer = 0;
 let scoresAsked = null; // the request whose scores were asked for
 const INLINE_FIELDS = ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_size"];
 let inlineValues = null; // the inline settings while a named model is shown
+let running = false; // Find heads is waiting for its answer
 
 // ---- reading the form --------------------------------------------------------
 
@@ -82,6 +83,7 @@ function parseEmbeddings() {
 function maskValue() {
 	const kind = $("mask").value;
 	const window = numberField("window");
+	if (kind.startsWith("window") && window === undefined) throw new ViewerError("give the window size: how many keys on each side a query sees", "/mask/window");
 	if (kind === "window-causal") return { causal: true, window };
 	if (kind === "window") return { window };
 	return kind; // "none" | "causal"
@@ -100,10 +102,12 @@ function buildCheckpointRequest(m) {
 	return { model: m.name, text: $("text").value, layers: "all", weights: "per_head" };
 }
 
-function buildRequest() {
+// The request's model, settings, mask and positions, without its inputs:
+// what an answer is of (util.js: specKey).
+function modelRequest() {
 	const req = {};
 	const ckpt = checkpointModel();
-	if (ckpt) return buildCheckpointRequest(ckpt);
+	if (ckpt) return { model: ckpt.name, layers: "all", weights: "per_head" };
 	if ($("model").value === INLINE) {
 		const m = {};
 		for (const k of ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_size"]) {
@@ -114,11 +118,18 @@ function buildRequest() {
 	} else {
 		req.model = $("model").value;
 	}
-	if (inputKind() === "text") req.text = $("text").value;
-	else req.embeddings = parseEmbeddings();
 	req.mask = maskValue();
 	req.positional = $("positional").value;
 	req.weights = "per_head";
+	return req;
+}
+
+function buildRequest() {
+	const ckpt = checkpointModel();
+	if (ckpt) return buildCheckpointRequest(ckpt);
+	const req = modelRequest();
+	if (inputKind() === "text") req.text = $("text").value;
+	else req.embeddings = parseEmbeddings();
 	return req;
 }
 
@@ -324,6 +335,7 @@ async function askScores() {
 async function findHeads() {
 	const note = $("find-note");
 	const button = $("find-heads");
+	if (running) return;
 	const m = models.find((x) => x.name === $("model").value) ?? null;
 	const inline = $("model").value === INLINE;
 	const vocab = inline ? numberField("vocab_size") ?? 0 : m?.vocab_size ?? 0;
@@ -332,7 +344,20 @@ async function findHeads() {
 		return;
 	}
 	const n = copyLength(m?.context_length);
-	button.disabled = true;
+	let key;
+	try {
+		key = specKey(modelRequest());
+	} catch (e) {
+		note.textContent = `Find heads: ${e.message}`;
+		return;
+	}
+	if (key !== view.drawnKey) {
+		note.textContent = "Find heads scores the model drawn: draw this one first (its request has not succeeded yet).";
+		return;
+	}
+	button.setAttribute("aria-disabled", "true");
+	running = true;
+	view.findKey = key;
 	note.textContent = `Scoring every head on ${n} random tokens repeated twice…`;
 	try {
 		const avoid = new Set();
@@ -341,31 +366,33 @@ async function findHeads() {
 		for (let attempt = 0; attempt < 4; attempt++) {
 			ids = randomIds(n, vocab, avoid);
 			const tokens = [...ids, ...ids];
-			let req;
-			if (m?.kind === "checkpoint") req = { model: m.name, tokens, layers: "all", weights: "per_head" };
-			else {
-				req = buildRequest();
-				delete req.text;
-				delete req.embeddings;
-				req.tokens = tokens;
-			}
-			body = await post(req);
+			body = await post({ ...JSON.parse(key), tokens });
+			if (view.findKey !== key) return; // the model drawn changed meanwhile
 			const special = ids.filter((id, i) => looksSpecial(body.tokens?.[i]));
 			if (special.length === 0) break;
 			for (const id of special) avoid.add(id);
 		}
 		const attentions = toNumbers(body.attentions ?? [body.weights]);
-		view.found = { model: m?.name ?? "inline", n, ids: [...ids, ...ids], scores: scoreModel(attentions, n) };
+		view.found = { model: m?.name ?? "inline", key, n, ids: [...ids, ...ids], scores: scoreModel(attentions, n) };
 		note.textContent = `Scored on ${n} random tokens repeated twice (ids ${ids.slice(0, 5).join(", ")}, …). ` + "Badges mark scores of 0.40 and up: P previous token, I induction, S first token (sink).";
 		draw();
 	} catch (e) {
-		note.textContent = `Find heads failed: ${e.message}`;
+		if (view.findKey === key) note.textContent = `Find heads failed: ${e.message}`;
 	} finally {
-		button.disabled = false;
+		button.removeAttribute("aria-disabled");
+		running = false;
 	}
 }
 
 // ---- controls ----------------------------------------------------------------
+
+// "Checkpoint weights (builtin:models/mini)", "Random weights (untrained) (seed:7)":
+// the label, and the source where the label does not already name it.
+function modelNote(m) {
+	const label = weightsLabel(m);
+	const said = label.includes(m.source.replace(/^dir:/, ""));
+	return `${label[0].toUpperCase()}${label.slice(1)}` + (said ? "" : ` (${m.source})`);
+}
 
 // Named models show their own settings, read-only; inline ones are editable
 // and come back as they were when the learner returns to them.
@@ -389,9 +416,13 @@ function syncModelFields() {
 	$("model-note").textContent = inline
 		? "Random weights (untrained): a model made for each request from the seed; the same seed gives the same weights."
 		: m
-			? `${weightsLabel(m)[0].toUpperCase()}${weightsLabel(m).slice(1)} (${m.source}); choose “inline” to change its shape.`
+			? `${modelNote(m)}; choose “inline” to change its shape.`
 			: "";
-	$("text-note").textContent = m?.tokenizer ? `split by the ${m.tokenizer} tokenizer` : "split on spaces into tokens";
+	$("text-note").textContent = m?.tokenizer
+		? `split by the ${m.tokenizer} tokenizer`
+		: m?.kind === "checkpoint"
+			? "this checkpoint has no tokenizer: it takes token ids (the API's \"tokens\"), which this page does not send; serve it with its tokenizer.json"
+			: "split on spaces into tokens";
 	syncHeadDim();
 }
 
@@ -534,6 +565,7 @@ function wireResults() {
 
 async function main() {
 	addPatterns();
+	$("find-note").dataset.intro = $("find-note").textContent;
 	wire();
 	syncInputKind();
 	syncMask();

@@ -12,7 +12,7 @@ import { drawGrid } from "./grid.js";
 import { drawHeadView } from "./headview.js";
 import { heatmap, hideTip, table, topList } from "./heatmap.js";
 import { view } from "./state.js";
-import { $, RAMP, el, isKorean, shapeOf, showToken, toNumbers, whitespaceOffsets } from "./util.js";
+import { $, RAMP, el, isKorean, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
 
 let drawn = null; // {body, timing, meta, batched} of the last answer drawn
 
@@ -41,6 +41,22 @@ export function scoresOf(body, batched) {
 	return [s];
 }
 
+// A token's label: its piece as a person reads it; a piece that is part of
+// a character's UTF-8 bytes (a byte-level tokenizer splits 나 in three, and
+// each decodes to U+FFFD) shows the character its offsets point at.
+function tokenLabel(t, at, text) {
+	if (!String(t).includes("\uFFFD") || !at || !text || at[1] <= at[0]) return showToken(t);
+	return [...text].slice(at[0], at[1]).join("");
+}
+
+// Find heads' results and note are of a model no longer drawn.
+function forgetFound() {
+	const note = $("find-note");
+	view.found = null;
+	view.findKey = null;
+	note.textContent = note.dataset.intro ?? "";
+}
+
 export function render(req, body, timing, meta, info) {
 	let weights = body.attentions ?? [body.weights];
 	let tokens = body.tokens;
@@ -55,7 +71,7 @@ export function render(req, body, timing, meta, info) {
 	const H = layers[0].length;
 	const Lq = layers[0][0].length;
 	const Lk = layers[0][0][0]?.length ?? 0;
-	const label = (i) => (tokens ? showToken(tokens[i]) : `#${i}`);
+	const label = (i) => (tokens ? tokenLabel(tokens[i], offsets?.[i], info.text) : `#${i}`);
 	const sameShape = view.layers.length === layers.length && view.layers[0]?.length === H && view.model?.name === info.model?.name;
 	view.lastResponse = body;
 	view.timing = timing;
@@ -74,7 +90,8 @@ export function render(req, body, timing, meta, info) {
 		view.compare = view.compare ? { layer: Math.min(layers.length - 1, 1), head: Math.min(H - 1, 1) } : null;
 		view.enabled = new Set(Array.from({ length: H }, (_, h) => h));
 	}
-	if (view.found && view.found.model !== (info.model?.name ?? "inline")) view.found = null;
+	view.drawnKey = specKey(req);
+	if (view.findKey !== null && view.findKey !== view.drawnKey) forgetFound();
 	drawn = { req, body, timing, meta, batched };
 	draw();
 }
@@ -86,10 +103,18 @@ export function setScores(scores, note) {
 	draw();
 }
 
+// The index of the layer the Layer field names; a number that is no layer
+// of the answer is moved to the nearest one, in the field too.
 function layerIndex() {
 	const want = Number($("layer").value);
-	const i = view.layerIds.indexOf(want);
-	return i >= 0 ? i : 0;
+	let i = view.layerIds.indexOf(want);
+	if (i >= 0) return i;
+	i = 0;
+	view.layerIds.forEach((id, k) => {
+		if (Math.abs(id - want) < Math.abs(view.layerIds[i] - want)) i = k;
+	});
+	if (view.layerIds.length > 0) $("layer").value = String(view.layerIds[i]);
+	return i;
 }
 
 // Draws view with the view settings (no request).
@@ -276,7 +301,7 @@ function drawFocus(ctx) {
 	const note = $("scores-note");
 	const wantScores = view.mode === "scores";
 	note.hidden = !wantScores || view.scores !== null;
-	note.textContent = view.scoresNote ?? "Asking for the scores…";
+	note.textContent = view.scoresNote ?? (view.state === "error" ? "The scores are asked for once a request succeeds." : "Asking for the scores…");
 	const source = ctx.kind === "scores" ? view.scores : view.layers;
 	const figs = [view.selected, ...(cmp ? [cmp] : [])].map((at) => {
 		const w = source[at.layer][at.head];
@@ -302,8 +327,8 @@ function drawEveryHead(ctx, scoresShown) {
 	const group = s.num_heads / s.num_kv_heads;
 	const source = scoresShown ? view.scores[view.layer] : view.heads;
 	const cards = source.map((w, h) => {
-		const sub = `d_k ${s.head_dim}` + (group > 1 ? ` · kv head ${Math.floor(h / group) + 1}` : "");
-		return card(w, { id: h, title: `Head ${h + 1}`, sub }, ctx);
+		const sub = `d_k ${s.head_dim}` + (group > 1 ? ` · kv head ${Math.floor(h / group)}` : "");
+		return card(w, { id: h, title: `Head ${h}`, sub }, ctx);
 	});
 	if (!scoresShown) cards.push(card(view.mean, { id: "mean", title: "Mean over heads", sub: `${view.heads.length} heads` }, ctx));
 	$("heads").replaceChildren(...cards);

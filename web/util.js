@@ -87,6 +87,13 @@ export function showToken(t) {
 	return s.replace(/^ /, "␣").replaceAll("\n", "↵").replaceAll("\t", "⇥");
 }
 
+// A request without its inputs (text, embeddings, tokens), as a string: what
+// says which model, settings, mask and positions an answer is of.
+export function specKey(req) {
+	const { text, embeddings, tokens, ...spec } = req ?? {};
+	return JSON.stringify(spec);
+}
+
 // Offsets [start, end) in code points of each whitespace-split token of text
 // (for models that split on spaces and send no offsets of their own).
 export function whitespaceOffsets(text, tokens) {

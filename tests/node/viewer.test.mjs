@@ -639,6 +639,72 @@ async function checkFindHeads(page, base) {
 	});
 }
 
+// The states a learner moves through: results that belong to one model,
+// fields left empty or out of range, a byte-level tokenizer on Korean.
+async function checkStates(page, base) {
+	await check("find heads' results and note go with the model they scored: switching models clears both", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		const intro = await page.textContent("#find-note");
+		await page.click("#find-heads");
+		await settled(page, () => window.attnd.found?.model === "mini");
+		await page.selectOption("#model", "tiny");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "tiny");
+		if (await page.evaluate(() => window.attnd.found !== null)) p.push("mini's scores kept on tiny");
+		const badges = await page.$$eval("#grid button.cell", (b) => b.filter((x) => x.dataset.prev !== undefined).length);
+		if (badges > 0) p.push(`${badges} cells of tiny carry scores`);
+		const note = await page.textContent("#find-note");
+		if (note !== intro) p.push(`the note still says "${note}"`);
+	});
+
+	await check("find heads scores only the model drawn: a model whose request failed is not scored on another's grid", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		await page.selectOption("#model", "gpt2-tiny"); // the default sentence is past its context: 422
+		await settled(page, () => window.attnd.state === "error");
+		await page.click("#find-heads");
+		await page.waitForTimeout(300);
+		if (await page.evaluate(() => window.attnd.found !== null)) p.push("scores shown for a model not drawn");
+		const note = await page.textContent("#find-note");
+		if (!/draw this one first/.test(note)) p.push(`note: "${note}"`);
+	});
+
+	await check("an empty window size is an error at the field, not a request without a mask", async (p) => {
+		await page.goto(`${base}/?model=tiny`);
+		await settled(page, () => window.attnd?.state === "ok");
+		await page.selectOption("#mask", "window");
+		await page.fill("#window", "");
+		await settled(page, () => window.attnd.state === "error");
+		const e = await page.evaluate(() => window.attnd.lastError);
+		if (e?.pointer !== "/mask/window") p.push(`error ${JSON.stringify(e)}`);
+		if ((await page.getAttribute("#window", "aria-invalid")) !== "true") p.push("the field is not marked invalid");
+	});
+
+	await check("every panel numbers heads from 0; a layer past the last is moved to the last", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		const titles = await page.$$eval("#heads figcaption strong", (s) => s.map((x) => x.textContent));
+		if (titles[0] !== "Head 0") p.push(`small multiples titled ${JSON.stringify(titles.slice(0, 2))}`);
+		await page.fill("#layer", "7");
+		await page.dispatchEvent("#layer", "input");
+		await page.waitForTimeout(200);
+		const layer = await page.inputValue("#layer");
+		const drawn = await page.evaluate(() => window.attnd.layerIds[window.attnd.layer]);
+		if (layer !== "1" || drawn !== 1) p.push(`field ${layer}, layer drawn ${drawn} (mini has layers 0 and 1)`);
+	});
+
+	await check("a byte-level tokenizer's pieces of one character are labelled by that character (mini on Korean)", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		await page.click('button[data-example="ko"]');
+		await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.text === t, SEED_WORDS.join(" "));
+		const labels = await page.evaluate(() => window.attnd.queryTokens);
+		const bad = labels.filter((t) => t.includes("\uFFFD"));
+		if (bad.length > 0) p.push(`${bad.length} of ${labels.length} labels are U+FFFD: ${JSON.stringify(labels.slice(0, 6))}`);
+		if (!labels.includes("나")) p.push(`no label "나" among ${JSON.stringify(labels.slice(0, 6))}`);
+	});
+}
+
 async function screenshots(context, base, problemsOnPage) {
 	await check("screenshots (desktop and phone) with no horizontal overflow on a phone", async (p) => {
 		mkdirSync(dirname(SCREENSHOT), { recursive: true });
@@ -706,6 +772,7 @@ async function main() {
 		await checkSingleLayer(page, d.base);
 		await checkCheckpoint(page, d.base);
 		await checkFindHeads(page, d.base);
+		await checkStates(page, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
 		await checkCors(browser.context, d.base);
