@@ -46,16 +46,15 @@ struct sdpa_plan {
 	size_t threads;
 	float *ws;        /* [threads, block, Lk + TILE_COLS]: S, then vmax */
 	size_t ws_stride; /* floats per thread */
-	int tiles;        /* passes 1 and 4 on this tile.h kernel, or 0 (sdpa_tiles) */
+	int tiles;        /* passes 1 and 4 on tile.h (sdpa_tiles) */
 	int plain;        /* tiles, scale 1, S only Q K^T: pass 1 keeps vmax */
 	size_t ldk;       /* tile_ld(Lk) */
 	float *kt, *vh;   /* [B, Hkv, D, ldk], [B, Hkv, Lk, Dv] when tiles */
 };
 
-/* The tile kernel for req (tile.h's enum tile_isa), or 0: sgemm. */
 static int sdpa_tiles(const struct attn_sdpa *req)
 {
-	return req->Dv % TILE_COLS == 0 ? tile_simd_available(req->D) : TILE_SCALAR;
+	return tile_simd_available(req->D) && req->Dv % 16 == 0;
 }
 
 /* Floats of kt and vh (0 without tiles); -1 on overflow. */
@@ -222,7 +221,7 @@ static void qk_pass(const struct sdpa_plan *plan, float *S, float *vmax, const f
 
 	if (plan->tiles) {
 		tile_qk(S, req->Lk, vmax, q_bhi, req->q.row_stride, packed_kt(plan, b, kvh),
-			plan->ldk, m, n, req->D, plan->scale, plan->tiles);
+			plan->ldk, m, n, req->D, plan->scale, 1);
 		return;
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)req->D,
@@ -250,7 +249,7 @@ static void pv_pass(const struct sdpa_plan *plan, float *out_bhi, const float *P
 	for (size_t k0 = 0; k0 < n; k0 += PV_KEYS)
 		tile_pv(out_bhi, req->out.row_stride, P + k0, req->Lk,
 			packed_vh(plan, b, kvh) + k0 * req->Dv, m, n - k0 < PV_KEYS ? n - k0 : PV_KEYS,
-			req->Dv, plan->tiles);
+			req->Dv, 1);
 }
 
 /* One head of one query block: the four passes of the file comment. */

@@ -81,7 +81,7 @@ struct stream {
 	float *kv;              /* [G, kb, 2 kw]: the current block of G items */
 	float *kt, *vh;         /* [G, Hkv, D, ldk], [G, Hkv, kb_max, D]: the same */
 	size_t ldk;             /* tile_ld(kb_max): row stride of kt and scores */
-	int simd;               /* the tile kernel (tile_simd_available), or 0 */
+	int simd;               /* tile kernels (tile_simd_available) */
 	int plain;              /* no softcap, ALiBi or user mask: S is only Q K^T */
 	float *scratch;         /* [T, thread_floats] */
 	size_t thread_floats;
@@ -331,10 +331,9 @@ static void fold_head_tiles(const struct stream *st, struct key_block blk, float
 		const float *q_bih = st->q + (b * Lq + i0 + r0) * st->qw + h * st->D;
 		float *acc_bih = st->acc + (b * Lq + i0 + r0) * st->qw + h * st->D;
 
-		tile_qk(S, st->ldk, vmax, q_bih, st->qw, kt_bh, st->ldk, n, blk.kb, st->D, 1.0f,
-			st->simd);
+		tile_qk(S, st->ldk, vmax, q_bih, st->qw, kt_bh, st->ldk, n, blk.kb, st->D, 1.0f, 1);
 		fold_rows(st, blk, S, st->ldk, vmax, acc_bih, b, h, i0 + r0, n);
-		tile_pv(acc_bih, st->qw, S, st->ldk, vh_bh, n, blk.kb, st->D, st->simd);
+		tile_pv(acc_bih, st->qw, S, st->ldk, vh_bh, n, blk.kb, st->D, 1);
 	}
 }
 

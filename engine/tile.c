@@ -7,12 +7,8 @@
  *       broadcast, for 6 rows r
  *   pv: for each key j, the 4 vectors v[j, c0 .. c0 + 64) times p[r, j]
  *       broadcast, for 6 rows r
- * The AVX2 kernels walk the same way on the 16 ymm registers: tiles of 6
- * rows by one 16-float vector held as two 8-float halves (12 accumulators,
- * the vector's two halves of kt or v, one broadcast), a score row's tail
- * stored under vmaskmovps masks.
  * Every element is one chain of fused multiply-adds in d (qk) or j (pv)
- * order; the scalar twins do the same chain with fmaf, so all give the
+ * order; the scalar twins do the same chain with fmaf, so both give the
  * same bits.
  */
 #include "tile.h"
@@ -22,15 +18,13 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define HAVE_TILE_X86 1
+#define HAVE_TILE_AVX512 1
 #endif
 
 enum {
-	ROWS = 6,	 /* query rows per register tile */
-	VECS = 4,	 /* vectors of 16 floats per register tile row */
+	ROWS = 6, /* query rows per register tile */
+	VECS = 4, /* vectors of 16 floats per register tile row */
 	VEC = TILE_COLS, /* floats per vector: kt's padding, vmax's lanes */
-	ROWS2 = 6,	 /* AVX2: query rows per register tile of one vector */
-	HALF = 8,	 /* AVX2: floats per ymm, half a vector */
 };
 
 size_t tile_cols(size_t n)
@@ -45,17 +39,12 @@ size_t tile_ld(size_t n)
 
 int tile_simd_available(size_t D)
 {
-#ifdef HAVE_TILE_X86
-	if (D % VEC != 0)
-		return TILE_SCALAR;
-	if (__builtin_cpu_supports("avx512f"))
-		return TILE_AVX512;
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		return TILE_AVX2;
+#ifdef HAVE_TILE_AVX512
+	return D % VEC == 0 && __builtin_cpu_supports("avx512f");
 #else
 	(void)D;
+	return 0;
 #endif
-	return TILE_SCALAR;
 }
 
 /* Key rows are read whole (their stride is a multiple of 4 KiB at E = 512,
@@ -118,7 +107,7 @@ static void pv_scalar(float *acc, size_t lda, const float *p, size_t ldp, const 
 
 /* ---- AVX-512F kernels ---------------------------------------------------- */
 
-#ifdef HAVE_TILE_X86
+#ifdef HAVE_TILE_AVX512
 #define AVX512 __attribute__((target("avx512f")))
 #define INLINE_AVX512 __attribute__((target("avx512f"), always_inline)) static inline
 /* R and V are constants at each call: unrolled, the tiles live in registers */
@@ -291,184 +280,6 @@ AVX512 static void pv_avx512(float *acc, size_t lda, const float *p, size_t ldp,
 	for (; c < vecs; c++)
 		pv_strip(acc + c * VEC, lda, p, ldp, v + c * VEC, m, n, D, 1);
 }
-
-/* ---- AVX2 kernels ---------------------------------------------------------- */
-
-#define AVX2 __attribute__((target("avx2,fma")))
-#define INLINE_AVX2 __attribute__((target("avx2,fma"), always_inline)) static inline
-
-/* Lanes [0, t) of a 16-float vector as the vmaskmovps masks of its halves. */
-struct half_masks {
-	__m256i lo, hi;
-};
-
-INLINE_AVX2 struct half_masks half_masks(unsigned t)
-{
-	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	const __m256i tt = _mm256_set1_epi32((int)t);
-	struct half_masks k = {
-	    _mm256_cmpgt_epi32(tt, lane),
-	    _mm256_cmpgt_epi32(tt, _mm256_add_epi32(lane, _mm256_set1_epi32(HALF)))};
-
-	return k;
-}
-
-/* Lanes of mx where keep is set become max(mx, x); all of them when full. */
-INLINE_AVX2 __m256 max_where(__m256 mx, __m256 x, __m256i keep, int full)
-{
-	__m256 both = _mm256_max_ps(mx, x);
-
-	return full ? both : _mm256_blendv_ps(mx, both, _mm256_castsi256_ps(keep));
-}
-
-/*
- * s[r, 0 .. t) for r < R (<= ROWS2): one register tile of q kt, unscaled,
- * over one 16-column vector of kt (t < 16 at the row's tail: the lanes past
- * t, q times kt's zero padding, are neither stored nor kept in vmax).
- */
-INLINE_AVX2 void qk_block2(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
-			   const float *kt, size_t ldk, size_t D, unsigned t, int R)
-{
-	__m256 lo[ROWS2], hi[ROWS2];
-	const struct half_masks k = half_masks(t);
-	const int full = t == VEC;
-
-	UNROLL
-	for (int r = 0; r < R; r++)
-		lo[r] = hi[r] = _mm256_setzero_ps();
-	for (size_t d = 0; d < D; d++) {
-		__m256 k_lo = _mm256_loadu_ps(kt + d * ldk),
-		       k_hi = _mm256_loadu_ps(kt + d * ldk + HALF);
-
-		UNROLL
-		for (int r = 0; r < R; r++) {
-			__m256 qv = _mm256_broadcast_ss(q + (size_t)r * ldq + d);
-
-			lo[r] = _mm256_fmadd_ps(qv, k_lo, lo[r]);
-			hi[r] = _mm256_fmadd_ps(qv, k_hi, hi[r]);
-		}
-	}
-	UNROLL
-	for (int r = 0; r < R; r++) {
-		float *row = s + (size_t)r * lds;
-
-		if (full) {
-			_mm256_storeu_ps(row, lo[r]);
-			_mm256_storeu_ps(row + HALF, hi[r]);
-		} else {
-			_mm256_maskstore_ps(row, k.lo, lo[r]);
-			_mm256_maskstore_ps(row + HALF, k.hi, hi[r]);
-		}
-	}
-	if (vmax == NULL)
-		return;
-	UNROLL
-	for (int r = 0; r < R; r++) {
-		float *mx = vmax + (size_t)r * VEC;
-
-		_mm256_storeu_ps(mx, max_where(_mm256_loadu_ps(mx), lo[r], k.lo, full));
-		_mm256_storeu_ps(mx + HALF,
-				 max_where(_mm256_loadu_ps(mx + HALF), hi[r], k.hi, full));
-	}
-}
-
-/* s[r, 0 .. t) *= scale for r < m, while the strip is still in L1 (apart
- * from qk_block2's registers, as scale_strip). */
-__attribute__((target("avx2,fma"), noinline)) static void
-scale_strip2(float *s, size_t lds, size_t m, unsigned t, float scale)
-{
-	const __m256 f = _mm256_set1_ps(scale);
-	const struct half_masks k = half_masks(t);
-
-	for (size_t r = 0; r < m; r++) {
-		float *row = s + r * lds;
-
-		_mm256_maskstore_ps(row, k.lo, _mm256_mul_ps(_mm256_maskload_ps(row, k.lo), f));
-		_mm256_maskstore_ps(row + HALF, k.hi,
-				    _mm256_mul_ps(_mm256_maskload_ps(row + HALF, k.hi), f));
-	}
-}
-
-/* Rows [0, m) of one 16-column strip, t of its columns keys: ROWS2 at a
- * time, then 3, then 1; then scaled (a caller that scaled q passes 1). */
-INLINE_AVX2 void qk_strip2(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
-			   const float *kt, size_t ldk, size_t m, size_t D, float scale, unsigned t)
-{
-	size_t r = 0;
-
-	for (; r + ROWS2 <= m; r += ROWS2)
-		qk_block2(s + r * lds, lds, vmax_row(vmax, r), q + r * ldq, ldq, kt, ldk, D, t,
-			  ROWS2);
-	for (; r + 3 <= m; r += 3)
-		qk_block2(s + r * lds, lds, vmax_row(vmax, r), q + r * ldq, ldq, kt, ldk, D, t, 3);
-	for (; r < m; r++)
-		qk_block2(s + r * lds, lds, vmax_row(vmax, r), q + r * ldq, ldq, kt, ldk, D, t, 1);
-	if (scale != 1.0f)
-		scale_strip2(s, lds, m, t, scale);
-}
-
-AVX2 static void qk_avx2(float *s, size_t lds, float *vmax, const float *q, size_t ldq,
-			 const float *kt, size_t ldk, size_t m, size_t n, size_t D, float scale)
-{
-	size_t vecs = tile_cols(n) / VEC;
-	/* keys in the last vector: n % 16 of them, or all */
-	unsigned tail = n % VEC == 0 ? VEC : (unsigned)(n % VEC);
-
-	/* column strips outermost: a strip of kt (D x 16 floats) stays in L1
-	 * while every row passes over it */
-	for (size_t c = 0; c < vecs; c++)
-		qk_strip2(s + c * VEC, lds, vmax, q, ldq, kt + c * VEC, ldk, m, D, scale,
-			  c + 1 == vecs ? tail : VEC);
-}
-
-/* acc[r, 0 .. 16) += p[r, :n] v[:n, 0 .. 16) for r < R (<= ROWS2). */
-INLINE_AVX2 void pv_block2(float *acc, size_t lda, const float *p, size_t ldp, const float *v,
-			   size_t n, size_t D, int R)
-{
-	__m256 lo[ROWS2], hi[ROWS2];
-
-	UNROLL
-	for (int r = 0; r < R; r++) {
-		lo[r] = _mm256_loadu_ps(acc + (size_t)r * lda);
-		hi[r] = _mm256_loadu_ps(acc + (size_t)r * lda + HALF);
-	}
-	for (size_t j = 0; j < n; j++) {
-		__m256 v_lo = _mm256_loadu_ps(v + j * D), v_hi = _mm256_loadu_ps(v + j * D + HALF);
-
-		UNROLL
-		for (int r = 0; r < R; r++) {
-			__m256 pv = _mm256_broadcast_ss(p + (size_t)r * ldp + j);
-
-			lo[r] = _mm256_fmadd_ps(pv, v_lo, lo[r]);
-			hi[r] = _mm256_fmadd_ps(pv, v_hi, hi[r]);
-		}
-	}
-	UNROLL
-	for (int r = 0; r < R; r++) {
-		_mm256_storeu_ps(acc + (size_t)r * lda, lo[r]);
-		_mm256_storeu_ps(acc + (size_t)r * lda + HALF, hi[r]);
-	}
-}
-
-INLINE_AVX2 void pv_strip2(float *acc, size_t lda, const float *p, size_t ldp, const float *v,
-			   size_t m, size_t n, size_t D)
-{
-	size_t r = 0;
-
-	for (; r + ROWS2 <= m; r += ROWS2)
-		pv_block2(acc + r * lda, lda, p + r * ldp, ldp, v, n, D, ROWS2);
-	for (; r + 3 <= m; r += 3)
-		pv_block2(acc + r * lda, lda, p + r * ldp, ldp, v, n, D, 3);
-	for (; r < m; r++)
-		pv_block2(acc + r * lda, lda, p + r * ldp, ldp, v, n, D, 1);
-}
-
-AVX2 static void pv_avx2(float *acc, size_t lda, const float *p, size_t ldp, const float *v,
-			 size_t m, size_t n, size_t D)
-{
-	for (size_t c = 0; c < D / VEC; c++)
-		pv_strip2(acc + c * VEC, lda, p, ldp, v + c * VEC, m, n, D);
-}
 #endif
 
 /* vmax of s [m, n] (rows lds apart) by a pass over it. */
@@ -484,13 +295,9 @@ static void qk_kernel(float *s, size_t lds, float *vmax, const float *q, size_t 
 		      const float *kt, size_t ldk, size_t m, size_t n, size_t D, float scale,
 		      int simd)
 {
-#ifdef HAVE_TILE_X86
-	if (simd == TILE_AVX512) {
+#ifdef HAVE_TILE_AVX512
+	if (simd) {
 		qk_avx512(s, lds, vmax, q, ldq, kt, ldk, m, n, D, scale);
-		return;
-	}
-	if (simd == TILE_AVX2) {
-		qk_avx2(s, lds, vmax, q, ldq, kt, ldk, m, n, D, scale);
 		return;
 	}
 #endif
@@ -528,13 +335,9 @@ float tile_row_max(const float *vmax_row)
 void tile_pv(float *acc, size_t lda, const float *p, size_t ldp, const float *v, size_t m,
 	     size_t n, size_t D, int simd)
 {
-#ifdef HAVE_TILE_X86
-	if (simd == TILE_AVX512) {
+#ifdef HAVE_TILE_AVX512
+	if (simd) {
 		pv_avx512(acc, lda, p, ldp, v, m, n, D);
-		return;
-	}
-	if (simd == TILE_AVX2) {
-		pv_avx2(acc, lda, p, ldp, v, m, n, D);
 		return;
 	}
 #endif

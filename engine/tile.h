@@ -14,10 +14,9 @@
  *   v   [n, D]     V rows, contiguous
  * and q and p are read in place (rows ldq, ldp apart).
  *
- * Each product has vector kernels (AVX-512F or AVX2 with FMA, chosen at run
- * time) and a scalar twin with the same summation order per element, which
- * the tests compare them with bit for bit. Buffers belong to the caller;
- * nothing is kept.
+ * Each product has a vector kernel (AVX-512F, chosen at run time) and a
+ * scalar twin with the same summation order per element, which the tests
+ * compare it with. Buffers belong to the caller; nothing is kept.
  */
 #ifndef ATTN_TILE_H
 #define ATTN_TILE_H
@@ -32,13 +31,8 @@ size_t tile_cols(size_t n);
 /* The row stride of kt for n keys: tile_cols(n) plus one cache line. */
 size_t tile_ld(size_t n);
 
-/* The kernels: `simd` of tile_qk and tile_pv. A CPU with a kernel has
- * those below it too. */
-enum tile_isa { TILE_SCALAR = 0, TILE_AVX2 = 1, TILE_AVX512 = 2 };
-
-/* The best vector kernel for head dimension D here (D a multiple of 16;
- * AVX-512F, else AVX2 with FMA), or TILE_SCALAR (0) when there is none: the
- * caller then multiplies with sgemm, the scalar twins being for tests. */
+/* 1 when the vector kernels can run here for head dimension D (AVX-512F and
+ * D a multiple of 16); the caller then uses tile_* with simd = 1. */
 int tile_simd_available(size_t D);
 
 /* kt [D, ldk] = k [n, D] (rows ldk_in apart) transposed, zero-padded. */
@@ -66,7 +60,7 @@ float tile_row_max(const float *vmax_row);
 
 /*
  * acc [m, D] (rows lda apart) += p [m, n] (rows ldp apart) v [n, D].
- * Sums over keys in order, onto acc. A vector kernel needs D % 16 == 0.
+ * Sums over keys in order, onto acc. simd needs D % 16 == 0.
  */
 void tile_pv(float *acc, size_t lda, const float *p, size_t ldp, const float *v, size_t m,
 	     size_t n, size_t D, int simd);
