@@ -304,6 +304,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	copy_text(r->method, sizeof r->method, method);
 	copy_text(r->path, sizeof r->path, url);
 	r->cache_control = "no-store";
+	r->metric = MR_OTHER; /* until route_match names the route */
 	buf_init(&r->body, (size_t)srv->cfg->max_body);
 	api_reply_init(&r->reply, srv->max_response_bytes);
 	set_request_id(r);
@@ -385,11 +386,11 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		return refuse_framing(r);
 	if (head_too_large(r, url, method, version))
 		return cut_off(r, REJ_BAD_FRAMING); /* no room left for libmicrohttpd's answer */
-	if (hdr_framing_ambiguous(&r->hdr))
-		return refuse_framing(r); /* before routing: a message error on any path */
 	r->has_body = hdr_announces_body(&r->hdr);
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
+	if (hdr_framing_ambiguous(&r->hdr))
+		return refuse_framing(r); /* before the path's own answers: a message error anywhere */
 	if (over_per_ip_limit(r)) {
 		r->close = 1;
 		refusals_note(r->srv->refusals, LIMIT_PER_IP);

@@ -250,6 +250,13 @@ START_TEST(test_ambiguous_framing)
 		      "Content-Length: 0\r\n\r\n",
 		      &r);
 	live_assert_error(&r, 400, "bad_request");
+	/* each counted under its own route, the unknown path as other */
+	live_wait_metric(d.port, "attnd_http_requests_total{route=\"/v1/attention\",code=\"400\"}", 2,
+			 METRIC_WAIT_MS);
+	live_wait_metric(d.port, "attnd_http_requests_total{route=\"other\",code=\"400\"}", 1,
+			 METRIC_WAIT_MS);
+	live_wait_metric(d.port, "attnd_http_requests_total{route=\"/healthz\",code=\"400\"}", 1,
+			 METRIC_WAIT_MS);
 	live_stop(&d);
 	live_resp_release(&r);
 }
