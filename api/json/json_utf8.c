@@ -1,21 +1,23 @@
 /* json_utf8.c: see json_utf8.h. */
-#define _GNU_SOURCE /* memmem */
 #include "json_utf8.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "api/values.h"
 #include "common/buf.h"
 #include "common/utf8.h"
 
-static const char MARK[] = "\xef\xb7\x90"; /* U+FDD0 */
-enum { MARK_LEN = sizeof MARK - 1 };
+/* Two noncharacters, U+FDD0 and U+FDD1: the body is read once with each in
+ * place of every invalid stretch, and where the two readings of a text
+ * differ, the text held bad bytes (a mark the client wrote itself, raw or as
+ * \ufdd0, reads the same both times). */
+static const char *const MARKS[2] = {"\xef\xb7\x90", "\xef\xb7\x91"};
+enum { MARK_LEN = 3, MARK_SAME = 2 /* leading bytes the two marks share */ };
 
-/* body with every invalid UTF-8 stretch replaced by MARK: malloc'd, or NULL. */
-static char *mark_invalid(const char *body, size_t len, size_t *out_len)
+/* body with every invalid UTF-8 stretch replaced by mark: malloc'd, or NULL. */
+static char *mark_invalid(const char *body, size_t len, const char *mark, size_t *out_len)
 {
 	struct buf b;
 	size_t at = 0;
@@ -28,7 +30,7 @@ static char *mark_invalid(const char *body, size_t len, size_t *out_len)
 		at += ok;
 		if (at == len)
 			break;
-		buf_append(&b, MARK, MARK_LEN);
+		buf_append(&b, mark, MARK_LEN);
 		at += utf8_bad_run((const unsigned char *)body + at, len - at);
 	}
 	if (b.failed) {
@@ -38,31 +40,46 @@ static char *mark_invalid(const char *body, size_t len, size_t *out_len)
 	return buf_detach(&b, out_len);
 }
 
-/* Where MARK first stands in the string s, or -1 (s not a string, or none). */
-static long mark_in(const json_t *s)
+/* The body read with mark in place of its invalid stretches: a new
+ * reference, or NULL (not JSON even so, or out of memory). */
+static json_t *read_marked(const char *body, size_t len, const char *mark)
 {
-	const char *v = json_string_value(s), *hit;
+	size_t marked_len = 0;
+	char *marked = mark_invalid(body, len, mark, &marked_len);
+	json_t *root = marked != NULL ? json_loadb(marked, marked_len, JSON_REJECT_DUPLICATES, NULL)
+				      : NULL;
 
-	if (v == NULL)
-		return -1;
-	hit = memmem(v, json_string_length(s), MARK, MARK_LEN);
-	return hit != NULL ? (long)(hit - v) : -1;
+	free(marked);
+	return root;
 }
 
-/* The text of the marked body's root holding a MARK: its pointer into ptr
- * and the byte, or -1. */
-static long text_with_mark(const json_t *root, char ptr[API_PTR_MAX])
+/* Where the first mark stands in the two readings a and b of one string
+ * (they first differ at its last byte), or -1 (the same, or not both
+ * strings). */
+static long differ_at(const json_t *a, const json_t *b)
 {
-	const json_t *text = json_object_get(root, "text");
-	size_t i;
-	json_t *item;
-	long at = mark_in(text);
+	const char *x = json_string_value(a), *y = json_string_value(b);
+	size_t nx = json_string_length(a), ny = json_string_length(b), i = 0;
+
+	if (x == NULL || y == NULL)
+		return -1;
+	while (i < nx && i < ny && x[i] == y[i])
+		i++;
+	return i == nx && i == ny ? -1 : (long)i - MARK_SAME;
+}
+
+/* Where the two readings' `text` differ (the string, or an item of the
+ * list): its pointer into ptr and the byte, or -1. */
+static long text_with_mark(const json_t *a, const json_t *b, char ptr[API_PTR_MAX])
+{
+	const json_t *ta = json_object_get(a, "text"), *tb = json_object_get(b, "text");
+	long at = differ_at(ta, tb);
 
 	snprintf(ptr, API_PTR_MAX, "/text");
-	if (at >= 0 || !json_is_array(text))
+	if (at >= 0 || !json_is_array(ta) || !json_is_array(tb))
 		return at;
-	json_array_foreach(text, i, item) {
-		if ((at = mark_in(item)) >= 0) {
+	for (size_t i = 0; i < json_array_size(ta) && i < json_array_size(tb); i++) {
+		if ((at = differ_at(json_array_get(ta, i), json_array_get(tb, i))) >= 0) {
 			api_ptr_index(ptr, API_PTR_MAX, "/text", i);
 			return at;
 		}
@@ -72,21 +89,19 @@ static long text_with_mark(const json_t *root, char ptr[API_PTR_MAX])
 
 int req_refuse_invalid_utf8(const char *body, size_t len, struct api_error *err)
 {
-	size_t at = utf8_check(body, len), marked_len = 0;
-	char *marked = NULL, ptr[API_PTR_MAX];
-	json_t *root = NULL;
+	size_t at = utf8_check(body, len);
+	char ptr[API_PTR_MAX];
+	json_t *a = NULL, *b = NULL;
 	long byte = -1;
 
 	if (at == len)
 		return 0;
-	if (memmem(body, len, MARK, MARK_LEN) == NULL)
-		marked = mark_invalid(body, len, &marked_len);
-	if (marked != NULL)
-		root = json_loadb(marked, marked_len, JSON_REJECT_DUPLICATES, NULL);
-	if (json_is_object(root))
-		byte = text_with_mark(root, ptr);
-	json_decref(root);
-	free(marked);
+	a = read_marked(body, len, MARKS[0]);
+	b = a != NULL ? read_marked(body, len, MARKS[1]) : NULL;
+	if (json_is_object(a) && json_is_object(b))
+		byte = text_with_mark(a, b, ptr);
+	json_decref(a);
+	json_decref(b);
 	if (byte >= 0)
 		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %ld",
 				byte);

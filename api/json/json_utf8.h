@@ -10,10 +10,11 @@
  * the tokenizer itself says of text it cannot read. Anywhere else it is 400
  * malformed_json with the body's byte.
  *
- * How the bytes are found in the text: the body is read again with each
- * invalid stretch replaced by U+FDD0, a noncharacter that a body holding
- * none of its own can only have from the replacement; the first U+FDD0 in a
- * text is where its bad bytes were. Ownership: nothing is kept.
+ * How the bytes are found in the text: the body is read twice more, with
+ * each invalid stretch replaced by U+FDD0 and then by U+FDD1; the first
+ * byte where the two readings of a text differ is where its bad bytes were
+ * (characters the client wrote itself read the same both times). Only a
+ * body that failed to parse pays for it. Ownership: nothing is kept.
  */
 #ifndef API_JSON_UTF8_H
 #define API_JSON_UTF8_H

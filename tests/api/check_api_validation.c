@@ -66,6 +66,11 @@ static const struct bad_request bad_requests[] = {
     {"text not UTF-8", A, TINY "\"text\":\"ab\xff\xfe\"}", 422, "invalid_utf8", "/text"},
     {"text item not UTF-8", A, TINY "\"text\":[\"a b\",\"c\xff\"]}", 422, "invalid_utf8",
      "/text/1"},
+    /* a U+FDD0 the client wrote (as \ufdd0) is not taken for the bad bytes */
+    {"text with \\ufdd0, a bad byte elsewhere", A,
+     TINY "\"text\":\"a\\ufdd0b\",\"weights\":\"\xff\"}", 400, "malformed_json", ""},
+    {"text item with \\ufdd0, the next not UTF-8", A,
+     TINY "\"text\":[\"a \\ufdd0 b\",\"x\xff" "y\"]}", 422, "invalid_utf8", "/text/1"},
     {"tokens mixed depth", A, TINY "\"tokens\":[[1,2],3]}", 422, "invalid_type", "/tokens/1"},
     {"tokens nested item", A, TINY "\"tokens\":[1,[2]]}", 422, "invalid_type", "/tokens/1"},
     {"token true", A, TINY "\"tokens\":[true]}", 422, "invalid_type", "/tokens/0"},
