@@ -439,6 +439,18 @@ static void assert_same_answer(const char *a, size_t a_len, const char *b, size_
 	ck_assert(memcmp(a, b, (size_t)(ua - a)) == 0);
 }
 
+/* coded (zlib window bits `bits`) inflates to plain's answer. */
+static void assert_inflates_to(int bits, const struct live_resp *coded,
+			       const struct live_resp *plain)
+{
+	size_t back_len;
+	unsigned char *back =
+	    zlib_inflate(bits, coded->body, coded->body_len, plain->body_len * 2, &back_len);
+
+	assert_same_answer((char *)back, back_len, plain->body, plain->body_len);
+	free(back);
+}
+
 static void post_weights(unsigned port, const char *extra, struct live_resp *r)
 {
 	live_post(port, "/v1/attention", "application/json", extra, WEIGHTS_BODY,
@@ -457,8 +469,6 @@ static const char *coding_of(const struct live_resp *r)
 START_TEST(test_coded_answers_inflate_to_identity)
 {
 	struct live_resp plain = {0}, gz = {0}, df = {0};
-	unsigned char *back;
-	size_t back_len;
 
 	LIVE_DAEMON(d, "--threads", "2");
 	post_weights(d.port, "", &plain);
@@ -471,12 +481,8 @@ START_TEST(test_coded_answers_inflate_to_identity)
 	ck_assert_uint_lt(gz.body_len * 2, plain.body_len); /* numbers shrink well */
 	ck_assert_str_eq(live_header(&plain, "Vary"), "Accept-Encoding");
 	ck_assert_str_eq(live_header(&gz, "Vary"), "Accept-Encoding");
-	back = zlib_inflate(GZIP_BITS, gz.body, gz.body_len, plain.body_len * 2, &back_len);
-	assert_same_answer((char *)back, back_len, plain.body, plain.body_len);
-	free(back);
-	back = zlib_inflate(ZLIB_BITS, df.body, df.body_len, plain.body_len * 2, &back_len);
-	assert_same_answer((char *)back, back_len, plain.body, plain.body_len);
-	free(back);
+	assert_inflates_to(GZIP_BITS, &gz, &plain);
+	assert_inflates_to(ZLIB_BITS, &df, &plain);
 	live_resp_release(&plain);
 	live_resp_release(&gz);
 	live_resp_release(&df);
@@ -554,8 +560,6 @@ START_TEST(test_small_request_large_answer_coded)
 	static const char body[] = "{\"model\":\"tiny\",\"tokens\":[0,1,2,3,4,5,6,7,8,9,10,11,"
 				   "12,13,14,15,16,17,18,19]}";
 	struct live_resp plain = {0}, gz = {0};
-	unsigned char *back;
-	size_t back_len;
 
 	ck_assert_uint_le(sizeof body - 1, API_SMALL_BODY);
 	LIVE_DAEMON(d, "--threads", "2");
@@ -567,9 +571,7 @@ START_TEST(test_small_request_large_answer_coded)
 	ck_assert_uint_gt(plain.body_len, COMPRESS_MIN_BYTES);
 	ck_assert_str_eq(coding_of(&plain), "");
 	ck_assert_str_eq(coding_of(&gz), "gzip");
-	back = zlib_inflate(GZIP_BITS, gz.body, gz.body_len, plain.body_len * 2, &back_len);
-	assert_same_answer((char *)back, back_len, plain.body, plain.body_len);
-	free(back);
+	assert_inflates_to(GZIP_BITS, &gz, &plain);
 	live_resp_release(&plain);
 	live_resp_release(&gz);
 	live_stop(&d);
