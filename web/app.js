@@ -49,6 +49,7 @@ let scoresAsked = null; // the request whose scores were asked for
 const INLINE_FIELDS = ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_size"];
 let inlineValues = null; // the inline settings while a named model is shown
 let running = false; // Find heads is waiting for its answer
+let modelsLoaded = false; // GET /v1/models has answered once (a key may be needed first)
 
 // ---- reading the form --------------------------------------------------------
 
@@ -182,8 +183,9 @@ async function loadModels(first = false) {
 	for (const m of models) select.append(el("option", { value: m.name, text: modelLabel(m) }));
 	select.append(el("option", { value: INLINE, text: "inline: a seeded model set below, random weights (untrained)" }));
 	const names = models.map((m) => m.name);
-	if (!first && (names.includes(keep) || keep === INLINE)) select.value = keep;
+	if (!first && modelsLoaded && (names.includes(keep) || keep === INLINE)) select.value = keep;
 	else select.value = preferredModel(names);
+	modelsLoaded = true;
 	syncModelFields();
 }
 
@@ -217,7 +219,10 @@ async function run() {
 		try {
 			body = JSON.parse(text);
 		} catch {
-			throw new ViewerError(`HTTP ${res.status}: the answer is not JSON`);
+			const err = new ViewerError("the answer is not JSON (a proxy's page?)");
+			err.status = res.status;
+			err.code = "not_json";
+			throw err;
 		}
 		if (!res.ok) throw apiError(res.status, body);
 		const timing = parseServerTiming(res.headers.get("Server-Timing"));
@@ -267,7 +272,8 @@ function showError(e) {
 		pointer: e.pointer ?? null,
 	};
 	clearInvalid();
-	const head = e.status ? `${e.status} ${e.code}` : "Cannot send this";
+	// fetch rejects with a TypeError when no answer came at all
+	const head = e.status ? `${e.status} ${e.code}` : e instanceof TypeError ? "No answer from attnd" : "Cannot send this";
 	const parts = [el("strong", { class: "code", text: head }), el("span", { class: "message", text: e.message })];
 	if (e.pointer) parts.push(el("span", { class: "pointer" }, "at ", el("code", { text: e.pointer })));
 	box.replaceChildren(...parts);

@@ -705,6 +705,29 @@ async function checkStates(page, base) {
 	});
 }
 
+// With --api-key the page first asks for the key (401), then opens as it
+// would have: on mini, not on the placeholder option of the HTML.
+async function checkApiKey(context) {
+	await check("with --api-key: the page asks for the key, then opens on mini", async (p) => {
+		const d = await startDaemon(["--api-key", "viewer-key"]);
+		const page = await context.newPage();
+		try {
+			await page.goto(`${d.base}/`);
+			await settled(page, () => window.attnd?.state === "error");
+			const e = await page.evaluate(() => window.attnd.lastError);
+			if (e?.status !== 401) p.push(`first error ${JSON.stringify(e)}`);
+			await page.fill("#apikey", "viewer-key");
+			await page.dispatchEvent("#apikey", "change");
+			await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "mini");
+		} catch (e) {
+			p.push(String(e));
+		} finally {
+			await page.close();
+			await stopDaemon(d);
+		}
+	});
+}
+
 async function screenshots(context, base, problemsOnPage) {
 	await check("screenshots (desktop and phone) with no horizontal overflow on a phone", async (p) => {
 		mkdirSync(dirname(SCREENSHOT), { recursive: true });
@@ -776,6 +799,7 @@ async function main() {
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
 		await checkCors(browser.context, d.base);
+		await checkApiKey(browser.context);
 		await check("no script errors or console errors on the viewer", (p) => p.push(...problemsOnPage));
 	} catch (e) {
 		await check("the browser test runs", (p) => p.push(String(e && e.stack ? e.stack : e)));
