@@ -7,13 +7,14 @@
 //                      selected: {layer, head}, onPick(layerIndex, head)})
 
 import { BEHAVIOURS, MARK_AT } from "./findheads.js";
+import { isMasked } from "./heatmap.js";
 import { colour, el } from "./util.js";
 
 const THUMB = 64; // CSS pixels per thumbnail side
 
 // One head's heatmap on a canvas, scaled to its own largest value (weights)
 // or its own finite range (scores); masked cells light grey.
-function thumbnail(w, kind) {
+function thumbnail(w, kind, hidden) {
 	const L = w.length;
 	const ratio = window.devicePixelRatio || 1;
 	const c = el("canvas", { width: String(Math.round(THUMB * ratio)), height: String(Math.round(THUMB * ratio)), "aria-hidden": "true" });
@@ -29,7 +30,7 @@ function thumbnail(w, kind) {
 	for (let i = 0; i < L; i++) {
 		for (let j = 0; j < L; j++) {
 			const v = w[i][j];
-			const masked = kind === "scores" ? v === -Infinity : v === 0;
+			const masked = isMasked(v, kind, hidden, i, j);
 			g.fillStyle = masked ? "#eceef2" : colour((v - lo) / (hi - lo || 1));
 			g.fillRect(Math.floor(j * step), Math.floor(i * step), Math.ceil(step), Math.ceil(step));
 		}
@@ -42,7 +43,7 @@ function scoreText(s) {
 }
 
 export function drawGrid(container, opts) {
-	const { layers, layerIds, kind, found, selected, onPick } = opts;
+	const { layers, layerIds, kind, hidden, found, selected, onPick } = opts;
 	const H = layers[0]?.length ?? 0;
 	const grid = el("div", { class: "grid", role: "group", "aria-label": `${layers.length} layers by ${H} heads; choose a head to open it large` });
 	grid.style.gridTemplateColumns = `auto repeat(${H}, ${THUMB + 8}px)`;
@@ -59,7 +60,7 @@ export function drawGrid(container, opts) {
 			b.dataset.layer = String(L);
 			b.dataset.head = String(h);
 			b.setAttribute("aria-pressed", String(selected?.layer === L && selected?.head === h));
-			b.append(thumbnail(w, kind));
+			b.append(thumbnail(w, kind, hidden));
 			if (s) {
 				for (const beh of BEHAVIOURS) b.dataset[beh.key] = s[beh.key].toFixed(4);
 				const marks = BEHAVIOURS.filter((beh) => s[beh.key] >= MARK_AT);

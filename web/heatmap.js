@@ -6,13 +6,18 @@
 //
 // ctx = {queryTokens, keyTokens (display strings), lang ("ko" | "en"),
 //        kind ("weights" | "scores"), lo, hi (the colour scale's ends),
-//        numbers (print values in big cells)}
+//        numbers (print values in big cells), hidden (the mask's cells, or
+//        null when not known: render.js hiddenOf)}
 
 import { $, argmax, colour, el, percent, shorten, svg, textWidth } from "./util.js";
 
-// A cell nothing can see: weight exactly 0 (masked) or a score of -Infinity.
-export function isMasked(v, kind) {
-	return kind === "scores" ? v === -Infinity : v === 0;
+// A cell query i cannot see: a score of -Infinity, or a weight of exactly 0
+// where the mask hides (i, j). A 0 the mask does not explain is a weight
+// that underflowed (ALiBi on a long text), drawn as the 0 it is; with the
+// mask not known, every 0 is taken for masked.
+export function isMasked(v, kind, hidden, i, j) {
+	if (kind === "scores") return v === -Infinity;
+	return v === 0 && (hidden ? hidden(i, j) : true);
 }
 
 // The read-out of one query's strongest key, in the page's language.
@@ -38,8 +43,8 @@ function titleOf(text) {
 	return t;
 }
 
-function fillOf(v, ctx) {
-	if (isMasked(v, ctx.kind)) return "url(#attnd-masked)";
+function fillOf(v, ctx, i, j) {
+	if (isMasked(v, ctx.kind, ctx.hidden, i, j)) return "url(#attnd-masked)";
 	return colour((v - ctx.lo) / (ctx.hi - ctx.lo || 1));
 }
 
@@ -92,8 +97,8 @@ export function heatmap(w, title, ctx, big = false) {
 		const best = argmax(w[i]);
 		for (let j = 0; j < Lk; j++) {
 			const v = w[i][j];
-			cells.append(svg("rect", { x: left + j * cell, y: head + i * cell, width: cell - 1, height: cell - 1, fill: fillOf(v, ctx), "data-q": i, "data-k": j }));
-			if (numbers && !isMasked(v, ctx.kind)) {
+			cells.append(svg("rect", { x: left + j * cell, y: head + i * cell, width: cell - 1, height: cell - 1, fill: fillOf(v, ctx, i, j), "data-q": i, "data-k": j }));
+			if (numbers && !isMasked(v, ctx.kind, ctx.hidden, i, j)) {
 				const t = svg("text", {
 					class: (v - ctx.lo) / (ctx.hi - ctx.lo || 1) > 0.55 ? "num light" : "num",
 					x: left + j * cell + (cell - 1) / 2,
@@ -105,7 +110,7 @@ export function heatmap(w, title, ctx, big = false) {
 				cells.append(t);
 			}
 		}
-		if (!isMasked(w[i][best], ctx.kind)) {
+		if (!isMasked(w[i][best], ctx.kind, ctx.hidden, i, best)) {
 			cells.append(svg("rect", { class: "best", x: left + best * cell + 1, y: head + i * cell + 1, width: cell - 3, height: cell - 3 }));
 		}
 	}
@@ -147,7 +152,7 @@ export function table(w, title, ctx) {
 	const tbody = el("tbody");
 	w.forEach((row, i) => {
 		const tr = el("tr", {}, el("th", { scope: "row", text: ctx.queryTokens[i] }));
-		for (const v of row) tr.append(el("td", { text: isMasked(v, ctx.kind) ? "masked" : v.toFixed(3) }));
+		row.forEach((v, j) => tr.append(el("td", { text: isMasked(v, ctx.kind, ctx.hidden, i, j) ? "masked" : v.toFixed(3) })));
 		tbody.append(tr);
 	});
 	t.append(tbody);
@@ -162,7 +167,7 @@ function describe(geom, i, j) {
 	const q = ctx.queryTokens[i];
 	const k = ctx.keyTokens[j];
 	const ko = ctx.lang === "ko";
-	if (isMasked(v, ctx.kind)) {
+	if (isMasked(v, ctx.kind, ctx.hidden, i, j)) {
 		const value = ko ? "masked: 가려짐 (이 단어는 볼 수 없음)" : "masked: this query cannot see this key";
 		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: masked` };
 	}

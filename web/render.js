@@ -15,6 +15,7 @@ import { view } from "./state.js";
 import { $, RAMP, el, isKorean, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
 
 let drawn = null; // {body, timing, meta, batched} of the last answer drawn
+let hidden = null; // hiddenOf the request drawn
 
 export function isSeeded(m) {
 	return typeof m?.source === "string" && m.source.startsWith("seed:");
@@ -47,6 +48,29 @@ export function scoresOf(body, batched) {
 function tokenLabel(t, at, text) {
 	if (!String(t).includes("\uFFFD") || !at || !text || at[1] <= at[0]) return showToken(t);
 	return [...text].slice(at[0], at[1]).join("");
+}
+
+// Which cells the drawn request's mask hides, where the page knows: a
+// function (query i, key j) -> true when hidden, or null (not known; every
+// weight of exactly 0 is then taken for masked). The seeded models draw the
+// mask the page sent (openapi.yaml: a window W shows keys j with
+// i - W < j, and without causal also j < i + W); a checkpoint that is not
+// causal (BERT) hides nothing, a causal one the keys after the query, unless
+// some of its layers slide a window (not known here, layer by layer).
+function hiddenOf(req, model) {
+	if (model?.kind === "checkpoint") {
+		if (model.causal === false) return () => false;
+		return model.causal === true && !model.sliding_window ? (i, j) => j > i : null;
+	}
+	const m = req.mask;
+	if (m === undefined || m === "none") return () => false;
+	if (m === "causal") return (i, j) => j > i;
+	if (typeof m === "object" && m !== null && Number.isInteger(m.window)) {
+		const W = m.window;
+		const causal = m.causal === true;
+		return (i, j) => (causal && j > i) || j <= i - W || (!causal && j >= i + W);
+	}
+	return null;
 }
 
 // Find heads' results and note are of a model no longer drawn.
@@ -91,6 +115,7 @@ export function render(req, body, timing, meta, info) {
 		view.enabled = new Set(Array.from({ length: H }, (_, h) => h));
 	}
 	view.drawnKey = specKey(req);
+	hidden = hiddenOf(req, info.model);
 	if (view.findKey !== null && view.findKey !== view.drawnKey) forgetFound();
 	drawn = { req, body, timing, meta, batched };
 	draw();
@@ -131,11 +156,12 @@ export function draw() {
 	drawTokens();
 	const range = scaleOf(scoresShown ? view.scores : view.layers, scoresShown ? "scores" : "weights");
 	drawLegend(range, scoresShown);
-	const ctx = { queryTokens: view.queryTokens, keyTokens: view.keyTokens, lang: view.lang, kind: scoresShown ? "scores" : "weights", lo: range.lo, hi: range.hi, numbers: $("numbers").checked };
+	const ctx = { queryTokens: view.queryTokens, keyTokens: view.keyTokens, lang: view.lang, kind: scoresShown ? "scores" : "weights", lo: range.lo, hi: range.hi, numbers: $("numbers").checked, hidden };
 	drawGrid($("grid"), {
 		layers: scoresShown ? view.scores : view.layers,
 		layerIds: view.layerIds,
 		kind: ctx.kind,
+		hidden,
 		found: view.found?.scores ?? null,
 		selected: { layer: view.layerIds[view.selected.layer], head: view.selected.head },
 		onPick: (l, h) => {

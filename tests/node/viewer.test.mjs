@@ -693,6 +693,23 @@ async function checkStates(page, base) {
 		if (layer !== "1" || drawn !== 1) p.push(`field ${layer}, layer drawn ${drawn} (mini has layers 0 and 1)`);
 	});
 
+	await check("a weight that underflowed to 0 is not drawn masked; the cells a causal mask hides are", async (p) => {
+		const words = Array.from({ length: 230 }, (_, i) => `w${i % 50}`).join(" ");
+		await page.goto(`${base}/?model=base&text=${encodeURIComponent(words)}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "base");
+		await page.selectOption("#positional", "alibi");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "alibi");
+		const hatched = () => page.$$eval('#focus rect[fill="url(#attnd-masked)"]', (r) => r.length);
+		const zeros = await page.evaluate(() => window.attnd.heads[0].flat().filter((v) => v === 0).length);
+		if (zeros === 0) p.push("no weight underflowed to 0: the check shows nothing");
+		const none = await hatched();
+		if (none !== 0) p.push(`mask none: ${none} cells drawn masked (${zeros} zeros in head 0)`);
+		await page.selectOption("#mask", "causal");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "causal");
+		const causal = await hatched();
+		if (causal < (230 * 229) / 2) p.push(`causal: only ${causal} cells drawn masked`);
+	});
+
 	await check("a byte-level tokenizer's pieces of one character are labelled by that character (mini on Korean)", async (p) => {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
