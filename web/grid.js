@@ -8,7 +8,7 @@
 
 import { BEHAVIOURS, MARK_AT } from "./findheads.js";
 import { isMasked } from "./heatmap.js";
-import { colour, el } from "./util.js";
+import { colour, el, rovingFocus } from "./util.js";
 
 const THUMB = 64; // CSS pixels per thumbnail side
 
@@ -73,16 +73,7 @@ export function drawGrid(container, opts) {
 			grid.append(b);
 		});
 	});
-	// arrow keys move between cells as in a table
-	grid.addEventListener("keydown", (ev) => {
-		const b = ev.target.closest?.("button.cell");
-		if (!b) return;
-		const cells = [...grid.querySelectorAll("button.cell")];
-		const k = cells.indexOf(b);
-		const to = { ArrowLeft: k - 1, ArrowRight: k + 1, ArrowUp: k - H, ArrowDown: k + H }[ev.key];
-		if (to === undefined || to < 0 || to >= cells.length) return;
-		ev.preventDefault();
-		cells[to].focus();
-	});
+	// one tab stop (the head shown large); arrow keys move as in a table
+	rovingFocus(grid, "button.cell", grid.querySelector('button.cell[aria-pressed="true"]'), H);
 	container.replaceChildren(grid);
 }

@@ -6,7 +6,7 @@
 // drawHeadView(container, {heads: [H][L][L] weights, tokens (display strings),
 //                          enabled: Set of heads shown, onToggle(h)})
 
-import { el, headColour, shorten, svg, textWidth } from "./util.js";
+import { el, headColour, rovingFocus, shorten, svg, textWidth } from "./util.js";
 
 const MIN_WEIGHT = 0.02; // lighter lines are not drawn
 const ROW = 22;
@@ -46,7 +46,7 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	}
 	root.append(g);
 	for (let i = 0; i < L; i++) {
-		const left = svg("text", { class: "hv-token q", x: x1 - 6, y: y(i), "text-anchor": "end", "dominant-baseline": "central", tabindex: 0 });
+		const left = svg("text", { class: "hv-token q", x: x1 - 6, y: y(i), "text-anchor": "end", "dominant-baseline": "central" });
 		left.textContent = labels[i];
 		left.dataset.tok = String(i);
 		const right = svg("text", { class: "hv-token k", x: x2 + 6, y: y(i), "dominant-baseline": "central" });
@@ -65,6 +65,7 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	root.addEventListener("pointerleave", () => only(null));
 	root.addEventListener("focusin", (ev) => only(Number(ev.target.dataset.tok)));
 	root.addEventListener("focusout", () => only(null));
+	rovingFocus(root, "text.q", null, 1);
 	const scroller = el("div", { class: "hv-scroll" }, root);
 	container.replaceChildren(toggles, scroller);
 }

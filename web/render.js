@@ -12,7 +12,7 @@ import { drawGrid } from "./grid.js";
 import { drawHeadView } from "./headview.js";
 import { heatmap, hideTip, table, topList } from "./heatmap.js";
 import { view } from "./state.js";
-import { $, RAMP, el, isKorean, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
+import { $, RAMP, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
 
 let drawn = null; // {body, timing, meta, batched} of the last answer drawn
 let hidden = null; // hiddenOf the request drawn
@@ -265,7 +265,7 @@ function drawTokens() {
 	sentence.replaceChildren(...cps.map((c, i) => el("span", { "data-cp": String(i), text: c })));
 	sentence.hidden = cps.length === 0 || view.offsets === null;
 	const chips = view.queryTokens.map((t, i) => {
-		const li = el("li", { tabindex: "0", text: t });
+		const li = el("li", { text: t });
 		li.dataset.tok = String(i);
 		const o = view.offsets?.[i];
 		li.title = o ? `token ${i}: "${t}", characters ${o[0]} to ${o[1]}` : `token ${i}: "${t}"`;
@@ -273,6 +273,7 @@ function drawTokens() {
 	});
 	$("tokens").lang = view.lang;
 	$("tokens").replaceChildren(...chips);
+	rovingFocus($("tokens"), "li", null, 1);
 }
 
 export function highlightToken(i) {

@@ -87,6 +87,32 @@ export function showToken(t) {
 	return s.replace(/^ /, "␣").replaceAll("\n", "↵").replaceAll("\t", "⇥");
 }
 
+// Roving focus (WAI-ARIA's pattern for a composite widget): of the items
+// matching selector in container only one is a tab stop (current, else the
+// first), and the arrow keys move focus among them, the tab stop with it:
+// left and right by one, up and down by columns (1 for a list). So a grid of
+// heads or a row of tokens costs the keyboard one Tab, not one per item.
+// A container kept across redraws gets its listener once; it reads the
+// items there are at the key press.
+export function rovingFocus(container, selector, current, columns) {
+	const items = [...container.querySelectorAll(selector)];
+	const start = items.includes(current) ? current : items[0];
+	for (const it of items) it.setAttribute("tabindex", it === start ? "0" : "-1");
+	if (container.dataset.roving) return;
+	container.dataset.roving = "on";
+	container.addEventListener("keydown", (ev) => {
+		const now = [...container.querySelectorAll(selector)];
+		const it = ev.target.closest?.(selector);
+		const k = now.indexOf(it);
+		const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -columns, ArrowDown: columns }[ev.key];
+		if (k < 0 || !step || k + step < 0 || k + step >= now.length) return;
+		ev.preventDefault();
+		it.setAttribute("tabindex", "-1");
+		now[k + step].setAttribute("tabindex", "0");
+		now[k + step].focus();
+	});
+}
+
 // A request without its inputs (text, embeddings, tokens), as a string: what
 // says which model, settings, mask and positions an answer is of.
 export function specKey(req) {

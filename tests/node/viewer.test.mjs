@@ -710,6 +710,21 @@ async function checkStates(page, base) {
 		if (causal < (230 * 229) / 2) p.push(`causal: only ${causal} cells drawn masked`);
 	});
 
+	await check("the grid, the token chips and the head view words are one tab stop each; arrows move within them", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		const stops = (sel) => page.$$eval(sel, (xs) => xs.filter((x) => x.getAttribute("tabindex") === "0").length);
+		for (const sel of ["#grid button.cell", "#tokens li", "#headview text.q"]) {
+			const n = await stops(sel);
+			if (n !== 1) p.push(`${sel}: ${n} tab stops`);
+		}
+		await page.focus('#tokens li[tabindex="0"]');
+		await page.keyboard.press("ArrowRight");
+		const tok = await page.evaluate(() => document.activeElement?.dataset.tok);
+		if (tok !== "1") p.push(`ArrowRight on the first token focused token ${tok}`);
+		if ((await stops("#tokens li")) !== 1) p.push("the tab stop did not move with the focus");
+	});
+
 	await check("a byte-level tokenizer's pieces of one character are labelled by that character (mini on Korean)", async (p) => {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
