@@ -25,16 +25,16 @@ static json_t *load(const char *text, size_t len, json_error_t *jerr)
 	return root ? root : json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, jerr);
 }
 
-/* The checks after either reader: bytes that are not UTF-8 are said as
- * json_utf8.h says; any other syntax error (*root NULL, jerr says where) is
- * 400, anything but an object 422. */
+/* The checks after either reader: a syntax error (*root NULL) is 400, said
+ * as the body's first byte that is not UTF-8 when there is one
+ * (json_utf8.h), else as jerr says where; anything but an object 422. */
 static int parsed(const char *body, size_t len, json_t **root, const json_error_t *jerr,
 		  struct api_error *err)
 {
 	if (*root == NULL) {
 		int dup = strstr(jerr->text, "duplicate") != NULL;
 
-		if (req_refuse_invalid_utf8(body, len, err) != 0)
+		if (req_refuse_not_utf8(body, len, err) != 0)
 			return -1;
 
 		return api_fail(err, dup ? API_E_DUPLICATE_KEY : API_E_MALFORMED_JSON, "",

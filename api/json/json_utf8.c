@@ -68,15 +68,15 @@ static long differ_at(const json_t *a, const json_t *b)
 	return i == nx && i == ny ? -1 : (long)i - MARK_SAME;
 }
 
-/* Where the two readings' `text` differ (the string, or an item of the
- * list): its pointer into ptr and the byte, or -1. */
-static long text_with_mark(const json_t *a, const json_t *b, char ptr[API_PTR_MAX])
+/* Where the two readings' `text` differ (the string, or with batch an item
+ * of the list): its pointer into ptr and the byte, or -1. */
+static long text_with_mark(const json_t *a, const json_t *b, int batch, char ptr[API_PTR_MAX])
 {
 	const json_t *ta = json_object_get(a, "text"), *tb = json_object_get(b, "text");
 	long at = differ_at(ta, tb);
 
 	snprintf(ptr, API_PTR_MAX, "/text");
-	if (at >= 0 || !json_is_array(ta) || !json_is_array(tb))
+	if (at >= 0 || !batch || !json_is_array(ta) || !json_is_array(tb))
 		return at;
 	for (size_t i = 0; i < json_array_size(ta) && i < json_array_size(tb); i++) {
 		if ((at = differ_at(json_array_get(ta, i), json_array_get(tb, i))) >= 0) {
@@ -87,24 +87,31 @@ static long text_with_mark(const json_t *a, const json_t *b, char ptr[API_PTR_MA
 	return -1;
 }
 
-int req_refuse_invalid_utf8(const char *body, size_t len, struct api_error *err)
+int req_refuse_not_utf8(const char *body, size_t len, struct api_error *err)
 {
 	size_t at = utf8_check(body, len);
+
+	if (at == len)
+		return 0;
+	return api_fail(err, API_E_MALFORMED_JSON, "",
+			"the body is not valid UTF-8 at byte %zu (JSON is UTF-8)", at);
+}
+
+void req_refine_text_utf8(const char *body, size_t len, int batch, struct api_error *err)
+{
 	char ptr[API_PTR_MAX];
 	json_t *a = NULL, *b = NULL;
 	long byte = -1;
 
-	if (at == len)
-		return 0;
+	body = body != NULL ? body : "";
+	if (utf8_check(body, len) == len)
+		return;
 	a = read_marked(body, len, MARKS[0]);
 	b = a != NULL ? read_marked(body, len, MARKS[1]) : NULL;
 	if (json_is_object(a) && json_is_object(b))
-		byte = text_with_mark(a, b, ptr);
+		byte = text_with_mark(a, b, batch, ptr);
 	json_decref(a);
 	json_decref(b);
 	if (byte >= 0)
-		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %ld",
-				byte);
-	return api_fail(err, API_E_MALFORMED_JSON, "",
-			"the body is not valid UTF-8 at byte %zu (JSON is UTF-8)", at);
+		api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %ld", byte);
 }

@@ -4,11 +4,12 @@
  *
  * A JSON text is UTF-8 (RFC 8259), so jansson refuses a body with an
  * invalid byte anywhere, in words about the byte ("unable to decode byte
- * 0xff near ..."). When the invalid bytes sit inside the request's `text`
- * (the string, or a string of the list), the refusal is a field error: 422
- * invalid_utf8 at /text or /text/N, with the byte offset in that text, as
- * the tokenizer itself says of text it cannot read. Anywhere else it is 400
- * malformed_json with the body's byte.
+ * 0xff near ..."). json_read.c says instead, on every route, 400
+ * malformed_json with the body's byte (req_refuse_not_utf8). On the routes
+ * that read a `text` (v1_decode.c, v1_tokenize.c), bad bytes inside it make
+ * the refusal a field error (req_refine_text_utf8): 422 invalid_utf8 at
+ * /text (or /text/N in a batch), with the byte offset in that text, as the
+ * tokenizer itself says of text it cannot read.
  *
  * How the bytes are found in the text: the body is read twice more, with
  * each invalid stretch replaced by U+FDD0 and then by U+FDD1; the first
@@ -24,7 +25,12 @@
 #include "api/error.h"
 
 /* 0 when body[0 .. len) is all UTF-8 (err untouched); else -1 with err
- * filled as above. */
-int req_refuse_invalid_utf8(const char *body, size_t len, struct api_error *err);
+ * 400 malformed_json naming the first bad byte. */
+int req_refuse_not_utf8(const char *body, size_t len, struct api_error *err);
+
+/* After a parse of body failed: when its bad bytes sit in the request's
+ * `text` (the string; with batch, also an item of a list), err becomes 422
+ * invalid_utf8 at its pointer; otherwise err is left as it was. */
+void req_refine_text_utf8(const char *body, size_t len, int batch, struct api_error *err);
 
 #endif

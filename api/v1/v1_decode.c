@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/json/json_read.h"
+#include "api/json/json_utf8.h"
 #include "engine/sizes.h"
 
 /* Elements any one tensor of a request may have before limits say more. */
@@ -282,8 +283,11 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
 	job->engine_fields = v1_engine_fields;
 	job->n_engine_fields = v1_engine_field_count;
 	if (req_parse_pooled(body, len, pooled_fields, svc->plain_json ? NULL : &in->numbers,
-			     &in->root, err) != 0 ||
-	    req_known_fields(in->root, "", top_fields, err) != 0 ||
+			     &in->root, err) != 0) {
+		req_refine_text_utf8(body, len, 1, err); /* a text or a batch of them */
+		return -1;
+	}
+	if (req_known_fields(in->root, "", top_fields, err) != 0 ||
 	    v1_decode_model(svc, in, job, err) != 0)
 		return -1;
 	if (job->entry != NULL && job->entry->ckpt != NULL)

@@ -25,17 +25,23 @@
 #include <string.h>
 
 #include "api/json/json_read.h"
+#include "api/json/json_utf8.h"
 #include "common/jsonstr.h"
 #include "tokenizer/tokenizer.h"
 
 /* ---- the body ------------------------------------------------------------ */
 
-static int parse(const char *body, size_t len, const char *const *fields, json_t **root,
-		 struct api_error *err)
+/* The body as an object of fields; reads_text: bad bytes in its `text` (one
+ * string) are said as json_utf8.h says. */
+static int parse(const char *body, size_t len, const char *const *fields, int reads_text,
+		 json_t **root, struct api_error *err)
 {
 	*root = NULL;
-	if (req_parse(body, len, root, err) != 0)
+	if (req_parse(body, len, root, err) != 0) {
+		if (reads_text)
+			req_refine_text_utf8(body, len, 0, err);
 		return -1;
+	}
 	return req_known_fields(*root, "", fields, err);
 }
 
@@ -146,7 +152,7 @@ void api_tokenize(const struct api_service *svc, const char *body, size_t len,
 	int special = 1;
 	enum tok_status st;
 
-	if (parse(body, len, fields, &root, &err) != 0 || pick(svc, root, &tok, &err) != 0 ||
+	if (parse(body, len, fields, 1, &root, &err) != 0 || pick(svc, root, &tok, &err) != 0 ||
 	    read_text(root, svc->limits.max_text_bytes, &text, &text_len, &err) != 0 ||
 	    req_bool(root, "add_special_tokens", "", 1, &special, &err) != 0)
 		goto fail;
@@ -212,7 +218,7 @@ void api_detokenize(const struct api_service *svc, const char *body, size_t len,
 	enum tok_status st;
 
 	buf_init(&text, reply->body.max);
-	if (parse(body, len, fields, &root, &err) != 0 || pick(svc, root, &tok, &err) != 0 ||
+	if (parse(body, len, fields, 0, &root, &err) != 0 || pick(svc, root, &tok, &err) != 0 ||
 	    read_ids(root, &ids, &n, &err) != 0 ||
 	    req_bool(root, "skip_special_tokens", "", 0, &skip, &err) != 0)
 		goto fail;

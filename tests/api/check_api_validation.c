@@ -66,6 +66,8 @@ static const struct bad_request bad_requests[] = {
     {"text not UTF-8", A, TINY "\"text\":\"ab\xff\xfe\"}", 422, "invalid_utf8", "/text"},
     {"text item not UTF-8", A, TINY "\"text\":[\"a b\",\"c\xff\"]}", 422, "invalid_utf8",
      "/text/1"},
+    /* a route that reads no text: bad bytes in a "text" are the body's */
+    {"sdpa: a text field not UTF-8", S, "{\"text\":\"a\xff\"}", 400, "malformed_json", ""},
     /* a U+FDD0 the client wrote (as \ufdd0) is not taken for the bad bytes */
     {"text with \\ufdd0, a bad byte elsewhere", A,
      TINY "\"text\":\"a\\ufdd0b\",\"weights\":\"\xff\"}", 400, "malformed_json", ""},
