@@ -127,43 +127,49 @@ static void server_timing(const struct request *r, char *timing)
 	*p = '\0';
 }
 
-/* The headers of r's answer with status, into h[HEADERS_MAX] (content_type
- * NULL: none; Connection only when `connection`); timing [TIMING_MAX] and
- * json_len [24] hold values made here. Returns their count. The answers
- * libmicrohttpd sends and those cut_off writes itself carry the same. */
-static size_t answer_headers(const struct request *r, int status, const char *content_type,
-			     int connection, struct answer_header *h, char *timing, char *json_len)
+/* An answer's headers, with room for the values made for them. */
+struct answer_headers {
+	struct answer_header h[HEADERS_MAX];
+	size_t n;
+	char timing[TIMING_MAX]; /* Server-Timing's value */
+	char json_len[24];       /* Inference-Header-Content-Length's */
+};
+
+/* The headers of r's answer with status into a (content_type NULL: none;
+ * Connection only when `connection`). The answers libmicrohttpd sends and
+ * those cut_off writes itself carry the same. */
+static void answer_headers(const struct request *r, int status, const char *content_type,
+			   int connection, struct answer_headers *a)
 {
+	struct answer_header *h = a->h;
 	size_t n = 0;
 
-	server_timing(r, timing);
+	server_timing(r, a->timing);
 	if (content_type != NULL)
 		h[n++] = (struct answer_header){"Content-Type", content_type};
 	if (r->content_encoding != NULL)
 		h[n++] = (struct answer_header){"Content-Encoding", r->content_encoding};
 	h[n++] = (struct answer_header){"X-Request-Id", r->request_id};
-	h[n++] = (struct answer_header){"Server-Timing", timing};
+	h[n++] = (struct answer_header){"Server-Timing", a->timing};
 	h[n++] = (struct answer_header){"Cache-Control", r->cache_control};
 	if (connection && (atomic_load(&r->srv->draining) || r->close))
 		h[n++] = (struct answer_header){"Connection", "close"};
 	if (r->reply.inference_header_len > 0) { /* a v2 answer with binary tensors */
-		snprintf(json_len, 24, "%zu", r->reply.inference_header_len);
-		h[n++] = (struct answer_header){"Inference-Header-Content-Length", json_len};
+		snprintf(a->json_len, sizeof a->json_len, "%zu", r->reply.inference_header_len);
+		h[n++] = (struct answer_header){"Inference-Header-Content-Length", a->json_len};
 	}
 	n = status_headers(r, status, h, n);
-	return cors_headers(r, h, n);
+	a->n = cors_headers(r, h, n);
 }
 
 static int add_headers(const struct request *r, struct MHD_Response *resp, int status,
 		       const char *content_type)
 {
-	struct answer_header h[HEADERS_MAX];
-	char timing[TIMING_MAX];
-	char json_len[24];
-	size_t n = answer_headers(r, status, content_type, 1, h, timing, json_len);
+	struct answer_headers a;
 
-	for (size_t i = 0; i < n; i++) {
-		if (MHD_add_response_header(resp, h[i].name, h[i].value) != MHD_YES)
+	answer_headers(r, status, content_type, 1, &a);
+	for (size_t i = 0; i < a.n; i++) {
+		if (MHD_add_response_header(resp, a.h[i].name, a.h[i].value) != MHD_YES)
 			return -1;
 	}
 	return 0;
@@ -298,20 +304,17 @@ int cut_off_closed(void)
  * passes r->detail: it is the I/O thread's. */
 static void cut_off_send(struct request *r, enum rejection why, const char *message)
 {
-	struct answer_header h[HEADERS_MAX];
-	char timing[TIMING_MAX];
-	char json_len[24];
+	struct answer_headers a;
 	struct buf b;
-	size_t n;
 	int status;
 
 	if (atomic_exchange(&r->cut, 1) != 0)
 		return;
 	status = refusal_body(r, why, message, &b);
 	/* cutoff_send writes Content-Type and Connection: close itself */
-	n = answer_headers(r, status, NULL, 0, h, timing, json_len);
+	answer_headers(r, status, NULL, 0, &a);
 	if (b.data != NULL &&
-	    cutoff_send(r->fd, status, h, n, "application/json", b.data, b.len) == 0) {
+	    cutoff_send(r->fd, status, a.h, a.n, "application/json", b.data, b.len) == 0) {
 		r->status = status;
 		r->bytes_out = b.len;
 		metrics_reject(r->srv->metrics, why);
