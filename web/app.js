@@ -167,7 +167,7 @@ function modelLabel(m) {
 	return `${m.name} (${seeded ? "random weights (untrained), " : ""}${shape})`;
 }
 
-async function loadModels(first = false) {
+async function loadModels() {
 	try {
 		const res = await fetch("/v1/models", { headers: authHeaders() });
 		const body = await res.json();
@@ -183,7 +183,7 @@ async function loadModels(first = false) {
 	for (const m of models) select.append(el("option", { value: m.name, text: modelLabel(m) }));
 	select.append(el("option", { value: INLINE, text: "inline: a seeded model set below, random weights (untrained)" }));
 	const names = models.map((m) => m.name);
-	if (!first && modelsLoaded && (names.includes(keep) || keep === INLINE)) select.value = keep;
+	if (modelsLoaded && (names.includes(keep) || keep === INLINE)) select.value = keep;
 	else select.value = preferredModel(names);
 	modelsLoaded = true;
 	syncModelFields();
@@ -379,7 +379,7 @@ async function findHeads() {
 			for (const id of special) avoid.add(id);
 		}
 		const attentions = toNumbers(body.attentions ?? [body.weights]);
-		view.found = { model: m?.name ?? "inline", key, n, ids: [...ids, ...ids], scores: scoreModel(attentions, n) };
+		view.found = { model: m?.name ?? "inline", n, ids: [...ids, ...ids], scores: scoreModel(attentions, n) };
 		note.textContent = `Scored on ${n} random tokens repeated twice (ids ${ids.slice(0, 5).join(", ")}, …). ` + "Badges mark scores of 0.40 and up: P previous token, I induction, S first token (sink).";
 		draw();
 	} catch (e) {
@@ -578,7 +578,7 @@ async function main() {
 	const text = new URLSearchParams(location.search).get("text");
 	if (text !== null) $("text").value = text;
 	$("text").lang = isKorean($("text").value) ? "ko" : "en";
-	await loadModels(true);
+	await loadModels();
 	syncModelFields();
 	run();
 }

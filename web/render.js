@@ -14,8 +14,7 @@ import { heatmap, hideTip, table, topList } from "./heatmap.js";
 import { view } from "./state.js";
 import { $, RAMP, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
 
-let drawn = null; // {body, timing, meta, batched} of the last answer drawn
-let hidden = null; // hiddenOf the request drawn
+let drawn = null; // {req, body, timing, meta, batched} of the last answer drawn
 
 export function isSeeded(m) {
 	return typeof m?.source === "string" && m.source.startsWith("seed:");
@@ -115,7 +114,6 @@ export function render(req, body, timing, meta, info) {
 		view.enabled = new Set(Array.from({ length: H }, (_, h) => h));
 	}
 	view.drawnKey = specKey(req);
-	hidden = hiddenOf(req, info.model);
 	if (view.findKey !== null && view.findKey !== view.drawnKey) forgetFound();
 	drawn = { req, body, timing, meta, batched };
 	draw();
@@ -146,7 +144,8 @@ function layerIndex() {
 export function draw() {
 	if (!drawn) return;
 	hideTip();
-	const { body, timing, meta, batched } = drawn;
+	const { req, body, timing, meta, batched } = drawn;
+	const hidden = hiddenOf(req, view.model);
 	view.layer = layerIndex();
 	view.heads = view.layers[view.layer];
 	view.mean = meanOver(view.heads);

@@ -15,7 +15,7 @@
 //   mode         "weights" | "scores"
 //   selected, compare   {layer (index), head}; compare is null when off
 //   enabled      Set of the heads the head view draws
-//   found        Find heads' results: {model, key, n, ids, scores: [layers][H]{prev, induction, sink}}
+//   found        Find heads' results: {model, n, ids, scores: [layers][H]{prev, induction, sink}}
 //   drawnKey     util.js specKey of the request drawn
 //   findKey      the specKey Find heads ran (or runs) on, while its note is of it
 
