@@ -11,8 +11,8 @@
  *   sgemm   per query block the same two products by cblas_sgemm, which
  *           packs k and v again on every call
  * GFLOP/s = 4 L^2 D / time; medians of ROUNDS interleaved rounds, and the
- * speedup (sgemm's time over tile's) the median of the rounds' own ratios. The two outputs are
- * checked to agree (1e-4 of the largest).
+ * speedup (sgemm's time over tile's) the median of the rounds' own ratios.
+ * The two outputs are checked to agree (1e-4 of the largest).
  *
  * Usage: build/bench/bench_tile (on a CPU without tile.h's AVX-512F
  * kernels it says so: the engine multiplies with sgemm there).
