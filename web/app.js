@@ -50,6 +50,8 @@ const INLINE_FIELDS = ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_si
 let inlineValues = null; // the inline settings while a named model is shown
 let running = false; // Find heads is waiting for its answer
 let modelsLoaded = false; // GET /v1/models has answered once (a key may be needed first)
+let textKind = "sentence"; // what the text box holds: "sentence" | "ids" (takesIds)
+const textKept = { sentence: "", ids: "" }; // the other kind's text, while this one is shown
 
 // ---- reading the form --------------------------------------------------------
 
@@ -96,11 +98,34 @@ function checkpointModel() {
 	return m?.kind === "checkpoint" ? m : null;
 }
 
+// A checkpoint served without a tokenizer cannot split text: the text box
+// then takes its token ids.
+function takesIds(m) {
+	return m?.kind === "checkpoint" && !m.tokenizer;
+}
+
+// The text box's token ids ("464 5044 1422", "464, 5044"), each a whole
+// number below vocab when the model gives one. A wrong id is refused here,
+// at the field, so that nothing is sent: the API would only name it by its
+// pointer, and a learner typing ids sees which one at once.
+function parseTokenIds(vocab) {
+	const pieces = $("text").value.split(/[\s,]+/).filter((s) => s !== "");
+	if (pieces.length === 0) throw new ViewerError("type token ids: whole numbers separated by spaces or commas", "/tokens");
+	const range = vocab > 0 ? `a whole number from 0 to ${vocab - 1}` : "a whole number, 0 or more";
+	return pieces.map((s, i) => {
+		const id = /^\d+$/.test(s) ? Number(s) : NaN;
+		if (!Number.isSafeInteger(id) || (vocab > 0 && id >= vocab)) throw new ViewerError(`token ${i} (counting from 0) is "${s}": a token id of this model is ${range}`, `/tokens/${i}`);
+		return id;
+	});
+}
+
 // A checkpoint runs every layer with its own masks and positions; the viewer
 // asks for every layer's attention, per head, and draws the layer chosen.
 function buildCheckpointRequest(m) {
-	if (inputKind() !== "text") throw new ViewerError(`${m.name} is a whole checkpoint: it takes text, not embeddings`, "/embeddings");
-	return { model: m.name, text: $("text").value, layers: "all", weights: "per_head" };
+	const ids = takesIds(m);
+	if (inputKind() !== "text") throw new ViewerError(`${m.name} is a whole checkpoint: it takes ${ids ? "token ids" : "text"}, not embeddings`, "/embeddings");
+	const input = ids ? { tokens: parseTokenIds(m.vocab_size) } : { text: $("text").value };
+	return { model: m.name, ...input, layers: "all", weights: "per_head" };
 }
 
 // The request's model, settings, mask and positions, without its inputs:
@@ -424,12 +449,29 @@ function syncModelFields() {
 		: m
 			? `${modelNote(m)}; choose “inline” to change its shape.`
 			: "";
+	syncTextKind(m);
+	syncHeadDim();
+}
+
+// The text box holds a sentence, or token ids for a checkpoint without a
+// tokenizer; each kind's text comes back when a model of that kind does
+// (and ids are never sent as a sentence).
+function syncTextKind(m) {
+	const kind = takesIds(m) ? "ids" : "sentence";
+	if (kind !== textKind) {
+		textKept[textKind] = $("text").value;
+		$("text").value = textKept[kind];
+		$("text").lang = isKorean($("text").value) ? "ko" : "en";
+		textKind = kind;
+	}
+	$("text-label").textContent = kind === "ids" ? "Token ids" : "Sentence";
+	$("examples").hidden = kind === "ids";
+	const range = m?.vocab_size > 0 ? `, each below ${m.vocab_size}` : "";
 	$("text-note").textContent = m?.tokenizer
 		? `split by the ${m.tokenizer} tokenizer`
-		: m?.kind === "checkpoint"
-			? "this checkpoint has no tokenizer: it takes token ids (the API's \"tokens\"), which this page does not send; serve it with its tokenizer.json"
+		: kind === "ids"
+			? `this checkpoint has no tokenizer: type token ids, whole numbers separated by spaces or commas${range} (sent as the API's "tokens")`
 			: "split on spaces into tokens";
-	syncHeadDim();
 }
 
 // A checkpoint: the layer to show; its masks and positions are its own.
@@ -575,11 +617,12 @@ async function main() {
 	wire();
 	syncInputKind();
 	syncMask();
+	await loadModels();
+	syncModelFields();
+	// after the model: ?text= fills the box of the model opened on (token ids too)
 	const text = new URLSearchParams(location.search).get("text");
 	if (text !== null) $("text").value = text;
 	$("text").lang = isKorean($("text").value) ? "ko" : "en";
-	await loadModels();
-	syncModelFields();
 	run();
 }
 

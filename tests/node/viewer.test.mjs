@@ -737,6 +737,101 @@ async function checkStates(page, base) {
 	});
 }
 
+// A checkpoint served without a tokenizer (the test folder gpt2_f16_noprefix
+// as gpt2-ids: 2 layers, 4 heads, 16 positions, vocab_size 100): the text box
+// takes token ids, checked in the page, and sends them as "tokens".
+async function checkTokenIds(page, base) {
+	const sent = []; // the bodies the page POSTs to /v1/attention
+	page.on("request", (r) => {
+		if (r.method() === "POST" && r.url() === `${base}/v1/attention`) sent.push(r.postDataJSON());
+	});
+	// Types text and waits for the page's answer to it: a new drawing, or a
+	// new error (lastError is a new object each time: the handle tells them apart).
+	const type = async (text) => {
+		const before = await page.evaluateHandle(() => ({ renders: window.attnd.renders, error: window.attnd.lastError }));
+		await page.fill("#text", text);
+		await settled(page, (b) => (window.attnd.state === "ok" && window.attnd.renders > b.renders) || (window.attnd.state === "error" && window.attnd.lastError !== b.error), before);
+		await before.dispose();
+	};
+	const refusal = (text, pointer, says) => async (p) => {
+		sent.length = 0;
+		await type(text);
+		const e = await page.evaluate(() => window.attnd.lastError);
+		if (e?.pointer !== pointer || !e.message.includes(says)) p.push(`"${text}": error ${JSON.stringify(e)}, expected "${says}" at ${pointer}`);
+		const box = await page.textContent("#error");
+		if (e && (!box.includes(e.message) || !box.includes(pointer))) p.push(`"${text}": the error box says "${box}"`);
+		if ((await page.getAttribute("#text", "aria-invalid")) !== "true") p.push(`"${text}": the field is not marked invalid`);
+		if (sent.length !== 0) p.push(`"${text}": sent ${JSON.stringify(sent)}`);
+	};
+
+	await check('a checkpoint without a tokenizer takes token ids: sent as "tokens", drawn with the ids as labels', async (p) => {
+		sent.length = 0;
+		await page.goto(`${base}/?model=gpt2-ids&text=${encodeURIComponent("5, 17 42,3")}`);
+		await settled(page, () => window.attnd?.state === "ok" || window.attnd?.state === "error");
+		const req = sent.at(-1);
+		if (!same(req?.tokens, [5, 17, 42, 3]) || req?.text !== undefined) p.push(`sent ${JSON.stringify(req)}`);
+		const e = await page.evaluate(() => window.attnd.lastError);
+		if (e) p.push(`error ${JSON.stringify(e)}`);
+		const labels = await page.evaluate(() => window.attnd.queryTokens);
+		if (!same(labels, ["5", "17", "42", "3"])) p.push(`labels ${JSON.stringify(labels)}`);
+		const maps = (await drawnHeatmaps(page)).filter((m) => m.head !== "mean");
+		if (maps.length !== 4 || !maps.every((m) => same(m.qLabels, labels) && same(m.kLabels, labels))) p.push(`${maps.length} heatmaps, axes ${JSON.stringify(maps[0]?.qLabels)}`);
+		const direct = await postAttention(base, { model: "gpt2-ids", tokens: [5, 17, 42, 3], layers: "all", weights: "per_head" });
+		maps.forEach((m, h) => {
+			if (m.weights.flat().some((v, k) => Math.abs(v - direct.body.attentions[0][h].flat()[k]) > 1e-6)) p.push(`head ${h} is not the API's layer 0 head ${h}`);
+		});
+		const note = await page.textContent("#text-note");
+		if (!/no tokenizer: type token ids/.test(note)) p.push(`note: "${note}"`);
+	});
+
+	await check("a token id that is not a whole number of 0 or more is refused at the field, by position and value; nothing is sent", async (p) => {
+		await refusal("5 x 7", "/tokens/1", 'token 1 (counting from 0) is "x"')(p);
+		await refusal("5,-3", "/tokens/1", 'token 1 (counting from 0) is "-3"')(p);
+		await refusal("2.5 1", "/tokens/0", 'token 0 (counting from 0) is "2.5"')(p);
+		await refusal(" , ", "/tokens", "type token ids")(p);
+	});
+
+	await check("token ids stop below the model's vocabulary size (100): 99 is sent, 100 refused at the field", async (p) => {
+		sent.length = 0;
+		await type("99 0");
+		if (!same(sent.at(-1)?.tokens, [99, 0])) p.push(`sent ${JSON.stringify(sent)}`);
+		await refusal("5 17 100", "/tokens/2", 'token 2 (counting from 0) is "100": a token id of this model is a whole number from 0 to 99')(p);
+	});
+
+	await check("an API error on token ids is shown as the API worded it (17 ids past a context of 16)", async (p) => {
+		await type(Array.from({ length: 17 }, (_, i) => i).join(" "));
+		const e = await page.evaluate(() => window.attnd.lastError);
+		if (e?.status !== 422 || e.code !== "position_out_of_range" || e.pointer !== "/tokens") p.push(`error ${JSON.stringify(e)}`);
+		const box = await page.textContent("#error");
+		if (!box.includes("422 position_out_of_range") || !box.includes(e?.message)) p.push(`the error box says "${box}"`);
+		if ((await page.getAttribute("#text", "aria-invalid")) !== "true") p.push("the field is not marked invalid");
+	});
+
+	await check("switching to a model with a tokenizer, or a seeded one, brings its sentence back; the ids come back with the checkpoint", async (p) => {
+		await page.goto(`${base}/?model=gpt2-tiny&text=${encodeURIComponent("a cat sat")}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "gpt2-tiny");
+		await page.selectOption("#model", "gpt2-ids");
+		await settled(page, () => window.attnd.state === "error" || (window.attnd.state === "ok" && window.attnd.lastRequest.model === "gpt2-ids"));
+		const empty = await page.inputValue("#text");
+		if (empty !== "") p.push(`the ids box opened on "${empty}"`);
+		await type("5 17 42 3");
+		const back = async (model) => {
+			await page.selectOption("#model", model);
+			await settled(page, (m) => window.attnd.state !== "loading" && window.attnd.lastRequest?.model === m, model);
+			const req = await page.evaluate(() => window.attnd.lastRequest);
+			return { req, text: await page.inputValue("#text"), label: await page.textContent('label[for="text"]'), state: await page.evaluate(() => window.attnd.state) };
+		};
+		for (const model of ["gpt2-tiny", "tiny"]) {
+			const got = await back(model);
+			if (got.state !== "ok" || got.req.text !== "a cat sat" || got.req.tokens !== undefined) p.push(`${model}: ${got.state}, sent ${JSON.stringify(got.req)}`);
+			if (got.text !== "a cat sat" || !got.label.startsWith("Sentence")) p.push(`${model}: the box "${got.text}", labelled "${got.label}"`);
+		}
+		const ids = await back("gpt2-ids");
+		if (ids.state !== "ok" || !same(ids.req.tokens, [5, 17, 42, 3]) || ids.text !== "5 17 42 3") p.push(`gpt2-ids: ${ids.state}, the box "${ids.text}", sent ${JSON.stringify(ids.req)}`);
+		if (!ids.label.startsWith("Token ids")) p.push(`gpt2-ids: the box is labelled "${ids.label}"`);
+	});
+}
+
 // With --api-key the page first asks for the key (401), then opens as it
 // would have: on mini, not on the placeholder option of the HTML.
 async function checkApiKey(context) {
@@ -810,7 +905,8 @@ async function main() {
 		const tmp = mkdtempSync(join(tmpdir(), "attnd-viewer-ckpt-"));
 		cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
 		plantPreviousTokenHead(join(tmp, "prev"));
-		d = await startDaemon(["--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32", "--model", `gpt2-prev=${join(tmp, "prev")}`]);
+		// gpt2-ids: a checkpoint folder with no tokenizer.json (checkTokenIds)
+		d = await startDaemon(["--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32", "--model", `gpt2-prev=${join(tmp, "prev")}`, "--model", "gpt2-ids=tests/data/checkpoints/gpt2_f16_noprefix"]);
 		await checkServing(d.base);
 		browser = await launchBrowser();
 		const page = await browser.context.newPage();
@@ -828,6 +924,7 @@ async function main() {
 		await checkCheckpoint(page, d.base);
 		await checkFindHeads(page, d.base);
 		await checkStates(page, d.base);
+		await checkTokenIds(page, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
 		await checkCors(browser.context, d.base);
