@@ -13,7 +13,7 @@
 
 import { copyLength, looksSpecial, randomIds, scoreModel } from "./findheads.js";
 import { hideTip } from "./heatmap.js";
-import { draw, highlightToken, render, scoresOf, setScores, weightsLabel } from "./render.js";
+import { draw, drawBadge, highlightToken, render, scoresOf, setScores, weightsLabel } from "./render.js";
 import { view } from "./state.js";
 import { $, el, isKorean, parseServerTiming, specKey, toNumbers } from "./util.js";
 
@@ -310,6 +310,7 @@ function showError(e) {
 	}
 	if (e.status === 401) $("conn").open = true;
 	setState("error");
+	drawBadge();
 }
 
 function hideError() {

@@ -203,16 +203,26 @@ function scaleOf(layers, kind) {
 	return Number.isFinite(lo) ? { lo, hi } : { lo: 0, hi: 1 };
 }
 
-function drawBadge() {
+// The drawn model's badge. After a failure (an error shown: the API's, no
+// answer, or a request the page would not send) the drawing below is of an
+// earlier request, so the badge is dimmed and says it is the last drawn
+// model's, until the next answer is drawn (app.js hides the error first).
+export function drawBadge() {
+	if (!drawn) return;
 	const m = view.model;
 	const inline = m === null;
 	const badge = $("model-badge");
 	const seeded = inline || isSeeded(m);
+	const stale = view.lastError !== null;
 	badge.hidden = false;
 	badge.classList.toggle("random", seeded);
-	badge.textContent = seeded
+	badge.classList.toggle("stale", stale);
+	const said = seeded
 		? `${inline ? "inline model" : m.name}: random weights (untrained): its patterns show how attention works, not what a trained model learned.`
 		: `${m.name}: ${weightsLabel(m)}.`;
+	badge.textContent = stale ? `Last drawn: ${said}` : said;
+	if (stale) badge.title = "The latest request failed: this is the model of the drawing below, the last one that succeeded.";
+	else badge.removeAttribute("title");
 }
 
 function drawFacts(body, timing, meta, batched) {

@@ -832,6 +832,47 @@ async function checkTokenIds(page, base) {
 	});
 }
 
+// The model badge names the model drawn; after a failed request (the API's
+// error, or no answer at all) it is dimmed and says it is the last drawn
+// model's, until an answer is drawn again. On a page of its own: the
+// aborted request logs an error to the console on purpose.
+async function checkStaleBadge(context, base) {
+	await check("after a failed request the model badge is dimmed as the last drawn model's; the next drawing restores it", async (p) => {
+		const page = await context.newPage();
+		const badge = () => page.$eval("#model-badge", (n) => ({ stale: n.classList.contains("stale"), opacity: Number(getComputedStyle(n).opacity), text: n.textContent, title: n.title }));
+		const current = async (when) => {
+			const b = await badge();
+			if (b.stale || b.opacity !== 1 || b.title !== "" || !b.text.startsWith("tiny: ")) p.push(`${when}: badge ${JSON.stringify(b)}`);
+		};
+		const dimmed = async (when) => {
+			const b = await badge();
+			if (!b.stale || !(b.opacity < 1) || !/^Last drawn: tiny: /.test(b.text) || !/last/i.test(b.title)) p.push(`${when}: badge ${JSON.stringify(b)}`);
+		};
+		try {
+			await page.goto(`${base}/?model=tiny`);
+			await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
+			await current("tiny drawn");
+			await page.selectOption("#model", "gpt2-tiny"); // the default sentence is past its context: 422
+			await settled(page, () => window.attnd.state === "error" && window.attnd.lastError?.status === 422);
+			await dimmed("after gpt2-tiny's 422");
+			await page.selectOption("#model", "tiny");
+			await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "tiny");
+			await current("tiny drawn again");
+			await page.route("**/v1/attention", (r) => r.abort());
+			await page.fill("#text", "a b c");
+			await settled(page, () => window.attnd.state === "error");
+			if (!(await page.textContent("#error")).includes("No answer from attnd")) p.push(`the error box says "${await page.textContent("#error")}"`);
+			await dimmed("with no answer");
+			await page.unroute("**/v1/attention");
+			await page.fill("#text", "a b c d");
+			await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.text === "a b c d");
+			await current("after the next drawing");
+		} finally {
+			await page.close();
+		}
+	});
+}
+
 // With --api-key the page first asks for the key (401), then opens as it
 // would have: on mini, not on the placeholder option of the HTML.
 async function checkApiKey(context) {
@@ -927,6 +968,7 @@ async function main() {
 		await checkTokenIds(page, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
+		await checkStaleBadge(browser.context, d.base);
 		await checkCors(browser.context, d.base);
 		await checkApiKey(browser.context);
 		await check("no script errors or console errors on the viewer", (p) => p.push(...problemsOnPage));
