@@ -152,6 +152,7 @@ export function draw() {
 	const scoresShown = view.mode === "scores" && view.scores !== null;
 	drawFacts(body, timing, meta, batched);
 	drawBadge();
+	$("tokens-note").textContent = tokensNote(req, view.model);
 	drawTokens();
 	const range = scaleOf(scoresShown ? view.scores : view.layers, scoresShown ? "scores" : "weights");
 	drawLegend(range, scoresShown);
@@ -184,6 +185,14 @@ export function draw() {
 	});
 	$("hv-title").textContent = `Head view · layer ${view.layerIds[view.layer]}`;
 	drawEveryHead(ctx, scoresShown);
+}
+
+// What the token chips of the drawn request are.
+function tokensNote(req, model) {
+	if (Array.isArray(req.tokens)) return "(the token ids sent: this checkpoint has no tokenizer to show their text)";
+	if (req.embeddings !== undefined) return "(one per row of the embeddings)";
+	if (model?.tokenizer) return "(the tokenizer's pieces; ␣ is a leading space; point at one to see it in the sentence)";
+	return "(the sentence split on spaces; point at one to see it in the sentence)";
 }
 
 // The colour scale: weights from 0 ("0 to 1" or to the largest shown),

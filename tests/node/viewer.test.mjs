@@ -782,6 +782,8 @@ async function checkTokenIds(page, base) {
 		});
 		const note = await page.textContent("#text-note");
 		if (!/no tokenizer: type token ids/.test(note)) p.push(`note: "${note}"`);
+		const chips = await page.textContent("#tokens-note");
+		if (!/token ids sent/.test(chips)) p.push(`the tokens are said to be "${chips}"`);
 	});
 
 	await check("a token id that is not a whole number of 0 or more is refused at the field, by position and value; nothing is sent", async (p) => {
