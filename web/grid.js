@@ -43,7 +43,7 @@ function scoreText(s) {
 }
 
 export function drawGrid(container, opts) {
-	const { layers, layerIds, kind, hidden, found, selected, onPick } = opts;
+	const { layers, layerIds, kind, hiddenAt, found, selected, onPick } = opts;
 	const H = layers[0]?.length ?? 0;
 	const grid = el("div", { class: "grid", role: "group", "aria-label": `${layers.length} layers by ${H} heads; choose a head to open it large` });
 	grid.style.gridTemplateColumns = `auto repeat(${H}, ${THUMB + 8}px)`;
@@ -60,7 +60,7 @@ export function drawGrid(container, opts) {
 			b.dataset.layer = String(L);
 			b.dataset.head = String(h);
 			b.setAttribute("aria-pressed", String(selected?.layer === L && selected?.head === h));
-			b.append(thumbnail(w, kind, hidden));
+			b.append(thumbnail(w, kind, hiddenAt(l)));
 			if (s) {
 				for (const beh of BEHAVIOURS) b.dataset[beh.key] = s[beh.key].toFixed(4);
 				const marks = BEHAVIOURS.filter((beh) => s[beh.key] >= MARK_AT);

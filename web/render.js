@@ -49,17 +49,21 @@ function tokenLabel(t, at, text) {
 	return [...text].slice(at[0], at[1]).join("");
 }
 
-// Which cells the drawn request's mask hides, where the page knows: a
-// function (query i, key j) -> true when hidden, or null (not known; every
-// weight of exactly 0 is then taken for masked). The seeded models draw the
-// mask the page sent (openapi.yaml: a window W shows keys j with
-// i - W < j, and without causal also j < i + W); a checkpoint that is not
-// causal (BERT) hides nothing, a causal one the keys after the query, unless
-// some of its layers slide a window (not known here, layer by layer).
-function hiddenOf(req, model) {
+// Which cells the drawn request's mask hides in the layer numbered layerId,
+// where the page knows: a function (query i, key j) -> true when hidden, or
+// null (not known; every weight of exactly 0 is then taken for masked). The
+// seeded models draw the mask the page sent (openapi.yaml: a window W shows
+// keys j with i - W < j, and without causal also j < i + W); a checkpoint
+// that is not causal (BERT) hides nothing, a causal one the keys after the
+// query and, on the layers of its sliding_layers, the keys j <= i - W of its
+// sliding_window W (openapi.yaml: i - sliding_window < j <= i).
+function hiddenOf(req, model, layerId) {
 	if (model?.kind === "checkpoint") {
 		if (model.causal === false) return () => false;
-		return model.causal === true && !model.sliding_window ? (i, j) => j > i : null;
+		if (model.causal !== true) return null;
+		const W = model.sliding_window;
+		if (W > 0 && (model.sliding_layers ?? []).includes(layerId)) return (i, j) => j > i || j <= i - W;
+		return (i, j) => j > i;
 	}
 	const m = req.mask;
 	if (m === undefined || m === "none") return () => false;
@@ -145,7 +149,9 @@ export function draw() {
 	if (!drawn) return;
 	hideTip();
 	const { req, body, timing, meta, batched } = drawn;
-	const hidden = hiddenOf(req, view.model);
+	// the mask of layers[l], l an index (the layers drawn need not start at 0)
+	const hiddenAt = (l) => hiddenOf(req, view.model, view.layerIds[l]);
+	view.maskedAt = (l, i, j) => hiddenAt(l)?.(i, j) ?? null;
 	view.layer = layerIndex();
 	view.heads = view.layers[view.layer];
 	view.mean = meanOver(view.heads);
@@ -156,12 +162,12 @@ export function draw() {
 	drawTokens();
 	const range = scaleOf(scoresShown ? view.scores : view.layers, scoresShown ? "scores" : "weights");
 	drawLegend(range, scoresShown);
-	const ctx = { queryTokens: view.queryTokens, keyTokens: view.keyTokens, lang: view.lang, kind: scoresShown ? "scores" : "weights", lo: range.lo, hi: range.hi, numbers: $("numbers").checked, hidden };
+	const ctx = { queryTokens: view.queryTokens, keyTokens: view.keyTokens, lang: view.lang, kind: scoresShown ? "scores" : "weights", lo: range.lo, hi: range.hi, numbers: $("numbers").checked, hidden: hiddenAt(view.layer) };
 	drawGrid($("grid"), {
 		layers: scoresShown ? view.scores : view.layers,
 		layerIds: view.layerIds,
 		kind: ctx.kind,
-		hidden,
+		hiddenAt,
 		found: view.found?.scores ?? null,
 		selected: { layer: view.layerIds[view.selected.layer], head: view.selected.head },
 		onPick: (l, h) => {
@@ -172,7 +178,7 @@ export function draw() {
 		},
 	});
 	drawFindList();
-	drawFocus(ctx);
+	drawFocus(ctx, hiddenAt);
 	drawHeadView($("headview"), {
 		heads: view.heads,
 		tokens: view.queryTokens,
@@ -328,7 +334,7 @@ function options(select, n, prefix, value) {
 }
 
 // One head large, or two side by side when comparing.
-function drawFocus(ctx) {
+function drawFocus(ctx, hiddenAt) {
 	const H = view.layers[0].length;
 	const names = view.layerIds;
 	$("pick-layer").replaceChildren(...names.map((L, l) => el("option", { value: String(l), text: `layer ${L}` })));
@@ -357,9 +363,10 @@ function drawFocus(ctx) {
 		fig.dataset.kind = ctx.kind;
 		fig.dataset.weights = JSON.stringify(w);
 		fig.append(el("figcaption", {}, el("strong", { text: title }), el("span", { text: ctx.kind === "scores" ? "scores before softmax" : "weights" })));
-		fig.append(el("div", { class: "map-scroll" }, heatmap(w, title, ctx, true)));
+		const figCtx = { ...ctx, hidden: hiddenAt(at.layer) }; // the mask of this figure's layer
+		fig.append(el("div", { class: "map-scroll" }, heatmap(w, title, figCtx, true)));
 		fig.append(el("p", { class: "map-readout", "aria-live": "polite", text: view.lang === "ko" ? "칸을 가리키면 읽어 줍니다." : "Point at a cell to read it." }));
-		if (ctx.kind === "weights") fig.append(topList(w, ctx));
+		if (ctx.kind === "weights") fig.append(topList(w, figCtx));
 		return fig;
 	});
 	$("focus").replaceChildren(...figs);

@@ -16,6 +16,9 @@
 //   selected, compare   {layer (index), head}; compare is null when off
 //   enabled      Set of the heads the head view draws
 //   found        Find heads' results: {model, n, ids, scores: [layers][H]{prev, induction, sink}}
+//   maskedAt(l, i, j)  whether the mask hides query i's key j in layers[l]
+//                as the page draws it: true, false, or null (not known: a
+//                weight of exactly 0 is then drawn masked); set by draw()
 //   drawnKey     util.js specKey of the request drawn
 //   findKey      the specKey Find heads ran (or runs) on, while its note is of it
 
@@ -44,6 +47,7 @@ export const view = {
 	compare: null,
 	enabled: new Set(),
 	found: null,
+	maskedAt: () => null,
 	drawnKey: null,
 	findKey: null,
 };

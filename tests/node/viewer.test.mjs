@@ -941,6 +941,43 @@ async function checkCors(context, base) {
 	second.server.close();
 }
 
+// A checkpoint whose later layers slide a window (the test folder
+// qwen2_window_layers as qwen2-window: 3 layers, window 3 from layer 1 on,
+// no tokenizer): the cells the page takes for masked are, layer by layer,
+// those the daemon's masked scores give -inf, and the large head is hatched
+// where they are.
+async function checkSlidingWindow(page, base) {
+	await check("a sliding-window checkpoint: the page's mask is the daemon's, layer by layer, and drawn so", async (p) => {
+		const ids = [5, 9, 12, 3, 7, 30, 2, 11];
+		const L = ids.length;
+		await page.goto(`${base}/?model=qwen2-window&text=${encodeURIComponent(ids.join(" "))}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "qwen2-window");
+		const direct = await postAttention(base, { model: "qwen2-window", tokens: ids, layers: "all", heads: [0], scores: "masked" });
+		const layerIds = await page.evaluate(() => window.attnd.layerIds);
+		if (!same(layerIds, direct.body.layers)) p.push(`layers ${JSON.stringify(layerIds)}, the API's ${JSON.stringify(direct.body.layers)}`);
+		const page_ = await page.evaluate((n) => window.attnd.layerIds.map((_, l) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => window.attnd.maskedAt(l, i, j)))), L);
+		const hiddenCount = [];
+		direct.body.scores.forEach((heads, l) => {
+			let n = 0;
+			heads[0].forEach((row, i) => row.forEach((v, j) => {
+				const masked = v === "-Infinity";
+				n += masked ? 1 : 0;
+				if (page_[l][i][j] !== masked) p.push(`layer ${layerIds[l]} [${i}, ${j}]: the page says ${page_[l][i][j]}, the daemon's score is ${v}`);
+			}));
+			hiddenCount.push(n);
+		});
+		// causal: 28 cells of 8 x 8; the window of 3 hides 15 more
+		if (!same(hiddenCount, [28, 43, 43])) p.push(`masked cells per layer ${JSON.stringify(hiddenCount)}, expected [28, 43, 43]`);
+		const hatched = () => page.$$eval('#focus rect[fill="url(#attnd-masked)"]', (r) => r.length);
+		for (const l of [0, 2]) {
+			await page.selectOption("#pick-layer", String(l));
+			await settled(page, (want) => window.attnd.selected.layer === want, l);
+			const n = await hatched();
+			if (n !== hiddenCount[l]) p.push(`layer ${layerIds[l]} drawn large: ${n} cells hatched, ${hiddenCount[l]} masked`);
+		}
+	});
+}
+
 async function main() {
 	let d = null;
 	let browser = null;
@@ -948,8 +985,9 @@ async function main() {
 		const tmp = mkdtempSync(join(tmpdir(), "attnd-viewer-ckpt-"));
 		cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
 		plantPreviousTokenHead(join(tmp, "prev"));
-		// gpt2-ids: a checkpoint folder with no tokenizer.json (checkTokenIds)
-		d = await startDaemon(["--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32", "--model", `gpt2-prev=${join(tmp, "prev")}`, "--model", "gpt2-ids=tests/data/checkpoints/gpt2_f16_noprefix"]);
+		// gpt2-ids: a checkpoint folder with no tokenizer.json (checkTokenIds);
+		// qwen2-window: one whose later layers slide a window (checkSlidingWindow)
+		d = await startDaemon(["--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32", "--model", `gpt2-prev=${join(tmp, "prev")}`, "--model", "gpt2-ids=tests/data/checkpoints/gpt2_f16_noprefix", "--model", "qwen2-window=tests/data/checkpoints/qwen2_window_layers"]);
 		await checkServing(d.base);
 		browser = await launchBrowser();
 		const page = await browser.context.newPage();
@@ -968,6 +1006,7 @@ async function main() {
 		await checkFindHeads(page, d.base);
 		await checkStates(page, d.base);
 		await checkTokenIds(page, d.base);
+		await checkSlidingWindow(page, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
 		await checkStaleBadge(browser.context, d.base);
