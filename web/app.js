@@ -454,6 +454,13 @@ function syncModelFields() {
 	syncHeadDim();
 }
 
+// Ids to start from when none were typed: four repeated, so that a head
+// that looks back at the previous copy (induction) has something to find.
+function exampleIds(vocab) {
+	const four = [5, 9, 12, 3].map((id) => (vocab > 0 ? id % vocab : id));
+	return [...four, ...four].join(" ");
+}
+
 // The text box holds a sentence, or token ids for a checkpoint without a
 // tokenizer; each kind's text comes back when a model of that kind does
 // (and ids are never sent as a sentence).
@@ -461,7 +468,7 @@ function syncTextKind(m) {
 	const kind = takesIds(m) ? "ids" : "sentence";
 	if (kind !== textKind) {
 		textKept[textKind] = $("text").value;
-		$("text").value = textKept[kind];
+		$("text").value = kind === "ids" && textKept.ids.trim() === "" ? exampleIds(m.vocab_size) : textKept[kind];
 		$("text").lang = isKorean($("text").value) ? "ko" : "en";
 		textKind = kind;
 	}

@@ -764,6 +764,15 @@ async function checkTokenIds(page, base) {
 		if (sent.length !== 0) p.push(`"${text}": sent ${JSON.stringify(sent)}`);
 	};
 
+	await check("opened on a checkpoint without a tokenizer and no ?text=, the page draws example ids", async (p) => {
+		sent.length = 0;
+		await page.goto(`${base}/?model=gpt2-ids`);
+		await settled(page, () => window.attnd?.state === "ok" || window.attnd?.state === "error");
+		const e = await page.evaluate(() => window.attnd.lastError);
+		if (e) p.push(`error ${JSON.stringify(e)}`);
+		if (!same(sent.at(-1)?.tokens, [5, 9, 12, 3, 5, 9, 12, 3])) p.push(`sent ${JSON.stringify(sent.at(-1))}`);
+	});
+
 	await check('a checkpoint without a tokenizer takes token ids: sent as "tokens", drawn with the ids as labels', async (p) => {
 		sent.length = 0;
 		await page.goto(`${base}/?model=gpt2-ids&text=${encodeURIComponent("5, 17 42,3")}`);
@@ -814,8 +823,8 @@ async function checkTokenIds(page, base) {
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "gpt2-tiny");
 		await page.selectOption("#model", "gpt2-ids");
 		await settled(page, () => window.attnd.state === "error" || (window.attnd.state === "ok" && window.attnd.lastRequest.model === "gpt2-ids"));
-		const empty = await page.inputValue("#text");
-		if (empty !== "") p.push(`the ids box opened on "${empty}"`);
+		const first = await page.inputValue("#text");
+		if (first !== "5 9 12 3 5 9 12 3") p.push(`the ids box opened on "${first}", not the example ids`);
 		await type("5 17 42 3");
 		const back = async (model) => {
 			await page.selectOption("#model", model);
