@@ -52,6 +52,9 @@ let running = false; // Find heads is waiting for its answer
 let modelsLoaded = false; // GET /v1/models has answered once (a key may be needed first)
 let textKind = "sentence"; // what the text box holds: "sentence" | "ids" (takesIds)
 const textKept = { sentence: "", ids: "" }; // the other kind's text, while this one is shown
+// ?text=, until a model is known to say which box it fills (a sentence, or
+// ids): under --api-key that is only once the key is given
+let pendingText = new URLSearchParams(location.search).get("text");
 
 // ---- reading the form --------------------------------------------------------
 
@@ -109,7 +112,8 @@ function takesIds(m) {
 // at the field, so that nothing is sent: the API would only name it by its
 // pointer, and a learner typing ids sees which one at once.
 function parseTokenIds(vocab) {
-	const pieces = $("text").value.split(/[\s,]+/).filter((s) => s !== "");
+	// the API's own list form, [5, 9, 12], pasted whole, is read too
+	const pieces = $("text").value.replace(/^\s*\[|\]\s*$/g, "").split(/[\s,]+/).filter((s) => s !== "");
 	if (pieces.length === 0) throw new ViewerError("type token ids: whole numbers separated by spaces or commas", "/tokens");
 	const range = vocab > 0 ? `a whole number from 0 to ${vocab - 1}` : "a whole number, 0 or more";
 	return pieces.map((s, i) => {
@@ -212,6 +216,14 @@ async function loadModels() {
 	else select.value = preferredModel(names);
 	modelsLoaded = true;
 	syncModelFields();
+	applyPendingText();
+}
+
+function applyPendingText() {
+	if (pendingText === null) return;
+	$("text").value = pendingText;
+	$("text").lang = isKorean(pendingText) ? "ko" : "en";
+	pendingText = null;
 }
 
 async function run() {
@@ -625,12 +637,8 @@ async function main() {
 	wire();
 	syncInputKind();
 	syncMask();
-	await loadModels();
+	await loadModels(); // and ?text= into the box of the model opened on
 	syncModelFields();
-	// after the model: ?text= fills the box of the model opened on (token ids too)
-	const text = new URLSearchParams(location.search).get("text");
-	if (text !== null) $("text").value = text;
-	$("text").lang = isKorean($("text").value) ? "ko" : "en";
 	run();
 }
 

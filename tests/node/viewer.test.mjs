@@ -806,6 +806,8 @@ async function checkTokenIds(page, base) {
 		sent.length = 0;
 		await type("99 0");
 		if (!same(sent.at(-1)?.tokens, [99, 0])) p.push(`sent ${JSON.stringify(sent)}`);
+		await type("[5, 17, 42]"); // the API's list form, pasted whole
+		if (!same(sent.at(-1)?.tokens, [5, 17, 42])) p.push(`"[5, 17, 42]" sent ${JSON.stringify(sent.at(-1))}`);
 		await refusal("5 17 100", "/tokens/2", 'token 2 (counting from 0) is "100": a token id of this model is a whole number from 0 to 99')(p);
 	});
 
@@ -850,14 +852,16 @@ async function checkTokenIds(page, base) {
 async function checkStaleBadge(context, base) {
 	await check("after a failed request the model badge is dimmed as the last drawn model's; the next drawing restores it", async (p) => {
 		const page = await context.newPage();
-		const badge = () => page.$eval("#model-badge", (n) => ({ stale: n.classList.contains("stale"), opacity: Number(getComputedStyle(n).opacity), text: n.textContent, title: n.title }));
+		const badge = () => page.$eval("#model-badge", (n) => ({ stale: n.classList.contains("stale"), border: getComputedStyle(n).borderTopStyle, color: getComputedStyle(n).color, text: n.textContent, title: n.title }));
 		const current = async (when) => {
 			const b = await badge();
-			if (b.stale || b.opacity !== 1 || b.title !== "" || !b.text.startsWith("tiny: ")) p.push(`${when}: badge ${JSON.stringify(b)}`);
+			if (b.stale || b.border !== "solid" || b.title !== "" || !b.text.startsWith("tiny: ")) p.push(`${when}: badge ${JSON.stringify(b)}`);
 		};
 		const dimmed = async (when) => {
 			const b = await badge();
-			if (!b.stale || !(b.opacity < 1) || !/^Last drawn: tiny: /.test(b.text) || !/last/i.test(b.title)) p.push(`${when}: badge ${JSON.stringify(b)}`);
+			// dimmed by a dashed border and the muted text colour (#5b6575, 5.9:1 on
+			// white: still readable, WCAG AA), not by opacity
+			if (!b.stale || b.border !== "dashed" || b.color !== "rgb(91, 101, 117)" || !/^Last drawn: tiny: /.test(b.text) || !/last/i.test(b.title)) p.push(`${when}: badge ${JSON.stringify(b)}`);
 		};
 		try {
 			await page.goto(`${base}/?model=tiny`);
@@ -898,6 +902,33 @@ async function checkApiKey(context) {
 			await page.fill("#apikey", "viewer-key");
 			await page.dispatchEvent("#apikey", "change");
 			await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "mini");
+		} catch (e) {
+			p.push(String(e));
+		} finally {
+			await page.close();
+			await stopDaemon(d);
+		}
+	});
+}
+
+// Under --api-key no model is known until the key is given: ?text= waits
+// for it, and then fills the box of the model the page opens on (ids here).
+async function checkApiKeyIds(context) {
+	await check("with --api-key, ?text= fills the ids box of a checkpoint without a tokenizer once the key is given", async (p) => {
+		const d = await startDaemon(["--api-key", "viewer-key", "--model", "gpt2-ids=tests/data/checkpoints/gpt2_f16_noprefix", "--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32"]);
+		const page = await context.newPage();
+		try {
+			await page.goto(`${d.base}/?model=gpt2-ids&text=${encodeURIComponent("5 17 42 3")}`);
+			await settled(page, () => window.attnd?.state === "error");
+			await page.fill("#apikey", "viewer-key");
+			await page.dispatchEvent("#apikey", "change");
+			await settled(page, () => window.attnd.state !== "loading" && window.attnd.lastRequest?.model === "gpt2-ids");
+			const req = await page.evaluate(() => window.attnd.lastRequest);
+			if (!same(req.tokens, [5, 17, 42, 3])) p.push(`sent ${JSON.stringify(req)}`);
+			await page.selectOption("#model", "gpt2-tiny");
+			await settled(page, () => window.attnd.state !== "loading" && window.attnd.lastRequest?.model === "gpt2-tiny");
+			const text = await page.evaluate(() => window.attnd.lastRequest.text);
+			if (text === "5 17 42 3") p.push("the ids were sent to gpt2-tiny as a sentence");
 		} catch (e) {
 			p.push(String(e));
 		} finally {
@@ -977,13 +1008,23 @@ async function checkSlidingWindow(page, base) {
 		});
 		// causal: 28 cells of 8 x 8; the window of 3 hides 15 more
 		if (!same(hiddenCount, [28, 43, 43])) p.push(`masked cells per layer ${JSON.stringify(hiddenCount)}, expected [28, 43, 43]`);
-		const hatched = () => page.$$eval('#focus rect[fill="url(#attnd-masked)"]', (r) => r.length);
+		// each figure hatched by its own layer's mask: large, compared, small multiples
+		const hatched = (sel) => page.$$eval(sel, (figs) => figs.map((f) => f.querySelectorAll('rect[fill="url(#attnd-masked)"]').length));
 		for (const l of [0, 2]) {
 			await page.selectOption("#pick-layer", String(l));
 			await settled(page, (want) => window.attnd.selected.layer === want, l);
-			const n = await hatched();
-			if (n !== hiddenCount[l]) p.push(`layer ${layerIds[l]} drawn large: ${n} cells hatched, ${hiddenCount[l]} masked`);
+			const n = await hatched("#focus figure");
+			if (!same(n, [hiddenCount[l]])) p.push(`layer ${layerIds[l]} drawn large: ${n} cells hatched, ${hiddenCount[l]} masked`);
 		}
+		await page.check("#compare");
+		await page.selectOption("#cmp-layer", "0");
+		const pair = await hatched("#focus figure");
+		if (!same(pair, [hiddenCount[2], hiddenCount[0]])) p.push(`layers 2 and 0 side by side: ${JSON.stringify(pair)} cells hatched`);
+		await page.uncheck("#compare");
+		await page.fill("#layer", "2");
+		await settled(page, () => window.attnd.layer === 2);
+		const heads = await hatched("#heads figure");
+		if (heads.length !== 5 || heads.some((n) => n !== hiddenCount[2])) p.push(`layer 2's small multiples: ${JSON.stringify(heads)} cells hatched`);
 	});
 }
 
@@ -1021,6 +1062,7 @@ async function main() {
 		await checkStaleBadge(browser.context, d.base);
 		await checkCors(browser.context, d.base);
 		await checkApiKey(browser.context);
+		await checkApiKeyIds(browser.context);
 		await check("no script errors or console errors on the viewer", (p) => p.push(...problemsOnPage));
 	} catch (e) {
 		await check("the browser test runs", (p) => p.push(String(e && e.stack ? e.stack : e)));
