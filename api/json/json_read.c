@@ -31,13 +31,13 @@ static json_t *load(const char *text, size_t len, json_error_t *jerr)
 static int parsed(const char *body, size_t len, json_t **root, const json_error_t *jerr,
 		  struct api_error *err)
 {
-	if (*root == NULL && req_refuse_not_utf8(body, len, err) != 0)
-		return -1;
 	if (*root == NULL) {
-		int dup = strstr(jerr->text, "duplicate") != NULL;
-
-		return api_fail(err, dup ? API_E_DUPLICATE_KEY : API_E_MALFORMED_JSON, "",
-				"%s at line %d, column %d", jerr->text, jerr->line, jerr->column);
+		if (req_refuse_not_utf8(body, len, err) != 0)
+			return -1;
+		return api_fail(err,
+				strstr(jerr->text, "duplicate") != NULL ? API_E_DUPLICATE_KEY
+									: API_E_MALFORMED_JSON,
+				"", "%s at line %d, column %d", jerr->text, jerr->line, jerr->column);
 	}
 	if (!json_is_object(*root)) {
 		json_decref(*root);
