@@ -888,40 +888,40 @@ async function checkStaleBadge(context, base) {
 	});
 }
 
+// A daemon started with --api-key viewer-key (and `args`), a page opened on
+// path that first meets the 401, then is given the key: then(page, p) checks
+// what it does next.
+async function afterApiKey(context, p, args, path, then) {
+	const d = await startDaemon(["--api-key", "viewer-key", ...args]);
+	const page = await context.newPage();
+	try {
+		await page.goto(`${d.base}${path}`);
+		await settled(page, () => window.attnd?.state === "error");
+		const e = await page.evaluate(() => window.attnd.lastError);
+		if (e?.status !== 401) p.push(`first error ${JSON.stringify(e)}`);
+		await page.fill("#apikey", "viewer-key");
+		await page.dispatchEvent("#apikey", "change");
+		await then(page);
+	} catch (e) {
+		p.push(String(e));
+	} finally {
+		await page.close();
+		await stopDaemon(d);
+	}
+}
+
 // With --api-key the page first asks for the key (401), then opens as it
 // would have: on mini, not on the placeholder option of the HTML.
 async function checkApiKey(context) {
-	await check("with --api-key: the page asks for the key, then opens on mini", async (p) => {
-		const d = await startDaemon(["--api-key", "viewer-key"]);
-		const page = await context.newPage();
-		try {
-			await page.goto(`${d.base}/`);
-			await settled(page, () => window.attnd?.state === "error");
-			const e = await page.evaluate(() => window.attnd.lastError);
-			if (e?.status !== 401) p.push(`first error ${JSON.stringify(e)}`);
-			await page.fill("#apikey", "viewer-key");
-			await page.dispatchEvent("#apikey", "change");
-			await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "mini");
-		} catch (e) {
-			p.push(String(e));
-		} finally {
-			await page.close();
-			await stopDaemon(d);
-		}
-	});
+	await check("with --api-key: the page asks for the key, then opens on mini", (p) =>
+		afterApiKey(context, p, [], "/", (page) => settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "mini")));
 }
 
 // Under --api-key no model is known until the key is given: ?text= waits
 // for it, and then fills the box of the model the page opens on (ids here).
 async function checkApiKeyIds(context) {
-	await check("with --api-key, ?text= fills the ids box of a checkpoint without a tokenizer once the key is given", async (p) => {
-		const d = await startDaemon(["--api-key", "viewer-key", "--model", "gpt2-ids=tests/data/checkpoints/gpt2_f16_noprefix", "--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32"]);
-		const page = await context.newPage();
-		try {
-			await page.goto(`${d.base}/?model=gpt2-ids&text=${encodeURIComponent("5 17 42 3")}`);
-			await settled(page, () => window.attnd?.state === "error");
-			await page.fill("#apikey", "viewer-key");
-			await page.dispatchEvent("#apikey", "change");
+	await check("with --api-key, ?text= fills the ids box of a checkpoint without a tokenizer once the key is given", (p) =>
+		afterApiKey(context, p, ["--model", "gpt2-ids=tests/data/checkpoints/gpt2_f16_noprefix", "--model", "gpt2-tiny=tests/data/checkpoints/gpt2_f32"], `/?model=gpt2-ids&text=${encodeURIComponent("5 17 42 3")}`, async (page) => {
 			await settled(page, () => window.attnd.state !== "loading" && window.attnd.lastRequest?.model === "gpt2-ids");
 			const req = await page.evaluate(() => window.attnd.lastRequest);
 			if (!same(req.tokens, [5, 17, 42, 3])) p.push(`sent ${JSON.stringify(req)}`);
@@ -929,13 +929,7 @@ async function checkApiKeyIds(context) {
 			await settled(page, () => window.attnd.state !== "loading" && window.attnd.lastRequest?.model === "gpt2-tiny");
 			const text = await page.evaluate(() => window.attnd.lastRequest.text);
 			if (text === "5 17 42 3") p.push("the ids were sent to gpt2-tiny as a sentence");
-		} catch (e) {
-			p.push(String(e));
-		} finally {
-			await page.close();
-			await stopDaemon(d);
-		}
-	});
+		}));
 }
 
 async function screenshots(context, base, problemsOnPage) {
