@@ -20,7 +20,7 @@
  * common short path inline in this header, so a row of numbers makes no call
  * per number, the rest in decfloat.c.
  *
- * decfloat_read_short reads the common shape -?D.F (at most 18 fraction
+ * decfloat_read_short reads the common shape -?D.F (at most 23 fraction
  * digits, no exponent) straight to its float, lexing and decfloat_to_float's
  * fast path in one inline step (SSE2 on x86-64, SWAR words elsewhere); where
  * it declines, decfloat_lex and decfloat_to_float decide, so the float is
@@ -266,17 +266,45 @@ static inline __attribute__((always_inline)) uint64_t decfloat_pad8(uint64_t v, 
 }
 
 /*
+ * The short path's guard band: a product d whose bit pattern is within
+ * DECFLOAT_SHORT_GUARD of a float32 midpoint's (low 29 bits 1 << 28) is left
+ * to decfloat_to_float. Outside it d and the correctly rounded double D of
+ * the decimal V round to the same float, as long as no more than the guard's
+ * doubles lie between them (the midpoints are 2^29 patterns apart). How far
+ * d is: m's conversion, 10^-16 and the product are rounded once each, so
+ * |d - m 10^-16| < 3.01 u V (u = 2^-53); digits after the 16th, dropped
+ * when m >= DECFLOAT_TRUNCATED_MIN, add less than 10^-16 <= V / m, at most
+ * 90.1 u V. Together 93.1 u V: fewer than 94 steps of the double grid in
+ * V's binade (a step there exceeds u V), fewer than 188 in the binade below
+ * (half as large), one more to D: 189 < 256. A number lands in the band
+ * with a chance of about 2^-20.
+ */
+enum { DECFLOAT_SHORT_GUARD = 256 };
+#define DECFLOAT_TRUNCATED_MIN UINT64_C(100000000000000) /* 10^14: D.F >= 0.01 */
+
+static inline __attribute__((always_inline)) int decfloat_near_midpoint(uint64_t bits)
+{
+	return ((bits - (UINT64_C(1) << 28) + DECFLOAT_SHORT_GUARD) & ((UINT64_C(1) << 29) - 1)) <=
+	       2 * DECFLOAT_SHORT_GUARD;
+}
+
+/*
  * The common shape at s (at least DECFLOAT_LEX_SHORT_MIN bytes readable)
  * read straight to its float, sign applied. Returns the length, or 0:
  * another shape (decfloat_lex_short's), or a product too near a float32
  * midpoint; then decfloat_lex and decfloat_to_float read it. When it
  * decides, the float is the one decfloat_to_float gives (its naive twin,
  * with decfloat_lex, in tests/common/check_decfloat.c), bit for bit: the
- * significand is padded with zeros to 8, 16 or 18 fraction digits (no
- * multiplication by 10^k, and the padded decimal is the same number), then
- * decfloat_to_float's fast path: one multiplication by 10^-8, 10^-16 or
- * 10^-18 rounded, its guard band around float32 midpoints (decfloat.h's
- * argument holds for any m < 2^63 and |e10| <= 22); the sign rides on the
+ * significand is padded with zeros to 8 or 16 fraction digits (no
+ * multiplication by 10^k, and the padded decimal is the same number), or,
+ * past 16, cut to its first 16 (for D.F >= 0.01: DECFLOAT_TRUNCATED_MIN),
+ * then one multiplication by 10^-8 or 10^-16 rounded, and a guard band
+ * around float32 midpoints wide enough for the digits cut
+ * (DECFLOAT_SHORT_GUARD; decfloat_to_float's band, for its exact
+ * significands, is 16). The float32 needs no more: 16 digits of a number
+ * >= 0.01 hold it to within 90 doubles, 2^29 of which separate two float32
+ * midpoints; reading the 17th and 18th digits as well cost about 6% of the
+ * time of a 17-digit row (`bench_parse --numbers`). The sign rides on the
  * power of ten, so "-0.0" is -0.0. No struct through memory: the row loop
  * keeps everything in registers. decfloat_read_short_swar is the portable
  * version (words of 8 digits); decfloat_read_short the one used, the SSE2
@@ -310,26 +338,22 @@ static inline __attribute__((always_inline)) size_t decfloat_read_short_swar(con
 			m = m * 100000000 + decfloat_parse8_values(decfloat_pad8(v2, k2));
 			k = 8 + k2;
 			e = 16;
-		} else { /* 16 to 18, padded to 18 */
-			uint64_t v3 = decfloat_load8(p + 18), d3;
-			int k3 = decfloat_leading8(v3);
+		} else { /* 16 to 23: the digits after the 16th only counted */
+			int k3 = decfloat_leading8(decfloat_load8(p + 18));
 
-			if (k3 > 2)
+			m = m * 100000000 + decfloat_parse8(v2);
+			if (k3 == 8 || (k3 != 0 && m < DECFLOAT_TRUNCATED_MIN))
 				return 0;
-			d3 = decfloat_pad8(v3, k3);
-			m = (m * 100000000 + decfloat_parse8(v2)) * 100 + (d3 & 0xff) * 10 +
-			    (d3 >> 8);
 			k = 16 + k3;
-			e = 18;
+			e = 16;
 		}
 	}
-	/* m >= 2^63 only with 18 fraction digits and D = 9: decfloat_to_float's bound */
-	if ((p[2 + k] | 0x20) == 'e' || (int64_t)m < 0)
+	if ((p[2 + k] | 0x20) == 'e')
 		return 0;
 	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][e];
 	memcpy(&bits, &d, sizeof bits);
-	if (((bits - (UINT64_C(1) << 28) + 16) & ((UINT64_C(1) << 29) - 1)) <= 32)
-		return 0; /* within 16 of a float32 midpoint: decfloat_to_float decides */
+	if (decfloat_near_midpoint(bits))
+		return 0; /* decfloat_to_float decides */
 	*out = (float)d;
 	return (size_t)(neg + 2 + k);
 }
@@ -370,7 +394,7 @@ static inline __attribute__((always_inline)) int decfloat_digits16(const char *q
 }
 
 /* decfloat_read_short_swar's contract; F's first 16 digits in one vector,
- * padded to 16 (or, with 17 or 18, to 18 by a word as there). D and '.'
+ * padded to 16, those after them counted by a word as there. D and '.'
  * are checked as one 16-bit word: p[0] | p[1] << 8 minus "0." is at most 9
  * exactly when p[1] is '.' and p[0] a digit (its value). With end = 0 the
  * byte after the token is not looked at (the caller knows it is a ','). */
@@ -381,7 +405,7 @@ static inline __attribute__((always_inline)) size_t decfloat_short_sse2(const ch
 	const char *p = s + neg;
 	uint16_t head;
 	uint64_t m, bits;
-	int k = decfloat_digits16(p + 2, &m), e = 16;
+	int k = decfloat_digits16(p + 2, &m);
 	double d;
 
 	memcpy(&head, p, sizeof head);
@@ -392,22 +416,18 @@ static inline __attribute__((always_inline)) size_t decfloat_short_sse2(const ch
 	if (head > 9 || k == 0)
 		return 0;
 	m += (uint64_t)head * 10000000000000000;
-	if (k == 16) { /* 16 to 18, padded to 18 */
-		uint64_t v3 = decfloat_load8(p + 18), d3;
-		int k3 = decfloat_leading8(v3);
+	if (k == 16) { /* 16 to 23: the digits after the 16th only counted */
+		int k3 = decfloat_leading8(decfloat_load8(p + 18));
 
-		if (k3 > 2)
+		if (k3 == 8 || (k3 != 0 && m < DECFLOAT_TRUNCATED_MIN))
 			return 0;
-		d3 = decfloat_pad8(v3, k3);
-		m = m * 100 + (d3 & 0xff) * 10 + (d3 >> 8);
-		k = 16 + k3;
-		e = 18;
+		k += k3;
 	}
-	if ((end && (p[2 + k] | 0x20) == 'e') || (int64_t)m < 0)
+	if (end && (p[2 + k] | 0x20) == 'e')
 		return 0;
-	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][e];
+	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][16];
 	memcpy(&bits, &d, sizeof bits);
-	if (((bits - (UINT64_C(1) << 28) + 16) & ((UINT64_C(1) << 29) - 1)) <= 32)
+	if (decfloat_near_midpoint(bits))
 		return 0;
 	*out = (float)d;
 	return (size_t)(neg + 2 + k);

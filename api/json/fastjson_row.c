@@ -138,7 +138,7 @@ static void row_sync(struct fastjson_pool *pool, struct frame *f, const struct r
 
 /*
  * Numbers of the common shape (decfloat_read_short: no exponent, one integer
- * digit, at most 18 fraction digits, away from a float32 midpoint) each
+ * digit, at most 23 fraction digits, away from a float32 midpoint) each
  * followed straight by ',' (and blanks), from i: read into t while there is
  * room; returns where the first number it does not take starts (i if none).
  * Each number's position comes from a bitmap of the commas in 64-byte
