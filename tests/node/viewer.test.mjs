@@ -847,10 +847,12 @@ async function checkTokenIds(page, base) {
 
 // The model badge names the model drawn; after a failed request (the API's
 // error, or no answer at all) it is dimmed and says it is the last drawn
-// model's, until an answer is drawn again. On a page of its own: the
-// aborted request logs an error to the console on purpose.
+// model's, until an answer is drawn again. While a request is on its way
+// (past a short delay, so a quick answer does not flicker) it is dimmed the
+// same way, its words unchanged. On a page of its own: the aborted request
+// logs an error to the console on purpose.
 async function checkStaleBadge(context, base) {
-	await check("after a failed request the model badge is dimmed as the last drawn model's; the next drawing restores it", async (p) => {
+	await check("after a failed request, and while one is on its way, the model badge is dimmed; the next drawing restores it", async (p) => {
 		const page = await context.newPage();
 		const badge = () => page.$eval("#model-badge", (n) => ({ stale: n.classList.contains("stale"), border: getComputedStyle(n).borderTopStyle, color: getComputedStyle(n).color, text: n.textContent, title: n.title }));
 		const current = async (when) => {
@@ -862,6 +864,10 @@ async function checkStaleBadge(context, base) {
 			// dimmed by a dashed border and the muted text colour (#5b6575, 5.9:1 on
 			// white: still readable, WCAG AA), not by opacity
 			if (!b.stale || b.border !== "dashed" || b.color !== "rgb(91, 101, 117)" || !/^Last drawn: tiny: /.test(b.text) || !/last/i.test(b.title)) p.push(`${when}: badge ${JSON.stringify(b)}`);
+		};
+		const waiting = async (when) => {
+			const b = await badge();
+			if (b.stale || b.border !== "dashed" || b.color !== "rgb(91, 101, 117)" || !b.text.startsWith("tiny: ")) p.push(`${when}: badge ${JSON.stringify(b)}`);
 		};
 		try {
 			await page.goto(`${base}/?model=tiny`);
@@ -882,6 +888,21 @@ async function checkStaleBadge(context, base) {
 			await page.fill("#text", "a b c d");
 			await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.text === "a b c d");
 			await current("after the next drawing");
+			// an answer held back until the badge has been looked at
+			let release;
+			const held = new Promise((resolve) => (release = resolve));
+			await page.route("**/v1/attention", async (r) => {
+				await held;
+				await r.continue();
+			});
+			await page.fill("#text", "one two three");
+			await settled(page, () => window.attnd.state === "loading");
+			await page.waitForTimeout(400);
+			await waiting("on its way");
+			release();
+			await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.text === "one two three");
+			await current("its answer drawn");
+			await page.unroute("**/v1/attention");
 		} finally {
 			await page.close();
 		}
