@@ -271,8 +271,8 @@ static inline __attribute__((always_inline)) uint64_t decfloat_pad8(uint64_t v, 
  * to decfloat_to_float. Outside it d and the correctly rounded double D of
  * the decimal V round to the same float, as long as no more than the guard's
  * doubles lie between them (the midpoints are 2^29 patterns apart). How far
- * d is: m's conversion, 10^-16 and the product are rounded once each, so
- * |d - m 10^-16| < 3.01 u V (u = 2^-53); digits after the 16th, dropped
+ * d is: m's conversion, 10^-8 or 10^-16 and the product are rounded once
+ * each, so |d - m 10^-e| < 3.01 u V (u = 2^-53); digits after the 16th, dropped
  * when m >= DECFLOAT_TRUNCATED_MIN, add less than 10^-16 <= V / m, at most
  * 90.1 u V. Together 93.1 u V: fewer than 94 steps of the double grid in
  * V's binade (a step there exceeds u V), fewer than 188 in the binade below
@@ -293,8 +293,8 @@ static inline __attribute__((always_inline)) int decfloat_near_midpoint(uint64_t
  * read straight to its float, sign applied. Returns the length, or 0:
  * another shape (decfloat_lex_short's), or a product too near a float32
  * midpoint; then decfloat_lex and decfloat_to_float read it. When it
- * decides, the float is the one decfloat_to_float gives (its naive twin,
- * with decfloat_lex, in tests/common/check_decfloat.c), bit for bit: the
+ * decides, the float is the one decfloat_to_float gives, (float) of strtod's
+ * double (the naive twin in tests/common/check_decfloat.c), bit for bit: the
  * significand is padded with zeros to 8 or 16 fraction digits (no
  * multiplication by 10^k, and the padded decimal is the same number), or,
  * past 16, cut to its first 16 (for D.F >= 0.01: DECFLOAT_TRUNCATED_MIN),

@@ -256,10 +256,10 @@ START_TEST(test_read_short_declines)
 	    "Infinity",
 	    "",
 	    "-0",
-	    "9.999999999999999999999999",   /* 24 fraction digits */
-	    "0.123456789012345678901234",   /* the same */
-	    "0.00000000000000001",	    /* 17 digits of a number below 0.01 */
-	    "-0.0099999999999999999",	    /* the same */
+	    "9.999999999999999999999999", /* 24 fraction digits */
+	    "0.123456789012345678901234", /* the same */
+	    "0.00000000000000001",	  /* 17 digits of a number below 0.01 */
+	    "-0.0099999999999999999",	  /* the same */
 	};
 
 	/* TAILS but those that would complete a number ("0." "5") */
