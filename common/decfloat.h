@@ -88,17 +88,25 @@ static inline int decfloat_to_double(uint64_t m, long e10, int truncated, double
  * float is normal here (|value| >= 10^-22). Otherwise, and past the range,
  * Eisel-Lemire as decfloat_to_double.
  */
+/* Whether the double of bit pattern `bits` is within `guard` patterns of a
+ * float32 midpoint (its low 29 bits 1 << 28): the band where (float) of it
+ * may differ from (float) of a double that many patterns away. */
+static inline __attribute__((always_inline)) int decfloat_near_midpoint(uint64_t bits,
+									unsigned guard)
+{
+	return ((bits - (UINT64_C(1) << 28) + guard) & ((UINT64_C(1) << 29) - 1)) <= 2 * guard;
+}
+
 static inline int decfloat_to_float(uint64_t m, long e10, int truncated, float *out)
 {
 	double v;
 
 	if (!truncated && m < (UINT64_C(1) << 63) && e10 >= -22 && e10 <= 22) {
-		uint64_t bits, near;
+		uint64_t bits;
 
 		v = (double)(int64_t)m * (e10 < 0 ? DECFLOAT_POW10_NEG[-e10] : DECFLOAT_POW10[e10]);
 		memcpy(&bits, &v, sizeof bits);
-		near = (bits - (UINT64_C(1) << 28) + 16) & ((UINT64_C(1) << 29) - 1);
-		if (near > 32) { /* low 29 bits more than 16 from the midpoint */
+		if (!decfloat_near_midpoint(bits, 16)) {
 			*out = (float)v;
 			return 0;
 		}
@@ -282,10 +290,14 @@ static inline __attribute__((always_inline)) uint64_t decfloat_pad8(uint64_t v, 
 enum { DECFLOAT_SHORT_GUARD = 256 };
 #define DECFLOAT_TRUNCATED_MIN UINT64_C(100000000000000) /* 10^14: D.F >= 0.01 */
 
-static inline __attribute__((always_inline)) int decfloat_near_midpoint(uint64_t bits)
+/* The fraction digits after the 16th, at q, counted (0 .. 7) for m, the
+ * significand through the 16th; 8 where the short path declines: 8 or
+ * more, or any for a number below 0.01. */
+static inline __attribute__((always_inline)) int decfloat_digits_cut(const char *q, uint64_t m)
 {
-	return ((bits - (UINT64_C(1) << 28) + DECFLOAT_SHORT_GUARD) & ((UINT64_C(1) << 29) - 1)) <=
-	       2 * DECFLOAT_SHORT_GUARD;
+	int k = decfloat_leading8(decfloat_load8(q));
+
+	return k != 0 && m < DECFLOAT_TRUNCATED_MIN ? 8 : k;
 }
 
 /*
@@ -339,12 +351,13 @@ static inline __attribute__((always_inline)) size_t decfloat_read_short_swar(con
 			k = 8 + k2;
 			e = 16;
 		} else { /* 16 to 23: the digits after the 16th only counted */
-			int k3 = decfloat_leading8(decfloat_load8(p + 18));
+			int cut;
 
 			m = m * 100000000 + decfloat_parse8(v2);
-			if (k3 == 8 || (k3 != 0 && m < DECFLOAT_TRUNCATED_MIN))
+			cut = decfloat_digits_cut(p + 18, m);
+			if (cut == 8)
 				return 0;
-			k = 16 + k3;
+			k = 16 + cut;
 			e = 16;
 		}
 	}
@@ -352,7 +365,7 @@ static inline __attribute__((always_inline)) size_t decfloat_read_short_swar(con
 		return 0;
 	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][e];
 	memcpy(&bits, &d, sizeof bits);
-	if (decfloat_near_midpoint(bits))
+	if (decfloat_near_midpoint(bits, DECFLOAT_SHORT_GUARD))
 		return 0; /* decfloat_to_float decides */
 	*out = (float)d;
 	return (size_t)(neg + 2 + k);
@@ -417,17 +430,17 @@ static inline __attribute__((always_inline)) size_t decfloat_short_sse2(const ch
 		return 0;
 	m += (uint64_t)head * 10000000000000000;
 	if (k == 16) { /* 16 to 23: the digits after the 16th only counted */
-		int k3 = decfloat_leading8(decfloat_load8(p + 18));
+		int cut = decfloat_digits_cut(p + 18, m);
 
-		if (k3 == 8 || (k3 != 0 && m < DECFLOAT_TRUNCATED_MIN))
+		if (cut == 8)
 			return 0;
-		k += k3;
+		k += cut;
 	}
 	if (end && (p[2 + k] | 0x20) == 'e')
 		return 0;
 	d = (double)(int64_t)m * DECFLOAT_POW10_NEG_SIGNED[neg][16];
 	memcpy(&bits, &d, sizeof bits);
-	if (decfloat_near_midpoint(bits))
+	if (decfloat_near_midpoint(bits, DECFLOAT_SHORT_GUARD))
 		return 0;
 	*out = (float)d;
 	return (size_t)(neg + 2 + k);
