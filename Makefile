@@ -440,6 +440,7 @@ fuzz-regress: fuzz-build
 	fi;)
 
 bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_fmt \
+       $(BUILD)/bench/bench_request \
        $(BUILD)/bench/bench_tokenizer $(BUILD)/bench/bench_compress $(BUILD)/bench/bench_linear \
        $(BUILD)/bench/bench_tile $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
@@ -448,6 +449,7 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/ben
 	OPENBLAS_CORETYPE=Haswell $(BUILD)/bench/bench_linear --isa avx2
 	$(BUILD)/bench/bench_parse
 	$(BUILD)/bench/bench_fmt
+	$(BUILD)/bench/bench_request
 	$(BUILD)/bench/bench_compress
 	$(PYTHON) bench/tokenizer_bench.py $(BUILD)/bench/bench_tokenizer
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
