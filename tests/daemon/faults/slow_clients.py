@@ -47,7 +47,7 @@ import subprocess
 import time
 
 import attnd
-from common import (WAIT, WORKERS, LongClient, baseline, compute_ok, healthz_fast, heavy_body,
+from common import (HEAVY, WAIT, WORKERS, LongClient, baseline, compute_ok, healthz_fast,
                     in_flight, raw_request, received, settled)
 
 
@@ -183,7 +183,10 @@ def test_sigterm_partial(report):
             held = attnd.connect("127.0.0.1", d.port, 10.0, source)
             held.sendall(PARTIALS[1])
             held.close()
-        whole = LongClient(d.port, heavy_body(3000))
+        # HEAVY, not a smaller body: the SIGTERM must come while the request
+        # is computing, and /metrics is polled every 10 ms; heavy_body(3000)
+        # computes in about 10 ms, and a poll that missed it left `ok` false
+        whole = LongClient(d.port, HEAVY)
         whole.start()
         ok, last = attnd.wait_metrics(d.port, received(1), WAIT)
         t0 = time.monotonic()
