@@ -256,6 +256,11 @@ enum MHD_Result refuse(struct request *r, enum rejection why)
 	int status = refusal_body(r, why, r->detail, &b);
 	enum MHD_Result ret;
 
+	/* the refusal's small JSON replaces any answer a worker made (a full
+	 * --max-pending-mb refuses one already compressed): not its coding,
+	 * not its binary header */
+	r->content_encoding = NULL;
+	r->reply.inference_header_len = 0;
 	ret = respond(r, status, &b, "application/json");
 	buf_release(&b);
 	if (ret == MHD_YES)

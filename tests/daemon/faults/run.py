@@ -33,6 +33,10 @@ it replaces), breaks something, and checks what must survive:
                     (32) plus slack, the answers past it are 503 with
                     Retry-After, --write-timeout (2 s) closes the stalled
                     readers, then memory and descriptors come back
+  pending_gzip      --max-pending-mb held by a reader that reads nothing: the
+                    503 to a client accepting gzip, whose answer was
+                    compressed before the budget refused it, is plain JSON
+                    without Content-Encoding
   idle_500, half_closed, sigterm_partial, endless_chunked, trickled_body,
   silent_body       (slow_clients.py) idle, half-closed and partial requests,
                     bodies without end or trickled past the deadline
@@ -57,7 +61,9 @@ per check and `faults: N passed, M failed`; exits 1 on any failure.
 Usage: /usr/bin/python3 tests/daemon/faults/run.py [--only NAME]
 """
 import argparse
+import json
 import os
+import random
 import re
 import select
 import shutil
@@ -247,12 +253,15 @@ def read_until(s, got, done):
 
 def status_of(s, timeout):
     """The status code of the answer starting on s (0 if none came in time)
-    and its first bytes: the head, and a refusal's small body too."""
+    and its first bytes: the head, and a refusal's small body too (to its
+    Content-Length: the connection may stay open)."""
     s.settimeout(timeout)
     got = read_until(s, b"", lambda b: b"\r\n\r\n" in b)
     m = re.match(rb"HTTP/1\.1 (\d{3})", got)
     if m is not None and m.group(1) != b"200":
-        got = read_until(s, got, lambda b: b.endswith(b"}\n"))
+        n = re.search(rb"\r\nContent-Length: *(\d+)", got, re.I)
+        want = got.index(b"\r\n\r\n") + 4 + (int(n.group(1)) if n else 0)
+        got = read_until(s, got, lambda b: len(b) >= want)
     return (int(m.group(1)) if m else 0), got
 
 
@@ -336,6 +345,42 @@ def test_pending_readers(report):
         ok, r = compute_ok(d.port)
         report.check("pending_readers: a reader served after them", ok, repr(r))
         settled(report, "pending_readers", d, fds0, rss0)
+
+
+def error_code(answer):
+    """The error code of the JSON body after answer's head, or None."""
+    try:
+        return json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["code"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        return None
+
+
+def test_pending_gzip(report):
+    """--max-pending-mb 4 held by one reader that reads nothing (a 4.13 MB
+    answer); then a client accepting gzip asks for an answer that compresses
+    on the worker to about 0.7 MB, past what is left of the budget: its 503 is the
+    refusal's plain JSON, without the Content-Encoding of the answer it
+    replaced."""
+    with attnd.Daemon(["--threads", str(WORKERS), "--max-pending-mb", "4", "--timeout", "30"]) as d:
+        holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before the window is set
+        holder.connect(("127.0.0.1", d.port))
+        holder.sendall(raw_request(heavy_body(400, "per_head")))
+        held, _ = status_of(holder, WAIT)
+        rng = random.Random(15)  # weights of random rows compress about 3 times, not 50
+        plain = raw_request(json.dumps({"model": "tiny", "weights": "per_head", "embeddings": [
+            [rng.uniform(-1, 1) for _ in range(8)] for _ in range(300)]}).encode())
+        s = attnd.connect("127.0.0.1", d.port, WAIT)
+        s.sendall(plain.replace(b"\r\n\r\n", b"\r\nAccept-Encoding: gzip\r\n\r\n", 1))
+        code, answer = status_of(s, WAIT)
+        s.close()
+        holder.close()
+        report.check("pending_gzip: the budget held by the reader, the gzip answer refused 503",
+                     held == 200 and code == 503 and b"max-pending-mb" in answer,
+                     "reader %d, then %d: %r" % (held, code, answer[:300]))
+        report.check("pending_gzip: the 503 is plain JSON, no Content-Encoding",
+                     re.search(rb"\r\nContent-Encoding:", answer, re.I) is None
+                     and error_code(answer) == "overloaded", repr(answer[:400]))
 
 
 def wrk_start(port, seconds, conns, bodies, path="/v1/attention", threads=2):
@@ -498,7 +543,7 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("cancelled_running", test_cancelled_running),
          ("cancelled_queued", test_cancelled_queued),
          ("mid_response", test_mid_response), ("stalled_reader", test_stalled_reader),
-         ("pending_readers", test_pending_readers),
+         ("pending_readers", test_pending_readers), ("pending_gzip", test_pending_gzip),
          ("idle_500", slow_clients.test_idle_500), ("half_closed", slow_clients.test_half_closed),
          ("sigterm_partial", slow_clients.test_sigterm_partial), ("endless_chunked", slow_clients.test_endless_chunked),
          ("trickled_body", slow_clients.test_trickled_body), ("silent_body", slow_clients.test_silent_body), ("sigterm_load", test_sigterm_load),
