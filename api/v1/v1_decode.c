@@ -71,15 +71,39 @@ static size_t *item_lengths(const struct api_tensor *t, size_t B, size_t L, int 
 	return len;
 }
 
+/*
+ * Embeddings, a key or a value at ptr: [L, E] or [B, L, E], items of a batch
+ * written as arrays free to differ in length. Such a batch is padded to its
+ * longest item, so a few megabytes of body can ask for gigabytes of floats:
+ * those past the request memory limit (limit bytes) are refused before the
+ * padding is allocated. A tensor object's declared shape is checked against
+ * its data before anything is allocated (json_tensor.c: check_declared).
+ */
+static int read_rows(struct v1_body *in, json_t *v, const char *ptr, size_t limit,
+		     struct api_tensor *t, struct api_error *err)
+{
+	size_t most = limit / sizeof(float);
+
+	if (most > MAX_TENSOR_ELEMS || json_is_object(v))
+		most = MAX_TENSOR_ELEMS;
+	if (api_tensor_read_pool(&in->numbers, v, ptr, 2, 3, most, API_T_RAGGED, t, err) == 0)
+		return 0;
+	if (err->kind == API_E_TOO_LARGE && most < MAX_TENSOR_ELEMS)
+		api_fail(err, API_E_REQUEST_TOO_LARGE, ptr,
+			 "more than %zu floats (a batch's items each at the longest one's length): "
+			 "past the request memory limit of %zu MB",
+			 most, limit >> 20);
+	return -1;
+}
+
 /* "embeddings": [L, E] or [B, L, E] (items may differ in length). */
 static int decode_embeddings(struct v1_body *in, struct attention_job *job, json_t *v,
-			     struct api_error *err)
+			     size_t limit, struct api_error *err)
 {
 	struct api_tensor t;
 	size_t E = job->model->E;
 
-	if (api_tensor_read_pool(&in->numbers, v, "/embeddings", 2, 3, MAX_TENSOR_ELEMS,
-				 API_T_RAGGED, &t, err) != 0)
+	if (read_rows(in, v, "/embeddings", limit, &t, err) != 0)
 		return -1;
 	if (t.shape[t.rank - 1] != E) {
 		size_t got = t.shape[t.rank - 1];
@@ -206,14 +230,15 @@ static int decode_input(struct v1_body *in, struct attention_job *job, size_t li
 		return api_fail(err, API_E_INVALID_INPUT, "",
 				"give exactly one of embeddings, tokens and text");
 	if (emb != NULL)
-		return decode_embeddings(in, job, emb, err);
+		return decode_embeddings(in, job, emb, limit, err);
 	if (tok != NULL)
 		return v1_decode_tokens(job, tok, limit, err);
 	return v1_decode_text(job, text, limit, err);
 }
 
 /* "key" / "value": embeddings with the query's batch; value defaults to key. */
-static int decode_kv(struct v1_body *in, struct attention_job *job, struct api_error *err)
+static int decode_kv(struct v1_body *in, struct attention_job *job, size_t limit,
+		     struct api_error *err)
 {
 	json_t *k = json_object_get(in->root, "key");
 	json_t *v = json_object_get(in->root, "value");
@@ -224,8 +249,7 @@ static int decode_kv(struct v1_body *in, struct attention_job *job, struct api_e
 		return api_fail(err, API_E_INVALID_INPUT, "/value", "value needs a key");
 	if (k == NULL)
 		return attention_self_keys(job, err);
-	if (api_tensor_read_pool(&in->numbers, k, "/key", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED,
-				 &job->key, err) != 0)
+	if (read_rows(in, k, "/key", limit, &job->key, err) != 0)
 		return -1;
 	if ((job->key.rank == 3) != job->batched || job->key.shape[job->key.rank - 1] != E ||
 	    (job->batched && job->key.shape[0] != job->B))
@@ -239,8 +263,7 @@ static int decode_kv(struct v1_body *in, struct attention_job *job, struct api_e
 	job->ragged |= ragged; /* answers are trimmed to each item's own lengths */
 	if (v == NULL)
 		return 0;
-	if (api_tensor_read_pool(&in->numbers, v, "/value", 2, 3, MAX_TENSOR_ELEMS, API_T_RAGGED,
-				 &job->value, err) != 0)
+	if (read_rows(in, v, "/value", limit, &job->value, err) != 0)
 		return -1;
 	if (job->value.rank != job->key.rank ||
 	    memcmp(job->value.shape, job->key.shape, sizeof(job->key.shape)) != 0)
@@ -294,7 +317,7 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
 		return 1;
 	if (refuse_stack_fields(in, job, err) != 0 ||
 	    decode_input(in, job, svc->limits.max_request_bytes, err) != 0 ||
-	    decode_kv(in, job, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
+	    decode_kv(in, job, svc->limits.max_request_bytes, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
 	    v1_decode_positional(in, job, err) != 0 || decode_outputs(in, job, err) != 0)
 		return -1;
 	return 0;
