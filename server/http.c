@@ -702,10 +702,14 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG | extra_flags;
 	unsigned io_threads = (unsigned)config_io_thread_count(cfg);
+	struct MHD_OptionItem pool[] = {
+	    {io_threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, io_threads, NULL},
+	    {MHD_OPTION_END, 0, NULL}};
 
 	/* the logger comes first so that every message of the set-up reaches it;
-	 * a pool of one is the single polling thread (MHD_quiesce_daemon needs
-	 * MHD_USE_ITC with a pool). poll(), not epoll: libmicrohttpd 0.9.75's
+	 * a pool of one is the single polling thread, the option left out (it
+	 * logs a size below 2 as an error; MHD_quiesce_daemon needs MHD_USE_ITC
+	 * with a pool). poll(), not epoll: libmicrohttpd 0.9.75's
 	 * epoll is edge-triggered, and a client's close that arrives in the same
 	 * edge as its last bytes (a partial request, then FIN) was never seen:
 	 * the socket sat in CLOSE-WAIT, holding its connection slot, until
@@ -713,13 +717,12 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 	 * triggered, so the end of the stream is read as soon as it is there. */
 	return MHD_start_daemon(
 	    flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-	    mhd_log, srv, MHD_OPTION_THREAD_POOL_SIZE, io_threads > 1 ? io_threads : 0u,
-	    MHD_OPTION_SOCK_ADDR, &addr->sa, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)cfg->connection_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    (size_t)cfg->connection_memory, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, srv, MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL,
-	    MHD_OPTION_END);
+	    mhd_log, srv, MHD_OPTION_ARRAY, pool, MHD_OPTION_SOCK_ADDR, &addr->sa,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->connection_limit,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->connection_memory,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+	    MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL, MHD_OPTION_END);
 }
 
 /* The per-address table (with a --per-ip-limit) and the refusals' log. */
