@@ -18,24 +18,29 @@ static const char *const inline_fields[] = { "d_model",	     "num_heads",	"num_k
 					     "in_proj_weight", "in_proj_bias",	"out_proj_weight",
 					     "out_proj_bias",  "embed_tokens",	NULL };
 
-/* Reads an optional weight tensor of exactly `shape` (rank 1 or 2). */
+/* Reads an optional weight tensor of exactly `shape` (rank 1 or 2). One with
+ * more elements is refused by the read, before it is allocated, with the
+ * answer one with fewer gets. */
 static int read_weight(struct v1_body *in, const json_t *obj, const char *key, size_t rank,
 		       size_t d0, size_t d1, struct api_tensor *t, struct api_error *err)
 {
 	json_t *v = json_object_get(obj, key);
 	char ptr[API_PTR_MAX];
+	int rc;
 
 	memset(t, 0, sizeof(*t));
 	if (v == NULL)
 		return 0;
 	req_child(ptr, "/model", key);
-	if (api_tensor_read_pool(&in->numbers, v, ptr, rank, rank, d0 * d1, 0, t, err) != 0)
+	rc = api_tensor_read_pool(&in->numbers, v, ptr, rank, rank, d0 * d1, 0, t, err);
+	if (rc != 0 && err->kind != API_E_TOO_LARGE)
 		return -1;
-	if (rank == 1 && t->shape[0] != d0)
-		return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "must have shape [%zu]", d0);
-	if (rank == 2 && (t->shape[0] != d0 || t->shape[1] != d1))
-		return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "must have shape [%zu, %zu]",
-				d0, d1);
+	if (rc != 0 || (rank == 1 && t->shape[0] != d0) ||
+	    (rank == 2 && (t->shape[0] != d0 || t->shape[1] != d1)))
+		return rank == 1 ? api_fail(err, API_E_DIMENSION_MISMATCH, ptr,
+					    "must have shape [%zu]", d0)
+				 : api_fail(err, API_E_DIMENSION_MISMATCH, ptr,
+					    "must have shape [%zu, %zu]", d0, d1);
 	return 0;
 }
 
@@ -47,20 +52,19 @@ static int inline_explicit(struct v1_body *in, struct attention_job *job, const 
 	size_t D = cfg->E / cfg->H, rows = (cfg->H + 2 * cfg->Hkv) * D;
 	struct api_inline_model *s = &job->inline_spec;
 
+	if ((json_object_get(m, "embed_tokens") != NULL) != (cfg->vocab > 0))
+		return api_fail(err, API_E_INVALID_MODEL, "/model/embed_tokens",
+				"embed_tokens [vocab_size, d_model] goes with vocab_size");
 	if (read_weight(in, m, "in_proj_weight", 2, rows, cfg->E, &s->w_qkv, err) != 0 ||
 	    read_weight(in, m, "in_proj_bias", 1, rows, 1, &s->b_qkv, err) != 0 ||
 	    read_weight(in, m, "out_proj_weight", 2, cfg->E, cfg->E, &s->w_o, err) != 0 ||
 	    read_weight(in, m, "out_proj_bias", 1, cfg->E, 1, &s->b_o, err) != 0 ||
-	    read_weight(in, m, "embed_tokens", 2, cfg->vocab ? cfg->vocab : 1, cfg->E, &s->embed,
-			err) != 0)
+	    read_weight(in, m, "embed_tokens", 2, cfg->vocab, cfg->E, &s->embed, err) != 0)
 		return -1;
 	if (s->w_o.data == NULL || (s->b_qkv.data == NULL) != (s->b_o.data == NULL))
 		return api_fail(err, API_E_INVALID_MODEL, "/model",
 				"explicit weights need in_proj_weight and out_proj_weight; "
 				"in_proj_bias and out_proj_bias come together");
-	if ((s->embed.data != NULL) != (cfg->vocab > 0))
-		return api_fail(err, API_E_INVALID_MODEL, "/model/embed_tokens",
-				"embed_tokens [vocab_size, d_model] goes with vocab_size");
 	return 0;
 }
 

@@ -347,8 +347,16 @@ START_TEST(test_inline_weights)
 	a = harness_attention(
 	    harness_fmt("%s%s,%s,%s,\"out_proj_bias\":[1,2,3]}," EMB1 "}", m, wq, wo, bq));
 	harness_expect_error(&a, 422, "dimension_mismatch", "/model/out_proj_bias");
+	/* one element too many: the same answer as too few (not too_large) */
+	a = harness_attention(harness_fmt(
+	    "%s%s,%s,%s,\"out_proj_bias\":[1,2,3,4,5,6,7,8,9]}," EMB1 "}", m, wq, wo, bq));
+	harness_expect_error(&a, 422, "dimension_mismatch", "/model/out_proj_bias");
 	a = harness_attention(
 	    harness_fmt("%s%s,%s,\"embed_tokens\":[" R0 "]}," EMB1 "}", m, wq, wo));
+	harness_expect_error(&a, 422, "invalid_model", "/model/embed_tokens");
+	/* two rows without vocab_size: still the missing vocab_size */
+	a = harness_attention(
+	    harness_fmt("%s%s,%s,\"embed_tokens\":[" R0 "," R0 "]}," EMB1 "}", m, wq, wo));
 	harness_expect_error(&a, 422, "invalid_model", "/model/embed_tokens");
 	a = harness_attention(harness_fmt("%s%s,%s,\"vocab_size\":4}," EMB1 "}", m, wq, wo));
 	harness_expect_error(&a, 422, "invalid_model", "/model/embed_tokens");
