@@ -168,16 +168,21 @@ static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, 
 	return 0;
 }
 
-/* Whether the model and the `weights` parameter let an output be computed:
- * a checkpoint answers output, attentions and scores, one layer output,
- * weights and weights_mean. */
-static int allowed(const struct v2_job *v, enum out_kind k)
+/* Whether the model's kind has an output at all: a checkpoint answers
+ * output, attentions and scores, one layer output, weights and weights_mean. */
+static int known(const struct v2_job *v, enum out_kind k)
 {
 	if (v->ckpt != NULL)
-		return k == OUT_OUTPUT || k == OUT_SCORES ||
-		       (k == OUT_ATTENTIONS && v->weights != W_NONE);
-	return k == OUT_OUTPUT || (k == OUT_WEIGHTS && v->weights == W_PER_HEAD) ||
-	       (k == OUT_MEAN && v->weights != W_NONE);
+		return k == OUT_OUTPUT || k == OUT_ATTENTIONS || k == OUT_SCORES;
+	return k == OUT_OUTPUT || k == OUT_WEIGHTS || k == OUT_MEAN;
+}
+
+/* Whether the `weights` parameter lets a known output be computed. */
+static int allowed(const struct v2_job *v, enum out_kind k)
+{
+	if (k == OUT_ATTENTIONS || k == OUT_MEAN)
+		return v->weights != W_NONE;
+	return k != OUT_WEIGHTS || v->weights == W_PER_HEAD;
 }
 
 static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_error *err)
@@ -197,8 +202,7 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 	while (k < OUT_COUNT && json_is_string(name) &&
 	       strcmp(v2_out_names[k], json_string_value(name)) != 0)
 		k++;
-	if (!json_is_string(name) || k == OUT_COUNT ||
-	    (v->ckpt == NULL && k == OUT_SCORES)) /* a checkpoint's: unknown to one layer */
+	if (!json_is_string(name) || k == OUT_COUNT || !known(v, (enum out_kind)k))
 		return api_fail(err, API_E_UNKNOWN_OUTPUT, req_child(child, ptr, "name"),
 				"the outputs are output, weights and weights_mean (one layer), "
 				"output, attentions and scores (a checkpoint)");
@@ -240,7 +244,7 @@ static int read_outputs(struct v2_job *v, struct api_error *err)
 		return 0;
 	}
 	for (int k = 0; k < OUT_COUNT; k++)
-		if (k != OUT_SCORES && allowed(v, (enum out_kind)k)) {
+		if (k != OUT_SCORES && known(v, (enum out_kind)k) && allowed(v, (enum out_kind)k)) {
 			v->order[v->n_out++] = (enum out_kind)k;
 			v->binary[k] = v->binary_default;
 		}

@@ -507,6 +507,12 @@ START_TEST(test_outputs_selection)
 	post_json(INFER, body, &r);
 	assert_v2_error(&r, 422, "/outputs/0/name");
 	live_resp_release(&r);
+	/* a checkpoint's output is unknown to one layer whatever the weights
+	 * parameter, not blamed on it */
+	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"attentions\"}]}", in);
+	post_json(INFER, body, &r);
+	assert_v2_error(&r, 422, "/outputs/0/name");
+	live_resp_release(&r);
 	/* cross-attention: [3, 8] queries over a [2, 8] key; weights [H, 3, 2] */
 	post_json(INFER,
 		  "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
