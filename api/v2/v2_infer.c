@@ -71,12 +71,12 @@ static int header_length(const char *h, size_t len, size_t *json_len, struct api
 	*json_len = len;
 	if (h == NULL)
 		return 0;
-	for (const char *p = h; *p != '\0'; p++)
+	for (const char *p = h; *p != '\0' || p == h; p++) /* an empty value is no count */
 		if (*p < '0' || *p > '9' || size_mul(&n, n, 10) != 0 ||
 		    size_add(&n, n, (size_t)(*p - '0')) != 0)
 			return api_fail(err, API_E_BAD_HEADER, "",
 					"Inference-Header-Content-Length must be a byte count");
-	if (h[0] == '\0' || n > len)
+	if (n > len)
 		return api_fail(err, API_E_BAD_HEADER, "",
 				"Inference-Header-Content-Length %zu is not within the body's %zu "
 				"bytes",

@@ -722,6 +722,9 @@ START_TEST(test_binary_errors)
 	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: 12x\r\n", "{}", 2, &r);
 	assert_v2_error(&r, 400, "must be a byte count");
 	live_resp_release(&r);
+	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: \r\n", "{}", 2, &r);
+	assert_v2_error(&r, 400, "must be a byte count"); /* empty: no count, not 0 */
+	live_resp_release(&r);
 	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %d\r\n", 3);
 	live_post(d.port, INFER, OCTET_CT, hdr, "{}", 2, &r);
 	assert_v2_error(&r, 400, "is not within the body's 2 bytes");
