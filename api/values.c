@@ -51,7 +51,8 @@ void api_ptr_index(char *dst, size_t dstsz, const char *base, size_t index)
 
 const char *api_where_item(char *dst, const struct api_where *w, int batched, size_t b)
 {
-	if (!batched || w->elems == API_WHERE_NONE) {
+	if (!batched || w->elems == API_WHERE_NONE ||
+	    (w->elems == API_WHERE_FLAT && w->item_elems > 1)) {
 		snprintf(dst, API_PTR_MAX, "%s", w->base);
 		return dst;
 	}

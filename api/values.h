@@ -44,9 +44,12 @@ enum api_where_elems { API_WHERE_NESTED = 0, API_WHERE_FLAT, API_WHERE_NONE };
 struct api_where {
 	const char *base;
 	enum api_where_elems elems;
+	size_t item_elems; /* flat: the elements an item of a batch spans (0: one) */
 };
 
-/* Where item b of a batch is (unbatched: the base itself), into dst[API_PTR_MAX]. */
+/* Where item b of a batch is, into dst[API_PTR_MAX]: the base itself when
+ * unbatched, or when flat and an item spans more than one element (no one
+ * index is the item, as an item of nested data is). */
 const char *api_where_item(char *dst, const struct api_where *w, int batched, size_t b);
 
 /* Where element i of item b is, the items L long when flat. */

@@ -126,7 +126,7 @@ static int decode_embeddings(struct v1_body *in, struct attention_job *job, json
 int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
 		   struct api_error *err)
 {
-	static const struct api_where where = { "/text", API_WHERE_NESTED };
+	static const struct api_where where = { "/text", API_WHERE_NESTED, 0 };
 	int batched = json_is_array(v);
 	size_t B = batched ? json_array_size(v) : 1;
 	const char **text;
@@ -185,7 +185,7 @@ static int token_item(const json_t *item, const char *ptr, struct api_token *tok
 int v1_decode_tokens(struct attention_job *job, const json_t *v, size_t limit,
 		     struct api_error *err)
 {
-	static const struct api_where where = { "/tokens", API_WHERE_NESTED };
+	static const struct api_where where = { "/tokens", API_WHERE_NESTED, 0 };
 	int batched = json_is_array(v) && json_is_array(json_array_get(v, 0));
 	size_t B = batched ? json_array_size(v) : 1, total = 0, at = 0;
 	struct api_token *tok = NULL;

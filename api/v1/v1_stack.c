@@ -139,7 +139,7 @@ static int decode_input(const struct api_service *svc, const json_t *root, struc
 {
 	const json_t *tok = json_object_get(root, "tokens");
 	const json_t *text = json_object_get(root, "text");
-	const struct api_where where = {tok ? "/tokens" : "/text", API_WHERE_NESTED};
+	const struct api_where where = {tok ? "/tokens" : "/text", API_WHERE_NESTED, 0};
 
 	if ((tok != NULL) + (text != NULL) != 1)
 		return api_fail(
@@ -183,7 +183,7 @@ static int type_item(const json_t *v, const char *ptr, size_t len, size_t T, int
 /* "token_type_ids": BERT's segment of each token, shaped as the tokens. */
 static int decode_types(const json_t *root, struct stack_job *s, struct api_error *err)
 {
-	static const struct api_where where = {"/token_type_ids", API_WHERE_NESTED};
+	static const struct api_where where = {"/token_type_ids", API_WHERE_NESTED, 0};
 	const json_t *v = json_object_get(root, "token_type_ids");
 	const struct attention_job *job = s->job;
 

@@ -58,10 +58,12 @@ static int query_from_embeddings(struct v2_job *v, struct api_error *err)
 	return job->q_len ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
-/* The place of an input, as the shared steps report it. */
+/* The place of an input, as the shared steps report it: in flat data, an
+ * item of a batch spans all but the outermost axis. */
 static struct api_where where_of(const struct v2_input *t)
 {
-	struct api_where w = {t->where_base, t->where_elems};
+	struct api_where w = {t->where_base, t->where_elems,
+			      t->rank > 1 && t->shape[0] > 0 ? t->n / t->shape[0] : 1};
 
 	return w;
 }

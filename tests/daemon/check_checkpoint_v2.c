@@ -410,7 +410,7 @@ static void refused(json_t *req, const char *want)
 
 START_TEST(refusals)
 {
-	json_t *ids = json_pack("[i,i]", 1, 2), *far = json_pack("[i,i]", 1, 999999);
+	json_t *ids = json_pack("[i,i]", 1, 2), *far = json_pack("[i,i]", 1, 999999), *long_ids;
 	json_t *req;
 
 	refused(json_pack("{s:[{s:s,s:s,s:[i,i,i],s:[f,f]}]}", "inputs", "name", "embeddings",
@@ -426,6 +426,12 @@ START_TEST(refusals)
 	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "weights_mean"));
 	refused(req, "/outputs/0/name");
 	refused(tokens_request(far, NULL), "/inputs/0");
+	/* an item past the context, in flat data: the data, not its element 0 */
+	long_ids = json_array();
+	for (int i = 0; i < 300; i++)
+		json_array_append_new(long_ids, json_integer(1));
+	refused(tokens_request(long_ids, NULL), "(at /inputs/0/data)");
+	json_decref(long_ids);
 	json_decref(ids);
 	json_decref(far);
 }
