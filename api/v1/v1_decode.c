@@ -301,6 +301,8 @@ static int decode_outputs(const struct v1_body *in, struct attention_job *job,
 int v1_decode(const struct api_service *svc, const char *body, size_t len, struct v1_body *in,
 	      struct attention_job *job, struct api_error *err)
 {
+	size_t limit = svc->limits.max_request_bytes; /* bytes a request may need */
+
 	memset(in, 0, sizeof(*in));
 	memset(job, 0, sizeof(*job));
 	job->engine_fields = v1_engine_fields;
@@ -315,9 +317,8 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
 		return -1;
 	if (job->entry != NULL && job->entry->ckpt != NULL)
 		return 1;
-	if (refuse_stack_fields(in, job, err) != 0 ||
-	    decode_input(in, job, svc->limits.max_request_bytes, err) != 0 ||
-	    decode_kv(in, job, svc->limits.max_request_bytes, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
+	if (refuse_stack_fields(in, job, err) != 0 || decode_input(in, job, limit, err) != 0 ||
+	    decode_kv(in, job, limit, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
 	    v1_decode_positional(in, job, err) != 0 || decode_outputs(in, job, err) != 0)
 		return -1;
 	return 0;
