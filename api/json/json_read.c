@@ -34,6 +34,11 @@ static int parsed(const char *body, size_t len, json_t **root, const json_error_
 	if (*root == NULL) {
 		if (req_refuse_not_utf8(body, len, err) != 0)
 			return -1;
+		if (json_error_code(jerr) == json_error_null_character)
+			return api_fail(err, API_E_MALFORMED_JSON, "",
+					"a string holds \\u0000 (NUL), which attnd does not "
+					"accept, at line %d, column %d",
+					jerr->line, jerr->column);
 		return api_fail(err,
 				strstr(jerr->text, "duplicate") != NULL ? API_E_DUPLICATE_KEY
 									: API_E_MALFORMED_JSON,

@@ -132,9 +132,11 @@ int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
 	const char **text;
 	int rc;
 
-	if (!json_is_string(v) && !(batched && B > 0))
+	if (!json_is_string(v) && !batched)
 		return api_fail(err, API_E_INVALID_TYPE, "/text",
 				"text is a string or an array of strings");
+	if (B == 0)
+		return api_fail(err, API_E_EMPTY_SEQUENCE, "/text", "a batch needs at least one text");
 	text = malloc(B * sizeof(*text));
 	if (text == NULL)
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
@@ -192,9 +194,12 @@ int v1_decode_tokens(struct attention_job *job, const json_t *v, size_t limit,
 	size_t *len = NULL;
 	int rc = -1;
 
-	if (!json_is_array(v) || json_array_size(v) == 0)
+	if (!json_is_array(v))
 		return api_fail(err, API_E_INVALID_TYPE, "/tokens",
 				"tokens is an array of ids or strings, or a batch of them");
+	if (json_array_size(v) == 0)
+		return api_fail(err, API_E_EMPTY_SEQUENCE, "/tokens",
+				"a sequence needs at least one token");
 	for (size_t b = 0; b < B; b++)
 		total += json_array_size(batched ? json_array_get(v, b) : v);
 	tok = malloc((total + 1) * sizeof(*tok));

@@ -189,12 +189,13 @@ static const struct bad_request bad_requests[] = {
      "/tokens/0"},
     {"token in a batch", A, TINY "\"tokens\":[[1,2],[3,-1]]}", 422, "token_out_of_range",
      "/tokens/1/1"},
-    {"no tokens", A, TINY "\"tokens\":[]}", 422, "invalid_type", "/tokens"},
+    {"no tokens", A, TINY "\"tokens\":[]}", 422, "empty_sequence", "/tokens"},
+    {"tokens not an array", A, TINY "\"tokens\":7}", 422, "invalid_type", "/tokens"},
     {"empty batch item", A, TINY "\"tokens\":[[1],[]]}", 422, "empty_sequence", "/tokens/1"},
     {"empty text", A, TINY "\"text\":\"\"}", 422, "empty_sequence", "/text"},
     {"blank text", A, TINY "\"text\":\" \\t\\n \"}", 422, "empty_sequence", "/text"},
     {"blank text item", A, TINY "\"text\":[\"a\",\" \"]}", 422, "empty_sequence", "/text/1"},
-    {"no text items", A, TINY "\"text\":[]}", 422, "invalid_type", "/text"},
+    {"no text items", A, TINY "\"text\":[]}", 422, "empty_sequence", "/text"},
     {"tokens without a table", A, "{\"model\":{\"d_model\":8,\"num_heads\":2},\"tokens\":[1]}", 422,
      "no_embedding_table", "/tokens"},
     /* models */
@@ -366,6 +367,21 @@ START_TEST(test_malformed_position)
 }
 END_TEST
 
+/* A \u0000 escape is said as such, where it is, in our words not jansson's
+ * (which names its own flag JSON_ALLOW_NUL). */
+START_TEST(test_nul_escape_said)
+{
+	struct answer a = harness_attention(TINY "\n\"text\": \"a\\u0000b\"}");
+	const char *msg;
+
+	harness_expect_error(&a, 400, "malformed_json", "");
+	msg = json_string_value(harness_field(harness_field(a.json, "error"), "message"));
+	ck_assert_msg(strstr(msg, "\\u0000 (NUL)") != NULL && strstr(msg, "line 2") != NULL &&
+			  strstr(msg, "JSON_ALLOW_NUL") == NULL,
+		      "NUL not said plainly with its line: %s", msg);
+}
+END_TEST
+
 /*
  * 2^63 does not fit jansson's integer: it fails at parse time. Either 400
  * (malformed, as now) or 422 is right; never 5xx.
@@ -388,6 +404,7 @@ static Suite *validation_suite(void)
 	tcase_add_loop_test(tc, test_bad_request, 0,
 			    (int)(sizeof(bad_requests) / sizeof(bad_requests[0])));
 	tcase_add_test(tc, test_malformed_position);
+	tcase_add_test(tc, test_nul_escape_said);
 	tcase_add_test(tc, test_token_2_pow_63);
 	return s;
 }
