@@ -93,12 +93,21 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	return 0;
 }
 
-/* The largest one-item tensor the /v1 encoder trims: [H, Lq, Lk] or [Lq, E]. */
-static size_t item_cells(const struct attention_job *job)
+/*
+ * The largest one-item tensor the /v1 encoder trims, of those answered:
+ * [Lq, E] always, [H, Lq, Lk] for per-head weights or scores, [Lq, Lk] for
+ * their mean. Each is an item of a tensor check_memory counted, so it is
+ * within the limit (its text's bytes cover it).
+ */
+static size_t item_cells(const struct attention_job *job, const struct attention_plan *p)
 {
-	size_t w = job->model->H * job->Lq * job->Lk, o = job->Lq * job->model->E;
+	size_t cells = job->Lq * job->Lk, item = job->Lq * job->model->E;
 
-	return w > o ? w : o; /* within the limit check_memory has passed */
+	if (p->s_n > 0 || job->weights_mode == ATTN_WEIGHTS_PER_HEAD)
+		cells *= job->model->H;
+	else if (p->w_n == 0)
+		cells = 0;
+	return cells > item ? cells : item;
 }
 
 /*
@@ -131,7 +140,7 @@ int attention_plan(const struct api_service *svc, struct attention_job *job,
 	if (check_memory(svc, job, plan, err) != 0 ||
 	    api_check_work(&svc->limits, plan->flops, plan->scores, err) != 0)
 		return -1;
-	plan->scratch_n = job->ragged ? item_cells(job) : 0;
+	plan->scratch_n = job->ragged ? item_cells(job, plan) : 0;
 	plan->small = is_small(job, plan);
 	return 0;
 }

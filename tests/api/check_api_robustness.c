@@ -219,6 +219,25 @@ START_TEST(test_declared_sizes_unallocated)
 }
 END_TEST
 
+/*
+ * A ragged batch answers each item trimmed, through one item's scratch: as
+ * large as the largest tensor answered, here the output [8192, 8], not the
+ * [2, 8192, 8192] weights it does not ask for (512 MB, past the cap).
+ */
+START_TEST(test_ragged_scratch_sized_to_answer)
+{
+	const char *body = repeat(TINY "\"weights\":\"none\",\"tokens\":[[1", ",2", 8191, "],[3]]}");
+	struct answer a;
+
+	if (!cap_address_space((size_t)256 << 20))
+		return;
+	a = harness_attention(body);
+	ck_assert_msg(a.status == 200, "got %d: %.300s", a.status, a.text);
+	ck_assert_int_eq(json_array_size(json_array_get(harness_field(a.json, "output"), 0)), 8192);
+	ck_assert_int_eq(json_array_size(json_array_get(harness_field(a.json, "output"), 1)), 1);
+}
+END_TEST
+
 /* Nesting far deeper than any tensor: an error, not a crash. */
 START_TEST(test_deep_nesting)
 {
@@ -416,6 +435,7 @@ static Suite *robustness_suite(void)
 	tcase_add_test(tc, test_request_too_large);
 	tcase_add_test(tc, test_deep_nesting);
 	tcase_add_test(tc, test_declared_sizes_unallocated);
+	tcase_add_test(tc, test_ragged_scratch_sized_to_answer);
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_own_service);
 	tcase_add_test(tc, test_work_limit);
