@@ -401,7 +401,7 @@ int attention_apply_mask(struct attention_job *job, const struct api_mask_spec *
 		job->mask.q_lengths = job->q_len; /* each item aligns on its own length */
 	if (spec->causal)
 		job->mask.causal = spec->bottom_right ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_TOP_LEFT;
-	else if (spec->bottom_right)
-		job->mask.q_offset = (ptrdiff_t)job->Lk - (ptrdiff_t)job->Lq;
+	else
+		job->mask.bottom_right = spec->bottom_right; /* each item on its own lengths */
 	return apply_lengths(job, spec, err);
 }

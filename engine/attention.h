@@ -76,8 +76,9 @@ enum attn_user_mask {
 
 /*
  * Everything that masks or biases a score. The query's aligned position is
- * qpos(b, i) = i + q_offset + offset_b, with offset_b = 0 for top-left (and no
- * causal) and offset_b = len_b - qlen_b for bottom-right,
+ * qpos(b, i) = i + q_offset + offset_b, with offset_b = 0 for top-left and
+ * offset_b = len_b - qlen_b for bottom-right (causal ATTN_CAUSAL_BOTTOM_RIGHT,
+ * or bottom_right set: a window or ALiBi without causal),
  * len_b = kv_lengths ? kv_lengths[b] : Lk, qlen_b = q_lengths ? q_lengths[b] : Lq
  * (a ragged batch aligns each item's own last query with its own last key). q_offset is an explicit shift, for
  * ONNX with a past cache of P keys: top-left with q_offset = P (which differs
@@ -96,6 +97,7 @@ enum attn_user_mask {
  */
 struct attn_mask {
 	enum attn_causal causal;
+	int bottom_right;         /* align bottom-right without causal (implied by it) */
 	size_t window;            /* 0 = no sliding window */
 	ptrdiff_t q_offset;       /* shift of query positions, usually 0 */
 	const size_t *kv_lengths; /* [B] valid keys per batch item, or NULL */

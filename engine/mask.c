@@ -12,7 +12,7 @@ static ptrdiff_t query_offset(const struct attn_sdpa *req, size_t b)
 	size_t len = req->mask.kv_lengths ? req->mask.kv_lengths[b] : req->Lk;
 	size_t qlen = req->mask.q_lengths ? req->mask.q_lengths[b] : req->Lq;
 
-	if (req->mask.causal != ATTN_CAUSAL_BOTTOM_RIGHT)
+	if (req->mask.causal != ATTN_CAUSAL_BOTTOM_RIGHT && !req->mask.bottom_right)
 		return req->mask.q_offset;
 	return req->mask.q_offset + (ptrdiff_t)len - (ptrdiff_t)qlen;
 }

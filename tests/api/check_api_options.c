@@ -171,6 +171,36 @@ START_TEST(test_mask_alignment)
 }
 END_TEST
 
+/*
+ * bottom_right without causal aligns each item on its own key count: under
+ * `lengths`, and in a batch of ragged keys, as if sent alone with only those
+ * keys (a window of 2 reads the item's last two keys, not the padding).
+ */
+START_TEST(test_mask_alignment_per_item)
+{
+	const char *q = "\"embeddings\":[" R0 "," R1 "]";
+	const char *br = "\"mask\":{\"window\":2,\"alignment\":\"bottom_right\"";
+	struct answer alone = harness_attention(
+	    harness_fmt(TINY "%s,\"key\":[" R0 "," R1 "],%s}}", q, br));
+	struct answer cut = harness_attention(
+	    harness_fmt(TINY "%s,\"key\":" X3 ",%s,\"lengths\":[2]}}", q, br));
+	struct answer ragged = harness_attention(harness_fmt(
+	    TINY "\"embeddings\":[[" R0 "," R1 "],[" R0 "," R1 "]],\"key\":[" X3 ",[" R0 "," R1
+		 "]],%s}}",
+	    br));
+	struct flat a, c, r;
+
+	harness_expect_ok(&alone);
+	harness_expect_ok(&cut);
+	harness_expect_ok(&ragged);
+	a = tensor_at(&alone, "output");
+	c = tensor_at(&cut, "output");
+	r = tensor_at(&ragged, "output");
+	tensor_assert_near_n("lengths [2]", c.x, a.x, 16, SAME_ABS, SAME_REL);
+	tensor_assert_near_n("ragged item 1", r.x + 16, a.x, 16, SAME_ABS, SAME_REL);
+}
+END_TEST
+
 /* Sliding windows: symmetric without causal, one-sided with it. */
 START_TEST(test_mask_window)
 {
@@ -610,6 +640,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_mask_batch_head_shapes);
 	tcase_add_test(tc, test_mask_bias_values);
 	tcase_add_test(tc, test_mask_alignment);
+	tcase_add_test(tc, test_mask_alignment_per_item);
 	tcase_add_test(tc, test_mask_window);
 	tcase_add_test(tc, test_mask_lengths);
 
