@@ -83,6 +83,57 @@ START_TEST(test_version_and_openapi)
 }
 END_TEST
 
+/*
+ * The error codes a /v1 body may carry are exactly the document's ErrorCode
+ * enum, so that a typed client branching on `code` meets no stranger. The
+ * kinds below never reach a /v1 body: /v2 answers carry a message alone,
+ * and the rest are said at start-up (or are the API's own misuse).
+ */
+static const char *const never_in_v1_body[] = {
+    /* /v2 only */
+    "bad_header", "binary_size_mismatch", "unknown_input", "duplicate_input", "invalid_datatype",
+    "unsupported_datatype", "invalid_string", "unknown_output", "duplicate_output",
+    "invalid_output",
+    /* loading models and tokenizers, at start-up or on a reload */
+    "invalid_model_name", "malformed_weights", "truncated_weights", "unsupported_dtype",
+    "missing_tensor", "weights_shape_mismatch",
+    /* the API sizes every workspace it passes */
+    "workspace_too_small", NULL};
+
+static int listed(const char *const *names, const char *code)
+{
+	for (size_t i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], code) == 0)
+			return 1;
+	return 0;
+}
+
+START_TEST(test_error_codes_documented)
+{
+	struct answer o = harness_call(API_ROUTE_OPENAPI, NULL, NULL);
+	const json_t *schemas = harness_field(harness_field(o.json, "components"), "schemas");
+	const json_t *codes = harness_field(harness_field(schemas, "ErrorCode"), "enum");
+	size_t in_enum = 0, i;
+	const json_t *c;
+
+	harness_expect_ok(&o);
+	for (int k = 0; k < API_E_COUNT; k++) {
+		const char *code = api_error_code((enum api_error_kind)k);
+		int found = 0;
+
+		json_array_foreach(codes, i, c)
+			found |= strcmp(json_string_value(c), code) == 0;
+		ck_assert_msg(found != listed(never_in_v1_body, code),
+			      found ? "'%s' is documented but listed as never sent"
+				    : "'%s' is missing from the ErrorCode enum",
+			      code);
+		in_enum += (size_t)found;
+	}
+	ck_assert_msg(in_enum == json_array_size(codes), "the ErrorCode enum has %zu codes attnd lacks",
+		      json_array_size(codes) - in_enum);
+}
+END_TEST
+
 static Suite *get_suite(void)
 {
 	Suite *s = suite_create("api_get");
@@ -91,6 +142,7 @@ static Suite *get_suite(void)
 	tcase_add_test(tc, test_models);
 	tcase_add_test(tc, test_model_one);
 	tcase_add_test(tc, test_version_and_openapi);
+	tcase_add_test(tc, test_error_codes_documented);
 	return s;
 }
 
