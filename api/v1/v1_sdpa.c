@@ -73,6 +73,22 @@ static void sdpa_release(struct sdpa_job *j)
 	free(j->ws);
 }
 
+/* 4D shapes carry the heads: a head count given too must be theirs. */
+static int heads_agree(const json_t *r, const char *key, size_t shape_heads,
+		       struct api_error *err)
+{
+	char ptr[API_PTR_MAX];
+	size_t given;
+
+	if (req_size(r, key, "", 1, 4096, shape_heads, &given, err) != 0)
+		return -1;
+	if (given != shape_heads)
+		return api_fail(err, API_E_DIMENSION_MISMATCH, req_child(ptr, "", key),
+				"%s is %zu, but 4D q, k, v carry %zu heads", key, given,
+				shape_heads);
+	return 0;
+}
+
 /* Reads q, k, v and fixes B, H, Hkv, Lq, S, D, Dv from their shapes. */
 static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 {
@@ -103,13 +119,12 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 		j->H = hq, j->Hkv = hkv;
 		j->D = j->q.shape[2] / hq, j->Dv = j->v.shape[2] / hkv;
 	} else {
-		if (json_object_get(r, "num_heads") || json_object_get(r, "num_kv_heads"))
-			return api_fail(err, API_E_INVALID_INPUT, "/num_heads",
-					"num_heads and num_kv_heads are for 3D q, k, v; 4D shapes "
-					"carry the heads");
 		j->B = j->q.shape[0], j->H = j->q.shape[1], j->Lq = j->q.shape[2];
 		j->D = j->q.shape[3], j->Hkv = j->k.shape[1], j->S = j->k.shape[2];
 		j->Dv = j->v.shape[3];
+		if (heads_agree(r, "num_heads", j->H, err) ||
+		    heads_agree(r, "num_kv_heads", j->Hkv, err))
+			return -1;
 	}
 	if (j->k.shape[0] != j->B || j->v.shape[0] != j->B ||
 	    (j->rank3 ? j->k.shape[2] / j->Hkv != j->D || j->v.shape[1] != j->S

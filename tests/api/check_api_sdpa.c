@@ -238,7 +238,8 @@ START_TEST(test_sdpa_by_hand)
 }
 END_TEST
 
-/* 3D [B, L, H * D] splits heads head-major, as the 4D [B, H, L, D] equivalent. */
+/* 3D [B, L, H * D] splits heads head-major, as the 4D [B, H, L, D] equivalent
+ * (which may name its head counts too). */
 START_TEST(test_sdpa_3d_layout)
 {
 	struct answer d3 =
@@ -247,10 +248,14 @@ START_TEST(test_sdpa_3d_layout)
 	struct answer d4 =
 	    harness_sdpa("{\"q\":[[[[1,2],[5,6]],[[3,4],[7,8]]]],\"k\":[[[[1,0],[0,1]],[[0,1],"
 			 "[1,0]]]],\"v\":[[[[1,2],[5,6]],[[3,4],[7,8]]]]}");
+	struct answer d4_named = harness_sdpa(
+	    "{\"q\":[[[[1,2],[5,6]],[[3,4],[7,8]]]],\"k\":[[[[1,0],[0,1]],[[0,1],"
+	    "[1,0]]]],\"v\":[[[[1,2],[5,6]],[[3,4],[7,8]]]],\"num_heads\":2,\"num_kv_heads\":2}");
 	struct flat a, b;
 
 	harness_expect_ok(&d3);
 	harness_expect_ok(&d4);
+	tensor_assert_same(&d4_named, &d4, "output", 0, 0); /* 4D: the heads it carries, named */
 	a = tensor_at(&d3, "output"); /* [1, 2, 4] */
 	b = tensor_at(&d4, "output"); /* [1, 2, 2, 2] */
 	tensor_assert_shape("3D output", &a, 3, 1, 2, 4);

@@ -308,6 +308,10 @@ static const struct bad_request bad_requests[] = {
      "dimension_mismatch", "/k"},
     {"sdpa k of another length than v", S,
      "{\"q\":" SQ ",\"k\":[[[[1,0],[0,1],[1,1]]]],\"v\":" SQ "}", 422, "dimension_mismatch", "/k"},
+    {"sdpa 4D with another num_heads", S, SDPA_QKV ",\"num_heads\":2}", 422,
+     "dimension_mismatch", "/num_heads"},
+    {"sdpa 4D with another num_kv_heads", S, SDPA_QKV ",\"num_kv_heads\":2}", 422,
+     "dimension_mismatch", "/num_kv_heads"},
     {"sdpa 3D without num_heads", S,
      "{\"q\":[[[1,0,0,1]]],\"k\":[[[1,0,0,1]]],\"v\":[[[1,0,0,"
      "1]]]}",
