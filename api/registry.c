@@ -162,6 +162,12 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 		return api_fail(err, API_E_INVALID_MODEL_NAME, "",
 				"model name '%s' is invalid or taken (1-64 of [A-Za-z0-9_.-])", name);
 	}
+	if (strcmp(name, API_INLINE_MODEL) == 0) { /* answers name a request's own model so */
+		attn_model_free(model);
+		return api_fail(err, API_E_INVALID_MODEL_NAME, "",
+				"model name '%s' is reserved for a model given in the request",
+				name);
+	}
 	if (vocab != NULL && model->vocab == 0) {
 		attn_model_free(model);
 		return api_fail(err, API_E_INVALID_MODEL, "", "a vocabulary needs an embedding table");

@@ -152,8 +152,13 @@ void api_service_free(struct api_service *svc);
  * the fuzz harnesses compare the two). Call before sharing svc. */
 void api_service_set_plain_json(struct api_service *svc, int plain);
 
+/* The name an answer gives a model the request itself describes: no added
+ * model may take it. */
+#define API_INLINE_MODEL "inline"
+
 /*
- * Adds a model under `name` (unique, [A-Za-z0-9_.-]{1,64}), taking ownership
+ * Adds a model under `name` (unique, [A-Za-z0-9_.-]{1,64}, not
+ * API_INLINE_MODEL), taking ownership
  * of model on success and on failure. source describes it ("seed:42",
  * "file:/models/x.safetensors"); vocab, when not NULL, holds model->vocab
  * token strings (copied) used to map string tokens to ids.

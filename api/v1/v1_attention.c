@@ -117,7 +117,7 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = v1_decode(svc, body, len, &in, &job, &err);
 	reply->model = job.entry != NULL ? job.entry->name
-				       : (job.model == &job.shape ? "inline" : NULL);
+				       : (job.model == &job.shape ? API_INLINE_MODEL : NULL);
 	if (rc == 1) {
 		v1_stack_attention(svc, &in, &job, reply);
 		goto out;

@@ -118,7 +118,7 @@ static int decode_inline(const struct api_service *svc, struct v1_body *in,
 	job->shape.Hkv = cfg.Hkv ? cfg.Hkv : cfg.H;
 	job->shape.D = D;
 	job->shape.vocab = cfg.vocab;
-	job->model_name = "inline";
+	job->model_name = API_INLINE_MODEL;
 	if (json_object_get(m, "in_proj_weight") != NULL) {
 		int has_bias = json_object_get(m, "in_proj_bias") != NULL;
 
