@@ -18,13 +18,13 @@
  * so peak memory is inputs + outputs + one more [B, Lq, E], whatever Lk is.
  *
  * One team of threads runs the phases with barriers between them:
- *   0. Q = scale ((Xq + pe) Wq^T + bq), RoPE   rows split over threads
+ *   0. Q = (Xq + pe) Wq^T + bq, RoPE            rows split over threads
  *   for each group of G batch items, for each key block (kv stays in cache;
  *   short sequences still make sgemms of KEY_ROWS rows):
  *     1. K, V = (Xk + pe) [Wk; Wv]^T + b, RoPE on K   rows split
  *        then kt, vh per head (tile kernels only)     (item, kv head) split
  *     2. per (item, query block, head) task:
- *        S = (scale Q) K^T; softcap; mask; P = exp(S - m); acc = alpha acc + P V
+ *        S = scale (Q K^T); softcap; mask; P = exp(S - m); acc = alpha acc + P V
  *        with tile.h's kernels (AVX-512F, D % 16 == 0), else cblas_sgemm;
  *        the tile kernel hands over each row's max where nothing changes
  *        the scores after it (no softcap, ALiBi or user mask) and the row
@@ -82,7 +82,7 @@ struct stream {
 	float *kt, *vh;         /* [G, Hkv, D, ldk], [G, Hkv, kb_max, D]: the same */
 	size_t ldk;             /* tile_ld(kb_max): row stride of kt and scores */
 	int simd;               /* tile kernels (tile_simd_available) */
-	int plain;              /* no softcap, ALiBi or user mask: S is only Q K^T */
+	int plain;              /* no softcap, ALiBi or user mask: S is only scale Q K^T */
 	float *scratch;         /* [T, thread_floats] */
 	size_t thread_floats;
 };
@@ -184,20 +184,20 @@ static float head_scale(const struct stream *st)
 	return st->core.scale != 0.0f ? st->core.scale : (float)(1.0 / sqrt((double)st->D));
 }
 
-/* Phase 0 for rows [r0, r1) of [B, Lq]: Q, scaled (so that every key block's
- * scores come out of the product scaled), and a fresh online-softmax state. */
+/* Phase 0 for rows [r0, r1) of [B, Lq]: Q and a fresh online-softmax state.
+ * Q is not scaled here: the scale goes on each product q . k, as on the
+ * whole-row path (attention.c), so both give one answer, and a large scale
+ * on a small product does not overflow where the score would not. */
 static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 {
 	const struct attn_mha *req = st->req;
 	const struct attn_model *m = req->model;
-	float scale = head_scale(st), *q = st->q + r0 * st->qw;
+	float *q = st->q + r0 * st->qw;
 
 	project_rows(st, q, st->qw, req->query, req->Lq, 0, r0, r1, m->w_qkv, m->b_qkv, st->qw,
 		     req->pos.q_positions, st->qw, chunk);
 	if (attn_cancelled(req->cancel))
 		return;
-	for (size_t k = 0; k < (r1 - r0) * st->qw; k++)
-		q[k] *= scale;
 	memset(st->acc + r0 * st->qw, 0, (r1 - r0) * st->qw * sizeof(float));
 	for (size_t r = r0; r < r1; r++) {
 		size_t b = r / req->Lq, i = r % req->Lq;
@@ -305,9 +305,9 @@ static void fold_head_sgemm(const struct stream *st, struct key_block blk, float
 	const float *k_bh = st->kv + gi * kb * 2 * st->kw + kvh * st->D;
 	const float *v_bh = k_bh + st->kw;
 
-	/* S = Q_blk K_blk^T, [m, kb] (Q is scaled) */
+	/* S = scale Q_blk K_blk^T, [m, kb] */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)kb, (int)st->D,
-		    1.0f, q_bih, (int)st->qw, k_bh, (int)(2 * st->kw), 0.0f, S, (int)kb);
+		    head_scale(st), q_bih, (int)st->qw, k_bh, (int)(2 * st->kw), 0.0f, S, (int)kb);
 	fold_rows(st, blk, S, kb, NULL, acc_bih, b, h, i0, m);
 	/* acc_blk += P V_blk, [m, D] */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)st->D, (int)kb, 1.0f,
@@ -331,7 +331,8 @@ static void fold_head_tiles(const struct stream *st, struct key_block blk, float
 		const float *q_bih = st->q + (b * Lq + i0 + r0) * st->qw + h * st->D;
 		float *acc_bih = st->acc + (b * Lq + i0 + r0) * st->qw + h * st->D;
 
-		tile_qk(S, st->ldk, vmax, q_bih, st->qw, kt_bh, st->ldk, n, blk.kb, st->D, 1.0f, 1);
+		tile_qk(S, st->ldk, vmax, q_bih, st->qw, kt_bh, st->ldk, n, blk.kb, st->D,
+			head_scale(st), 1);
 		fold_rows(st, blk, S, st->ldk, vmax, acc_bih, b, h, i0 + r0, n);
 		tile_pv(acc_bih, st->qw, S, st->ldk, vh_bh, n, blk.kb, st->D, 1);
 	}

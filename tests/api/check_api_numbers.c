@@ -352,6 +352,30 @@ START_TEST(test_seed_demo_text)
 }
 END_TEST
 
+/*
+ * The scale goes on the product q . k on both paths: a scale of 1e30 on
+ * scores 1e0 and 2e0 (q 1e10 times k 1e-10) gives the same answer whether
+ * the weights are asked for (the whole-row path) or not (the streaming
+ * one), where scaling q first made it 1e40, past float32.
+ */
+START_TEST(test_large_scale_both_paths)
+{
+#define LARGE_SCALE(weights)                                                                 \
+	"{\"model\":{\"d_model\":1,\"num_heads\":1,\"in_proj_weight\":[[1],[1e-20],[1]],"     \
+	"\"out_proj_weight\":[[1]]},\"embeddings\":[[1e10],[2e10]],\"scale\":1e30,"             \
+	"\"weights\":\"" weights "\"}"
+	struct answer rows = harness_attention(LARGE_SCALE("per_head"));
+	struct answer stream = harness_attention(LARGE_SCALE("none"));
+#undef LARGE_SCALE
+	const float want[2] = {2e10f, 2e10f}; /* softmax(1e30 [1, 2] x 1e10 x 1e-10) = [0, 1] */
+
+	harness_expect_ok(&rows);
+	harness_expect_ok(&stream);
+	tensor_assert_near_n("whole rows", tensor_at(&rows, "output").x, want, 2, 0, SAME_REL);
+	tensor_assert_near_n("streaming", tensor_at(&stream, "output").x, want, 2, 0, SAME_REL);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Golden fixtures and PyTorch cases                                        */
 /* ------------------------------------------------------------------------ */
@@ -471,6 +495,7 @@ static Suite *numbers_suite(void)
 	tcase_add_test(tc, test_torch_key_padding_lengths);
 	tcase_add_test(tc, test_torch_key_padding_ragged);
 	tcase_add_test(tc, test_torch_self_padding_ragged);
+	tcase_add_test(tc, test_large_scale_both_paths);
 	tcase_add_test(tc, test_fixture_count);
 	tcase_add_loop_test(tc, test_fixture, 0, (int)fixtures.n);
 	return s;
