@@ -33,6 +33,11 @@ struct v1_body {
 
 void v1_body_release(struct v1_body *in);
 
+/* Whether field `key` holds its documented default (openapi.yaml), which a
+ * model of the other kind accepts: it asks for nothing that model lacks. A
+ * client that fills in every default then works on both kinds. */
+int v1_is_default(const char *key, const json_t *v);
+
 /* Decodes body into in and job (both zeroed first): cheap steps only, nothing
  * built that the plan has not allowed (attention_job.h). Returns 0, or -1
  * with err set, or 1 when the model is a checkpoint: in and job are then

@@ -32,14 +32,29 @@ static const char *const top_fields[] = { "model", "embeddings", "tokens", "text
 static const char *const stack_fields[] = { "layers", "heads", "output", "token_type_ids",
 					    NULL };
 
-/* A one-layer model refuses what only a whole stack has. */
+int v1_is_default(const char *key, const json_t *v)
+{
+	if (strcmp(key, "mask") == 0 || strcmp(key, "positional") == 0)
+		return json_is_string(v) && strcmp(json_string_value(v), "none") == 0;
+	if (strcmp(key, "softcap") == 0)
+		return json_is_number(v) && json_number_value(v) == 0;
+	if (strcmp(key, "layers") == 0)
+		return json_is_string(v) && strcmp(json_string_value(v), "all") == 0;
+	if (strcmp(key, "output") == 0)
+		return json_is_true(v);
+	return 0;
+}
+
+/* A one-layer model refuses what only a whole stack has (but its default). */
 static int refuse_stack_fields(const struct v1_body *in, const struct attention_job *job,
 			       struct api_error *err)
 {
 	for (const char *const *f = stack_fields; *f != NULL; f++) {
 		char ptr[API_PTR_MAX];
 
-		if (json_object_get(in->root, *f) == NULL)
+		const json_t *v = json_object_get(in->root, *f);
+
+		if (v == NULL || v1_is_default(*f, v))
 			continue;
 		snprintf(ptr, sizeof(ptr), "/%s", *f);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,

@@ -35,7 +35,8 @@ static const char *const applies[] = {"model",	  "tokens",    "text",	  "token_t
 /* ---- decoding ---------------------------------------------------------- */
 
 /* Fields of a one-layer request (mask, positional, ...) have no place here:
- * the checkpoint brings its own masks, positions and scale. */
+ * the checkpoint brings its own masks, positions and scale. Their defaults
+ * ask for nothing, and pass. */
 static int refuse_layer_fields(json_t *root, const char *model, struct api_error *err)
 {
 	const char *key;
@@ -48,7 +49,7 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 
 		for (const char *const *f = applies; *f != NULL && !known; f++)
 			known = strcmp(*f, key) == 0;
-		if (known)
+		if (known || v1_is_default(key, v))
 			continue;
 		api_ptr_key(ptr, sizeof(ptr), "", key);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,

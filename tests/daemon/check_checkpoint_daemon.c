@@ -443,12 +443,38 @@ START_TEST(refusals)
 		"/layers");
 	refused("{\"model\": \"@\", \"tokens\": [1], \"heads\": []}", 422, "invalid_type",
 		"/heads");
-	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"layers\": \"all\"}", 422,
+	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"layers\": \"last\"}", 422,
 		"invalid_input", "/layers");
+	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"output\": false}", 422,
+		"invalid_input", "/output");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"softcap\": 30}", 422,
+		"invalid_input", "/softcap");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"scores\": \"raw\"}", 422,
 		"invalid_value", "/scores");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"scores\": true}", 422,
 		"invalid_value", "/scores");
+}
+END_TEST
+
+/* A field's documented default asks for nothing, so either kind of model
+ * takes it: a client that fills in every default works on both. */
+START_TEST(defaults_on_either_kind)
+{
+	static const char fields[] = "\"tokens\": [1, 2], \"mask\": \"none\", \"positional\": "
+				     "\"none\", \"softcap\": 0, \"layers\": \"all\", "
+				     "\"output\": true}";
+	const char *models[] = {ckpt_suite.name[0], "tiny"};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct live_resp r = {0};
+		char body[512];
+
+		snprintf(body, sizeof body, "{\"model\": \"%s\", %s", models[i], fields);
+		live_post(ckpt_daemon.port, "/v1/attention", "application/json", "", body,
+			  strlen(body), &r);
+		ck_assert_msg(r.status == 200, "%s: %d %s", body, r.status, r.body);
+		live_resp_release(&r);
+	}
 }
 END_TEST
 
@@ -602,6 +628,7 @@ static Suite *checkpoint_suite(void)
 	tcase_add_loop_test(tc, selection, 0, (int)ckpt_suite.n);
 	tcase_add_loop_test(tc, describe, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, defaults_on_either_kind);
 	tcase_add_loop_test(tc, context_length, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, id_labels);
 	tcase_add_test(tc, scores_without_weights);
