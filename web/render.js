@@ -240,16 +240,29 @@ export function drawBadge() {
 	else badge.removeAttribute("title");
 }
 
+// A tensor's shape as text; a batch whose items differ in length (answered
+// trimmed, one array per item) lists each item's shape.
+function shapeText(x, batched) {
+	if (!batched) return `[${shapeOf(x).join(", ")}]`;
+	const items = x.map(shapeOf);
+	const first = items[0].join(", ");
+	if (items.every((d) => d.join(", ") === first)) return `[${x.length}, ${first}]`;
+	const shown = items.slice(0, 3).map((d) => `[${d.join(", ")}]`);
+	return `${x.length} items: ${shown.join(", ")}${items.length > 3 ? ", …" : ""}`;
+}
+
 function drawFacts(body, timing, meta, batched) {
 	const s = body.shape;
 	const m = view.model;
-	const facts = [["Tokens", `${s.query_length}`]];
+	// the drawn item's tokens: in a batch, item 0's own count, not the longest
+	const drawnLength = batched ? (shapeOf(body.attentions ? body.attentions[0][0] : body.weights[0])[1] ?? s.query_length) : s.query_length;
+	const facts = [["Tokens", `${drawnLength}`]];
 	if (body.attentions) {
 		facts.push(["Attentions", `[${body.attentions.length}, ${shapeOf(body.attentions[0]).join(", ")}]`, "[layers, heads, queries, keys]"]);
 		facts.push(["Model", `${body.model} · ${body.family ?? m?.family ?? ""} · ${s.num_layers ?? m?.num_layers} layers × ${s.num_heads} heads · d_model ${s.d_model}`, weightsLabel(m)]);
 	} else {
-		facts.push(["Output", `[${shapeOf(body.output).join(", ")}]`, "the layer's output tensor", batched ? "" : "= the input's shape (입력과 출력 크기 동일)"]);
-		facts.push(["Weights", `[${shapeOf(body.weights).join(", ")}]`, batched ? "[batch, heads, queries, keys]" : "[heads, queries, keys]"]);
+		facts.push(["Output", shapeText(body.output, batched), "the layer's output tensor", batched ? "" : "= the input's shape (입력과 출력 크기 동일)"]);
+		facts.push(["Weights", shapeText(body.weights, batched), batched ? "[batch, heads, queries, keys]" : "[heads, queries, keys]"]);
 		facts.push(["Model", `${body.model} · d_model ${s.d_model} · ${s.num_heads} × d_k ${s.head_dim}` + (s.num_kv_heads !== s.num_heads ? ` · ${s.num_kv_heads} kv heads` : ""), "", weightsLabel(m, m === null)]);
 	}
 	if (timing.length > 0) {

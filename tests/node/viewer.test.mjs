@@ -685,6 +685,20 @@ async function checkStates(page, base) {
 		if ((await page.getAttribute("#window", "aria-invalid")) !== "true") p.push("the field is not marked invalid");
 	});
 
+	await check("a ragged batch of embeddings: the facts give the drawn item's tokens and each item's shape", async (p) => {
+		await page.goto(`${base}/?model=tiny`);
+		await settled(page, () => window.attnd?.state === "ok");
+		await page.check('input[name="input"][value="embeddings"]');
+		const e = (k) => `[${Array.from({ length: 8 }, (_, j) => (j === k ? 1 : 0)).join(",")}]`;
+		await page.fill("#embeddings", `[[${e(0)}],[${e(0)},${e(1)},${e(2)}]]`);
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.embeddings?.length === 2);
+		const facts = await page.$$eval("#facts dt, #facts dd", (n) => n.map((x) => x.textContent));
+		const at = (k) => facts[facts.indexOf(k) + 1];
+		if (at("Tokens") !== "1") p.push(`Tokens: ${at("Tokens")} (item 0, drawn, has 1)`);
+		if (at("Output") !== "2 items: [1, 8], [3, 8]") p.push(`Output: ${at("Output")}`);
+		if (at("Weights") !== "2 items: [2, 1, 1], [2, 3, 3]") p.push(`Weights: ${at("Weights")}`);
+	});
+
 	await check("every panel numbers heads from 0; a layer past the last is moved to the last", async (p) => {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
