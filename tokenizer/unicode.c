@@ -16,9 +16,10 @@
  *
  * The algorithm is UAX #15's, run per segment: a character and every
  * following one that may reorder or compose with it, that is a non-starter
- * (canonical combining class not 0, or a decomposition that begins with
- * one), or one of the few starters that compose with the starter before
- * them (Hangul vowels and trailing consonants, some Indic length marks).
+ * (canonical combining class not 0), one of the few starters that compose
+ * with the starter before them (Hangul vowels and trailing consonants, some
+ * Indic length marks), or a character whose decomposition begins with
+ * either (NFKC's compatibility jamo).
  * Decompositions and pair compositions come from utf8proc; check_text
  * compares the text with utf8proc_map's on random strings. A segment is cut
  * after SEGMENT_MAX characters so that a run of a million combining marks
@@ -28,6 +29,7 @@
  */
 #include "unicode.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -206,19 +208,80 @@ static utf8proc_option_t form_options(enum tok_uc_form form)
 	return o;
 }
 
-/* Starters that compose with the starter before them (NFC_QC = Maybe). */
+/*
+ * The starters that compose with the starter before them (NFC_QC = Maybe):
+ * Hangul vowels and trailing consonants, and Indic length marks such as
+ * Bengali U+09BE. They are derived from utf8proc's data on first use, not
+ * listed by hand: a hand list missed U+09BE and U+09D7, and would miss
+ * whatever a newer Unicode adds. check_text proves the segments against
+ * every composing pair.
+ */
+enum { BACKWARD_MAX = 1024 }; /* Unicode 15 has 72 */
+
+static struct {
+	int32_t cp[BACKWARD_MAX]; /* ascending */
+	size_t n;
+} backward;
+static pthread_once_t backward_once = PTHREAD_ONCE_INIT;
+
+/* The starter that composes backward to give cp, or -1: the second of
+ * cp's canonical pair is the last code point of its full decomposition
+ * (a second never decomposes further), and cp must be what composition
+ * gives back (not excluded from composition). */
+static int32_t backward_second(int32_t cp)
+{
+	utf8proc_int32_t d[DECOMP_MAX];
+	int boundclass = 0;
+	utf8proc_ssize_t k =
+	    utf8proc_decompose_char(cp, d, DECOMP_MAX, UTF8PROC_DECOMPOSE, &boundclass);
+	int32_t second;
+
+	if (k < 2 || k > DECOMP_MAX)
+		return -1;
+	second = d[k - 1];
+	if (utf8proc_get_property(second)->combining_class != 0)
+		return -1;
+	if (utf8proc_normalize_utf32(d, k, UTF8PROC_STABLE | UTF8PROC_COMPOSE) != 1 || d[0] != cp)
+		return -1;
+	return second;
+}
+
+/* Adds cp to the ascending set unless it is there (or the set is full,
+ * which BACKWARD_MAX leaves well ahead of Unicode). */
+static void backward_add(int32_t cp)
+{
+	size_t i = backward.n;
+
+	while (i > 0 && backward.cp[i - 1] > cp)
+		i--;
+	if ((i > 0 && backward.cp[i - 1] == cp) || backward.n == BACKWARD_MAX)
+		return;
+	memmove(&backward.cp[i + 1], &backward.cp[i], (backward.n - i) * sizeof backward.cp[0]);
+	backward.cp[i] = cp;
+	backward.n++;
+}
+
+/* Every code point's second, once (about 10 ms). */
+static void backward_derive(void)
+{
+	for (int32_t cp = 0; cp <= 0x10FFFF; cp++) {
+		int32_t second = backward_second(cp);
+		if (second >= 0)
+			backward_add(second);
+	}
+}
+
+static int cmp_cp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static int composes_backward(int32_t cp)
 {
-	static const int32_t single[] = {0x0B3E, 0x0B56, 0x0B57, 0x0BBE, 0x0BD7, 0x0C56,
-					 0x0CC2, 0x0CD5, 0x0CD6, 0x0D3E, 0x0D57, 0x0DCF,
-					 0x0DDF, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357,
-					 0x114B0, 0x114BA, 0x114BD, 0x115AF, 0x11930};
-	if ((cp >= 0x1161 && cp <= 0x1175) || (cp >= 0x11A8 && cp <= 0x11C2))
-		return 1;
-	for (size_t i = 0; i < sizeof single / sizeof single[0]; i++)
-		if (single[i] == cp)
-			return 1;
-	return 0;
+	pthread_once(&backward_once, backward_derive);
+	return bsearch(&cp, backward.cp, backward.n, sizeof cp, cmp_cp) != NULL;
 }
 
 /* 1 when cp belongs to the segment of the character before it. */
@@ -232,7 +295,10 @@ static int attaches(int32_t cp, utf8proc_option_t opts)
 		return 1;
 	n = utf8proc_decompose_char(cp, first, 32, (opts & ~UTF8PROC_COMPOSE) | UTF8PROC_DECOMPOSE,
 				    &last_boundclass);
-	return n > 0 && n <= 32 && utf8proc_get_property(first[0])->combining_class != 0;
+	if (n <= 0 || n > 32)
+		return 0;
+	/* NFKC: U+314F HANGUL LETTER A is U+1161, a vowel that composes */
+	return utf8proc_get_property(first[0])->combining_class != 0 || composes_backward(first[0]);
 }
 
 /* The byte length of the segment starting at in->s[at]. */

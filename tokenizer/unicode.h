@@ -1,8 +1,9 @@
 /*
  * unicode.h: the character classes and mappings the text stages need, over
  * utf8proc, each named for the Hugging Face `tokenizers` predicate it stands
- * for. Internal to tokenizer/. Pure functions; nothing is kept, and only
- * tok_uc_normalize allocates (into the caller's tok_nstr).
+ * for. Internal to tokenizer/. Pure functions; only tok_uc_normalize
+ * allocates (into the caller's tok_nstr), and keeps one table, derived from
+ * utf8proc on its first call (thread-safe) and never freed.
  *
  * Where the classes of HF's Rust crates, PCRE2 and JavaScript disagree the
  * functions follow HF; tests/tokenizer/check_text.c lists the cases.

@@ -9,7 +9,10 @@
  *   normalizers   the alignments after each normalizer, as HF's: NFC of
  *                 "e\u0301" is one character with the span of 'e', NFD and
  *                 NFKC give every part the span, Hangul jamo compose; the
- *                 four forms' text against utf8proc_map on random strings; Lowercase 'İ' -> "i̇"; Prepend,
+ *                 four forms' text against utf8proc_map on random strings;
+ *                 NFC and NFKC of every pair that composes (Python's
+ *                 unicodedata's table, compose_cases.h, and utf8proc's
+ *                 pairs against utf8proc_map); Lowercase 'İ' -> "i̇"; Prepend,
  *                 Replace (content takes the match's last span: a run of
  *                 spaces collapsed keeps its last), Strip;
  *                 BertNormalizer on "Héllo 你好\tX"
@@ -149,10 +152,45 @@ START_TEST(unicode_forms_keep_spans)
 }
 END_TEST
 
-/* The forms' text against utf8proc_map's (the naive twin) on seeded
- * random strings of characters that decompose, compose, reorder and
- * conjoin: ASCII, precomposed and combining Latin, marks of several
- * classes, Hangul syllables and jamo, compatibility characters, CJK. */
+/* The text of spec's form (utf8proc options opts) as utf8proc_map's, the
+ * naive twin that normalizes the whole text at once; every byte spans a
+ * character of the text. */
+static void check_as_utf8proc(const struct tok_normalizer *spec, utf8proc_option_t opts,
+			      const char *text, size_t len)
+{
+	utf8proc_uint8_t *want = NULL;
+	utf8proc_ssize_t wl =
+	    utf8proc_map((const utf8proc_uint8_t *)text, (utf8proc_ssize_t)len, &want, opts);
+	struct tok_nstr n;
+
+	ck_assert_int_gt(wl, -1);
+	tok_nstr_init(&n);
+	ck_assert_int_eq(tok_nstr_from_text(&n, text, len), TOK_OK);
+	ck_assert_int_eq(tok_normalize(spec, &n), TOK_OK);
+	ck_assert_msg(n.len == (size_t)wl && memcmp(n.s, want, n.len) == 0,
+		      "form %d: '%.*s' -> '%.*s', utf8proc '%s'", (int)spec->kind, (int)len, text,
+		      (int)n.len, n.s, (const char *)want);
+	for (size_t i = 0; i < n.len; i++)
+		ck_assert(n.align[i].start < n.align[i].end && n.align[i].end <= len);
+	tok_nstr_release(&n);
+	free(want);
+}
+
+static const struct {
+	struct tok_normalizer spec;
+	utf8proc_option_t opts;
+} forms[] = {
+	{{.kind = TOK_NORM_NFC}, UTF8PROC_STABLE | UTF8PROC_COMPOSE},
+	{{.kind = TOK_NORM_NFD}, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE},
+	{{.kind = TOK_NORM_NFKC}, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT},
+	{{.kind = TOK_NORM_NFKD}, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT},
+};
+
+/* The forms' text against utf8proc_map's on seeded random strings of
+ * characters that decompose, compose, reorder and conjoin: ASCII,
+ * precomposed and combining Latin, marks of several classes, Hangul
+ * syllables and jamo (compatibility and halfwidth ones too), Indic vowel
+ * signs and length marks, compatibility characters, CJK. */
 START_TEST(unicode_forms_match_utf8proc)
 {
 	static const int32_t pool[] = {
@@ -160,16 +198,8 @@ START_TEST(unicode_forms_match_utf8proc)
 		0x327, 0x308, 0x345, 0x5B0, 0x93C, 0x94D, 0x3099, 0x309A, 0x304B, 0x30AB,
 		0xFF76, 0xFF9E, 0xAC00, 0xD55C, 0x1100, 0x1161, 0x11A8, 0x3131, 0xFB01,
 		0x2460, 0xBD, 0x2126, 0x212B, 0x1E9B, 0xF900, 0x4E00, 0x1F468, 0x200D,
-		0x0B47, 0x0B3E, 0x0F73, 0x0344, 0xFDFA, 0x2FA1D};
-	static const struct {
-		struct tok_normalizer spec;
-		utf8proc_option_t opts;
-	} forms[] = {
-		{{.kind = TOK_NORM_NFC}, UTF8PROC_STABLE | UTF8PROC_COMPOSE},
-		{{.kind = TOK_NORM_NFD}, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE},
-		{{.kind = TOK_NORM_NFKC}, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT},
-		{{.kind = TOK_NORM_NFKD}, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT},
-	};
+		0x0B47, 0x0B3E, 0x0F73, 0x0344, 0xFDFA, 0x2FA1D, 0x09C7, 0x09BE, 0x09D7,
+		0x314F, 0x3133, 0xFFA1, 0xFFC2, 0xFFA3};
 	uint64_t seed = 0x9E3779B97F4A7C15ull;
 	size_t npool = sizeof pool / sizeof pool[0];
 
@@ -183,25 +213,139 @@ START_TEST(unicode_forms_match_utf8proc)
 			len += (size_t)utf8proc_encode_char(pool[seed % npool],
 							    (utf8proc_uint8_t *)text + len);
 		}
-		for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
-			utf8proc_uint8_t *want = NULL;
-			utf8proc_ssize_t wl = utf8proc_map((const utf8proc_uint8_t *)text,
-							   (utf8proc_ssize_t)len, &want, forms[f].opts);
-			struct tok_nstr n;
-			ck_assert_int_gt(wl, -1);
-			tok_nstr_init(&n);
-			ck_assert_int_eq(tok_nstr_from_text(&n, text, len), TOK_OK);
-			ck_assert_int_eq(tok_normalize(&forms[f].spec, &n), TOK_OK);
-			ck_assert_msg(n.len == (size_t)wl && memcmp(n.s, want, n.len) == 0,
-				      "round %d form %zu: '%.*s' -> '%.*s', utf8proc '%s'", round, f,
-				      (int)len, text, (int)n.len, n.s, (const char *)want);
-			/* every byte spans a character of the text */
-			for (size_t i = 0; i < n.len; i++)
-				ck_assert(n.align[i].start < n.align[i].end && n.align[i].end <= len);
-			tok_nstr_release(&n);
-			free(want);
+		for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+			check_as_utf8proc(&forms[f].spec, forms[f].opts, text, len);
+	}
+}
+END_TEST
+
+/* The composing pairs of Python's unicodedata (compose_cases.h, which
+ * says how it is made): b is a starter that composes with the a before it
+ * (Bengali U+09C7 U+09BE is U+09CB; NFKC: U+3131 U+314F is U+AC00), so a
+ * segment must not end between them. The composite keeps a's span. */
+START_TEST(unicode_forms_compose_backward)
+{
+	static const struct {
+		enum tok_norm_kind form;
+		const char *a, *b, *want;
+	} cases[] = {
+#include "tests/tokenizer/compose_cases.h"
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct tok_normalizer spec = {.kind = cases[i].form};
+		char text[16];
+		snprintf(text, sizeof text, "%s%s", cases[i].a, cases[i].b);
+		check_norm(&spec, text, cases[i].want, SPANS(0, strlen(cases[i].a)), 1);
+	}
+}
+END_TEST
+
+/* 1 when NFC makes one character, *out, of d[0, n). */
+static int nfc_one(const utf8proc_int32_t *d, size_t n, int32_t *out)
+{
+	utf8proc_option_t nfc = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
+	utf8proc_int32_t b[32];
+
+	memcpy(b, d, n * sizeof *d);
+	if (utf8proc_normalize_utf32(b, (utf8proc_ssize_t)n, nfc) != 1)
+		return 0;
+	*out = b[0];
+	return 1;
+}
+
+/* "ab" in the composing forms (NFC, NFKC) as utf8proc_map's. */
+static void check_pair(int32_t a, int32_t b)
+{
+	char text[8];
+	size_t len = (size_t)utf8proc_encode_char(a, (utf8proc_uint8_t *)text);
+
+	len += (size_t)utf8proc_encode_char(b, (utf8proc_uint8_t *)text + len);
+	for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+		if (forms[f].opts & UTF8PROC_COMPOSE)
+			check_as_utf8proc(&forms[f].spec, forms[f].opts, text, len);
+}
+
+/* The starters that compose with the character before them, each with
+ * one such character. */
+struct starters {
+	struct {
+		int32_t b, a;
+	} v[256];
+	size_t n;
+};
+
+/* The a of starter b, or -1. */
+static int32_t starter_partner(const struct starters *s, int32_t b)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].b == b)
+			return s->v[i].a;
+	return -1;
+}
+
+static void starter_add(struct starters *s, int32_t b, int32_t a)
+{
+	if (starter_partner(s, b) >= 0)
+		return;
+	ck_assert_uint_lt(s->n, sizeof s->v / sizeof s->v[0]);
+	s->v[s->n].b = b;
+	s->v[s->n].a = a;
+	s->n++;
+}
+
+/* Every pair that composes checks the composite (the pairs are
+ * utf8proc's, the oracle is utf8proc_map): for each code point whose
+ * canonical decomposition d composes back to it, each cut of d into
+ * a = NFC(d[0, i)) and b = NFC(d[i, k)) of one character each. A b that
+ * is a starter is remembered with its a. */
+static void check_every_pair(struct starters *s)
+{
+	for (int32_t cp = 0x80; cp <= 0x10FFFF; cp++) {
+		utf8proc_int32_t d[32];
+		int boundclass = 0;
+		utf8proc_ssize_t k =
+		    utf8proc_decompose_char(cp, d, 32, UTF8PROC_DECOMPOSE, &boundclass);
+		int32_t whole, a, b;
+
+		if (k < 2 || k > 32 || !nfc_one(d, (size_t)k, &whole) || whole != cp)
+			continue;
+		for (size_t i = 1; i < (size_t)k; i++) {
+			if (!nfc_one(d, i, &a) || !nfc_one(d + i, (size_t)k - i, &b))
+				continue;
+			check_pair(a, b);
+			if (utf8proc_get_property(b)->combining_class == 0)
+				starter_add(s, b, a);
 		}
 	}
+}
+
+/* Every character whose NFKD begins with a starter of s, after that
+ * starter's a (NFKC: U+314F HANGUL LETTER A is U+1161, which composes). */
+static void check_every_compat_starter(const struct starters *s)
+{
+	for (int32_t cp = 0x80; cp <= 0x10FFFF; cp++) {
+		utf8proc_int32_t d[32];
+		int boundclass = 0;
+		utf8proc_ssize_t k = utf8proc_decompose_char(
+		    cp, d, 32, UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT, &boundclass);
+		int32_t a = k >= 1 && k <= 32 && d[0] != cp ? starter_partner(s, d[0]) : -1;
+
+		if (a >= 0)
+			check_pair(a, cp);
+	}
+}
+
+/* The segments against every composing pair of utf8proc's Unicode, which
+ * proves the starters tokenizer/unicode.c lets compose backward complete
+ * (a hand list missed Bengali U+09BE and U+09D7). */
+START_TEST(unicode_forms_compose_every_pair)
+{
+	struct starters s = {.n = 0};
+
+	check_every_pair(&s);
+	ck_assert_uint_ge(s.n, 72); /* Unicode 15's */
+	check_every_compat_starter(&s);
 }
 END_TEST
 
@@ -641,6 +785,8 @@ static Suite *text_suite(void)
 
 	tcase_add_test(norm, unicode_forms_keep_spans);
 	tcase_add_test(norm, unicode_forms_match_utf8proc);
+	tcase_add_test(norm, unicode_forms_compose_backward);
+	tcase_add_test(norm, unicode_forms_compose_every_pair);
 	tcase_add_test(norm, lowercase_and_accents);
 	tcase_add_test(norm, prepend_replace_strip);
 	tcase_add_test(norm, bert_normalizer);
