@@ -50,9 +50,8 @@ static int refuse_stack_fields(const struct v1_body *in, const struct attention_
 			       struct api_error *err)
 {
 	for (const char *const *f = stack_fields; *f != NULL; f++) {
-		char ptr[API_PTR_MAX];
-
 		const json_t *v = json_object_get(in->root, *f);
+		char ptr[API_PTR_MAX];
 
 		if (v == NULL || v1_is_default(*f, v))
 			continue;
