@@ -93,6 +93,10 @@ static const struct cfg_option options[] = {
      OFF(max_pending_mb),
      "answer bytes queued to clients and not yet sent, over all connections, in MiB (503 "
      "with Retry-After above; also the largest answer: 422 response_too_large)"},
+    {"--max-receiving-mb", "ATTND_MAX_RECEIVING_MB", CFG_NUM, "256", NULL, 1, 1ULL << 20,
+     OFF(max_receiving_mb),
+     "request body bytes being received and held, over all connections, in MiB (503 with "
+     "Retry-After above; at least one --max-body)"},
     {"--write-timeout", "ATTND_WRITE_TIMEOUT", CFG_NUM, "10", NULL, 1, 86400,
      OFF(write_timeout),
      "seconds a client may leave a large answer unread (no progress) before it is closed"},
@@ -287,6 +291,12 @@ static int check_choices(const struct attnd_config *cfg, char *err, size_t errle
 {
 	if (strcmp(cfg->log_format, "text") != 0 && strcmp(cfg->log_format, "json") != 0) {
 		snprintf(err, errlen, "--log-format: '%s' is not text or json", cfg->log_format);
+		return -1;
+	}
+	if (cfg->max_receiving_mb * MiB < cfg->max_body) { /* else such a body is never taken */
+		snprintf(err, errlen,
+			 "--max-receiving-mb: %llu MiB cannot hold one body of --max-body (%llu bytes)",
+			 cfg->max_receiving_mb, cfg->max_body);
 		return -1;
 	}
 	return 0;

@@ -49,6 +49,7 @@ struct attnd_config {
 	unsigned long long connection_memory; /* bytes per connection */
 	unsigned long long timeout;	      /* inactivity seconds */
 	unsigned long long max_pending_mb;    /* answer MiB queued and unsent, all connections */
+	unsigned long long max_receiving_mb;  /* request body MiB received and held, all connections */
 	unsigned long long write_timeout;     /* seconds a large answer may make no progress */
 	unsigned long long request_deadline;  /* seconds to receive one request */
 	unsigned long long compute_deadline;  /* seconds from a whole body to its answer; 0: none */

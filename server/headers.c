@@ -3,6 +3,7 @@
  */
 #include "headers.h"
 
+#include <limits.h>
 #include <microhttpd.h>
 
 #include <string.h>
@@ -163,21 +164,32 @@ const char *hdr_inference_header_length(const struct hdr_fields *f)
 	return f->inference_header;
 }
 
-/* Content-Length above max, read digit by digit without overflow
- * (libmicrohttpd has already refused a malformed value). */
-int hdr_declared_too_large(const struct hdr_fields *f, unsigned long long max)
+/* Content-Length read digit by digit, ULLONG_MAX past it (libmicrohttpd
+ * has already refused a malformed value). */
+int hdr_content_length(const struct hdr_fields *f, unsigned long long *n)
 {
 	const char *cl = f->content_length;
-	unsigned long long n = 0;
 
+	*n = 0;
 	if (cl == NULL)
 		return 0;
 	for (; *cl >= '0' && *cl <= '9'; cl++) {
-		if (n > (max + 1) / 10)
+		unsigned d = (unsigned)(*cl - '0');
+
+		if (*n > (ULLONG_MAX - d) / 10) {
+			*n = ULLONG_MAX;
 			return 1;
-		n = n * 10 + (unsigned long long)(*cl - '0');
+		}
+		*n = *n * 10 + d;
 	}
-	return n > max;
+	return 1;
+}
+
+int hdr_declared_too_large(const struct hdr_fields *f, unsigned long long max)
+{
+	unsigned long long n;
+
+	return hdr_content_length(f, &n) && n > max;
 }
 
 /* Does the request announce a body? */

@@ -56,6 +56,9 @@ int hdr_has_content_type(const struct hdr_fields *f);
  * extension, POST /v2/.../infer) as sent, or NULL. */
 const char *hdr_inference_header_length(const struct hdr_fields *f);
 
+/* The Content-Length into *n (ULLONG_MAX past it): 1, or 0 when none. */
+int hdr_content_length(const struct hdr_fields *f, unsigned long long *n);
+
 /* A Content-Length above max. */
 int hdr_declared_too_large(const struct hdr_fields *f, unsigned long long max);
 

@@ -247,8 +247,40 @@ static int media_allowed(unsigned media, const struct hdr_fields *f)
 	return (media & ROUTE_MEDIA_OCTET) && hdr_media_type_is(f, "application/octet-stream");
 }
 
+/* r's body held at `total` bytes from --max-receiving-mb (pending.h), taking
+ * what it holds short of that: 0, or -1 (nothing more taken) with r->detail
+ * saying why when the bodies being received fill it. */
+static int hold_body(struct request *r, size_t total)
+{
+	size_t more = total > r->receiving ? total - r->receiving : 0;
+
+	if (more == 0)
+		return 0;
+	if (pending_take(&r->srv->receiving, more) != 0) {
+		snprintf(r->detail, sizeof r->detail,
+			 "request bodies being received fill --max-receiving-mb (%llu MiB); "
+			 "retry shortly",
+			 r->srv->cfg->max_receiving_mb);
+		return -1;
+	}
+	r->receiving = total;
+	metrics_receiving_bytes(r->srv->metrics, (long long)more);
+	return 0;
+}
+
+/* A declared body takes its size from --max-receiving-mb before a byte of
+ * it comes (and before `100 Continue`): refused at once when it does not
+ * fit, not after the client has sent it. A chunked one takes as it comes. */
+static int hold_declared_body(struct request *r)
+{
+	unsigned long long n;
+
+	return hdr_content_length(&r->hdr, &n) ? hold_body(r, (size_t)n) : 0;
+}
+
 /* First-call checks of a compute request: draining, media type, declared
- * size (the bytes on the wire), codings. */
+ * size (the bytes on the wire, within --max-body and --max-receiving-mb),
+ * codings. */
 static enum MHD_Result admit_compute(struct request *r)
 {
 	if (atomic_load(&r->srv->draining)) {
@@ -260,6 +292,8 @@ static enum MHD_Result admit_compute(struct request *r)
 	r->inference_header = hdr_inference_header_length(&r->hdr);
 	if (hdr_declared_too_large(&r->hdr, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
+	if (hold_declared_body(r) != 0)
+		return refuse_early(r, REJ_OVERLOADED);
 	return admit_codings(r);
 }
 
@@ -319,6 +353,8 @@ static void request_free(struct request *r)
 		return;
 	pending_give(&r->srv->pending, r->pending);
 	metrics_pending_bytes(r->srv->metrics, -(long long)r->pending);
+	pending_give(&r->srv->receiving, r->receiving);
+	metrics_receiving_bytes(r->srv->metrics, -(long long)r->receiving);
 	buf_release(&r->body);
 	api_reply_release(&r->reply);
 	body_decoder_free(r->decoder);
@@ -431,6 +467,8 @@ static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t
 	st = body_decoder_feed(r->decoder, data, n, &r->body);
 	if (st == DECODE_NOMEM)
 		return MHD_NO; /* out of memory: close the connection */
+	if (hold_body(r, r->body.len) != 0) /* what one chunk inflated to, at most */
+		return cut_off(r, REJ_OVERLOADED);
 	if (st == DECODE_TOO_LARGE) {
 		snprintf(r->detail, sizeof r->detail,
 			 "the request body inflates to more than --max-body (%llu bytes)",
@@ -485,6 +523,8 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 		return on_coded_body(r, data, n);
 	if (n > r->body.max - r->body.len)
 		return cut_off(r, REJ_TOO_LARGE);
+	if (hold_body(r, r->body.len + n) != 0)
+		return cut_off(r, REJ_OVERLOADED);
 	if (buf_append(&r->body, data, n) != 0)
 		return MHD_NO; /* out of memory: close the connection */
 	return MHD_YES;
@@ -758,6 +798,7 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->pool = deps->pool;
 	srv->max_response_bytes = deps->max_response_bytes;
 	pending_init(&srv->pending, (size_t)deps->cfg->max_pending_mb * ((size_t)1 << 20));
+	pending_init(&srv->receiving, (size_t)deps->cfg->max_receiving_mb * ((size_t)1 << 20));
 	srv->split.pool = deps->pool;
 	srv->split.metrics = deps->metrics;
 	srv->split.threads = deps->split_threads;

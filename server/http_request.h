@@ -41,6 +41,7 @@ struct http_server {
 	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
 	struct lingerer *linger;	   /* closed connections whose clients may still send */
 	struct pending pending;	   /* answer bytes queued and not yet sent */
+	struct pending receiving;  /* request body bytes received and held */
 	struct peers *peers;	   /* open connections per address, or NULL: no --per-ip-limit */
 	struct refusals *refusals; /* the limits' refusals, counted and logged */
 	struct MHD_Daemon *daemon;
@@ -98,6 +99,7 @@ struct request {
 	int status; /* 0 until a response is queued */
 	size_t bytes_in, bytes_out;
 	size_t pending;	   /* bytes of its answer taken from srv->pending */
+	size_t receiving;  /* bytes of its body taken from srv->receiving */
 	int write_watched; /* its connection's timeout is --write-timeout until it completes */
 	double t_start, t_queued, queue_ms;
 };

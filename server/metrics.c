@@ -111,7 +111,7 @@ struct metrics {
 	struct model_series model[METRICS_MODELS_MAX + 1]; /* the last: "other" */
 	char version[32], commit[48], blas[160];
 	atomic_ullong cancelled[CANCEL_REASON_COUNT][2]; /* [why][running] */
-	atomic_llong in_flight, queued, computing, pending_bytes;
+	atomic_llong in_flight, queued, computing, pending_bytes, receiving_bytes;
 	atomic_ullong flops, bytes_in, bytes_out;
 	atomic_ullong split, lent; /* metrics_split's requests, and workers lent them */
 };
@@ -269,6 +269,11 @@ void metrics_in_flight(struct metrics *m, int delta)
 void metrics_pending_bytes(struct metrics *m, long long delta)
 {
 	atomic_fetch_add(&m->pending_bytes, delta);
+}
+
+void metrics_receiving_bytes(struct metrics *m, long long delta)
+{
+	atomic_fetch_add(&m->receiving_bytes, delta);
 }
 
 void metrics_queued(struct metrics *m, int delta)
@@ -489,6 +494,9 @@ int metrics_render(const struct metrics *m, struct buf *out)
 	render_gauge(out, "attnd_answers_pending_bytes",
 		     "Bytes of answers queued to clients and not yet sent (--max-pending-mb).",
 		     atomic_load(&m->pending_bytes));
+	render_gauge(out, "attnd_bodies_receiving_bytes",
+		     "Bytes of request bodies received and held (--max-receiving-mb).",
+		     atomic_load(&m->receiving_bytes));
 	render_scalar(out, "attnd_engine_flops_total", "counter",
 		      "Floating-point operations the engine performed.", atomic_load(&m->flops));
 	render_scalar(out, "attnd_compute_split_total", "counter",

@@ -142,6 +142,7 @@ void metrics_computing(struct metrics *m, int delta);
 /* Bytes of answers queued to clients and not yet sent (server/pending.h):
  * + when one is queued, - when its request completes. */
 void metrics_pending_bytes(struct metrics *m, long long delta);
+void metrics_receiving_bytes(struct metrics *m, long long delta);
 
 /* A compute request whose engine call borrowed `lent` idle workers
  * (server/main.c, the thread model). */

@@ -1,6 +1,8 @@
 /*
- * pending.h: the budget of answer bytes queued to clients and not yet sent
- * (--max-pending-mb), summed over every connection.
+ * pending.h: a budget of bytes held for clients, summed over every
+ * connection: the answer bytes queued and not yet sent (--max-pending-mb),
+ * and the request body bytes received and held (--max-receiving-mb: sixty
+ * slow uploads of a 16 MiB body held 1.2 GB before any was admitted).
  *
  * A client that stops reading keeps its whole answer in memory until its
  * connection closes; without a bound, twenty such clients asking for 96 MB

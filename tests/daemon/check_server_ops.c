@@ -262,6 +262,7 @@ START_TEST(test_help_lists_every_option)
 					    "--connection-limit",
 					    "--per-ip-limit",
 					    "--connection-memory",
+					    "--max-receiving-mb",
 					    "--timeout",
 					    "--request-deadline",
 					    "--compute-deadline",
@@ -274,6 +275,9 @@ START_TEST(test_help_lists_every_option)
 	const char *const version[] = {"--version", NULL};
 	const char *const bad[] = {"--no-such-flag", NULL};
 	const char *const bad_num[] = {"--port", "70000", NULL};
+	/* a budget of bodies that cannot hold one body would refuse every one */
+	const char *const small_budget[] = {"--max-body", "2097153", "--max-receiving-mb", "2",
+					    NULL};
 
 	ck_assert_int_eq(run_attnd(help, out, sizeof out), 0);
 	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
@@ -285,6 +289,7 @@ START_TEST(test_help_lists_every_option)
 	ck_assert_int_eq(strncmp(out, "attnd ", 6), 0);
 	ck_assert_int_eq(run_attnd(bad, out, sizeof out), 2);
 	ck_assert_int_eq(run_attnd(bad_num, out, sizeof out), 2);
+	ck_assert_int_eq(run_attnd(small_budget, out, sizeof out), 2);
 }
 END_TEST
 

@@ -54,6 +54,7 @@ METRICS = {
     "attnd_compute_queue_depth": ("gauge", set()),
     "attnd_compute_running": ("gauge", set()),
     "attnd_answers_pending_bytes": ("gauge", set()),
+    "attnd_bodies_receiving_bytes": ("gauge", set()),
     "attnd_connections_lingering": ("gauge", set()),
     "attnd_lingering_closes_total": ("counter", {"end"}),
     "attnd_rejections_total": ("counter", {"reason"}),

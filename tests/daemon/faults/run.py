@@ -38,8 +38,10 @@ it replaces), breaks something, and checks what must survive:
                     compressed before the budget refused it, is plain JSON
                     without Content-Encoding
   idle_500, half_closed, sigterm_partial, endless_chunked, trickled_body,
-  silent_body       (slow_clients.py) idle, half-closed and partial requests,
-                    bodies without end or trickled past the deadline
+  silent_body, receiving_bodies
+                    (slow_clients.py) idle, half-closed and partial requests,
+                    bodies without end or trickled past the deadline, stalled
+                    uploads filling --max-receiving-mb
   sigterm_load      SIGTERM under wrk load with 6 long requests in flight:
                     every accepted long request gets its whole 200 answer,
                     wrk completes every answer the access log says attnd
@@ -546,7 +548,8 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("pending_readers", test_pending_readers), ("pending_gzip", test_pending_gzip),
          ("idle_500", slow_clients.test_idle_500), ("half_closed", slow_clients.test_half_closed),
          ("sigterm_partial", slow_clients.test_sigterm_partial), ("endless_chunked", slow_clients.test_endless_chunked),
-         ("trickled_body", slow_clients.test_trickled_body), ("silent_body", slow_clients.test_silent_body), ("sigterm_load", test_sigterm_load),
+         ("trickled_body", slow_clients.test_trickled_body), ("silent_body", slow_clients.test_silent_body),
+         ("receiving_bodies", slow_clients.test_receiving_bodies), ("sigterm_load", test_sigterm_load),
          ("kill9_restart", test_kill9_restart)]
 HELPERS = types.SimpleNamespace(baseline=baseline, settled=settled, shown=shown, WORKERS=WORKERS)
 TESTS += [(name, lambda report, fn=fn: fn(report, HELPERS))

@@ -38,6 +38,15 @@ tests/daemon/faults/run.py runs them with the others (`make faults`).
                     (JSON, Connection: close) within a second of the
                     deadline (the watcher, server/watch.h, holds it), then
                     the close; nothing left in flight
+  receiving_bodies  --max-body 1 MiB, --max-receiving-mb 2: two uploads of a
+                    declared 1 MiB body that stall after 1000 bytes hold the
+                    budget (attnd_bodies_receiving_bytes 2 MiB); a third
+                    declared body is 503 overloaded with Retry-After at its
+                    headers, before a byte of it, a small request too, and a
+                    chunked body is cut off with 503 and Connection: close
+                    while it streams; once one upload goes, a request is
+                    served; nothing left held, descriptors and memory back
+                    (sixty such uploads held 1.2 GB before the budget)
 """
 import re
 import select
@@ -299,6 +308,56 @@ def test_trickled_body(report):
         logged = attnd.wait_until(lambda: " 408 " in d.log_tail(), WAIT)
         report.check("trickled_body: logged 408", logged, d.log_tail(400))
         report.note("trickled_body: answered %.2f s after the headers (--request-deadline %d)" % (took, deadline))
+
+
+RECEIVING = "attnd_bodies_receiving_bytes"
+
+
+def test_receiving_bodies(report):
+    body_max = 1 << 20
+    args = ["--threads", str(WORKERS), "--max-body", str(body_max), "--max-receiving-mb", "2",
+            "--timeout", "30", "--request-deadline", "60"]
+    with attnd.Daemon(args) as d:
+        fds0, rss0 = baseline(d)
+        stalled = []
+        for _ in range(2):
+            s = attnd.connect("127.0.0.1", d.port, 10.0)
+            s.sendall(raw_request(b"[" * body_max)[:-(body_max - 1000)])
+            stalled.append(s)
+        held = attnd.wait_until(lambda: attnd.metric(d.port, RECEIVING) == 2 * body_max, WAIT)
+        report.check("receiving_bodies: two stalled uploads hold their declared bodies", held,
+                     "%s %s" % (RECEIVING, attnd.metric(d.port, RECEIVING)))
+        s = attnd.connect("127.0.0.1", d.port, 10.0)
+        head = raw_request(b"[" * body_max)[:-body_max]
+        s.sendall(head)
+        r = attnd.Reader(s).read(5.0)
+        s.close()
+        report.check("receiving_bodies: a third declared body is 503 overloaded at its headers",
+                     r is not None and r.status == 503 and r.error_fields()[0] == "overloaded"
+                     and b"max-receiving-mb" in r.body and "retry-after" in r.headers, repr(r))
+        ok, r = compute_ok(d.port)
+        report.check("receiving_bodies: a small request is 503 too while the budget is full",
+                     r.status == 503 and r.error_fields()[0] == "overloaded", repr(r))
+        s = attnd.connect("127.0.0.1", d.port, 10.0)
+        s.sendall(CHUNKED_HEAD)
+        piece = b"[" * 8192
+        sent, r = stream_until_answered(s, b"%x\r\n" % len(piece) + piece + b"\r\n", 64 << 20)
+        why = cut_off_answer(r, 503, "overloaded")
+        report.check("receiving_bodies: a chunked body is cut off with 503 while it streams",
+                     not why, why)
+        s.close()
+        stalled.pop().close()
+        freed = attnd.wait_until(lambda: attnd.metric(d.port, RECEIVING) == body_max, WAIT)
+        report.check("receiving_bodies: a closed upload gives its share back", freed,
+                     "%s %s" % (RECEIVING, attnd.metric(d.port, RECEIVING)))
+        ok, r = compute_ok(d.port)
+        report.check("receiving_bodies: then a request is served", ok, repr(r))
+        for s in stalled:
+            s.close()
+        empty = attnd.wait_until(lambda: attnd.metric(d.port, RECEIVING) == 0, WAIT)
+        report.check("receiving_bodies: nothing left held", empty,
+                     "%s %s" % (RECEIVING, attnd.metric(d.port, RECEIVING)))
+        settled(report, "receiving_bodies", d, fds0, rss0)
 
 
 def test_silent_body(report):
