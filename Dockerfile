@@ -68,14 +68,15 @@ COPY --from=build /src/build/attnd /usr/local/bin/attnd
 ENV OPENBLAS_NUM_THREADS=1 \
     ATTND_HOST=0.0.0.0 \
     ATTND_PORT=8080 \
-    ATTND_DRAIN_SECONDS=10 \
+    ATTND_DRAIN_SECONDS=8 \
     ATTND_LOG_FORMAT=json
 
 # A numeric user, so that Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001
 EXPOSE 8080
 # attnd drains on SIGTERM: readiness fails, in-flight work finishes within
-# ATTND_DRAIN_SECONDS, then it exits 0. Give `docker stop -t` more than that.
+# ATTND_DRAIN_SECONDS, then it exits 0. 8 s ends inside `docker stop`'s
+# default 10 s wait; with a longer drain, give `docker stop -t` more.
 STOPSIGNAL SIGTERM
 # No curl in the image: attnd probes itself. Shell form, so that a changed
 # ATTND_PORT is followed.

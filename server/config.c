@@ -110,7 +110,8 @@ static const struct cfg_option options[] = {
      "do not load the built-in models base, tiny and mini, nor the tokenizers gpt2, bert "
      "and mini"},
     {"--probe", NULL, CFG_STR, NULL, NULL, 0, 0, OFF(probe),
-     "GET http://127.0.0.1:PORT/path and exit 0 on 2xx, 1 otherwise (container HEALTHCHECK)"},
+     "GET http://127.0.0.1:PORT/path (or http://[::1]:PORT/path) and exit 0 on 2xx, 1 "
+     "otherwise (container HEALTHCHECK)"},
     {"--version", NULL, CFG_BOOL, NULL, NULL, 0, 0, OFF(version), "print `attnd VERSION` and exit"},
     {"--routes", NULL, CFG_BOOL, NULL, NULL, 0, 0, OFF(routes),
      "print the routing table (METHOD PATH per line) and exit"},

@@ -709,7 +709,9 @@ union sockaddr_any {
 	struct sockaddr_in6 in6;
 };
 
-/* Fills addr from the numeric --host; returns the MHD flag it needs, or -1. */
+/* Fills addr from the numeric --host; returns the MHD flag it needs, or -1.
+ * `::` takes IPv4 too (IPV6_V6ONLY off), as "every interface" means: a
+ * probe of 127.0.0.1 (the image's HEALTHCHECK) reaches it. */
 static int bind_address(const struct attnd_config *cfg, union sockaddr_any *addr)
 {
 	memset(addr, 0, sizeof *addr);
@@ -721,7 +723,8 @@ static int bind_address(const struct attnd_config *cfg, union sockaddr_any *addr
 	if (inet_pton(AF_INET6, cfg->host, &addr->in6.sin6_addr) == 1) {
 		addr->in6.sin6_family = AF_INET6;
 		addr->in6.sin6_port = htons((uint16_t)cfg->port);
-		return MHD_USE_IPv6;
+		return IN6_IS_ADDR_UNSPECIFIED(&addr->in6.sin6_addr) ? MHD_USE_DUAL_STACK
+								      : MHD_USE_IPv6;
 	}
 	return -1;
 }

@@ -411,7 +411,10 @@ static int serve(const struct attnd_config *cfg)
 	}
 	if (log_writer_start() != 0)
 		log_error("no log writer thread: log lines are written by the threads that log");
-	printf("listening on %s:%u\n", cfg->host, http_port(d.http));
+	if (strchr(cfg->host, ':') != NULL) /* IPv6, bracketed as in a URL */
+		printf("listening on [%s]:%u\n", cfg->host, http_port(d.http));
+	else
+		printf("listening on %s:%u\n", cfg->host, http_port(d.http));
 	fflush(stdout);
 	wait_for_signal(&d);
 	if (drain(&d, cfg) != 0) {

@@ -1,5 +1,6 @@
 /*
- * probe.c: one HTTP/1.0 GET over a plain socket, status line parsed.
+ * probe.c: one HTTP/1.0 GET over a plain socket, status line parsed. The
+ * host is a numeric IPv4 address, or IPv6 in brackets (http://[::1]:8080/).
  */
 #include "probe.h"
 
@@ -13,9 +14,15 @@
 #include <unistd.h>
 
 struct probe_url {
-	char host[64];
+	char host[64]; /* without an IPv6 address's brackets */
 	unsigned port;
 	char path[512];
+};
+
+union probe_addr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
 };
 
 static int parse_url(const char *url, struct probe_url *u)
@@ -29,11 +36,21 @@ static int parse_url(const char *url, struct probe_url *u)
 	if (strncmp(p, scheme, strlen(scheme)) != 0)
 		return -1;
 	p += strlen(scheme);
-	colon = strchr(p, ':');
-	if (colon == NULL || (size_t)(colon - p) >= sizeof u->host)
-		return -1;
-	memcpy(u->host, p, (size_t)(colon - p));
-	u->host[colon - p] = '\0';
+	if (*p == '[') { /* [IPv6]:port */
+		const char *close = strchr(++p, ']');
+
+		colon = close != NULL && close[1] == ':' ? close + 1 : NULL;
+		if (colon == NULL || (size_t)(close - p) >= sizeof u->host)
+			return -1;
+		memcpy(u->host, p, (size_t)(close - p));
+		u->host[close - p] = '\0';
+	} else {
+		colon = strchr(p, ':');
+		if (colon == NULL || (size_t)(colon - p) >= sizeof u->host)
+			return -1;
+		memcpy(u->host, p, (size_t)(colon - p));
+		u->host[colon - p] = '\0';
+	}
 	port = strtoul(colon + 1, &end, 10);
 	if (end == colon + 1 || port == 0 || port > 65535 || (*end != '/' && *end != '\0'))
 		return -1;
@@ -45,23 +62,38 @@ static int parse_url(const char *url, struct probe_url *u)
 	return 0;
 }
 
+/* The numeric host and port as a socket address: its length, or 0. */
+static socklen_t address_of(const struct probe_url *u, union probe_addr *a)
+{
+	memset(a, 0, sizeof *a);
+	if (inet_pton(AF_INET, u->host, &a->in4.sin_addr) == 1) {
+		a->in4.sin_family = AF_INET;
+		a->in4.sin_port = htons((uint16_t)u->port);
+		return sizeof a->in4;
+	}
+	if (inet_pton(AF_INET6, u->host, &a->in6.sin6_addr) == 1) {
+		a->in6.sin6_family = AF_INET6;
+		a->in6.sin6_port = htons((uint16_t)u->port);
+		return sizeof a->in6;
+	}
+	return 0;
+}
+
 static int connect_to(const struct probe_url *u)
 {
-	struct sockaddr_in addr;
+	union probe_addr addr;
+	socklen_t len = address_of(u, &addr);
 	struct timeval tv = {5, 0};
 	int fd;
 
-	memset(&addr, 0, sizeof addr);
-	addr.sin_family = AF_INET;
-	addr.sin_port = htons((uint16_t)u->port);
-	if (inet_pton(AF_INET, u->host, &addr.sin_addr) != 1)
+	if (len == 0)
 		return -1;
-	fd = socket(AF_INET, SOCK_STREAM, 0);
+	fd = socket(addr.sa.sa_family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0 ||
-	    connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+	    connect(fd, &addr.sa, len) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -74,8 +106,9 @@ static int get_status(int fd, const struct probe_url *u)
 	char req[700];
 	char resp[64];
 	size_t got = 0;
-	int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s:%u\r\n\r\n", u->path,
-			 u->host, u->port);
+	int v6 = strchr(u->host, ':') != NULL; /* Host names it in brackets */
+	int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s%s%s:%u\r\n\r\n", u->path,
+			 v6 ? "[" : "", u->host, v6 ? "]" : "", u->port);
 	int status = -1;
 
 	if (n < 0 || (size_t)n >= sizeof req || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n)
@@ -100,7 +133,9 @@ int probe_run(const char *url)
 	int status;
 
 	if (parse_url(url, &u) != 0) {
-		fprintf(stderr, "attnd --probe: '%s' is not http://IPV4:PORT/path\n", url);
+		fprintf(stderr, "attnd --probe: '%s' is not http://IPV4:PORT/path or "
+				"http://[IPV6]:PORT/path\n",
+			url);
 		return 1;
 	}
 	fd = connect_to(&u);

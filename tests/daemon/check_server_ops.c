@@ -394,6 +394,43 @@ START_TEST(test_probe)
 }
 END_TEST
 
+/* --host :: is every interface, IPv4 too: the image's HEALTHCHECK probes
+ * 127.0.0.1, and the probe speaks IPv6 in brackets. Skipped where the
+ * machine has no IPv6. */
+START_TEST(test_probe_dual_stack)
+{
+	static char out[4096];
+	const char *const args[] = {"--port", "0", "--host", "::", "--no-builtins", NULL};
+	char v4[128], v6[128], line[256];
+	const char *at;
+	pid_t pid;
+	int fd = live_spawn(args, &pid);
+	unsigned port;
+
+	live_read_stdout(fd, line, sizeof line, WAIT_MS);
+	close(fd);
+	at = strstr(line, "listening on ");
+	if (at == NULL) { /* no IPv6 here: attnd could not bind */
+		kill(pid, SIGKILL);
+		live_wait_exit(pid, WAIT_MS);
+		return;
+	}
+	ck_assert_msg(strncmp(at, "listening on [::]:", 18) == 0, "banner: %s", line);
+	port = (unsigned)strtoul(at + strlen("listening on [::]:"), NULL, 10);
+	snprintf(v4, sizeof v4, "http://127.0.0.1:%u/healthz", port);
+	snprintf(v6, sizeof v6, "http://[::1]:%u/healthz", port);
+	{
+		const char *const probe4[] = {"--probe", v4, NULL};
+		const char *const probe6[] = {"--probe", v6, NULL};
+
+		ck_assert_int_eq(run_attnd(probe4, out, sizeof out), 0);
+		ck_assert_int_eq(run_attnd(probe6, out, sizeof out), 0);
+	}
+	kill(pid, SIGTERM);
+	ck_assert_int_ne(live_wait_exit(pid, WAIT_MS), -1);
+}
+END_TEST
+
 static Suite *server_ops_suite(void)
 {
 	Suite *s = suite_create("server_ops");
@@ -409,6 +446,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(cli, test_bad_model_exits_2);
 	tcase_add_test(cli, test_model_from_file);
 	tcase_add_test(cli, test_probe);
+	tcase_add_test(cli, test_probe_dual_stack);
 	tcase_add_test(cli, test_work_limit_flag);
 	suite_add_tcase(s, load);
 	suite_add_tcase(s, cli);
