@@ -36,7 +36,7 @@ int api_service_add_builtin_tokenizers(struct api_service *svc, struct api_error
 		struct tokenizer *tok = NULL;
 
 		if (registry_find_tokenizer(svc, b->name) != NULL)
-			continue; /* a --tokenizer of the same name stands in its place */
+			continue; /* one loaded first (server/models.c) stands in its place */
 		if (build_one(b, &tok, err) != 0 ||
 		    api_service_add_tokenizer(svc, b->name, tok, b->source, err) != 0)
 			return -1;

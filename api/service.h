@@ -191,8 +191,9 @@ int api_service_set_model_tokenizer(struct api_service *svc, const char *model,
 				    const char *tokenizer, struct api_error *err);
 
 /* Adds the built-in tokenizers (api/builtin_tokenizers.h: `gpt2` and
- * `bert`) whose names no tokenizer has yet: a --tokenizer of the same name,
- * added first, takes the built-in one's place. */
+ * `bert`) whose names no tokenizer has yet: one of the same name added
+ * first (a --tokenizer, a model folder's tokenizer.json) takes the built-in
+ * one's place. */
 int api_service_add_builtin_tokenizers(struct api_service *svc, struct api_error *err);
 
 /* Adds the built-in checkpoints (api/builtin_checkpoints.h: `mini`), each

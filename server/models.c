@@ -6,6 +6,18 @@
  * files; its tokenizer.json, when it has one and no tokenizer= is given,
  * becomes a tokenizer named after the model).
  *
+ * The order of a load (models_load):
+ *   1. the built-in models, then each --tokenizer;
+ *   2. each --model, with the tokenizer it brings (a folder's tokenizer.json
+ *      or a tokenizer=FILE), named after the model;
+ *   3. the built-in tokenizers whose names steps 1-2 left free: a tokenizer
+ *      of one's name, a --tokenizer's or a model's own, stands in its place;
+ *   4. each model's tokenizer=NAME, which may name a built-in one (so it
+ *      waits for step 3);
+ *   5. the built-in checkpoints whose names are still free, and the default.
+ * A model's own tokenizer whose name a --tokenizer has is an error: both were
+ * asked for, and tokenizer=NAME says which one the model uses.
+ *
  * The engine does no I/O, so the file is read whole here (bounded by
  * MODEL_FILE_MAX) and handed to attn_model_from_safetensors; a vocab= file is
  * read whole too (bounded by API_VOCAB_FILE_MAX) and parsed by api/vocab.c
@@ -344,23 +356,70 @@ static int load_tokenizer(struct api_service *svc, const char *text, char *err, 
 	return add_tokenizer(svc, name, eq + 1, what, err, errlen);
 }
 
-/* A model's tokenizer=: a FILE (holding a '/' or ending in .json), loaded as
- * a tokenizer named after the model, or a --tokenizer NAME. */
-static int model_tokenizer(struct api_service *svc, const struct model_spec *s, char *err,
+/* A tokenizer= value that is a FILE (holding a '/' or ending in .json), not
+ * a tokenizer's NAME. */
+static int tokenizer_is_file(const char *t)
+{
+	return strchr(t, '/') != NULL || ends_with(t, ".json");
+}
+
+/* The message for model s's own tokenizer (read from path) when adding it
+ * failed with e. The model's name is valid, so a name refused is taken, by a
+ * --tokenizer (models' names are unique, and the built-ins come later). */
+static void own_tokenizer_failed(const struct model_spec *s, const char *path,
+				 const struct api_error *e, char *err, size_t errlen)
+{
+	if (e->kind == API_E_INVALID_MODEL_NAME)
+		snprintf(err, errlen,
+			 "model %s: tokenizer: %s would be tokenizer '%s', the name of a "
+			 "--tokenizer; give tokenizer=%s to use that one instead",
+			 s->name, path, s->name, s->name);
+	else
+		snprintf(err, errlen, "model %s: tokenizer: %s", s->name, e->message);
+}
+
+/* Adds tok (taken, on failure too), read from path, as model s's own
+ * tokenizer, named after it, and gives it to the model. */
+static int add_own_tokenizer(struct api_service *svc, const struct model_spec *s,
+			     struct tokenizer *tok, const char *path, char *err, size_t errlen)
+{
+	char source[1100];
+	struct api_error e;
+
+	snprintf(source, sizeof source, "file:%s", path);
+	if (api_service_add_tokenizer(svc, s->name, tok, source, &e) != 0) {
+		own_tokenizer_failed(s, path, &e, err, errlen);
+		return -1;
+	}
+	if (api_service_set_model_tokenizer(svc, s->name, s->name, &e) != 0) {
+		snprintf(err, errlen, "model %s: tokenizer: %s", s->name, e.message);
+		return -1;
+	}
+	return 0;
+}
+
+/* A model's tokenizer=FILE, loaded as a tokenizer named after the model. */
+static int file_tokenizer(struct api_service *svc, const struct model_spec *s, char *err,
+			  size_t errlen)
+{
+	char msg[512];
+	struct tokenizer *tok = load_tokenizer_file(s->tokenizer, msg, sizeof msg);
+
+	if (tok == NULL) {
+		snprintf(err, errlen, "model %s: tokenizer: %s", s->name, msg);
+		return -1;
+	}
+	return add_own_tokenizer(svc, s, tok, s->tokenizer, err, errlen);
+}
+
+/* A model's tokenizer=NAME: a --tokenizer's, or a built-in one. */
+static int named_tokenizer(struct api_service *svc, const struct model_spec *s, char *err,
 			   size_t errlen)
 {
-	const char *t = s->tokenizer;
 	struct api_error e;
-	char what[128];
 
-	snprintf(what, sizeof what, "model %s: tokenizer", s->name);
-	if (strchr(t, '/') != NULL || ends_with(t, ".json")) {
-		if (add_tokenizer(svc, s->name, t, what, err, errlen) != 0)
-			return -1;
-		t = s->name;
-	}
-	if (api_service_set_model_tokenizer(svc, s->name, t, &e) != 0) {
-		snprintf(err, errlen, "%s: %s", what, e.message);
+	if (api_service_set_model_tokenizer(svc, s->name, s->tokenizer, &e) != 0) {
+		snprintf(err, errlen, "model %s: tokenizer: %s", s->name, e.message);
 		return -1;
 	}
 	return 0;
@@ -383,7 +442,6 @@ static int folder_tokenizer(struct api_service *svc, const struct model_spec *s,
 	char file[1100], msg[512];
 	struct tokenizer *tok = NULL;
 	struct tok_spec spec;
-	struct api_error e;
 	int rc;
 
 	snprintf(file, sizeof file, "%s/tokenizer.json", s->path);
@@ -397,13 +455,7 @@ static int folder_tokenizer(struct api_service *svc, const struct model_spec *s,
 		snprintf(err, errlen, "model %s: %s", s->name, msg);
 		return -1;
 	}
-	snprintf(file, sizeof file, "file:%s/tokenizer.json", s->path);
-	if (api_service_add_tokenizer(svc, s->name, tok, file, &e) != 0 ||
-	    api_service_set_model_tokenizer(svc, s->name, s->name, &e) != 0) {
-		snprintf(err, errlen, "model %s: tokenizer: %s", s->name, e.message);
-		return -1;
-	}
-	return 0;
+	return add_own_tokenizer(svc, s, tok, file, err, errlen);
 }
 
 /* A model folder: the checkpoint, then its tokenizer (tokenizer=, or the
@@ -435,61 +487,59 @@ static int load_checkpoint(struct api_service *svc, const struct model_spec *s, 
 	if (s->tokenizer[0] != '\0') {
 		free(d->tokenizer_json); /* tokenizer= wins over the folder's */
 		d->tokenizer_json = NULL;
-		return model_tokenizer(svc, s, err, errlen);
+		/* a NAME is given the model later (models_load, step 4) */
+		return tokenizer_is_file(s->tokenizer) ? file_tokenizer(svc, s, err, errlen) : 0;
 	}
 	if (d->tokenizer_json != NULL)
 		return folder_tokenizer(svc, s, d, err, errlen);
 	return 0;
 }
 
-/* Loads one --model entry; its name is copied to name[80]. */
-static int load_one(struct api_service *svc, const char *text, char name[80], char *err,
+/* Loads one --model entry into *s: the model, and the tokenizer it brings
+ * (a tokenizer=FILE, or its folder's tokenizer.json); a tokenizer=NAME is
+ * given it later (named_tokenizer). */
+static int load_one(struct api_service *svc, const char *text, struct model_spec *s, char *err,
 		    size_t errlen)
 {
-	struct model_spec s;
 	struct attn_model *model = NULL;
 	struct api_vocab vocab = { 0 };
 	struct api_error e;
 	char source[1100];
 	int rc = -1;
 
-	if (spec_parse(&s, text, err, errlen) != 0)
+	if (spec_parse(s, text, err, errlen) != 0)
 		return -1;
-	memcpy(name, s.name, sizeof s.name);
-	if (is_dir(s.path))
-		return load_checkpoint(svc, &s, err, errlen);
-	if (load_weights(&s, &model, err, errlen) != 0)
+	if (is_dir(s->path))
+		return load_checkpoint(svc, s, err, errlen);
+	if (load_weights(s, &model, err, errlen) != 0)
 		return -1;
-	if (s.vocab[0] != '\0' && load_vocab(&s, model, &vocab, err, errlen) != 0)
+	if (s->vocab[0] != '\0' && load_vocab(s, model, &vocab, err, errlen) != 0)
 		goto out;
-	snprintf(source, sizeof source, "file:%s", s.path);
+	snprintf(source, sizeof source, "file:%s", s->path);
 	/* the service takes the model, on failure too; it copies the tokens */
-	rc = api_service_add_model(svc, s.name, model, source,
+	rc = api_service_add_model(svc, s->name, model, source,
 				   vocab.n > 0 ? (const char *const *)vocab.tokens : NULL, &e);
 	model = NULL;
 	if (rc != 0)
-		snprintf(err, errlen, "model %s: %s", s.name, e.message);
-	else if (s.tokenizer[0] != '\0')
-		rc = model_tokenizer(svc, &s, err, errlen);
+		snprintf(err, errlen, "model %s: %s", s->name, e.message);
+	else if (tokenizer_is_file(s->tokenizer))
+		rc = file_tokenizer(svc, s, err, errlen);
 out:
 	attn_model_free(model);
 	api_vocab_release(&vocab);
 	return rc;
 }
 
-int models_load(struct api_service *svc, const struct attnd_config *cfg, char *err, size_t errlen)
+/* Steps 2-4 of a load (the top of this file): the --model entries into
+ * specs[cfg->models.n], the built-in tokenizers they left free, then each
+ * model's tokenizer=NAME. */
+static int load_models(struct api_service *svc, const struct attnd_config *cfg,
+		       struct model_spec *specs, char *err, size_t errlen)
 {
 	struct api_error e;
-	char first[80] = "";
-	char name[80];
-	const char *def = cfg->default_model;
 
-	if (!cfg->no_builtins && api_service_add_builtins(svc, &e) != 0) {
-		snprintf(err, errlen, "built-in models: %s", e.message);
-		return -1;
-	}
-	for (size_t i = 0; i < cfg->tokenizers.n; i++) {
-		if (load_tokenizer(svc, cfg->tokenizers.v[i], err, errlen) != 0)
+	for (size_t i = 0; i < cfg->models.n; i++) {
+		if (load_one(svc, cfg->models.v[i], &specs[i], err, errlen) != 0)
 			return -1;
 	}
 	if (!cfg->no_builtins && api_service_add_builtin_tokenizers(svc, &e) != 0) {
@@ -497,22 +547,51 @@ int models_load(struct api_service *svc, const struct attnd_config *cfg, char *e
 		return -1;
 	}
 	for (size_t i = 0; i < cfg->models.n; i++) {
-		if (load_one(svc, cfg->models.v[i], name, err, errlen) != 0)
+		const struct model_spec *s = &specs[i];
+
+		if (s->tokenizer[0] != '\0' && !tokenizer_is_file(s->tokenizer) &&
+		    named_tokenizer(svc, s, err, errlen) != 0)
 			return -1;
-		if (i == 0)
-			memcpy(first, name, sizeof first);
 	}
+	return 0;
+}
+
+int models_load(struct api_service *svc, const struct attnd_config *cfg, char *err, size_t errlen)
+{
+	struct model_spec *specs = calloc(cfg->models.n + 1, sizeof *specs);
+	const char *def = cfg->default_model;
+	struct api_error e;
+	int rc = -1;
+
+	if (specs == NULL) {
+		snprintf(err, errlen, "--model: out of memory");
+		return -1;
+	}
+	if (!cfg->no_builtins && api_service_add_builtins(svc, &e) != 0) {
+		snprintf(err, errlen, "built-in models: %s", e.message);
+		goto out;
+	}
+	for (size_t i = 0; i < cfg->tokenizers.n; i++) {
+		if (load_tokenizer(svc, cfg->tokenizers.v[i], err, errlen) != 0)
+			goto out;
+	}
+	if (load_models(svc, cfg, specs, err, errlen) != 0)
+		goto out;
 	/* after the --model entries: one of the same name stands in its place */
 	if (!cfg->no_builtins && api_service_add_builtin_checkpoints(svc, &e) != 0) {
 		snprintf(err, errlen, "%s", e.message);
-		return -1;
+		goto out;
 	}
-	/* without the built-ins, the first --model is the default */
-	if ((def == NULL || def[0] == '\0') && cfg->no_builtins && first[0] != '\0')
-		def = first;
+	/* without the built-ins, the first --model is the default (specs[0]'s
+	 * name is "" without one: the extra entry) */
+	if ((def == NULL || def[0] == '\0') && cfg->no_builtins && specs[0].name[0] != '\0')
+		def = specs[0].name;
 	if (def != NULL && def[0] != '\0' && api_service_set_default(svc, def, &e) != 0) {
 		snprintf(err, errlen, "--default-model %s: %s", def, e.message);
-		return -1;
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(specs);
+	return rc;
 }

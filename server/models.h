@@ -14,8 +14,11 @@
 
 struct api_service;
 
-/* Adds the built-ins (unless --no-builtins), then each --tokenizer, then
- * each --model (with its tokenizer=), then sets --default-model. Returns 0, or -1 with a message naming the model in err. */
+/* Adds the built-in models (unless --no-builtins), each --tokenizer, each
+ * --model with the tokenizer it brings, the built-in tokenizers whose names
+ * are still free, each model's tokenizer=NAME, then sets --default-model
+ * (models.c says why in that order). Returns 0, or -1 with a message naming
+ * the model in err. */
 int models_load(struct api_service *svc, const struct attnd_config *cfg, char *err, size_t errlen);
 
 #endif

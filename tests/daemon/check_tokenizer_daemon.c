@@ -12,12 +12,15 @@
  * UTF-8, text over --max-text-bytes, an unknown tokenizer, an id past the
  * vocabulary, a token past the embedding table. Then files that must stop
  * start-up with exit status 2 and a message naming the file and the JSON
- * pointer. Run from the repository root.
+ * pointer, and a model folder named after a built-in tokenizer (gpt2): its
+ * tokenizer.json takes the built-in one's place, and a --tokenizer of its
+ * name too is refused. Run from the repository root.
  *
  * Ownership: main creates the temporary directory and removes it with its
  * files after the run; tests only write files into it.
  */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,8 @@
 
 #define FIXTURE "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors" /* vocab 11, 4 heads */
 #define GPT2 "tests/data/tokenizers/gpt2/vocab.json"
+/* a random-weight GPT-2 checkpoint whose tokenizer.json has 265 pieces */
+#define FOLDER "tests/data/checkpoints/gpt2_f32"
 #define MAX_TEXT 64
 
 enum { WAIT_MS = 30000 };
@@ -100,16 +105,22 @@ static void post(const char *path, const char *body, struct live_resp *r)
 	live_post(d.port, path, "application/json", "", body, strlen(body), r);
 }
 
-/* POSTs body to path, expecting 200 and exactly `want`. */
-static void expect_answer(const char *path, const char *body, const char *want)
+/* POSTs body to path on the daemon at port, expecting 200 and exactly `want`. */
+static void expect_answer_at(unsigned port, const char *path, const char *body, const char *want)
 {
 	struct live_resp r = {0};
 
-	post(path, body, &r);
+	live_post(port, path, "application/json", "", body, strlen(body), &r);
 	ck_assert_msg(r.status == 200, "%s %s: %d %s", path, body, r.status, r.body);
 	ck_assert_msg(strcmp(r.body, want) == 0, "%s %s:\n  got  %s\n  want %s", path, body, r.body,
 		      want);
 	live_resp_release(&r);
+}
+
+/* The same, on the routes' daemon. */
+static void expect_answer(const char *path, const char *body, const char *want)
+{
+	expect_answer_at(d.port, path, body, want);
 }
 
 /* POSTs body (len bytes; 0: strlen) to path, expecting an error of status
@@ -374,6 +385,116 @@ START_TEST(test_model_tokenizer_file)
 }
 END_TEST
 
+/* GET /v1/tokenizers on the daemon at port holds `want`, one whole entry. */
+static void expect_tokenizer_listed(unsigned port, const char *want)
+{
+	struct live_resp r = {0};
+
+	live_get(port, "/v1/tokenizers", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(strstr(r.body, want) != NULL, "%s\n  lacks %s", r.body, want);
+	live_resp_release(&r);
+}
+
+/* GET /v1/models on the daemon at port lists model `name` with the
+ * tokenizer named `want`. */
+static void expect_model_tokenizer(unsigned port, const char *name, const char *want)
+{
+	struct live_resp r = {0};
+	json_t *doc, *model;
+	size_t i;
+
+	live_get(port, "/v1/models", &r);
+	ck_assert_int_eq(r.status, 200);
+	doc = live_json(&r);
+	json_array_foreach(json_object_get(doc, "models"), i, model) {
+		const json_t *tok = json_object_get(model, "tokenizer");
+		const char *listed = json_string_value(json_object_get(model, "name"));
+
+		if (listed == NULL || strcmp(listed, name) != 0)
+			continue;
+		ck_assert_msg(json_is_string(tok) && strcmp(json_string_value(tok), want) == 0,
+			      "model %s: %s", name, r.body);
+		json_decref(doc);
+		live_resp_release(&r);
+		return;
+	}
+	ck_abort_msg("model %s not listed: %s", name, r.body);
+}
+
+/*
+ * The README's `--model gpt2=/models/gpt2`: a folder's tokenizer.json is
+ * named after its model, so here it takes the built-in gpt2's place, as a
+ * --tokenizer gpt2 would (it used to stop start-up: "tokenizer name 'gpt2'
+ * is invalid or taken"). "hello the<|endoftext|>" tells the two apart: the
+ * folder's pieces are ids 263, 261, 264, the built-in one's 31373, 262,
+ * 50256.
+ */
+START_TEST(test_folder_tokenizer_takes_builtin_name)
+{
+	static const char want[] =
+	    "{\"ids\":[263,261,264],\"tokens\":[\"hello\",\"\xc4\xa0the\",\"<|endoftext|>\"],"
+	    "\"offsets\":[[0,5],[5,9],[9,22]]}";
+	static const char attention[] = "{\"model\":\"gpt2\",\"text\":\"hello the\"}";
+	const char *args[] = {"--model", "gpt2=" FOLDER, NULL};
+	struct live_daemon m;
+	struct live_resp r = {0};
+
+	live_start(&m, args);
+	expect_model_tokenizer(m.port, "gpt2", "gpt2");
+	expect_tokenizer_listed(m.port, "{\"name\":\"gpt2\",\"source\":\"file:" FOLDER
+					"/tokenizer.json\",\"vocab_size\":265,\"models\":[\"gpt2\"]}");
+	expect_tokenizer_listed(m.port, "{\"name\":\"bert\",\"source\":\"builtin:");
+	/* by the model and by the tokenizer's name: the folder's pieces */
+	expect_answer_at(m.port, "/v1/tokenize",
+			 "{\"model\":\"gpt2\",\"text\":\"hello the<|endoftext|>\","
+			 "\"add_special_tokens\":false}",
+			 want);
+	expect_answer_at(m.port, "/v1/tokenize",
+			 "{\"tokenizer\":\"gpt2\",\"text\":\"hello the<|endoftext|>\","
+			 "\"add_special_tokens\":false}",
+			 want);
+	/* and the checkpoint runs on them */
+	live_post(m.port, "/v1/attention", "application/json", "", attention,
+		  sizeof attention - 1, &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "\"token_ids\":[263,261]") != NULL,
+		      "%d %s", r.status, r.body);
+	live_resp_release(&r);
+	live_stop(&m);
+}
+END_TEST
+
+/* A folder's tokenizer and a --tokenizer of its model's name are two asked
+ * for under one name: exit 2, naming the way out (tokenizer=gpt2, which
+ * takes the --tokenizer). A model's tokenizer=gpt2 given before the folder
+ * gets the folder's, as it would a --tokenizer gpt2's. */
+START_TEST(test_folder_tokenizer_name_taken)
+{
+	char model[1100];
+	const char *both[] = {"--port", "0", "--host", "127.0.0.1", "--tokenizer", "gpt2=" GPT2,
+			      "--model", "gpt2=" FOLDER, NULL};
+	const char *chosen[] = {"--tokenizer", "gpt2=" GPT2, "--model",
+				"gpt2=" FOLDER ",tokenizer=gpt2", NULL};
+	const char *named_first[] = {"--model", model, "--model", "gpt2=" FOLDER, NULL};
+	struct live_daemon m;
+
+	expect_exit_2(both, "model gpt2: tokenizer: " FOLDER "/tokenizer.json would be tokenizer "
+			    "'gpt2', the name of a --tokenizer; give tokenizer=gpt2");
+	live_start(&m, chosen);
+	expect_tokenizer_listed(m.port, "{\"name\":\"gpt2\",\"source\":\"file:" GPT2
+					"\",\"vocab_size\":50257,\"models\":[\"gpt2\"]}");
+	live_stop(&m);
+
+	snprintf(model, sizeof model, "gqa=%s,heads=4,tokenizer=gpt2", FIXTURE);
+	live_start(&m, named_first);
+	expect_model_tokenizer(m.port, "gqa", "gpt2");
+	expect_tokenizer_listed(m.port, "{\"name\":\"gpt2\",\"source\":\"file:" FOLDER
+					"/tokenizer.json\",\"vocab_size\":265,"
+					"\"models\":[\"gqa\",\"gpt2\"]}");
+	live_stop(&m);
+}
+END_TEST
+
 /* The built-in tokenizers: every daemon has gpt2 and bert (the same files as
  * --tokenizer would read, so the same answers), a --tokenizer of one's name
  * stands in its place, and --no-builtins leaves them out. */
@@ -439,6 +560,8 @@ static Suite *tokenizer_daemon_suite(void)
 	tcase_add_test(bad, test_bad_files_exit_2);
 	tcase_add_test(bad, test_other_start_up_failures_exit_2);
 	tcase_add_test(bad, test_model_tokenizer_file);
+	tcase_add_test(bad, test_folder_tokenizer_takes_builtin_name);
+	tcase_add_test(bad, test_folder_tokenizer_name_taken);
 	suite_add_tcase(s, routes);
 	suite_add_tcase(s, bad);
 	return s;
@@ -456,10 +579,11 @@ static int tokenizer_daemon_setup(void)
 {
 	FILE *f;
 
-	if (access(FIXTURE, R_OK) != 0 || access(GPT2, R_OK) != 0) {
-		fprintf(stderr, "check_tokenizer_daemon: needs %s and %s (run from the "
+	if (access(FIXTURE, R_OK) != 0 || access(GPT2, R_OK) != 0 ||
+	    access(FOLDER "/tokenizer.json", R_OK) != 0) {
+		fprintf(stderr, "check_tokenizer_daemon: needs %s, %s and %s (run from the "
 				"repository root)\n",
-			FIXTURE, GPT2);
+			FIXTURE, GPT2, FOLDER);
 		return -1;
 	}
 	if (mkdtemp(tmp_dir) == NULL) {
