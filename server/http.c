@@ -247,35 +247,44 @@ static int media_allowed(unsigned media, const struct hdr_fields *f)
 	return (media & ROUTE_MEDIA_OCTET) && hdr_media_type_is(f, "application/octet-stream");
 }
 
+/* -1, with r->detail saying why: the bodies being received fill
+ * --max-receiving-mb. */
+static int receiving_full(struct request *r)
+{
+	snprintf(r->detail, sizeof r->detail,
+		 "request bodies being received fill --max-receiving-mb (%llu MiB); retry shortly",
+		 r->srv->cfg->max_receiving_mb);
+	return -1;
+}
+
 /* r's body held at `total` bytes from --max-receiving-mb (pending.h), taking
- * what it holds short of that: 0, or -1 (nothing more taken) with r->detail
- * saying why when the bodies being received fill it. */
+ * what it holds short of that as the bytes come: 0, or -1 (nothing more
+ * taken) when they do not fit. */
 static int hold_body(struct request *r, size_t total)
 {
 	size_t more = total > r->receiving ? total - r->receiving : 0;
 
 	if (more == 0)
 		return 0;
-	if (pending_take(&r->srv->receiving, more) != 0) {
-		snprintf(r->detail, sizeof r->detail,
-			 "request bodies being received fill --max-receiving-mb (%llu MiB); "
-			 "retry shortly",
-			 r->srv->cfg->max_receiving_mb);
-		return -1;
-	}
+	if (pending_take(&r->srv->receiving, more) != 0)
+		return receiving_full(r);
 	r->receiving = total;
 	metrics_receiving_bytes(r->srv->metrics, (long long)more);
 	return 0;
 }
 
-/* A declared body takes its size from --max-receiving-mb before a byte of
- * it comes (and before `100 Continue`): refused at once when it does not
- * fit, not after the client has sent it. A chunked one takes as it comes. */
-static int hold_declared_body(struct request *r)
+/* A declared body that the budget has no room for now is refused at its
+ * headers, before a byte of it comes (and before `100 Continue`), not after
+ * the client has sent it. Nothing is taken here: a client that declares a
+ * body and sends none holds nothing, and cannot turn others away. */
+static int declared_body_fits(struct request *r)
 {
 	unsigned long long n;
+	size_t held = pending_held(&r->srv->receiving), max = r->srv->receiving.max;
 
-	return hdr_content_length(&r->hdr, &n) ? hold_body(r, (size_t)n) : 0;
+	if (!hdr_content_length(&r->hdr, &n) || (held <= max && n <= max - held))
+		return 0;
+	return receiving_full(r);
 }
 
 /* First-call checks of a compute request: draining, media type, declared
@@ -292,7 +301,7 @@ static enum MHD_Result admit_compute(struct request *r)
 	r->inference_header = hdr_inference_header_length(&r->hdr);
 	if (hdr_declared_too_large(&r->hdr, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
-	if (hold_declared_body(r) != 0)
+	if (declared_body_fits(r) != 0)
 		return refuse_early(r, REJ_OVERLOADED);
 	return admit_codings(r);
 }
