@@ -12,9 +12,11 @@
  *      or a tokenizer=FILE), named after the model;
  *   3. the built-in tokenizers whose names steps 1-2 left free: a tokenizer
  *      of one's name, a --tokenizer's or a model's own, stands in its place;
- *   4. each model's tokenizer=NAME, which may name a built-in one (so it
- *      waits for step 3);
- *   5. the built-in checkpoints whose names are still free, and the default.
+ *      then the built-in checkpoints (mini, with its tokenizer) whose names
+ *      are still free;
+ *   4. each model's tokenizer=NAME, which may name a built-in one, mini's
+ *      among them (so it waits for step 3);
+ *   5. the default.
  * A model's own tokenizer whose name a --tokenizer has is an error: both were
  * asked for, and tokenizer=NAME says which one the model uses.
  *
@@ -531,8 +533,8 @@ out:
 }
 
 /* Steps 2-4 of a load (the top of this file): the --model entries into
- * specs[cfg->models.n], the built-in tokenizers they left free, then each
- * model's tokenizer=NAME. */
+ * specs[cfg->models.n], the built-in tokenizers and checkpoints they left
+ * free, then each model's tokenizer=NAME. */
 static int load_models(struct api_service *svc, const struct attnd_config *cfg,
 		       struct model_spec *specs, char *err, size_t errlen)
 {
@@ -543,6 +545,11 @@ static int load_models(struct api_service *svc, const struct attnd_config *cfg,
 			return -1;
 	}
 	if (!cfg->no_builtins && api_service_add_builtin_tokenizers(svc, &e) != 0) {
+		snprintf(err, errlen, "%s", e.message);
+		return -1;
+	}
+	/* after the --model entries: one of the same name stands in its place */
+	if (!cfg->no_builtins && api_service_add_builtin_checkpoints(svc, &e) != 0) {
 		snprintf(err, errlen, "%s", e.message);
 		return -1;
 	}
@@ -577,11 +584,6 @@ int models_load(struct api_service *svc, const struct attnd_config *cfg, char *e
 	}
 	if (load_models(svc, cfg, specs, err, errlen) != 0)
 		goto out;
-	/* after the --model entries: one of the same name stands in its place */
-	if (!cfg->no_builtins && api_service_add_builtin_checkpoints(svc, &e) != 0) {
-		snprintf(err, errlen, "%s", e.message);
-		goto out;
-	}
 	/* without the built-ins, the first --model is the default (specs[0]'s
 	 * name is "" without one: the extra entry) */
 	if ((def == NULL || def[0] == '\0') && cfg->no_builtins && specs[0].name[0] != '\0')

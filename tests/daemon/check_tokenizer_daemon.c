@@ -476,6 +476,8 @@ START_TEST(test_folder_tokenizer_name_taken)
 	const char *chosen[] = {"--tokenizer", "gpt2=" GPT2, "--model",
 				"gpt2=" FOLDER ",tokenizer=gpt2", NULL};
 	const char *named_first[] = {"--model", model, "--model", "gpt2=" FOLDER, NULL};
+	/* the built-in checkpoint mini's tokenizer is a built-in one too */
+	const char *minis[] = {"--model", "g=" FOLDER ",tokenizer=mini", NULL};
 	struct live_daemon m;
 
 	expect_exit_2(both, "model gpt2: tokenizer: " FOLDER "/tokenizer.json would be tokenizer "
@@ -491,6 +493,10 @@ START_TEST(test_folder_tokenizer_name_taken)
 	expect_tokenizer_listed(m.port, "{\"name\":\"gpt2\",\"source\":\"file:" FOLDER
 					"/tokenizer.json\",\"vocab_size\":265,"
 					"\"models\":[\"gqa\",\"gpt2\"]}");
+	live_stop(&m);
+
+	live_start(&m, minis);
+	expect_model_tokenizer(m.port, "g", "mini");
 	live_stop(&m);
 }
 END_TEST
