@@ -167,6 +167,14 @@ void tok_added_free(struct tok_added_set *a);
  * AddedVocabulary::split_with_indices. */
 enum tok_status tok_added_split(const struct tok_added_set *a, int normalized,
 				struct tok_splits *s);
+/* The same, adding to *steps the automaton's edges tried: the tests' measure
+ * of its work, at most 6 * text + 2 * longest token per split (added.c). */
+enum tok_status tok_added_split_steps(const struct tok_added_set *a, int normalized,
+				      struct tok_splits *s, uint64_t *steps);
+/* The naive twin, which the tests compare with it: a trie walk from every
+ * position, O(text * longest token). */
+enum tok_status tok_added_split_ref(const struct tok_added_set *a, int normalized,
+				    struct tok_splits *s);
 
 /* ---- models (lookup.c, subword.c, bpe.c, wordpiece.c, unigram.c) ----------- */
 

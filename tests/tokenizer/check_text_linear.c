@@ -2,7 +2,8 @@
  * check_text_linear.c: the tokenizer's text stages stay linear in the text
  * (tokenizer/stages.h): 1 MiB of one character, 1 MiB without spaces,
  * 100,000 emoji ZWJ sequences, runs of combining marks, 1 MiB of '<' against
- * 6415 added tokens, every other kind at its worst. Results are asserted;
+ * 6415 added tokens, 1 MiB of 'a' against an added token of "a"x5000 "b"
+ * (its work counted), every other kind at its worst. Results are asserted;
  * the test case's timeout bounds the time. 64 KiB and 5,000 emoji in light
  * mode (tests/lib/light.h). The stages' behavior is check_text.c's.
  */
@@ -165,6 +166,42 @@ START_TEST(linear_added_many_tokens)
 }
 END_TEST
 
+/* A hostile tokenizer's added token, "a"x5000 "b", on a megabyte of 'a':
+ * the trie walk from every 'a' went 5000 bytes deep each time. The
+ * automaton's edges tried are counted (tok_added_split_steps) and must
+ * stay within added.c's bound, 6 * text + 2 * longest token, with no
+ * match and with "a" added, which matches at every byte. */
+START_TEST(linear_added_long_token)
+{
+	enum { LONG = 5000 };
+	struct tok_added a[2] = {{.id = 1}, {.content = "a", .id = 2}};
+	char *lng = malloc(LONG + 2), *text;
+	struct tok_splits s;
+	size_t len;
+
+	ck_assert_ptr_nonnull(lng);
+	memset(lng, 'a', LONG);
+	memcpy(lng + LONG, "b", 2);
+	a[0].content = lng;
+	text = repeat("a", MIB, &len);
+	for (size_t n = 1; n <= 2; n++) {
+		struct tok_added_set *set = tst_added_set(a, n, NULL);
+		uint64_t steps = 0;
+		tst_splits_of(&s, text);
+		ck_assert_int_eq(tok_added_split_steps(set, 0, &s, &steps), TOK_OK);
+		ck_assert_uint_eq(s.n, n == 1 ? 1 : len);
+		ck_assert_int_eq(s.v[s.n - 1].id, n == 1 ? -1 : 2);
+		ck_assert_msg(steps <= 6 * (uint64_t)len + 2 * (LONG + 1),
+			      "%zu tokens: %llu steps for %zu bytes", n,
+			      (unsigned long long)steps, len);
+		tok_splits_release(&s);
+		tok_added_free(set);
+	}
+	free(lng);
+	free(text);
+}
+END_TEST
+
 /* Each other kind on a megabyte that makes the most splits or the longest
  * runs it can: one split count each, as their rules give. */
 START_TEST(linear_other_kinds)
@@ -242,6 +279,7 @@ static Suite *text_linear_suite(void)
 	tcase_add_test(lin, linear_emoji_zwj);
 	tcase_add_test(lin, linear_combining_marks);
 	tcase_add_test(lin, linear_added_many_tokens);
+	tcase_add_test(lin, linear_added_long_token);
 	tcase_add_test(lin, linear_other_kinds);
 	suite_add_tcase(s, lin);
 	return s;
