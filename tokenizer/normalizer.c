@@ -28,6 +28,8 @@
 
 enum tok_status tok_normalizer_compile(struct tok_normalizer *n, char *err, size_t errlen)
 {
+	if (n->kind == TOK_NORM_NFC || n->kind == TOK_NORM_NFKC)
+		tok_uc_prepare_forms(); /* at load, not on the first request */
 	if (n->kind == TOK_NORM_REPLACE && n->pattern.re == NULL) {
 		char why[200];
 		if (n->pattern.text == NULL || n->content == NULL) {

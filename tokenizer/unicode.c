@@ -278,9 +278,14 @@ static int cmp_cp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int composes_backward(int32_t cp)
+void tok_uc_prepare_forms(void)
 {
 	pthread_once(&backward_once, backward_derive);
+}
+
+static int composes_backward(int32_t cp)
+{
+	tok_uc_prepare_forms(); /* a no-op once a tokenizer was built */
 	return bsearch(&cp, backward.cp, backward.n, sizeof cp, cmp_cp) != NULL;
 }
 

@@ -3,7 +3,8 @@
  * utf8proc, each named for the Hugging Face `tokenizers` predicate it stands
  * for. Internal to tokenizer/. Pure functions; only tok_uc_normalize
  * allocates (into the caller's tok_nstr), and keeps one table, derived from
- * utf8proc on its first call (thread-safe) and never freed.
+ * utf8proc by tok_uc_prepare_forms (or its first call; thread-safe) and
+ * never freed.
  *
  * Where the classes of HF's Rust crates, PCRE2 and JavaScript disagree the
  * functions follow HF; tests/tokenizer/check_text.c lists the cases.
@@ -61,5 +62,9 @@ enum tok_uc_form { TOK_UC_NFC, TOK_UC_NFD, TOK_UC_NFKC, TOK_UC_NFKD };
  */
 enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form form,
 				 struct tok_nstr *out);
+
+/* Derives the table NFC and NFKC segment by (about 10 ms, once per
+ * process): called where a tokenizer is built, so that no request pays it. */
+void tok_uc_prepare_forms(void);
 
 #endif
