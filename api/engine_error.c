@@ -1,7 +1,10 @@
 /* engine_error.c: engine statuses as API errors (see engine_error.h). */
 #include "engine_error.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "values.h"
 
 static const enum api_error_kind engine_kinds[ATTN_STATUS_COUNT] = {
 	[ATTN_OK] = API_E_INVALID_ARGUMENT, /* never asked: not a failure */
@@ -34,17 +37,31 @@ enum api_error_kind api_engine_kind(enum attn_status status)
 	return (unsigned)status < ATTN_STATUS_COUNT ? engine_kinds[status] : API_E_INVALID_ARGUMENT;
 }
 
-const char *api_engine_where(const struct api_field_where *map, size_t n, const char *field)
+static const struct api_field_where *find_field(const struct api_field_where *map, size_t n,
+						 const char *field)
 {
 	for (size_t i = 0; field != NULL && i < n; i++)
 		if (strcmp(field, map[i].field) == 0)
-			return map[i].where;
-	return "";
+			return &map[i];
+	return NULL;
+}
+
+const char *api_engine_where(const struct api_field_where *map, size_t n, const char *field)
+{
+	const struct api_field_where *f = find_field(map, n, field);
+
+	return f != NULL ? f->where : "";
 }
 
 int api_engine_fail(struct api_error *err, const struct attn_error *aerr,
 		    const struct api_field_where *map, size_t n)
 {
-	return api_fail(err, api_engine_kind(aerr->status), api_engine_where(map, n, aerr->field),
-			"%s", aerr->message);
+	const struct api_field_where *f = find_field(map, n, aerr->field);
+	char ptr[API_PTR_MAX];
+
+	if (f != NULL && f->element)
+		api_ptr_index(ptr, sizeof ptr, f->where, aerr->index);
+	else
+		snprintf(ptr, sizeof ptr, "%s", f != NULL ? f->where : "");
+	return api_fail(err, api_engine_kind(aerr->status), ptr, "%s", aerr->message);
 }

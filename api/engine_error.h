@@ -15,6 +15,8 @@
 struct api_field_where {
 	const char *field;
 	const char *where;
+	int element; /* where is a flat list and attn_error.index its element's:
+		      * the pointer names the element (where/index) */
 };
 
 /* The API's kind of an engine status (out_of_memory is 503, cancelled is
@@ -25,7 +27,7 @@ enum api_error_kind api_engine_kind(enum attn_status status);
 const char *api_engine_where(const struct api_field_where *map, size_t n, const char *field);
 
 /* Fills err from aerr, its pointer looked up in map[n] by aerr->field ("" when
- * absent), and returns -1. */
+ * absent; down to the element for an entry marked so), and returns -1. */
 int api_engine_fail(struct api_error *err, const struct attn_error *aerr,
 		    const struct api_field_where *map, size_t n);
 

@@ -9,6 +9,7 @@
 #include "json_dom.h"
 #include "json_tensor.h"
 #include "json_utf8.h"
+#include "json_where.h"
 
 const char *req_child(char *dst, const char *ptr, const char *key)
 {
@@ -25,14 +26,84 @@ static json_t *load(const char *text, size_t len, json_error_t *jerr)
 	return root ? root : json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, jerr);
 }
 
+/* A string escape jansson refuses though the JSON is valid: a lone UTF-16
+ * surrogate ("invalid Unicode '\uD800'"). */
+static int lone_surrogate(const json_error_t *jerr)
+{
+	return json_error_code(jerr) == json_error_invalid_syntax &&
+	       strncmp(jerr->text, "invalid Unicode '", 17) == 0;
+}
+
+/* A value jansson cannot hold, in JSON that is valid (json_where.h): a
+ * number past a double or past 64 bits, or a lone surrogate. 0 with err a
+ * 422 at the value's pointer; -1 when it is something else, or cannot be
+ * placed (err untouched). */
+static int refuse_value(const char *body, size_t len, const json_error_t *jerr,
+			struct api_error *err)
+{
+	int number = json_error_code(jerr) == json_error_numeric_overflow;
+	char ptr[API_PTR_MAX];
+	size_t start, n;
+
+	if ((!number && !lone_surrogate(jerr)) || jerr->position <= 0 ||
+	    json_pointer_at(body, len, (size_t)jerr->position, ptr, &start) != 0)
+		return -1;
+	n = (size_t)jerr->position - start;
+	if (!number) {
+		const char *escape = jerr->text + 17, *quote = strchr(escape, '\'');
+
+		api_fail(err, API_E_INVALID_UTF8, ptr,
+			 "the string holds %.*s: a UTF-16 surrogate without its pair, which "
+			 "is no character (line %d, column %d)",
+			 quote != NULL ? (int)(quote - escape) : 6, escape, jerr->line,
+			 jerr->column);
+		return 0;
+	}
+	api_fail(err, API_E_OUT_OF_RANGE, ptr,
+		 memchr(body + start, '.', n) || memchr(body + start, 'e', n) ||
+			 memchr(body + start, 'E', n)
+		     ? "%.*s%s is past the range of a double"
+		     : "%.*s%s is past the range of a 64-bit integer",
+		 n > 40 ? 40 : (int)n, body + start, n > 40 ? "..." : "");
+	return 0;
+}
+
+/* Two bodies that do not parse, said in words a person acts on rather than
+ * as jansson's token at line 1: an empty body (a client that forgot to send
+ * one) and a UTF-8 byte order mark before the JSON (an editor's; RFC 8259
+ * section 8.1 forbids sending one). 1 with err set, else 0. */
+static int refuse_unreadable(const char *body, size_t len, struct api_error *err)
+{
+	size_t blank = 0;
+
+	while (blank < len && strchr(" \t\r\n", body[blank]) != NULL && body[blank] != '\0')
+		blank++;
+	if (blank == len) {
+		api_fail(err, API_E_MALFORMED_JSON, "",
+			 len == 0 ? "the body is empty: send the request as a JSON object"
+				  : "the body holds only white space: send the request as a "
+				    "JSON object");
+		return 1;
+	}
+	if (len >= 3 && memcmp(body, "\xef\xbb\xbf", 3) == 0) {
+		api_fail(err, API_E_MALFORMED_JSON, "",
+			 "the body starts with a UTF-8 byte order mark (bytes EF BB BF): send "
+			 "the JSON without it");
+		return 1;
+	}
+	return 0;
+}
+
 /* The checks after either reader: a syntax error (*root NULL) is 400, said
  * as the body's first byte that is not UTF-8 when there is one
- * (json_utf8.h), else as jerr says where; anything but an object 422. */
+ * (json_utf8.h), else as jerr says where, but for a value jansson cannot
+ * hold (422 at its pointer); anything but an object 422. */
 static int parsed(const char *body, size_t len, json_t **root, const json_error_t *jerr,
 		  struct api_error *err)
 {
 	if (*root == NULL) {
-		if (req_refuse_not_utf8(body, len, err) != 0)
+		if (req_refuse_not_utf8(body, len, err) != 0 || refuse_unreadable(body, len, err) ||
+		    refuse_value(body, len, jerr, err) == 0)
 			return -1;
 		if (json_error_code(jerr) == json_error_null_character)
 			return api_fail(err, API_E_MALFORMED_JSON, "",
@@ -150,20 +221,35 @@ int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, siz
 	return 0;
 }
 
-int req_number(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
-	       double dflt, double *out, struct api_error *err)
+/* req_number and req_number_above: lo itself taken unless open. */
+static int number_in(const json_t *obj, const char *key, const char *ptr, double lo, int open,
+		     double hi, double dflt, double *out, struct api_error *err)
 {
 	const json_t *v = json_object_get(obj, key);
+	double x = json_number_value(v); /* 0 for anything else */
 	char child[API_PTR_MAX];
 
 	*out = dflt;
 	if (v == NULL)
 		return 0;
-	if (!json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi))
+	if (!json_is_number(v) || !((open ? x > lo : x >= lo) && x <= hi))
 		return api_fail(err, json_is_number(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
-				req_child(child, ptr, key), "must be a number in [%g, %g]", lo, hi);
-	*out = json_number_value(v);
+				req_child(child, ptr, key), "must be a number in %c%g, %g]",
+				open ? '(' : '[', lo, hi);
+	*out = x;
 	return 0;
+}
+
+int req_number(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
+	       double dflt, double *out, struct api_error *err)
+{
+	return number_in(obj, key, ptr, lo, 0, hi, dflt, out, err);
+}
+
+int req_number_above(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
+		     double dflt, double *out, struct api_error *err)
+{
+	return number_in(obj, key, ptr, lo, 1, hi, dflt, out, err);
 }
 
 int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,

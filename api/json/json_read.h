@@ -47,6 +47,10 @@ int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, siz
 int req_number(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
 	       double dflt, double *out, struct api_error *err);
 
+/* A number in (lo, hi]: above lo, lo itself refused; absent -> dflt. */
+int req_number_above(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
+		     double dflt, double *out, struct api_error *err);
+
 /* A boolean; absent -> dflt. */
 int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,
 	     struct api_error *err);

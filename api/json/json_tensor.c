@@ -59,7 +59,9 @@ int api_json_f32(const json_t *v, const char *ptr, unsigned flags, float *out,
 		return api_fail(err, API_E_INVALID_TYPE, ptr, "expected an integer");
 	if (!(fabs(x) < FASTJSON_FLOAT32_BOUND)) /* NaN and inf too */
 		return api_fail(err, API_E_OUT_OF_RANGE, ptr,
-				"%g is outside the float32 range", x);
+				"%.9g is outside the float32 range (largest magnitude "
+				"3.40282347e+38)",
+				x);
 	*out = (float)x;
 	return 0;
 }
@@ -395,7 +397,7 @@ static long long b64_decode(const struct fastjson_pool *pool, const struct b64_m
  * that size is allocated (a shape alone is a cheap way to ask for gigabytes). */
 static int check_declared(struct api_tensor *t, const json_t *data,
 			  const struct b64_member *b64, const char *ptr, size_t max_elems,
-			  struct api_error *err)
+			  unsigned flags, struct api_error *err)
 {
 	size_t n = 1;
 	char child[192];
@@ -407,6 +409,10 @@ static int check_declared(struct api_tensor *t, const json_t *data,
 	if (data != NULL && (!json_is_array(data) || json_array_size(data) != n))
 		return api_fail(err, API_E_INVALID_SHAPE, api_ptr_key_r(child, ptr, "data"),
 				"data must be a flat array of %zu elements", n);
+	if (b64->v != NULL && (flags & API_T_BOOL))
+		return api_fail(err, API_E_INVALID_TYPE, api_ptr_key_r(child, ptr, "base64"),
+				"a boolean tensor cannot be sent as base64; send true / false "
+				"in nested arrays or in \"data\"");
 	if (b64->v != NULL && !b64_is_string(b64))
 		return api_fail(err, API_E_INVALID_TYPE, api_ptr_key_r(child, ptr, "base64"),
 				"base64 must be a string of float32 bytes");
@@ -465,10 +471,7 @@ static int read_base64(const struct fastjson_pool *pool, const struct b64_member
 	long long got;
 	char child[192];
 
-	api_ptr_key(child, sizeof(child), ptr, "base64");
-	if (!b64_is_string(b) || (flags & API_T_BOOL))
-		return api_fail(err, API_E_INVALID_TYPE, child,
-				"base64 must be a string of float32 bytes");
+	api_ptr_key(child, sizeof(child), ptr, "base64"); /* a string: check_declared */
 	len = b64_length(b);
 	if (len != base64_encoded_len(t->n * sizeof(float)))
 		return api_fail(err, API_E_INVALID_BASE64, child,
@@ -477,11 +480,13 @@ static int read_base64(const struct fastjson_pool *pool, const struct b64_member
 	got = b64_decode(pool, b, t, &bad);
 	if (got == -2)
 		return api_fail(err, API_E_OUT_OF_MEMORY, ptr, "out of memory");
+	if (got < 0)
+		return api_fail(err, API_E_INVALID_BASE64, child,
+				"invalid base64 at character %zu", bad);
 	if (got != (long long)(t->n * sizeof(float)))
 		return api_fail(err, API_E_INVALID_BASE64, child,
-				got < 0 ? "invalid base64 at character %zu"
-					: "decodes to a size the shape does not match (%zu)",
-				bad);
+				"decodes to %lld bytes; %zu float32 values need %zu", got, t->n,
+				t->n * sizeof(float));
 	if (flags & API_T_NONFINITE)
 		return 0;
 	for (size_t k = first_nonfinite(t->data, 0, t->n); k < t->n;
@@ -534,7 +539,7 @@ static int read_object(const struct fastjson_pool *pool, json_t *v, const char *
 	if ((data == NULL) == (b64_v == NULL))
 		return api_fail(err, API_E_INVALID_TENSOR, ptr,
 				"a tensor object needs exactly one of data and base64");
-	if (check_declared(t, data, &b64, ptr, max_elems, err) != 0 ||
+	if (check_declared(t, data, &b64, ptr, max_elems, flags, err) != 0 ||
 	    alloc_tensor(t, ptr, max_elems, 1, err) != 0)
 		return -1;
 	if (b64_v != NULL)

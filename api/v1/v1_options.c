@@ -302,7 +302,7 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 	}
 	if (req_known_fields(p, "/positional", pos_fields, err) != 0 ||
 	    req_enum(p, "type", "/positional", pos_kinds, 0, &kind, err) != 0 ||
-	    req_number(p, "theta", "/positional", 1.0000001, 1e12, 10000.0, &theta, err) != 0 ||
+	    req_number_above(p, "theta", "/positional", 1.0, 1e12, 10000.0, &theta, err) != 0 ||
 	    req_enum(p, "style", "/positional", styles, 0, &style, err) != 0 ||
 	    req_size(p, "rotary_dim", "/positional", 0, job->model->D, 0, &rotary, err) != 0 ||
 	    req_number(p, "scaling", "/positional", 1e-6, 1e6, 1.0, &scaling, err) != 0 ||
@@ -366,15 +366,25 @@ int v1_mask_bytes(const struct api_tensor *t, uint8_t **out, struct api_error *e
 /* ---- engine failures ---------------------------------------------------- */
 
 const struct api_field_where v1_engine_fields[] = {
-	{ "query", "/embeddings" },	       { "key", "/key" },
-	{ "value", "/value" },		       { "tokens", "/tokens" },
-	{ "rotary_dim", "/positional/rotary_dim" }, { "q_positions", "/positional/positions" },
-	{ "k_positions", "/positional/key_positions" }, { "kv_lengths", "/mask/lengths" },
-	{ "attn_mask", "/mask" },	       { "num_heads", "/model/num_heads" },
-	{ "num_kv_heads", "/model/num_kv_heads" }, { "d_model", "/model/d_model" },
-	{ "vocab", "/model/vocab_size" },      { "in_proj_weight", "/model/in_proj_weight" },
-	{ "in_proj_bias", "/model/in_proj_bias" }, { "out_proj.weight", "/model/out_proj_weight" },
-	{ "out_proj.bias", "/model/out_proj_bias" }, { "embed_tokens.weight", "/model/embed_tokens" },
-	{ "positional", "/positional" },      { "offset", "/positional/offset" },
+	{ "query",               "/embeddings", 0 },
+	{ "key",                 "/key", 0 },
+	{ "value",               "/value", 0 },
+	{ "tokens",              "/tokens", 0 },
+	{ "rotary_dim",          "/positional/rotary_dim", 0 },
+	{ "q_positions",         "/positional/positions", 1 },
+	{ "k_positions",         "/positional/key_positions", 1 },
+	{ "kv_lengths",          "/mask/lengths", 1 },
+	{ "attn_mask",           "/mask", 0 },
+	{ "num_heads",           "/model/num_heads", 0 },
+	{ "num_kv_heads",        "/model/num_kv_heads", 0 },
+	{ "d_model",             "/model/d_model", 0 },
+	{ "vocab",               "/model/vocab_size", 0 },
+	{ "in_proj_weight",      "/model/in_proj_weight", 0 },
+	{ "in_proj_bias",        "/model/in_proj_bias", 0 },
+	{ "out_proj.weight",     "/model/out_proj_weight", 0 },
+	{ "out_proj.bias",       "/model/out_proj_bias", 0 },
+	{ "embed_tokens.weight", "/model/embed_tokens", 0 },
+	{ "positional",          "/positional", 0 },
+	{ "offset",              "/positional/offset", 0 },
 };
 const size_t v1_engine_field_count = sizeof v1_engine_fields / sizeof v1_engine_fields[0];

@@ -249,7 +249,7 @@ static double sdpa_flops(const struct sdpa_job *j)
 
 /* Where the engine's fields came from in a /v1/sdpa request. */
 static const struct api_field_where engine_fields[] = {
-	{ "q", "/q" }, { "k", "/k" }, { "v", "/v" }, { "attn_mask", "/attn_mask" },
+	{ "q", "/q", 0 }, { "k", "/k", 0 }, { "v", "/v", 0 }, { "attn_mask", "/attn_mask", 0 },
 };
 enum { ENGINE_FIELDS = sizeof engine_fields / sizeof engine_fields[0] };
 

@@ -185,13 +185,13 @@ static void engine_fields(struct v2_job *v)
 		      : v->has[IN_TOKENS]   ? IN_TOKENS
 					    : IN_TEXT;
 	const struct api_field_where map[V2_ENGINE_FIELDS] = {
-	    {"query", v->in[q].where_base},
-	    {"tokens", v->in[q].where_base},
-	    {"key", v->in[IN_KEY].where_base},
-	    {"value", v->in[IN_VALUE].where_base},
-	    {"attn_mask", "/parameters"},
-	    {"kv_lengths", "/parameters"},
-	    {"positional", "/parameters/positional"},
+	    {"query", v->in[q].where_base, 0},
+	    {"tokens", v->in[q].where_base, 0},
+	    {"key", v->in[IN_KEY].where_base, 0},
+	    {"value", v->in[IN_VALUE].where_base, 0},
+	    {"attn_mask", "/parameters", 0},
+	    {"kv_lengths", "/parameters", 0},
+	    {"positional", "/parameters/positional", 0},
 	};
 
 	memcpy(v->engine_fields, map, sizeof map);

@@ -23,6 +23,9 @@ struct bad_request {
 	const char *pointer; /* "" = none, NULL = not checked */
 };
 
+/* 95 zero bytes: the 128 characters of 96, one byte short of [3, 8] */
+#define B64_95 "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+
 #define A API_ROUTE_ATTENTION
 #define S API_ROUTE_SDPA
 
@@ -160,6 +163,24 @@ static const struct bad_request bad_requests[] = {
      "out_of_range", "/q/0/0/0/0"},
     {"-1e39 in sdpa mask", S, SDPA_QKV ",\"attn_mask\":[[0,-1e39],[0,0]]}", 422, "out_of_range",
      "/attn_mask/0/1"},
+    /* valid JSON that jansson cannot hold: a field error at the value, as 1e39 */
+    {"1e400", A, TINY "\"embeddings\":[[1e400,0,0,0,0,0,0,0]]}", 422, "out_of_range",
+     "/embeddings/0/0"},
+    {"-1E+400 in scale", A, TINY EMB1 ",\"scale\":-1E+400}", 422, "out_of_range", "/scale"},
+    {"1e400 after brackets in strings and empty containers", A,
+     TINY "\"x\":[[],{},\"]}[{\\\"\",[1,[2]]],\"a/b\":{\"c~d\":[0, 1e400]}}", 422,
+     "out_of_range", "/a~1b/c~0d/1"},
+    {"token 2^64", A, TINY "\"tokens\":[[1],[2,18446744073709551616]]}", 422, "out_of_range",
+     "/tokens/1/1"},
+    {"1e400 in sdpa q", S, "{\"q\":[[[[1,1e400]]]]}", 422, "out_of_range", "/q/0/0/0/1"},
+    {"1e400 under a key with an escape: not placed", A, TINY "\"\\u0061\":1e400}", 400,
+     "malformed_json", ""},
+    {"lone high surrogate in text", A, TINY "\"text\":\"a \\ud800 b\"}", 422, "invalid_utf8",
+     "/text"},
+    {"lone low surrogate in a text item", A, TINY "\"text\":[\"a\",\"b \\uDC00\"]}", 422,
+     "invalid_utf8", "/text/1"},
+    {"high surrogate before a letter", A, TINY "\"text\":\"\\ud83d\\u0041\"}", 422,
+     "invalid_utf8", "/text"},
     {"\"1\" for a number", A, TINY "\"embeddings\":[[0,0,0,0,0,0,0,\"1\"]]}", 422, "invalid_type",
      "/embeddings/0/7"},
     {"\"-Infinity\" in embeddings", A, TINY "\"embeddings\":[[\"-Infinity\",0,0,0,0,0,0,0]]}", 422,
@@ -296,6 +317,9 @@ static const struct bad_request bad_requests[] = {
      TINY
      "\"embeddings\":{\"shape\":[1,8],\"base64\":\"AAAAPwAAgL4AAAA+AACAPw==AAAAIC/AABAPwAAgD4=\"}}",
      422, "invalid_base64", "/embeddings/base64"},
+    {"boolean mask as base64", A,
+     TINY EMB1 ",\"mask\":{\"allow\":{\"shape\":[1,1],\"base64\":\"AAAA\"}}}", 422,
+     "invalid_type", "/mask/allow/base64"},
     {"base64 not a string", A, TINY "\"embeddings\":{\"shape\":[1,8],\"base64\":5}}", 422,
      "invalid_type", "/embeddings/base64"},
     {"base64 holding NaN", A,
@@ -386,17 +410,56 @@ START_TEST(test_nul_escape_said)
 }
 END_TEST
 
-/*
- * 2^63 does not fit jansson's integer: it fails at parse time. Either 400
- * (malformed, as now) or 422 is right; never 5xx.
- */
+/* 2^63 does not fit jansson's integer: a field error at the token, said so. */
 START_TEST(test_token_2_pow_63)
 {
 	struct answer a = harness_attention(TINY "\"tokens\":[9223372036854775808]}");
-	struct answer b = harness_attention(TINY "\"tokens\":[18446744073709551616]}");
 
-	ck_assert_msg(a.status == 400 || a.status == 422, "%d: %s", a.status, a.text);
-	ck_assert_msg(b.status == 400 || b.status == 422, "%d: %s", b.status, b.text);
+	harness_expect_error(&a, 422, "out_of_range", "/tokens/0");
+	harness_expect_message(&a, "9223372036854775808 is past the range of a 64-bit integer");
+}
+END_TEST
+
+/* What a person needs to act on is in the message: the bound that holds, the
+ * number as sent, the byte count, the byte order mark, the empty body. */
+START_TEST(test_messages_say_what)
+{
+	static const struct {
+		const char *body, *said;
+	} cases[] = {
+	    {TINY EMB1 ",\"positional\":{\"type\":\"rope\",\"theta\":1}}",
+	     "must be a number in (1, 1e+12]"},
+	    {TINY "\"embeddings\":[[3.40282357e38,0,0,0,0,0,0,0]]}",
+	     "3.40282357e+38 is outside the float32 range (largest magnitude 3.40282347e+38)"},
+	    {TINY "\"embeddings\":[[1e400,0,0,0,0,0,0,0]]}", "1e400 is past the range of a double"},
+	    {TINY "\"text\":\"a \\ud800 b\"}", "holds \\uD800: a UTF-16 surrogate without its pair"},
+	    /* 95 bytes in the 128 characters of 96 */
+	    {TINY "\"embeddings\":{\"shape\":[3,8],\"base64\":\"" B64_95 "\"}}",
+	     "decodes to 95 bytes; 24 float32 values need 96"},
+	    {TINY EMB1 ",\"mask\":{\"allow\":{\"shape\":[1,1],\"base64\":\"AACAPw==\"}}}",
+	     "a boolean tensor cannot be sent as base64"},
+	    {TINY EMB1 ",\"mask\":{\"allow\":{\"shape\":[1,1],\"base64\":\"AAAA\"}}}",
+	     "a boolean tensor cannot be sent as base64"},
+	    {"", "the body is empty"},
+	    {" \r\n", "the body holds only white space"},
+	    {"\xef\xbb\xbf{}", "the body starts with a UTF-8 byte order mark"},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct answer a = harness_attention(cases[i].body);
+
+		harness_expect_message(&a, cases[i].said);
+	}
+}
+END_TEST
+
+/* An engine error about one element of a list points at the element. */
+START_TEST(test_engine_error_at_element)
+{
+	struct answer a = harness_attention(
+	    TINY EMB3 ",\"positional\":{\"type\":\"rope\",\"positions\":[0,1,-1]}}");
+
+	harness_expect_error(&a, 422, "position_out_of_range", "/positional/positions/2");
 }
 END_TEST
 
@@ -410,6 +473,8 @@ static Suite *validation_suite(void)
 	tcase_add_test(tc, test_malformed_position);
 	tcase_add_test(tc, test_nul_escape_said);
 	tcase_add_test(tc, test_token_2_pow_63);
+	tcase_add_test(tc, test_messages_say_what);
+	tcase_add_test(tc, test_engine_error_at_element);
 	return s;
 }
 

@@ -653,7 +653,10 @@ START_TEST(test_json_errors)
 	expect_error(422, EMB("[1,4]", "[1,2,3,4]"), "must be [L, 8] or [B, L, 8] (at /inputs/0/shape)");
 	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,\"x\"]"), "expected a number (at /inputs/0/data/7)");
 	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,1e39]"),
-		     "outside the float32 range (at /inputs/0/data/7)");
+		     "1e+39 is outside the float32 range (largest magnitude 3.40282347e+38) "
+		     "(at /inputs/0/data/7)");
+	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,1e400]"),
+		     "1e400 is past the range of a double (at /inputs/0/data/7)");
 	expect_error(422, EMB("[-1,8]", ROW0), "a dimension is an integer >= 0");
 	expect_error(422, "{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[1],"
 		   "\"data\":[1]}]}",

@@ -292,6 +292,15 @@ void harness_expect_error(const struct answer *a, int status, const char *code, 
 		      a->status, a->text);
 }
 
+void harness_expect_message(const struct answer *a, const char *said)
+{
+	const json_t *e = json_object_get(a->json, "error");
+	const char *msg = json_string_value(json_object_get(e, "message"));
+
+	ck_assert_msg(msg != NULL && strstr(msg, said) != NULL, "want a message with '%s', got %d: %.400s",
+		      said, a->status, a->text);
+}
+
 void harness_expect_tokens(const struct answer *a, const json_t *want)
 {
 	ck_assert_msg(json_equal(harness_field(a->json, "tokens"), want), "tokens echo: %.200s",

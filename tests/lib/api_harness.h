@@ -139,6 +139,9 @@ void harness_expect_ok(const struct answer *a);
 void harness_expect_error(const struct answer *a, int status, const char *code,
 			  const char *pointer);
 
+/* The error's message holds `said`. */
+void harness_expect_message(const struct answer *a, const char *said);
+
 /* The answer echoes the tokens want. */
 void harness_expect_tokens(const struct answer *a, const json_t *want);
 
