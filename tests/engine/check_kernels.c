@@ -7,7 +7,8 @@
  *           bitwise, and a double-precision product; nothing outside the
  *           tile written
  *   exp     the AVX2 and AVX-512 exp and softmax vs libm expf and the
- *           scalar softmax; the online step with a known max vs without
+ *           scalar softmax; the online step with a known max vs without;
+ *           the online steps over far-apart blocks vs the whole row
  *   finite  attn_all_finite at every position
  * Kernels this CPU cannot run are skipped (the twin still runs).
  */
@@ -363,6 +364,43 @@ START_TEST(softmax_known_max_matches_search)
 }
 END_TEST
 
+/* The online softmax over blocks, its running sum rescaled by each alpha as
+ * the streamed attention does, gives the whole row's softmax, on every
+ * instruction set. The blocks lie far apart (a later block 100 below the
+ * first, another 50 above that one): the running max must be kept, since
+ * exp of the gap to a lower block's own max is past float32. */
+START_TEST(softmax_online_blocks_match_whole_row)
+{
+	enum { BLOCK = 40, BLOCKS = 3, N = BLOCK * BLOCKS };
+	static const float offset[BLOCKS] = { 100.0f, 0.0f, 50.0f };
+	enum softmax_isa isa = (enum softmax_isa)_i;
+	struct attn_prng g;
+	float row[N], whole[N], p[N], block[BLOCK], m = -INFINITY, l = 0.0f;
+
+	if (isa > softmax_isa_best())
+		return;
+	attn_prng_seed(&g, 5);
+	for (size_t j = 0; j < N; j++)
+		row[j] = whole[j] = offset[j / BLOCK] + (float)attn_prng_normal(&g);
+	softmax_row_isa(whole, N, 0, N, SOFTMAX_SCALAR);
+	for (size_t k = 0; k < BLOCKS; k++) {
+		float alpha;
+
+		memcpy(block, row + k * BLOCK, sizeof block);
+		alpha = softmax_online_isa(block, BLOCK, 0, BLOCK, &m, &l, isa);
+		ck_assert_msg(isfinite(alpha) && isfinite(l), "isa %d block %zu: alpha %g, sum %g",
+			      _i, k, alpha, l);
+		for (size_t j = 0; j < k * BLOCK; j++)
+			p[j] *= alpha;
+		memcpy(p + k * BLOCK, block, sizeof block);
+	}
+	ck_assert_msg(m == row_top(row, N), "isa %d: running max %g", _i, m);
+	for (size_t j = 0; j < N; j++)
+		p[j] /= l;
+	test_assert_close(p, whole, N, "online blocks", _i);
+}
+END_TEST
+
 /* Scores past float32 (+inf, or NaN from inf - inf) poison their row in
  * every twin, and an online row stays poisoned: the failure must reach the
  * output rather than turn into plausible numbers. */
@@ -438,6 +476,8 @@ static Suite *kernels_suite(void)
 	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
 	tcase_add_loop_test(tc, softmax_fast_matches_scalar, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
 	tcase_add_loop_test(tc, softmax_known_max_matches_search, SOFTMAX_SCALAR,
+			    SOFTMAX_AVX512 + 1);
+	tcase_add_loop_test(tc, softmax_online_blocks_match_whole_row, SOFTMAX_SCALAR,
 			    SOFTMAX_AVX512 + 1);
 	tcase_add_loop_test(tc, softmax_overflowed_rows_are_nan, SOFTMAX_SCALAR,
 			    SOFTMAX_AVX512 + 1);
