@@ -393,6 +393,42 @@ START_TEST(test_alibi)
 }
 END_TEST
 
+/*
+ * ALiBi's query positions follow the mask's alignment: bottom_right without
+ * causal puts 2 queries over 3 keys at positions 1 and 2 (attention.h), the
+ * same as giving those positions, and not top-left's 0 and 1. In a ragged
+ * batch each item aligns on its own lengths: the short item answers as alone.
+ */
+START_TEST(test_alibi_alignment)
+{
+	const char *q = TINY "\"embeddings\":[" R0 "," R1 "],\"key\":" X3;
+	struct answer br = harness_attention(harness_fmt(
+	    "%s,\"positional\":\"alibi\",\"mask\":{\"alignment\":\"bottom_right\"}}", q));
+	struct answer at = harness_attention(
+	    harness_fmt("%s,\"positional\":{\"type\":\"alibi\",\"positions\":[1,2]}}", q));
+	struct answer tl = harness_attention(harness_fmt("%s,\"positional\":\"alibi\"}", q));
+	struct answer ragged = harness_attention(
+	    TINY "\"embeddings\":[[" R0 "," R1 "],[" R1 "]],\"key\":[" X3 ",[" R0 "," R2
+		 "]],\"positional\":\"alibi\",\"mask\":{\"alignment\":\"bottom_right\"}}");
+	struct answer alone =
+	    harness_attention(TINY "\"embeddings\":[" R1 "],\"key\":[" R0 "," R2
+				   "],\"positional\":{\"type\":\"alibi\",\"positions\":[1]}}");
+	struct flat r, a;
+
+	harness_expect_ok(&br);
+	harness_expect_ok(&at);
+	harness_expect_ok(&tl);
+	tensor_assert_same(&br, &at, "weights", SAME_ABS, SAME_REL);
+	tensor_assert_same(&br, &at, "output", SAME_ABS, SAME_REL);
+	ck_assert(tensor_max_diff(&br, &tl, "weights") > 1e-4);
+	harness_expect_ok(&ragged);
+	harness_expect_ok(&alone);
+	r = tensor_item(&ragged, "output", 1);
+	a = tensor_at(&alone, "output");
+	tensor_assert_near_n("ragged item 1", r.x, a.x, 8, SAME_ABS, SAME_REL);
+}
+END_TEST
+
 /* Sinusoidal: the same as adding pe[p, 2i] = sin(p / 10000^(2i/E)), pe[p, 2i+1] = cos(...). */
 START_TEST(test_sinusoidal)
 {
@@ -649,6 +685,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_rope_parameters);
 	tcase_add_test(tc, test_rope_key_positions);
 	tcase_add_test(tc, test_alibi);
+	tcase_add_test(tc, test_alibi_alignment);
 	tcase_add_test(tc, test_sinusoidal);
 
 	tc = harness_tcase(s, "options", 60);
