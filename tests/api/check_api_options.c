@@ -232,6 +232,36 @@ START_TEST(test_mask_window)
 }
 END_TEST
 
+/* A ragged batch hides each item's padding wherever the short item is: first
+ * here, before a full one (only the first item short, or only the last, must
+ * both set the key lengths), its answer as sent alone. */
+START_TEST(test_ragged_short_first)
+{
+	struct answer ragged = harness_attention(TINY "\"embeddings\":[[" R3 "," R0 "]," X3 "]}");
+	struct answer alone = harness_attention(TINY "\"embeddings\":[" R3 "," R0 "]}");
+	struct answer keys = harness_attention(TINY "\"embeddings\":[[" R1 "],[" R1
+						    "]],\"key\":[[" R3 "," R0 "]," X3 "]}");
+	struct answer keys_alone =
+	    harness_attention(TINY "\"embeddings\":[" R1 "],\"key\":[" R3 "," R0 "]}");
+	struct flat ro, rw, ao, aw;
+
+	harness_expect_ok(&ragged);
+	harness_expect_ok(&alone);
+	ro = tensor_item(&ragged, "output", 0);
+	rw = tensor_item(&ragged, "weights", 0);
+	ao = tensor_at(&alone, "output");
+	aw = tensor_at(&alone, "weights");
+	tensor_assert_shape("item 0 weights", &rw, 3, 2, 2, 2);
+	tensor_assert_near_n("item 0 output", ro.x, ao.x, 16, SAME_ABS, SAME_REL);
+	tensor_assert_near_n("item 0 weights", rw.x, aw.x, 8, SAME_ABS, SAME_REL);
+	harness_expect_ok(&keys);
+	harness_expect_ok(&keys_alone);
+	ro = tensor_item(&keys, "output", 0);
+	ao = tensor_at(&keys_alone, "output");
+	tensor_assert_near_n("item 0 output, ragged keys", ro.x, ao.x, 8, SAME_ABS, SAME_REL);
+}
+END_TEST
+
 /* mask.lengths hides keys past each item's length: the same as a ragged batch. */
 START_TEST(test_mask_lengths)
 {
@@ -677,6 +707,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_mask_bias_values);
 	tcase_add_test(tc, test_mask_alignment);
 	tcase_add_test(tc, test_mask_alignment_per_item);
+	tcase_add_test(tc, test_ragged_short_first);
 	tcase_add_test(tc, test_mask_window);
 	tcase_add_test(tc, test_mask_lengths);
 
