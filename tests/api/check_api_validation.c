@@ -149,6 +149,11 @@ static const struct bad_request bad_requests[] = {
      "/embeddings/0/0"},
     {"-1e39", A, TINY "\"embeddings\":[" R0 ",[0,0,0,0,0,-1e39,0,0]]}", 422, "out_of_range",
      "/embeddings/1/5"},
+    /* 2^128 - 2^103, half an ulp past FLT_MAX: a tie that rounds to infinity */
+    {"float32 tie", A, TINY "\"embeddings\":[[3.4028235677973366e38,0,0,0,0,0,0,0]]}", 422,
+     "out_of_range", "/embeddings/0/0"},
+    {"-float32 tie in bias", A, TINY EMB1 ",\"mask\":{\"bias\":[[-3.4028235677973366e38]]}}", 422,
+     "out_of_range", "/mask/bias/0/0"},
     {"1e39 in data", A, TINY "\"embeddings\":{\"shape\":[1,8],\"data\":[0,0,1e39,0,0,0,0,0]}}", 422,
      "out_of_range", "/embeddings/data/2"},
     {"1e39 in key", A, TINY EMB1 ",\"key\":[" R0 ",[0,0,1e39,0,0,0,0,0]]}", 422, "out_of_range",
