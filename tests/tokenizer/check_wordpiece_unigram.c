@@ -33,6 +33,8 @@ START_TEST(test_wordpiece)
 	tst_expect_tokens(rt, "aaa", "4:0:1 5:1:2 5:2:3");
 	tst_expect_tokens(rt, "\xc3\xa9\xc3\xa9", "6:0:2 7:2:4");
 	tst_expect_tokens(rt, "unaffablex", "0:0:10"); /* not covered: the whole word */
+	/* a word past the longest piece ("##able", 6 bytes) still matches it */
+	tst_expect_tokens(rt, "unaffablea", "1:0:2 2:2:5 3:5:9 5:9:10");
 	tst_expect_tokens(rt, "b", "0:0:1");
 	tok_model_free(rt);
 	free(m.unk_token);
