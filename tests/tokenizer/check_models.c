@@ -7,7 +7,8 @@
  *   BPE          Hugging Face's own cases (models/bpe/model.rs tests),
  *                priority and ties, continuing prefix, end-of-word suffix,
  *                byte fallback, unk fused or not, dropped unknowns,
- *                ignore_merges, a merge out of the vocabulary; a naive twin
+ *                ignore_merges, a merge out of the vocabulary, a pair
+ *                listed twice (its last rank, small ids and large); a naive twin
  *                (rescan for the lowest rank, leftmost) on random merges and
  *                words; a 1 MiB word of one character and one of no spaces;
  *                the word cache against the model itself; words cut before
@@ -295,6 +296,39 @@ static size_t naive_bpe(char **pieces, size_t n_pieces, char (*merges)[2][64], s
 	}
 	return n;
 }
+
+/* A pair listed twice keeps its last rank (HF's HashMap): "a b" ranks after
+ * "b c", so "abc" is a + bc. Twice: with ids below 256 (bpe.c's table of
+ * small pairs) and past them (its hash map), 256 fillers first. */
+START_TEST(test_bpe_merge_listed_twice)
+{
+	static const char *const merges[] = {"a b", "b c", "a b"};
+	static const char *const abc[] = {"a", "b", "c", "ab", "bc"};
+	static char fill[256][8];
+	const char *pieces[256 + 5];
+
+	for (size_t shift = 0; shift <= 256; shift += 256) {
+		struct tok_model m;
+		struct tok_model_rt *rt;
+		char want[64];
+
+		for (size_t i = 0; i < shift; i++) {
+			snprintf(fill[i], sizeof fill[i], "<%zu>", i);
+			pieces[i] = fill[i];
+		}
+		for (size_t i = 0; i < 5; i++)
+			pieces[shift + i] = abc[i];
+		m = tst_model(TOK_MODEL_BPE, pieces, shift + 5, merges, 3);
+		rt = tst_build_ok(&m);
+		snprintf(want, sizeof want, "%zu:0:1 %zu:1:3", shift, shift + 4);
+		tst_expect_tokens(rt, "abc", want);
+		snprintf(want, sizeof want, "%zu:0:2", shift + 3);
+		tst_expect_tokens(rt, "ab", want);
+		tok_model_free(rt);
+		tok_model_release(&m);
+	}
+}
+END_TEST
 
 START_TEST(test_bpe_naive_twin)
 {
@@ -648,6 +682,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tm, test_bpe_unknowns);
 	tcase_add_test(tm, test_bpe_ignore_merges);
 	tcase_add_test(tm, test_bpe_merge_not_in_vocab);
+	tcase_add_test(tm, test_bpe_merge_listed_twice);
 	tcase_add_test(tm, test_bpe_naive_twin);
 	tcase_add_test(tm, test_bpe_one_mib_word);
 	tcase_add_test(tm, test_model_cache);
