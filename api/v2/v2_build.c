@@ -259,13 +259,64 @@ static int stack_types(struct v2_job *v, struct api_error *err)
 	return stack_set_types(&v->stack, t->i64, &where, err);
 }
 
+/* key is one of names (NULL-terminated). */
+static int listed(const char *const *names, const char *key)
+{
+	while (*names != NULL && strcmp(*names, key) != 0)
+		names++;
+	return *names != NULL;
+}
+
+/* A one-layer parameter holding its documented default, which asks for
+ * nothing (as v1_is_default does for v1's fields). */
+static int layer_param_is_default(const char *key, const json_t *v)
+{
+	if (strcmp(key, "causal") == 0)
+		return json_is_false(v);
+	if (strcmp(key, "alignment") == 0)
+		return json_is_string(v) && strcmp(json_string_value(v), "top_left") == 0;
+	if (strcmp(key, "positional") == 0)
+		return json_is_string(v) && strcmp(json_string_value(v), "none") == 0;
+	if (strcmp(key, "softcap") == 0)
+		return json_is_number(v) && json_number_value(v) == 0;
+	return 0;
+}
+
+/* A checkpoint's parameters: weights and binary_data_output. The one-layer
+ * ones have no place (the checkpoint brings its masks, positions and scale)
+ * but for their defaults, so that a client sending one parameter set to
+ * every model is refused only for asking what a checkpoint cannot do. */
+static int stack_params(json_t *params, const char *model, struct api_error *err)
+{
+	static const char *const own[] = {"weights", "binary_data_output", NULL};
+	static const char *const layer[] = {"causal", "window", "alignment", "positional",
+					    "scale", "softcap", NULL};
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(params, key, v)
+	{
+		char ptr[API_PTR_MAX];
+
+		if (listed(own, key) || (listed(layer, key) && layer_param_is_default(key, v)))
+			continue;
+		api_ptr_key(ptr, sizeof(ptr), "/parameters", key);
+		if (!listed(layer, key))
+			return api_fail(err, API_E_UNKNOWN_FIELD, ptr, "unknown field '%s'", key);
+		return api_fail(err, API_E_INVALID_INPUT, ptr,
+				"parameter '%s' does not apply to checkpoint model '%s', which brings "
+				"its own masks, positions and scale",
+				key, model);
+	}
+	return 0;
+}
+
 /* A checkpoint's job: tokens or text only, and of the parameters only
- * weights and binary_data_output (the checkpoint brings its masks,
- * positions and scale); every layer runs, and attentions holds them all. */
+ * weights and binary_data_output (stack_params); every layer runs, and
+ * attentions holds them all. */
 int v2_build_stack_job(const struct api_service *svc, const struct api_model_entry *e,
 		       struct v2_job *v, struct api_error *err)
 {
-	static const char *const stack_params[] = {"weights", "binary_data_output", NULL};
 	struct attention_job *job = &v->job;
 	struct stack_job *s = &v->stack;
 	size_t limit = svc->limits.max_request_bytes;
@@ -282,7 +333,7 @@ int v2_build_stack_job(const struct api_service *svc, const struct api_model_ent
 	if (q == IN_TEXT && e->tok == NULL)
 		return api_fail(err, API_E_NO_TOKENIZER, v->in[q].where_base,
 				"checkpoint model '%s' has no tokenizer; send token ids", e->name);
-	if (v->params != NULL && req_known_fields(v->params, "/parameters", stack_params, err) != 0)
+	if (v->params != NULL && stack_params(v->params, e->name, err) != 0)
 		return -1;
 	job->entry = e;
 	job->model = e->model;

@@ -416,7 +416,12 @@ START_TEST(refusals)
 	refused(json_pack("{s:[{s:s,s:s,s:[i,i,i],s:[f,f]}]}", "inputs", "name", "embeddings",
 			  "datatype", "FP32", "shape", 1, 1, 2, "data", 0.5, 0.5),
 		"/inputs/0");
-	refused(tokens_request(ids, json_pack("{s:b}", "causal", 1)), "causal");
+	refused(tokens_request(ids, json_pack("{s:b}", "causal", 1)),
+		"parameter 'causal' does not apply to checkpoint model");
+	refused(tokens_request(ids, json_pack("{s:f}", "scale", 0.5)),
+		"'scale' does not apply to checkpoint model");
+	refused(tokens_request(ids, json_pack("{s:i}", "xyz", 1)),
+		"unknown field 'xyz' (at /parameters/xyz)");
 	/* one layer's outputs are unknown to a checkpoint, whatever the weights
 	 * parameter says: the name is at fault, not the parameter */
 	req = tokens_request(ids, NULL);
@@ -437,6 +442,24 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* The one-layer parameters at their documented defaults ask for nothing and
+ * pass, as v1's do: a client that sends one parameter set to every model. */
+START_TEST(layer_defaults_pass)
+{
+	struct live_resp r = { 0 };
+	json_t *ids = json_pack("[i,i]", 1, 2);
+
+	infer(0,
+	      tokens_request(ids, json_pack("{s:b,s:s,s:s,s:f,s:s}", "causal", 0, "alignment",
+					    "top_left", "positional", "none", "softcap", 0.0,
+					    "weights", "per_head")),
+	      &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	live_resp_release(&r);
+	json_decref(ids);
+}
+END_TEST
+
 static Suite *checkpoint_v2_suite(void)
 {
 	Suite *s = suite_create("checkpoint_v2");
@@ -451,6 +474,7 @@ static Suite *checkpoint_v2_suite(void)
 	tcase_add_loop_test(tc, scores, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, scores_padding);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, layer_defaults_pass);
 	suite_add_tcase(s, tc);
 	return s;
 }
