@@ -85,8 +85,9 @@ static int index_list(const json_t *v, const char *ptr, size_t n, const char *wh
 		api_ptr_index(child, sizeof(child), ptr, i);
 		if (!json_is_integer(e) || x < -(json_int_t)n || x >= (json_int_t)n) {
 			free(seen);
-			return api_fail(err, API_E_OUT_OF_RANGE, child,
-					"a %s index is an integer in [-%zu, %zu)", what, n, n);
+			return api_fail(err,
+					json_is_integer(e) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
+					child, "a %s index is an integer in [-%zu, %zu)", what, n, n);
 		}
 		x = x < 0 ? x + (json_int_t)n : x;
 		if (seen[x]) {

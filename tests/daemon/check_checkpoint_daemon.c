@@ -437,6 +437,11 @@ START_TEST(refusals)
 		"invalid_value", "/layers/1");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"heads\": [99]}", 422, "out_of_range",
 		"/heads/0");
+	/* 1.0 is within range: its type is at fault */
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 1.0]}", 422,
+		"invalid_type", "/layers/1");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"heads\": [\"0\"]}", 422,
+		"invalid_type", "/heads/0");
 	refused("{\"model\": \"@\", \"tokens\": [\"the\"]}", 422, "unknown_token", "/tokens/0");
 	refused("{\"model\": \"@\", \"text\": \"no tokenizer\"}", 422, "no_tokenizer", "/text");
 	refused("{\"model\": \"@\", \"tokens\": [1], \"layers\": {}}", 422, "invalid_value",
