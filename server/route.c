@@ -75,12 +75,14 @@ static int template_matches(const char *tmpl, const char *path, const char *want
 		}
 		seg = strcspn(path, "/");
 		name_len = (size_t)(close - tmpl - 1);
-		if (seg == 0 || seg >= ROUTE_PARAM_MAX)
+		if (seg == 0)
 			return 0;
 		if (want != NULL && out != NULL && strncmp(tmpl + 1, want, name_len) == 0 &&
-		    want[name_len] == '\0') {
-			memcpy(out, path, seg);
-			out[seg] = '\0';
+		    want[name_len] == '\0') { /* cut as path_matches cuts */
+			size_t kept = seg < ROUTE_PARAM_MAX ? seg : ROUTE_PARAM_MAX - 1;
+
+			memcpy(out, path, kept);
+			out[kept] = '\0';
 		}
 		tmpl = close + 1;
 		path += seg;
@@ -111,8 +113,11 @@ static int path_matches(const struct route *rt, const char *path, char param[ROU
 	if (strncmp(rt->path, path, n) != 0)
 		return 0;
 	rest = path + n;
-	if (rest[0] == '\0' || strchr(rest, '/') != NULL || strlen(rest) >= ROUTE_PARAM_MAX)
+	if (rest[0] == '\0' || strchr(rest, '/') != NULL)
 		return 0;
+	/* a segment past the buffer is cut: no name is that long (the API's are
+	 * at most 64 bytes), so the handler says it names nothing, as it would
+	 * of a short unknown name, rather than the path matching no route */
 	if (param != NULL)
 		snprintf(param, ROUTE_PARAM_MAX, "%s", rest);
 	return 1;

@@ -109,6 +109,7 @@ END_TEST
 START_TEST(test_not_found_and_method)
 {
 	struct live_resp r = {0};
+	char path[312];
 
 	LIVE_DAEMON(d, "--no-builtins");
 	live_get(d.port, "/no/such/route", &r);
@@ -119,6 +120,16 @@ START_TEST(test_not_found_and_method)
 	live_exchange(d.port, "GET /v1/attention HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 405, "method_not_allowed");
 	ck_assert_ptr_nonnull(strstr(live_header(&r, "Allow"), "POST"));
+	/* a model name past the route's buffer names no model, as a short one */
+	memset(path, 'x', sizeof path - 1);
+	memcpy(path, "/v1/models/", 11);
+	path[sizeof path - 1] = '\0';
+	live_get(d.port, path, &r);
+	live_assert_error(&r, 404, "model_not_found");
+	memcpy(path, "/v2/models/", 11);
+	live_get(d.port, path, &r);
+	ck_assert_msg(r.status == 404 && strstr(r.body, "no model named") != NULL, "%d: %s",
+		      r.status, r.body);
 	live_stop(&d);
 	live_resp_release(&r);
 }
