@@ -163,6 +163,20 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
 	return 0;
 }
 
+/* Item b's text of len bytes against --max-text-bytes, whether a tokenizer
+ * or the whitespace split takes it: refused at the item's pointer. */
+static int check_text_bytes(const struct attention_job *job, size_t len, size_t b,
+			    const struct api_where *where, struct api_error *err)
+{
+	char ptr[API_PTR_MAX];
+
+	if (job->max_text_bytes == 0 || len <= job->max_text_bytes)
+		return 0;
+	return api_fail(err, API_E_TOO_LARGE, api_where_item(ptr, where, job->batched, b),
+			"text is %zu bytes, over the limit of %zu (--max-text-bytes)", len,
+			job->max_text_bytes);
+}
+
 /* ---- text through a tokenizer ----------------------------------------- */
 
 /* Encodes item b's text into enc, refusing a text too long or not UTF-8. */
@@ -175,10 +189,8 @@ static int encode_text(const struct attention_job *job, const char *text, size_t
 	enum tok_status st;
 
 	api_where_item(ptr, where, job->batched, b);
-	if (job->max_text_bytes > 0 && len > job->max_text_bytes)
-		return api_fail(err, API_E_TOO_LARGE, ptr,
-				"text is %zu bytes, over the limit of %zu (--max-text-bytes)", len,
-				job->max_text_bytes);
+	if (check_text_bytes(job, len, b, where, err) != 0)
+		return -1;
 	st = tok_encode(job->entry->tok, text, len, 1, enc, &bad);
 	if (st == TOK_EINVAL)
 		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %zu",
@@ -329,10 +341,15 @@ int attention_query_from_text(struct attention_job *job, const char *const *text
 		return -1;
 	if (job->entry != NULL && job->entry->tok != NULL)
 		return query_from_tokenizer(job, text, B, batched, where, limit, err);
+	job->batched = batched;
 	for (size_t b = 0; b < B; b++) {
-		size_t n = split_text(text[b], NULL, NULL);
+		size_t n, text_len = strlen(text[b]);
 
-		bytes += strlen(text[b]) + 1;
+		/* the split's words bounded as a tokenizer's text is */
+		if (check_text_bytes(job, text_len, b, where, err) != 0)
+			return -1;
+		n = split_text(text[b], NULL, NULL);
+		bytes += text_len + 1;
 		words += n;
 		longest = n > longest ? n : longest;
 	}

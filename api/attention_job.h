@@ -71,7 +71,7 @@ struct attention_job {
 	 * end in code points of its text, or NULL (the answer then has no
 	 * token_ids and offsets) */
 	size_t *offsets;
-	size_t max_text_bytes; /* longest text the tokenizer takes (0: no limit) */
+	size_t max_text_bytes; /* longest text, tokenized or split (0: no limit) */
 
 	struct attn_mask mask;
 	size_t *kv_lengths;  /* [B] */
@@ -119,10 +119,10 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
 /* The same from B texts (NUL-terminated). With a tokenizer (job->entry's),
  * each text is tokenized by it, special tokens added, and each token is
  * labelled as a person reads it (tok_display: "Ġthe" as " the"), with its
- * offsets; a text over job->max_text_bytes, and a token id past the model's
- * embedding table, are refused naming the text (and the token). Without
- * one, each is split on ASCII whitespace into word tokens (kept in
- * job->tok_store). */
+ * offsets; a token id past the model's embedding table is refused naming
+ * the text and the token. Without one, each is split on ASCII whitespace
+ * into word tokens (kept in job->tok_store). Either way a text over
+ * job->max_text_bytes is refused naming the text. */
 int attention_query_from_text(struct attention_job *job, const char *const *text, size_t B,
 			      int batched, const struct api_where *where, size_t limit,
 			      struct api_error *err);

@@ -34,7 +34,7 @@ struct api_limits {
 	size_t max_inline_d_model; /* largest inline model d_model */
 	size_t engine_threads;     /* threads each engine call uses (1 in the server) */
 	double max_request_gflop;  /* work one request may ask for (api_check_work); 0: none */
-	size_t max_text_bytes;     /* longest `text` a tokenizer takes (--max-text-bytes); 0: none */
+	size_t max_text_bytes;     /* longest `text`, tokenized or split (--max-text-bytes); 0: none */
 };
 
 enum api_route {

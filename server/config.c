@@ -59,7 +59,8 @@ static const struct cfg_option options[] = {
      "NAME=FILE: a Hugging Face tokenizer.json, or a GPT-2 vocab.json with merges.txt beside "
      "it; repeatable (env: ';'-separated); for POST /v1/tokenize and --model ...,tokenizer=NAME"},
     {"--max-text-bytes", "ATTND_MAX_TEXT_BYTES", CFG_NUM, "1048576", NULL, 1, 1ULL << 30,
-     OFF(max_text_bytes), "longest text a tokenizer takes, in bytes (422 above)"},
+     OFF(max_text_bytes),
+     "longest text, in bytes, a tokenizer or the whitespace split takes (422 above)"},
     {"--default-model", "ATTND_DEFAULT_MODEL", CFG_STR, NULL, "base", 0, 0, OFF(default_model),
      "model used when a request names none (with --no-builtins: the first --model)"},
     {"--max-body", "ATTND_MAX_BODY", CFG_NUM, "16777216", NULL, 1, 1ULL << 34, OFF(max_body),

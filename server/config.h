@@ -39,7 +39,7 @@ struct attnd_config {
 	unsigned long long compress_level; /* zlib level of coded answers; 0: never */
 	unsigned long long max_request_mb; /* MiB one request may need */
 	unsigned long long max_request_gflop; /* work one request may ask for (api/service.h) */
-	unsigned long long max_text_bytes;    /* longest text a tokenizer takes */
+	unsigned long long max_text_bytes;    /* longest text, tokenized or split */
 	const char *api_key;		   /* NULL or "": no auth */
 	const char *cors_origins;	   /* "*", a comma list, or "" (off) */
 	unsigned long long drain_seconds;

@@ -147,6 +147,7 @@ int v1_decode_model(const struct api_service *svc, struct v1_body *in, struct at
 {
 	json_t *m = json_object_get(in->root, "model");
 
+	job->max_text_bytes = svc->limits.max_text_bytes; /* a named or an inline model's text */
 	if (m == NULL || json_is_string(m)) {
 		const char *name = m ? json_string_value(m) : NULL;
 
@@ -158,7 +159,6 @@ int v1_decode_model(const struct api_service *svc, struct v1_body *in, struct at
 					name);
 		job->model = job->entry->model;
 		job->model_name = job->entry->name;
-		job->max_text_bytes = svc->limits.max_text_bytes;
 		return 0;
 	}
 	if (!json_is_object(m))

@@ -9,7 +9,8 @@
  * tokenizer=small. Through HTTP: POST /v1/tokenize and /v1/detokenize by
  * tokenizer and by model, /v1/attention with text on the model (the pieces
  * as tokens, with token_ids and offsets), and the refusals: text that is not
- * UTF-8, text over --max-text-bytes, an unknown tokenizer, an id past the
+ * UTF-8, text over --max-text-bytes (split on whitespace too, for a model
+ * without a tokenizer, on /v1 and /v2), an unknown tokenizer, an id past the
  * vocabulary, a token past the embedding table. Then files that must stop
  * start-up with exit status 2 and a message naming the file and the JSON
  * pointer, and a model folder named after a built-in tokenizer (gpt2): its
@@ -240,6 +241,42 @@ START_TEST(test_bad_text)
 	snprintf(body, sizeof body, "{\"model\":\"gqa\",\"text\":\"%0*d\"}", MAX_TEXT + 1, 0);
 	expect_error("/v1/attention", body, strlen(body), 422, "too_large", "/text",
 		     "over the limit of 64");
+}
+END_TEST
+
+/* A model without a tokenizer splits text on whitespace: the same limit,
+ * message and pointer, on a named model, an inline one and /v2. */
+START_TEST(test_split_text_over_limit)
+{
+	static const char says[] = "text is 65 bytes, over the limit of 64 (--max-text-bytes)";
+	struct live_resp r = {0};
+	char body[512];
+
+	snprintf(body, sizeof body, "{\"model\":\"tiny\",\"text\":\"%0*d\"}", MAX_TEXT + 1, 0);
+	expect_error("/v1/attention", body, 0, 422, "too_large", "/text", says);
+	snprintf(body, sizeof body, "{\"model\":\"tiny\",\"text\":[\"a b\",\"%0*d\"]}",
+		 MAX_TEXT + 1, 0);
+	expect_error("/v1/attention", body, 0, 422, "too_large", "/text/1", says);
+	snprintf(body, sizeof body,
+		 "{\"model\":{\"d_model\":8,\"num_heads\":2,\"seed\":1,\"vocab_size\":10},"
+		 "\"text\":\"%0*d\"}",
+		 MAX_TEXT + 1, 0);
+	expect_error("/v1/attention", body, 0, 422, "too_large", "/text", says);
+	snprintf(body, sizeof body,
+		 "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
+		 "\"data\":[\"a b\",\"%0*d\"]}]}",
+		 MAX_TEXT + 1, 0);
+	post("/v2/models/tiny/infer", body, &r);
+	ck_assert_msg(r.status == 422, "%d %s", r.status, r.body);
+	ck_assert_msg(strstr(r.body, says) != NULL && strstr(r.body, "/inputs/0/data/1") != NULL,
+		      "%s", r.body);
+	live_resp_release(&r);
+	/* at the limit, words of a text are still split */
+	snprintf(body, sizeof body, "{\"model\":\"tiny\",\"text\":\"a %0*d\"}", MAX_TEXT - 2, 0);
+	post("/v1/attention", body, &r);
+	ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+	ck_assert_msg(strstr(r.body, "\"query_length\":2") != NULL, "%s", r.body);
+	live_resp_release(&r);
 }
 END_TEST
 
@@ -560,6 +597,7 @@ static Suite *tokenizer_daemon_suite(void)
 	tcase_add_test(routes, test_detokenize);
 	tcase_add_test(routes, test_attention_with_text);
 	tcase_add_test(routes, test_bad_text);
+	tcase_add_test(routes, test_split_text_over_limit);
 	tcase_add_test(routes, test_unknown_names);
 	tcase_add_test(routes, test_listings);
 	tcase_add_test(routes, test_builtin_tokenizers);
