@@ -420,6 +420,20 @@ static int over_per_ip_limit(const struct request *r)
 	return ci != NULL && peer_conn_over(ci->socket_context);
 }
 
+/* Does every answer on this path vary on Accept-Encoding? On a compute
+ * path some are coded, so all of them do, as they all vary on Origin under
+ * a --cors-origins list: the 405 for another method and the refusals made
+ * before admission too, not only what the route itself answers. */
+static int path_varies_on_encoding(const struct request *r, enum route_result found,
+				   const char *url)
+{
+	if (r->srv->cfg->compress_level == 0 || found == ROUTE_NO_PATH)
+		return 0;
+	if (r->route != NULL)
+		return r->route->kind == ROUTE_COMPUTE;
+	return route_path_computes(url);
+}
+
 /* Everything decided from the request line and headers alone. */
 static enum MHD_Result on_headers(struct request *r, const char *url, const char *method,
 				  const char *version)
@@ -434,6 +448,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	r->has_body = hdr_announces_body(&r->hdr);
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
+	r->vary_encoding = !options && path_varies_on_encoding(r, found, url); /* not a preflight */
 	if (hdr_framing_ambiguous(&r->hdr))
 		return refuse_framing(r); /* before the path's own answers: a message error anywhere */
 	if (over_per_ip_limit(r)) {
@@ -450,7 +465,6 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	}
 	if (found == ROUTE_NO_METHOD)
 		return refuse_early(r, REJ_METHOD);
-	r->vary_encoding = r->route->kind == ROUTE_COMPUTE && r->srv->cfg->compress_level > 0;
 	if (!authorized(r))
 		return refuse_early(r, REJ_UNAUTHORIZED);
 	if (r->route->kind == ROUTE_COMPUTE)

@@ -86,7 +86,7 @@ struct request {
 	char request_id[HDR_REQUEST_ID_MAX + 1];
 	const char *cache_control; /* "no-store", but for the viewer's files */
 	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
-	int vary_encoding;	      /* a compute route: its answers may be compressed */
+	int vary_encoding;	      /* a compute path: answers on it may be compressed */
 	enum coding answer_coding;    /* what Accept-Encoding chose */
 	const char *content_encoding; /* the answer's coding, or NULL */
 	enum coding body_coding;      /* the request body's */

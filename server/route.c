@@ -130,6 +130,14 @@ static int method_matches(const struct route *rt, const char *method)
 	return strcmp(method, "HEAD") == 0 && strcmp(rt->method, "GET") == 0;
 }
 
+int route_path_computes(const char *path)
+{
+	for (size_t i = 0; i < N_ROUTES; i++)
+		if (routes[i].kind == ROUTE_COMPUTE && path_matches(&routes[i], path, NULL))
+			return 1;
+	return 0;
+}
+
 /* Appends ", " (unless first) and method, cut at ROUTE_ALLOW_MAX - 1 bytes as
  * snprintf would; without printf, as it runs on every request. */
 static void allow_add(char allow[ROUTE_ALLOW_MAX], const char *method)

@@ -387,6 +387,23 @@ START_TEST(test_cors_origin_list)
 		 "OPTIONS /v1/sdpa HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n", &r);
 	ck_assert_int_eq(r.status, 204);
 	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://a.example");
+	/* a 405 varies as the path's other answers do: on a compute path (whose
+	 * answers may be coded) on Accept-Encoding too */
+	live_exchange(d.port, "GET /v1/sdpa HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://a.example");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin, Accept-Encoding");
+	live_exchange(d.port,
+		 "GET /v2/models/m/infer HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin, Accept-Encoding");
+	live_exchange(d.port,
+		 "DELETE /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n", &r);
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://a.example");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin");
 	live_stop(&d);
 	live_resp_release(&r);
 }

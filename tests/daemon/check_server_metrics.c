@@ -4,7 +4,8 @@
  * `promtool check metrics` (Debian's prometheus package, which `make deps`
  * installs: its absence fails the test) and holds the series a dashboard
  * needs with sane values; --per-ip-limit answers the connection over it 503
- * with Retry-After and Connection: close while other addresses (127.0.0.2,
+ * with Retry-After, Connection: close and the Vary of the path's other
+ * answers (Origin, Accept-Encoding) while other addresses (127.0.0.2,
  * 127.0.0.3, ... bound as the client's source) are served, counts it, and
  * logs it once a second at warn level rather than once per connection;
  * headers past --connection-memory are counted as that limit's refusals.
@@ -215,6 +216,44 @@ START_TEST(test_per_ip_limit_answers_503)
 }
 END_TEST
 
+/* Under a --cors-origins list the per-IP refusal carries the CORS headers
+ * and varies as the path's other answers do: on Origin, and on a compute
+ * path also on Accept-Encoding, as a served answer there does. */
+START_TEST(test_per_ip_refusal_varies)
+{
+	static const char origin[] = "Origin: https://a.example\r\n";
+	struct live_resp r = {0};
+	int a, over;
+
+	LIVE_DAEMON(d, "--per-ip-limit", "1", "--cors-origins", "https://a.example");
+	a = connect_from("127.0.0.4", d.port);
+	healthz_on(a, &r);
+	ck_assert_int_eq(r.status, 200);
+	over = connect_from("127.0.0.4", d.port);
+	live_send_str(over, LIVE_POST_ATTENTION "Origin: https://a.example\r\n"
+						"Content-Length: 35\r\n\r\n");
+	live_send_str(over, tiny);
+	live_read_response(over, &r);
+	assert_refused(&r);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://a.example");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin, Accept-Encoding");
+	close(over);
+	over = connect_from("127.0.0.4", d.port);
+	live_send_str(over, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n");
+	live_read_response(over, &r);
+	assert_refused(&r);
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin");
+	close(over);
+	/* what a served answer on that path says, from another address */
+	live_post(d.port, "/v1/attention", "application/json", origin, tiny, strlen(tiny), &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin, Accept-Encoding");
+	close(a);
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
 /* The lines of text holding needle, and the sum of the counts they give
  * ("...: N in the last"). */
 static int refusal_lines(const char *text, const char *needle, long *sum)
@@ -317,6 +356,7 @@ static Suite *server_metrics_suite(void)
 	tcase_set_timeout(limits, 120);
 	tcase_add_test(metrics, test_promtool_and_series);
 	tcase_add_test(limits, test_per_ip_limit_answers_503);
+	tcase_add_test(limits, test_per_ip_refusal_varies);
 	tcase_add_test(limits, test_per_ip_refusals_logged_once_a_second);
 	tcase_add_test(limits, test_memory_limit_counted);
 	suite_add_tcase(s, metrics);
