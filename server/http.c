@@ -17,7 +17,8 @@
  *                    main.c) runs api_handle, then resumes the connection,
  *                    and the callback after that queues the reply; from
  *                    queue to reply the watcher (watch.h) may cancel it:
- *                    client gone, closed (499 in the log); past
+ *                    client gone, closed (499 in the log, as for a
+ *                    client gone before a full queue's 503); past
  *                    --compute-deadline, 503 deadline_exceeded;
  *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
  *                    metrics, and every free.
@@ -647,6 +648,20 @@ static void log_and_count(const struct request *r)
 		count_model(r);
 }
 
+/* A refusal decided and never queued: libmicrohttpd ended the connection
+ * before the next callback, its client gone after sending the whole request
+ * (a full queue's 503 resumes the connection at once, and a client that
+ * closed meanwhile is not called back). Logged 499 as compute_outcome logs
+ * a client gone while queued or computing; a request whose client left
+ * before it was whole stays 0. */
+static int left_before_refusal(const struct request *r, enum MHD_RequestTerminationCode toe)
+{
+	if (r->state != REQ_REFUSED || r->status != 0)
+		return 0;
+	return toe == MHD_REQUEST_TERMINATED_WITH_ERROR || toe == MHD_REQUEST_TERMINATED_READ_ERROR ||
+	       toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
@@ -659,6 +674,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)srv->cfg->timeout);
 	unwatch_receiving(r); /* before the log: the watcher may have set the status */
+	if (left_before_refusal(r, toe))
+		r->status = 499;
 	log_and_count(r);
 	request_free(r);
 	*con_cls = NULL;

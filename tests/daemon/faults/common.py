@@ -120,9 +120,10 @@ def baseline(d):
     return d.fds(), attnd.settle_rss(d)
 
 
-def raw_request(body, path="/v1/attention"):
-    return (("POST %s HTTP/1.1\r\nHost: attnd\r\nContent-Type: application/json\r\n"
-             "Content-Length: %d\r\n\r\n") % (path, len(body))).encode() + body
+def raw_request(body, path="/v1/attention", headers=""):
+    """headers: more header lines, each ending in \\r\\n."""
+    return (("POST %s HTTP/1.1\r\nHost: attnd\r\nContent-Type: application/json\r\n%s"
+             "Content-Length: %d\r\n\r\n") % (path, headers, len(body))).encode() + body
 
 
 def close_hard(s):

@@ -23,6 +23,9 @@ it replaces), breaks something, and checks what must survive:
                     leaves, then the long one's: the queued request is
                     never run (client_closed, stage queued), the worker is
                     free and the next request is answered
+  full_queue_gone   --threads 1 --queue 1, both taken: clients that send a
+                    request whole and close at once are refused by the full
+                    queue, and logged with status 499 (not 0)
   mid_response      a 56 MB answer read 64 KB deep, then closed, 3 times
   stalled_reader    a client asks for the 56 MB answer and reads nothing:
                     meanwhile /healthz answers in < 100 ms and a compute
@@ -183,6 +186,42 @@ def test_cancelled_queued(report):
                      "stopped", ok, shown(last, RUNNING, QUEUED, CLOSED_QUEUED, CLOSED_RUNNING))
         ok, r = compute_ok(d.port)
         report.check("cancelled_queued: the next request served", ok, repr(r))
+
+
+def test_full_queue_gone(report):
+    """--threads 1 --queue 1, both taken; clients send a request whole and
+    close at once (TCP_CORK: the body and the FIN in one segment, so the
+    close is there before attnd reads the request). The full queue refuses
+    each, and its 503 finds the client gone: logged 499, as a client gone
+    while queued or computing, not 0 (a request that never came whole)."""
+    n = 5
+    with attnd.Daemon(["--threads", "1", "--queue", "1"]) as d:
+        s_long, ok, last = start_long(d.port)
+        s_queued = attnd.connect("127.0.0.1", d.port)
+        s_queued.sendall(raw_request(tokens_body(512)))
+        ok, last = attnd.wait_metrics(d.port, {RUNNING: 1, QUEUED: 1}, WAIT)
+        report.check("full_queue_gone: one computing, one queued", ok,
+                     shown(last, RUNNING, QUEUED))
+        ids = ["full-queue-gone-%d" % i for i in range(n)]
+        for rid in ids:
+            s = attnd.connect("127.0.0.1", d.port)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+            s.sendall(raw_request(tokens_body(512), headers="X-Request-Id: %s\r\n" % rid))
+            s.close()
+
+        def lines():
+            return [ln for ln in d.log_tail(1 << 20).splitlines() if "full-queue-gone-" in ln]
+        logged = attnd.wait_until(lambda: len(lines()) == n, WAIT)
+        ok, last = attnd.wait_metrics(d.port, {RUNNING: 1, QUEUED: 1}, WAIT)
+        report.check("full_queue_gone: each met the full queue", logged and ok,
+                     "%d of %d logged; %s" % (len(lines()), n, shown(last, RUNNING, QUEUED)))
+        statuses = [ln.split()[3] for ln in lines()]
+        report.check("full_queue_gone: each logged with status 499",
+                     logged and statuses == ["499"] * n, "\n".join(lines()))
+        s_queued.close()
+        s_long.close()
+        ok, r = compute_ok(d.port)
+        report.check("full_queue_gone: the next request served", ok, repr(r))
 
 
 def test_mid_response(report):
@@ -436,8 +475,10 @@ def answers_to_wrk(d, long_bytes_in):
     with open(d.logfile.name, encoding="utf-8", errors="replace") as f:
         for line in f:
             p = line.split()
-            # time, method, path, status, bytes in, bytes out, ms, id
-            if len(p) >= 6 and p[1:3] == ["POST", "/v1/attention"] and p[3] != "0" and \
+            # time, method, path, status, bytes in, bytes out, ms, id; 0 and
+            # 499 are requests whose client left, nothing sent
+            if len(p) >= 6 and p[1:3] == ["POST", "/v1/attention"] and \
+                    p[3] not in ("0", "499") and \
                     p[4] != str(long_bytes_in):
                 n += 1
     return n
@@ -543,7 +584,7 @@ def test_kill9_restart(report):
 
 TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("cancelled_running", test_cancelled_running),
-         ("cancelled_queued", test_cancelled_queued),
+         ("cancelled_queued", test_cancelled_queued), ("full_queue_gone", test_full_queue_gone),
          ("mid_response", test_mid_response), ("stalled_reader", test_stalled_reader),
          ("pending_readers", test_pending_readers), ("pending_gzip", test_pending_gzip),
          ("idle_500", slow_clients.test_idle_500), ("half_closed", slow_clients.test_half_closed),
