@@ -260,6 +260,10 @@ enum MHD_Result refuse(struct request *r, enum rejection why)
 	 * --max-pending-mb refuses one already compressed): not its coding,
 	 * not its binary header */
 	r->content_encoding = NULL;
+	/* a 408 closes the connection, as one cut_off writes does: here the
+	 * whole body came past --request-deadline, before the watcher's tick */
+	if (why == REJ_TIMEOUT)
+		r->close = 1;
 	r->reply.inference_header_len = 0;
 	ret = respond(r, status, &b, "application/json");
 	buf_release(&b);

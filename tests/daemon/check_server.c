@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
@@ -499,6 +500,52 @@ START_TEST(test_request_deadline)
 }
 END_TEST
 
+/* A chunked body whose last chunk came in time and whose end ("0\r\n\r\n")
+ * comes just past --request-deadline: the request is whole before the
+ * watcher's next tick (watch.h: WATCH_TICK_MS) could write its 408, so the
+ * final callback answers 408 itself. Every 408 closes the connection and
+ * says so, this one too. N connections, each timed as test_request_deadline
+ * times its one, start a few ms apart (a /metrics poll each), so their
+ * deadlines fall at different points of the tick; each end is sent as soon
+ * as its deadline has passed, most of them before the tick. */
+START_TEST(test_request_deadline_at_the_end)
+{
+	enum { DEADLINE_S = 1, N = 8 };
+	static const char chunk[] = "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n";
+	struct live_resp r = {0};
+	double seen[N], left;
+	int fd[N];
+	char byte;
+
+	LIVE_DAEMON(d, "--no-builtins", "--request-deadline", "1" /* DEADLINE_S */);
+	for (int i = 0; i < N; i++) {
+		fd[i] = live_connect(d.port);
+		live_send_str(fd[i], LIVE_POST_ATTENTION);
+		live_send_str(fd[i], chunk);
+		/* its first callback, which starts its deadline, is behind us */
+		live_wait_metric(d.port, "attnd_http_requests_in_flight", i + 2, 30000);
+		seen[i] = live_now();
+	}
+	live_wait_metric(d.port, "attnd_bodies_receiving_bytes", 2 * N, 30000); /* each chunk read */
+	for (int i = 0; i < N; i++) {
+		while ((left = seen[i] + DEADLINE_S + 0.001 - live_now()) > 0)
+			poll(NULL, 0, (int)(left * 1e3) + 1);
+		live_send_str(fd[i], "0\r\n\r\n");
+	}
+	for (int i = 0; i < N; i++) {
+		live_read_response(fd[i], &r);
+		live_assert_error(&r, 408, "request_timeout");
+		ck_assert_msg(live_header(&r, "Connection") != NULL &&
+				  strcmp(live_header(&r, "Connection"), "close") == 0,
+			      "connection %d: a 408 without Connection: close", i);
+		ck_assert_msg(recv(fd[i], &byte, 1, 0) == 0, "connection %d: left open", i);
+		close(fd[i]);
+	}
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -521,6 +568,7 @@ static Suite *server_suite(void)
 	tcase_add_test(http, test_request_id);
 	tcase_add_test(http, test_compute_reply_and_keepalive);
 	tcase_add_test(http, test_request_deadline);
+	tcase_add_test(http, test_request_deadline_at_the_end);
 	suite_add_tcase(s, http);
 	return s;
 }
