@@ -16,9 +16,9 @@
  * with more leading whitespace than this is refused as malformed too. */
 enum { FIELD_GAP_MAX = 64, SHOWN_MAX = 40 };
 
-/* RFC 9110 section 5.6.2: tchar. The usual bytes of a name (letters,
- * digits, '-') are answered without the search of the others. */
-static int is_tchar(unsigned char c)
+/* The usual bytes of a name (letters, digits, '-') are answered without
+ * the search of the others. */
+int framing_tchar(unsigned char c)
 {
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
 		return 1;
@@ -83,7 +83,7 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 		return MHD_NO;
 	}
 	for (size_t i = 0; i < key_size; i++) {
-		if (!is_tchar((unsigned char)key[i])) {
+		if (!framing_tchar((unsigned char)key[i])) {
 			shown(name, key, key_size);
 			snprintf(f->why, f->cap,
 				 "header name '%s' has a byte not allowed in a name at %zu "

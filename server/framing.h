@@ -41,6 +41,9 @@ int framing_check(struct MHD_Connection *conn, const char *url, const char *vers
  * FRAMING_HEAD_ROOM_MAX bytes. */
 enum { FRAMING_HEAD_ROOM_MAX = 4096 };
 size_t framing_head_room(size_t pool);
+
+/* RFC 9110 section 5.6.2: c is a tchar, a byte of a token (a field name). */
+int framing_tchar(unsigned char c);
 size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
 			  const char *version);
 

@@ -3,6 +3,8 @@
  */
 #include "headers.h"
 
+#include "framing.h"
+
 #include <limits.h>
 #include <microhttpd.h>
 
@@ -77,6 +79,8 @@ static enum MHD_Result note_field(void *cls, enum MHD_ValueKind kind, const char
 		keep_first(&f->authorization, value);
 	} else if (NAMED(key, key_size, "Origin")) {
 		keep_first(&f->origin, value);
+	} else if (NAMED(key, key_size, "Access-Control-Request-Headers")) {
+		keep_first(&f->request_headers, value);
 	} else if (NAMED(key, key_size, "Accept-Encoding")) {
 		f->accept_encoding = 1;
 	} else if (NAMED(key, key_size, "Content-Encoding")) {
@@ -267,4 +271,22 @@ const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *v
 		p += len;
 	}
 	return NULL;
+}
+
+const char *hdr_cors_request_headers(const struct hdr_fields *f)
+{
+	const char *v = f->request_headers;
+	size_t names = 0, n;
+
+	if (v == NULL || (n = strlen(v)) == 0 || n > 512)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if (framing_tchar(c))
+			names += i == 0 || !framing_tchar((unsigned char)v[i - 1]);
+		else if (c != ',' && c != ' ' && c != '\t')
+			return NULL;
+	}
+	return names > 0 ? v : NULL;
 }

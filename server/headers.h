@@ -25,6 +25,7 @@ enum { HDR_REQUEST_ID_MAX = 128 };
 struct hdr_fields {
 	const char *content_length, *transfer_encoding, *content_type;
 	const char *request_id, *inference_header, *authorization, *origin;
+	const char *request_headers; /* Access-Control-Request-Headers (a preflight's) */
 	unsigned content_lengths, transfer_encodings, chunked; /* chunked: exactly "chunked" */
 	int accept_encoding, content_encoding;		       /* such a field was sent */
 };
@@ -73,6 +74,11 @@ enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connectio
  * (compress.h: content_encoding_add); CODING_IDENTITY without one. */
 void hdr_content_encoding(const struct hdr_fields *f, struct MHD_Connection *conn,
 			  struct content_encoding *ce);
+
+/* A preflight's Access-Control-Request-Headers when it is a list of field
+ * names (tokens, commas, spaces; at most 512 bytes), else NULL: what the
+ * preflight's Access-Control-Allow-Headers echoes. */
+const char *hdr_cors_request_headers(const struct hdr_fields *f);
 
 /* The Access-Control-Allow-Origin value for this request under --cors-origins
  * `list` ("*", a comma list, or "" for none), or NULL. *vary is set when the

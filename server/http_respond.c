@@ -52,22 +52,39 @@ static const struct {
 enum { HEADERS_MAX = 20 };
 
 /* Vary: what the answer depends on besides method and path: the Origin
- * (under a --cors-origins list) and, on a route whose answers may be
- * compressed, Accept-Encoding, whether this one was compressed or not. */
-static const char *vary_value(int origin, int encoding)
+ * (under a --cors-origins list); on a route whose answers may be
+ * compressed, Accept-Encoding, whether this one was compressed or not; and
+ * for a preflight that echoes them, the headers it asked for. */
+static const char *vary_value(int origin, int encoding, int request_headers)
 {
-	if (origin && encoding)
-		return "Origin, Accept-Encoding";
-	if (origin)
-		return "Origin";
-	return encoding ? "Accept-Encoding" : NULL;
+	static const char *const values[8] = {
+	    NULL,
+	    "Origin",
+	    "Accept-Encoding",
+	    "Origin, Accept-Encoding",
+	    "Access-Control-Request-Headers",
+	    "Origin, Access-Control-Request-Headers",
+	    "Accept-Encoding, Access-Control-Request-Headers",
+	    "Origin, Accept-Encoding, Access-Control-Request-Headers",
+	};
+
+	return values[(origin ? 1 : 0) | (encoding ? 2 : 0) | (request_headers ? 4 : 0)];
 }
 
+/* The CORS headers. A browser's script reads the answer's headers it is
+ * told it may (Expose): the ids and timings, the coding, and the ones that
+ * say what to do next (Retry-After on a 503, Allow on a 405,
+ * WWW-Authenticate on a 401). A preflight is allowed the headers it asks
+ * for (no credentials ride on CORS here: attnd sets no cookie, and a
+ * script's Authorization is a header like any other), so a page whose
+ * tracing adds traceparent, say, is not refused; without such a list, the
+ * headers attnd reads. */
 static size_t cors_headers(const struct request *r, struct answer_header *h, size_t n)
 {
 	int vary = 0;
 	const char *origin = hdr_cors_origin(&r->hdr, r->srv->cfg->cors_origins, &vary);
-	const char *vary_on = vary_value(vary, r->vary_encoding);
+	const char *asked = r->preflight ? hdr_cors_request_headers(&r->hdr) : NULL;
+	const char *vary_on = vary_value(vary, r->vary_encoding, asked != NULL);
 
 	if (vary_on != NULL)
 		h[n++] = (struct answer_header){"Vary", vary_on};
@@ -76,12 +93,15 @@ static size_t cors_headers(const struct request *r, struct answer_header *h, siz
 	h[n++] = (struct answer_header){"Access-Control-Allow-Origin", origin};
 	h[n++] = (struct answer_header){
 	    "Access-Control-Expose-Headers",
-	    "X-Request-Id, Server-Timing, Inference-Header-Content-Length, Content-Encoding"};
+	    "X-Request-Id, Server-Timing, Inference-Header-Content-Length, Content-Encoding, "
+	    "Retry-After, Allow, WWW-Authenticate"};
 	if (r->preflight) {
 		h[n++] = (struct answer_header){"Access-Control-Allow-Methods", r->allow};
-		h[n++] = (struct answer_header){"Access-Control-Allow-Headers",
-					      "Content-Type, Content-Encoding, Authorization, "
-					      "X-Request-Id, Inference-Header-Content-Length"};
+		h[n++] = (struct answer_header){
+		    "Access-Control-Allow-Headers",
+		    asked != NULL ? asked
+				  : "Content-Type, Content-Encoding, Authorization, X-Request-Id, "
+				    "Inference-Header-Content-Length"};
 		h[n++] = (struct answer_header){"Access-Control-Max-Age", "600"};
 	}
 	return n;

@@ -362,6 +362,30 @@ START_TEST(test_cors_preflight_any_origin)
 	ck_assert_ptr_nonnull(
 	    strstr(live_header(&r, "Access-Control-Allow-Headers"), "X-Request-Id"));
 	ck_assert_ptr_nonnull(live_header(&r, "Access-Control-Max-Age"));
+	ck_assert_ptr_null(live_header(&r, "Vary"));
+	/* a script may read what says what to do next */
+	ck_assert_str_eq(live_header(&r, "Access-Control-Expose-Headers"),
+			 "X-Request-Id, Server-Timing, Inference-Header-Content-Length, "
+			 "Content-Encoding, Retry-After, Allow, WWW-Authenticate");
+	/* the headers a page asks for (its tracing's too) are allowed */
+	live_exchange(d.port,
+		      "OPTIONS /v1/attention HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+		      "Access-Control-Request-Method: POST\r\n"
+		      "Access-Control-Request-Headers: content-type,traceparent, x-api-key\r\n\r\n",
+		      &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Headers"),
+			 "content-type,traceparent, x-api-key");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Access-Control-Request-Headers");
+	/* a list that is no list of names is not echoed */
+	live_exchange(d.port,
+		      "OPTIONS /v1/attention HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+		      "Access-Control-Request-Method: POST\r\n"
+		      "Access-Control-Request-Headers: a:b\r\n\r\n",
+		      &r);
+	ck_assert_ptr_nonnull(
+	    strstr(live_header(&r, "Access-Control-Allow-Headers"), "Authorization"));
+	ck_assert_ptr_null(live_header(&r, "Vary"));
 	live_exchange(d.port, "OPTIONS /nowhere HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	ck_assert_int_eq(r.status, 404);
 	live_stop(&d);
