@@ -297,8 +297,13 @@ static enum MHD_Result admit_compute(struct request *r)
 		refusals_note(r->srv->refusals, LIMIT_DRAINING);
 		return refuse_early(r, REJ_DRAINING);
 	}
-	if (!media_allowed(r->route->media, &r->hdr))
+	if (!media_allowed(r->route->media, &r->hdr)) {
+		if (r->route->media & ROUTE_MEDIA_OCTET) /* v2 infer: say all it takes */
+			snprintf(r->detail, sizeof r->detail,
+				 "the body must be JSON (Content-Type: application/json), or "
+				 "application/octet-stream, or come without a Content-Type");
 		return refuse_early(r, REJ_MEDIA_TYPE);
+	}
 	r->inference_header = hdr_inference_header_length(&r->hdr);
 	if (hdr_declared_too_large(&r->hdr, r->srv->cfg->max_body))
 		return refuse(r, REJ_TOO_LARGE);
