@@ -121,6 +121,11 @@ START_TEST(test_not_found_and_method)
 	live_exchange(d.port, "GET /v1/attention HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 405, "method_not_allowed");
 	ck_assert_ptr_nonnull(strstr(live_header(&r, "Allow"), "POST"));
+	/* a target in absolute-form routes by its path (RFC 9112 section 3.2.2) */
+	live_exchange(d.port, "GET http://t:8080/healthz HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	ck_assert_msg(r.status == 200, "absolute-form: %d %s", r.status, r.body);
+	live_exchange(d.port, "GET HTTPS://t/nowhere HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	live_assert_error(&r, 404, "not_found");
 	/* a model name past the route's buffer names no model, as a short one */
 	memset(path, 'x', sizeof path - 1);
 	memcpy(path, "/v1/models/", 11);
