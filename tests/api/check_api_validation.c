@@ -184,6 +184,10 @@ static const struct bad_request bad_requests[] = {
      "/text"},
     {"lone low surrogate in a text item", A, TINY "\"text\":[\"a\",\"b \\uDC00\"]}", 422,
      "invalid_utf8", "/text/1"},
+    /* jansson's error position counts bytes, as the walk does */
+    {"1e400 after multi-byte text", A,
+     TINY "\"text\":\"\xeb\x82\x98\xeb\x8a\x94 \xec\x82\xac\",\"scale\":1e400}", 422,
+     "out_of_range", "/scale"},
     {"high surrogate before a letter", A, TINY "\"text\":\"\\ud83d\\u0041\"}", 422,
      "invalid_utf8", "/text"},
     {"\"1\" for a number", A, TINY "\"embeddings\":[[0,0,0,0,0,0,0,\"1\"]]}", 422, "invalid_type",
