@@ -6,7 +6,7 @@
 
 #include "api/values.h"
 
-enum { WHERE_DEPTH = 32, WHERE_KEY_MAX = 64 };
+enum { WHERE_DEPTH = 32 };
 
 /* One open container on the way to the value: an object's current key (a
  * stretch of the text, without escapes) or an array's current index. */
@@ -119,7 +119,7 @@ static int next_value(struct walk *w)
 /* The pointer of the value the stack leads to. */
 static void pointer_of(const struct walk *w, char *ptr)
 {
-	char base[API_PTR_MAX], key[WHERE_KEY_MAX + 1];
+	char base[API_PTR_MAX], key[API_PTR_MAX]; /* a longer key is cut with the pointer */
 
 	ptr[0] = '\0';
 	for (size_t d = 0; d < w->depth; d++) {
@@ -159,6 +159,8 @@ int json_pointer_at(const char *text, size_t len, size_t end, char *ptr, size_t 
 				return -1;
 		} else {
 			skip_scalar(&w);
+			if (w.pos == end && end < len && strchr(",]} \t\r\n", text[end]) == NULL)
+				return -1; /* end cuts the token: it ends further on */
 		}
 		if (w.pos == end && (w.s[first] != '{' && w.s[first] != '[')) {
 			pointer_of(&w, ptr);

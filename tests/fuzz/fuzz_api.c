@@ -42,7 +42,7 @@ static char *read_file(const char *dir, const char *folder, const char *name, si
 {
 	char path[1024];
 	FILE *f;
-	long n;
+	long n = 0;
 	char *bytes = NULL;
 
 	snprintf(path, sizeof path, "%s/%s/%s", dir, folder, name);
