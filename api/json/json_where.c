@@ -9,9 +9,10 @@
 enum { WHERE_DEPTH = 32 };
 
 /* One open container on the way to the value: an object's current key (a
- * stretch of the text, without escapes) or an array's current index. */
+ * stretch of the text; escaped when it holds a backslash, which the walk
+ * does not decode) or an array's current index. */
 struct frame {
-	int object;
+	int object, escaped;
 	size_t index;
 	size_t key, key_len;
 };
@@ -54,15 +55,14 @@ static void skip_scalar(struct walk *w)
 }
 
 /* An object's key and its colon, w->pos at the key's quote; the frame
- * records it. -1 when the key holds an escape (not kept) or is malformed. */
+ * records it (a key with an escape only as escaped: it matters only if the
+ * value's pointer passes through it). -1 when malformed. */
 static int read_key(struct walk *w, struct frame *f)
 {
-	int escaped;
-
 	if (w->pos >= w->len || w->s[w->pos] != '"')
 		return -1;
 	f->key = w->pos + 1;
-	if (skip_string(w, &escaped) != 0 || escaped)
+	if (skip_string(w, &f->escaped) != 0)
 		return -1;
 	f->key_len = w->pos - 1 - f->key;
 	skip_space(w);
@@ -116,23 +116,31 @@ static int next_value(struct walk *w)
 	}
 }
 
-/* The pointer of the value the stack leads to. */
-static void pointer_of(const struct walk *w, char *ptr)
+/* The pointer of the value the stack leads to; -1 when it passes through a
+ * key with an escape (not decoded). A key is kept whole up to the pointer's
+ * own bound (API_PTR_MAX), as api_ptr_key cuts any pointer. */
+static int pointer_of(const struct walk *w, char *ptr)
 {
-	char base[API_PTR_MAX], key[API_PTR_MAX]; /* a longer key is cut with the pointer */
+	char base[API_PTR_MAX], key[API_PTR_MAX];
 
 	ptr[0] = '\0';
 	for (size_t d = 0; d < w->depth; d++) {
 		const struct frame *f = &w->stack[d];
+		size_t kept;
 
 		snprintf(base, sizeof base, "%s", ptr);
 		if (!f->object) {
 			api_ptr_index(ptr, API_PTR_MAX, base, f->index);
 			continue;
 		}
-		snprintf(key, sizeof key, "%.*s", (int)f->key_len, w->s + f->key);
+		if (f->escaped)
+			return -1;
+		kept = f->key_len < sizeof key ? f->key_len : sizeof key - 1;
+		memcpy(key, w->s + f->key, kept);
+		key[kept] = '\0';
 		api_ptr_key(ptr, API_PTR_MAX, base, key);
 	}
+	return 0;
 }
 
 int json_pointer_at(const char *text, size_t len, size_t end, char *ptr, size_t *start)
@@ -163,7 +171,8 @@ int json_pointer_at(const char *text, size_t len, size_t end, char *ptr, size_t 
 				return -1; /* end cuts the token: it ends further on */
 		}
 		if (w.pos == end && (w.s[first] != '{' && w.s[first] != '[')) {
-			pointer_of(&w, ptr);
+			if (pointer_of(&w, ptr) != 0)
+				return -1;
 			*start = first;
 			return 0;
 		}

@@ -21,8 +21,10 @@
 /* The value token of text[0 .. len) that ends at byte `end` (jansson's
  * json_error_t.position): its pointer into ptr[API_PTR_MAX] ("" for the root
  * value), its first byte into *start, and 0. -1 when end falls elsewhere
- * (inside a key, between tokens, past a deeper nesting than the walk keeps)
- * or the text before it is not JSON: then ptr and *start are unset. */
+ * (inside a key, between tokens, past a deeper nesting than the walk keeps),
+ * when the pointer passes through a key holding an escape (the walk does
+ * not decode them; keys elsewhere may hold any), or the text before it is
+ * not JSON: then ptr and *start are unset. */
 int json_pointer_at(const char *text, size_t len, size_t end, char *ptr, size_t *start);
 
 #endif

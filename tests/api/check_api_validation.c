@@ -26,6 +26,10 @@ struct bad_request {
 /* 95 zero bytes: the 128 characters of 96, one byte short of [3, 8] */
 #define B64_95 "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
+/* a 100-byte key: 10 x "kkkkkkkkkk" */
+#define K10 "kkkkkkkkkk"
+#define K100 K10 K10 K10 K10 K10 K10 K10 K10 K10 K10
+
 #define A API_ROUTE_ATTENTION
 #define S API_ROUTE_SDPA
 
@@ -180,6 +184,16 @@ static const struct bad_request bad_requests[] = {
     {"1e400 in sdpa q", S, "{\"q\":[[[[1,1e400]]]]}", 422, "out_of_range", "/q/0/0/0/1"},
     {"1e400 under a key with an escape: not placed", A, TINY "\"\\u0061\":1e400}", 400,
      "malformed_json", ""},
+    /* a key with an escape off the value's path does not stop the walk */
+    {"1e400 after a sibling key with an escape", A, TINY "\"\\u0061\":1,\"scale\":1e400}", 422,
+     "out_of_range", "/scale"},
+    {"1e400 after an escaped key in an earlier item", A,
+     TINY "\"x\":[{\"b\\n\":[1]},{\"c\":1e400}]}", 422, "out_of_range", "/x/1/c"},
+    {"lone surrogate after an escaped key", A, TINY "\"\\\"\":0,\"text\":\"\\ud800\"}", 422,
+     "invalid_utf8", "/text"},
+    /* a key longer than 64 bytes is named whole, not cut */
+    {"1e400 under a 100-byte key", A,
+     TINY "\"" K100 "\":{\"a\":1e400}}", 422, "out_of_range", "/" K100 "/a"},
     {"lone high surrogate in text", A, TINY "\"text\":\"a \\ud800 b\"}", 422, "invalid_utf8",
      "/text"},
     {"lone low surrogate in a text item", A, TINY "\"text\":[\"a\",\"b \\uDC00\"]}", 422,
