@@ -83,7 +83,9 @@ static size_t cors_headers(const struct request *r, struct answer_header *h, siz
 {
 	int vary = 0;
 	const char *origin = hdr_cors_origin(&r->hdr, r->srv->cfg->cors_origins, &vary);
-	const char *asked = r->preflight ? hdr_cors_request_headers(&r->hdr) : NULL;
+	/* echoed only to an allowed origin: only then does the answer vary on it */
+	const char *asked =
+	    r->preflight && origin != NULL ? hdr_cors_request_headers(&r->hdr) : NULL;
 	const char *vary_on = vary_value(vary, r->vary_encoding, asked != NULL);
 
 	if (vary_on != NULL)

@@ -417,6 +417,16 @@ START_TEST(test_cors_origin_list)
 		 "OPTIONS /v1/sdpa HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n", &r);
 	ck_assert_int_eq(r.status, 204);
 	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://a.example");
+	/* an origin not listed gets no CORS headers: nothing echoed, so its
+	 * answer does not vary on the headers it asked for */
+	live_exchange(d.port,
+		 "OPTIONS /v1/sdpa HTTP/1.1\r\nHost: t\r\nOrigin: https://evil.example\r\n"
+		 "Access-Control-Request-Method: POST\r\n"
+		 "Access-Control-Request-Headers: traceparent\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_ptr_null(live_header(&r, "Access-Control-Allow-Headers"));
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin");
 	/* a 405 varies as the path's other answers do: on a compute path (whose
 	 * answers may be coded) on Accept-Encoding too */
 	live_exchange(d.port, "GET /v1/sdpa HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n",
