@@ -105,6 +105,12 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 
 static int target_ok(const char *url, char *why, size_t cap)
 {
+	if (url[0] != '/' && strcmp(url, "*") != 0) {
+		snprintf(why, cap,
+			 "the request target is neither a path (/...) nor an absolute "
+			 "http:// or https:// URL with a plain host");
+		return 0;
+	}
 	for (size_t i = 0; url[i] != '\0'; i++) {
 		if (is_ctl((unsigned char)url[i])) {
 			snprintf(why, cap,
@@ -170,12 +176,59 @@ size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const ch
 	return total;
 }
 
+/* A byte of an authority's host or port (RFC 3986 section 3.2: unreserved,
+ * sub-delims, ':' and an IPv6 literal's brackets; no percent-encoding). */
+static int authority_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("-._~!$&'()*+,;=:[]", c) != NULL);
+}
+
+/* The length of an absolute-form target's scheme and authority, 0 for
+ * another target, -1 for an absolute-form one whose authority is empty or
+ * holds anything but a host and port. */
+static long absolute_prefix(const char *s)
+{
+	size_t scheme = strncasecmp(s, "http://", 7) == 0	  ? 7
+			: strncasecmp(s, "https://", 8) == 0 ? 8
+							     : 0;
+	size_t end = scheme;
+
+	if (scheme == 0)
+		return 0;
+	while (s[end] != '\0' && s[end] != '/') {
+		if (!authority_byte((unsigned char)s[end]))
+			return -1;
+		end++;
+	}
+	return end > scheme ? (long)end : -1;
+}
+
+/* An absolute-form target as its path, in place ("http://h" as "/"), or as
+ * DEL when its authority is no host (framing_check refuses it). */
+static void strip_authority(char *s)
+{
+	long skip = absolute_prefix(s);
+
+	if (skip < 0) {
+		s[0] = 0x7f, s[1] = '\0';
+		return;
+	}
+	if (skip == 0)
+		return;
+	memmove(s, s + skip, strlen(s + skip) + 1);
+	if (s[0] == '\0')
+		s[0] = '/', s[1] = '\0';
+}
+
 size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s)
 {
-	size_t n = MHD_http_unescape(s);
+	size_t n;
 
 	(void)cls;
 	(void)conn;
+	strip_authority(s);
+	n = MHD_http_unescape(s);
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\0')
 			s[i] = 0x7f;

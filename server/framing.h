@@ -26,8 +26,9 @@ struct MHD_Connection;
 
 /* 0 when the request line and headers are well formed; else -1 with a
  * message (printable ASCII, naming what and where) in why[cap]. url is the
- * target as libmicrohttpd passes it (unescaped by framing_unescape),
- * version the protocol ("HTTP/1.1"). */
+ * target as libmicrohttpd passes it (unescaped by framing_unescape, so a
+ * path: it must start with '/', or be "*"), version the protocol
+ * ("HTTP/1.1"). */
 int framing_check(struct MHD_Connection *conn, const char *url, const char *version, char *why,
 		  size_t cap);
 
@@ -41,16 +42,22 @@ int framing_check(struct MHD_Connection *conn, const char *url, const char *vers
  * FRAMING_HEAD_ROOM_MAX bytes. */
 enum { FRAMING_HEAD_ROOM_MAX = 4096 };
 size_t framing_head_room(size_t pool);
-
-/* RFC 9110 section 5.6.2: c is a tchar, a byte of a token (a field name). */
-int framing_tchar(unsigned char c);
 size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
 			  const char *version);
 
 /* libmicrohttpd's MHD_OPTION_UNESCAPE_CALLBACK: decodes %HH in place as its
  * default does (MHD_http_unescape), but a decoded NUL becomes DEL (0x7f),
  * a control character framing_check refuses, instead of ending the path
- * early (`/healthz%00x` was served as /healthz). Returns the new length. */
+ * early (`/healthz%00x` was served as /healthz). A target in absolute-form
+ * (RFC 9112 section 3.2.2, `http://host:port/path`, which a server must
+ * accept) becomes its path, read on the raw bytes before any decoding: its
+ * authority must be a host and port (no '%', '@', '#', '\'), or the target
+ * becomes DEL, refused, so that nothing in it reads as a path here and as
+ * a host to a proxy in front. libmicrohttpd also passes query arguments
+ * here, which attnd never reads. Returns the new length. */
 size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s);
+
+/* RFC 9110 section 5.6.2: c is a tchar, a byte of a token (a field name). */
+int framing_tchar(unsigned char c);
 
 #endif

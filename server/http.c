@@ -351,7 +351,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	r->t_start = clock_seconds();
 	hdr_scan(conn, &r->hdr);
 	copy_text(r->method, sizeof r->method, method);
-	copy_text(r->path, sizeof r->path, route_target_path(url));
+	copy_text(r->path, sizeof r->path, url);
 	r->cache_control = "no-store";
 	r->metric = MR_OTHER; /* until route_match names the route */
 	buf_init(&r->body, (size_t)srv->cfg->max_body);
@@ -445,7 +445,6 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 				  const char *version)
 {
 	int options = strcmp(method, "OPTIONS") == 0;
-	const char *path = route_target_path(url);
 	enum route_result found;
 
 	if (framing_check(r->conn, url, version, r->detail, sizeof r->detail) != 0)
@@ -454,8 +453,8 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		return cut_off(r, REJ_BAD_FRAMING); /* no room left for libmicrohttpd's answer */
 	r->has_body = hdr_announces_body(&r->hdr);
 	found =
-	    route_match(options ? "GET" : method, path, &r->route, r->param, r->allow, &r->metric);
-	r->vary_encoding = !options && path_varies_on_encoding(r, found, path); /* not a preflight */
+	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
+	r->vary_encoding = !options && path_varies_on_encoding(r, found, url); /* not a preflight */
 	if (hdr_framing_ambiguous(&r->hdr))
 		return refuse_framing(r); /* before the path's own answers: a message error anywhere */
 	if (over_per_ip_limit(r)) {

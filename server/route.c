@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 /* {method, path, param, kind, api, metric, open, media} */
 static const struct route routes[] = {
@@ -45,20 +44,6 @@ static const struct route routes[] = {
 };
 
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
-
-const char *route_target_path(const char *target)
-{
-	const char *rest;
-
-	if (strncasecmp(target, "http://", 7) == 0)
-		rest = target + 7;
-	else if (strncasecmp(target, "https://", 8) == 0)
-		rest = target + 8;
-	else
-		return target;
-	rest = strchr(rest, '/');
-	return rest != NULL ? rest : "/";
-}
 
 void route_print(FILE *out)
 {

@@ -60,12 +60,6 @@ enum { ROUTE_PARAM_MAX = 160, ROUTE_ALLOW_MAX = 64 };
  * gets the methods it takes ("GET, HEAD, OPTIONS") and *metric its label;
  * otherwise allow is "" and *metric MR_OTHER. HEAD matches GET routes.
  */
-/* The path of a request target (RFC 9112 section 3.2): target itself in
- * origin-form ("/healthz"); past the scheme and authority in absolute-form
- * ("http://host:8080/healthz", which a server must accept), "/" when it has
- * no path. A pointer into target, or to a constant. */
-const char *route_target_path(const char *target);
-
 /* Prints the routing table, one `METHOD PATH` line per route ({name} for a
  * path parameter named name), for the contract test that compares it with
  * the spec. */

@@ -109,6 +109,10 @@ END_TEST
 
 START_TEST(test_not_found_and_method)
 {
+	static const char *const bad_targets[] = {
+	    "http://a%2Fhealthz", "http://a#/healthz", "http%3A//a/healthz", "http:///healthz",
+	    "http://",		  "http://a@b/healthz", "healthz",
+	};
 	struct live_resp r = {0};
 	char path[312];
 
@@ -126,6 +130,15 @@ START_TEST(test_not_found_and_method)
 	ck_assert_msg(r.status == 200, "absolute-form: %d %s", r.status, r.body);
 	live_exchange(d.port, "GET HTTPS://t/nowhere HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 404, "not_found");
+	/* an authority that is no plain host, read on the raw bytes, is refused:
+	 * a proxy in front would take part of it for the host, attnd for the path */
+	for (size_t i = 0; i < sizeof bad_targets / sizeof bad_targets[0]; i++) {
+		char line[128];
+
+		snprintf(line, sizeof line, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", bad_targets[i]);
+		live_exchange(d.port, line, &r);
+		ck_assert_msg(r.status == 400, "%s: %d %s", bad_targets[i], r.status, r.body);
+	}
 	/* a model name past the route's buffer names no model, as a short one */
 	memset(path, 'x', sizeof path - 1);
 	memcpy(path, "/v1/models/", 11);
