@@ -54,17 +54,18 @@ enum route_result {
 
 enum { ROUTE_PARAM_MAX = 160, ROUTE_ALLOW_MAX = 64 };
 
-/*
- * Matches method and path. On ROUTE_FOUND *out is the route and param (when
- * the route has one) holds the last segment. Whenever the path exists, allow
- * gets the methods it takes ("GET, HEAD, OPTIONS") and *metric its label;
- * otherwise allow is "" and *metric MR_OTHER. HEAD matches GET routes.
- */
 /* Prints the routing table, one `METHOD PATH` line per route ({name} for a
  * path parameter named name), for the contract test that compares it with
  * the spec. */
 void route_print(FILE *out);
 
+/*
+ * Matches method and path. On ROUTE_FOUND *out is the route and param (when
+ * the route has one) holds the last segment, cut to ROUTE_PARAM_MAX - 1
+ * bytes (no name is that long). Whenever the path exists, allow gets the
+ * methods it takes ("GET, HEAD, OPTIONS") and *metric its label; otherwise
+ * allow is "" and *metric MR_OTHER. HEAD matches GET routes.
+ */
 enum route_result route_match(const char *method, const char *path, const struct route **out,
 			      char param[ROUTE_PARAM_MAX], char allow[ROUTE_ALLOW_MAX],
 			      enum metric_route *metric);

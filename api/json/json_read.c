@@ -26,18 +26,23 @@ static json_t *load(const char *text, size_t len, json_error_t *jerr)
 	return root ? root : json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, jerr);
 }
 
+/* jansson's words for a lone UTF-16 surrogate escape, before the escape */
+static const char surrogate_said[] = "invalid Unicode '";
+enum { SURROGATE_SAID = sizeof surrogate_said - 1 };
+
 /* A string escape jansson refuses though the JSON is valid: a lone UTF-16
  * surrogate ("invalid Unicode '\uD800'"). */
 static int lone_surrogate(const json_error_t *jerr)
 {
 	return json_error_code(jerr) == json_error_invalid_syntax &&
-	       strncmp(jerr->text, "invalid Unicode '", 17) == 0;
+	       strncmp(jerr->text, surrogate_said, SURROGATE_SAID) == 0;
 }
 
-/* A value jansson cannot hold, in JSON that is valid (json_where.h): a
+/* A value jansson cannot hold, in JSON valid up to it (json_where.h): a
  * number past a double or past 64 bits, or a lone surrogate. 0 with err a
- * 422 at the value's pointer; -1 when it is something else, or cannot be
- * placed (err untouched). */
+ * 422 at the value's pointer (what follows is not read: a text cut after
+ * it is told of the value first); -1 when it is something else, or cannot
+ * be placed (err untouched). */
 static int refuse_value(const char *body, size_t len, const json_error_t *jerr,
 			struct api_error *err)
 {
@@ -50,7 +55,7 @@ static int refuse_value(const char *body, size_t len, const json_error_t *jerr,
 		return -1;
 	n = (size_t)jerr->position - start;
 	if (!number) {
-		const char *escape = jerr->text + 17, *quote = strchr(escape, '\'');
+		const char *escape = jerr->text + SURROGATE_SAID, *quote = strchr(escape, '\'');
 
 		api_fail(err, API_E_INVALID_UTF8, ptr,
 			 "the string holds %.*s: a UTF-16 surrogate without its pair, which "
