@@ -121,12 +121,17 @@ START_TEST(test_not_found_and_method)
 	live_assert_error(&r, 404, "not_found");
 	live_exchange(d.port, "DELETE /healthz HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 405, "method_not_allowed");
-	ck_assert_ptr_nonnull(strstr(live_header(&r, "Allow"), "GET"));
+	ck_assert_str_eq(live_header(&r, "Allow"), "GET, HEAD, OPTIONS");
 	live_exchange(d.port, "GET /v1/attention HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 405, "method_not_allowed");
-	ck_assert_ptr_nonnull(strstr(live_header(&r, "Allow"), "POST"));
+	ck_assert_str_eq(live_header(&r, "Allow"), "POST, OPTIONS");
+	/* a name is one segment: a deeper path is no route, not an unknown model */
+	live_get(d.port, "/v1/models/a/b", &r);
+	live_assert_error(&r, 404, "not_found");
 	/* a target in absolute-form routes by its path (RFC 9112 section 3.2.2) */
 	live_exchange(d.port, "GET http://t:8080/healthz HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	ck_assert_msg(r.status == 200, "absolute-form: %d %s", r.status, r.body);
+	live_exchange(d.port, "GET https://t/healthz HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	ck_assert_msg(r.status == 200, "absolute-form: %d %s", r.status, r.body);
 	live_exchange(d.port, "GET HTTPS://t/nowhere HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 404, "not_found");
@@ -165,6 +170,12 @@ START_TEST(test_media_type)
 		 &r);
 	live_assert_error(&r, 415, "unsupported_media_type");
 	live_exchange(d.port, "POST /v1/sdpa HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}", &r);
+	live_assert_error(&r, 415, "unsupported_media_type");
+	/* the type is matched whole, not as a prefix of a longer one */
+	live_exchange(d.port,
+		 "POST /v1/sdpa HTTP/1.1\r\nHost: t\r\nContent-Type: application/json-seq\r\n"
+		 "Content-Length: 2\r\n\r\n{}",
+		 &r);
 	live_assert_error(&r, 415, "unsupported_media_type");
 	/* parameters are allowed: this one reaches the API, whatever it answers */
 	live_exchange(
@@ -319,6 +330,19 @@ START_TEST(test_api_key)
 		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-key\r\n\r\n",
 		 &r);
 	ck_assert_int_eq(r.status, 200);
+	/* the scheme is a token without case (RFC 9110 section 11.1), the key is not */
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nauthorization: bearer s3cret-key\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: BEARER s3cret-key\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	live_exchange(d.port,
+		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer S3CRET-KEY\r\n\r\n",
+		 &r);
+	live_assert_error(&r, 401, "unauthorized");
 	/* optional whitespace around the key (RFC 9110 OWS), not inside it (issue 17) */
 	live_exchange(d.port,
 		 "GET /v1/models HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer s3cret-key \r\n\r\n",
@@ -424,6 +448,15 @@ START_TEST(test_cors_origin_list)
 	    strstr(live_header(&r, "Access-Control-Expose-Headers"), "Server-Timing"));
 	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://evil.example\r\n\r\n",
 		 &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_null(live_header(&r, "Access-Control-Allow-Origin"));
+	/* a listed origin is matched whole: not a prefix of it, nor one it is a prefix of */
+	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://a.exampl\r\n\r\n",
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_null(live_header(&r, "Access-Control-Allow-Origin"));
+	live_exchange(d.port,
+		 "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example.evil\r\n\r\n", &r);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_ptr_null(live_header(&r, "Access-Control-Allow-Origin"));
 	live_exchange(d.port,
