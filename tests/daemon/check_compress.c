@@ -353,6 +353,8 @@ START_TEST(test_accept_encoding_table)
 	    {{"identity;q=0, gzip;q=0.1", NULL}, CODING_GZIP},
 	    {{"identity, gzip;q=0.5", NULL}, CODING_IDENTITY}, /* identity named higher */
 	    {{"identity;q=0.5, gzip", NULL}, CODING_GZIP},
+	    {{"gzip, identity", NULL}, CODING_GZIP}, /* a tie: the coding */
+	    {{"identity;q=0.5, deflate;q=0.5", NULL}, CODING_DEFLATE},
 	    {{"gzip;q=0.5", NULL}, CODING_GZIP}, /* identity unnamed: never preferred */
 	    {{"*", NULL}, CODING_GZIP},
 	    {{"*;q=0", NULL}, CODING_IDENTITY},
@@ -413,6 +415,64 @@ START_TEST(test_content_encoding_table)
 		ck_assert_msg(ce.coding == cases[i].want, "case %zu (%s): %d", i, cases[i].field,
 			      (int)ce.coding);
 		ck_assert_str_eq(ce.unsupported, cases[i].named);
+	}
+}
+END_TEST
+
+/* A reply of n bytes of JSON-like text, content type ct, as the API leaves it. */
+static void reply_of(struct api_reply *reply, size_t n, const char *ct)
+{
+	char *text = json_like(n, n);
+
+	memset(reply, 0, sizeof *reply);
+	reply->status = 200;
+	reply->content_type = ct;
+	buf_init(&reply->body, 2 * n + 64);
+	ck_assert_int_eq(buf_append(&reply->body, text, n), 0);
+	free(text);
+}
+
+/* Which answers compress_reply codes: JSON and text of at least
+ * COMPRESS_MIN_BYTES; not one byte fewer, a 204, level 0, identity, another
+ * type, nor v2's binary tensors after a JSON header. */
+START_TEST(test_compress_reply_which_answers)
+{
+	static const struct {
+		size_t n;
+		const char *ct;
+		int status, level;
+		size_t header_len;
+		enum coding c;
+		const char *want; /* NULL: left as it was */
+	} cases[] = {
+	    {COMPRESS_MIN_BYTES, "application/json", 200, 1, 0, CODING_GZIP, "gzip"},
+	    {COMPRESS_MIN_BYTES, "text/plain; version=0.0.4", 200, 9, 0, CODING_DEFLATE, "deflate"},
+	    {COMPRESS_MIN_BYTES - 1, "application/json", 200, 1, 0, CODING_GZIP, NULL},
+	    {COMPRESS_MIN_BYTES, "application/json", 200, 0, 0, CODING_GZIP, NULL},
+	    {COMPRESS_MIN_BYTES, "application/json", 200, 1, 0, CODING_IDENTITY, NULL},
+	    {COMPRESS_MIN_BYTES, "application/json", 204, 1, 0, CODING_GZIP, NULL},
+	    {COMPRESS_MIN_BYTES, "application/octet-stream", 200, 1, 0, CODING_GZIP, NULL},
+	    {4 * COMPRESS_MIN_BYTES, "application/octet-stream", 200, 1, 100, CODING_GZIP, NULL},
+	    {4 * COMPRESS_MIN_BYTES, "application/json", 200, 1, 100, CODING_GZIP, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct api_reply reply;
+		const char *got;
+
+		reply_of(&reply, cases[i].n, cases[i].ct);
+		reply.status = cases[i].status;
+		reply.inference_header_len = cases[i].header_len;
+		got = compress_reply(&reply, cases[i].c, cases[i].level);
+		ck_assert_msg(got == NULL ? cases[i].want == NULL
+					  : cases[i].want != NULL && strcmp(got, cases[i].want) == 0,
+			      "case %zu: coded %s, want %s", i, got ? got : "not",
+			      cases[i].want ? cases[i].want : "not");
+		if (got == NULL)
+			ck_assert_uint_eq(reply.body.len, cases[i].n);
+		else
+			ck_assert_uint_lt(reply.body.len, cases[i].n);
+		buf_release(&reply.body);
 	}
 }
 END_TEST
@@ -810,6 +870,7 @@ static Suite *compress_suite(void)
 	tcase_add_test(codec, test_decoder_names_corrupt_input);
 	tcase_add_test(codec, test_accept_encoding_table);
 	tcase_add_test(codec, test_content_encoding_table);
+	tcase_add_test(codec, test_compress_reply_which_answers);
 	suite_add_tcase(s, codec);
 	tcase_set_timeout(daemon, 120);
 	tcase_add_test(daemon, test_coded_answers_inflate_to_identity);
