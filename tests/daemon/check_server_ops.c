@@ -275,6 +275,13 @@ START_TEST(test_help_lists_every_option)
 	const char *const version[] = {"--version", NULL};
 	const char *const bad[] = {"--no-such-flag", NULL};
 	const char *const bad_num[] = {"--port", "70000", NULL};
+	/* each bound of a number is within its range, one past it is not */
+	const char *const at_max[] = {"--port", "65535", "--compress-level", "9",
+				      "--drain-seconds", "3600", "--version", NULL};
+	const char *const past_max[] = {"--compress-level", "10", "--version", NULL};
+	const char *const at_min[] = {"--connection-memory", "4096", "--timeout", "1",
+				      "--version", NULL};
+	const char *const past_min[] = {"--connection-memory", "4095", "--version", NULL};
 	/* a budget of bodies that cannot hold one body would refuse every one */
 	const char *const small_budget[] = {"--max-body", "2097153", "--max-receiving-mb", "2",
 					    NULL};
@@ -289,6 +296,10 @@ START_TEST(test_help_lists_every_option)
 	ck_assert_int_eq(strncmp(out, "attnd ", 6), 0);
 	ck_assert_int_eq(run_attnd(bad, out, sizeof out), 2);
 	ck_assert_int_eq(run_attnd(bad_num, out, sizeof out), 2);
+	ck_assert_int_eq(run_attnd(at_max, out, sizeof out), 0);
+	ck_assert_int_eq(run_attnd(past_max, out, sizeof out), 2);
+	ck_assert_int_eq(run_attnd(at_min, out, sizeof out), 0);
+	ck_assert_int_eq(run_attnd(past_min, out, sizeof out), 2);
 	ck_assert_int_eq(run_attnd(small_budget, out, sizeof out), 2);
 }
 END_TEST
@@ -303,12 +314,17 @@ START_TEST(test_model_from_file)
 	if (access(file, R_OK) != 0)
 		return; /* run from the repository root to include this case */
 	snprintf(spec, sizeof spec, "gqa=%s,heads=4", file);
+	/* the first --model replaces ATTND_MODEL's list, whose file is missing */
+	setenv("ATTND_MODEL", "x=/nonexistent.safetensors,heads=2", 1);
 	LIVE_DAEMON(d, "--no-builtins", "--model", spec);
+	unsetenv("ATTND_MODEL");
 	live_get(d.port, "/readyz", &r);
 	ck_assert_int_eq(r.status, 200);
 	live_get(d.port, "/v1/models/gqa", &r);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_ptr_nonnull(strstr(r.body, "gqa"));
+	live_get(d.port, "/v1/models/x", &r);
+	live_assert_error(&r, 404, "model_not_found");
 	live_stop(&d);
 	live_resp_release(&r);
 }
@@ -323,6 +339,41 @@ START_TEST(test_bad_model_exits_2)
 
 	ck_assert_int_eq(run_attnd(missing, out, sizeof out), 2);
 	ck_assert_int_eq(run_attnd(no_heads, out, sizeof out), 2);
+}
+END_TEST
+
+/* --max-receiving-mb 1 holds one body of --max-body 1 MiB: the daemon starts,
+ * and a body of exactly that size (padded with spaces) is taken and answered,
+ * whether declared or chunked. */
+START_TEST(test_budget_of_one_body)
+{
+	static const char json[] = "{\"model\":\"tiny\",\"tokens\":[1,2,3]}";
+	const size_t n = 1 << 20;
+	char *body = malloc(n);
+	char head[256];
+	struct live_resp r = {0};
+	int fd;
+
+	ck_assert_ptr_nonnull(body);
+	memset(body, ' ', n);
+	memcpy(body, json, sizeof json - 1);
+	LIVE_DAEMON(d, "--max-body", "1048576", "--max-receiving-mb", "1", "--threads", "1");
+	live_post(d.port, "/v1/attention", "application/json", "", body, n, &r);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+	/* given back on completion, which may come after the answer is read */
+	live_wait_metric(d.port, "attnd_bodies_receiving_bytes", 0, WAIT_MS);
+	fd = live_connect(d.port);
+	live_send_str(fd, LIVE_POST_ATTENTION "Transfer-Encoding: chunked\r\n\r\n");
+	snprintf(head, sizeof head, "%zx\r\n", n);
+	live_send_str(fd, head);
+	live_send_all(fd, body, n);
+	live_send_str(fd, "\r\n0\r\n\r\n");
+	live_read_response(fd, &r);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+	close(fd);
+	live_stop(&d);
+	live_resp_release(&r);
+	free(body);
 }
 END_TEST
 
@@ -448,6 +499,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(cli, test_probe);
 	tcase_add_test(cli, test_probe_dual_stack);
 	tcase_add_test(cli, test_work_limit_flag);
+	tcase_add_test(cli, test_budget_of_one_body);
 	suite_add_tcase(s, load);
 	suite_add_tcase(s, cli);
 	return s;
