@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/live_daemon.h"
@@ -162,6 +163,100 @@ START_TEST(test_text_access_lines)
 	ck_assert_msg(strstr(line, " POST /v1/attention 200 ") != NULL, "%s", line);
 	ck_assert_int_eq(count_lines(text, "log-test-3", line, sizeof line), 1);
 	ck_assert_msg(strstr(line, " POST /v1/attention 400 ") != NULL, "%s", line);
+	free(text);
+}
+END_TEST
+
+/* CLOCK_REALTIME in seconds: the clock of the lines' timestamps. */
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Returns once the wall clock reads t or later. */
+static void wait_wall_past(double t)
+{
+	for (double now = wall_now(); now < t; now = wall_now()) {
+		double left = t - now + 1e-3;
+		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The text line's timestamp, "2024-05-01T12:00:00.123Z" and a space, in
+ * seconds; fails the test unless every character is where RFC 3339 puts it. */
+static double line_time(const char *line)
+{
+	static const char form[] = "dddd-dd-ddTdd:dd:dd.dddZ ";
+	struct tm tm;
+	int ms;
+
+	for (size_t i = 0; i < sizeof form - 1; i++)
+		ck_assert_msg(form[i] == 'd' ? line[i] >= '0' && line[i] <= '9' : line[i] == form[i],
+			      "byte %zu of the timestamp: %s", i, line);
+	memset(&tm, 0, sizeof tm);
+	ck_assert_int_eq(sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon,
+				&tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms),
+			 7);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (double)timegm(&tm) + ms / 1e3;
+}
+
+/* GET path with X-Request-Id id; the wall clock before it in *before. */
+static void get_with_id(unsigned port, const char *path, const char *id, int status,
+			double *before)
+{
+	struct live_resp r = {0};
+	char head[256];
+
+	snprintf(head, sizeof head, "GET %s HTTP/1.1\r\nHost: t\r\nX-Request-Id: %s\r\n", path,
+		 id);
+	*before = wall_now();
+	live_request(port, head, NULL, 0, &r);
+	ck_assert_int_eq(r.status, status);
+	live_resp_release(&r);
+}
+
+/* A text line is eight fields, "ts method path status in out ms id": a
+ * space in the path (sent as %20) is written '?'. Each line's time is when
+ * its request was served, not a second cached from an earlier line: two
+ * requests on the one I/O thread, the second once the wall clock has passed
+ * the second of the first's line. */
+START_TEST(test_text_line_fields_and_time)
+{
+	const char *const args[] = {"--log-format", "text", "--io-threads", "1", NULL};
+	struct live_daemon d;
+	char line[4096], *text;
+	double before[2], after;
+	char method[16], path[64], id[64];
+	int status;
+	unsigned long long in, out;
+	double ms;
+	char extra;
+
+	fresh_log();
+	live_start(&d, args);
+	get_with_id(d.port, "/no%20such/route", "log-time-1", 404, &before[0]);
+	after = wall_now();
+	wait_wall_past((double)(long long)after + 1.0);
+	get_with_id(d.port, "/healthz", "log-time-2", 200, &before[1]);
+	live_stop(&d);
+	text = read_log();
+	ck_assert_int_eq(count_lines(text, "log-time-1", line, sizeof line), 1);
+	ck_assert_double_ge(line_time(line), before[0] - 1e-3);
+	ck_assert_msg(sscanf(line + 25, "%15s %63s %d %llu %llu %lf %63s %c", method, path, &status,
+			     &in, &out, &ms, id, &extra) == 7,
+		      "not eight fields: %s", line);
+	ck_assert_str_eq(path, "/no?such/route");
+	ck_assert_int_eq(status, 404);
+	ck_assert_str_eq(id, "log-time-1");
+	ck_assert_int_eq(count_lines(text, "log-time-2", line, sizeof line), 1);
+	ck_assert_msg(line_time(line) >= before[1] - 1e-3, "%s: before %.3f", line, before[1]);
 	free(text);
 }
 END_TEST
@@ -337,6 +432,7 @@ static Suite *access_log_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_json_access_lines);
 	tcase_add_test(tc, test_text_access_lines);
+	tcase_add_test(tc, test_text_line_fields_and_time);
 	tcase_add_test(tc, test_burst_every_line_whole_in_order);
 	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
 	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
