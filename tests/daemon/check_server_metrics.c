@@ -76,6 +76,38 @@ static double metric(const char *text, const char *series)
 	return v;
 }
 
+/* A histogram's _sum lies where its buckets say its observations are: at
+ * least each one's lower bound, at most its upper bound (below the +Inf
+ * bucket). So _sum is in seconds, as the buckets are. */
+static void assert_sum_within_buckets(const char *text, const char *name, const char *labels)
+{
+	static const char *const le[] = {"5e-05", "0.0001", "0.00025", "0.0005", "0.001",
+					 "0.0025", "0.005", "0.01", "0.025", "0.05",
+					 "0.1", "0.25", "0.5", "1", "2.5",
+					 "5", "10", "30", "60", "+Inf"};
+	char series[256];
+	double below = 0, lo = 0, hi = 0, prev_le = 0, sum;
+
+	for (size_t i = 0; i < sizeof le / sizeof le[0]; i++) {
+		double upto, in_bucket, le_i = i + 1 < sizeof le / sizeof le[0] ? atof(le[i]) : 0;
+
+		snprintf(series, sizeof series, "%s_bucket{%s,le=\"%s\"}", name, labels, le[i]);
+		upto = metric(text, series);
+		in_bucket = upto - below;
+		ck_assert_msg(in_bucket >= 0, "%s: buckets not cumulative", series);
+		lo += in_bucket * prev_le;
+		hi = le_i > 0 ? hi + in_bucket * le_i : in_bucket > 0 ? 1e300 : hi;
+		below = upto;
+		prev_le = le_i;
+	}
+	snprintf(series, sizeof series, "%s_count{%s}", name, labels);
+	ck_assert_double_eq(metric(text, series), below);
+	snprintf(series, sizeof series, "%s_sum{%s}", name, labels);
+	sum = metric(text, series);
+	ck_assert_msg(sum >= lo * (1 - 1e-9) && sum <= hi * (1 + 1e-9),
+		      "%s = %g, its buckets say within [%g, %g]", series, sum, lo, hi);
+}
+
 START_TEST(test_promtool_and_series)
 {
 	struct live_resp r = {0};
@@ -119,6 +151,9 @@ START_TEST(test_promtool_and_series)
 			    3);
 	ck_assert_double_gt(metric(r.body, "attnd_compute_duration_seconds_sum{model=\"tiny\"}"),
 			    0);
+	assert_sum_within_buckets(r.body, "attnd_http_request_duration_seconds",
+				  "route=\"/healthz\"");
+	assert_sum_within_buckets(r.body, "attnd_compute_duration_seconds", "model=\"tiny\"");
 	ck_assert_double_eq(
 	    metric(r.body, "attnd_model_requests_total{model=\"sdpa\",outcome=\"ok\"}"), 1);
 	ck_assert_double_eq(
