@@ -695,7 +695,10 @@ START_TEST(test_binary_errors)
 			   "8],\"parameters\":{\"binary_data_size\":4611686018427387904}}]}";
 	const char *text = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
 			   "\"parameters\":{\"binary_data_size\":6}}]}";
+	const char *whole = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\","
+			    "\"shape\":[1,8],\"data\":" ROW0 "}]}";
 	const unsigned char long_prefix[] = {9, 0, 0, 0, 'a', 'b'};
+	const unsigned char past_strings[] = {0, 0, 0, 0, 'a', 'b'}; /* "", then 2 bytes */
 	float nan_row[8] = {0};
 	struct live_resp r = {0};
 	char hdr[128];
@@ -717,6 +720,9 @@ START_TEST(test_binary_errors)
 	post_binary(INFER, text, long_prefix, sizeof long_prefix, &r);
 	assert_v2_error(&r, 400, "passes binary_data_size 6");
 	live_resp_release(&r);
+	post_binary(INFER, text, past_strings, sizeof past_strings, &r);
+	assert_v2_error(&r, 400, "binary_data_size 6 holds 2 bytes past its 1 elements");
+	live_resp_release(&r);
 	nan_row[3] = __builtin_nanf("");
 	post_binary(INFER, two, nan_row, sizeof nan_row, &r);
 	assert_v2_error(&r, 422, "element 3 is not finite");
@@ -731,6 +737,11 @@ START_TEST(test_binary_errors)
 	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %d\r\n", 3);
 	live_post(d.port, INFER, OCTET_CT, hdr, "{}", 2, &r);
 	assert_v2_error(&r, 400, "is not within the body's 2 bytes");
+	live_resp_release(&r);
+	/* a count of the whole body: all of it JSON, no binary section */
+	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %zu\r\n", strlen(whole));
+	live_post(d.port, INFER, OCTET_CT, hdr, whole, strlen(whole), &r);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
 	live_resp_release(&r);
 	/* a media type neither JSON nor octet-stream: the transport's 415, v2 body */
 	live_post(d.port, INFER, "text/plain", "", "{}", 2, &r);
