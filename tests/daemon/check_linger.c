@@ -188,6 +188,39 @@ START_TEST(test_sending_client_read_until_it_closes)
 }
 END_TEST
 
+/* A client that sends on without end is read LINGER_BYTES, then closed: a
+ * fast sender ends by bytes, long before LINGER_SECONDS. */
+START_TEST(test_bounded_in_bytes)
+{
+	static char data[256 << 10];
+	struct metrics *m = metrics_new();
+	char err[128];
+	struct lingerer *l = lingerer_new(m, err, sizeof err);
+	struct tcp_pair p = tcp_pair();
+	size_t sent = 0;
+
+	ck_assert_ptr_nonnull(l);
+	ck_assert_int_eq(send(p.client, "x", 1, 0), 1);
+	ck_assert_int_eq(server_closes(l, p.server), 1);
+	/* sends until the lingerer closes (an error): the bound and what the
+	 * two sockets buffer, well under 4 times the bound */
+	while (sent < 4 * (size_t)LINGER_BYTES) {
+		ssize_t n = send(p.client, data, sizeof data, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			break;
+		sent += (size_t)n;
+	}
+	ck_assert_msg(sent >= (size_t)LINGER_BYTES && sent < 4 * (size_t)LINGER_BYTES,
+		      "sent %zu bytes before the close", sent);
+	ck_assert(wait_count(l, 0));
+	ck_assert_double_eq(sample(m, "attnd_lingering_closes_total{end=\"bytes\"} "), 1);
+	close(p.client);
+	lingerer_free(l);
+	metrics_free(m);
+}
+END_TEST
+
 START_TEST(test_bounded_in_count_and_time)
 {
 	struct metrics *m = metrics_new();
@@ -249,6 +282,7 @@ static Suite *linger_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_open_connection_not_taken);
 	tcase_add_test(tc, test_sending_client_read_until_it_closes);
+	tcase_add_test(tc, test_bounded_in_bytes);
 	tcase_add_test(tc, test_bounded_in_count_and_time);
 	tcase_add_test(tc, test_free_closes_what_lingers);
 	suite_add_tcase(s, tc);
