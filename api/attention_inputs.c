@@ -109,7 +109,9 @@ static int token_id(struct attention_job *job, const struct api_token *t,
 	if (t->id < 0 || t->id >= V)
 		return api_fail(err, API_E_TOKEN_OUT_OF_RANGE,
 				api_where_elem(ptr, where, job->batched, b, i, L),
-				"a token is a string or an id in [0, %lld)", (long long)V);
+				"token id %lld is outside [0, %lld): a token is a string or an id in "
+				"that range",
+				(long long)t->id, (long long)V);
 	*id = t->id;
 	*label = job->entry && job->entry->vocab ? job->entry->vocab[t->id] : NULL;
 	return 0;

@@ -667,7 +667,8 @@ START_TEST(test_json_errors)
 		   "exactly one of the inputs embeddings, tokens and text");
 	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
 		   "\"data\":[1,2,64]}]}",
-		   "id in [0, 64) (at /inputs/0/data/2)");
+		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
+		   "(at /inputs/0/data/2)");
 	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
 		   "\"data\":[4294967296]}]}",
 		   "expected an integer in [-2147483648, 2147483647] (at /inputs/0/data/0)");
@@ -697,12 +698,19 @@ START_TEST(test_binary_errors)
 			   "\"parameters\":{\"binary_data_size\":6}}]}";
 	const char *whole = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\","
 			    "\"shape\":[1,8],\"data\":" ROW0 "}]}";
+	const char *ints = "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[2],"
+			   "\"parameters\":{\"binary_data_size\":8}}]}";
+	const unsigned char neg_ids[] = {1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}; /* 1, -1 (LE) */
 	const unsigned char long_prefix[] = {9, 0, 0, 0, 'a', 'b'};
 	const unsigned char past_strings[] = {0, 0, 0, 0, 'a', 'b'}; /* "", then 2 bytes */
 	float nan_row[8] = {0};
 	struct live_resp r = {0};
 	char hdr[128];
 
+	/* a negative INT32 id read as itself, not as 2^32 less it */
+	post_binary(INFER, ints, neg_ids, sizeof neg_ids, &r);
+	assert_v2_error(&r, 422, "token id -1 is outside [0, 64)");
+	live_resp_release(&r);
 	post_binary(INFER, two, x3, 31, &r); /* a byte short */
 	assert_v2_error(&r, 400, "passes the end of the body");
 	live_resp_release(&r);
