@@ -284,6 +284,57 @@ static int read_positions(const json_t *obj, const char *key, size_t n, double *
 	return *out ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }
 
+/* Which types read each field (bits 1 << enum attn_pos_kind), and whether
+ * the value sent is its documented default, which asks for nothing. */
+enum { POS_SIN = 1 << ATTN_POS_SINUSOIDAL, POS_ROPE = 1 << ATTN_POS_ROPE,
+       POS_ALIBI = 1 << ATTN_POS_ALIBI };
+
+static int pos_field_default(const struct attn_positional *pos, const char *field)
+{
+	if (strcmp(field, "theta") == 0)
+		return pos->theta == 10000.0;
+	if (strcmp(field, "style") == 0)
+		return pos->style == ATTN_ROPE_INTERLEAVED;
+	if (strcmp(field, "rotary_dim") == 0)
+		return pos->rotary_dim == 0;
+	if (strcmp(field, "scaling") == 0)
+		return pos->scaling == 1.0;
+	if (strcmp(field, "offset") == 0)
+		return pos->offset == 0;
+	return 0; /* positions and key_positions have none */
+}
+
+/* A field the type does not read is refused unless it holds its default:
+ * {"type": "alibi", "theta": 500} would otherwise be ignored without a
+ * word, and a learner would think theta shapes ALiBi. */
+static int refuse_unread_fields(const json_t *p, const struct attn_positional *pos,
+				const char *kind, struct api_error *err)
+{
+	static const struct {
+		const char *field, *read_by;
+		unsigned kinds;
+	} reads[] = {
+	    {"theta", "sinusoidal and rope", POS_SIN | POS_ROPE},
+	    {"style", "rope", POS_ROPE},
+	    {"rotary_dim", "rope", POS_ROPE},
+	    {"scaling", "sinusoidal and rope", POS_SIN | POS_ROPE},
+	    {"offset", "sinusoidal, rope and alibi", POS_SIN | POS_ROPE | POS_ALIBI},
+	    {"positions", "sinusoidal, rope and alibi", POS_SIN | POS_ROPE | POS_ALIBI},
+	    {"key_positions", "sinusoidal, rope and alibi", POS_SIN | POS_ROPE | POS_ALIBI},
+	};
+	char ptr[API_PTR_MAX];
+
+	for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+		if (json_object_get(p, reads[i].field) == NULL ||
+		    (reads[i].kinds & (1u << pos->kind)) || pos_field_default(pos, reads[i].field))
+			continue;
+		return api_fail(err, API_E_INVALID_INPUT, req_child(ptr, "/positional", reads[i].field),
+				"%s does not apply to positional type '%s' (it is read by %s)",
+				reads[i].field, kind, reads[i].read_by);
+	}
+	return 0;
+}
+
 int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 			 struct api_error *err)
 {
@@ -314,6 +365,8 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 	pos->rotary_dim = rotary;
 	pos->scaling = scaling;
 	pos->offset = offset;
+	if (refuse_unread_fields(p, pos, pos_kinds[kind], err) != 0)
+		return -1;
 	if (json_object_get(p, "key_positions") && job->key.data == NULL)
 		return api_fail(err, API_E_INVALID_VALUE, "/positional/key_positions",
 				"key_positions is for cross-attention; self-attention keys use positions");

@@ -104,6 +104,14 @@ static const struct bad_request bad_requests[] = {
      "invalid_value", "/positional/type"},
     {"theta a string", A, TINY EMB1 ",\"positional\":{\"type\":\"rope\",\"theta\":\"big\"}}", 422,
      "invalid_type", "/positional/theta"},
+    /* a field the type does not read, not at its default */
+    {"theta with alibi", A, TINY EMB1 ",\"positional\":{\"type\":\"alibi\",\"theta\":500}}", 422,
+     "invalid_input", "/positional/theta"},
+    {"style with sinusoidal", A,
+     TINY EMB1 ",\"positional\":{\"type\":\"sinusoidal\",\"style\":\"half\"}}", 422,
+     "invalid_input", "/positional/style"},
+    {"positions without a type", A, TINY EMB1 ",\"positional\":{\"positions\":[0]}}", 422,
+     "invalid_input", "/positional/positions"},
     {"positions a string", A, TINY EMB1 ",\"positional\":{\"type\":\"rope\",\"positions\":\"0\"}}",
      422, "invalid_type", "/positional/positions"},
     {"weights unknown", A, TINY EMB1 ",\"weights\":\"all\"}", 422, "invalid_value", "/weights"},
@@ -477,6 +485,18 @@ START_TEST(test_messages_say_what)
 }
 END_TEST
 
+/* The fields a positional type does not read pass at their documented
+ * defaults (a client that fills in every default). */
+START_TEST(test_unread_positional_defaults_pass)
+{
+	struct answer a = harness_attention(
+	    TINY EMB3 ",\"positional\":{\"type\":\"alibi\",\"theta\":10000,\"style\":"
+	    "\"interleaved\",\"rotary_dim\":0,\"scaling\":1,\"offset\":0}}");
+
+	harness_expect_ok(&a);
+}
+END_TEST
+
 /* An engine error about one element of a list points at the element. */
 START_TEST(test_engine_error_at_element)
 {
@@ -499,6 +519,7 @@ static Suite *validation_suite(void)
 	tcase_add_test(tc, test_token_2_pow_63);
 	tcase_add_test(tc, test_messages_say_what);
 	tcase_add_test(tc, test_engine_error_at_element);
+	tcase_add_test(tc, test_unread_positional_defaults_pass);
 	return s;
 }
 
