@@ -397,6 +397,10 @@ int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights
 	    req_enum(root, "encoding", "", encodings, API_ENC_FLOAT, &enc, err) != 0 ||
 	    req_size(root, "precision", "", 1, 9, 0, &precision, err) != 0)
 		return -1;
+	if (precision > 0 && enc == API_ENC_BASE64) /* else taken and ignored */
+		return api_fail(err, API_E_INVALID_INPUT, "/precision",
+				"precision rounds numbers written as text; with \"encoding\": "
+				"\"base64\" the answer holds the float32 bits themselves");
 	o->scale = (float)scale;
 	o->softcap = (float)softcap;
 	o->weights = (enum attn_weights_mode)wm;

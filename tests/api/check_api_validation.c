@@ -116,6 +116,8 @@ static const struct bad_request bad_requests[] = {
      422, "invalid_type", "/positional/positions"},
     {"weights unknown", A, TINY EMB1 ",\"weights\":\"all\"}", 422, "invalid_value", "/weights"},
     {"scores unknown", A, TINY EMB1 ",\"scores\":\"logits\"}", 422, "invalid_value", "/scores"},
+    {"precision with base64", A, TINY EMB1 ",\"encoding\":\"base64\",\"precision\":4}", 422,
+     "invalid_input", "/precision"},
     {"encoding unknown", A, TINY EMB1 ",\"encoding\":\"hex\"}", 422, "invalid_value", "/encoding"},
     {"scale a string", A, TINY EMB1 ",\"scale\":\"1\"}", 422, "invalid_type", "/scale"},
     {"softcap a bool", A, TINY EMB1 ",\"softcap\":true}", 422, "invalid_type", "/softcap"},
