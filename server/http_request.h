@@ -1,7 +1,8 @@
 /*
- * http_request.h: what server/http.c and server/http_respond.c share, and
- * nothing else includes: the server's state, one request's state, and the
- * responses (http_respond.c) the lifecycle (http.c) queues.
+ * http_request.h: what server/http.c and its parts (http_respond.c,
+ * http_compute.c, http_inline.c) share, and nothing else includes: the
+ * server's state, one request's state, and the responses (http_respond.c)
+ * the lifecycle (http.c) queues.
  *
  * Ownership as http.h says: a struct request is made on a request's first
  * callback and freed in libmicrohttpd's completion callback; the respond
@@ -144,6 +145,10 @@ int cut_off_closed(void);
 
 /* The API's reply of r. */
 enum MHD_Result answer_reply(struct request *r);
+
+/* The final callback of a request answered on the I/O thread (its route
+ * not ROUTE_COMPUTE, or a preflight): http_inline.c. */
+enum MHD_Result answer_inline(struct request *r);
 
 /* http_compute.c. Runs the API on r's route (the body, len bytes) into
  * r->reply, coded as Accept-Encoding asked. */

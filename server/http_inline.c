@@ -1,0 +1,103 @@
+/*
+ * http_inline.c: the answers made on the I/O thread, in the request's final
+ * callback: the probes, /metrics, the viewer's files, the small API routes
+ * (GET /v1/models and the like) and the preflights. Nothing here reads a
+ * body or waits: each answer is made from state the server already holds.
+ * Ownership as http_request.h says: r stays the lifecycle's (http.c).
+ */
+#include "http_request.h"
+
+#include <microhttpd.h>
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "web_assets.h"
+
+static enum MHD_Result answer_healthz(struct request *r)
+{
+	return respond_text(r, 200, "{\"status\":\"ok\"}", "application/json");
+}
+
+static enum MHD_Result answer_readyz(struct request *r)
+{
+	if (atomic_load(&r->srv->draining))
+		return respond_text(r, 503, "{\"status\":\"draining\"}", "application/json");
+	if (api_service_model_count(r->srv->svc) == 0)
+		return respond_text(r, 503, "{\"status\":\"no_models\"}", "application/json");
+	return respond_text(r, 200, "{\"status\":\"ready\"}", "application/json");
+}
+
+static enum MHD_Result answer_metrics(struct request *r)
+{
+	struct buf b;
+	enum MHD_Result ret = MHD_NO;
+
+	buf_init(&b, METRICS_BODY_MAX);
+	if (metrics_render(r->srv->metrics, &b) == 0)
+		ret = respond(r, 200, &b, METRICS_CONTENT_TYPE);
+	buf_release(&b);
+	return ret;
+}
+
+static enum MHD_Result answer_api(struct request *r)
+{
+	call_api(r, NULL, 0);
+	return answer_reply(r);
+}
+
+static const struct web_asset *web_asset_find(const char *name)
+{
+	for (size_t i = 0; i < web_assets_count; i++) {
+		if (strcmp(web_assets[i].path, name) == 0)
+			return &web_assets[i];
+	}
+	return NULL;
+}
+
+/* A file of the viewer; GET / is index.html, an unknown file 404. The files
+ * change only with the binary, so browsers may keep them but must ask again
+ * (no-cache) rather than show a stale page after an upgrade. */
+static enum MHD_Result answer_web(struct request *r)
+{
+	const char *name = r->route->param != NULL ? r->param : "index.html";
+	const struct web_asset *a = web_asset_find(name);
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (a == NULL)
+		return refuse(r, REJ_NOT_FOUND);
+	/* PERSISTENT: libmicrohttpd only reads the static bytes, never writes or
+	 * frees them; the cast through uintptr_t drops const for its signature */
+	resp = MHD_create_response_from_buffer(a->len, (void *)(uintptr_t)a->bytes,
+					       MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL)
+		return MHD_NO;
+	r->cache_control = "no-cache";
+	ret = queue_response(r, 200, resp, a->len, a->content_type);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+enum MHD_Result answer_inline(struct request *r)
+{
+	if (r->preflight)
+		return respond_text(r, 204, "", NULL);
+	switch (r->route->kind) {
+	case ROUTE_COMPUTE:
+		return MHD_NO; /* never inline */
+	case ROUTE_API:
+		return answer_api(r);
+	case ROUTE_HEALTHZ:
+		return answer_healthz(r);
+	case ROUTE_READYZ:
+		return answer_readyz(r);
+	case ROUTE_METRICS:
+		return answer_metrics(r);
+	case ROUTE_WEB:
+		return answer_web(r);
+	}
+	return MHD_NO;
+}
