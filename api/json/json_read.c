@@ -161,6 +161,13 @@ int req_parse_pooled(const char *body, size_t len, const char *const *fields,
 	return parsed(body, len, root, &jerr, err);
 }
 
+int req_listed(const char *const *names, const char *key)
+{
+	while (*names != NULL && strcmp(*names, key) != 0)
+		names++;
+	return *names != NULL;
+}
+
 int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 		     struct api_error *err)
 {
@@ -169,11 +176,7 @@ int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 	char child[API_PTR_MAX];
 
 	json_object_foreach(obj, key, val) {
-		size_t i = 0;
-
-		while (names[i] != NULL && strcmp(names[i], key) != 0)
-			i++;
-		if (names[i] == NULL)
+		if (!req_listed(names, key))
 			return api_fail(err, API_E_UNKNOWN_FIELD, req_child(child, ptr, key),
 					"unknown field '%s'", key);
 	}

@@ -55,6 +55,9 @@ int req_number_above(const json_t *obj, const char *key, const char *ptr, double
 int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,
 	     struct api_error *err);
 
+/* key is one of names (NULL-terminated). */
+int req_listed(const char *const *names, const char *key);
+
 /* ptr + "/" + key into a caller buffer of API_PTR_MAX bytes; returns dst. */
 const char *req_child(char *dst, const char *ptr, const char *key);
 

@@ -45,11 +45,8 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 	json_object_foreach(root, key, v)
 	{
 		char ptr[API_PTR_MAX];
-		int known = 0;
 
-		for (const char *const *f = applies; *f != NULL && !known; f++)
-			known = strcmp(*f, key) == 0;
-		if (known || v1_is_default(key, v))
+		if (req_listed(applies, key) || v1_is_default(key, v))
 			continue;
 		api_ptr_key(ptr, sizeof(ptr), "", key);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,

@@ -259,14 +259,6 @@ static int stack_types(struct v2_job *v, struct api_error *err)
 	return stack_set_types(&v->stack, t->i64, &where, err);
 }
 
-/* key is one of names (NULL-terminated). */
-static int listed(const char *const *names, const char *key)
-{
-	while (*names != NULL && strcmp(*names, key) != 0)
-		names++;
-	return *names != NULL;
-}
-
 /* A one-layer parameter holding its documented default, which asks for
  * nothing (as v1_is_default does for v1's fields). */
 static int layer_param_is_default(const char *key, const json_t *v)
@@ -298,10 +290,10 @@ static int stack_params(json_t *params, const char *model, struct api_error *err
 	{
 		char ptr[API_PTR_MAX];
 
-		if (listed(own, key) || (listed(layer, key) && layer_param_is_default(key, v)))
+		if (req_listed(own, key) || (req_listed(layer, key) && layer_param_is_default(key, v)))
 			continue;
 		api_ptr_key(ptr, sizeof(ptr), "/parameters", key);
-		if (!listed(layer, key))
+		if (!req_listed(layer, key))
 			return api_fail(err, API_E_UNKNOWN_FIELD, ptr, "unknown field '%s'", key);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,
 				"parameter '%s' does not apply to checkpoint model '%s', which brings "
