@@ -289,18 +289,24 @@ static int read_positions(const json_t *obj, const char *key, size_t n, double *
 enum { POS_SIN = 1 << ATTN_POS_SINUSOIDAL, POS_ROPE = 1 << ATTN_POS_ROPE,
        POS_ALIBI = 1 << ATTN_POS_ALIBI };
 
+/* The documented defaults of the fields: what req_* reads when a field is
+ * absent, and what a field a type does not read may hold. */
+static const struct attn_positional pos_defaults = {
+    .theta = 10000.0, .style = ATTN_ROPE_INTERLEAVED, .rotary_dim = 0, .scaling = 1.0,
+    .offset = 0};
+
 static int pos_field_default(const struct attn_positional *pos, const char *field)
 {
 	if (strcmp(field, "theta") == 0)
-		return pos->theta == 10000.0;
+		return pos->theta == pos_defaults.theta;
 	if (strcmp(field, "style") == 0)
-		return pos->style == ATTN_ROPE_INTERLEAVED;
+		return pos->style == pos_defaults.style;
 	if (strcmp(field, "rotary_dim") == 0)
-		return pos->rotary_dim == 0;
+		return pos->rotary_dim == pos_defaults.rotary_dim;
 	if (strcmp(field, "scaling") == 0)
-		return pos->scaling == 1.0;
+		return pos->scaling == pos_defaults.scaling;
 	if (strcmp(field, "offset") == 0)
-		return pos->offset == 0;
+		return pos->offset == pos_defaults.offset;
 	return 0; /* positions and key_positions have none */
 }
 
@@ -353,11 +359,15 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 	}
 	if (req_known_fields(p, "/positional", pos_fields, err) != 0 ||
 	    req_enum(p, "type", "/positional", pos_kinds, 0, &kind, err) != 0 ||
-	    req_number_above(p, "theta", "/positional", 1.0, 1e12, 10000.0, &theta, err) != 0 ||
-	    req_enum(p, "style", "/positional", styles, 0, &style, err) != 0 ||
-	    req_size(p, "rotary_dim", "/positional", 0, job->model->D, 0, &rotary, err) != 0 ||
-	    req_number(p, "scaling", "/positional", 1e-6, 1e6, 1.0, &scaling, err) != 0 ||
-	    req_size(p, "offset", "/positional", 0, 1000000000, 0, &offset, err) != 0)
+	    req_number_above(p, "theta", "/positional", 1.0, 1e12, pos_defaults.theta, &theta,
+			     err) != 0 ||
+	    req_enum(p, "style", "/positional", styles, (int)pos_defaults.style, &style, err) != 0 ||
+	    req_size(p, "rotary_dim", "/positional", 0, job->model->D, pos_defaults.rotary_dim,
+		     &rotary, err) != 0 ||
+	    req_number(p, "scaling", "/positional", 1e-6, 1e6, pos_defaults.scaling, &scaling,
+		       err) != 0 ||
+	    req_size(p, "offset", "/positional", 0, 1000000000, pos_defaults.offset, &offset,
+		     err) != 0)
 		return -1;
 	pos->kind = (enum attn_pos_kind)kind;
 	pos->theta = theta;
