@@ -1,6 +1,10 @@
 /*
  * engine_error.h: the engine's refusals (engine/status.h) as API errors, in
  * one place for every route. Internal to api/.
+ *
+ * Ownership: nothing is allocated or kept. map and aerr are borrowed for the
+ * call; api_engine_where returns a string borrowed from map (or a static ""),
+ * valid as long as map; err is the caller's value, filled in place.
  */
 #ifndef API_ENGINE_ERROR_H
 #define API_ENGINE_ERROR_H

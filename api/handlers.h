@@ -1,6 +1,12 @@
 /*
  * handlers.h: one function per route, and what they share. Internal to api/;
  * service.c dispatches to them. Each leaves a complete reply (see service.h).
+ *
+ * Ownership: svc and body are borrowed for the call (nothing keeps a pointer
+ * into body); the reply is the caller's (service.h), and what a handler puts
+ * in it is the reply's. A struct api_threads is a value whose workers and
+ * cancel pointers are borrowed from the reply or its lender, valid until
+ * api_give_back. api_openapi_json is static, read-only data.
  */
 #ifndef API_HANDLERS_H
 #define API_HANDLERS_H

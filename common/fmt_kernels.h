@@ -14,6 +14,9 @@
  * point; y = 0 for zero. e is the exponent of its first digit, neg its sign
  * bit. The digits: h = the first digit, w = the other eight as characters in
  * memory order (a word stored whole).
+ *
+ * Ownership: the kernels read and write caller buffers only; nothing is
+ * allocated or kept. fmt_scales and fmt_scales_g are static, read-only.
  */
 #ifndef COMMON_FMT_KERNELS_H
 #define COMMON_FMT_KERNELS_H

@@ -14,6 +14,9 @@
  * name, what is echoed is valid JSON text. The one place that makes this
  * true for the error bodies (api/error.c, v2), the answers and the JSON log
  * lines (server/log.c) alike.
+ *
+ * Ownership: s is borrowed for the call and no pointer to it is kept; the
+ * bytes appended belong to out, a buf the caller owns (buf.h).
  */
 #ifndef COMMON_JSONSTR_H
 #define COMMON_JSONSTR_H

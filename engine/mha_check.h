@@ -1,6 +1,10 @@
 /*
  * mha_check.h: validation shared by attn_mha_forward and its reference twin,
  * so both accept and reject the same requests. Internal to the engine.
+ *
+ * Ownership: req and err are borrowed for the call; nothing is allocated or
+ * kept. mha_k_positions returns a pointer borrowed from req (one of its
+ * position lists, or NULL), valid as long as the request's list.
  */
 #ifndef ATTN_MHA_CHECK_H
 #define ATTN_MHA_CHECK_H

@@ -2,6 +2,9 @@
  * mha_stream.h: the layer's key-streaming path, taken when neither weights
  * nor scores are asked for (see mha_stream.c). Internal to the engine; the
  * request is validated by mha.c before it gets here.
+ *
+ * Ownership: as mha.h. req, core and ws are the caller's, borrowed for the
+ * call; nothing is allocated (ws is the whole workspace) or kept.
  */
 #ifndef ATTN_MHA_STREAM_H
 #define ATTN_MHA_STREAM_H

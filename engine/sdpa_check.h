@@ -3,6 +3,9 @@
  * both accept and reject exactly the same requests, and the entry point of
  * the fast path for a caller that does its own finiteness checks (mha.c).
  * Internal to the engine.
+ *
+ * Ownership: as attention.h. req, ws and err are borrowed for the call;
+ * nothing is allocated or kept.
  */
 #ifndef ATTN_SDPA_CHECK_H
 #define ATTN_SDPA_CHECK_H

@@ -2,7 +2,8 @@
  * sizes.h: overflow-checked size arithmetic.
  *
  * Each helper stores the result in *out and returns 0, or returns -1 and leaves
- * *out untouched when the exact result does not fit. Pure functions, no state.
+ * *out untouched when the exact result does not fit. Pure functions, no state:
+ * out is the caller's, written only on success; nothing is allocated.
  */
 #ifndef ATTN_SIZES_H
 #define ATTN_SIZES_H

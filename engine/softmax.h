@@ -12,6 +12,7 @@
  * uses the widest vector exp the CPU has (softmax_isa_best); the *_isa forms
  * take the instruction set, so that the tests can run each one against the
  * scalar twin (SOFTMAX_SCALAR, libm expf).
+ * Pure functions on caller buffers; nothing is allocated or kept.
  */
 #ifndef ATTN_SOFTMAX_H
 #define ATTN_SOFTMAX_H

@@ -5,6 +5,9 @@
  * The scalars come first, then the caller checks the sizes it derives, and
  * only then are the [B, L] arrays read: a run whose sizes overflow is
  * refused before anything of that size is touched.
+ *
+ * Ownership: run and err are borrowed for the call; nothing is allocated or
+ * kept.
  */
 #ifndef ATTN_STACK_CHECK_H
 #define ATTN_STACK_CHECK_H

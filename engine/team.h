@@ -7,6 +7,10 @@
  * for this call and joined before it returns. If fewer threads can be had
  * than asked for, T is whatever could be had (at least 1): callers split
  * work by t and T, so the result does not depend on T.
+ *
+ * Ownership: workers and arg are borrowed for the call (workers stay the
+ * caller's; threads started here are joined before team_run returns). The
+ * struct team is team_run's, valid only inside fn; nothing outlives the call.
  */
 #ifndef ATTN_TEAM_H
 #define ATTN_TEAM_H

@@ -12,6 +12,8 @@
  * microseconds of lines.
  *
  * State: one writer per process (start once, stop once). Thread-safe.
+ * Ownership: log_writer_put copies the lines (or writes them before it
+ * returns); the caller keeps its buffer. The writer's buffers are its own.
  */
 #ifndef SERVER_LOG_WRITER_H
 #define SERVER_LOG_WRITER_H
