@@ -11,6 +11,7 @@
 
 #include "mask.h"
 #include "sdpa_check.h"
+#include "sizes.h"
 
 /* x[b, h, l, d] of a view. */
 static double at(struct attn_cview x, size_t b, size_t h, size_t l, size_t d)
@@ -107,12 +108,19 @@ enum attn_status attn_sdpa_forward_ref(const struct attn_sdpa *req, struct attn_
 {
 	enum attn_status st = sdpa_check_request(req, err);
 	double *p_all; /* [H, Lk]: one query row of every head */
+	size_t bytes;
 
-	if (st == ATTN_OK)
-		st = sdpa_check_values(req, err);
 	if (st != ATTN_OK)
 		return st;
-	p_all = malloc(req->H * req->Lk * sizeof(double)); /* sizes checked above */
+	/* the request check bounds B H Lq Lk floats, not H Lk doubles: with
+	 * B = Lq = 1 the latter can pass SIZE_MAX while the former fits */
+	if (size_mul3(&bytes, req->H, req->Lk, sizeof(double)) != 0)
+		return attn_fail(err, ATTN_ERR_OVERFLOW, "k", 0,
+				 "[H, Lk] = [%zu, %zu] doubles overflow", req->H, req->Lk);
+	st = sdpa_check_values(req, err);
+	if (st != ATTN_OK)
+		return st;
+	p_all = malloc(bytes);
 	if (p_all == NULL)
 		return attn_fail(err, ATTN_ERR_NOMEM, NULL, 0, "out of memory");
 	for (size_t b = 0; b < req->B; b++)

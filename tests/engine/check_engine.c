@@ -751,6 +751,32 @@ START_TEST(bad_requests_get_named_statuses)
 }
 END_TEST
 
+/* The twin's row of probabilities, [H, Lk] doubles, is sized with a checked
+ * multiply: with B = Lq = 1 the request's [B, H, Lq, Lk] floats fit size_t
+ * while H Lk doubles do not (H Lk = 2^61 + 2^31), and the twin must refuse
+ * before it reads q, k, v (one float each here) or allocates. */
+START_TEST(sdpa_ref_checks_its_row_size)
+{
+	float q[1] = { 0 }, k[1] = { 0 }, v[1] = { 0 }, out[1];
+	struct attn_sdpa r;
+	struct attn_error err;
+
+	memset(&r, 0, sizeof(r));
+	r.B = 1;
+	r.H = (size_t)1 << 31;
+	r.Hkv = 1;
+	r.Lq = 1;
+	r.Lk = ((size_t)1 << 30) + 1;
+	r.D = r.Dv = 1;
+	r.q = attn_cview_bhld(q, r.H, r.Lq, r.D);
+	r.k = attn_cview_bhld(k, r.Hkv, r.Lk, r.D);
+	r.v = attn_cview_bhld(v, r.Hkv, r.Lk, r.Dv);
+	r.out = attn_view_bhld(out, r.H, r.Lq, r.Dv);
+	ck_assert_int_eq(attn_sdpa_forward_ref(&r, &err), ATTN_ERR_OVERFLOW);
+	ck_assert_str_eq(err.field, "k");
+}
+END_TEST
+
 /* Without weights the workspace is O(block * Lk), not O(H * Lq * Lk). */
 START_TEST(workspace_grows_with_block_not_square)
 {
@@ -801,6 +827,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, alibi_slopes_as_bloom);
 	tcase_add_test(tc, bad_requests_get_named_statuses);
 	tcase_add_test(tc, workspace_grows_with_block_not_square);
+	tcase_add_test(tc, sdpa_ref_checks_its_row_size);
 	suite_add_tcase(s, tc);
 	return s;
 }
