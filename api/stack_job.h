@@ -45,7 +45,8 @@ struct stack_job {
 	float *attentions; /* [C, B, Hc, L, L] (PER_HEAD) or [C, B, L, L] (MEAN), C = n_layers */
 	float *scores;	   /* [C, B, Hc, L, L] masked scores (engine/stack.h), when asked */
 	float *out;	   /* [B, L, E] */
-	float *scratch;	   /* one item's trimmed tensor, for ragged answers */
+	float *scratch;	   /* one item's trimmed tensor, for ragged answers: room for the
+			    * largest of [Hc, L, L], [L, L] and [L, E] answered */
 	void *ws;
 	size_t ws_bytes, plan_bytes, att_n, sc_n, out_n, scratch_n;
 	double flops;	/* the engine's */

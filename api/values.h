@@ -17,7 +17,7 @@ enum { API_MAX_RANK = 4 };
 enum { API_PTR_MAX = 192 };
 
 struct api_tensor {
-	float *data;
+	float *data; /* [shape[0], ..., shape[rank - 1]], row-major, n floats */
 	size_t rank;
 	size_t shape[API_MAX_RANK];
 	size_t n; /* product of the shape */

@@ -193,9 +193,9 @@ void attn_kv_concat(float *present, const float *past, struct attn_cview fresh, 
  * err->index the first bad element and err->field = field.
  */
 /* 1 when x[0, n) holds no inf or NaN (a vectorised scan). */
-int attn_all_finite(const float *x, size_t n);
+int attn_all_finite(const float *x /* [n], any tensor flattened */, size_t n);
 
-enum attn_status attn_check_finite(const float *x, size_t n, const char *field,
+enum attn_status attn_check_finite(const float *x /* [n] */, size_t n, const char *field,
 				   struct attn_error *err);
 
 #endif

@@ -28,7 +28,10 @@ struct mha_layout {
 	size_t D, qkv_w; /* qkv_w: row width of the packed projection */
 	size_t xq, xk, xv, q, k, v, ctx, slopes, sdpa; /* offsets in floats */
 	size_t total;    /* floats */
-	float *q_rows, *k_rows; /* writable q and k of the core's views (for RoPE) */
+	/* writable q and k of the core's views (for RoPE): q_rows [B, Lq, H D]
+	 * and k_rows [B, Lk, Hkv D], rows core.q / core.k.row_stride apart (the
+	 * packed [B, L, (H + 2 Hkv) D] buffer in self-attention) */
+	float *q_rows, *k_rows;
 	struct attn_sdpa core;
 };
 

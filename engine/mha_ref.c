@@ -41,7 +41,12 @@ static float *ref_input(const float *x, size_t B, size_t L, size_t E,
 }
 
 struct ref_buffers {
-	float *xq, *xk, *xv, *q, *k, *v, *ctx, *slopes;
+	float *xq;     /* [B, Lq, E] the query, sinusoidal encoding added when asked */
+	float *xk, *xv; /* [B, Lk, E] the key and the value, the same */
+	float *q;      /* [B, Lq, H D] */
+	float *k, *v;  /* [B, Lk, Hkv D] */
+	float *ctx;    /* [B, Lq, H D] the heads' outputs, concatenated */
+	float *slopes; /* [H] ALiBi */
 };
 
 static void ref_free(struct ref_buffers *r)

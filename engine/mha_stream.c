@@ -71,7 +71,7 @@ _Static_assert(LINEAR_BLOCK % CHUNK == 0, "thread boundaries must fall on the ch
 struct stream {
 	const struct attn_mha *req;
 	struct attn_sdpa core; /* masks, scale, softcap, ALiBi for mask.c */
-	const float *xk, *xv;  /* key and value inputs */
+	const float *xk, *xv;  /* key and value inputs, each [B, Lk, E] */
 	size_t E, H, Hkv, D, qw, kw;
 	size_t n_qblocks, kb_max;
 	size_t group;           /* G: batch items per streaming step */

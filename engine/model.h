@@ -32,9 +32,12 @@ enum attn_model_source {
 
 struct attn_model {
 	size_t E, H, Hkv, D;
-	float *w_qkv, *b_qkv, *w_o, *b_o;
+	float *w_qkv; /* [(H + 2 Hkv) D, E]: Wq, then Wk, then Wv rows */
+	float *b_qkv; /* [(H + 2 Hkv) D], or NULL */
+	float *w_o;   /* [E, H D] */
+	float *b_o;   /* [E], or NULL */
 	size_t vocab;
-	float *embed;
+	float *embed; /* [vocab, E], or NULL */
 	enum attn_model_source source;
 	uint64_t seed; /* when source == ATTN_SOURCE_SEED */
 };

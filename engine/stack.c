@@ -245,9 +245,11 @@ static void capture_heads(float *slab, const float *attw, const struct attn_stac
 			slab[k] /= (float)Hc;
 }
 
-/* Where a captured layer's weights and scores go (each NULL: not kept). */
+/* Where a captured layer's weights and scores go (each NULL: not kept):
+ * run->attentions and run->scores, whose captured layers follow one another. */
 struct layer_slabs {
-	float *weights, *scores;
+	float *weights; /* [B, Hc, L, L] per head, or [B, L, L] MEAN */
+	float *scores;  /* [B, Hc, L, L] */
 };
 
 /* Attention: out [n, E] = o(attend(rope(qkv(in)))); cap is NULL, or where

@@ -18,7 +18,10 @@
 #include "stack_check.h"
 
 struct ref_bufs {
-	float *x, *h, *qkv, *ctx, *up, *gate; /* as stack.c's layout */
+	float *x, *h;                         /* [B, L, E] each (stack.c's layout) */
+	float *qkv;                           /* [B, L, (H + 2 Hkv) D] */
+	float *ctx;                           /* [B, L, H D] */
+	float *up, *gate;                     /* [B, L, F] each (gate used by llama only) */
 	float *attw;                          /* [B, H, L, L] */
 	float *atts;                          /* [B, H, L, L] masked scores, when captured */
 	double *p;                            /* [L] one row of scores */

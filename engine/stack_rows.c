@@ -12,9 +12,9 @@ enum rows_step { STEP_NORM, STEP_ADD, STEP_ACT };
 struct rows_job {
 	const struct attn_stack_run *run;
 	enum rows_step step;
-	float *a;	/* out (norm), x (add), up (act) */
-	const float *b; /* x (norm), y (add) */
-	float *gate;	/* act: Llama's gate, or NULL */
+	float *a;	/* [n, width]: out (norm), x (add), up (act) */
+	const float *b; /* [n, width]: x (norm), y (add) */
+	float *gate;	/* [n, width]: act: Llama's gate, or NULL */
 	const struct attn_norm *nm;
 	size_t n, width;
 };

@@ -88,7 +88,8 @@ void v1_write_tokens(struct buf *b, const struct attention_job *job);
  * Writes a [B, heads, Lq, cols] tensor (heads == 0: [B, Lq, cols]) as the
  * request's shape asks: one tensor, unbatched, or one trimmed tensor per item
  * (rows q_len[b], columns k_len[b] or all cols when k_len is NULL), through
- * scratch (one item's trimmed tensor) when ragged.
+ * scratch (one item's trimmed tensor, [heads, q_len[b], cols] at most) when
+ * ragged.
  */
 int v1_write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
 		     size_t heads, size_t cols, const size_t *k_len, float *scratch);

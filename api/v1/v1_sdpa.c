@@ -45,7 +45,11 @@ struct sdpa_job {
 	int rank3;          /* q, k, v came as [B, L, H * D] */
 	size_t B, H, Hkv, Lq, S, P, D, Dv;
 	struct attn_sdpa req;
-	float *present_k, *present_v, *out, *weights, *scores;
+	float *present_k; /* [B, Hkv, P + S, D] */
+	float *present_v; /* [B, Hkv, P + S, Dv] */
+	float *out;       /* [B, H, Lq, Dv], or [B, Lq, H Dv] when rank3 */
+	float *weights;   /* [B, H, Lq, P + S], or [B, Lq, P + S] per weights_mode */
+	float *scores;    /* [B, H, Lq, P + S] */
 	void *ws;
 	size_t ws_bytes;
 	size_t bytes; /* all the request needs, ws_bytes included */
