@@ -14,8 +14,10 @@
 #      (no docs, man pages, locales or apt lists), `podman import`ed and
 #      tagged docker.io/library/debian:bookworm-slim. Made once; later runs
 #      reuse it.
-#   3. `podman build --isolation=chroot --format docker` (docker format keeps
-#      the HEALTHCHECK; the OCI format drops it).
+#   3. `podman build --isolation=chroot --format docker --layers=false`
+#      (docker format keeps the HEALTHCHECK; the OCI format drops it; no step
+#      is cached, so a run leaves no image behind but the base, and $IMAGE
+#      with CONTAINER_KEEP=1).
 #   4. The image runs with `podman run --network host`, or, where Podman
 #      cannot start a container (no usable cgroups or namespaces), with
 #      `buildah run --isolation chroot`, which shares the host's network.
@@ -165,7 +167,11 @@ ensure_base() {
 # ---- 3. build ---------------------------------------------------------------
 build_image() {
 	step "podman build --isolation=chroot -t $IMAGE"
-	podman build --isolation=chroot --format docker --pull=never -t "$IMAGE" . >"$work/build.log" 2>&1 ||
+	# --layers=false: no cached image of each step is kept; with them every
+	# run left three untagged images behind (the build stage's), which the
+	# clean-up's rmi of $IMAGE does not reach
+	podman build --isolation=chroot --format docker --pull=never --layers=false -t "$IMAGE" . \
+		>"$work/build.log" 2>&1 ||
 		{ tail -n 40 "$work/build.log" >&2; die "podman build failed (log above)"; }
 	grep -E '^(== check_|[0-9]+%: Checks)|attnd [0-9]' "$work/build.log" || true
 }
