@@ -413,6 +413,25 @@ START_TEST(test_cors_preflight_any_origin)
 	ck_assert_ptr_nonnull(
 	    strstr(live_header(&r, "Access-Control-Allow-Headers"), "Authorization"));
 	ck_assert_ptr_null(live_header(&r, "Vary"));
+	/* echoed up to 512 bytes (one long name here), not past them */
+	for (size_t n = 512; n <= 513; n++) {
+		char name[514], req[800];
+
+		memset(name, 'x', n);
+		name[n] = '\0';
+		snprintf(req, sizeof req,
+			 "OPTIONS /v1/attention HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+			 "Access-Control-Request-Method: POST\r\n"
+			 "Access-Control-Request-Headers: %s\r\n\r\n",
+			 name);
+		live_exchange(d.port, req, &r);
+		ck_assert_int_eq(r.status, 204);
+		if (n == 512)
+			ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Headers"), name);
+		else
+			ck_assert_ptr_nonnull(strstr(live_header(&r, "Access-Control-Allow-Headers"),
+						     "Authorization"));
+	}
 	live_exchange(d.port, "OPTIONS /nowhere HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	ck_assert_int_eq(r.status, 404);
 	live_stop(&d);
