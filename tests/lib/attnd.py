@@ -80,16 +80,23 @@ class Daemon:
     def alive(self):
         return self.proc.poll() is None
 
-    def asan(self):
-        """True when the binary runs under AddressSanitizer (make test
-        SANITIZE=address,...): its quarantine holds freed memory and its
-        shadow pages count in RSS, so the memory checks mean nothing there
-        (LeakSanitizer reports leaks at exit instead)."""
+    def sanitizer(self):
+        """The sanitizer the binary runs under (make test SANITIZE=...), or
+        None: "AddressSanitizer", whose quarantine holds freed memory and
+        whose shadow pages count in RSS (LeakSanitizer reports leaks at exit
+        instead), or "ThreadSanitizer", whose shadow is more than twice the
+        memory the daemon touches. The memory checks mean nothing under
+        either."""
         try:
             with open("/proc/%d/maps" % self.pid) as f:
-                return "libasan" in f.read()
+                maps = f.read()
         except OSError:
-            return False
+            return None
+        if "libasan" in maps:
+            return "AddressSanitizer"
+        if "libtsan" in maps:
+            return "ThreadSanitizer"
+        return None
 
     def rss_kb(self):
         """VmRSS in KiB, or -1 when the process is gone."""
@@ -399,9 +406,10 @@ def wait_metrics(port, want, timeout, step=0.01):
 
 
 def memory_check(report, daemon, name, ok, why):
-    """report.check, or a note that it was skipped under ASan."""
-    if daemon.asan():
-        report.note("%s: skipped under AddressSanitizer (LeakSanitizer checks at exit)" % name)
+    """report.check, or a note that it was skipped under a sanitizer."""
+    sanitizer = daemon.sanitizer()
+    if sanitizer is not None:
+        report.note("%s: skipped under %s (its shadow memory counts in RSS)" % (name, sanitizer))
         return True
     return report.check(name, ok, why)
 
