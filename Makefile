@@ -32,6 +32,7 @@
 #   SANITIZE=address,undefined   build everything with those sanitizers, in
 #                                build-san/ (unless BUILD is given); fatal on
 #                                any report, `make test` runs under them
+#                                (SANITIZE=thread for data races, alone)
 #   WERROR=1                     turn warnings into errors (CI does)
 
 CC      ?= cc
@@ -281,13 +282,23 @@ $(STACK_TIMER_SO): bench/timer/stack_timer.c $(STACK_TIMER_SRC:%.c=$(BUILD)/pic/
 #
 # Under SANITIZE every process (the daemons too) writes its reports to
 # $(SAN_LOGS)/, and the run fails when any is there: a suite need not check its
-# daemon's exit status for a leak or a UBSan report to count. Check's timeouts
-# are stretched, as sanitized code runs 2-4 times slower.
+# daemon's exit status for a leak or a UBSan report to count. TSan goes on
+# after a race (halt_on_error=0), so one run lists every race it saw, each
+# with both threads' stacks. Check's timeouts are stretched, as sanitized code
+# runs 2-4 times slower.
 SAN_LOGS := $(abspath $(BUILD))/sanitizer-logs
+# OpenBLAS's own thread pool (a suite that does not ask for one BLAS thread
+# gets one per core) hands work to its threads and back through spin-waits
+# on plain memory, uninstrumented: TSan sees only the memset with which
+# sgemm_beta clears an output on one of them, and reports a race with every
+# later read of that output. The daemon runs OpenBLAS single-threaded
+# (server/main.c), and so does every suite under SANITIZE=thread.
+TSAN_ENV := $(if $(findstring thread,$(SANITIZE)),OPENBLAS_NUM_THREADS=1)
 SAN_ENV  := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:print_stacktrace=1:log_path=$(SAN_LOGS)/asan \
             UBSAN_OPTIONS=halt_on_error=1:abort_on_error=0:print_stacktrace=1:log_path=$(SAN_LOGS)/ubsan \
+            TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:history_size=4:log_path=$(SAN_LOGS)/tsan \
             LSAN_OPTIONS=suppressions=$(abspath tests/lib/lsan.supp):print_suppressions=0 \
-            CK_TIMEOUT_MULTIPLIER=4
+            CK_TIMEOUT_MULTIPLIER=4 $(TSAN_ENV)
 # The seeds and regressions of each fuzz harness, replayed without libFuzzer.
 FUZZ_REPLAY_CMDS := $(foreach h,$(FUZZ_NAMES),\
 	"$(BUILD)/tests/fuzz/replay_$(h) tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h)")
