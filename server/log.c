@@ -170,22 +170,28 @@ static void access_json(struct buf *b, const struct access_entry *e)
 	buf_putc(b, '}');
 }
 
+/* One field of a text line: a byte that is not printable ASCII, or a space
+ * (which would make two fields of one), is written '?'. */
+static void put_field(struct buf *b, const char *text)
+{
+	size_t n = strlen(text);
+	char *p = buf_reserve(b, n);
+
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (text[i] > ' ' && text[i] < 0x7f) ? text[i] : '?';
+	buf_commit(b, n);
+}
+
 static void access_text(struct buf *b, const struct access_entry *e)
 {
-	size_t n = strlen(e->path);
-	char *p;
-
 	put_timestamp(b);
 	buf_putc(b, ' ');
 	buf_puts(b, e->method);
 	buf_putc(b, ' ');
 	/* the path is as the client sent it (unescaped): keep the line one line */
-	p = buf_reserve(b, n);
-	if (p != NULL) {
-		for (size_t i = 0; i < n; i++)
-			p[i] = (e->path[i] > ' ' && e->path[i] < 0x7f) ? e->path[i] : '?';
-		buf_commit(b, n);
-	}
+	put_field(b, e->path);
 	buf_putc(b, ' ');
 	put_status(b, e->status);
 	buf_putc(b, ' ');
@@ -195,7 +201,8 @@ static void access_text(struct buf *b, const struct access_entry *e)
 	buf_putc(b, ' ');
 	put_ms(b, e->ms);
 	buf_putc(b, ' ');
-	buf_puts(b, e->request_id);
+	/* a client's X-Request-Id may hold spaces (headers.c takes printable ASCII) */
+	put_field(b, e->request_id);
 }
 
 void log_access(const struct access_entry *e)

@@ -223,7 +223,8 @@ static void get_with_id(unsigned port, const char *path, const char *id, int sta
 }
 
 /* A text line is eight fields, "ts method path status in out ms id": a
- * space in the path (sent as %20) is written '?'. Each line's time is when
+ * space in the path (sent as %20), or in a client's X-Request-Id (printable
+ * ASCII, spaces included, is echoed), is written '?'. Each line's time is when
  * its request was served, not a second cached from an earlier line: two
  * requests on the one I/O thread, the second once the wall clock has passed
  * the second of the first's line. */
@@ -232,7 +233,7 @@ START_TEST(test_text_line_fields_and_time)
 	const char *const args[] = {"--log-format", "text", "--io-threads", "1", NULL};
 	struct live_daemon d;
 	char line[4096], *text;
-	double before[2], after;
+	double before[3], after;
 	char method[16], path[64], id[64];
 	int status;
 	unsigned long long in, out;
@@ -245,6 +246,7 @@ START_TEST(test_text_line_fields_and_time)
 	after = wall_now();
 	wait_wall_past((double)(long long)after + 1.0);
 	get_with_id(d.port, "/healthz", "log-time-2", 200, &before[1]);
+	get_with_id(d.port, "/healthz", "log time 3", 200, &before[2]);
 	live_stop(&d);
 	text = read_log();
 	ck_assert_int_eq(count_lines(text, "log-time-1", line, sizeof line), 1);
@@ -257,6 +259,11 @@ START_TEST(test_text_line_fields_and_time)
 	ck_assert_str_eq(id, "log-time-1");
 	ck_assert_int_eq(count_lines(text, "log-time-2", line, sizeof line), 1);
 	ck_assert_msg(line_time(line) >= before[1] - 1e-3, "%s: before %.3f", line, before[1]);
+	ck_assert_int_eq(count_lines(text, "log?time?3", line, sizeof line), 1);
+	ck_assert_msg(sscanf(line + 25, "%15s %63s %d %llu %llu %lf %63s %c", method, path, &status,
+			     &in, &out, &ms, id, &extra) == 7,
+		      "not eight fields: %s", line);
+	ck_assert_str_eq(id, "log?time?3");
 	free(text);
 }
 END_TEST
