@@ -126,8 +126,9 @@ static void *field_of(struct attnd_config *cfg, const struct cfg_option *o)
 	return (char *)cfg + o->offset;
 }
 
-static int parse_num(const struct cfg_option *o, const char *text, unsigned long long *out,
-		     char *err, size_t errlen)
+/* name: what the message calls the option, its flag or its variable */
+static int parse_num(const struct cfg_option *o, const char *name, const char *text,
+		     unsigned long long *out, char *err, size_t errlen)
 {
 	char *end = NULL;
 	unsigned long long v;
@@ -141,13 +142,12 @@ static int parse_num(const struct cfg_option *o, const char *text, unsigned long
 	*out = v;
 	return 0;
 bad:
-	snprintf(err, errlen, "%s: '%s' is not an integer in [%llu, %llu]", o->flag, text, o->min,
+	snprintf(err, errlen, "%s: '%s' is not an integer in [%llu, %llu]", name, text, o->min,
 		 o->max);
 	return -1;
 }
 
-static int parse_bool(const struct cfg_option *o, const char *text, int *out, char *err,
-		      size_t errlen)
+static int parse_bool(const char *name, const char *text, int *out, char *err, size_t errlen)
 {
 	static const char *const yes[] = {"1", "true", "yes", "on"};
 	static const char *const no[] = {"0", "false", "no", "off", ""};
@@ -164,7 +164,7 @@ static int parse_bool(const struct cfg_option *o, const char *text, int *out, ch
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "%s: '%s' is not a boolean", o->flag, text);
+	snprintf(err, errlen, "%s: '%s' is not a boolean", name, text);
 	return -1;
 }
 
@@ -175,18 +175,20 @@ static void list_push(struct attnd_list *l, const char *value)
 	l->n++;
 }
 
-/* Sets option o from text (a default, an env value or a flag's value). */
-static int apply(struct attnd_config *cfg, const struct cfg_option *o, const char *text, char *err,
-		 size_t errlen)
+/* Sets option o from text (a default, an env value or a flag's value);
+ * name is where text came from, the flag or the variable, for the message
+ * (an operator who set ATTND_PORT looks for that, not for --port). */
+static int apply(struct attnd_config *cfg, const struct cfg_option *o, const char *name,
+		 const char *text, char *err, size_t errlen)
 {
 	switch (o->kind) {
 	case CFG_STR:
 		*(const char **)field_of(cfg, o) = text;
 		return 0;
 	case CFG_NUM:
-		return parse_num(o, text, field_of(cfg, o), err, errlen);
+		return parse_num(o, name, text, field_of(cfg, o), err, errlen);
 	case CFG_BOOL:
-		return parse_bool(o, text, field_of(cfg, o), err, errlen);
+		return parse_bool(name, text, field_of(cfg, o), err, errlen);
 	case CFG_LIST:
 		list_push(field_of(cfg, o), text);
 		return 0;
@@ -201,7 +203,7 @@ static int apply_defaults(struct attnd_config *cfg, char *err, size_t errlen)
 
 		if (o->def == NULL || o->kind == CFG_LIST)
 			continue;
-		if (apply(cfg, o, o->def, err, errlen) != 0)
+		if (apply(cfg, o, o->flag, o->def, err, errlen) != 0)
 			return -1;
 	}
 	return 0;
@@ -237,7 +239,7 @@ static int apply_env(struct attnd_config *cfg, char *err, size_t errlen)
 		if (o->kind == CFG_LIST)
 			rc = apply_env_list(field_of(cfg, o), text);
 		else
-			rc = apply(cfg, o, text, err, errlen);
+			rc = apply(cfg, o, o->env, text, err, errlen);
 		if (rc != 0) {
 			if (err[0] == '\0')
 				snprintf(err, errlen, "%s: out of memory", o->env);
@@ -286,13 +288,14 @@ static int apply_arg(struct attnd_config *cfg, int argc, char **argv, int *i,
 		((struct attnd_list *)field_of(cfg, o))->n = 0;
 		list_seen[o - options] = 1;
 	}
-	return apply(cfg, o, value, err, errlen);
+	return apply(cfg, o, o->flag, value, err, errlen);
 }
 
 static int check_choices(const struct attnd_config *cfg, char *err, size_t errlen)
 {
 	if (strcmp(cfg->log_format, "text") != 0 && strcmp(cfg->log_format, "json") != 0) {
-		snprintf(err, errlen, "--log-format: '%s' is not text or json", cfg->log_format);
+		snprintf(err, errlen, "--log-format (or ATTND_LOG_FORMAT): '%s' is not text or json",
+			 cfg->log_format);
 		return -1;
 	}
 	if (cfg->max_receiving_mb * MiB < cfg->max_body) { /* else such a body is never taken */

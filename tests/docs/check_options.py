@@ -14,7 +14,12 @@ whose rows start with a flag in backquotes. Checked:
   - every flag of --help has a row, and every row's flag is in --help;
   - the env cell is that flag's variable in backquotes, or empty for "(no env)";
   - the default cell starts with --help's default in backquotes (`(none)`
-    included); words may follow it (`16777216` (16 MiB)).
+    included); words may follow it (`16777216` (16 MiB));
+  - a bad value of every option whose default is a number or a boolean, and
+    of --log-format, stops attnd with exit status 2 and a message naming where
+    the value came from: the flag (`--port=x1`), or the variable (for a
+    number, with a good flag after it: the flag wins, but a bad variable is
+    still refused, by its name).
 Prints one line per flag and, last, `options: N passed, M failed`; exits 1 on
 any failure.
 """
@@ -44,6 +49,27 @@ def help_options():
             env = None if m.group(2) == "(no env)" else m.group(2)
             opts[m.group(1)] = (env, m.group(3).strip())
     return opts
+
+
+BAD_VALUE = "x1"  # neither a number, a boolean nor a log format
+
+
+def refused(args, env, name):
+    """None when `attnd ARGS --version` with ENV exits 2 naming NAME, else why not."""
+    try:
+        run = subprocess.run([attnd_bin()] + args + ["--version"], capture_output=True,
+                             text=True, timeout=30, env=dict(os.environ, **env))
+    except (OSError, subprocess.SubprocessError) as e:
+        return "did not run: %s" % e
+    if run.returncode != 2:
+        return "exit %d, not 2, for a bad value" % run.returncode
+    if name not in run.stderr:
+        return "the message does not name %s: %r" % (name, run.stderr.strip())
+    return None
+
+
+def checks_values(default):
+    return re.fullmatch(r"[0-9]+|true|false|text", default) is not None
 
 
 def code_span(cell):
@@ -100,6 +126,12 @@ def main():
         if why is None and doc_def != default:
             why = "default: --help says %r, docs/options.md %r" % (default, def_cell)
         check(flag, why)
+    for flag, (env, default) in helps.items():
+        if env is None or not checks_values(default):
+            continue
+        check(flag + "=" + BAD_VALUE, refused([flag + "=" + BAD_VALUE], {}, flag))
+        good = [flag, default] if default.isdigit() else []
+        check(env + "=" + BAD_VALUE, refused(good, {env: BAD_VALUE}, env))
     for flag in docs:
         if helps and flag not in helps:
             check(flag, "in docs/options.md, not in `attnd --help`")
