@@ -35,7 +35,8 @@ struct cfg_option {
 
 static const struct cfg_option options[] = {
     {"--host", "ATTND_HOST", CFG_STR, "0.0.0.0", NULL, 0, 0, OFF(host),
-     "numeric IPv4/IPv6 address to bind (0.0.0.0: every interface, for containers)"},
+     "numeric IPv4/IPv6 address to bind (0.0.0.0 = every interface, for containers; :: = every "
+     "interface, IPv6 and IPv4)"},
     {"--port", "ATTND_PORT", CFG_NUM, "8080", NULL, 0, 65535, OFF(port),
      "TCP port; 0 picks a free one (the bound port is printed as `listening on HOST:PORT`)"},
     {"--threads", "ATTND_THREADS", CFG_NUM, "0", NULL, 0, 1024, OFF(threads),
