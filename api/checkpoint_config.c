@@ -266,6 +266,30 @@ static int read_rope_type(struct rd *r, json_t *s, struct attn_checkpoint_config
 	return 0;
 }
 
+/*
+ * partial_rotary_factor f, a key LlamaConfig, MistralConfig and Qwen2Config
+ * leave to PretrainedConfig (4.x, at the top) or to rope_parameters (5.x):
+ * modeling_rope_utils then builds inv_freq for int(D * f) dimensions only.
+ * The stack rotates every pair of a head's D, so anything but 1 is refused,
+ * wherever it is written (obj: the config or its rope object). Null is absent.
+ */
+static int cfg_full_rotary(struct rd *r, json_t *obj, size_t D)
+{
+	const char *key = "partial_rotary_factor";
+	json_t *v = json_object_get(obj, key);
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_number(v))
+		return rd_fail_key(r, key, "expected a number");
+	if (json_number_value(v) != 1.0)
+		return rd_fail_key(r, key,
+				   "%s %g is not supported: RoPE rotates all %zu dimensions of "
+				   "each head",
+				   key, json_number_value(v), D);
+	return 0;
+}
+
 static int read_rope(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
 {
 	json_t *p = json_object_get(o, "rope_parameters");
@@ -276,7 +300,8 @@ static int read_rope(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 	size_t up;
 	int rc;
 
-	if (cfg_number(r, o, "rope_theta", 10000.0, &cfg->rope_theta) != 0)
+	if (cfg_number(r, o, "rope_theta", 10000.0, &cfg->rope_theta) != 0 ||
+	    cfg_full_rotary(r, o, cfg->D) != 0)
 		return -1;
 	cfg->rope_type = ATTN_ROPE_DEFAULT;
 	if (s == NULL || json_is_null(s))
@@ -291,6 +316,8 @@ static int read_rope(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 					   "rope parameters per layer type are not supported");
 	}
 	rc = cfg_number(r, s, "rope_theta", cfg->rope_theta, &cfg->rope_theta);
+	if (rc == 0)
+		rc = cfg_full_rotary(r, s, cfg->D);
 	if (rc == 0)
 		rc = read_rope_type(r, s, cfg);
 	if (rc == 0)

@@ -9,7 +9,8 @@
  *             JSON pointer: an unknown model_type, an activation, a rope_type,
  *             scale_attn_by_inverse_layer_idx, a relative position embedding,
  *             a layer type other than full or sliding attention, a sliding
- *             layer without a window; missing and mistyped keys; broken JSON
+ *             layer without a window, a partial_rotary_factor other than 1;
+ *             missing and mistyped keys; broken JSON
  */
 #include <check.h>
 #include <stdio.h>
@@ -173,6 +174,12 @@ START_TEST(llama_defaults)
 			 0);
 	ck_assert_int_eq(cfg.rope_type, ATTN_ROPE_DEFAULT);
 	ck_assert_double_eq(cfg.rope_theta, 1e6);
+	/* partial_rotary_factor 1 (or null) rotates every dimension, as without it */
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"llama\", \"num_hidden_layers\": 2,"
+				     " \"hidden_size\": 64, \"num_attention_heads\": 4,"
+				     " \"partial_rotary_factor\": 1.0, \"rope_parameters\":"
+				     " {\"partial_rotary_factor\": null}}"),
+			 0);
 }
 END_TEST
 
@@ -345,6 +352,16 @@ START_TEST(refusals)
 				  " \"default\"}}}",
 		       "config.json: /rope_parameters/full_attention: rope parameters per layer "
 		       "type are not supported");
+	assert_refused(LLAMA_HEAD ", \"partial_rotary_factor\": 0.5}",
+		       "config.json: /partial_rotary_factor: partial_rotary_factor 0.5 is not "
+		       "supported: RoPE rotates all 16 dimensions of each head");
+	assert_refused(LLAMA_HEAD ", \"rope_parameters\": {\"rope_type\": \"default\","
+				  " \"rope_theta\": 10000, \"partial_rotary_factor\": 0.25}}",
+		       "config.json: /rope_parameters/partial_rotary_factor: partial_rotary_factor "
+		       "0.25 is not supported: RoPE rotates all 16 dimensions of each head");
+	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2,"
+				  " \"partial_rotary_factor\": \"half\"}}",
+		       "config.json: /rope_scaling/partial_rotary_factor: expected a number");
 	assert_refused(LLAMA_HEAD ", \"head_dim\": 15}",
 		       "config.json: /head_dim: head size 15 is odd: RoPE rotates pairs");
 	assert_refused(LLAMA_HEAD ", \"num_key_value_heads\": 3}",
