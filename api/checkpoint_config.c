@@ -473,6 +473,48 @@ static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
 
 /* ---- the file ------------------------------------------------------------------ */
 
+/*
+ * pruned_heads, {"layer": [heads]}, PretrainedConfig's in every family:
+ * PreTrainedModel.init_weights prunes those heads before the weights load,
+ * so those layers have fewer heads (transformers then loads only weights
+ * saved so pruned, and llama's family cannot prune at all). The stack runs
+ * all H heads of every layer: a layer with heads to prune is refused. An
+ * empty list prunes nothing.
+ */
+static int cfg_no_pruned_heads(struct rd *r, json_t *o, size_t H)
+{
+	json_t *p = json_object_get(o, "pruned_heads"), *v;
+	const char *k;
+	size_t up;
+
+	if (p == NULL || json_is_null(p))
+		return 0;
+	if (!json_is_object(p))
+		return rd_fail_key(r, "pruned_heads", "expected an object of head lists");
+	up = rd_key(r, "pruned_heads");
+	json_object_foreach(p, k, v)
+	{
+		if (!json_is_array(v))
+			return rd_fail_key(r, k, "expected an array of heads");
+		if (json_array_size(v) > 0)
+			return rd_fail_key(r, k,
+					   "pruned_heads on layer %s are not supported: every "
+					   "layer runs all %zu heads",
+					   k, H);
+	}
+	rd_up(r, up);
+	return 0;
+}
+
+static int read_family(struct rd *r, json_t *root, size_t i, struct attn_checkpoint_config *cfg)
+{
+	if (i == 0)
+		return read_gpt2(r, root, cfg);
+	if (i == 1 || i == 2)
+		return read_bert(r, root, cfg, i == 2);
+	return read_llama(r, root, &llama_kinds[i - 3], cfg);
+}
+
 static int read_config(struct rd *r, json_t *root, struct attn_checkpoint_config *cfg)
 {
 	const char *const names[] = {"gpt2", "bert", "roberta", "llama", "mistral", "qwen2", NULL};
@@ -486,11 +528,9 @@ static int read_config(struct rd *r, json_t *root, struct attn_checkpoint_config
 		       "gpt2, bert, roberta, llama, mistral, qwen2", &i) != 0)
 		return -1;
 	snprintf(cfg->model_type, sizeof cfg->model_type, "%s", names[i]);
-	if (i == 0)
-		return read_gpt2(r, root, cfg);
-	if (i == 1 || i == 2)
-		return read_bert(r, root, cfg, i == 2);
-	return read_llama(r, root, &llama_kinds[i - 3], cfg);
+	if (read_family(r, root, i, cfg) != 0)
+		return -1;
+	return cfg_no_pruned_heads(r, root, cfg->H);
 }
 
 int api_checkpoint_config(struct attn_checkpoint_config *cfg, const char *json, size_t len,

@@ -9,8 +9,8 @@
  *             JSON pointer: an unknown model_type, an activation, a rope_type,
  *             scale_attn_by_inverse_layer_idx, a relative position embedding,
  *             a layer type other than full or sliding attention, a sliding
- *             layer without a window, a partial_rotary_factor other than 1;
- *             missing and mistyped keys; broken JSON
+ *             layer without a window, a partial_rotary_factor other than 1,
+ *             pruned_heads; missing and mistyped keys; broken JSON
  */
 #include <check.h>
 #include <stdio.h>
@@ -256,6 +256,10 @@ START_TEST(roberta)
 				     " \"hidden_size\": 8, \"num_attention_heads\": 2}"),
 			 0);
 	ck_assert_int_eq(cfg.positions_from_ids, 0); /* BERT counts from 0 */
+	ck_assert_int_eq(parse(&cfg, "{\"model_type\": \"bert\", \"num_hidden_layers\": 1,"
+				     " \"hidden_size\": 8, \"num_attention_heads\": 2,"
+				     " \"pruned_heads\": {\"0\": []}}"),
+			 0); /* nothing to prune */
 }
 END_TEST
 
@@ -391,6 +395,16 @@ START_TEST(refusals)
 		       " \"pad_token_id\": 15}",
 		       "config.json: /pad_token_id: positions start at pad_token_id + 1 = 16, past "
 		       "max_position_embeddings 16");
+	assert_refused("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 8, \"n_head\": 2,"
+		       " \"pruned_heads\": {\"0\": [], \"1\": [1]}}",
+		       "config.json: /pruned_heads/1: pruned_heads on layer 1 are not supported: "
+		       "every layer runs all 2 heads");
+	assert_refused("{\"model_type\": \"bert\", \"num_hidden_layers\": 1, \"hidden_size\": 8,"
+		       " \"num_attention_heads\": 2, \"pruned_heads\": {\"0\": [0]}}",
+		       "config.json: /pruned_heads/0: pruned_heads on layer 0 are not supported: "
+		       "every layer runs all 2 heads");
+	assert_refused(LLAMA_HEAD ", \"pruned_heads\": {\"0\": 1}}",
+		       "config.json: /pruned_heads/0: expected an array of heads");
 	assert_refused("[1]", "config.json: expected a JSON object");
 }
 END_TEST

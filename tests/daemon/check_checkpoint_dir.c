@@ -202,6 +202,9 @@ START_TEST(refused)
 	put_str("config.json", "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_embd\": 4,"
 			       " \"n_head\": 3}");
 	assert_refused("config.json", "/n_head: 3 heads do not divide the hidden size 4");
+	put_str("config.json", "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_embd\": 4,"
+			       " \"n_head\": 2, \"pruned_heads\": {\"0\": [1]}}");
+	assert_refused("config.json", "/pruned_heads/0: pruned_heads on layer 0 are not supported");
 	put_str("config.json", config_json);
 	assert_refused(NULL, "no model.safetensors or model.safetensors.index.json");
 	put_shards("../model-00001-of-00002.safetensors");
