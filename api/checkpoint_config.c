@@ -222,15 +222,16 @@ static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 struct llama_kind {
 	const char *model_type;
 	json_int_t max_positions; /* max_position_embeddings */
+	json_int_t kv_heads;	  /* num_key_value_heads absent; 0: num_attention_heads */
 	int reads_biases;	  /* attention_bias and mlp_bias (llama) */
 	int qkv_bias;		  /* always (qwen2) */
 	int window;		  /* 0: none; 1: sliding_window (mistral); 2: qwen2's */
 };
 
 static const struct llama_kind llama_kinds[] = {
-    {"llama", 2048, 1, 0, 0},
-    {"mistral", 4096 * 32, 0, 0, 1},
-    {"qwen2", 32768, 0, 1, 2},
+    {"llama", 2048, 0, 1, 0, 0},
+    {"mistral", 4096 * 32, 8, 0, 0, 1},
+    {"qwen2", 32768, 32, 0, 1, 2},
 };
 
 /* The scaling's own keys: rope_scaling (4.x) or rope_parameters (5.x). */
@@ -431,6 +432,29 @@ static int read_window(struct rd *r, json_t *o, const struct llama_kind *kind,
 	return kind->window == 2 ? read_qwen2_layers(r, o, cfg) : 0;
 }
 
+/*
+ * num_key_value_heads: null means num_attention_heads in all three configs,
+ * but an absent key takes the class default, which MistralConfig (8) and
+ * Qwen2Config (32) do not tie to the heads. A default that does not divide
+ * the heads is refused by name.
+ */
+static int read_kv_heads(struct rd *r, json_t *o, const struct llama_kind *kind,
+			 struct attn_checkpoint_config *cfg)
+{
+	const char *key = "num_key_value_heads";
+	int absent = json_object_get(o, key) == NULL && kind->kv_heads != 0;
+
+	if (cfg_size(r, o, key, absent ? kind->kv_heads : (json_int_t)cfg->H, &cfg->Hkv) != 0)
+		return -1;
+	if (cfg->H % cfg->Hkv == 0)
+		return 0;
+	if (absent)
+		return rd_fail_key(r, key,
+				   "missing, and %s's default %zu does not divide %zu heads",
+				   kind->model_type, cfg->Hkv, cfg->H);
+	return rd_fail_key(r, key, "%zu does not divide %zu heads", cfg->Hkv, cfg->H);
+}
+
 static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
 		      struct attn_checkpoint_config *cfg)
 {
@@ -438,7 +462,7 @@ static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
 	cfg->scale_attn = 1;
 	cfg->qkv_bias = kind->qkv_bias;
 	if (cfg_shape(r, o, cfg, "num_hidden_layers", "hidden_size", "num_attention_heads") != 0 ||
-	    cfg_size(r, o, "num_key_value_heads", (json_int_t)cfg->H, &cfg->Hkv) != 0)
+	    read_kv_heads(r, o, kind, cfg) != 0)
 		return -1;
 	if (json_object_get(o, "head_dim") == NULL ||
 	    json_is_null(json_object_get(o, "head_dim"))) {
@@ -454,9 +478,6 @@ static int read_llama(struct rd *r, json_t *o, const struct llama_kind *kind,
 	if (cfg->D % 2 != 0)
 		return rd_fail_key(r, "head_dim", "head size %zu is odd: RoPE rotates pairs",
 				   cfg->D);
-	if (cfg->H % cfg->Hkv != 0)
-		return rd_fail_key(r, "num_key_value_heads", "%zu does not divide %zu heads",
-				   cfg->Hkv, cfg->H);
 	if (cfg_size(r, o, "intermediate_size", 0, &cfg->F) != 0 ||
 	    cfg_size(r, o, "max_position_embeddings", kind->max_positions, &cfg->max_positions) !=
 		0 ||

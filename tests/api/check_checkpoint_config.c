@@ -4,7 +4,8 @@
  *
  *   families  gpt2, bert, roberta, llama (4.x rope_scaling and 5.x rope_parameters),
  *             mistral and qwen2 configs as the Hub ships them, and their
- *             defaults when keys are left out
+ *             defaults when keys are left out (num_key_value_heads: each
+ *             class's own)
  *   refused   what the stack cannot run, each by name with the file and the
  *             JSON pointer: an unknown model_type, an activation, a rope_type,
  *             scale_attn_by_inverse_layer_idx, a relative position embedding,
@@ -183,6 +184,33 @@ START_TEST(llama_defaults)
 }
 END_TEST
 
+/* num_key_value_heads left out: the class default (llama: the heads,
+ * mistral 8, qwen2 32); null: the heads, in all three. */
+START_TEST(kv_heads_default)
+{
+	static const struct {
+		const char *type, *kv;
+		size_t want;
+	} cases[] = {
+	    {"llama", "", 64},
+	    {"mistral", "", 8},
+	    {"qwen2", "", 32},
+	    {"llama", ", \"num_key_value_heads\": null", 64},
+	    {"mistral", ", \"num_key_value_heads\": null", 64},
+	    {"qwen2", ", \"num_key_value_heads\": null", 64},
+	};
+	struct attn_checkpoint_config cfg;
+	char json[512];
+
+	snprintf(json, sizeof json,
+		 "{\"model_type\": \"%s\", \"num_hidden_layers\": 2, \"hidden_size\": 4096,"
+		 " \"num_attention_heads\": 64%s}",
+		 cases[_i].type, cases[_i].kv);
+	ck_assert_msg(parse(&cfg, json) == 0, "%s", err);
+	ck_assert_uint_eq(cfg.Hkv, cases[_i].want);
+}
+END_TEST
+
 START_TEST(mistral_window)
 {
 	static const char *const window[] = {"", ", \"sliding_window\": null",
@@ -288,10 +316,11 @@ START_TEST(qwen2_layers)
 	struct attn_checkpoint_config cfg;
 	char json[512];
 
-	snprintf(json, sizeof json,
-		 "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
-		 " \"num_attention_heads\": 4, \"sliding_window\": 5%s}",
-		 cases[_i].keys);
+	snprintf(
+	    json, sizeof json,
+	    "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+	    " \"num_attention_heads\": 4, \"num_key_value_heads\": 4, \"sliding_window\": 5%s}",
+	    cases[_i].keys);
 	ck_assert_msg(parse(&cfg, json) == 0, "%s", err);
 	ck_assert_uint_eq(cfg.window, cases[_i].window);
 	for (size_t l = 0; l < 4 && cfg.window > 0; l++)
@@ -307,6 +336,10 @@ END_TEST
 	" \"num_attention_heads\": 4"
 
 #define QWEN2_HEAD                                                                                 \
+	"{\"model_type\": \"qwen2\", \"num_hidden_layers\": 3, \"hidden_size\": 64,"               \
+	" \"num_attention_heads\": 4, \"num_key_value_heads\": 2"
+
+#define QWEN2_HEAD_NO_KV                                                                           \
 	"{\"model_type\": \"qwen2\", \"num_hidden_layers\": 3, \"hidden_size\": 64,"               \
 	" \"num_attention_heads\": 4"
 
@@ -370,6 +403,9 @@ START_TEST(refusals)
 		       "config.json: /head_dim: head size 15 is odd: RoPE rotates pairs");
 	assert_refused(LLAMA_HEAD ", \"num_key_value_heads\": 3}",
 		       "config.json: /num_key_value_heads: 3 does not divide 4 heads");
+	assert_refused(QWEN2_HEAD_NO_KV "}",
+		       "config.json: /num_key_value_heads: missing, and qwen2's default 32 does "
+		       "not divide 4 heads");
 	assert_refused(LLAMA_HEAD ", \"hidden_act\": \"gelu_10\"}",
 		       "config.json: /hidden_act: unsupported activation 'gelu_10' (supported: "
 		       "gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, gelu_python, relu, silu, "
@@ -430,6 +466,7 @@ static Suite *checkpoint_config_suite(void)
 	tcase_add_test(fam, roberta);
 	tcase_add_test(fam, llama_versions);
 	tcase_add_test(fam, llama_defaults);
+	tcase_add_loop_test(fam, kv_heads_default, 0, 6);
 	tcase_add_loop_test(fam, mistral_window, 0, 4);
 	tcase_add_loop_test(fam, qwen2, 0, 3);
 	tcase_add_loop_test(fam, qwen2_layers, 0, 5);
