@@ -22,9 +22,14 @@ struct limit_log {
 };
 
 /* What is logged a line a second: the limits, then clients that closed
- * with half a request (not a refusal, and not counted as one: a flood of
- * them must not be a flood of lines either). */
-enum { CLOSED_INCOMPLETE = LIMIT_COUNT, LOG_KINDS };
+ * with half a request, and requests libmicrohttpd answered itself as
+ * malformed (neither is a refusal by a limit, nor counted as one: a flood
+ * of them, a scanner's, must not be a flood of lines, nor error lines). */
+enum { CLOSED_INCOMPLETE = LIMIT_COUNT, MALFORMED, LOG_KINDS };
+
+/* A message that only details the MALFORMED one libmicrohttpd writes next
+ * for the same request: dropped, so that request counts once. */
+enum { DETAIL = -1 };
 
 struct refusals {
 	pthread_mutex_t lock;
@@ -48,11 +53,16 @@ static const struct {
  * or 431 page. */
 static const struct {
 	const char *prefix;
-	int kind; /* an enum refuse_limit, or CLOSED_INCOMPLETE */
+	int kind; /* an enum refuse_limit, CLOSED_INCOMPLETE, MALFORMED or DETAIL */
 } mhd_message[] = {
     {"Server reached connection limit", LIMIT_CONNECTION},
     {"Error processing request (HTTP response code is 431", LIMIT_MEMORY},
     {"Error processing request (HTTP response code is 414", LIMIT_MEMORY},
+    /* any other status it answers itself: a request line or header it cannot
+     * parse (400), an HTTP version it does not speak (505); these requests
+     * never reach attnd, so they have no access line */
+    {"Error processing request (HTTP response code is ", MALFORMED},
+    {"Failed to parse `Content-Length' header", DETAIL},
     {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
     {"Connection was closed by remote side with incomplete request", CLOSED_INCOMPLETE},
     /* its words when poll() saw the close first: a client that read a 408
@@ -79,27 +89,24 @@ struct refusals *refusals_new(struct metrics *metrics, unsigned long long connec
 	return rf;
 }
 
-void refusals_free(struct refusals *rf)
-{
-	if (rf == NULL)
-		return;
-	pthread_mutex_destroy(&rf->lock);
-	free(rf);
-}
-
 /* Writes kind's line if it has a count waiting and its last line is a
- * second old; under the lock (the log writer takes the line whole). */
-static void maybe_log(struct refusals *rf, int kind, double now)
+ * second old (or at once, when final); under the lock (the log writer
+ * takes the line whole). */
+static void maybe_log(struct refusals *rf, int kind, double now, int final)
 {
 	struct limit_log *l = &rf->log[kind];
 	double span = now - (l->last_line > 0 ? l->last_line : l->since);
 	int limit = kind;
 
-	if (l->pending == 0 || (l->last_line > 0 && now - l->last_line < 1.0))
+	if (l->pending == 0 || (!final && l->last_line > 0 && now - l->last_line < 1.0))
 		return;
 	if (kind == CLOSED_INCOMPLETE)
 		log_info("clients closed their connection with a request half sent: %llu in the "
 			 "last %.0f s",
+			 l->pending, span > 1.0 ? span : 1.0);
+	else if (kind == MALFORMED)
+		log_info("requests too malformed to route, answered 400 or 505 by libmicrohttpd: "
+			 "%llu in the last %.0f s",
 			 l->pending, span > 1.0 ? span : 1.0);
 	else if (limit_text[limit].flag != NULL)
 		log_warn("%s refused by the %s (%s %llu): %llu in the last %.0f s",
@@ -112,6 +119,18 @@ static void maybe_log(struct refusals *rf, int kind, double now)
 	l->last_line = now;
 }
 
+void refusals_free(struct refusals *rf)
+{
+	double now = clock_seconds();
+
+	if (rf == NULL)
+		return;
+	for (int kind = 0; kind < LOG_KINDS; kind++) /* no count is lost at exit */
+		maybe_log(rf, kind, now, 1);
+	pthread_mutex_destroy(&rf->lock);
+	free(rf);
+}
+
 /* Counts one of kind for its line, written now if the last is a second old. */
 static void note_line(struct refusals *rf, int kind)
 {
@@ -120,7 +139,7 @@ static void note_line(struct refusals *rf, int kind)
 	pthread_mutex_lock(&rf->lock);
 	if (rf->log[kind].pending++ == 0)
 		rf->log[kind].since = now;
-	maybe_log(rf, kind, now);
+	maybe_log(rf, kind, now, 0);
 	pthread_mutex_unlock(&rf->lock);
 }
 
@@ -138,8 +157,10 @@ int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
 	for (size_t i = 0; i < sizeof mhd_message / sizeof mhd_message[0]; i++) {
 		if (strncmp(msg, mhd_message[i].prefix, strlen(mhd_message[i].prefix)) != 0)
 			continue;
-		if (mhd_message[i].kind == CLOSED_INCOMPLETE)
-			note_line(rf, CLOSED_INCOMPLETE);
+		if (mhd_message[i].kind == DETAIL)
+			return 1;
+		if (mhd_message[i].kind == CLOSED_INCOMPLETE || mhd_message[i].kind == MALFORMED)
+			note_line(rf, mhd_message[i].kind);
 		else
 			refusals_note(rf, (enum refuse_limit)mhd_message[i].kind);
 		return 1;
@@ -153,6 +174,6 @@ void refusals_flush(struct refusals *rf)
 
 	pthread_mutex_lock(&rf->lock);
 	for (int kind = 0; kind < LOG_KINDS; kind++)
-		maybe_log(rf, kind, now);
+		maybe_log(rf, kind, now, 0);
 	pthread_mutex_unlock(&rf->lock);
 }

@@ -8,9 +8,11 @@
  * instead of one line per connection. libmicrohttpd's own messages for its
  * limits (the connection limit closes on accept; a request's headers that
  * do not fit --connection-memory) come through its logger, which
- * refusals_from_mhd recognises; so is its line for a client that closed
- * with half a request sent, logged the same way at info level (a flood of
- * half-closed requests is not a flood of lines) but not a refusal.
+ * refusals_from_mhd recognises; so are its lines for a client that closed
+ * with half a request sent and for a request it answered itself as
+ * malformed (400, 505), each logged the same way at info level (a flood of
+ * them, a scanner's, is not a flood of lines, nor of error lines) but not
+ * counted as a refusal. refusals_free writes every count still waiting.
  *
  * Ownership: refusals_new borrows metrics and keeps copies of the numbers;
  * refusals_free frees (NULL accepted). Thread-safe.
