@@ -58,10 +58,11 @@ static const struct {
     {"Server reached connection limit", LIMIT_CONNECTION},
     {"Error processing request (HTTP response code is 431", LIMIT_MEMORY},
     {"Error processing request (HTTP response code is 414", LIMIT_MEMORY},
-    /* any other status it answers itself: a request line or header it cannot
-     * parse (400), an HTTP version it does not speak (505); these requests
-     * never reach attnd, so they have no access line */
-    {"Error processing request (HTTP response code is ", MALFORMED},
+    /* a request line or header it cannot parse (400), an HTTP version it
+     * does not speak (505): these requests never reach attnd, so they have
+     * no access line. Any other status of its own (a 500) stays an error. */
+    {"Error processing request (HTTP response code is 400", MALFORMED},
+    {"Error processing request (HTTP response code is 505", MALFORMED},
     {"Failed to parse `Content-Length' header", DETAIL},
     {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
     {"Connection was closed by remote side with incomplete request", CLOSED_INCOMPLETE},
