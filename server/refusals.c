@@ -58,12 +58,16 @@ static const struct {
     {"Server reached connection limit", LIMIT_CONNECTION},
     {"Error processing request (HTTP response code is 431", LIMIT_MEMORY},
     {"Error processing request (HTTP response code is 414", LIMIT_MEMORY},
-    /* a request line or header it cannot parse (400), an HTTP version it
-     * does not speak (505): these requests never reach attnd, so they have
-     * no access line. Any other status of its own (a 500) stays an error. */
+    /* a request line or header it cannot parse (400), a Content-Length or a
+     * chunk size past what it counts (413), an HTTP version it does not speak
+     * (505). Most never reach attnd and have no access line; a bad chunk in
+     * a routed body does, with status 0 (the answer was libmicrohttpd's). Any
+     * other status of its own (a 500) stays an error. */
     {"Error processing request (HTTP response code is 400", MALFORMED},
+    {"Error processing request (HTTP response code is 413", MALFORMED},
     {"Error processing request (HTTP response code is 505", MALFORMED},
     {"Failed to parse `Content-Length' header", DETAIL},
+    {"Too large value of 'Content-Length' header", DETAIL},
     {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
     {"Connection was closed by remote side with incomplete request", CLOSED_INCOMPLETE},
     /* its words when poll() saw the close first: a client that read a 408
@@ -106,7 +110,7 @@ static void maybe_log(struct refusals *rf, int kind, double now, int final)
 			 "last %.0f s",
 			 l->pending, span > 1.0 ? span : 1.0);
 	else if (kind == MALFORMED)
-		log_info("requests too malformed to route, answered 400 or 505 by libmicrohttpd: "
+		log_info("malformed requests answered 400, 413 or 505 by libmicrohttpd: "
 			 "%llu in the last %.0f s",
 			 l->pending, span > 1.0 ? span : 1.0);
 	else if (limit_text[limit].flag != NULL)

@@ -12,7 +12,7 @@
  *          the bad bytes shown as U+FFFD (issue 17)
  *   hup    SIGHUP (log rotation) with a request in flight: one info line,
  *          the request completes, the daemon serves on and exits 0 (issue 17)
- *   junk   requests libmicrohttpd answers itself (400, 505): counted in info
+ *   junk   requests libmicrohttpd answers itself (400, 413, 505): counted in info
  *          lines, no error line
  *
  * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
@@ -433,11 +433,11 @@ START_TEST(test_sighup_is_logged_not_fatal)
 }
 END_TEST
 
-/* The sum of N over the lines "...answered 400 or 505 by libmicrohttpd: N in
- * the last ..." of text. */
+/* The sum of N over the lines "...answered 400, 413 or 505 by libmicrohttpd:
+ * N in the last ..." of text. */
 static unsigned long malformed_count(const char *text)
 {
-	const char *key = "answered 400 or 505 by libmicrohttpd: ";
+	const char *key = "answered 400, 413 or 505 by libmicrohttpd: ";
 	unsigned long sum = 0;
 
 	for (const char *p = strstr(text, key); p != NULL; p = strstr(p + 1, key))
@@ -466,9 +466,9 @@ static int raw_status(unsigned port, const char *request)
 }
 
 /* Requests libmicrohttpd answers itself (a header with no colon, an HTTP
- * version it does not speak, a Content-Length that is no number) never
- * reach attnd: no access line. They used to be logged one error line (two
- * for the Content-Length) each, so a scanner paged whoever alerts on error
+ * version it does not speak, a Content-Length that is no number or past
+ * what it counts) never reach attnd: no access line. They used to be logged
+ * one error line (two for the Content-Length) each, so a scanner paged whoever alerts on error
  * lines; now they are counted in info lines, a line a second at most, and
  * the count of the last second is written at exit. */
 START_TEST(test_malformed_requests_counted_not_errors)
@@ -481,6 +481,8 @@ START_TEST(test_malformed_requests_counted_not_errors)
 	    {"GET /healthz HTTP/1.1\r\nHost: t\r\nNoColonHere\r\n\r\n", 400},
 	    {"GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n", 505},
 	    {"POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n", 400},
+	    {"POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+	     413},
 	};
 	struct live_daemon d;
 	char line[4096], *text;
@@ -493,8 +495,8 @@ START_TEST(test_malformed_requests_counted_not_errors)
 	text = read_log();
 	ck_assert_msg(count_lines(text, " error ", line, sizeof line) == 0, "an error line: %s",
 		      line);
-	ck_assert_uint_eq(malformed_count(text), 3);
-	ck_assert_int_ge(count_lines(text, " info requests too malformed to route", line,
+	ck_assert_uint_eq(malformed_count(text), 4);
+	ck_assert_int_ge(count_lines(text, " info malformed requests answered", line,
 				     sizeof line),
 			 1);
 	free(text);
