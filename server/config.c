@@ -301,7 +301,8 @@ static int check_choices(const struct attnd_config *cfg, char *err, size_t errle
 	}
 	if (cfg->max_receiving_mb * MiB < cfg->max_body) { /* else such a body is never taken */
 		snprintf(err, errlen,
-			 "--max-receiving-mb: %llu MiB cannot hold one body of --max-body (%llu bytes)",
+			 "--max-receiving-mb (or ATTND_MAX_RECEIVING_MB): %llu MiB cannot hold one "
+			 "body of --max-body (or ATTND_MAX_BODY: %llu bytes)",
 			 cfg->max_receiving_mb, cfg->max_body);
 		return -1;
 	}

@@ -772,7 +772,8 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 		goto fail;
 	family_flag = bind_address(deps->cfg, &addr);
 	if (family_flag < 0) {
-		snprintf(err, errlen, "--host '%s' is not a numeric IPv4 or IPv6 address",
+		snprintf(err, errlen,
+			 "--host (or ATTND_HOST) '%s' is not a numeric IPv4 or IPv6 address",
 			 deps->cfg->host);
 		goto fail;
 	}

@@ -19,7 +19,8 @@ whose rows start with a flag in backquotes. Checked:
     of --log-format, stops attnd with exit status 2 and a message naming where
     the value came from: the flag (`--port=x1`), or the variable (for a
     number, with a good flag after it: the flag wins, but a bad variable is
-    still refused, by its name).
+    still refused, by its name); a bad ATTND_HOST, and a body budget below
+    --max-body, name the variables too.
 Prints one line per flag and, last, `options: N passed, M failed`; exits 1 on
 any failure.
 """
@@ -54,10 +55,10 @@ def help_options():
 BAD_VALUE = "x1"  # neither a number, a boolean nor a log format
 
 
-def refused(args, env, name):
-    """None when `attnd ARGS --version` with ENV exits 2 naming NAME, else why not."""
+def refused(args, env, name, tail=("--version",)):
+    """None when `attnd ARGS --version` (ARGS TAIL) with ENV exits 2 naming NAME, else why not."""
     try:
-        run = subprocess.run([attnd_bin()] + args + ["--version"], capture_output=True,
+        run = subprocess.run([attnd_bin()] + args + list(tail), capture_output=True,
                              text=True, timeout=30, env=dict(os.environ, **env))
     except (OSError, subprocess.SubprocessError) as e:
         return "did not run: %s" % e
@@ -132,6 +133,12 @@ def main():
         check(flag + "=" + BAD_VALUE, refused([flag + "=" + BAD_VALUE], {}, flag))
         good = [flag, default] if default.isdigit() else []
         check(env + "=" + BAD_VALUE, refused(good, {env: BAD_VALUE}, env))
+    # checked once every source is read, so named by both names: --host at
+    # the bind (hence no --version), the body budget against --max-body
+    start = ("--no-builtins", "--port", "0")
+    check("ATTND_HOST=" + BAD_VALUE, refused([], {"ATTND_HOST": BAD_VALUE}, "ATTND_HOST", start))
+    check("ATTND_MAX_RECEIVING_MB=1",
+          refused([], {"ATTND_MAX_RECEIVING_MB": "1"}, "ATTND_MAX_RECEIVING_MB"))
     for flag in docs:
         if helps and flag not in helps:
             check(flag, "in docs/options.md, not in `attnd --help`")
