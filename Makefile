@@ -32,15 +32,17 @@
 #   SANITIZE=address,undefined   build everything with those sanitizers, in
 #                                build-san/ (unless BUILD is given); fatal on
 #                                any report, `make test` runs under them
-#                                (SANITIZE=thread for data races, alone)
+#                                (SANITIZE=thread for data races, alone,
+#                                in build-tsan/)
 #   WERROR=1                     turn warnings into errors (CI does)
 
 CC      ?= cc
 PYTHON  ?= /usr/bin/python3
-# A sanitized build never shares objects with the plain one (BUILD=dir on the
-# command line chooses another; an environment BUILD is ignored).
+# A sanitized build never shares objects with the plain one, nor TSan's with
+# ASan's (BUILD=dir on the command line chooses another; an environment BUILD
+# is ignored).
 ifneq ($(origin BUILD),command line)
-BUILD   := $(if $(SANITIZE),build-san,build)
+BUILD   := $(if $(SANITIZE),$(if $(findstring thread,$(SANITIZE)),build-tsan,build-san),build)
 endif
 
 WARN    := -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
