@@ -188,7 +188,7 @@ static void access_text(struct buf *b, const struct access_entry *e)
 {
 	put_timestamp(b);
 	buf_putc(b, ' ');
-	buf_puts(b, e->method);
+	put_field(b, e->method); /* any token libmicrohttpd took, control bytes too */
 	buf_putc(b, ' ');
 	/* the path is as the client sent it (unescaped): keep the line one line */
 	put_field(b, e->path);

@@ -226,13 +226,15 @@ static void get_with_id(unsigned port, const char *path, const char *id, int sta
 
 /* A text line is eight fields, "ts method path status in out ms id": a
  * space in the path (sent as %20), or in a client's X-Request-Id (printable
- * ASCII, spaces included, is echoed), is written '?'. Each line's time is when
+ * ASCII, spaces included, is echoed), or a control byte in the method, is
+ * written '?'. Each line's time is when
  * its request was served, not a second cached from an earlier line: two
  * requests on the one I/O thread, the second once the wall clock has passed
  * the second of the first's line. */
 START_TEST(test_text_line_fields_and_time)
 {
 	const char *const args[] = {"--log-format", "text", "--io-threads", "1", NULL};
+	struct live_resp r = {0};
 	struct live_daemon d;
 	char line[4096], *text;
 	double before[3], after;
@@ -249,6 +251,11 @@ START_TEST(test_text_line_fields_and_time)
 	wait_wall_past((double)(long long)after + 1.0);
 	get_with_id(d.port, "/healthz", "log-time-2", 200, &before[1]);
 	get_with_id(d.port, "/healthz", "log time 3", 200, &before[2]);
+	/* a method with a control byte (an escape for the terminal that reads the log) */
+	live_exchange(d.port, "G\x1bT /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: log-time-4\r\n\r\n",
+		      &r);
+	ck_assert_int_eq(r.status, 405);
+	live_resp_release(&r);
 	live_stop(&d);
 	text = read_log();
 	ck_assert_int_eq(count_lines(text, "log-time-1", line, sizeof line), 1);
@@ -266,6 +273,8 @@ START_TEST(test_text_line_fields_and_time)
 			     &in, &out, &ms, id, &extra) == 7,
 		      "not eight fields: %s", line);
 	ck_assert_str_eq(id, "log?time?3");
+	ck_assert_int_eq(count_lines(text, "log-time-4", line, sizeof line), 1);
+	ck_assert_msg(strstr(line, " G?T /healthz 405 ") != NULL, "the method as sent: %s", line);
 	free(text);
 }
 END_TEST
