@@ -832,6 +832,11 @@ void http_tick(struct http_server *srv)
 	refusals_flush(srv->refusals);
 }
 
+void http_log_waiting(struct http_server *srv)
+{
+	refusals_flush_final(srv->refusals);
+}
+
 void http_stop(struct http_server *srv)
 {
 	if (srv == NULL)

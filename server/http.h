@@ -56,6 +56,9 @@ unsigned long http_completed(const struct http_server *srv);
 /* Once a second or so: logs the limits' refusals still waiting (refusals.h). */
 void http_tick(struct http_server *srv);
 
+/* Logs every refusal count still waiting, for an exit without http_stop. */
+void http_log_waiting(struct http_server *srv);
+
 /* Stops the daemon and frees srv. Call only when http_active() is 0:
  * libmicrohttpd cannot stop with suspended connections. */
 void http_stop(struct http_server *srv);

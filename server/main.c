@@ -419,6 +419,7 @@ static int serve(const struct attnd_config *cfg)
 	wait_for_signal(&d);
 	if (drain(&d, cfg) != 0) {
 		/* libmicrohttpd cannot stop with suspended connections: leave now */
+		http_log_waiting(d.http);
 		log_writer_stop();
 		_exit(1);
 	}

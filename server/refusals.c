@@ -126,12 +126,9 @@ static void maybe_log(struct refusals *rf, int kind, double now, int final)
 
 void refusals_free(struct refusals *rf)
 {
-	double now = clock_seconds();
-
 	if (rf == NULL)
 		return;
-	for (int kind = 0; kind < LOG_KINDS; kind++) /* no count is lost at exit */
-		maybe_log(rf, kind, now, 1);
+	refusals_flush_final(rf); /* no count is lost at exit */
 	pthread_mutex_destroy(&rf->lock);
 	free(rf);
 }
@@ -173,12 +170,22 @@ int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
 	return 0;
 }
 
-void refusals_flush(struct refusals *rf)
+static void flush(struct refusals *rf, int final)
 {
 	double now = clock_seconds();
 
 	pthread_mutex_lock(&rf->lock);
 	for (int kind = 0; kind < LOG_KINDS; kind++)
-		maybe_log(rf, kind, now, 0);
+		maybe_log(rf, kind, now, final);
 	pthread_mutex_unlock(&rf->lock);
+}
+
+void refusals_flush(struct refusals *rf)
+{
+	flush(rf, 0);
+}
+
+void refusals_flush_final(struct refusals *rf)
+{
+	flush(rf, 1);
 }

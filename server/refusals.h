@@ -46,4 +46,8 @@ int refusals_from_mhd(struct refusals *rf, const char *fmt, va_list ap)
  * once a second (server/main.c's quiet tick does, through http_tick). */
 void refusals_flush(struct refusals *rf);
 
+/* Logs every count still waiting now, its second passed or not: at exit
+ * (refusals_free does it too). */
+void refusals_flush_final(struct refusals *rf);
+
 #endif
