@@ -14,6 +14,7 @@
  *          the request completes, the daemon serves on and exits 0 (issue 17)
  *   junk   requests libmicrohttpd answers itself (400, 413, 505): counted in info
  *          lines, no error line
+ *   drain  a drain that runs out (exit 1) still writes the counts waiting
  *
  * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
  * a temporary file of this process; the file is read after SIGTERM, when
@@ -512,6 +513,40 @@ START_TEST(test_malformed_requests_counted_not_errors)
 }
 END_TEST
 
+/* A drain that runs out (--drain-seconds) leaves with _exit(1), past the
+ * code that frees the counters: the counts still waiting must be written
+ * on that path too. The first malformed request is logged at once; the two
+ * after it wait for the next line a second later, which only the exit
+ * writes, as the drain has no tick. */
+START_TEST(test_drain_timeout_writes_waiting_counts)
+{
+	const char *const args[] = {"--drain-seconds", "1", NULL};
+	const char *body = seeds;
+	struct live_daemon d;
+	char req[512], line[4096], *text;
+	int busy, status;
+
+	fresh_log();
+	live_start(&d, args);
+	busy = live_connect(d.port); /* half a body: the drain waits for it */
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
+	live_send_str(busy, req);
+	live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000); /* busy and the poll */
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(raw_status(d.port, "GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n"), 505);
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	status = live_wait_exit(d.pid, 30000);
+	close(busy);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "wait status %d: the drain should run out and exit 1", status);
+	text = read_log();
+	ck_assert_int_eq(count_lines(text, "still running after 1 s", line, sizeof line), 1);
+	ck_assert_uint_eq(malformed_count(text), 3);
+	free(text);
+}
+END_TEST
+
 static Suite *access_log_suite(void)
 {
 	Suite *s = suite_create("access_log");
@@ -525,6 +560,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
 	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	tcase_add_test(tc, test_malformed_requests_counted_not_errors);
+	tcase_add_test(tc, test_drain_timeout_writes_waiting_counts);
 	suite_add_tcase(s, tc);
 	return s;
 }
