@@ -85,6 +85,8 @@ static enum MHD_Result note_field(void *cls, enum MHD_ValueKind kind, const char
 		f->accept_encoding = 1;
 	} else if (NAMED(key, key_size, "Content-Encoding")) {
 		f->content_encoding = 1;
+	} else if (NAMED(key, key_size, "If-None-Match")) {
+		f->if_none_match = 1;
 	}
 	return MHD_YES;
 }
@@ -226,6 +228,57 @@ enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connectio
 	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_accept_encoding, &ae) < 0)
 		return CODING_IDENTITY;
 	return accept_encoding_choose(&ae);
+}
+
+/* Does the list field (`*` or entity tags, RFC 9110 section 8.8.3) name
+ * etag? A tag's quotes hold any byte but a quote, commas too, so the list
+ * is read tag by tag, not split at commas; a malformed element ends it. */
+static int etag_listed(const char *field, const char *etag)
+{
+	size_t len = strlen(etag);
+	const char *p = field;
+
+	for (;;) {
+		const char *close;
+
+		p += strspn(p, " \t,");
+		if (*p == '\0')
+			return 0;
+		if (*p == '*')
+			return 1;
+		if (strncmp(p, "W/", 2) == 0)
+			p += 2; /* If-None-Match compares weakly */
+		if (*p != '"' || (close = strchr(p + 1, '"')) == NULL)
+			return 0;
+		if ((size_t)(close + 1 - p) == len && memcmp(p, etag, len) == 0)
+			return 1;
+		p = close + 1;
+	}
+}
+
+struct etag_search {
+	const char *etag;
+	int found;
+};
+
+static enum MHD_Result find_etag(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	struct etag_search *s = cls;
+
+	(void)kind;
+	if (value != NULL && strcasecmp(key, "If-None-Match") == 0 && etag_listed(value, s->etag))
+		s->found = 1;
+	return s->found ? MHD_NO : MHD_YES;
+}
+
+int hdr_if_none_match(const struct hdr_fields *f, struct MHD_Connection *conn, const char *etag)
+{
+	struct etag_search s = {etag, 0};
+
+	if (f->if_none_match) /* no field to read: the pass would find none */
+		MHD_get_connection_values(conn, MHD_HEADER_KIND, find_etag, &s);
+	return s.found;
 }
 
 static enum MHD_Result add_content_encoding(void *cls, enum MHD_ValueKind kind, const char *key,

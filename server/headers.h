@@ -27,7 +27,7 @@ struct hdr_fields {
 	const char *request_id, *inference_header, *authorization, *origin;
 	const char *request_headers; /* Access-Control-Request-Headers (a preflight's) */
 	unsigned content_lengths, transfer_encodings, chunked; /* chunked: exactly "chunked" */
-	int accept_encoding, content_encoding;		       /* such a field was sent */
+	int accept_encoding, content_encoding, if_none_match;  /* such a field was sent */
 };
 
 /* Reads conn's headers into *f, in one pass (instead of one lookup a name). */
@@ -69,6 +69,10 @@ int hdr_announces_body(const struct hdr_fields *f);
 /* The coding to answer in, from every Accept-Encoding field (compress.h:
  * accept_encoding_choose); CODING_IDENTITY without one. */
 enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn);
+
+/* An If-None-Match field lists etag (a quoted entity tag, as "\"abc\""),
+ * compared weakly (W/ ignored), or is `*` (RFC 9110 section 13.1.2). */
+int hdr_if_none_match(const struct hdr_fields *f, struct MHD_Connection *conn, const char *etag);
 
 /* The request body's coding, from every Content-Encoding field
  * (compress.h: content_encoding_add); CODING_IDENTITY without one. */

@@ -57,26 +57,58 @@ static const struct web_asset *web_asset_find(const char *name)
 	return NULL;
 }
 
+/* The representation of a to send: the gzip copy to a client that takes
+ * gzip, else the file. Either way the answer varies on Accept-Encoding
+ * when there is a copy. */
+static void pick_representation(struct request *r, const struct web_asset *a,
+				const unsigned char **bytes, size_t *len)
+{
+	*bytes = a->bytes;
+	*len = a->len;
+	r->etag = a->etag;
+	if (a->gzip == NULL)
+		return;
+	r->vary_encoding = 1;
+	if (hdr_accept_encoding(&r->hdr, r->conn) != CODING_GZIP)
+		return;
+	*bytes = a->gzip;
+	*len = a->gzip_len;
+	r->etag = a->gzip_etag;
+	r->content_encoding = coding_name(CODING_GZIP);
+}
+
 /* A file of the viewer; GET / is index.html, an unknown file 404. The files
  * change only with the binary, so browsers may keep them but must ask again
- * (no-cache) rather than show a stale page after an upgrade. */
+ * (no-cache); the entity tag makes asking cheap: a client that has this
+ * representation (If-None-Match) gets 304 and no body. */
 static enum MHD_Result answer_web(struct request *r)
 {
 	const char *name = r->route->param != NULL ? r->param : "index.html";
 	const struct web_asset *a = web_asset_find(name);
+	const unsigned char *bytes;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	size_t len;
 
 	if (a == NULL)
 		return refuse(r, REJ_NOT_FOUND);
+	pick_representation(r, a, &bytes, &len);
+	r->cache_control = "no-cache";
 	/* PERSISTENT: libmicrohttpd only reads the static bytes, never writes or
 	 * frees them; the cast through uintptr_t drops const for its signature */
-	resp = MHD_create_response_from_buffer(a->len, (void *)(uintptr_t)a->bytes,
-					       MHD_RESPMEM_PERSISTENT);
+	resp =
+	    MHD_create_response_from_buffer(len, (void *)(uintptr_t)bytes, MHD_RESPMEM_PERSISTENT);
 	if (resp == NULL)
 		return MHD_NO;
-	r->cache_control = "no-cache";
-	ret = queue_response(r, 200, resp, a->len, a->content_type);
+	if (hdr_if_none_match(&r->hdr, r->conn, r->etag)) {
+		/* libmicrohttpd sends a 304's head only, its Content-Length that
+		 * of the 200 (RFC 9110 section 8.6): the body's type and coding
+		 * stay with the copy the client has */
+		r->content_encoding = NULL;
+		ret = queue_response(r, 304, resp, 0, NULL);
+	} else {
+		ret = queue_response(r, 200, resp, len, a->content_type);
+	}
 	MHD_destroy_response(resp);
 	return ret;
 }

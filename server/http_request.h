@@ -86,6 +86,7 @@ struct request {
 	char allow[ROUTE_ALLOW_MAX];
 	char request_id[HDR_REQUEST_ID_MAX + 1];
 	const char *cache_control; /* "no-store", but for the viewer's files */
+	const char *etag;	   /* a viewer's file's entity tag, or NULL */
 	const char *inference_header; /* Inference-Header-Content-Length (v2), borrowed */
 	int vary_encoding;	      /* a compute path: answers on it may be compressed */
 	enum coding answer_coding;    /* what Accept-Encoding chose */

@@ -174,6 +174,8 @@ static void answer_headers(const struct request *r, int status, const char *cont
 	h[n++] = (struct answer_header){"X-Request-Id", r->request_id};
 	h[n++] = (struct answer_header){"Server-Timing", a->timing};
 	h[n++] = (struct answer_header){"Cache-Control", r->cache_control};
+	if (r->etag != NULL)
+		h[n++] = (struct answer_header){"ETag", r->etag};
 	if (connection && (atomic_load(&r->srv->draining) || r->close))
 		h[n++] = (struct answer_header){"Connection", "close"};
 	if (r->reply.inference_header_len > 0) { /* a v2 answer with binary tensors */

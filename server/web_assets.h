@@ -16,6 +16,10 @@ struct web_asset {
 	const char *content_type; /* "text/javascript; charset=utf-8" */
 	const unsigned char *bytes;
 	size_t len;
+	const char *etag;	   /* "\"0123456789abcdef\"": its SHA-256, quoted */
+	const unsigned char *gzip; /* the same file gzipped, or NULL (small, or no gain) */
+	size_t gzip_len;
+	const char *gzip_etag; /* "\"0123456789abcdef-gzip\"", or NULL */
 };
 
 extern const struct web_asset web_assets[];

@@ -2,12 +2,18 @@
 """Writes the viewer's files (web/) as a C table the daemon serves.
 
 usage: embed_web.py build/gen/web_assets.c web/index.html web/app.js ...
-Each file becomes {name, content_type, bytes, len} in `web_assets[]`
-(server/web_assets.h); attnd serves index.html at GET / and every file at
-GET /web/{name}. The content type comes from the extension; a file of any
+Each file becomes {name, content_type, bytes, len, etag, gzip, gzip_len,
+gzip_etag} in `web_assets[]` (server/web_assets.h); attnd serves index.html
+at GET / and every file at GET /web/{name}. The entity tag is the first 16
+hex digits of the file's SHA-256, quoted; the gzip copy (level 9, no name,
+no time: the same bytes every build) is kept when the file has at least
+MIN_GZIP bytes and the copy is smaller, with its own tag (a strong tag
+names one representation: RFC 9110 section 8.8.3). The content type comes from the extension; a file of any
 other kind, a name with characters outside [A-Za-z0-9._-], or a missing
 index.html stops the build rather than ship a viewer that cannot load.
 """
+import gzip
+import hashlib
 import os
 import re
 import sys
@@ -22,6 +28,7 @@ CONTENT_TYPES = {
     ".ico": "image/x-icon",
 }
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+MIN_GZIP = 1024  # server/compress.h: COMPRESS_MIN_BYTES, for the same reason
 
 
 def fail(msg):
@@ -47,6 +54,18 @@ def c_bytes(data):
     return "\n".join(lines)
 
 
+def etag(data):
+    return '"%s"' % hashlib.sha256(data).hexdigest()[:16]
+
+
+def gzipped(data):
+    """The gzip copy worth sending instead of data, or None."""
+    if len(data) < MIN_GZIP:
+        return None
+    coded = gzip.compress(data, compresslevel=9, mtime=0)
+    return coded if len(coded) < len(data) else None
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: embed_web.py OUT.c FILE...")
@@ -59,12 +78,22 @@ def main():
         fail("two files share a name: %s" % names)
     out = ["/* generated from web/ by tools/embed_web.py; do not edit */",
            "#include \"server/web_assets.h\"", ""]
-    for i, (_, _, data) in enumerate(assets):
+    rows = []
+    for i, (name, ctype, data) in enumerate(assets):
         out.append("static const unsigned char asset_%d[] = {\n%s\n    0};" % (i, c_bytes(data)))
+        tag = etag(data)
+        coded = gzipped(data)
+        if coded is None:
+            gz = "NULL, 0, NULL"
+        else:
+            out.append("static const unsigned char asset_%d_gz[] = {\n%s\n    0};"
+                       % (i, c_bytes(coded)))
+            gz = 'asset_%d_gz, %d, "\\"%s-gzip\\""' % (i, len(coded), tag[1:-1])
+        rows.append('    {"%s", "%s", asset_%d, %d, "\\"%s\\"", %s},'
+                    % (name, ctype, i, len(data), tag[1:-1], gz))
     out.append("")
     out.append("const struct web_asset web_assets[] = {")
-    for i, (name, ctype, data) in enumerate(assets):
-        out.append("    {\"%s\", \"%s\", asset_%d, %d}," % (name, ctype, i, len(data)))
+    out.extend(rows)
     out.append("};")
     out.append("const size_t web_assets_count = %d;" % len(assets))
     with open(dst, "w", encoding="ascii") as f:

@@ -17,6 +17,9 @@
  *            gets 413 and VmHWM grows by about the limit, not the bomb;
  *            corrupt gzip 400, an unknown coding 415; the preflight allows
  *            Content-Encoding; response bytes count what went on the wire
+ *   viewer   the viewer's files gzipped at build time to a client that takes
+ *            gzip (inflating to the file), an entity tag each, 304 to
+ *            If-None-Match with the tag of what the client would get
  */
 #define _GNU_SOURCE /* memmem, strcasestr */
 #include <check.h>
@@ -857,6 +860,114 @@ START_TEST(test_preflight_and_wire_bytes)
 }
 END_TEST
 
+/* The whole of path (relative to the repository, where the suites run). */
+static char *file_bytes(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *p;
+	long n;
+
+	ck_assert_msg(f != NULL, "%s: cannot open", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	p = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+/* GET path with extra header lines (each ending CRLF) into r. */
+static void get_with(unsigned port, const char *method, const char *path, const char *extra,
+		     struct live_resp *r)
+{
+	char head[1024];
+
+	snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: t\r\n%s", method, path, extra);
+	live_request(port, head, NULL, 0, r);
+}
+
+/* The viewer's files: gzipped at build time for a client that takes gzip,
+ * each representation with its own entity tag, and 304 with no body to a
+ * client that has the one it would get (If-None-Match, compared weakly, a
+ * list read tag by tag). */
+START_TEST(test_viewer_files_gzip_and_etag)
+{
+	/* no match; a malformed element ends the list before its `*` */
+	static const char *const misses[] = {"If-None-Match: \"other\"\r\n",
+					     "If-None-Match: abc, *\r\n"};
+	struct live_resp plain = {0}, gz = {0}, r = {0};
+	char tag[64], gz_tag[80], hdr[256];
+	size_t file_len, back_len;
+	char *file = file_bytes("web/app.js", &file_len);
+	unsigned char *back;
+
+	LIVE_DAEMON(d, "--compress-level", "0"); /* a file's copy costs nothing to send */
+	live_get(d.port, "/web/app.js", &plain);
+	ck_assert_int_eq(plain.status, 200);
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_uint_eq(plain.body_len, file_len);
+	ck_assert(memcmp(plain.body, file, file_len) == 0);
+	ck_assert_str_eq(live_header(&plain, "Vary"), "Accept-Encoding");
+	ck_assert_str_eq(live_header(&plain, "Cache-Control"), "no-cache");
+	snprintf(tag, sizeof tag, "%s", live_header(&plain, "ETag"));
+	ck_assert_msg(strlen(tag) == 18 && tag[0] == '"' && tag[17] == '"', "ETag %s", tag);
+
+	get_with(d.port, "GET", "/web/app.js", "Accept-Encoding: gzip, deflate, br\r\n", &gz);
+	ck_assert_int_eq(gz.status, 200);
+	ck_assert_str_eq(coding_of(&gz), "gzip");
+	snprintf(gz_tag, sizeof gz_tag, "%.17s-gzip\"", tag);
+	ck_assert_str_eq(live_header(&gz, "ETag"), gz_tag);
+	ck_assert_uint_lt(gz.body_len * 2, file_len);
+	back = zlib_inflate(GZIP_BITS, gz.body, gz.body_len, file_len, &back_len);
+	ck_assert_uint_eq(back_len, file_len);
+	ck_assert(memcmp(back, file, file_len) == 0);
+	free(back);
+
+	/* the tag of the representation this request would get: 304, no body,
+	 * the 200's Content-Length, its tag and Vary, no coding or type */
+	snprintf(hdr, sizeof hdr, "If-None-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 304);
+	ck_assert_uint_eq(r.body_len, 0);
+	ck_assert_uint_eq(strtoul(live_header(&r, "Content-Length"), NULL, 10), file_len);
+	ck_assert_str_eq(live_header(&r, "ETag"), tag);
+	ck_assert_str_eq(live_header(&r, "Vary"), "Accept-Encoding");
+	ck_assert_ptr_null(live_header(&r, "Content-Encoding"));
+	ck_assert_ptr_null(live_header(&r, "Content-Type"));
+	/* the identity's tag does not validate the gzip copy */
+	snprintf(hdr, sizeof hdr, "Accept-Encoding: gzip\r\nIf-None-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(coding_of(&r), "gzip");
+	/* a list, a weak tag, a comma inside a tag, a second field */
+	snprintf(hdr, sizeof hdr, "Accept-Encoding: gzip\r\nIf-None-Match: \"a,b\" ,W/%s\r\n",
+		 gz_tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 304);
+	snprintf(hdr, sizeof hdr, "If-None-Match: \"other\"\r\nIf-None-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 304);
+	get_with(d.port, "HEAD", "/", "If-None-Match: *\r\n", &r);
+	ck_assert_int_eq(r.status, 304);
+	for (size_t i = 0; i < sizeof misses / sizeof misses[0]; i++) {
+		get_with(d.port, "GET", "/web/app.js", misses[i], &r);
+		ck_assert_msg(r.status == 200 && r.body_len == file_len, "%s: %d", misses[i],
+			      r.status);
+	}
+	snprintf(hdr, sizeof hdr, "If-None-Match: %.16s\r\n", tag + 1); /* no quotes */
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&plain);
+	live_resp_release(&gz);
+	live_resp_release(&r);
+	free(file);
+	live_stop(&d);
+}
+END_TEST
+
 static Suite *compress_suite(void)
 {
 	Suite *s = suite_create("compress");
@@ -884,6 +995,7 @@ static Suite *compress_suite(void)
 	tcase_add_test(daemon, test_zip_bomb_413_within_the_limit);
 	tcase_add_test(daemon, test_corrupt_400_and_unknown_coding_415);
 	tcase_add_test(daemon, test_preflight_and_wire_bytes);
+	tcase_add_test(daemon, test_viewer_files_gzip_and_etag);
 	suite_add_tcase(s, daemon);
 	return s;
 }

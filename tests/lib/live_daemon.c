@@ -277,7 +277,10 @@ void live_read_response(int fd, struct live_resp *r)
 	memset(r, 0, sizeof *r);
 	body_at = live_read_head(fd, &b, r);
 	cl = live_header(r, "Content-Length");
-	want = cl != NULL ? (size_t)strtoul(cl, NULL, 10) : r->status == 204 ? 0 : SIZE_MAX;
+	if (r->status == 204 || r->status == 304) /* never a body (RFC 9112 section 6.3) */
+		want = 0;
+	else
+		want = cl != NULL ? (size_t)strtoul(cl, NULL, 10) : SIZE_MAX;
 	while (b.len - body_at < want) {
 		if (live_recv(fd, &b) <= 0) {
 			ck_assert_msg(want == SIZE_MAX, "short body: %zu of %zu bytes",

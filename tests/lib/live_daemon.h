@@ -75,7 +75,8 @@ void live_send_all(int fd, const void *p, size_t n);
 void live_send_str(int fd, const char *s);
 
 /* One response from fd: its head, then Content-Length bytes, or up to the
- * close when it gives none; the connection stays usable unless r->closed. */
+ * close when it gives none (a 204 and a 304 have no body, whatever their
+ * Content-Length); the connection stays usable unless r->closed. */
 void live_read_response(int fd, struct live_resp *r);
 
 /* request sent byte for byte on a fresh connection; one response. */
