@@ -194,6 +194,11 @@ static int read_roberta_pad(struct rd *r, json_t *o, struct attn_checkpoint_conf
 	return 0;
 }
 
+/*
+ * BertConfig's keys (RobertaConfig's too). is_decoder would make the
+ * self-attention causal; add_cross_attention without it makes BertLayer
+ * raise a ValueError, so transformers loads no such model: both are refused.
+ */
 static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg, int roberta)
 {
 	static const char *const pos[] = {"absolute", NULL};
@@ -211,7 +216,9 @@ static int read_bert(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 	    cfg_act(r, o, "hidden_act", "gelu", &cfg->act) != 0 ||
 	    cfg_choice(r, o, "position_embedding_type", pos, "absolute", "position_embedding_type",
 		       "absolute", &i) != 0 ||
-	    cfg_refuse_bool(r, o, "is_decoder", 1, "a causal BERT") != 0)
+	    cfg_refuse_bool(r, o, "is_decoder", 1, "a causal BERT") != 0 ||
+	    cfg_refuse_bool(r, o, "add_cross_attention", 1,
+			    "transformers' BertLayer refuses it without is_decoder") != 0)
 		return -1;
 	return roberta ? read_roberta_pad(r, o, cfg) : 0;
 }

@@ -9,6 +9,7 @@
  *   refused   what the stack cannot run, each by name with the file and the
  *             JSON pointer: an unknown model_type, an activation, a rope_type,
  *             scale_attn_by_inverse_layer_idx, a relative position embedding,
+ *             BERT's add_cross_attention (transformers refuses it too),
  *             a layer type other than full or sliding attention, a sliding
  *             layer without a window, a partial_rotary_factor other than 1,
  *             pruned_heads; missing and mistyped keys; broken JSON
@@ -370,6 +371,10 @@ START_TEST(refusals)
 	    " \"num_attention_heads\": 2, \"position_embedding_type\": \"relative_key\"}",
 	    "config.json: /position_embedding_type: unsupported position_embedding_type "
 	    "'relative_key' (supported: absolute)");
+	assert_refused("{\"model_type\": \"roberta\", \"num_hidden_layers\": 1, \"hidden_size\": 8,"
+		       " \"num_attention_heads\": 2, \"add_cross_attention\": true}",
+		       "config.json: /add_cross_attention: add_cross_attention true is not "
+		       "supported: transformers' BertLayer refuses it without is_decoder");
 	assert_refused("{\"model_type\": \"bert\", \"num_hidden_layers\": 1,"
 		       " \"num_attention_heads\": 2}",
 		       "config.json: /hidden_size: missing (expected an integer)");
