@@ -156,12 +156,27 @@ static int cfg_even_heads(struct rd *r, struct attn_checkpoint_config *cfg, cons
 
 /* ---- gpt2 and bert ----------------------------------------------------------- */
 
+/*
+ * GPT2Config's attribute_map makes num_hidden_layers, hidden_size,
+ * num_attention_heads and max_position_embeddings other names for n_layer,
+ * n_embd, n_head and n_positions. PretrainedConfig sets such leftover keys
+ * after GPT2Config's own, so where both are written the other name wins.
+ */
+static const char *gpt2_key(json_t *o, const char *key, const char *alias)
+{
+	return json_object_get(o, alias) != NULL ? alias : key;
+}
+
 static int read_gpt2(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg)
 {
+	const char *heads = gpt2_key(o, "n_head", "num_attention_heads");
+
 	cfg->family = ATTN_FAMILY_GPT2;
-	if (cfg_shape(r, o, cfg, "n_layer", "n_embd", "n_head") != 0 ||
-	    cfg_even_heads(r, cfg, "n_head") != 0 ||
-	    cfg_size(r, o, "n_positions", 0, &cfg->max_positions) != 0 ||
+	if (cfg_shape(r, o, cfg, gpt2_key(o, "n_layer", "num_hidden_layers"),
+		      gpt2_key(o, "n_embd", "hidden_size"), heads) != 0 ||
+	    cfg_even_heads(r, cfg, heads) != 0 ||
+	    cfg_size(r, o, gpt2_key(o, "n_positions", "max_position_embeddings"), 0,
+		     &cfg->max_positions) != 0 ||
 	    cfg_size(r, o, "vocab_size", 0, &cfg->vocab) != 0 ||
 	    cfg_size(r, o, "n_inner", (json_int_t)(4 * cfg->E), &cfg->F) != 0 ||
 	    cfg_float(r, o, "layer_norm_epsilon", 1e-5, &cfg->norm_eps) != 0 ||

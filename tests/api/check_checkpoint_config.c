@@ -2,7 +2,8 @@
  * check_checkpoint_config.c: config.json into struct attn_checkpoint_config
  * (api/checkpoint_config.c).
  *
- *   families  gpt2, bert, roberta, llama (4.x rope_scaling and 5.x rope_parameters),
+ *   families  gpt2 (and GPT2Config's other names for its sizes), bert, roberta,
+ *             llama (4.x rope_scaling and 5.x rope_parameters),
  *             mistral and qwen2 configs as the Hub ships them, and their
  *             defaults when keys are left out (num_key_value_heads: each
  *             class's own)
@@ -72,6 +73,18 @@ START_TEST(gpt2)
 	ck_assert_uint_eq(cfg.max_positions, 0);
 	ck_assert_int_eq(cfg.act, ATTN_ACT_GELU_ERF);
 	ck_assert_int_eq(cfg.scale_attn, 0);
+	/* GPT2Config's attribute_map: the other names win over n_* */
+	ck_assert_msg(parse(&cfg, "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 8,"
+				  " \"n_head\": 2, \"n_positions\": 32, \"num_hidden_layers\": 3,"
+				  " \"hidden_size\": 16, \"num_attention_heads\": 4,"
+				  " \"max_position_embeddings\": 64}") == 0,
+		      "%s", err);
+	ck_assert_uint_eq(cfg.n_layers, 3);
+	ck_assert_uint_eq(cfg.E, 16);
+	ck_assert_uint_eq(cfg.H, 4);
+	ck_assert_uint_eq(cfg.D, 4);
+	ck_assert_uint_eq(cfg.F, 64);
+	ck_assert_uint_eq(cfg.max_positions, 64);
 }
 END_TEST
 
