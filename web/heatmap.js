@@ -58,16 +58,23 @@ export function heatmap(w, title, ctx, big = false) {
 	const pad = 6;
 	const qLabels = qTok.map((t) => shorten(t));
 	const kLabels = kTok.map((t) => shorten(t));
-	const left = Math.ceil(Math.max(...qLabels.map(textWidth), 10)) + pad * 2;
-	const kWidest = Math.max(...kLabels.map(textWidth), 10);
+	// A label is never taller than its row: rows under 13 px get 9 px labels
+	// (style.css: .map.dense), and key labels stand upright (-90 degrees)
+	// when at -45 their neighbours, cell * sin 45 apart, would overlap.
+	const dense = cell < 13;
+	const fontPx = dense ? 9 : 12;
+	const widthOf = (t) => (textWidth(t) * fontPx) / 12; // textWidth measures at 12 px
+	const left = Math.ceil(Math.max(...qLabels.map(widthOf), 10)) + pad * 2;
+	const kWidest = Math.max(...kLabels.map(widthOf), 10);
 	const rotate = kWidest > cell - 4;
-	const head = rotate ? Math.ceil(kWidest * 0.72) + 18 : 22;
-	const width = left + Lk * cell + (rotate ? Math.ceil(kWidest * 0.5) : pad);
+	const upright = rotate && cell * Math.SQRT1_2 < fontPx;
+	const head = !rotate ? 22 : upright ? Math.ceil(kWidest) + 12 : Math.ceil(kWidest * 0.72) + 18;
+	const width = left + Lk * cell + (rotate && !upright ? Math.ceil(kWidest * 0.5) : pad);
 	const height = head + Lq * cell + 2;
 	const numbers = ctx.numbers && cell >= 40;
 
 	const root = svg("svg", {
-		class: "map",
+		class: dense ? "map dense" : "map",
 		viewBox: `0 0 ${width} ${height}`,
 		width,
 		height,
@@ -77,9 +84,11 @@ export function heatmap(w, title, ctx, big = false) {
 	});
 	for (let j = 0; j < Lk; j++) {
 		const x = left + j * cell + cell / 2;
-		const t = svg("text", rotate
-			? { class: "klabel", x: 0, y: 0, transform: `translate(${x + 3} ${head - 6}) rotate(-45)`, "text-anchor": "start" }
-			: { class: "klabel", x, y: head - 7, "text-anchor": "middle" });
+		const t = svg("text", upright
+			? { class: "klabel", x: 0, y: 0, transform: `translate(${x} ${head - 6}) rotate(-90)`, "text-anchor": "start", "dominant-baseline": "central" }
+			: rotate
+				? { class: "klabel", x: 0, y: 0, transform: `translate(${x + 3} ${head - 6}) rotate(-45)`, "text-anchor": "start" }
+				: { class: "klabel", x, y: head - 7, "text-anchor": "middle" });
 		t.textContent = kLabels[j];
 		t.dataset.tok = String(j);
 		t.append(titleOf(kTok[j]));

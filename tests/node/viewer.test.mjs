@@ -405,6 +405,31 @@ async function checkStates(page, base) {
 		if (bad.length > 0) p.push(`${bad.length} of ${labels.length} labels are U+FFFD: ${JSON.stringify(labels.slice(0, 6))}`);
 		if (!labels.includes("나")) p.push(`no label "나" among ${JSON.stringify(labels.slice(0, 6))}`);
 	});
+
+	// 61 tokens: 10 px rows in every heatmap, the large one too
+	await check("a long sentence's axis labels do not overlap: no label taller than its row, key labels upright when tilted ones would touch", async (p) => {
+		const text = "Once upon a time there was a little girl who lived in a village near the forest and whenever she went out the little girl wore a red riding cloak so everyone in the village called her Little Red Riding Hood";
+		await page.goto(`${base}/?model=mini&text=${encodeURIComponent(text)}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.queryTokens.length > 40);
+		const maps = await page.$$eval("#focus svg.map, #heads svg.map", (svgs) =>
+			svgs.map((s) => {
+				const cell = Number(s.querySelector("rect[data-q]").getAttribute("width")) + 1;
+				const font = (t) => parseFloat(getComputedStyle(t).fontSize);
+				const angle = (t) => Number(/rotate\((-?[\d.]+)\)/.exec(t.getAttribute("transform") ?? "")?.[1] ?? 0);
+				const q = [...s.querySelectorAll("text.qlabel")].map((t) => ({ font: font(t) }));
+				const k = [...s.querySelectorAll("text.klabel")].map((t) => ({ font: font(t), angle: angle(t), length: t.getComputedTextLength() }));
+				return { label: s.getAttribute("aria-label").split(":")[0], cell, q, k };
+			}),
+		);
+		if (maps.length < 2) p.push(`${maps.length} heatmaps drawn`);
+		for (const m of maps) {
+			const tallRow = m.q.find((l) => l.font > m.cell);
+			if (tallRow) p.push(`${m.label}: ${tallRow.font} px query labels in ${m.cell} px rows`);
+			// neighbours are cell * |sin(angle)| apart across the text (a level label: its length along it)
+			const touching = m.k.find((l) => (l.angle === 0 ? l.length > m.cell : m.cell * Math.abs(Math.sin((l.angle * Math.PI) / 180)) < l.font));
+			if (touching) p.push(`${m.label}: ${touching.font} px key labels at ${touching.angle} degrees, ${m.cell} px apart`);
+		}
+	});
 }
 
 // The model badge names the model drawn; after a failed request (the API's
