@@ -55,6 +55,8 @@ const textKept = { sentence: "", ids: "" }; // the other kind's text, while this
 // ?text=, until a model is known to say which box it fills (a sentence, or
 // ids): under --api-key that is only once the key is given
 let pendingText = new URLSearchParams(location.search).get("text");
+// ?model= naming no model served: said under the Model field until another is chosen
+let missingModel = null;
 
 // ---- reading the form --------------------------------------------------------
 
@@ -183,6 +185,7 @@ function apiError(status, body) {
 function preferredModel(names) {
 	const asked = new URLSearchParams(location.search).get("model");
 	if (asked && (names.includes(asked) || asked === "inline")) return asked === "inline" ? INLINE : asked;
+	if (asked) missingModel = asked;
 	if (names.includes("mini")) return "mini";
 	const ckpt = models.find((m) => m.kind === "checkpoint");
 	if (ckpt) return ckpt.name;
@@ -457,11 +460,14 @@ function syncModelFields() {
 		$("vocab_size").value = m.vocab_size;
 	}
 	syncCheckpoint(m);
-	$("model-note").textContent = inline
-		? "Random weights (untrained): a model made for each request from the seed; the same seed gives the same weights."
-		: m
-			? `${modelNote(m)}; choose “inline” to change its shape.`
-			: "";
+	const missing = missingModel === null ? "" : `No model named “${missingModel}” is served here; showing ${inline ? "inline" : m?.name} instead. `;
+	$("model-note").textContent =
+		missing +
+		(inline
+			? "Random weights (untrained): a model made for each request from the seed; the same seed gives the same weights."
+			: m
+				? `${modelNote(m)}; choose “inline” to change its shape.`
+				: "");
 	syncTextKind(m);
 	syncHeadDim();
 }
@@ -573,7 +579,10 @@ function wire() {
 		if (id === "apikey") return;
 		if (id === "text") $("text").lang = isKorean($("text").value) ? "ko" : "en";
 		if (ev.target.name === "input") syncInputKind();
-		if (id === "model") syncModelFields();
+		if (id === "model") {
+			missingModel = null;
+			syncModelFields();
+		}
 		if (id === "mask") syncMask();
 		if (id === "d_model" || id === "num_heads") syncHeadDim();
 		schedule(ev.target.tagName === "SELECT" || ev.target.type === "radio" ? 0 : DEBOUNCE_MS);

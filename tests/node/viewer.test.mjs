@@ -406,6 +406,18 @@ async function checkStates(page, base) {
 		if (!labels.includes("나")) p.push(`no label "나" among ${JSON.stringify(labels.slice(0, 6))}`);
 	});
 
+	await check("?model= naming no model served says so under the Model field (not silently another model) until one is chosen", async (p) => {
+		await page.goto(`${base}/?model=nope`);
+		await settled(page, () => window.attnd?.state === "ok");
+		const shown = await page.inputValue("#model");
+		const note = await page.textContent("#model-note");
+		if (!note.includes("nope") || !note.includes(`showing ${shown}`)) p.push(`opened on ${shown}, model note: "${note}"`);
+		await page.selectOption("#model", "tiny");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model === "tiny");
+		const after = await page.textContent("#model-note");
+		if (after.includes("nope")) p.push(`after choosing tiny: "${after}"`);
+	});
+
 	// 61 tokens: 10 px rows in every heatmap, the large one too
 	await check("a long sentence's axis labels do not overlap: no label taller than its row, key labels upright when tilted ones would touch", async (p) => {
 		const text = "Once upon a time there was a little girl who lived in a village near the forest and whenever she went out the little girl wore a red riding cloak so everyone in the village called her Little Red Riding Hood";
