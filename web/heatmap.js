@@ -178,12 +178,15 @@ function describe(geom, i, j) {
 	const ko = ctx.lang === "ko";
 	if (isMasked(v, ctx.kind, ctx.hidden, i, j)) {
 		const value = ko ? "masked: 가려짐 (이 단어는 볼 수 없음)" : "masked: this query cannot see this key";
-		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: masked` };
+		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: masked`, full: `${q} → ${k} = ${value}` };
 	}
 	if (ctx.kind === "scores") {
-		return { head: geom.title, text: `${q} → ${k}`, value: `score ${v.toFixed(4)} (before softmax)`, line: `${q} → ${k}: score ${v.toFixed(3)}` };
+		const value = `score ${v.toFixed(4)} (before softmax)`;
+		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: score ${v.toFixed(3)}`, full: `${q} → ${k} = ${value}` };
 	}
-	return { head: geom.title, text: `${q} → ${k}`, value: `${v.toFixed(4)} (${percent(v)})`, line: attendsLine(q, k, v, ctx.lang) };
+	const value = `${v.toFixed(4)} (${percent(v)})`;
+	const line = attendsLine(q, k, v, ctx.lang);
+	return { head: geom.title, text: `${q} → ${k}`, value, line, full: `${line} = ${value}` };
 }
 
 export function showTip(d, x, y) {
@@ -203,7 +206,8 @@ export function hideTip() {
 
 // The page's read-out line, and the one under this heatmap's figure if any.
 function readout(root, geom, d) {
-	const text = `${d.head}: ${d.line} = ${d.value}`;
+	// full: the line and the value, each said once
+	const text = `${d.head}: ${d.full}`;
 	$("readout").textContent = text;
 	$("readout").lang = geom.ctx.lang;
 	const own = root.closest("figure")?.querySelector(".map-readout");

@@ -289,6 +289,13 @@ async function checkSingleLayer(page, base) {
 		if (!tip.includes("masked")) p.push(`a -Infinity score's tooltip: ${tip}`);
 		const legend = await page.$eval("#legend", (n) => n.textContent);
 		if (!legend.includes("Score (before softmax)")) p.push(`legend: ${legend}`);
+		// the page's read-out says a score, or masked, once: not "score -0.574 = score -0.5737"
+		await page.focus("#focus svg.map"); // the cursor on [0][0], seen by every query
+		const onScore = await page.$eval("#readout", (n) => n.textContent);
+		if (onScore.match(/score/g)?.length !== 1) p.push(`read-out on a score: "${onScore}"`);
+		await page.keyboard.press("ArrowRight"); // [0][1], masked
+		const onMasked = await page.$eval("#readout", (n) => n.textContent);
+		if (onMasked.match(/masked/g)?.length !== 1) p.push(`read-out on a masked cell: "${onMasked}"`);
 		await page.check('input[name="values"][value="weights"]');
 		await page.selectOption("#mask", "none");
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "none");
