@@ -187,6 +187,8 @@ export function draw() {
 			if (view.enabled.has(h)) view.enabled.delete(h);
 			else view.enabled.add(h);
 			draw();
+			// the redraw made new toggles: the focus stays on this one's
+			$("headview").querySelector(`button.toggle[data-head="${h}"]`)?.focus();
 		},
 	});
 	$("hv-title").textContent = `Head view · layer ${view.layerIds[view.layer]}`;

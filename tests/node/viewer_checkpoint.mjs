@@ -145,6 +145,13 @@ export async function checkCheckpoint(page, base) {
 		await page.click('#headview button.toggle[data-head="0"]');
 		const back = await count();
 		if (back["0"] !== before["0"]) p.push(`head 0 came back with ${back["0"]} lines, had ${before["0"]}`);
+		// from the keyboard: the toggle keeps the focus through the redraw, so Space toggles it back
+		const focused = () => page.evaluate(() => `${document.activeElement.className} ${document.activeElement.dataset.head} ${document.activeElement.getAttribute("aria-pressed")}`);
+		await page.focus('#headview button.toggle[data-head="1"]');
+		await page.keyboard.press("Space");
+		if ((await focused()) !== "toggle 1 false") p.push(`after Space on head 1's toggle the focus is on: ${await focused()}`);
+		await page.keyboard.press("Space");
+		if ((await focused()) !== "toggle 1 true") p.push(`after a second Space: ${await focused()}`);
 	});
 
 	await check("tokens are the tokenizer's pieces (a leading space as ␣); pointing at one lights its characters", async (p) => {
