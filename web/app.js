@@ -91,7 +91,7 @@ function parseEmbeddings() {
 function maskValue() {
 	const kind = $("mask").value;
 	const window = numberField("window");
-	if (kind.startsWith("window") && window === undefined) throw new ViewerError("give the window size: how many keys on each side a query sees", "/mask/window");
+	if (kind.startsWith("window") && window === undefined) throw new ViewerError("give the window size: a query sees the keys less than this many positions away", "/mask/window");
 	if (kind === "window-causal") return { causal: true, window };
 	if (kind === "window") return { window };
 	return kind; // "none" | "causal"

@@ -255,6 +255,27 @@ async function checkSingleLayer(page, base) {
 		if (under !== `${SEED_WORDS[0]} → ${SEED_WORDS[1]}에 주목 (${(((await page.evaluate(() => window.attnd.layers[0][0][0][1])) * 100).toFixed(1))}%)`) p.push(`Korean read-out under the heatmap: "${under}"`);
 	});
 
+	// openapi.yaml: a window W shows keys j with i - W < j (and j < i + W without causal)
+	await check("the window size is described as the mask draws it: keys less than W positions away, itself included", async (p) => {
+		await page.selectOption("#mask", "window");
+		await page.fill("#window", "2");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask?.window === 2);
+		const seen = await page.evaluate(() => window.attnd.heads[0].map((row) => row.flatMap((v, j) => (v > 0 ? [j] : []))));
+		seen.forEach((keys, i) => {
+			const want = keys.filter((j) => Math.abs(i - j) < 2);
+			if (!same(keys, want) || !keys.includes(i)) p.push(`window 2: query ${i} sees ${JSON.stringify(keys)}`);
+		});
+		const label = await page.textContent('label[for="window"]');
+		if (!/less than this many positions away, itself included/.test(label)) p.push(`the window field says: "${label}"`);
+		await page.fill("#window", "");
+		await settled(page, () => window.attnd.state === "error");
+		const error = await page.textContent("#error");
+		if (/on each side/.test(error) || !/less than this many positions away/.test(error)) p.push(`an empty window: "${error}"`);
+		await page.fill("#window", "2");
+		await page.selectOption("#mask", "none");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "none");
+	});
+
 	await check("a masked cell's tooltip says masked; tooltips go away on redraw", async (p) => {
 		await page.selectOption("#mask", "causal");
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "causal");
