@@ -446,6 +446,20 @@ async function checkStates(page, base) {
 		if (after.includes("nope")) p.push(`after choosing tiny: "${after}"`);
 	});
 
+	await check("on a phone the large head keeps its size and scrolls sideways; the page itself does not", async (p) => {
+		await page.setViewportSize({ width: 390, height: 844 });
+		await page.goto(`${base}/?model=mini`); // 17 tokens: a large head about 640 px wide
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		const got = await page.$eval("#focus svg.map", (s) => {
+			const box = s.closest(".map-scroll");
+			return { drawn: Math.round(s.getBoundingClientRect().width), width: Number(s.getAttribute("width")), scrolls: box.scrollWidth > box.clientWidth };
+		});
+		if (got.drawn !== got.width || !got.scrolls) p.push(`the large head is ${got.width} px drawn ${got.drawn} px wide, its box ${got.scrolls ? "scrolls" : "does not scroll"}`);
+		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+		if (overflow > 0) p.push(`the page is ${overflow} px wider than the phone`);
+		await page.setViewportSize({ width: 1280, height: 900 });
+	});
+
 	// 61 tokens: 10 px rows in every heatmap, the large one too
 	await check("a long sentence's axis labels do not overlap: no label taller than its row, key labels upright when tilted ones would touch", async (p) => {
 		const text = "Once upon a time there was a little girl who lived in a village near the forest and whenever she went out the little girl wore a red riding cloak so everyone in the village called her Little Red Riding Hood";
