@@ -5,14 +5,19 @@
  * is_punctuation) and the \w of its regex engines.
  *
  * Normalization with alignments (tok_uc_normalize), as Hugging Face's
- * NormalizedString over unicode-normalization-alignments: every code point
- * carries the span of the character it came from through decomposition,
- * canonical ordering and composition, and a composite keeps the span of its
- * starter (the characters composed into it are removed). So NFD gives both
- * parts of 'é' its span, NFC of "e\u0301" gives 'é' the span of 'e', and
- * text already in the form keeps every span. Reordered marks keep their own
- * spans (HF assigns them by position; only text whose marks are out of
- * canonical order can tell).
+ * NormalizedString over unicode-normalization-alignments. That crate gives
+ * each code point it emits a change: 0 for the first code point of a
+ * character's decomposition, +1 for each further one, and a composite the
+ * sum of its parts' changes minus one per part composed into it; the changes
+ * travel with their code points through canonical ordering. HF then assigns
+ * spans BY POSITION (NormalizedString::transform): in output order, a code
+ * point of change c <= 0 takes the span of the next original character and
+ * skips -c more, one of change +1 takes the span of the original character
+ * before it. So NFD gives both parts of 'é' its span, NFC of "e\u0301" gives
+ * 'é' the span of 'e', text already in the form keeps every span, and marks
+ * out of canonical order get the spans of the places they move to, not of
+ * the characters they came from (NFD of "a\u0301\u0323": U+0323 gets the
+ * span of U+0301, and U+0301 that of U+0323).
  *
  * The algorithm is UAX #15's, run per segment: a character and every
  * following one that may reorder or compose with it, that is a non-starter
@@ -324,22 +329,25 @@ static size_t segment_len(const struct tok_nstr *in, size_t at, utf8proc_option_
 	return end - at;
 }
 
-/* One code point on its way through a segment, with the span of the
- * character it came from. */
+/* One code point on its way through a segment, with its change (the file
+ * comment): 0 or +1 out of decomposition, lower for a composite. */
 struct ucp {
 	int32_t c;
 	int ccc;
-	struct tok_span sp;
+	int change;
 };
 
-/* The segment's code points, fully decomposed, each with its character's
- * span, into u[0, *n) (room for SEGMENT_MAX * DECOMP_MAX). */
+/* The segment's code points, fully decomposed, into u[0, *n) (room for
+ * SEGMENT_MAX * DECOMP_MAX), and the spans of its characters, in order, into
+ * src[0, *nsrc) (room for SEGMENT_MAX). */
 static void decompose_segment(const struct tok_nstr *in, size_t at, size_t len,
-			      utf8proc_option_t opts, struct ucp *u, size_t *n)
+			      utf8proc_option_t opts, struct ucp *u, size_t *n,
+			      struct tok_span *src, size_t *nsrc)
 {
 	utf8proc_option_t dopts = (opts & UTF8PROC_COMPAT) | UTF8PROC_DECOMPOSE;
 
 	*n = 0;
+	*nsrc = 0;
 	for (size_t i = at; i < at + len;) {
 		utf8proc_int32_t d[DECOMP_MAX];
 		int boundclass = 0;
@@ -352,13 +360,14 @@ static void decompose_segment(const struct tok_nstr *in, size_t at, size_t len,
 		}
 		for (utf8proc_ssize_t j = 0; j < k; j++)
 			u[(*n)++] = (struct ucp){d[j], utf8proc_get_property(d[j])->combining_class,
-						 in->align[i]};
+						 j > 0};
+		src[(*nsrc)++] = in->align[i];
 		i += clen;
 	}
 }
 
 /* Canonical ordering (UAX #15 D108): a stable sort of each run of
- * non-starters by combining class; spans go with their code points. */
+ * non-starters by combining class; changes go with their code points. */
 static void canonical_order(struct ucp *u, size_t n)
 {
 	for (size_t i = 1; i < n; i++)
@@ -379,8 +388,7 @@ static int32_t compose_pair(int32_t l, int32_t c)
 
 /* Canonical composition (UAX #15 D117): a code point not blocked from the
  * last starter that composes with it turns the starter into the composite,
- * which keeps the starter's span (as Hugging Face: the composite replaces
- * the first character, the others are removed). */
+ * which takes over its change less one (it stands for one character more). */
 static void compose(struct ucp *u, size_t *n)
 {
 	size_t w = 0, starter = 0;
@@ -395,6 +403,7 @@ static void compose(struct ucp *u, size_t *n)
 			if (p != 0) {
 				u[starter].c = p;
 				u[starter].ccc = utf8proc_get_property(p)->combining_class;
+				u[starter].change += x.change - 1;
 				continue;
 			}
 		}
@@ -413,6 +422,7 @@ enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form for
 	utf8proc_option_t opts = form_options(form);
 	enum tok_status st = TOK_OK;
 	struct ucp *u = NULL;
+	struct tok_span src[SEGMENT_MAX];
 
 	out->len = 0;
 	for (size_t at = 0; at < in->len && st == TOK_OK;) {
@@ -428,14 +438,22 @@ enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form for
 			if (u == NULL)
 				return TOK_ENOMEM;
 		}
-		size_t len = segment_len(in, at, opts), n;
-		decompose_segment(in, at, len, opts, u, &n);
+		size_t len = segment_len(in, at, opts), n, nsrc, next = 0;
+		decompose_segment(in, at, len, opts, u, &n, src, &nsrc);
 		canonical_order(u, n);
 		if (opts & UTF8PROC_COMPOSE)
 			compose(u, &n);
+		/* spans by position: next is the original character due */
 		for (size_t i = 0; i < n && st == TOK_OK; i++) {
 			char b[4];
-			st = tok_nstr_push(out, b, tok_uc_encode(u[i].c, b), u[i].sp);
+			struct tok_span sp;
+			if (u[i].change > 0) {
+				sp = src[next > 0 ? next - 1 : 0];
+			} else {
+				sp = src[next < nsrc ? next : nsrc - 1];
+				next += (size_t)(1 - u[i].change);
+			}
+			st = tok_nstr_push(out, b, tok_uc_encode(u[i].c, b), sp);
 		}
 		at += len;
 	}

@@ -476,6 +476,20 @@ const hand = [
   hand.push({ file: "bpe_byte_fallback.json", decode_ids: [v["<0xE4>"], v["<0xBD>"]], skip_special_tokens: false, decoded: "\ufffd\ufffd" });
 }
 
+{
+  // Marks out of canonical order, on oracle-checked files: align.mjs gives no offsets there
+  // (it cannot follow the reordering), HF assigns spans by position (NormalizedString's
+  // transform over unicode-normalization-alignments' changes): NFKD moves U+0323 before
+  // U+0301, and the fused unknown run covers both places; NFC composes a + U+0323 into one
+  // character spanning the first two places, and the marks left take the places after.
+  const vu = files["bpe_unk_fuse.json"].model.vocab;
+  hand.push({ ...c("bpe_unk_fuse.json", "a\u0301\u0323", [vu.a, vu["<unk>"]], ["a", "<unk>"], [[0, 1], [1, 3]]), decoded: "a<unk>" });
+  const vb = files["bytelevel_split_pairs.json"].model.vocab;
+  const pieces = ["\u00e1", "\u00ba", "\u00a1", "\u00cc", "\u0123", "\u00cc", "\u0124"];
+  const spans = [[0, 1], [0, 1], [0, 1], [2, 3], [2, 3], [3, 4], [3, 4]];
+  hand.push({ ...c("bytelevel_split_pairs.json", "a\u0301\u0302\u0323", pieces.map((p) => vb[p]), pieces, spans), decoded: "\u1ea1\u0301\u0302" });
+}
+
 mkdirSync(OUT, { recursive: true });
 // Pretty-printed, except the vocabulary and merges, which stay on one line each.
 function render(tj) {
