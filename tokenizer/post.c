@@ -15,7 +15,13 @@
  * whose string starts (ends) with k characters that are 'Ġ' or White_Space
  * has its start moved k characters right (its end k left), never past the
  * other end; the first token (or one at offset 0) keeps a single leading one
- * when add_prefix_space, as that space was added, not typed. Hugging Face
+ * when add_prefix_space, as that space was added, not typed. A token's
+ * string is its piece, but for an added token found in the text it is the
+ * text matched, with the whitespace lstrip or rstrip took in (HF's token
+ * value is the split's string, not the added token's content): "a <mask>"
+ * gives " <mask>" the offsets of "<mask>" alone. (HF matches a normalized
+ * added token in the normalized text; its whitespace is counted here in the
+ * original text, the same count unless the normalizer changes it.) Hugging Face
  * counts those k in the characters of its char offsets; the drafts here are
  * byte offsets, so the k characters are stepped over in the original text.
  *
@@ -64,11 +70,11 @@ static int is_space_char(uint32_t c)
 	return c == 0x120 /* 'Ġ', the byte-level space */ || is_white_space(c);
 }
 
-/* How many characters at the start (from_end: the end) of piece are spaces. */
-static size_t count_spaces(const char *piece, int from_end)
+/* How many characters at the start (from_end: the end) of str[0, len) are
+ * spaces. */
+static size_t count_spaces(const char *str, size_t len, int from_end)
 {
-	const unsigned char *s = (const unsigned char *)piece;
-	size_t len = strlen(piece);
+	const unsigned char *s = (const unsigned char *)str;
 	size_t n = 0, run = 0;
 
 	for (size_t i = 0; i < len;) {
@@ -110,16 +116,24 @@ static size_t chars_back(const char *text, size_t at, size_t k, size_t *short_by
 	return at;
 }
 
-static void trim_offsets(struct tok_draft *d, const char *text, size_t len, int add_prefix_space)
+static void trim_offsets(struct tok_draft *d, const struct tokenizer *t, const char *text,
+			 size_t len, int add_prefix_space)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		struct tok_token *tk = &d->v[i];
-		size_t lead, trail, short_by;
+		const char *str = tk->piece;
+		size_t str_len, lead, trail, short_by;
 
 		if (tk->piece == NULL || tk->end > len || tk->start > tk->end)
 			continue;
-		lead = count_spaces(tk->piece, 0);
-		trail = count_spaces(tk->piece, 1);
+		str_len = strlen(str);
+		/* an added token: the text it matched (the file comment) */
+		if (t != NULL && tk->id >= 0 && tk->id < t->vocab_end && t->is_added[tk->id]) {
+			str = text + tk->start;
+			str_len = tk->end - tk->start;
+		}
+		lead = count_spaces(str, str_len, 0);
+		trail = count_spaces(str, str_len, 1);
 		if (lead > 0) {
 			if ((i == 0 || tk->start == 0) && add_prefix_space && lead == 1)
 				lead = 0;
@@ -213,11 +227,11 @@ enum tok_status tok_post_apply(const struct tok_post *p, const struct tokenizer 
 		return add_special ? wrap(p, t, d) : TOK_OK;
 	case TOK_POST_ROBERTA:
 		if (p->trim_offsets)
-			trim_offsets(d, text, len, p->add_prefix_space);
+			trim_offsets(d, t, text, len, p->add_prefix_space);
 		return add_special ? wrap(p, t, d) : TOK_OK;
 	case TOK_POST_BYTE_LEVEL:
 		if (p->trim_offsets)
-			trim_offsets(d, text, len, p->add_prefix_space);
+			trim_offsets(d, t, text, len, p->add_prefix_space);
 		return TOK_OK;
 	case TOK_POST_SEQUENCE:
 		for (size_t i = 0; i < p->n_items && st == TOK_OK; i++)

@@ -314,7 +314,8 @@ enum tok_status tok_draft_push(struct tok_draft *d, struct tok_token tk);
 
 /* Applies the post-processor to a single sequence. With add_special 0 only
  * the offset trimming of ByteLevel / Roberta happens. `text` is the original
- * text (trim_offsets looks at it). Special tokens get offsets (0, 0). */
+ * text (trim_offsets looks at it, and at t's added tokens: a NULL t has
+ * none). Special tokens get offsets (0, 0). */
 enum tok_status tok_post_apply(const struct tok_post *p, const struct tokenizer *t,
 			       const char *text, size_t len, int add_special,
 			       struct tok_draft *d);
@@ -356,6 +357,7 @@ struct tokenizer {
 	char **pieces; /* [vocab_end] the string of each id (model or added), or NULL */
 	struct tok_vocab *piece_ids; /* string -> id over pieces, added tokens first */
 	uint8_t *is_special; /* [vocab_end] */
+	uint8_t *is_added;   /* [vocab_end] 1: an added token's id */
 	int32_t vocab_end;
 };
 

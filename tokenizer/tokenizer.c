@@ -46,14 +46,16 @@ static enum tok_status build_pieces(struct tokenizer *t, char *err, size_t errle
 	end = (size_t)t->vocab_end;
 	t->pieces = calloc(end > 0 ? end : 1, sizeof *t->pieces);
 	t->is_special = calloc(end > 0 ? end : 1, 1);
+	t->is_added = calloc(end > 0 ? end : 1, 1);
 	t->piece_ids = tok_vocab_new(end);
-	if (t->pieces == NULL || t->is_special == NULL || t->piece_ids == NULL)
+	if (t->pieces == NULL || t->is_special == NULL || t->is_added == NULL || t->piece_ids == NULL)
 		return TOK_ENOMEM;
 	for (size_t i = 0; i < s->model.n_vocab; i++)
 		t->pieces[s->model.vocab[i].id] = s->model.vocab[i].piece;
 	for (size_t i = 0; i < s->n_added; i++) {
 		t->pieces[s->added[i].id] = s->added[i].content;
 		t->is_special[s->added[i].id] = (uint8_t)(s->added[i].special != 0);
+		t->is_added[s->added[i].id] = 1;
 	}
 	/* the lookup by string: added tokens first, as Hugging Face's token_to_id */
 	for (size_t i = 0; i < s->n_added; i++) {
@@ -187,6 +189,7 @@ void tok_free(struct tokenizer *t)
 	tok_vocab_free(t->piece_ids);
 	free(t->pieces);
 	free(t->is_special);
+	free(t->is_added);
 	tok_spec_release(&t->spec);
 	free(t);
 }

@@ -498,14 +498,16 @@ export function specialsAround(pp) {
 // HF byte_level::process_offsets. HF counts the spaces in characters and moves byte offsets
 // by that much; that is a move by characters only over one-byte characters, which the trimmed
 // ones must therefore be (a prefix space stands for the character it was put in front of).
-function trimOffsets(text, tokens, offsets, addPrefixSpace) {
+// `values` are the tokens' strings as HF has them: the piece, but for an added token found in
+// the text the text it matched, with the whitespace lstrip/rstrip swallowed.
+function trimOffsets(text, values, offsets, addPrefixSpace) {
   const cps = [...text];
   const oneByte = (a, b) => {
     for (let p = a; p < b; p++) if (cps[p].codePointAt(0) > 0x7f) throw new Unalignable("trim_offsets would cut a multi-byte character");
   };
   const sp = (c) => c === "Ġ" || isWs(c);
   return offsets.map(([s, e], i) => {
-    const cs = [...tokens[i]];
+    const cs = [...values[i]];
     let lead = 0;
     while (lead < cs.length && sp(cs[lead])) lead++;
     let trail = 0;
@@ -538,11 +540,14 @@ function trimmer(pp) {
 export function offsetsFor(tj, text, plain, full, addSpecial) {
   const info = modelInfo(tj);
   const offsets = [];
+  const values = [...plain];
+  const cps = [...text];
   let ti = 0;
   for (const seg of segment(text, tj)) {
     if (seg.token) {
       if (plain[ti] !== seg.token.content) throw new Unalignable(`expected added token ${JSON.stringify(seg.token.content)}, oracle has ${JSON.stringify(plain[ti])}`);
       offsets.push([seg.s, seg.e]);
+      values[ti] = cps.slice(seg.s, seg.e).join("");
       ti++;
       continue;
     }
@@ -553,7 +558,7 @@ export function offsetsFor(tj, text, plain, full, addSpecial) {
   if (ti !== plain.length) throw new Unalignable("oracle has more tokens than the text accounts for");
   let base = offsets;
   const tr = trimmer(tj.post_processor);
-  if (tr) base = trimOffsets(text, plain, base, tr.add_prefix_space ?? false);
+  if (tr) base = trimOffsets(text, values, base, tr.add_prefix_space ?? false);
   if (!addSpecial) {
     if (full.length !== plain.length) throw new Unalignable("add_special_tokens=false added tokens");
     return base;

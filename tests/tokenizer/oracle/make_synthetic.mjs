@@ -490,6 +490,17 @@ const hand = [
   hand.push({ ...c("bytelevel_split_pairs.json", "a\u0301\u0302\u0323", pieces.map((p) => vb[p]), pieces, spans), decoded: "\u1ea1\u0301\u0302" });
 }
 
+{
+  // An lstrip added token takes the whitespace before it into its token, and
+  // RobertaProcessing's trim_offsets trims the token's string: for an added token that is the
+  // text matched, whitespace and all, so the offsets are "<mask>"'s alone. HF's answers
+  // (tokenizers 0.23.2); align.mjs gives the same.
+  const vr = files["bytelevel_roberta.json"].model.vocab;
+  const mask = files["bytelevel_roberta.json"].added_tokens.find((a) => a.content === "<mask>").id;
+  hand.push({ ...c("bytelevel_roberta.json", "a <mask>", [vr["\u0120a"], mask], ["\u0120a", "<mask>"], [[0, 1], [2, 8]]), decoded: " a<mask>" });
+  hand.push({ ...c("bytelevel_roberta.json", "\t <mask>", [mask], ["<mask>"], [[2, 8]]), decoded: "<mask>" });
+}
+
 mkdirSync(OUT, { recursive: true });
 // Pretty-printed, except the vocabulary and merges, which stay on one line each.
 function render(tj) {
