@@ -41,6 +41,8 @@ struct api_inline_model {
 struct attention_plan {
 	size_t out_n, w_n, s_n; /* floats of the output, weights and scores */
 	size_t scratch_n;       /* floats of one trimmed item, for ragged answers */
+	size_t pos_dim;         /* columns of the positions' encoding: E, or D for rope */
+	size_t pos_n;           /* floats of the positions: [Lq, pos_dim] + 2 [Lq, Lq] */
 	size_t ws_bytes;        /* the engine's workspace on the reply's own threads */
 	size_t bytes;           /* all the job needs, ws_bytes included */
 	double flops;           /* the engine's FLOPs (the answer's usage) */
@@ -80,6 +82,7 @@ struct attention_job {
 	struct attn_positional pos;
 	double *q_positions, *k_positions;
 	float scale, softcap;
+	int positions;       /* the answer shows the encoding itself (sinusoidal, rope) */
 
 	enum attn_weights_mode weights_mode;
 	enum attn_scores_view scores_view;
@@ -153,6 +156,9 @@ struct attention_out {
 	float *weights; /* [B, H, Lq, Lk] or [B, Lq, Lk] */
 	float *scores;  /* [B, H, Lq, Lk] */
 	float *scratch; /* one item's trimmed [H, Lq, Lk] when ragged */
+	/* when job->positions: encoding [Lq, pos_dim], then similarity [Lq, Lq],
+	 * then distance [Lq, Lq] (attention_positions) */
+	float *positions;
 	void *ws;
 	size_t ws_bytes;
 };
@@ -181,6 +187,20 @@ int attention_run(const struct api_service *svc, struct attention_job *job,
 		  const struct attention_plan *plan, struct attention_out *o,
 		  struct api_reply *reply, struct api_error *err);
 void attention_out_release(struct attention_out *o);
+
+/*
+ * The positional encoding itself, for a job with positions (attention_positions.c):
+ * into x, plan->pos_n floats, the encoding [Lq, dim] and the dot products
+ * [Lq, Lq] and Euclidean distances [Lq, Lq] of its rows. sinusoidal: what
+ * the engine adds to each query row (dim E); rope: a unit vector, every
+ * entry 1 / sqrt(D), rotated as one head's query is at each position (dim
+ * D). The engine's own functions make the encoding; nothing is allocated.
+ */
+void attention_positions(const struct attention_job *job, const struct attention_plan *plan,
+			 float *x);
+
+/* The columns and floats of a job's positions (0, 0 without); -1 past size_t. */
+int attention_positions_size(const struct attention_job *job, size_t *dim, size_t *n);
 
 /* An engine failure as an API error, with the place of its field in the
  * job's request (job->engine_fields); returns -1. */

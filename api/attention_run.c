@@ -19,6 +19,7 @@ void attention_out_release(struct attention_out *o)
 	free(o->weights);
 	free(o->scores);
 	free(o->scratch);
+	free(o->positions);
 	free(o->ws);
 }
 
@@ -60,9 +61,10 @@ size_t attention_inline_bytes(const struct attn_model_config *cfg, size_t D)
 }
 
 /*
- * The bytes a job will need, checked against the limit: outputs and the
- * text of the answer (about 16 bytes a float as text, 5.4 in base64), the
- * workspace, the query rows tokens become, and an inline model's weights.
+ * The bytes a job will need, checked against the limit: outputs (the
+ * positions too, when asked for) and the text of the answer (about 16 bytes
+ * a float as text, 5.4 in base64), the workspace, the query rows tokens
+ * become, and an inline model's weights.
  */
 static int check_memory(const struct api_service *svc, const struct attention_job *job,
 			struct attention_plan *p, struct api_error *err)
@@ -71,7 +73,8 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	size_t H = m->H, cells = 0, per_head = 0, floats = 0, bytes = 0, query = 0;
 	size_t per_float = sizeof(float) + (job->encoding == API_ENC_FLOAT ? 16 : 6);
 	int bad = size_mul3(&p->out_n, job->B, job->Lq, m->E) ||
-		  size_mul3(&cells, job->B, job->Lq, job->Lk) || size_mul(&per_head, cells, H);
+		  size_mul3(&cells, job->B, job->Lq, job->Lk) || size_mul(&per_head, cells, H) ||
+		  attention_positions_size(job, &p->pos_dim, &p->pos_n) != 0;
 
 	p->w_n = job->weights_mode == ATTN_WEIGHTS_NONE ? 0
 		 : job->weights_mode == ATTN_WEIGHTS_MEAN ? cells : per_head;
@@ -79,6 +82,7 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	if (job->query == NULL)
 		query = p->out_n * sizeof(float); /* [B, Lq, E]: within out_n's check */
 	bad = bad || size_add(&floats, p->out_n, p->w_n) || size_add(&floats, floats, p->s_n) ||
+	      size_add(&floats, floats, p->pos_n) ||
 	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
 	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes,
 			  job->inline_spec.pending
@@ -114,12 +118,13 @@ static size_t item_cells(const struct attention_job *job, const struct attention
  * Small enough to answer on the I/O thread (service.h): a named model (an
  * inline one is made from d_model alone, which can take seconds), at most
  * API_SMALL_FLOPS of engine work, API_SMALL_CELLS scores and API_SMALL_FLOATS
- * numbers in the answer.
+ * numbers in the answer (the positions among them).
  */
 static int is_small(const struct attention_job *job, const struct attention_plan *p)
 {
 	return job->entry != NULL && p->flops <= API_SMALL_FLOPS &&
-	       p->scores <= API_SMALL_CELLS && p->out_n + p->w_n + p->s_n <= API_SMALL_FLOATS;
+	       p->scores <= API_SMALL_CELLS &&
+	       p->out_n + p->w_n + p->s_n + p->pos_n <= API_SMALL_FLOATS;
 }
 
 int attention_plan(const struct api_service *svc, struct attention_job *job,
@@ -202,8 +207,9 @@ static int alloc_outputs(struct attention_out *o, const struct attention_plan *p
 	o->weights = p->w_n ? malloc(p->w_n * sizeof(float)) : NULL;
 	o->scores = p->s_n ? malloc(p->s_n * sizeof(float)) : NULL;
 	o->scratch = p->scratch_n ? malloc(p->scratch_n * sizeof(float)) : NULL;
+	o->positions = p->pos_n ? malloc(p->pos_n * sizeof(float)) : NULL;
 	if (!o->out || (p->w_n && !o->weights) || (p->s_n && !o->scores) ||
-	    (p->scratch_n && !o->scratch))
+	    (p->scratch_n && !o->scratch) || (p->pos_n && !o->positions))
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return 0;
 }
@@ -258,6 +264,8 @@ int attention_run(const struct api_service *svc, struct attention_job *job,
 		attention_engine_error(job, &aerr, err);
 		goto out;
 	}
+	if (o->positions != NULL)
+		attention_positions(job, plan, o->positions);
 	reply->compute_ms = api_ms_since(&t0);
 	reply->flops = plan->flops;
 	rc = 0;

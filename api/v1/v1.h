@@ -63,6 +63,11 @@ int v1_decode_mask(struct v1_body *in, struct attention_job *job, struct api_err
 int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 			 struct api_error *err);
 
+/* Reads "positions" (a boolean, default false) after "positional": whether
+ * the answer shows the encoding itself, refused for types with none. */
+int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job,
+			     struct api_error *err);
+
 /* The options of an answer, alike in /v1/attention and /v1/sdpa. */
 struct v1_outputs {
 	float scale, softcap;

@@ -2,7 +2,8 @@
  * v1_attention.c: POST /v1/attention. Decode (v1_decode.c), run
  * (api/attention_run.c: the memory and work the request needs checked before
  * anything is allocated), and encode the answer:
- *   {"model", "shape": {...}, "tokens"?, "output", "weights"?, "scores"?, "usage"}
+ *   {"model", "shape": {...}, "tokens"?, "output", "weights"?, "scores"?,
+ *    "positions"?, "usage"}
  * Unbatched inputs get unbatched answers; ragged batches come back as one
  * tensor per item, trimmed to the item's own query and key lengths.
  */
@@ -32,7 +33,7 @@ static void reserve_answer(struct buf *b, const struct attention_job *job,
 			   const struct attention_plan *plan)
 {
 	size_t per_float = job->encoding == API_ENC_FLOAT ? 16 : 6;
-	size_t floats = plan->out_n + plan->w_n + plan->s_n, want = 0, tokens = 0;
+	size_t floats = plan->out_n + plan->w_n + plan->s_n + plan->pos_n, want = 0, tokens = 0;
 
 	if (size_mul(&want, floats, per_float) ||
 	    size_mul3(&tokens, job->B, job->Lq, ANSWER_TOKEN_BYTES) ||
@@ -58,8 +59,29 @@ static void write_shape(struct buf *b, const struct attention_job *job)
 	buf_putc(b, '}');
 }
 
-static int encode(const struct attention_job *job, const struct attention_out *o,
-		  double flops, double compute_ms, struct buf *b)
+/* "positions": {"type", "encoding" [L, dim], "similarity" [L, L], "distance" [L, L]},
+ * from o->positions as attention_positions lays it out. */
+static int write_positions(struct api_writer *w, const struct attention_job *job,
+			   const struct attention_plan *plan, const float *x)
+{
+	size_t L = job->Lq, enc_shape[2] = {L, plan->pos_dim}, square[2] = {L, L};
+
+	buf_puts(w->out, job->pos.kind == ATTN_POS_ROPE ? ",\"positions\":{\"type\":\"rope\""
+						       : ",\"positions\":{\"type\":\"sinusoidal\"");
+	buf_puts(w->out, ",\"encoding\":");
+	if (api_tensor_write(w, x, 2, enc_shape) != 0)
+		return -1;
+	buf_puts(w->out, ",\"similarity\":");
+	if (api_tensor_write(w, x + L * plan->pos_dim, 2, square) != 0) /* seek past the encoding */
+		return -1;
+	buf_puts(w->out, ",\"distance\":");
+	if (api_tensor_write(w, x + L * plan->pos_dim + L * L, 2, square) != 0)
+		return -1;
+	return buf_putc(w->out, '}');
+}
+
+static int encode(const struct attention_job *job, const struct attention_plan *plan,
+		  const struct attention_out *o, double flops, double compute_ms, struct buf *b)
 {
 	struct api_writer w = { b, job->encoding, job->precision };
 	size_t H = job->model->H;
@@ -84,6 +106,8 @@ static int encode(const struct attention_job *job, const struct attention_out *o
 		if (v1_write_batched(&w, job, o->scores, H, job->Lk, job->k_len, o->scratch) != 0)
 			return -1;
 	}
+	if (o->positions != NULL && write_positions(&w, job, plan, o->positions) != 0)
+		return -1;
 	api_json_usage(b, flops, compute_ms);
 	buf_putc(b, '}');
 	return b->failed ? -1 : 0;
@@ -135,7 +159,7 @@ void api_attention(const struct api_service *svc, const char *body, size_t len,
 		goto fail;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	reserve_answer(&reply->body, &job, &plan);
-	if (encode(&job, &o, reply->flops, reply->compute_ms, &reply->body) != 0) {
+	if (encode(&job, &plan, &o, reply->flops, reply->compute_ms, &reply->body) != 0) {
 		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "",
 			 "the answer exceeds the response limit; ask for fewer outputs or base64");
 		goto fail;

@@ -388,6 +388,32 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 	return 0;
 }
 
+/* "positions": true asks for the encoding itself (attention_positions.c).
+ * Only sinusoidal and rope have one: ALiBi's bias is added to the scores,
+ * and none adds nothing, so asking there is refused rather than answered
+ * with an empty object a learner would puzzle over. */
+int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job,
+			     struct api_error *err)
+{
+	int want;
+
+	if (req_bool(in->root, "positions", "", 0, &want, err) != 0)
+		return -1;
+	if (!want)
+		return 0;
+	if (job->pos.kind == ATTN_POS_ALIBI)
+		return api_fail(err, API_E_INVALID_VALUE, "/positions",
+				"positional type 'alibi' adds a bias -slope * |i - j| to the scores, "
+				"not an encoding to the rows: there is no encoding to show (ask for "
+				"\"scores\": \"raw\" to see the bias at work)");
+	if (job->pos.kind == ATTN_POS_NONE)
+		return api_fail(err, API_E_INVALID_VALUE, "/positions",
+				"positional type is 'none': there is no encoding to show; set "
+				"\"positional\" to \"sinusoidal\" or \"rope\"");
+	job->positions = 1;
+	return 0;
+}
+
 /* ---- what /v1/sdpa reads alike -------------------------------------------- */
 
 int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights,
