@@ -38,6 +38,7 @@ const POINTER_FIELDS = [
 	["/mask/window", "window"],
 	["/mask", "mask"],
 	["/positional", "positional"],
+	["/positions", "positional"],
 	["/layers", "layer"],
 ];
 
@@ -152,6 +153,9 @@ function modelRequest() {
 	}
 	req.mask = maskValue();
 	req.positional = $("positional").value;
+	// sinusoidal and RoPE have an encoding to show (render.js drawPositions);
+	// ALiBi adds a bias and none nothing, which the API refuses to show
+	if (req.positional === "sinusoidal" || req.positional === "rope") req.positions = true;
 	req.weights = "per_head";
 	return req;
 }

@@ -5,11 +5,14 @@
 // otherwise ("it → animal (41%)").
 //
 // ctx = {queryTokens, keyTokens (display strings), lang ("ko" | "en"),
-//        kind ("weights" | "scores"), lo, hi (the colour scale's ends),
-//        numbers (print values in big cells), hidden (the mask's cells, or
-//        null when not known: render.js hiddenOf)}
+//        kind ("weights" | "scores" | "values": plain numbers, such as a
+//        positional encoding, none masked and no row's largest outlined),
+//        lo, hi (the colour scale's ends), ramp (its colours; util.js RAMP
+//        unless given), numbers (print values in big cells), hidden (the
+//        mask's cells, or null when not known: render.js hiddenOf), axes
+//        (what rows and columns are, for screen readers; default queries, keys)}
 
-import { $, argmax, colour, el, percent, shorten, svg, textWidth } from "./util.js";
+import { $, RAMP, argmax, colour, el, percent, shorten, svg, textWidth } from "./util.js";
 
 // A cell query i cannot see: a score of -Infinity, or a weight of exactly 0
 // where the mask hides (i, j). A 0 the mask does not explain is a weight
@@ -17,6 +20,7 @@ import { $, argmax, colour, el, percent, shorten, svg, textWidth } from "./util.
 // mask not known, every 0 is taken for masked.
 export function isMasked(v, kind, hidden, i, j) {
 	if (kind === "scores") return v === -Infinity;
+	if (kind === "values") return false;
 	return v === 0 && (hidden ? hidden(i, j) : true);
 }
 
@@ -45,7 +49,13 @@ function titleOf(text) {
 
 function fillOf(v, ctx, i, j) {
 	if (isMasked(v, ctx.kind, ctx.hidden, i, j)) return "url(#attnd-masked)";
-	return colour((v - ctx.lo) / (ctx.hi - ctx.lo || 1));
+	return colour((v - ctx.lo) / (ctx.hi - ctx.lo || 1), ctx.ramp);
+}
+
+// Light text on a dark cell: the top of a ramp, or either end of a diverging one.
+function lightText(v, ctx) {
+	const t = (v - ctx.lo) / (ctx.hi - ctx.lo || 1);
+	return ctx.ramp && ctx.ramp !== RAMP ? Math.abs(t - 0.5) > 0.3 : t > 0.55;
 }
 
 // The SVG heatmap of w [Lq][Lk] titled title; big: cells at least 24 px.
@@ -80,7 +90,7 @@ export function heatmap(w, title, ctx, big = false) {
 		height,
 		tabindex: 0,
 		role: "img",
-		"aria-label": `${title}: ${Lq} queries by ${Lk} keys. Arrow keys move between cells.`,
+		"aria-label": `${title}: ${Lq} ${ctx.axes?.[0] ?? "queries"} by ${Lk} ${ctx.axes?.[1] ?? "keys"}. Arrow keys move between cells.`,
 	});
 	for (let j = 0; j < Lk; j++) {
 		const x = left + j * cell + cell / 2;
@@ -109,7 +119,7 @@ export function heatmap(w, title, ctx, big = false) {
 			cells.append(svg("rect", { x: left + j * cell, y: head + i * cell, width: cell - 1, height: cell - 1, fill: fillOf(v, ctx, i, j), "data-q": i, "data-k": j }));
 			if (numbers && !isMasked(v, ctx.kind, ctx.hidden, i, j)) {
 				const t = svg("text", {
-					class: (v - ctx.lo) / (ctx.hi - ctx.lo || 1) > 0.55 ? "num light" : "num",
+					class: lightText(v, ctx) ? "num light" : "num",
 					x: left + j * cell + (cell - 1) / 2,
 					y: head + i * cell + (cell - 1) / 2,
 					"text-anchor": "middle",
@@ -119,7 +129,7 @@ export function heatmap(w, title, ctx, big = false) {
 				cells.append(t);
 			}
 		}
-		if (!isMasked(w[i][best], ctx.kind, ctx.hidden, i, best)) {
+		if (ctx.kind !== "values" && !isMasked(w[i][best], ctx.kind, ctx.hidden, i, best)) {
 			cells.append(svg("rect", { class: "best", x: left + best * cell + 1, y: head + i * cell + 1, width: cell - 3, height: cell - 3 }));
 		}
 	}
@@ -179,6 +189,10 @@ function describe(geom, i, j) {
 	if (isMasked(v, ctx.kind, ctx.hidden, i, j)) {
 		const value = ko ? "masked: 가려짐 (이 단어는 볼 수 없음)" : "masked: this query cannot see this key";
 		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: masked`, full: `${q} → ${k} = ${value}` };
+	}
+	if (ctx.kind === "values") {
+		const value = v.toFixed(4);
+		return { head: geom.title, text: `${q} · ${k}`, value, line: `${q} · ${k}: ${v.toFixed(3)}`, full: `${q} · ${k} = ${value}` };
 	}
 	if (ctx.kind === "scores") {
 		const value = `score ${v.toFixed(4)} (before softmax)`;

@@ -1,7 +1,8 @@
 // render.js: turns an answer of POST /v1/attention into what the page shows
 // (state.js's view), and draws it: facts and legend, the tokens over the
 // sentence, the model view grid, one or two heads large, the head view, and
-// every head of one layer as small multiples with the mean.
+// every head of one layer as small multiples with the mean, and the
+// positional encoding itself when the answer has it (drawPositions).
 //
 // Shapes (outermost first): a single-layer answer's weights [H, Lq, Lk]
 // ([B, H, Lq, Lk] batched: item 0 is drawn); a checkpoint's attentions
@@ -12,7 +13,7 @@ import { drawGrid } from "./grid.js";
 import { drawHeadView } from "./headview.js";
 import { heatmap, hideTip, table, topList } from "./heatmap.js";
 import { view } from "./state.js";
-import { $, RAMP, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
+import { $, DIVERGING, RAMP, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
 
 let drawn = null; // {req, body, timing, meta, batched} of the last answer drawn
 
@@ -112,6 +113,7 @@ export function render(req, body, timing, meta, info) {
 	view.offsets = offsets ?? (tokens && info.text ? whitespaceOffsets(info.text, tokens) : null);
 	view.scores = scoresOf(body, batched);
 	view.scoresNote = null;
+	view.positions = body.positions ? { ...body.positions, encoding: toNumbers(body.positions.encoding), similarity: toNumbers(body.positions.similarity), distance: toNumbers(body.positions.distance) } : null;
 	if (!sameShape) {
 		view.selected = { layer: 0, head: 0 };
 		view.compare = view.compare ? { layer: Math.min(layers.length - 1, 1), head: Math.min(H - 1, 1) } : null;
@@ -193,6 +195,7 @@ export function draw() {
 	});
 	$("hv-title").textContent = `Head view · layer ${view.layerIds[view.layer]}`;
 	drawEveryHead(ctx, scoresShown);
+	drawPositions();
 }
 
 // What the token chips of the drawn request are.
@@ -282,14 +285,19 @@ function drawFacts(body, timing, meta, batched) {
 	);
 }
 
-function drawLegend({ lo, hi }, scores) {
-	const stops = RAMP.map((c, i) => `${c} ${((i / (RAMP.length - 1)) * 100).toFixed(1)}%`).join(", ");
+// A colour bar from lo to hi in the ramp's colours, with three ticks.
+function scaleBar(lo, hi, ramp = RAMP) {
+	const stops = ramp.map((c, i) => `${c} ${((i / (ramp.length - 1)) * 100).toFixed(1)}%`).join(", ");
 	const bar = el("span", { class: "bar", role: "presentation" });
 	bar.style.background = `linear-gradient(to right, ${stops})`;
 	const ticks = el("span", { class: "ticks" }, el("span", { text: lo.toFixed(2) }), el("span", { text: ((lo + hi) / 2).toFixed(2) }), el("span", { text: hi.toFixed(2) }));
+	return el("span", { class: "scale" }, bar, ticks);
+}
+
+function drawLegend({ lo, hi }, scores) {
 	$("legend").replaceChildren(
 		el("span", { class: "legend-title", text: scores ? "Score (before softmax)" : "Attention weight" }),
-		el("span", { class: "scale" }, bar, ticks),
+		scaleBar(lo, hi),
 		el("span", { class: "masked" }, el("span", { class: "swatch", role: "presentation" }), scores ? " −∞ (masked)" : " 0 (masked)"),
 		el("span", { class: "axes", text: "rows: query (who looks) · columns: key (looked at) · outlined: each row's largest" }),
 	);
@@ -415,4 +423,75 @@ function card(w, { id, title, sub }, ctx) {
 	if (ctx.kind === "weights") fig.append(topList(w, ctx));
 	fig.append(table(w, title, ctx));
 	return fig;
+}
+
+// ---- positions -------------------------------------------------------------------
+
+// What each of the panel's two heatmaps shows, one sentence each in English
+// with its Korean line, as the rest of the page says things.
+const POSITION_NOTES = {
+	sinusoidal: {
+		encoding: [
+			"Each row is what the sinusoidal encoding adds to that token's embedding: sin in even columns, cos in odd ones, fast waves on the left and slow ones on the right.",
+			"각 행은 그 위치의 토큰 임베딩에 더해지는 위치 벡터입니다.",
+		],
+		similarity: [
+			"Dot products of those rows: nearby positions are more alike, as the tutorial prints (||pe[0] − pe[1]|| < ||pe[0] − pe[9]||).",
+			"가까운 위치일수록 벡터가 유사합니다.",
+		],
+	},
+	rope: {
+		encoding: [
+			"Each row is a unit vector rotated as RoPE rotates one head's query at that position: each pair of columns turns by an angle that grows with the position.",
+			"각 행은 그 위치에서 RoPE가 회전시킨 단위 벡터입니다.",
+		],
+		similarity: [
+			"How rotation alone scales a score between two positions: it depends only on how far apart they are, so each diagonal holds one value.",
+			"회전만으로 바뀌는 점수는 두 위치의 거리에만 달려 있습니다.",
+		],
+	},
+};
+
+// One heatmap of the panel, its numbers in data-values for tests, and its sentence.
+function positionsFigure(which, m, title, ctx, note) {
+	const fig = el("figure", { class: `pos ${which}` });
+	fig.dataset.values = JSON.stringify(m);
+	fig.append(el("figcaption", {}, el("strong", { text: title }), el("span", { text: ` [${m.length}, ${m[0]?.length ?? 0}]` })));
+	fig.append(el("div", { class: "map-scroll" }, heatmap(m, title, ctx)));
+	fig.append(el("p", { class: "map-readout", "aria-live": "polite" }));
+	fig.append(el("p", { class: "note pos-note" }, note[0], " ", el("span", { lang: "ko", text: note[1] })));
+	return fig;
+}
+
+// The positional encoding itself (the answer's positions), or the panel hidden:
+// none and ALiBi have none to show, and a checkpoint brings its own positions.
+function drawPositions() {
+	const p = view.positions;
+	const panel = $("positions-panel");
+	panel.hidden = p === null;
+	if (p === null) {
+		$("positions").replaceChildren();
+		$("pos-legend").replaceChildren();
+		return;
+	}
+	const notes = POSITION_NOTES[p.type];
+	const dims = Array.from({ length: p.encoding[0]?.length ?? 0 }, (_, c) => String(c));
+	const base = { queryTokens: view.queryTokens, lang: view.lang, kind: "values", ramp: DIVERGING, numbers: $("numbers").checked, hidden: null };
+	// the encoding's entries are sin and cos (RoPE's lie within them): -1..1
+	const enc = { ...base, keyTokens: dims, lo: -1, hi: 1, axes: ["tokens", "dimensions"] };
+	// a dot product of rows of up to E / 2 (sinusoidal) or 1 (RoPE): symmetric about 0
+	const top = Math.max(1e-9, ...p.similarity.flat().map(Math.abs));
+	const sim = { ...base, keyTokens: view.queryTokens, lo: -top, hi: top, axes: ["tokens", "tokens"] };
+	$("pos-type").textContent = p.type === "rope" ? `RoPE · head dim ${dims.length}` : `sinusoidal · d_model ${dims.length}`;
+	$("pos-legend").replaceChildren(
+		el("span", { class: "legend-title", text: "Encoding value" }),
+		scaleBar(-1, 1, DIVERGING),
+		el("span", { class: "legend-title", text: "Similarity" }),
+		scaleBar(-top, top, DIVERGING),
+		el("span", { class: "axes", text: "encoding: rows token, columns dimension · similarity: rows and columns token" }),
+	);
+	$("positions").replaceChildren(
+		positionsFigure("encoding", p.encoding, p.type === "rope" ? "RoPE rotation of a unit vector" : "Sinusoidal encoding", enc, notes.encoding),
+		positionsFigure("similarity", p.similarity, "Similarity of positions (dot product)", sim, notes.similarity),
+	);
 }

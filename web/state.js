@@ -19,6 +19,8 @@
 //   maskedAt(l, i, j)  whether the mask hides query i's key j in layers[l]
 //                as the page draws it: true, false, or null (not known: a
 //                weight of exactly 0 is then drawn masked); set by draw()
+//   positions    the answer's positions {type, encoding [L][dim], similarity
+//                [L][L], distance [L][L]} (sinusoidal or RoPE on one layer), or null
 //   drawnKey     util.js specKey of the request drawn
 //   findKey      the specKey Find heads ran (or runs) on, while its note is of it
 
@@ -48,6 +50,7 @@ export const view = {
 	enabled: new Set(),
 	found: null,
 	maskedAt: () => null,
+	positions: null,
 	drawnKey: null,
 	findKey: null,
 };

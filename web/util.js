@@ -7,6 +7,10 @@ export const FONT = '12px system-ui, -apple-system, "Segoe UI", "Noto Sans KR", 
 // ColorBrewer "Blues" (9 classes), light to dark: more attention, darker.
 export const RAMP = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"];
 
+// ColorBrewer "RdBu" (9 classes), blue (-1) through white (0) to red (+1):
+// values with a sign, such as a positional encoding's sin and cos.
+export const DIVERGING = ["#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b"];
+
 // One colour per head (Tableau 10, then evenly spaced hues past ten heads).
 const HEAD_COLOURS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 export function headColour(h) {
@@ -52,12 +56,12 @@ export function argmax(row) {
 }
 
 // A ColorBrewer ramp colour for t in [0, 1], interpolated in RGB.
-export function colour(t) {
-	t = Math.min(1, Math.max(0, t)) * (RAMP.length - 1);
-	const i = Math.min(RAMP.length - 2, Math.floor(t));
+export function colour(t, ramp = RAMP) {
+	t = Math.min(1, Math.max(0, t)) * (ramp.length - 1);
+	const i = Math.min(ramp.length - 2, Math.floor(t));
 	const f = t - i;
-	const a = parseInt(RAMP[i].slice(1), 16);
-	const b = parseInt(RAMP[i + 1].slice(1), 16);
+	const a = parseInt(ramp[i].slice(1), 16);
+	const b = parseInt(ramp[i + 1].slice(1), 16);
 	const mix = (s) => Math.round(((a >> s) & 255) * (1 - f) + ((b >> s) & 255) * f);
 	return `rgb(${mix(16)}, ${mix(8)}, ${mix(0)})`;
 }

@@ -637,6 +637,68 @@ async function checkCors(context, base) {
 	second.server.close();
 }
 
+// The Positions panel: the encoding and its similarity as the API answers
+// them (positions: true), for sinusoidal and RoPE on a one-layer model only.
+async function checkPositions(page, base) {
+	const text = SEED_WORDS.join(" ");
+	const panelOf = () =>
+		page.$eval("#positions-panel", (n) => {
+			const fig = (w) => n.querySelector(`figure.pos.${w}`);
+			return {
+				hidden: n.hidden,
+				enc: fig("encoding") ? JSON.parse(fig("encoding").dataset.values) : null,
+				sim: fig("similarity") ? JSON.parse(fig("similarity").dataset.values) : null,
+				cells: fig("encoding")?.querySelectorAll("rect[data-q]").length ?? 0,
+				rows: [...(fig("similarity")?.querySelectorAll("text.qlabel") ?? [])].map((t) => t.firstChild.textContent), // the label, not its title
+				notes: [...n.querySelectorAll("p.pos-note")].map((x) => x.textContent),
+				legend: n.querySelector("#pos-legend .ticks")?.textContent ?? "",
+			};
+		});
+	await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(text)}`);
+	await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
+	await page.selectOption("#positional", "none");
+	await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "none");
+
+	await check("positional none: no Positions panel, and positions not asked for", async (p) => {
+		const panel = await panelOf();
+		if (!panel.hidden) p.push("the panel shows");
+		if ((await page.evaluate(() => window.attnd.lastRequest.positions)) !== undefined) p.push("the request asks for positions");
+	});
+
+	for (const type of ["sinusoidal", "rope"]) {
+		await check(`${type}: the Positions panel draws the API's positions (encoding [L, dim], similarity [L, L] labelled by token)`, async (p) => {
+			await page.selectOption("#positional", type);
+			await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.positional === t, type);
+			if ((await page.evaluate(() => window.attnd.lastRequest.positions)) !== true) p.push("positions: true not asked for");
+			const direct = await postAttention(base, { model: "tiny", text, positional: type, positions: true, weights: "none" });
+			const want = direct.body.positions;
+			const panel = await panelOf();
+			const dim = type === "rope" ? direct.body.shape.head_dim : direct.body.shape.d_model;
+			if (panel.hidden) p.push("the panel is hidden");
+			if (want?.type !== type) p.push(`the API answered ${JSON.stringify(want)}`);
+			if (!same(panel.enc, want?.encoding)) p.push(`encoding drawn ${JSON.stringify(panel.enc)}, the API's ${JSON.stringify(want?.encoding)}`);
+			if (!same(panel.sim, want?.similarity)) p.push(`similarity drawn ${JSON.stringify(panel.sim)}, the API's ${JSON.stringify(want?.similarity)}`);
+			if (panel.cells !== SEED_WORDS.length * dim) p.push(`${panel.cells} encoding cells, expected ${SEED_WORDS.length} x ${dim}`);
+			if (!same(panel.rows, SEED_WORDS)) p.push(`similarity rows labelled ${JSON.stringify(panel.rows)}`);
+			if (panel.notes.length !== 2 || !panel.notes.every((n) => /[\uac00-\ud7af]/.test(n) && /[a-z]/.test(n))) p.push(`sentences: ${JSON.stringify(panel.notes)}`);
+			if (!panel.legend.startsWith("-1.000.001.00")) p.push(`the encoding's legend is not -1..1: "${panel.legend}"`);
+		});
+	}
+
+	await check("ALiBi and a checkpoint hide the Positions panel and do not ask for positions", async (p) => {
+		await page.selectOption("#positional", "alibi");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "alibi");
+		if (!(await panelOf()).hidden) p.push("ALiBi: the panel shows");
+		if ((await page.evaluate(() => window.attnd.lastRequest.positions)) !== undefined) p.push("ALiBi: the request asks for positions");
+		await page.selectOption("#positional", "rope");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "rope");
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		if (!(await panelOf()).hidden) p.push("mini: the panel shows");
+		if ((await page.evaluate(() => window.attnd.lastRequest.positions)) !== undefined) p.push("mini: the request asks for positions");
+	});
+}
+
 async function main() {
 	let d = null;
 	let browser = null;
@@ -661,6 +723,7 @@ async function main() {
 		await checkOpening(page, d.base);
 		await checkDefault(page, d.base, requests);
 		await checkSingleLayer(page, d.base);
+		await checkPositions(page, d.base);
 		await checkCheckpoint(page, d.base);
 		await checkFindHeads(page, d.base);
 		await checkStates(page, d.base);
