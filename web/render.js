@@ -436,8 +436,8 @@ const POSITION_NOTES = {
 			"각 행은 그 위치의 토큰 임베딩에 더해지는 위치 벡터입니다.",
 		],
 		similarity: [
-			"Dot products of those rows: nearby positions are more alike, as the tutorial prints (||pe[0] − pe[1]|| < ||pe[0] − pe[9]||).",
-			"가까운 위치일수록 벡터가 유사합니다.",
+			"Dot products of those rows: each position is most like itself and its neighbours (the tutorial's ||pe[0] − pe[1]|| < ||pe[0] − pe[9]||), though not steadily farther apart.",
+			"바로 옆 위치의 벡터가 가장 유사합니다.",
 		],
 	},
 	rope: {
