@@ -35,7 +35,7 @@
 /*
  * The seed's own example, sinusoidal_position_encoding(max_len=10, d_model=16),
  * which prints ||pe[0] - pe[1]|| as 1.015 and ||pe[0] - pe[9]|| as 2.929. Made
- * with /usr/bin/python3 and numpy 1.x by running the seed's function as written
+ * with /usr/bin/python3 and numpy 1.24.2 by running the seed's function as written
  * and printing repr(np.linalg.norm(pe[0] - pe[1])) and (pe[0] - pe[9]).
  */
 #define SEED_NORM_0_1 1.0147253387124024
