@@ -58,18 +58,15 @@ static const struct web_asset *web_asset_find(const char *name)
 }
 
 /* The representation of a to send: the gzip copy to a client that takes
- * gzip, else the file. Either way the answer varies on Accept-Encoding
- * when there is a copy. */
+ * gzip, else the file. Every answer on the viewer's paths varies on
+ * Accept-Encoding (http.c: path_varies_on_encoding). */
 static void pick_representation(struct request *r, const struct web_asset *a,
 				const unsigned char **bytes, size_t *len)
 {
 	*bytes = a->bytes;
 	*len = a->len;
 	r->etag = a->etag;
-	if (a->gzip == NULL)
-		return;
-	r->vary_encoding = 1;
-	if (hdr_accept_encoding(&r->hdr, r->conn) != CODING_GZIP)
+	if (a->gzip == NULL || hdr_accept_encoding(&r->hdr, r->conn) != CODING_GZIP)
 		return;
 	*bytes = a->gzip;
 	*len = a->gzip_len;

@@ -130,10 +130,10 @@ static int method_matches(const struct route *rt, const char *method)
 	return strcmp(method, "HEAD") == 0 && strcmp(rt->method, "GET") == 0;
 }
 
-int route_path_computes(const char *path)
+int route_path_is(const char *path, enum route_kind kind)
 {
 	for (size_t i = 0; i < N_ROUTES; i++)
-		if (routes[i].kind == ROUTE_COMPUTE && path_matches(&routes[i], path, NULL))
+		if (routes[i].kind == kind && path_matches(&routes[i], path, NULL))
 			return 1;
 	return 0;
 }

@@ -70,10 +70,10 @@ enum route_result route_match(const char *method, const char *path, const struct
 			      char param[ROUTE_PARAM_MAX], char allow[ROUTE_ALLOW_MAX],
 			      enum metric_route *metric);
 
-/* 1 when a route of path answers on a worker (ROUTE_COMPUTE), whichever
- * method was asked: for the answers of a path none of whose methods matched
- * (405). */
-int route_path_computes(const char *path);
+/* 1 when a route of path is of kind (ROUTE_COMPUTE: answers on a worker),
+ * whichever method was asked: for the answers of a path none of whose
+ * methods matched (405). */
+int route_path_is(const char *path, enum route_kind kind);
 
 /* Copies the segment of path that rt's template names {name} into out;
  * returns 0, or -1 (out "") when rt has no such segment or path no match. */

@@ -19,7 +19,7 @@ struct web_asset {
 	const char *etag;	   /* "\"0123456789abcdef\"": its SHA-256, quoted */
 	const unsigned char *gzip; /* the same file gzipped, or NULL (small, or no gain) */
 	size_t gzip_len;
-	const char *gzip_etag; /* "\"0123456789abcdef-gzip\"", or NULL */
+	const char *gzip_etag; /* the copy's: "\"<its SHA-256>-gzip\"", or NULL */
 };
 
 extern const struct web_asset web_assets[];

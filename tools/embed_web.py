@@ -6,9 +6,10 @@ Each file becomes {name, content_type, bytes, len, etag, gzip, gzip_len,
 gzip_etag} in `web_assets[]` (server/web_assets.h); attnd serves index.html
 at GET / and every file at GET /web/{name}. The entity tag is the first 16
 hex digits of the file's SHA-256, quoted; the gzip copy (level 9, no name,
-no time: the same bytes every build) is kept when the file has at least
-MIN_GZIP bytes and the copy is smaller, with its own tag (a strong tag
-names one representation: RFC 9110 section 8.8.3). The content type comes from the extension; a file of any
+no time: the same bytes for the same zlib) is kept when the file has at least
+MIN_GZIP bytes and the copy is smaller, with its own tag, from the copy's
+own bytes (a strong tag names one representation, byte for byte: RFC 9110
+section 8.8.3; another zlib may code the file differently). The content type comes from the extension; a file of any
 other kind, a name with characters outside [A-Za-z0-9._-], or a missing
 index.html stops the build rather than ship a viewer that cannot load.
 """
@@ -88,7 +89,7 @@ def main():
         else:
             out.append("static const unsigned char asset_%d_gz[] = {\n%s\n    0};"
                        % (i, c_bytes(coded)))
-            gz = 'asset_%d_gz, %d, "\\"%s-gzip\\""' % (i, len(coded), tag[1:-1])
+            gz = 'asset_%d_gz, %d, "\\"%s-gzip\\""' % (i, len(coded), etag(coded)[1:-1])
         rows.append('    {"%s", "%s", asset_%d, %d, "\\"%s\\"", %s},'
                     % (name, ctype, i, len(data), tag[1:-1], gz))
     out.append("")
