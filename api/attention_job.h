@@ -202,6 +202,14 @@ void attention_positions(const struct attention_job *job, const struct attention
 /* The columns and floats of a job's positions (0, 0 without); -1 past size_t. */
 int attention_positions_size(const struct attention_job *job, size_t *dim, size_t *n);
 
+/* The work of the positions of L rows of dim columns, in FLOPs (usage). */
+double attention_positions_flops(size_t L, size_t dim);
+
+/* The most query positions "positions" shows: its comparisons take L^2 dim
+ * plain double operations (about a second at 1024 rows of 512), and a
+ * learner looks at far fewer. */
+enum { API_POSITIONS_MAX_L = 1024 };
+
 /* An engine failure as an API error, with the place of its field in the
  * job's request (job->engine_fields); returns -1. */
 int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,

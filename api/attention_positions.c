@@ -23,6 +23,11 @@
 #include "engine/positional.h"
 #include "engine/sizes.h"
 
+double attention_positions_flops(size_t L, size_t dim)
+{
+	return 2.5 * (double)L * (double)L * (double)dim; /* half the pairs, 5 a channel */
+}
+
 int attention_positions_size(const struct attention_job *job, size_t *dim, size_t *n)
 {
 	size_t L = job->Lq, enc = 0, square = 0, pair = 0;
@@ -53,12 +58,13 @@ static void encode_rows(const struct attention_job *job, float *enc /* [L, dim] 
 	attn_rope_rows(enc, 0, 1, dim, L, 0, 1, dim, dim, &job->pos, job->q_positions);
 }
 
-/* pass 2: dot products and distances of every pair of rows */
+/* pass 2: dot products and distances of every pair of rows, each pair once
+ * (both are symmetric) */
 static void compare_rows(const float *enc /* [L, dim] */, size_t L, size_t dim,
 			 float *sim /* [L, L] */, float *dist /* [L, L] */)
 {
 	for (size_t i = 0; i < L; i++)
-		for (size_t j = 0; j < L; j++) {
+		for (size_t j = i; j < L; j++) {
 			/* seek to rows i and j of the encoding */
 			const float *a = enc + i * dim, *b = enc + j * dim;
 			double dot = 0.0, sq = 0.0;
@@ -69,8 +75,8 @@ static void compare_rows(const float *enc /* [L, dim] */, size_t L, size_t dim,
 				dot += (double)a[c] * (double)b[c];
 				sq += d * d;
 			}
-			sim[i * L + j] = (float)dot;
-			dist[i * L + j] = (float)sqrt(sq);
+			sim[i * L + j] = sim[j * L + i] = (float)dot;
+			dist[i * L + j] = dist[j * L + i] = (float)sqrt(sq);
 		}
 }
 

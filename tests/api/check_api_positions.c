@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/attention_job.h"
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
 #include "tests/lib/suite_main.h"
@@ -360,26 +361,40 @@ START_TEST(test_refusals)
 }
 END_TEST
 
-/* The positions count against the request's memory: 2 L^2 floats for L =
- * 3000 on tiny are about 360 MB with their text, past the harness's 256 MB, where the
- * same request without them (weights none) needs a few MB. Refused in the
- * plan, before anything is computed. */
-START_TEST(test_memory_counted)
+/* usage.flops of an answer. */
+static double usage_flops(const struct answer *a)
 {
-	const size_t L = 3000;
+	return json_number_value(json_object_get(json_object_get(a->json, "usage"), "flops"));
+}
+
+/* Their comparisons take L^2 dim plain operations, so positions are shown
+ * for at most API_POSITIONS_MAX_L query positions (refused past it, at
+ * /positions, before anything is computed), and their work is in the
+ * answer's usage: 2.5 L^2 dim FLOPs more than the same request without. */
+START_TEST(test_cap_and_usage)
+{
+	const size_t L = API_POSITIONS_MAX_L;
 	json_t *ids = json_array(), *req;
-	struct answer with, without;
+	struct answer with, without, past;
 
 	for (size_t i = 0; i < L; i++)
 		json_array_append_new(ids, json_integer((json_int_t)(i % 64)));
 	req = json_pack("{s:s, s:O, s:s, s:s, s:b}", "model", "tiny", "tokens", ids, "weights",
 			"none", "positional", "sinusoidal", "positions", 1);
 	with = harness_attention_json(req);
-	req = json_pack("{s:s, s:o, s:s, s:s}", "model", "tiny", "tokens", ids, "weights", "none",
+	req = json_pack("{s:s, s:O, s:s, s:s}", "model", "tiny", "tokens", ids, "weights", "none",
 			"positional", "sinusoidal");
 	without = harness_attention_json(req);
-	harness_expect_error(&with, 422, "request_too_large", "");
+	json_array_append_new(ids, json_integer(0));
+	req = json_pack("{s:s, s:o, s:s, s:s, s:b}", "model", "tiny", "tokens", ids, "weights",
+			"none", "positional", "sinusoidal", "positions", 1);
+	past = harness_attention_json(req);
+	harness_expect_ok(&with);
 	harness_expect_ok(&without);
+	ck_assert_double_eq(usage_flops(&with) - usage_flops(&without),
+			    2.5 * (double)L * (double)L * 8.0);
+	harness_expect_error(&past, 422, "invalid_value", "/positions");
+	ck_assert_ptr_nonnull(strstr(past.text, "at most 1024"));
 }
 END_TEST
 
@@ -396,7 +411,7 @@ static Suite *positions_suite(void)
 	tcase_add_test(tc, test_base64);
 	tcase_add_test(tc, test_default_off);
 	tcase_add_test(tc, test_refusals);
-	tcase_add_test(tc, test_memory_counted);
+	tcase_add_test(tc, test_cap_and_usage);
 	return s;
 }
 
