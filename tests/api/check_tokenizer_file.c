@@ -15,6 +15,7 @@
 #include "api/tokenizer_file.h"
 #include "tokenizer/tokenizer.h"
 
+#include "tests/lib/case_files.h"
 #include "tests/lib/suite_main.h"
 
 #define GPT2_DIR "tests/data/tokenizers/gpt2/"
@@ -563,34 +564,20 @@ START_TEST(test_gpt2_refused)
 }
 END_TEST
 
-/* Reads a whole file into a malloc'd buffer. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *b;
-
-	ck_assert_msg(f != NULL, "cannot open %s (run from the repository's root)", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	*len = (size_t)ftell(f);
-	rewind(f);
-	b = malloc(*len + 1);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_uint_eq(fread(b, 1, *len, f), *len);
-	fclose(f);
-	return b;
-}
-
 /* The real GPT-2 files: read, built, and one sentence encoded. */
 START_TEST(test_gpt2_real)
 {
 	static const int32_t want[] = {15496, 995, 0};
 	size_t vlen, mlen, bad = 0;
-	char *vocab = slurp(GPT2_DIR "vocab.json", &vlen), *merges = slurp(GPT2_DIR "merges.txt", &mlen);
+	char *vocab = case_slurp(GPT2_DIR "vocab.json", &vlen);
+	char *merges = case_slurp(GPT2_DIR "merges.txt", &mlen);
 	struct tokenizer *tok = NULL;
 	struct tok_encoding enc;
 	struct tok_spec s;
 	char err[512] = "";
 
+	ck_assert_msg(vocab != NULL && merges != NULL, "cannot read " GPT2_DIR
+		      " (run from the repository's root)");
 	ck_assert_msg(api_tokenizer_spec_gpt2(&s, vocab, vlen, "vocab.json", merges, mlen,
 					      "merges.txt", err, sizeof err) == 0,
 		      "%s", err);

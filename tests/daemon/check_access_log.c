@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/lib/case_files.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
 
@@ -51,19 +52,10 @@ static void fresh_log(void)
 /* The whole log file, NUL-terminated (caller frees); removes the file. */
 static char *read_log(void)
 {
-	FILE *f = fopen(log_path, "rb");
-	char *text;
-	long n;
+	size_t n;
+	char *text = case_slurp(log_path, &n);
 
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_uint_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	text[n] = '\0';
-	fclose(f);
+	ck_assert_msg(text != NULL, "cannot read %s", log_path);
 	unlink(log_path);
 	unsetenv("ATTND_TEST_LOG");
 	return text;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "tests/lib/case_files.h"
 #include "tests/lib/checkpoint_cases.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
@@ -32,23 +33,11 @@ enum { WAIT_MS = 30000 };
 static char *read_case_file(const char *c, const char *name, size_t *len)
 {
 	char path[512];
-	FILE *f;
-	long n;
 	char *bytes;
 
 	snprintf(path, sizeof path, ROOT "/%s/%s", c, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
-	bytes = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(bytes);
-	ck_assert_uint_eq(fread(bytes, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	bytes[n] = '\0';
-	*len = (size_t)n;
+	bytes = case_slurp(path, len);
+	ck_assert_msg(bytes != NULL, "cannot read %s", path);
 	return bytes;
 }
 

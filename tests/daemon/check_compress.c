@@ -33,6 +33,7 @@
 
 #include "api/service.h"
 #include "server/compress.h"
+#include "tests/lib/case_files.h"
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
 
@@ -861,25 +862,6 @@ START_TEST(test_preflight_and_wire_bytes)
 }
 END_TEST
 
-/* The whole of path (relative to the repository, where the suites run). */
-static char *file_bytes(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *p;
-	long n;
-
-	ck_assert_msg(f != NULL, "%s: cannot open", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	p = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(p);
-	ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
-
 /* GET path with extra header lines (each ending CRLF) into r. */
 static void get_with(unsigned port, const char *method, const char *path, const char *extra,
 		     struct live_resp *r)
@@ -905,9 +887,10 @@ START_TEST(test_viewer_files_gzip_and_etag)
 	struct live_resp plain = {0}, gz = {0}, r = {0};
 	char tag[64], gz_tag[80], hdr[256];
 	size_t file_len, back_len;
-	char *file = file_bytes("web/app.js", &file_len);
+	char *file = case_slurp("web/app.js", &file_len); /* the suites run in the repository */
 	unsigned char *back;
 
+	ck_assert_ptr_nonnull(file);
 	LIVE_DAEMON(d, "--compress-level", "0"); /* a file's copy costs nothing to send */
 	live_get(d.port, "/web/app.js", &plain);
 	ck_assert_int_eq(plain.status, 200);

@@ -102,3 +102,26 @@ int case_number(const json_t *v, double *out)
 		return -1;
 	return 0;
 }
+
+char *case_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *data = NULL;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+		data = malloc((size_t)n + 1);
+		if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
+			free(data);
+			data = NULL;
+		}
+		if (data != NULL) {
+			data[n] = '\0';
+			*len = (size_t)n;
+		}
+	}
+	fclose(f);
+	return data;
+}

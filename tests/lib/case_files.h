@@ -42,4 +42,8 @@ void case_list_release(struct case_list *l);
  */
 int case_number(const json_t *v, double *out);
 
+/* The whole of the file at path, NUL-terminated, malloc'd (the caller
+ * frees), its length in *len; NULL when it cannot be read. */
+char *case_slurp(const char *path, size_t *len);
+
 #endif

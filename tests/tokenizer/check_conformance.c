@@ -37,37 +37,13 @@ static void list_fixtures(struct case_list *l)
 	case_list_scan(l, FIXTURES, "", ".json");
 }
 
-/* The whole of a file, NUL-terminated; NULL when it cannot be read. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *data = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-		data = malloc((size_t)n + 1);
-		if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-			free(data);
-			data = NULL;
-		}
-		if (data != NULL) {
-			data[n] = '\0';
-			*len = (size_t)n;
-		}
-	}
-	fclose(f);
-	return data;
-}
-
 /* GPT-2's pair, from the repository. */
 static struct tokenizer *load_gpt2(void)
 {
 	const char *vp = "tests/data/tokenizers/gpt2/vocab.json";
 	const char *mp = "tests/data/tokenizers/gpt2/merges.txt";
 	size_t vl = 0, ml = 0;
-	char *v = slurp(vp, &vl), *m = slurp(mp, &ml);
+	char *v = case_slurp(vp, &vl), *m = case_slurp(mp, &ml);
 	struct tokenizer *t = NULL;
 	char err[512];
 
@@ -84,7 +60,7 @@ static struct tokenizer *load_gpt2(void)
 static struct tokenizer *load_json(const char *path)
 {
 	size_t len = 0;
-	char *bytes = slurp(path, &len);
+	char *bytes = case_slurp(path, &len);
 	struct tokenizer *t = NULL;
 	char err[512];
 
