@@ -142,11 +142,6 @@ int attention_plan(const struct api_service *svc, struct attention_job *job,
 		return attention_engine_error(job, &aerr, err);
 	plan->flops = attn_mha_flops(&r);
 	plan->scores = (double)job->B * (double)job->model->H * (double)job->Lq * (double)job->Lk;
-	if (job->positions && job->Lq > API_POSITIONS_MAX_L)
-		return api_fail(err, API_E_INVALID_VALUE, "/positions",
-				"positions are shown for at most %d query positions; this request "
-				"has %zu",
-				API_POSITIONS_MAX_L, job->Lq);
 	if (check_memory(svc, job, plan, err) != 0)
 		return -1;
 	plan->flops += attention_positions_flops(job->Lq, plan->pos_dim); /* 0 without */

@@ -391,7 +391,8 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 /* "positions": true asks for the encoding itself (attention_positions.c).
  * Only sinusoidal and rope have one: ALiBi's bias is added to the scores,
  * and none adds nothing, so asking there is refused rather than answered
- * with an empty object a learner would puzzle over. */
+ * with an empty object a learner would puzzle over; so is a query longer
+ * than API_POSITIONS_MAX_L (job->Lq is known: the input is decoded). */
 int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job,
 			     struct api_error *err)
 {
@@ -410,6 +411,11 @@ int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job
 		return api_fail(err, API_E_INVALID_VALUE, "/positions",
 				"positional type is 'none': there is no encoding to show; set "
 				"\"positional\" to \"sinusoidal\" or \"rope\"");
+	if (job->Lq > API_POSITIONS_MAX_L)
+		return api_fail(err, API_E_INVALID_VALUE, "/positions",
+				"positions are shown for at most %d query positions; this request "
+				"has %zu",
+				API_POSITIONS_MAX_L, job->Lq);
 	job->positions = 1;
 	return 0;
 }
