@@ -216,7 +216,7 @@ $(BUILD)/tests/%.o: tests/%.c
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
 $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(TOK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(TOK_LIBS) $(ZLIB_LIBS) $(LDLIBS)
 
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
@@ -232,8 +232,9 @@ $(BUILD)/tests/daemon/check_linger: $(BUILD)/server/linger.o $(BUILD)/server/met
 # in; the object comes after the archives, so the three it needs are named again.
 $(BUILD)/tests/daemon/check_checkpoint_dir: $(BUILD)/server/checkpoint_dir.o
 $(BUILD)/tests/daemon/check_checkpoint_dir: LDLIBS := $(API_LIB) $(COMMON_LIB) $(ENGINE_LIB) -ljansson $(LDLIBS)
-# check_compress tests server/compress.c against zlib's own one-shot calls,
-# then the daemon's codings; bench_compress times it (both linked in).
+# check_compress tests server/compress.c against zlib's own one-shot calls
+# (tests/lib/zlib_twins.c; every test binary links zlib for them);
+# bench_compress times it (both linked in).
 $(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: $(BUILD)/server/compress.o
 $(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: LDLIBS := $(COMMON_LIB) $(ZLIB_LIBS) $(LDLIBS)
 

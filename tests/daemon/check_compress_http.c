@@ -1,0 +1,544 @@
+/*
+ * check_compress_http.c: the daemon's content codings over real HTTP (the
+ * module itself is check_compress.c), against zlib's one-shot calls
+ * (tests/lib/zlib_twins.h).
+ *
+ *   answers  gzip and deflate answers inflate to exactly the identity answer
+ *            (up to "usage", whose milliseconds differ); q-values and
+ *            identity;q=0 choose; small answers go uncoded; Vary on every
+ *            answer of a compute route and on no other; coded request bodies
+ *            (chunked too) answer as plain ones; the answer limits hold
+ *            before compression; --compress-level 0 codes nothing; a 10 MB
+ *            zip bomb against --max-body 1 MiB gets 413 and VmHWM grows by
+ *            about the limit, not the bomb; corrupt gzip 400, an unknown
+ *            coding 415; the preflight allows Content-Encoding; response
+ *            bytes count what went on the wire
+ *   viewer   the viewer's files gzipped at build time to a client that takes
+ *            gzip (inflating to the file), an entity tag each, 304 to
+ *            If-None-Match with the tag of what the client would get, Vary
+ *            on every answer of their paths
+ */
+#define _GNU_SOURCE /* memmem, strcasestr */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define ZLIB_CONST
+#include <zlib.h>
+
+#include "api/service.h"
+#include "server/compress.h"
+#include "tests/lib/case_files.h"
+#include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
+#include "tests/lib/zlib_twins.h"
+
+enum { MiB = 1 << 20 };
+
+/* 48 words on base with per-head weights: about 450 KB of JSON, not small
+ * (it goes to a worker). */
+static const char WEIGHTS_BODY[] =
+    "{\"model\":\"base\",\"weights\":\"per_head\",\"text\":\"the cat sat on the mat and "
+    "looked at the dog who was very happy to see her in the sun after a long day of "
+    "rain they went home with some bread and water then slept until night came and the "
+    "cat sat on the mat again\"}";
+
+/* a and b are the same answer up to "usage" (its milliseconds differ). */
+static void assert_same_answer(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	const char *ua = memmem(a, a_len, "\"usage\"", 7);
+	const char *ub = memmem(b, b_len, "\"usage\"", 7);
+
+	ck_assert_ptr_nonnull(ua);
+	ck_assert_ptr_nonnull(ub);
+	ck_assert_uint_eq((size_t)(ua - a), (size_t)(ub - b));
+	ck_assert(memcmp(a, b, (size_t)(ua - a)) == 0);
+}
+
+/* coded (zlib window bits `bits`) inflates to plain's answer. */
+static void assert_inflates_to(int bits, const struct live_resp *coded,
+			       const struct live_resp *plain)
+{
+	size_t back_len;
+	unsigned char *back =
+	    zlib_inflate(bits, coded->body, coded->body_len, plain->body_len * 2, &back_len);
+
+	assert_same_answer((char *)back, back_len, plain->body, plain->body_len);
+	free(back);
+}
+
+static void post_weights(unsigned port, const char *extra, struct live_resp *r)
+{
+	live_post(port, "/v1/attention", "application/json", extra, WEIGHTS_BODY,
+		  sizeof WEIGHTS_BODY - 1, r);
+	ck_assert_int_eq(r->status, 200);
+}
+
+/* r's Content-Encoding, "" without one. */
+static const char *coding_of(const struct live_resp *r)
+{
+	const char *ce = live_header(r, "Content-Encoding");
+
+	return ce != NULL ? ce : "";
+}
+
+START_TEST(test_coded_answers_inflate_to_identity)
+{
+	struct live_resp plain = {0}, gz = {0}, df = {0};
+
+	LIVE_DAEMON(d, "--threads", "2");
+	post_weights(d.port, "", &plain);
+	post_weights(d.port, "Accept-Encoding: gzip\r\n", &gz);
+	post_weights(d.port, "Accept-Encoding: deflate\r\n", &df);
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_str_eq(coding_of(&gz), "gzip");
+	ck_assert_str_eq(coding_of(&df), "deflate");
+	ck_assert_uint_gt(plain.body_len, 100000);
+	ck_assert_uint_lt(gz.body_len * 2, plain.body_len); /* numbers shrink well */
+	ck_assert_str_eq(live_header(&plain, "Vary"), "Accept-Encoding");
+	ck_assert_str_eq(live_header(&gz, "Vary"), "Accept-Encoding");
+	assert_inflates_to(GZIP_BITS, &gz, &plain);
+	assert_inflates_to(ZLIB_BITS, &df, &plain);
+	live_resp_release(&plain);
+	live_resp_release(&gz);
+	live_resp_release(&df);
+	live_stop(&d);
+}
+END_TEST
+
+START_TEST(test_q_values_choose_the_coding)
+{
+	static const struct {
+		const char *accept;
+		const char *want;
+	} cases[] = {
+	    {"Accept-Encoding: gzip;q=0, deflate\r\n", "deflate"},
+	    {"Accept-Encoding: identity;q=0, gzip;q=0.5\r\n", "gzip"},
+	    {"Accept-Encoding: gzip;q=0.5, identity\r\n", ""},
+	    {"Accept-Encoding: *;q=0\r\n", ""},
+	    {"Accept-Encoding: *\r\n", "gzip"},
+	    {"Accept-Encoding: DEFLATE;Q=1, GZip;q=0.999\r\n", "deflate"},
+	    {"Accept-Encoding: br\r\nAccept-Encoding: deflate\r\n", "deflate"},
+	    {"Accept-Encoding: \r\n", ""},
+	};
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--threads", "2");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		post_weights(d.port, cases[i].accept, &r);
+		ck_assert_msg(strcmp(coding_of(&r), cases[i].want) == 0, "%s: got '%s'",
+			      cases[i].accept, coding_of(&r));
+		ck_assert_str_eq(live_header(&r, "Vary"), "Accept-Encoding");
+	}
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
+START_TEST(test_small_answers_and_other_routes_uncoded)
+{
+	/* answered inline (a small request), and on a worker (422, a body past
+	 * the small bound): both below COMPRESS_MIN_BYTES */
+	static const char small[] = "{\"model\": \"tiny\", \"text\": \"the cat sat on\"}";
+	char bad[800];
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--threads", "2", "--cors-origins", "http://a.test");
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", small,
+		  sizeof small - 1, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_uint_lt(r.body_len, COMPRESS_MIN_BYTES);
+	ck_assert_str_eq(coding_of(&r), "");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin, Accept-Encoding");
+	snprintf(bad, sizeof bad, "{\"model\": \"base\", \"nope\": \"%0700d\"}", 0);
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", bad,
+		  strlen(bad), &r);
+	live_assert_error(&r, 422, "unknown_field");
+	ck_assert_str_eq(coding_of(&r), "");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin, Accept-Encoding");
+	/* a route whose answers are never coded: no Vary on Accept-Encoding */
+	live_exchange(d.port,
+		      "GET /openapi.json HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n"
+		      "Connection: close\r\n\r\n",
+		      &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(coding_of(&r), "");
+	ck_assert_str_eq(live_header(&r, "Vary"), "Origin");
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
+/* A small request (answered on the I/O thread, service.h's API_SMALL_BODY)
+ * whose answer passes COMPRESS_MIN_BYTES is coded as a worker's would be. */
+START_TEST(test_small_request_large_answer_coded)
+{
+	static const char body[] = "{\"model\":\"tiny\",\"tokens\":[0,1,2,3,4,5,6,7,8,9,10,11,"
+				   "12,13,14,15,16,17,18,19]}";
+	struct live_resp plain = {0}, gz = {0};
+
+	ck_assert_uint_le(sizeof body - 1, API_SMALL_BODY);
+	LIVE_DAEMON(d, "--threads", "2");
+	live_post(d.port, "/v1/attention", "application/json", "", body, sizeof body - 1, &plain);
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", body,
+		  sizeof body - 1, &gz);
+	ck_assert_int_eq(plain.status, 200);
+	ck_assert_int_eq(gz.status, 200);
+	ck_assert_uint_gt(plain.body_len, COMPRESS_MIN_BYTES);
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_str_eq(coding_of(&gz), "gzip");
+	assert_inflates_to(GZIP_BITS, &gz, &plain);
+	live_resp_release(&plain);
+	live_resp_release(&gz);
+	live_stop(&d);
+}
+END_TEST
+
+START_TEST(test_coded_bodies_answer_as_plain_ones)
+{
+	size_t gz_len;
+	unsigned char *gz = zlib_code(GZIP_BITS, WEIGHTS_BODY, sizeof WEIGHTS_BODY - 1, &gz_len);
+	uLongf df_len = compressBound(sizeof WEIGHTS_BODY);
+	unsigned char *df = malloc(df_len);
+	struct live_resp plain = {0}, r = {0};
+
+	ck_assert_int_eq(compress2(df, &df_len, (const Bytef *)WEIGHTS_BODY,
+				   sizeof WEIGHTS_BODY - 1, 6),
+			 Z_OK);
+	LIVE_DAEMON(d, "--threads", "2");
+	post_weights(d.port, "", &plain);
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: gzip\r\n", gz,
+		  gz_len, &r);
+	ck_assert_int_eq(r.status, 200);
+	assert_same_answer(r.body, r.body_len, plain.body, plain.body_len);
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: deflate\r\n", df,
+		  df_len, &r);
+	ck_assert_int_eq(r.status, 200);
+	assert_same_answer(r.body, r.body_len, plain.body, plain.body_len);
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: identity\r\n",
+		  WEIGHTS_BODY, sizeof WEIGHTS_BODY - 1, &r);
+	ck_assert_int_eq(r.status, 200);
+	assert_same_answer(r.body, r.body_len, plain.body, plain.body_len);
+	live_resp_release(&plain);
+	live_resp_release(&r);
+	live_stop(&d);
+	free(gz);
+	free(df);
+}
+END_TEST
+
+/* body sent in two chunks of Transfer-Encoding: chunked, on a connection
+ * of its own; one response into r. */
+static void post_chunked(unsigned port, const char *extra, const void *body, size_t len,
+			 struct live_resp *r)
+{
+	const char *p = body;
+	size_t half = len / 2;
+	char line[64];
+	int fd = live_connect(port);
+
+	live_send_str(fd, LIVE_POST_ATTENTION "Transfer-Encoding: chunked\r\nConnection: close\r\n");
+	live_send_str(fd, extra);
+	live_send_str(fd, "\r\n");
+	snprintf(line, sizeof line, "%zx\r\n", half);
+	live_send_str(fd, line);
+	live_send_all(fd, p, half);
+	snprintf(line, sizeof line, "\r\n%zx\r\n", len - half);
+	live_send_str(fd, line);
+	live_send_all(fd, p + half, len - half);
+	live_send_str(fd, "\r\n0\r\n\r\n");
+	live_read_response(fd, r);
+	close(fd);
+}
+
+#define TOKENS_16 "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"
+#define TOKENS_64 TOKENS_16 "," TOKENS_16 "," TOKENS_16 "," TOKENS_16
+#define BODY_64 "{\"model\":\"base\",\"weights\":\"per_head\",\"tokens\":[" TOKENS_64 "]}"
+
+START_TEST(test_chunked_coded_body_level_0_and_the_answer_limit)
+{
+	/* WEIGHTS_BODY's text on tiny: within 1 MiB */
+	static const char tiny[] = "{\"model\":\"tiny\",\"text\":\"the cat sat on the mat and "
+				   "looked at the dog who was very happy to see her in the sun "
+				   "after a long day of rain they went home\"}";
+	size_t gz_len;
+	unsigned char *gz = zlib_code(GZIP_BITS, tiny, sizeof tiny - 1, &gz_len);
+	struct live_resp plain = {0}, r = {0};
+
+	LIVE_DAEMON(d, "--threads", "2", "--max-request-mb", "1", "--compress-level", "0");
+	/* chunks of the wire do not line up with the stream's blocks */
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", tiny,
+		  sizeof tiny - 1, &plain);
+	ck_assert_int_eq(plain.status, 200);
+	ck_assert_uint_gt(plain.body_len, COMPRESS_MIN_BYTES);
+	/* --compress-level 0: never coded, so nothing to vary on */
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_ptr_null(live_header(&plain, "Vary"));
+	post_chunked(d.port, "Content-Encoding: gzip\r\n", gz, gz_len, &r);
+	ck_assert_int_eq(r.status, 200);
+	assert_same_answer(r.body, r.body_len, plain.body, plain.body_len);
+	/* the limits on an answer hold before compression: 64 tokens' answer
+	 * needs 1 MiB and more, though its gzip would be a fifth of that */
+	live_post(d.port, "/v1/attention", "application/json", "Accept-Encoding: gzip\r\n", BODY_64,
+		  strlen(BODY_64), &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_str_eq(coding_of(&r), "");
+	live_resp_release(&plain);
+	live_resp_release(&r);
+	live_stop(&d);
+	free(gz);
+}
+END_TEST
+
+/* What a 1 MiB body may add to the daemon's VmHWM. Under ASan (the suite
+ * and the daemon are built alike) freed blocks wait in quarantine, so every
+ * doubling of the buffer stays resident, and shadow memory adds an eighth:
+ * about 3.2 MiB measured. Under TSan its shadow, more than twice the
+ * memory touched, brings it to about 3.3 MiB. Both stay far below the
+ * bomb's 10 MiB. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+enum { BOMB_HWM_KIB = 6144 };
+#else
+enum { BOMB_HWM_KIB = 2048 };
+#endif
+
+START_TEST(test_zip_bomb_413_within_the_limit)
+{
+	size_t zeros = 10u * MiB, bomb_len, small_len;
+	char *z = calloc(zeros, 1);
+	unsigned char *bomb = zlib_code(GZIP_BITS, z, zeros, &bomb_len);
+	unsigned char *small = zlib_code(GZIP_BITS, "{}", 2, &small_len);
+	struct live_resp r = {0};
+	long before, after;
+
+	free(z);
+	LIVE_DAEMON(d, "--threads", "2", "--max-body", "1048576");
+	/* warm up: a coded body (zlib's pages), then the baseline */
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: gzip\r\n", small,
+		  small_len, &r);
+	ck_assert_int_eq(r.status, 422);
+	before = live_proc_kib(d.pid, "VmHWM");
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: gzip\r\n", bomb,
+		  bomb_len, &r);
+	live_assert_error(&r, 413, "payload_too_large");
+	ck_assert_ptr_nonnull(strstr(r.body, "inflates to more than --max-body"));
+	after = live_proc_kib(d.pid, "VmHWM");
+	/* the body buffer doubles up to the limit (1 MiB), the last step holding
+	 * the old half beside it: 1.5 MiB at most, plus zlib's state; the bomb
+	 * itself is 10 MiB */
+	ck_assert_msg(after - before < BOMB_HWM_KIB, "VmHWM grew by %ld KiB", after - before);
+	fprintf(stderr, "zip bomb: VmHWM grew by %ld KiB (--max-body 1024 KiB; bound %d KiB)\n",
+		after - before, (int)BOMB_HWM_KIB);
+	live_get(d.port, "/healthz", &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	live_stop(&d);
+	free(bomb);
+	free(small);
+}
+END_TEST
+
+START_TEST(test_corrupt_400_and_unknown_coding_415)
+{
+	size_t gz_len;
+	unsigned char *gz = zlib_code(GZIP_BITS, WEIGHTS_BODY, sizeof WEIGHTS_BODY - 1, &gz_len);
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--threads", "2");
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: gzip\r\n",
+		  WEIGHTS_BODY, sizeof WEIGHTS_BODY - 1, &r);
+	live_assert_error(&r, 400, "bad_request");
+	ck_assert_ptr_nonnull(strstr(r.body, "the gzip request body does not inflate"));
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: gzip\r\n", gz,
+		  gz_len / 2, &r); /* truncated */
+	live_assert_error(&r, 400, "bad_request");
+	ck_assert_ptr_nonnull(strstr(r.body, "ends before"));
+	live_post(d.port, "/v1/attention", "application/json", "Content-Encoding: br\r\n", gz,
+		  gz_len, &r);
+	live_assert_error(&r, 415, "unsupported_media_type");
+	ck_assert_ptr_nonnull(strstr(r.body, "Content-Encoding 'br' is not supported"));
+	ck_assert_str_eq(live_header(&r, "Vary"), "Accept-Encoding");
+	live_post(d.port, "/v2/models/base/infer", "application/json",
+		  "Content-Encoding: zstd\r\n", gz, gz_len, &r);
+	ck_assert_int_eq(r.status, 415);
+	ck_assert_ptr_nonnull(strstr(r.body, "'zstd'"));
+	live_get(d.port, "/metrics", &r);
+	ck_assert(live_metric(r.body, "attnd_rejections_total{reason=\"bad_encoding\"}") == 2);
+	ck_assert(live_metric(r.body, "attnd_rejections_total{reason=\"unsupported_encoding\"}") ==
+		  2);
+	live_resp_release(&r);
+	live_stop(&d);
+	free(gz);
+}
+END_TEST
+
+START_TEST(test_preflight_and_wire_bytes)
+{
+	struct live_resp r = {0}, m = {0};
+	double before, after = 0;
+	int scrapes;
+
+	LIVE_DAEMON(d, "--threads", "2");
+	live_exchange(d.port,
+		      "OPTIONS /v1/attention HTTP/1.1\r\nHost: t\r\nOrigin: http://a.test\r\n"
+		      "Access-Control-Request-Method: POST\r\n"
+		      "Access-Control-Request-Headers: content-type, content-encoding\r\n"
+		      "Connection: close\r\n\r\n",
+		      &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_ptr_nonnull(strcasestr(live_header(&r, "Access-Control-Allow-Headers"),
+					 "Content-Encoding"));
+	/* attnd_http_response_bytes_total counts the coded bytes sent */
+	live_get(d.port, "/metrics", &m);
+	before = live_metric(m.body, "attnd_http_response_bytes_total");
+	post_weights(d.port, "Accept-Encoding: gzip\r\n", &r);
+	ck_assert_str_eq(coding_of(&r), "gzip");
+	ck_assert_str_eq(live_header(&r, "Access-Control-Expose-Headers") != NULL ? "y" : "n", "y");
+	/* counted when the answer's request completes, which with several I/O
+	 * threads may come after the next scrape: scrape until it shows */
+	for (scrapes = 1; scrapes <= 100; scrapes++) {
+		live_get(d.port, "/metrics", &m);
+		after = live_metric(m.body, "attnd_http_response_bytes_total");
+		if (after - before >= (double)r.body_len)
+			break;
+		usleep(20000);
+	}
+	/* between the first scrape and the last: the answer and the scrapes' own bodies */
+	ck_assert_msg(after - before < (double)r.body_len + 200000.0 * scrapes &&
+			  after - before >= (double)r.body_len,
+		      "%.0f bytes counted for a %zu byte answer", after - before, r.body_len);
+	live_resp_release(&r);
+	live_resp_release(&m);
+	live_stop(&d);
+}
+END_TEST
+
+/* GET path with extra header lines (each ending CRLF) into r. */
+static void get_with(unsigned port, const char *method, const char *path, const char *extra,
+		     struct live_resp *r)
+{
+	char head[1024];
+
+	snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: t\r\n%s", method, path, extra);
+	live_request(port, head, NULL, 0, r);
+}
+
+/* The viewer's files: gzipped at build time for a client that takes gzip,
+ * each representation with its own entity tag, and 304 with no body to a
+ * client that has the one it would get (If-None-Match, compared weakly, a
+ * list read tag by tag). */
+START_TEST(test_viewer_files_gzip_and_etag)
+{
+	/* no match; a malformed element ends the list before its `*`; a `*`
+	 * with more after it is no `*` */
+	static const char *const misses[] = {"If-None-Match: \"other\"\r\n",
+					     "If-None-Match: abc, *\r\n",
+					     "If-None-Match: *junk\r\n",
+					     "If-None-Match: *\"x\"\r\n"};
+	struct live_resp plain = {0}, gz = {0}, r = {0};
+	char tag[64], gz_tag[80], hdr[256];
+	size_t file_len, back_len;
+	char *file = case_slurp("web/app.js", &file_len); /* the suites run in the repository */
+	unsigned char *back;
+
+	ck_assert_ptr_nonnull(file);
+	LIVE_DAEMON(d, "--compress-level", "0"); /* a file's copy costs nothing to send */
+	live_get(d.port, "/web/app.js", &plain);
+	ck_assert_int_eq(plain.status, 200);
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_uint_eq(plain.body_len, file_len);
+	ck_assert(memcmp(plain.body, file, file_len) == 0);
+	ck_assert_str_eq(live_header(&plain, "Vary"), "Accept-Encoding");
+	ck_assert_str_eq(live_header(&plain, "Cache-Control"), "no-cache");
+	snprintf(tag, sizeof tag, "%s", live_header(&plain, "ETag"));
+	ck_assert_msg(strlen(tag) == 18 && tag[0] == '"' && tag[17] == '"', "ETag %s", tag);
+
+	get_with(d.port, "GET", "/web/app.js", "Accept-Encoding: gzip, deflate, br\r\n", &gz);
+	ck_assert_int_eq(gz.status, 200);
+	ck_assert_str_eq(coding_of(&gz), "gzip");
+	snprintf(gz_tag, sizeof gz_tag, "%s", live_header(&gz, "ETag"));
+	ck_assert_msg(strlen(gz_tag) == 23 && strcmp(gz_tag + 17, "-gzip\"") == 0 &&
+			  strncmp(gz_tag, tag, 17) != 0,
+		      "the copy's ETag %s (the file's %s)", gz_tag, tag);
+	ck_assert_uint_lt(gz.body_len * 2, file_len);
+	back = zlib_inflate(GZIP_BITS, gz.body, gz.body_len, file_len, &back_len);
+	ck_assert_uint_eq(back_len, file_len);
+	ck_assert(memcmp(back, file, file_len) == 0);
+	free(back);
+
+	/* the tag of the representation this request would get: 304, no body,
+	 * the 200's Content-Length, its tag and Vary, no coding or type */
+	snprintf(hdr, sizeof hdr, "If-None-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 304);
+	ck_assert_uint_eq(r.body_len, 0);
+	ck_assert_uint_eq(strtoul(live_header(&r, "Content-Length"), NULL, 10), file_len);
+	ck_assert_str_eq(live_header(&r, "ETag"), tag);
+	ck_assert_str_eq(live_header(&r, "Vary"), "Accept-Encoding");
+	ck_assert_ptr_null(live_header(&r, "Content-Encoding"));
+	ck_assert_ptr_null(live_header(&r, "Content-Type"));
+	/* the identity's tag does not validate the gzip copy */
+	snprintf(hdr, sizeof hdr, "Accept-Encoding: gzip\r\nIf-None-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(coding_of(&r), "gzip");
+	/* a list, a weak tag, a comma inside a tag, a second field */
+	snprintf(hdr, sizeof hdr, "Accept-Encoding: gzip\r\nIf-None-Match: \"a,b\" ,W/%s\r\n",
+		 gz_tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 304);
+	snprintf(hdr, sizeof hdr, "If-None-Match: \"other\"\r\nIf-None-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 304);
+	get_with(d.port, "HEAD", "/", "If-None-Match: *\r\n", &r);
+	ck_assert_int_eq(r.status, 304);
+	for (size_t i = 0; i < sizeof misses / sizeof misses[0]; i++) {
+		get_with(d.port, "GET", "/web/app.js", misses[i], &r);
+		ck_assert_msg(r.status == 200 && r.body_len == file_len, "%s: %d", misses[i],
+			      r.status);
+	}
+	snprintf(hdr, sizeof hdr, "If-None-Match: %.16s\r\n", tag + 1); /* no quotes */
+	get_with(d.port, "GET", "/web/app.js", hdr, &r);
+	ck_assert_int_eq(r.status, 200);
+	/* every answer on the viewer's paths varies as its files do */
+	get_with(d.port, "POST", "/web/app.js", "", &r);
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(live_header(&r, "Vary"), "Accept-Encoding");
+	get_with(d.port, "GET", "/web/nope.js", "", &r);
+	ck_assert_int_eq(r.status, 404);
+	ck_assert_str_eq(live_header(&r, "Vary"), "Accept-Encoding");
+	live_resp_release(&plain);
+	live_resp_release(&gz);
+	live_resp_release(&r);
+	free(file);
+	live_stop(&d);
+}
+END_TEST
+
+static Suite *compress_http_suite(void)
+{
+	Suite *s = suite_create("compress_http");
+	TCase *daemon = tcase_create("daemon");
+
+	tcase_set_timeout(daemon, 120);
+	tcase_add_test(daemon, test_coded_answers_inflate_to_identity);
+	tcase_add_test(daemon, test_q_values_choose_the_coding);
+	tcase_add_test(daemon, test_small_answers_and_other_routes_uncoded);
+	tcase_add_test(daemon, test_small_request_large_answer_coded);
+	tcase_add_test(daemon, test_coded_bodies_answer_as_plain_ones);
+	tcase_add_test(daemon, test_chunked_coded_body_level_0_and_the_answer_limit);
+	tcase_add_test(daemon, test_zip_bomb_413_within_the_limit);
+	tcase_add_test(daemon, test_corrupt_400_and_unknown_coding_415);
+	tcase_add_test(daemon, test_preflight_and_wire_bytes);
+	tcase_add_test(daemon, test_viewer_files_gzip_and_etag);
+	suite_add_tcase(s, daemon);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = {.daemon = true};
+
+	return suite_main(argc, argv, compress_http_suite, &opts);
+}
