@@ -6,12 +6,13 @@ Each file becomes {name, content_type, bytes, len, etag, gzip, gzip_len,
 gzip_etag} in `web_assets[]` (server/web_assets.h); attnd serves index.html
 at GET / and every file at GET /web/{name}. The entity tag is the first 16
 hex digits of the file's SHA-256, quoted; the gzip copy (level 9, no name,
-no time: the same bytes for the same zlib) is kept when the file has at least
-MIN_GZIP bytes and the copy is smaller, with its own tag, from the copy's
-own bytes (a strong tag names one representation, byte for byte: RFC 9110
-section 8.8.3; another zlib may code the file differently). The content type comes from the extension; a file of any
-other kind, a name with characters outside [A-Za-z0-9._-], or a missing
-index.html stops the build rather than ship a viewer that cannot load.
+no time: the same bytes for the same zlib) is kept when the file has at
+least MIN_GZIP bytes and the copy is smaller, with its own tag, from the
+copy's own bytes (a strong tag names one representation, byte for byte:
+RFC 9110 section 8.8.3; another zlib may code the file differently).
+The content type comes from the extension; a file of any other kind, a
+name with characters outside [A-Za-z0-9._-], or a missing index.html
+stops the build rather than ship a viewer that cannot load.
 """
 import gzip
 import hashlib
@@ -55,8 +56,9 @@ def c_bytes(data):
     return "\n".join(lines)
 
 
-def etag(data):
-    return '"%s"' % hashlib.sha256(data).hexdigest()[:16]
+def etag(data, suffix=""):
+    """The entity tag of data as a C string literal: "\"<16 hex>SUFFIX\""."""
+    return '"\\"%s%s\\""' % (hashlib.sha256(data).hexdigest()[:16], suffix)
 
 
 def gzipped(data):
@@ -82,16 +84,15 @@ def main():
     rows = []
     for i, (name, ctype, data) in enumerate(assets):
         out.append("static const unsigned char asset_%d[] = {\n%s\n    0};" % (i, c_bytes(data)))
-        tag = etag(data)
         coded = gzipped(data)
         if coded is None:
             gz = "NULL, 0, NULL"
         else:
             out.append("static const unsigned char asset_%d_gz[] = {\n%s\n    0};"
                        % (i, c_bytes(coded)))
-            gz = 'asset_%d_gz, %d, "\\"%s-gzip\\""' % (i, len(coded), etag(coded)[1:-1])
-        rows.append('    {"%s", "%s", asset_%d, %d, "\\"%s\\"", %s},'
-                    % (name, ctype, i, len(data), tag[1:-1], gz))
+            gz = "asset_%d_gz, %d, %s" % (i, len(coded), etag(coded, "-gzip"))
+        rows.append('    {"%s", "%s", asset_%d, %d, %s, %s},'
+                    % (name, ctype, i, len(data), etag(data), gz))
     out.append("")
     out.append("const struct web_asset web_assets[] = {")
     out.extend(rows)
