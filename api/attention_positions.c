@@ -47,13 +47,15 @@ int attention_positions_size(const struct attention_job *job, size_t *dim, size_
 static void encode_rows(const struct attention_job *job, float *enc /* [L, dim] */, size_t L,
 			size_t dim)
 {
+	const float u = (float)(1.0 / sqrt((double)dim)); /* rope: each entry of the unit vector */
+
 	if (job->pos.kind == ATTN_POS_SINUSOIDAL) {
 		memset(enc, 0, L * dim * sizeof(float));
 		attn_sinusoidal_add(enc, L, dim, 0, &job->pos, job->q_positions);
 		return;
 	}
 	for (size_t k = 0; k < L * dim; k++)
-		enc[k] = (float)(1.0 / sqrt((double)dim));
+		enc[k] = u;
 	/* one head of D channels a row, rows D apart, one item */
 	attn_rope_rows(enc, 0, 1, dim, L, 0, 1, dim, dim, &job->pos, job->q_positions);
 }
