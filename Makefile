@@ -57,6 +57,16 @@ endif
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
+else
+# The daemon is linked with link-time optimization: inlining across files
+# took 3% of the instructions and about 5% of the CPU off each four-word
+# request (bench/README.md, "Link-time optimization"). The objects
+# are fat and every other link says -fno-lto, so tests and benches link
+# their ordinary code in a tenth of a second, not three (the integration
+# suites run the daemon itself). LTO= turns it off.
+LTO     ?= -flto=auto -ffat-lto-objects
+CFLAGS  += $(LTO)
+LDFLAGS += $(if $(LTO),-fno-lto)
 endif
 
 BLAS_LIBS   := -lopenblas
@@ -208,7 +218,7 @@ $(WEB_OBJ): $(BUILD)/gen/web_assets.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(ATTND): $(SERVER_OBJ) $(WEB_OBJ) $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ -lmicrohttpd -ljansson $(TOK_LIBS) $(ZLIB_LIBS) $(LDLIBS)
+	$(CC) $(filter-out -fno-lto,$(LDFLAGS)) $(LTO) $^ -o $@ -lmicrohttpd -ljansson $(TOK_LIBS) $(ZLIB_LIBS) $(LDLIBS)
 
 # Test binaries link Check and jansson (to read fixtures); the engine does not.
 $(BUILD)/tests/%.o: tests/%.c
