@@ -230,27 +230,26 @@ enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connectio
 	return accept_encoding_choose(&ae);
 }
 
-/* Does the list field (`*` or entity tags, RFC 9110 section 8.8.3) name
- * etag? A tag's quotes hold any byte but a quote, commas too, so the list
- * is read tag by tag, not split at commas; a malformed element ends it,
- * and a `*` is one only when a comma or the field's end follows it (`*x`
- * would otherwise answer 304 to a client that has nothing). */
+/* Does the field (`*` alone, or a list of entity tags, RFC 9110 section
+ * 13.1.2) name etag? A tag's quotes hold any byte but a quote, commas too,
+ * so the list is read tag by tag, not split at commas; a malformed element
+ * ends it. `*` counts only as the whole field, as nginx and Apache read
+ * it: in a list (`"x", *`) or followed by more (`*x`) it is not the
+ * grammar's, and taking it would answer 304 to a client that may have
+ * nothing. */
 static int etag_listed(const char *field, const char *etag)
 {
 	size_t len = strlen(etag);
-	const char *p = field;
+	const char *p = field + strspn(field, " \t");
 
+	if (*p == '*')
+		return p[1 + strspn(p + 1, " \t")] == '\0';
 	for (;;) {
 		const char *close;
 
 		p += strspn(p, " \t,");
 		if (*p == '\0')
 			return 0;
-		if (*p == '*') {
-			const char *after = p + 1 + strspn(p + 1, " \t");
-
-			return *after == ',' || *after == '\0';
-		}
 		if (strncmp(p, "W/", 2) == 0)
 			p += 2; /* If-None-Match compares weakly */
 		if (*p != '"' || (close = strchr(p + 1, '"')) == NULL)

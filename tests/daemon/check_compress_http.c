@@ -430,12 +430,14 @@ static void get_with(unsigned port, const char *method, const char *path, const 
  * list read tag by tag). */
 START_TEST(test_viewer_files_gzip_and_etag)
 {
-	/* no match; a malformed element ends the list before its `*`; a `*`
-	 * with more after it is no `*` */
+	/* no match; a malformed element ends the list before its `*`; `*` is
+	 * one only as the whole field, not with more after it nor in a list */
 	static const char *const misses[] = {"If-None-Match: \"other\"\r\n",
 					     "If-None-Match: abc, *\r\n",
 					     "If-None-Match: *junk\r\n",
-					     "If-None-Match: *\"x\"\r\n"};
+					     "If-None-Match: *\"x\"\r\n",
+					     "If-None-Match: \"other\", *\r\n",
+					     "If-None-Match: *, \"other\"\r\n"};
 	struct live_resp plain = {0}, gz = {0}, r = {0};
 	char tag[64], gz_tag[80], hdr[256];
 	size_t file_len, back_len;
