@@ -216,6 +216,24 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
  * 2 B L (the sum of in * out over the layer's maps) + 4 B H L^2 D. */
 double attn_stack_flops(const struct attn_stack_run *run);
 
+/*
+ * The stack's own position signal at positions 0 .. L - 1 of an item (of no
+ * pad id, for RoBERTa), made by the forward pass's own code
+ * (stack_positions.c), into enc [L, dim], dim = attn_stack_position_dim:
+ *   gpt2, bert   E: the rows of wpe added to the tokens' embeddings (token
+ *                types not included): rows 0 .. L - 1, for RoBERTa's
+ *                positions from the ids rows pad_id + 1 .. pad_id + L
+ *   llama        D: u, every entry 1 / sqrt(D), rotated as one head's query
+ *                at position l (inv_freq, rope_attention_scaling a: each row
+ *                has norm a, and row i . row j = a^2 u . R(j - i) u)
+ * Refusals: ATTN_ERR_EMPTY ("ids", L = 0), ATTN_ERR_POSITION ("ids", index
+ * attn_stack_context: L past it, gpt2 and bert). enc is the caller's and
+ * untouched on failure; nothing is allocated.
+ */
+size_t attn_stack_position_dim(const struct attn_stack *s);
+enum attn_status attn_stack_positions(float *enc /* [L, dim] */, const struct attn_stack *s,
+				      size_t L, struct attn_error *err);
+
 /* The longest sequence the stack takes: max_positions, less pad_id + 1 when
  * positions come from the ids (RoBERTa); 0 when that leaves none. */
 size_t attn_stack_context(const struct attn_stack *s);

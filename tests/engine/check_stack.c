@@ -19,6 +19,9 @@
  *             one set before the call returns ATTN_ERR_CANCELLED
  *   refusals  each bad run or stack names its status and field; sizes that
  *             overflow are refused before anything is allocated or read
+ *   positions the stack's own position signal (attn_stack_positions): wpe's
+ *             rows as added (RoBERTa's from pad_id + 1), bit for bit;
+ *             llama's rotated unit vector against a double twin
  * The kernels inside (norm, activation, RoPE table, in-major linear) have
  * check_layers.
  */
@@ -639,6 +642,54 @@ START_TEST(flops_count_maps_and_attention)
 }
 END_TEST
 
+/* The stack's own position signal (attn_stack_positions): wpe's rows as
+ * stack_embed adds them (gpt2 from row 0, RoBERTa from pad_id + 1), the
+ * same bits; llama's u rotated as a query, against a double twin of
+ * rotate_half at the stack's inv_freq and attention scaling (1.25 in
+ * variant 1), within 1e-6: the angles are float, as torch's. */
+START_TEST(positions_are_the_stacks_own)
+{
+	static const struct {
+		enum attn_family fam;
+		int variant;
+		size_t first; /* wpe row of position 0 */
+	} learned[] = {
+	    {ATTN_FAMILY_GPT2, 0, 0}, {ATTN_FAMILY_BERT, 0, 0}, {ATTN_FAMILY_BERT, 1, 2}};
+	const size_t L = 7;
+	struct attn_prng g;
+	struct tmodel m;
+	float enc[7 * 16];
+	struct attn_error err;
+
+	attn_prng_seed(&g, 11);
+	for (size_t c = 0; c < sizeof learned / sizeof learned[0]; c++) {
+		tm_build(&m, &g, learned[c].fam, learned[c].variant);
+		ck_assert_uint_eq(attn_stack_position_dim(&m.s), m.s.E);
+		ck_assert_int_eq(attn_stack_positions(enc, &m.s, L, &err), ATTN_OK);
+		ck_assert(memcmp(enc, m.s.wpe + learned[c].first * m.s.E,
+				 L * m.s.E * sizeof(float)) == 0);
+		ck_assert_int_eq(
+		    attn_stack_positions(enc, &m.s, attn_stack_context(&m.s) + 1, &err),
+		    ATTN_ERR_POSITION);
+		ck_assert_int_eq(attn_stack_positions(enc, &m.s, 0, &err), ATTN_ERR_EMPTY);
+		tm_free(&m);
+	}
+	tm_build(&m, &g, ATTN_FAMILY_LLAMA, 1); /* D = 6, scaling 1.25 */
+	ck_assert_uint_eq(attn_stack_position_dim(&m.s), 6);
+	ck_assert_int_eq(attn_stack_positions(enc, &m.s, L, &err), ATTN_OK);
+	for (size_t l = 0; l < L; l++)
+		for (size_t i = 0; i < 3; i++) {
+			double u = 1.0 / sqrt(6.0), a = (double)m.inv_freq[i] * (double)l;
+			double x1 = 1.25 * (u * cos(a) - u * sin(a)),
+			       x2 = 1.25 * (u * cos(a) + u * sin(a));
+
+			ck_assert_double_eq_tol(enc[l * 6 + i], x1, 1e-6);
+			ck_assert_double_eq_tol(enc[l * 6 + i + 3], x2, 1e-6);
+		}
+	tm_free(&m);
+}
+END_TEST
+
 static Suite *stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -653,6 +704,7 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, bad_stacks_are_refused);
 	tcase_add_test(tc, overflowing_sizes_are_refused);
 	tcase_add_test(tc, flops_count_maps_and_attention);
+	tcase_add_test(tc, positions_are_the_stacks_own);
 	suite_add_tcase(s, tc);
 	return s;
 }
