@@ -199,6 +199,16 @@ void attention_out_release(struct attention_out *o);
 void attention_positions(const struct attention_job *job, const struct attention_plan *plan,
 			 float *x);
 
+/* The dot products [L, L] and distances [L, L] of the rows of the encoding
+ * x [L, dim], written after it into x (attention_positions_floats(L, dim)
+ * floats in all): what attention_positions does after the encoding, for an
+ * encoding made elsewhere (a checkpoint's, api/stack_run.c). */
+void attention_positions_compare(float *x, size_t L, size_t dim);
+
+/* The floats of the positions of L rows of dim columns: [L, dim] + 2 [L, L];
+ * -1 past size_t. */
+int attention_positions_floats(size_t L, size_t dim, size_t *n);
+
 /* The columns and floats of a job's positions (0, 0 without); -1 past size_t. */
 int attention_positions_size(const struct attention_job *job, size_t *dim, size_t *n);
 

@@ -13,6 +13,8 @@
  *                         prints ("closer positions are more similar")
  *
  * L = Lq, the longest item of a batch: positions are the same for each item.
+ * A checkpoint's encoding is its stack's own (engine/stack.h,
+ * attn_stack_positions; api/stack_run.c): the comparisons here are shared.
  * Sums are in double, as the engine's angles are.
  */
 #include "api/attention_job.h"
@@ -28,19 +30,25 @@ double attention_positions_flops(size_t L, size_t dim)
 	return 2.5 * (double)L * (double)L * (double)dim; /* half the pairs, 5 a channel */
 }
 
+int attention_positions_floats(size_t L, size_t dim, size_t *n)
+{
+	size_t enc = 0, square = 0, pair = 0;
+
+	*n = 0;
+	if (size_mul(&enc, L, dim) || size_mul(&square, L, L) || size_add(&pair, square, square) ||
+	    size_add(n, enc, pair))
+		return -1;
+	return 0;
+}
+
 int attention_positions_size(const struct attention_job *job, size_t *dim, size_t *n)
 {
-	size_t L = job->Lq, enc = 0, square = 0, pair = 0;
-
 	*dim = 0;
 	*n = 0;
 	if (!job->positions)
 		return 0;
 	*dim = job->pos.kind == ATTN_POS_ROPE ? job->model->D : job->model->E;
-	if (size_mul(&enc, L, *dim) || size_mul(&square, L, L) || size_add(&pair, square, square) ||
-	    size_add(n, enc, pair))
-		return -1;
-	return 0;
+	return attention_positions_floats(job->Lq, *dim, n);
 }
 
 /* pass 1: the encoding, by the engine's own functions */
@@ -82,12 +90,16 @@ static void compare_rows(const float *enc /* [L, dim] */, size_t L, size_t dim,
 		}
 }
 
+void attention_positions_compare(float *x, size_t L, size_t dim)
+{
+	float *sim = x + L * dim, *dist = sim + L * L; /* seek past the encoding, the similarity */
+
+	compare_rows(x, L, dim, sim, dist);
+}
+
 void attention_positions(const struct attention_job *job, const struct attention_plan *plan,
 			 float *x)
 {
-	size_t L = job->Lq, dim = plan->pos_dim;
-	float *sim = x + L * dim, *dist = sim + L * L; /* seek past the encoding, the similarity */
-
-	encode_rows(job, x, L, dim);
-	compare_rows(x, L, dim, sim, dist);
+	encode_rows(job, x, job->Lq, plan->pos_dim);
+	attention_positions_compare(x, job->Lq, plan->pos_dim);
 }

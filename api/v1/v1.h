@@ -99,6 +99,16 @@ void v1_write_tokens(struct buf *b, const struct attention_job *job);
 int v1_write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
 		     size_t heads, size_t cols, const size_t *k_len, float *scratch);
 
+/* "positions": {"type", "encoding" [L, dim], "similarity" [L, L], "distance"
+ * [L, L]}, preceded by a comma, from x as attention_positions lays it out
+ * (the encoding, then the two comparisons). */
+int v1_write_positions(struct api_writer *w, const char *type, const float *x, size_t L,
+		       size_t dim);
+
+/* "positions" asked for Lq query positions, on a layer or a checkpoint
+ * (v1_stack.c): 0, or -1 (422 at /positions) past API_POSITIONS_MAX_L. */
+int v1_positions_cap(size_t Lq, struct api_error *err);
+
 /* POST /v1/attention on a checkpoint model (v1_stack.c): in is decoded as
  * far as job's model (job->entry->ckpt); answers into reply. */
 void v1_stack_attention(const struct api_service *svc, struct v1_body *in,

@@ -59,27 +59,6 @@ static void write_shape(struct buf *b, const struct attention_job *job)
 	buf_putc(b, '}');
 }
 
-/* "positions": {"type", "encoding" [L, dim], "similarity" [L, L], "distance" [L, L]},
- * from o->positions as attention_positions lays it out. */
-static int write_positions(struct api_writer *w, const struct attention_job *job,
-			   const struct attention_plan *plan, const float *x)
-{
-	size_t L = job->Lq, enc_shape[2] = {L, plan->pos_dim}, square[2] = {L, L};
-
-	buf_puts(w->out, job->pos.kind == ATTN_POS_ROPE ? ",\"positions\":{\"type\":\"rope\""
-						       : ",\"positions\":{\"type\":\"sinusoidal\"");
-	buf_puts(w->out, ",\"encoding\":");
-	if (api_tensor_write(w, x, 2, enc_shape) != 0)
-		return -1;
-	buf_puts(w->out, ",\"similarity\":");
-	if (api_tensor_write(w, x + L * plan->pos_dim, 2, square) != 0) /* seek past the encoding */
-		return -1;
-	buf_puts(w->out, ",\"distance\":");
-	if (api_tensor_write(w, x + L * plan->pos_dim + L * L, 2, square) != 0)
-		return -1;
-	return buf_putc(w->out, '}');
-}
-
 static int encode(const struct attention_job *job, const struct attention_plan *plan,
 		  const struct attention_out *o, double flops, double compute_ms, struct buf *b)
 {
@@ -106,7 +85,9 @@ static int encode(const struct attention_job *job, const struct attention_plan *
 		if (v1_write_batched(&w, job, o->scores, H, job->Lk, job->k_len, o->scratch) != 0)
 			return -1;
 	}
-	if (o->positions != NULL && write_positions(&w, job, plan, o->positions) != 0)
+	if (o->positions != NULL &&
+	    v1_write_positions(&w, job->pos.kind == ATTN_POS_ROPE ? "rope" : "sinusoidal",
+			       o->positions, job->Lq, plan->pos_dim) != 0)
 		return -1;
 	api_json_usage(b, flops, compute_ms);
 	buf_putc(b, '}');

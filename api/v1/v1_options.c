@@ -411,13 +411,19 @@ int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job
 		return api_fail(err, API_E_INVALID_VALUE, "/positions",
 				"positional type is 'none': there is no encoding to show; set "
 				"\"positional\" to \"sinusoidal\" or \"rope\"");
-	if (job->Lq > API_POSITIONS_MAX_L)
-		return api_fail(err, API_E_INVALID_VALUE, "/positions",
-				"positions are shown for at most %d query positions; this request "
-				"has %zu",
-				API_POSITIONS_MAX_L, job->Lq);
+	if (v1_positions_cap(job->Lq, err) != 0)
+		return -1;
 	job->positions = 1;
 	return 0;
+}
+
+int v1_positions_cap(size_t Lq, struct api_error *err)
+{
+	if (Lq <= API_POSITIONS_MAX_L)
+		return 0;
+	return api_fail(err, API_E_INVALID_VALUE, "/positions",
+			"positions are shown for at most %d query positions; this request has %zu",
+			API_POSITIONS_MAX_L, Lq);
 }
 
 /* ---- what /v1/sdpa reads alike -------------------------------------------- */

@@ -1,7 +1,7 @@
 /*
  * v1_write.c: the parts of a /v1/attention answer that one-layer and
- * checkpoint answers share: the tokens, and tensors shaped as the request
- * was (see v1.h).
+ * checkpoint answers share: the tokens, tensors shaped as the request was,
+ * and the positions (see v1.h).
  */
 #include "v1.h"
 
@@ -100,4 +100,22 @@ int v1_write_batched(struct api_writer *w, const struct attention_job *job, cons
 			return -1;
 	}
 	return buf_putc(w->out, ']');
+}
+
+int v1_write_positions(struct api_writer *w, const char *type, const float *x, size_t L, size_t dim)
+{
+	size_t enc_shape[2] = {L, dim}, square[2] = {L, L};
+
+	buf_puts(w->out, ",\"positions\":{\"type\":");
+	jsonstr_put(w->out, type);
+	buf_puts(w->out, ",\"encoding\":");
+	if (api_tensor_write(w, x, 2, enc_shape) != 0)
+		return -1;
+	buf_puts(w->out, ",\"similarity\":");
+	if (api_tensor_write(w, x + L * dim, 2, square) != 0) /* seek past the encoding */
+		return -1;
+	buf_puts(w->out, ",\"distance\":");
+	if (api_tensor_write(w, x + L * dim + L * L, 2, square) != 0) /* past the similarity */
+		return -1;
+	return buf_putc(w->out, '}');
 }
