@@ -22,6 +22,7 @@ void stack_job_release(struct stack_job *s)
 	free(s->attentions);
 	free(s->scores);
 	free(s->out);
+	free(s->positions);
 	free(s->scratch);
 	free(s->ws);
 	memset(s, 0, sizeof(*s));
@@ -30,6 +31,11 @@ void stack_job_release(struct stack_job *s)
 size_t stack_heads(const struct stack_job *s)
 {
 	return s->heads ? s->n_heads : s->st->H;
+}
+
+const char *stack_positions_type(const struct attn_stack *st)
+{
+	return st->family == ATTN_FAMILY_LLAMA ? "rope" : "learned";
 }
 
 int stack_all_layers(struct stack_job *s, struct api_error *err)
@@ -135,10 +141,10 @@ static int captures(struct stack_job *s, struct api_error *err)
 	return 0;
 }
 
-/* The floats of the answer (attentions, scores, output), and with them, its
- * text (answer_bytes_per_float) and the workspace (which holds a layer's
- * [B, H, L, L] weights and scores when only some heads are kept), the memory
- * it needs, against the limit. */
+/* The floats of the answer (attentions, scores, output, positions), and with
+ * them, its text (answer_bytes_per_float) and the workspace (which holds a
+ * layer's [B, H, L, L] weights and scores when only some heads are kept),
+ * the memory it needs, against the limit. */
 static int check_memory(const struct api_service *svc, struct stack_job *s, struct api_error *err)
 {
 	const struct attention_job *job = s->job;
@@ -146,14 +152,19 @@ static int check_memory(const struct api_service *svc, struct stack_job *s, stru
 	size_t C_s = job->scores_view == ATTN_SCORES_NONE ? 0 : s->n_layers;
 	size_t per_cell = job->weights_mode == ATTN_WEIGHTS_MEAN ? 1 : stack_heads(s);
 	size_t cells = 0, floats = 0, bytes = 0, text = 0, item = 0;
-	int bad = size_mul3(&cells, job->B, job->Lq, job->Lq) ||
-		  size_mul3(&s->att_n, C, cells, per_cell) ||
-		  size_mul3(&s->sc_n, C_s, cells, stack_heads(s)) ||
-		  size_mul3(&s->out_n, job->B, job->Lq, s->st->E) ||
-		  size_add(&floats, s->att_n, s->out_n) || size_add(&floats, floats, s->sc_n) ||
-		  size_mul(&text, floats, (size_t)s->answer_bytes_per_float) ||
-		  size_mul(&bytes, floats, sizeof(float)) || size_add(&bytes, bytes, text) ||
-		  size_add(&bytes, bytes, s->ws_bytes);
+	int bad;
+
+	s->pos_dim = s->want_positions ? attn_stack_position_dim(s->st) : 0;
+	bad = (s->want_positions && attention_positions_floats(job->Lq, s->pos_dim, &s->pos_n)) ||
+	      size_mul3(&cells, job->B, job->Lq, job->Lq) ||
+	      size_mul3(&s->att_n, C, cells, per_cell) ||
+	      size_mul3(&s->sc_n, C_s, cells, stack_heads(s)) ||
+	      size_mul3(&s->out_n, job->B, job->Lq, s->st->E) ||
+	      size_add(&floats, s->att_n, s->out_n) || size_add(&floats, floats, s->sc_n) ||
+	      size_add(&floats, floats, s->pos_n) ||
+	      size_mul(&text, floats, (size_t)s->answer_bytes_per_float) ||
+	      size_mul(&bytes, floats, sizeof(float)) || size_add(&bytes, bytes, text) ||
+	      size_add(&bytes, bytes, s->ws_bytes);
 
 	s->plan_bytes = bytes; /* with the ragged scratch: at most one item of the floats */
 	if (bad || bytes > svc->limits.max_request_bytes)
@@ -185,7 +196,7 @@ int stack_plan(const struct api_service *svc, const struct api_reply *reply, str
 		return attention_engine_error(s->job, &aerr, err);
 	if (check_memory(svc, s, err) != 0)
 		return -1;
-	s->flops = attn_stack_flops(&r);
+	s->flops = attn_stack_flops(&r) + attention_positions_flops(s->job->Lq, s->pos_dim);
 	s->cells = (double)(s->last + 1) * (double)s->job->B * (double)s->st->H *
 		    (double)s->job->Lq * (double)s->job->Lq;
 	return api_check_work(&svc->limits, s->flops, s->cells, err);
@@ -219,6 +230,24 @@ static int allocate(const struct api_service *svc, const struct api_reply *reply
 	return 0;
 }
 
+/* The stack's own position signal (engine/stack.h), then its rows
+ * compared as a layer's are (attention_positions_compare). */
+static int make_positions(struct stack_job *s, struct api_error *err)
+{
+	size_t L = s->job->Lq;
+	struct attn_error aerr;
+
+	if (!s->want_positions)
+		return 0;
+	s->positions = malloc(s->pos_n * sizeof(float));
+	if (s->positions == NULL)
+		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	if (attn_stack_positions(s->positions, s->st, L, &aerr) != ATTN_OK)
+		return attention_engine_error(s->job, &aerr, err);
+	attention_positions_compare(s->positions, L, s->pos_dim);
+	return 0;
+}
+
 int stack_run(const struct api_service *svc, struct stack_job *s, struct api_reply *reply,
 	      struct api_error *err)
 {
@@ -228,8 +257,11 @@ int stack_run(const struct api_service *svc, struct stack_job *s, struct api_rep
 	struct timespec t0;
 	int rc = -1;
 
-	if (s->att_n == 0 && s->sc_n == 0 && !s->want_output) { /* the tokens alone */
-		s->flops = 0;
+	if (make_positions(s, err) != 0)
+		return -1;
+	if (s->att_n == 0 && s->sc_n == 0 && !s->want_output) { /* the tokens (positions) alone */
+		s->flops = attention_positions_flops(s->job->Lq, s->pos_dim);
+		reply->flops = s->flops;
 		return 0;
 	}
 	t = api_lend_threads(svc, reply, api_work(s->flops, s->cells));

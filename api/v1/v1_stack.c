@@ -9,7 +9,11 @@
  *    "scores"?: with "scores": "masked", the same per answered layer: each
  *               head's pre-softmax scores (engine/stack.h), shaped as a
  *               per-head "attentions" entry whatever "weights" says,
- *    "output"?: Hugging Face's hidden_states[max(layers) + 1], "usage"}
+ *    "output"?: Hugging Face's hidden_states[max(layers) + 1],
+ *    "positions"?: with "positions": true, the checkpoint's own position
+ *                  signal, shaped as a layer's (v1_write_positions): type
+ *                  "learned" (gpt2, bert: wpe's rows) or "rope" (llama),
+ *                  engine/stack.h attn_stack_positions, "usage"}
  * Decode here, plan and run in api/stack_run.c (memory and work checked
  * before anything large is allocated), encode here. Every checkpoint request
  * runs on a worker thread, never on the I/O thread's small path.
@@ -30,7 +34,7 @@
 /* What a checkpoint request reads beside its input. */
 static const char *const applies[] = {"model",	  "tokens",    "text",	  "token_type_ids",
 				      "layers",	  "heads",     "weights", "scores",
-				      "output",	  "encoding",  "precision", NULL};
+				      "output",	  "positions", "encoding", "precision", NULL};
 
 /* ---- decoding ---------------------------------------------------------- */
 
@@ -208,6 +212,16 @@ static int decode_types(const json_t *root, struct stack_job *s, struct api_erro
 	return 0;
 }
 
+/* "positions": true, a boolean (default false), for at most
+ * API_POSITIONS_MAX_L positions (the input is decoded and within the
+ * context: wpe has a row for each). */
+static int decode_positions(const json_t *root, struct stack_job *s, struct api_error *err)
+{
+	if (req_bool(root, "positions", "", 0, &s->want_positions, err) != 0)
+		return -1;
+	return s->want_positions ? v1_positions_cap(s->job->Lq, err) : 0;
+}
+
 static int decode(const struct api_service *svc, const struct v1_body *in, struct stack_job *s,
 		  struct api_error *err)
 {
@@ -218,7 +232,8 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	s->st = &s->ckpt->ck->stack;
 	if (refuse_layer_fields(in->root, job->model_name, err) != 0 ||
 	    decode_input(svc, in->root, s, err) != 0 || decode_types(in->root, s, err) != 0 ||
-	    decode_layers(in->root, s, err) != 0 || decode_heads(in->root, s, err) != 0 ||
+	    decode_positions(in->root, s, err) != 0 || decode_layers(in->root, s, err) != 0 ||
+	    decode_heads(in->root, s, err) != 0 ||
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
 	    v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
@@ -313,6 +328,9 @@ static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
 		if (v1_write_batched(&w, job, s->out, 0, s->st->E, NULL, s->scratch) != 0)
 			return -1;
 	}
+	if (s->positions != NULL && v1_write_positions(&w, stack_positions_type(s->st), s->positions,
+						       job->Lq, s->pos_dim) != 0)
+		return -1;
 	api_json_usage(b, s->flops, compute_ms);
 	buf_putc(b, '}');
 	return b->failed ? -1 : 0;

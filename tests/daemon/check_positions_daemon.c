@@ -1,9 +1,9 @@
 /*
  * check_positions_daemon.c: "positions": true on POST /v1/attention through
  * the real daemon's HTTP, as the viewer asks for it: a built-in layer answers
- * the encoding (its numbers are check_api_positions' business), the
- * built-in checkpoint `mini` refuses the field at /positions and takes its
- * default.
+ * the encoding (its numbers are check_api_positions' business), and so does
+ * the built-in checkpoint `mini`, its own learned position embeddings (their
+ * numbers are check_api_ckpt_positions').
  */
 #include <check.h>
 #include <jansson.h>
@@ -63,19 +63,28 @@ START_TEST(layer_answers_positions)
 }
 END_TEST
 
-START_TEST(checkpoint_refuses_positions)
+START_TEST(checkpoint_answers_learned)
 {
 	struct live_resp r = {0};
-	json_t *v;
+	json_t *v, *p;
 
 	post("{\"model\":\"mini\",\"text\":\"the cat\",\"positions\":true}", &r);
-	live_assert_error(&r, 422, "invalid_input");
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
 	v = live_json(&r);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(v, "error"), "pointer")),
-			 "/positions");
+	p = json_object_get(v, "positions");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(json_string_value(json_object_get(p, "type")), "learned");
+	/* mini: E = 128, one row per token */
+	ck_assert_uint_eq(json_array_size(json_array_get(json_object_get(p, "encoding"), 0)), 128);
+	ck_assert_uint_eq(json_array_size(json_object_get(p, "encoding")),
+			  json_array_size(json_object_get(v, "tokens")));
+	ck_assert_ptr_nonnull(json_object_get(v, "attentions"));
 	json_decref(v);
 	post("{\"model\":\"mini\",\"text\":\"the cat\",\"positions\":false}", &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	v = live_json(&r);
+	ck_assert_ptr_null(json_object_get(v, "positions"));
+	json_decref(v);
 	post("{\"model\":\"tiny\",\"text\":\"the cat\",\"positional\":\"alibi\",\"positions\":true}",
 	     &r);
 	live_assert_error(&r, 422, "invalid_value");
@@ -91,7 +100,7 @@ static Suite *positions_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
 	tcase_add_test(tc, layer_answers_positions);
-	tcase_add_test(tc, checkpoint_refuses_positions);
+	tcase_add_test(tc, checkpoint_answers_learned);
 	suite_add_tcase(s, tc);
 	return s;
 }
