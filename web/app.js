@@ -132,7 +132,8 @@ function buildCheckpointRequest(m) {
 	const ids = takesIds(m);
 	if (inputKind() !== "text") throw new ViewerError(`${m.name} is a whole checkpoint: it takes ${ids ? "token ids" : "text"}, not embeddings`, "/embeddings");
 	const input = ids ? { tokens: parseTokenIds(m.vocab_size) } : { text: $("text").value };
-	return { model: m.name, ...input, layers: "all", weights: "per_head" };
+	// a checkpoint shows its own positions (learned rows, or its RoPE): render.js drawPositions
+	return { model: m.name, ...input, layers: "all", weights: "per_head", positions: true };
 }
 
 // The request's model, settings, mask and positions, without its inputs:
@@ -140,7 +141,7 @@ function buildCheckpointRequest(m) {
 function modelRequest() {
 	const req = {};
 	const ckpt = checkpointModel();
-	if (ckpt) return { model: ckpt.name, layers: "all", weights: "per_head" };
+	if (ckpt) return { model: ckpt.name, layers: "all", weights: "per_head", positions: true };
 	if ($("model").value === INLINE) {
 		const m = {};
 		for (const k of ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_size"]) {

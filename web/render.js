@@ -450,6 +450,23 @@ const POSITION_NOTES = {
 			"회전만으로 바뀌는 점수는 두 위치의 거리에만 달려 있습니다.",
 		],
 	},
+	learned: {
+		encoding: [
+			"Each row is the position embedding this checkpoint learned for that position, added to the token's embedding: numbers training chose, not a formula.",
+			"각 행은 이 모델이 학습한 그 위치의 위치 임베딩입니다.",
+		],
+		similarity: [
+			"Dot products of those rows: what training made of position; the first position often stands apart.",
+			"학습된 위치 벡터끼리의 유사도입니다.",
+		],
+	},
+};
+
+// The panel's title and type line for each type.
+const POSITION_TITLES = {
+	sinusoidal: ["Sinusoidal encoding", "sinusoidal · d_model"],
+	rope: ["RoPE rotation of a unit vector", "RoPE · head dim"],
+	learned: ["Learned position embeddings", "learned · d_model"],
 };
 
 // One heatmap of the panel, its numbers in data-values for tests, and its sentence.
@@ -464,7 +481,7 @@ function positionsFigure(which, m, title, ctx, note) {
 }
 
 // The positional encoding itself (the answer's positions), or the panel hidden:
-// none and ALiBi have none to show, and a checkpoint brings its own positions.
+// none and ALiBi have none to show; a checkpoint shows its own (learned or RoPE).
 function drawPositions() {
 	const p = view.positions;
 	const panel = $("positions-panel");
@@ -475,23 +492,26 @@ function drawPositions() {
 		return;
 	}
 	const notes = POSITION_NOTES[p.type];
+	const [title, typeLine] = POSITION_TITLES[p.type];
 	const dims = Array.from({ length: p.encoding[0]?.length ?? 0 }, (_, c) => String(c));
 	const base = { queryTokens: view.queryTokens, lang: view.lang, kind: "values", ramp: DIVERGING, numbers: $("numbers").checked, hidden: null };
-	// the encoding's entries are sin and cos (RoPE's lie within them): -1..1
-	const enc = { ...base, keyTokens: dims, lo: -1, hi: 1, axes: ["tokens", "dimensions"] };
+	// the encoding's entries are sin and cos (RoPE's lie within them): -1..1;
+	// learned rows are whatever training made them: symmetric about 0
+	const span = p.type === "learned" ? Math.max(1e-9, ...p.encoding.flat().map(Math.abs)) : 1;
+	const enc = { ...base, keyTokens: dims, lo: -span, hi: span, axes: ["tokens", "dimensions"] };
 	// a dot product of rows of up to E / 2 (sinusoidal) or 1 (RoPE): symmetric about 0
 	const top = Math.max(1e-9, ...p.similarity.flat().map(Math.abs));
 	const sim = { ...base, keyTokens: view.queryTokens, lo: -top, hi: top, axes: ["tokens", "tokens"] };
-	$("pos-type").textContent = p.type === "rope" ? `RoPE · head dim ${dims.length}` : `sinusoidal · d_model ${dims.length}`;
+	$("pos-type").textContent = `${typeLine} ${dims.length}`;
 	$("pos-legend").replaceChildren(
 		el("span", { class: "legend-title", text: "Encoding value" }),
-		scaleBar(-1, 1, DIVERGING),
+		scaleBar(-span, span, DIVERGING),
 		el("span", { class: "legend-title", text: "Similarity" }),
 		scaleBar(-top, top, DIVERGING),
 		el("span", { class: "axes", text: "encoding: rows token, columns dimension · similarity: rows and columns token" }),
 	);
 	$("positions").replaceChildren(
-		positionsFigure("encoding", p.encoding, p.type === "rope" ? "RoPE rotation of a unit vector" : "Sinusoidal encoding", enc, notes.encoding),
+		positionsFigure("encoding", p.encoding, title, enc, notes.encoding),
 		positionsFigure("similarity", p.similarity, "Similarity of positions (dot product)", sim, notes.similarity),
 	);
 }

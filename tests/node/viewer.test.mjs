@@ -638,7 +638,8 @@ async function checkCors(context, base) {
 }
 
 // The Positions panel: the encoding and its similarity as the API answers
-// them (positions: true), for sinusoidal and RoPE on a one-layer model only.
+// them (positions: true), for sinusoidal and RoPE on a one-layer model, and a
+// checkpoint's own (mini's learned rows).
 async function checkPositions(page, base) {
 	const text = SEED_WORDS.join(" ");
 	const panelOf = () =>
@@ -685,17 +686,31 @@ async function checkPositions(page, base) {
 		});
 	}
 
-	await check("ALiBi and a checkpoint hide the Positions panel and do not ask for positions", async (p) => {
+	await check("ALiBi hides the Positions panel and does not ask for positions", async (p) => {
 		await page.selectOption("#positional", "alibi");
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "alibi");
 		if (!(await panelOf()).hidden) p.push("ALiBi: the panel shows");
 		if ((await page.evaluate(() => window.attnd.lastRequest.positions)) !== undefined) p.push("ALiBi: the request asks for positions");
 		await page.selectOption("#positional", "rope");
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "rope");
+	});
+
+	await check("a checkpoint (mini) asks for its own positions and draws its learned rows, with the learned type's sentences", async (p) => {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
-		if (!(await panelOf()).hidden) p.push("mini: the panel shows");
-		if ((await page.evaluate(() => window.attnd.lastRequest.positions)) !== undefined) p.push("mini: the request asks for positions");
+		const req = await page.evaluate(() => window.attnd.lastRequest);
+		if (req.positions !== true) p.push("mini: positions: true not asked for");
+		const direct = await postAttention(base, { ...req, weights: "none", output: false });
+		const want = direct.body.positions;
+		const panel = await panelOf();
+		if (panel.hidden) p.push("mini: the panel is hidden");
+		if (want?.type !== "learned") p.push(`the API answered ${JSON.stringify(want?.type)}`);
+		if (!same(panel.enc, want?.encoding)) p.push("the encoding drawn is not the API's");
+		if (!same(panel.sim, want?.similarity)) p.push("the similarity drawn is not the API's");
+		if (panel.cells !== (want?.encoding.length ?? -1) * direct.body.shape.d_model) p.push(`${panel.cells} encoding cells, expected L x ${direct.body.shape.d_model}`);
+		if (panel.notes.length !== 2 || !panel.notes.every((n) => /[\uac00-\ud7af]/.test(n) && /learned|training/.test(n))) p.push(`sentences: ${JSON.stringify(panel.notes)}`);
+		const type = await page.$eval("#pos-type", (n) => n.textContent);
+		if (type !== "learned · d_model 128") p.push(`the type line says "${type}"`);
 	});
 }
 
