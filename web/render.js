@@ -13,7 +13,7 @@ import { drawGrid } from "./grid.js";
 import { drawHeadView } from "./headview.js";
 import { heatmap, hideTip, table, topList } from "./heatmap.js";
 import { view } from "./state.js";
-import { $, DIVERGING, RAMP, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
+import { $, DIVERGING, RAMP, absMax, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
 
 let drawn = null; // {req, body, timing, meta, batched} of the last answer drawn
 
@@ -497,10 +497,10 @@ function drawPositions() {
 	const base = { queryTokens: view.queryTokens, lang: view.lang, kind: "values", ramp: DIVERGING, numbers: $("numbers").checked, hidden: null };
 	// the encoding's entries are sin and cos (RoPE's lie within them): -1..1;
 	// learned rows are whatever training made them: symmetric about 0
-	const span = p.type === "learned" ? Math.max(1e-9, ...p.encoding.flat().map(Math.abs)) : 1;
+	const span = p.type === "learned" ? absMax(p.encoding) : 1;
 	const enc = { ...base, keyTokens: dims, lo: -span, hi: span, axes: ["tokens", "dimensions"] };
 	// a dot product of rows of up to E / 2 (sinusoidal) or 1 (RoPE): symmetric about 0
-	const top = Math.max(1e-9, ...p.similarity.flat().map(Math.abs));
+	const top = absMax(p.similarity);
 	const sim = { ...base, keyTokens: view.queryTokens, lo: -top, hi: top, axes: ["tokens", "tokens"] };
 	$("pos-type").textContent = `${typeLine} ${dims.length}`;
 	$("pos-legend").replaceChildren(

@@ -712,6 +712,18 @@ async function checkPositions(page, base) {
 		const type = await page.$eval("#pos-type", (n) => n.textContent);
 		if (type !== "learned · d_model 128") p.push(`the type line says "${type}"`);
 	});
+
+	await check("the colour scales' ends take a similarity of 400 or more positions (no Math.max of 160,000 arguments)", async (p) => {
+		const top = await page.evaluate(async () => {
+			const { absMax } = await import("/web/util.js");
+			try {
+				return absMax([new Array(300000).fill(-2), [1, 0.5]]);
+			} catch (e) {
+				return e.message;
+			}
+		});
+		if (top !== 2) p.push(`absMax answered ${JSON.stringify(top)}`);
+	});
 }
 
 async function main() {
