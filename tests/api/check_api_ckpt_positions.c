@@ -40,6 +40,7 @@
 #include "engine/checkpoint.h"
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
+#include "tests/lib/case_files.h"
 #include "tests/lib/suite_main.h"
 
 #define ENC_ABS 1e-6
@@ -53,27 +54,6 @@
 static const char *const folders[] = {"bert_f32", "roberta_f32", "llama_f32", "llama_headdim"};
 
 /* ---- files ------------------------------------------------------------- */
-
-/* The bytes of path, malloc'd (NULL when it cannot be read). */
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *bytes = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-		bytes = malloc((size_t)n + 1);
-		if (bytes != NULL && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-			free(bytes);
-			bytes = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return bytes;
-}
 
 /* One folder as server/checkpoint_dir.c loads it, read instead of mapped;
  * 0, or -1 said on stderr. */
@@ -90,11 +70,11 @@ static int add_folder(const char *name)
 	int rc;
 
 	snprintf(path, sizeof path, CKPTS "%s/config.json", name);
-	config = read_all(path, &len);
+	config = case_slurp(path, &len);
 	rc = config == NULL ? -1 : api_checkpoint_config(&cfg, config, len, path, msg, sizeof msg);
 	free(config);
 	snprintf(path, sizeof path, CKPTS "%s/model.safetensors", name);
-	st = rc == 0 ? read_all(path, &file.len) : NULL;
+	st = rc == 0 ? case_slurp(path, &file.len) : NULL;
 	file.bytes = (const uint8_t *)st;
 	if (st == NULL || attn_checkpoint_load(&ck, &cfg, &file, 1, NULL, &aerr) != ATTN_OK) {
 		fprintf(stderr,
@@ -141,7 +121,7 @@ static int setup(void)
 static float *st_rows(const char *path, const char *name, size_t first, size_t L, size_t E)
 {
 	size_t len = 0;
-	char *bytes = harness_keep(read_all(path, &len));
+	char *bytes = harness_keep(case_slurp(path, &len));
 	uint64_t hlen;
 	json_t *h, *t, *shape;
 	size_t begin;
