@@ -141,6 +141,15 @@ static int captures(struct stack_job *s, struct api_error *err)
 	return 0;
 }
 
+/* Does the request run the stack's layers? Not when it answers no
+ * attentions, scores nor output (the tokens, or the positions, alone): it
+ * then needs no workspace, no output buffer and no layer's work. */
+static int runs_layers(const struct stack_job *s)
+{
+	return s->job->weights_mode != ATTN_WEIGHTS_NONE ||
+	       s->job->scores_view != ATTN_SCORES_NONE || s->want_output;
+}
+
 /* The floats of the answer (attentions, scores, output, positions), and with
  * them, its text (answer_bytes_per_float) and the workspace (which holds a
  * layer's [B, H, L, L] weights and scores when only some heads are kept),
@@ -151,6 +160,7 @@ static int check_memory(const struct api_service *svc, struct stack_job *s, stru
 	size_t C = job->weights_mode == ATTN_WEIGHTS_NONE ? 0 : s->n_layers;
 	size_t C_s = job->scores_view == ATTN_SCORES_NONE ? 0 : s->n_layers;
 	size_t per_cell = job->weights_mode == ATTN_WEIGHTS_MEAN ? 1 : stack_heads(s);
+	size_t E_run = runs_layers(s) ? s->st->E : 0, ws = runs_layers(s) ? s->ws_bytes : 0;
 	size_t cells = 0, floats = 0, bytes = 0, text = 0, item = 0;
 	int bad;
 
@@ -159,12 +169,12 @@ static int check_memory(const struct api_service *svc, struct stack_job *s, stru
 	      size_mul3(&cells, job->B, job->Lq, job->Lq) ||
 	      size_mul3(&s->att_n, C, cells, per_cell) ||
 	      size_mul3(&s->sc_n, C_s, cells, stack_heads(s)) ||
-	      size_mul3(&s->out_n, job->B, job->Lq, s->st->E) ||
+	      size_mul3(&s->out_n, job->B, job->Lq, E_run) ||
 	      size_add(&floats, s->att_n, s->out_n) || size_add(&floats, floats, s->sc_n) ||
 	      size_add(&floats, floats, s->pos_n) ||
 	      size_mul(&text, floats, (size_t)s->answer_bytes_per_float) ||
 	      size_mul(&bytes, floats, sizeof(float)) || size_add(&bytes, bytes, text) ||
-	      size_add(&bytes, bytes, s->ws_bytes);
+	      size_add(&bytes, bytes, ws);
 
 	s->plan_bytes = bytes; /* with the ragged scratch: at most one item of the floats */
 	if (bad || bytes > svc->limits.max_request_bytes)
@@ -196,9 +206,13 @@ int stack_plan(const struct api_service *svc, const struct api_reply *reply, str
 		return attention_engine_error(s->job, &aerr, err);
 	if (check_memory(svc, s, err) != 0)
 		return -1;
-	s->flops = attn_stack_flops(&r) + attention_positions_flops(s->job->Lq, s->pos_dim);
-	s->cells = (double)(s->last + 1) * (double)s->job->B * (double)s->st->H *
-		    (double)s->job->Lq * (double)s->job->Lq;
+	s->flops = attention_positions_flops(s->job->Lq, s->pos_dim);
+	s->cells = 0;
+	if (runs_layers(s)) {
+		s->flops += attn_stack_flops(&r);
+		s->cells = (double)(s->last + 1) * (double)s->job->B * (double)s->st->H *
+			   (double)s->job->Lq * (double)s->job->Lq;
+	}
 	return api_check_work(&svc->limits, s->flops, s->cells, err);
 }
 
@@ -255,12 +269,15 @@ int stack_run(const struct api_service *svc, struct stack_job *s, struct api_rep
 	struct attn_stack_run r;
 	struct attn_error aerr;
 	struct timespec t0;
+	double positions_ms;
 	int rc = -1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (make_positions(s, err) != 0)
 		return -1;
-	if (s->att_n == 0 && s->sc_n == 0 && !s->want_output) { /* the tokens (positions) alone */
-		s->flops = attention_positions_flops(s->job->Lq, s->pos_dim);
+	positions_ms = api_ms_since(&t0); /* compute, as a layer's positions are */
+	if (!runs_layers(s)) { /* the tokens (and the positions) alone */
+		reply->compute_ms = positions_ms;
 		reply->flops = s->flops;
 		return 0;
 	}
@@ -274,7 +291,7 @@ int stack_run(const struct api_service *svc, struct stack_job *s, struct api_rep
 		attention_engine_error(s->job, &aerr, err);
 		goto out;
 	}
-	reply->compute_ms = api_ms_since(&t0);
+	reply->compute_ms = positions_ms + api_ms_since(&t0);
 	reply->flops = s->flops;
 	rc = 0;
 out:

@@ -423,6 +423,47 @@ START_TEST(test_gflop_limit)
 }
 END_TEST
 
+/* The positions alone run no layer, so they are planned without one: a
+ * memory limit that the stack's workspace and output would pass takes them
+ * (mini, L = 128: the positions 0.66 MB in base64, 1.5 MB with what a run
+ * needs), and refuses the same request asking for a layer's mean weights.
+ * Their time is compute's, as a layer's positions are. */
+START_TEST(test_alone_planned_alone)
+{
+	const char *ids = ids_text(128);
+	struct api_limits tight = harness_limits;
+	struct api_service *svc;
+	struct api_error err;
+	struct answer alone, mean;
+	const char *req_alone, *req_mean;
+
+	tight.max_request_bytes = (size_t)1 << 20;
+	svc = api_service_new(&tight);
+	ck_assert_ptr_nonnull(svc);
+	harness_defer(service_free, svc);
+	ck_assert_int_eq(api_service_add_builtin_checkpoints(svc, &err), 0);
+	req_alone = harness_fmt("{\"model\":\"mini\",\"tokens\":%s,\"positions\":true,"
+				"\"weights\":\"none\",\"output\":false,\"encoding\":\"base64\"}",
+				ids);
+	req_mean = harness_fmt("{\"model\":\"mini\",\"tokens\":%s,\"positions\":true,"
+			       "\"weights\":\"mean\",\"output\":false,\"encoding\":\"base64\"}",
+			       ids);
+	alone = harness_run_request(svc, API_ROUTE_ATTENTION, NULL, req_alone, strlen(req_alone),
+				    HARNESS_RESPONSE_MAX);
+	mean = harness_run_request(svc, API_ROUTE_ATTENTION, NULL, req_mean, strlen(req_mean),
+				   HARNESS_RESPONSE_MAX);
+	harness_keep(alone.text);
+	harness_keep(mean.text);
+	harness_keep_json(alone.json);
+	harness_keep_json(mean.json);
+	harness_expect_ok(&alone);
+	ck_assert_double_eq(usage_flops(&alone), attention_positions_flops(128, 128));
+	ck_assert(json_number_value(harness_field(harness_field(alone.json, "usage"),
+						  "milliseconds")) > 0.0);
+	harness_expect_error(&mean, 422, "request_too_large", "");
+}
+END_TEST
+
 /* A non-boolean is a type error at /positions; a text past the context is
  * refused at the input before the positions are looked at (wpe has no row
  * for it); false shows nothing. API_POSITIONS_MAX_L (1024) is past every
@@ -464,6 +505,7 @@ static Suite *ckpt_positions_suite(void)
 	tcase_add_test(tc, test_llama_rope);
 	tcase_add_test(tc, test_usage);
 	tcase_add_test(tc, test_gflop_limit);
+	tcase_add_test(tc, test_alone_planned_alone);
 	tcase_add_test(tc, test_refusals);
 	return s;
 }
