@@ -64,7 +64,10 @@ else
 # are fat and every other link says -fno-lto, so tests and benches link
 # their ordinary code in a tenth of a second, not three (the integration
 # suites run the daemon itself). LTO= turns it off.
-LTO     ?= -flto=auto -ffat-lto-objects
+# clang before 18 makes no fat objects (its -flto objects are bitcode only,
+# which the -fno-lto links cannot read): with clang, no LTO by default.
+CC_IS_CLANG := $(findstring clang,$(shell $(CC) --version 2>/dev/null))
+LTO     ?= $(if $(CC_IS_CLANG),,-flto=auto -ffat-lto-objects)
 CFLAGS  += $(LTO)
 LDFLAGS += $(if $(LTO),-fno-lto)
 endif
