@@ -58,14 +58,14 @@ ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 else
-# The daemon is linked with link-time optimization: inlining across files
-# took 3% of the instructions and about 5% of the CPU off each four-word
-# request (bench/README.md, "Link-time optimization"). The objects
-# are fat and every other link says -fno-lto, so tests and benches link
-# their ordinary code in a tenth of a second, not three (the integration
-# suites run the daemon itself). LTO= turns it off.
-# clang before 18 makes no fat objects (its -flto objects are bitcode only,
-# which the -fno-lto links cannot read): with clang, no LTO by default.
+# The daemon is linked with link-time optimization, so that small functions
+# inline across files on the request path (bench/README.md, "Link-time
+# optimization", measures it). The objects are fat and every other link
+# says -fno-lto: tests and benches link their ordinary code, where gcc
+# would otherwise run LTO on each of their links (the integration suites
+# run the daemon itself). clang before 18 makes no fat objects (its -flto
+# objects are bitcode only, which those links cannot read), so with clang
+# there is none by default. LTO= turns it off.
 CC_IS_CLANG := $(findstring clang,$(shell $(CC) --version 2>/dev/null))
 LTO     ?= $(if $(CC_IS_CLANG),,-flto=auto -ffat-lto-objects)
 CFLAGS  += $(LTO)
