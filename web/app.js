@@ -418,7 +418,9 @@ async function findHeads() {
 		for (let attempt = 0; attempt < 4; attempt++) {
 			ids = randomIds(n, vocab, avoid);
 			const tokens = [...ids, ...ids];
-			body = await post({ ...JSON.parse(key), tokens });
+			// the drawn request's model and settings; the positions are not scored
+			const { positions, ...spec } = JSON.parse(key);
+			body = await post({ ...spec, tokens });
 			if (view.findKey !== key) return; // the model drawn changed meanwhile
 			const special = ids.filter((id, i) => looksSpecial(body.tokens?.[i]));
 			if (special.length === 0) break;

@@ -241,8 +241,15 @@ export async function checkFindHeads(page, base) {
 	await check("find heads on mini finds its learned heads: previous-token >= 0.8 (layer 0), induction >= 0.5 (layer 1)", async (p) => {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		const sent = []; // Find heads' requests: the drawn one's settings, not its positions
+		const record = (r) => {
+			if (r.method() === "POST" && r.url() === `${base}/v1/attention`) sent.push(r.postDataJSON());
+		};
+		page.on("request", record);
 		await page.click("#find-heads");
 		await settled(page, () => window.attnd.found?.model === "mini");
+		page.off("request", record);
+		if (sent.length === 0 || sent.some((b) => b.positions !== undefined || b.model !== "mini")) p.push(`Find heads sent ${JSON.stringify(sent.map(({ tokens, ...rest }) => rest))}`);
 		const cells = await page.$$eval("#grid button.cell", (b) => b.map((x) => ({ layer: Number(x.dataset.layer), prev: Number(x.dataset.prev), induction: Number(x.dataset.induction) })));
 		const best = (k) => cells.reduce((a, c) => (c[k] > a[k] ? c : a));
 		const prev = best("prev"), induction = best("induction");
