@@ -252,22 +252,20 @@ async function run() {
 	showRequest(req);
 	const t0 = performance.now();
 	try {
-		const res = await fetch("/v1/attention", {
-			method: "POST",
-			headers: { "Content-Type": "application/json", ...authHeaders() },
-			body: JSON.stringify(req),
-			signal: ctrl.signal,
-		});
-		const text = await res.text();
+		let { res, body } = await answerOf(req, ctrl.signal);
 		if (my !== seq) return;
-		let body;
-		try {
-			body = JSON.parse(text);
-		} catch {
-			const err = new ViewerError("the answer is not JSON (a proxy's page?)");
-			err.status = res.status;
-			err.code = "not_json";
-			throw err;
+		// the positions are shown for at most 1024 query positions (422 at
+		// /positions): the attention is still drawn, asked again without them,
+		// and the Positions panel says why it is empty
+		let positionsNote = null;
+		if (res.status === 422 && req.positions && body.error?.pointer === "/positions") {
+			positionsNote = body.error.message;
+			const { positions, ...rest } = req;
+			req = rest;
+			view.lastRequest = req;
+			showRequest(req);
+			({ res, body } = await answerOf(req, ctrl.signal));
+			if (my !== seq) return;
 		}
 		if (!res.ok) throw apiError(res.status, body);
 		const timing = parseServerTiming(res.headers.get("Server-Timing"));
@@ -275,7 +273,7 @@ async function run() {
 		const m = models.find((x) => x.name === body.model) ?? null;
 		hideError();
 		scoresAsked = null;
-		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "" });
+		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "", positionsNote });
 		view.renders++;
 		setState("ok");
 		if (view.mode === "scores") askScores();
@@ -284,6 +282,25 @@ async function run() {
 		showError(e);
 	} finally {
 		if (inflight === ctrl) inflight = null;
+	}
+}
+
+// POST req to /v1/attention: the response and its body, which must be JSON.
+async function answerOf(req, signal) {
+	const res = await fetch("/v1/attention", {
+		method: "POST",
+		headers: { "Content-Type": "application/json", ...authHeaders() },
+		body: JSON.stringify(req),
+		signal,
+	});
+	const text = await res.text();
+	try {
+		return { res, body: JSON.parse(text) };
+	} catch {
+		const err = new ViewerError("the answer is not JSON (a proxy's page?)");
+		err.status = res.status;
+		err.code = "not_json";
+		throw err;
 	}
 }
 
@@ -418,9 +435,7 @@ async function findHeads() {
 		for (let attempt = 0; attempt < 4; attempt++) {
 			ids = randomIds(n, vocab, avoid);
 			const tokens = [...ids, ...ids];
-			// the drawn request's model and settings; the positions are not scored
-			const { positions, ...spec } = JSON.parse(key);
-			body = await post({ ...spec, tokens });
+			body = await post({ ...JSON.parse(key), tokens });
 			if (view.findKey !== key) return; // the model drawn changed meanwhile
 			const special = ids.filter((id, i) => looksSpecial(body.tokens?.[i]));
 			if (special.length === 0) break;

@@ -113,6 +113,7 @@ export function render(req, body, timing, meta, info) {
 	view.offsets = offsets ?? (tokens && info.text ? whitespaceOffsets(info.text, tokens) : null);
 	view.scores = scoresOf(body, batched);
 	view.scoresNote = null;
+	view.positionsNote = info.positionsNote ?? null;
 	view.positions = body.positions ? { ...body.positions, encoding: toNumbers(body.positions.encoding), similarity: toNumbers(body.positions.similarity), distance: toNumbers(body.positions.distance) } : null;
 	if (!sameShape) {
 		view.selected = { layer: 0, head: 0 };
@@ -485,9 +486,12 @@ function positionsFigure(which, m, title, ctx, note) {
 function drawPositions() {
 	const p = view.positions;
 	const panel = $("positions-panel");
-	panel.hidden = p === null;
+	panel.hidden = p === null && view.positionsNote === null;
 	if (p === null) {
-		$("positions").replaceChildren();
+		// asked for and refused (past 1024 positions): the panel says so
+		const why = view.positionsNote === null ? [] : [el("p", { class: "note", text: `Not shown: ${view.positionsNote}.` })];
+		$("pos-type").textContent = "";
+		$("positions").replaceChildren(...why);
 		$("pos-legend").replaceChildren();
 		return;
 	}

@@ -20,7 +20,10 @@
 //                as the page draws it: true, false, or null (not known: a
 //                weight of exactly 0 is then drawn masked); set by draw()
 //   positions    the answer's positions {type, encoding [L][dim], similarity
-//                [L][L], distance [L][L]} (sinusoidal or RoPE on one layer), or null
+//                [L][L], distance [L][L]} (sinusoidal or RoPE on one layer, a
+//                checkpoint's own), or null
+//   positionsNote  why positions asked for are not shown (the API's refusal
+//                past 1024 positions; the attention was asked again without), or null
 //   drawnKey     util.js specKey of the request drawn
 //   findKey      the specKey Find heads ran (or runs) on, while its note is of it
 
@@ -51,6 +54,7 @@ export const view = {
 	found: null,
 	maskedAt: () => null,
 	positions: null,
+	positionsNote: null,
 	drawnKey: null,
 	findKey: null,
 };

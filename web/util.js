@@ -117,10 +117,11 @@ export function rovingFocus(container, selector, current, columns) {
 	});
 }
 
-// A request without its inputs (text, embeddings, tokens), as a string: what
-// says which model, settings, mask and positions an answer is of.
+// A request without its inputs (text, embeddings, tokens) and without asking
+// to see the positions (which change no weight), as a string: what says
+// which model, settings, mask and positional encoding an answer is of.
 export function specKey(req) {
-	const { text, embeddings, tokens, ...spec } = req ?? {};
+	const { text, embeddings, tokens, positions, ...spec } = req ?? {};
 	return JSON.stringify(spec);
 }
 

@@ -713,6 +713,29 @@ async function checkPositions(page, base) {
 		if (type !== "learned · d_model 128") p.push(`the type line says "${type}"`);
 	});
 
+	await check("positions refused past 1024 positions: the attention is asked again without them and drawn, the panel says why", async (p) => {
+		const sent = [];
+		const refusal = "positions are shown for at most 1024 query positions; this request has 1500";
+		const handler = (route) => {
+			const body = route.request().postDataJSON();
+			sent.push(body);
+			if (body.positions !== true) return route.continue();
+			return route.fulfill({ status: 422, contentType: "application/json", body: JSON.stringify({ error: { code: "invalid_value", message: refusal, pointer: "/positions" } }) });
+		};
+		await page.route(`${base}/v1/attention`, handler);
+		try {
+			await page.goto(`${base}/?model=mini`);
+			await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		} finally {
+			await page.unroute(`${base}/v1/attention`, handler);
+		}
+		if (sent.length !== 2 || sent[0].positions !== true || sent[1].positions !== undefined) p.push(`sent ${JSON.stringify(sent.map((b) => b.positions))}`);
+		if ((await page.evaluate(() => window.attnd.lastRequest.positions)) !== undefined) p.push("the drawn request still asks for positions");
+		const panel = await page.$eval("#positions-panel", (n) => ({ hidden: n.hidden, text: n.querySelector("#positions").textContent, figures: n.querySelectorAll("figure").length }));
+		if (panel.hidden || panel.figures !== 0 || !panel.text.includes(refusal)) p.push(`the panel: ${JSON.stringify(panel)}`);
+		if (!(await page.$eval("#request", (n) => n.textContent)).includes('"layers":"all"') || (await page.$eval("#request", (n) => n.textContent)).includes('"positions"')) p.push("the request shown is not the one drawn");
+	});
+
 	await check("the colour scales' ends take a similarity of 400 or more positions (no Math.max of 160,000 arguments)", async (p) => {
 		const top = await page.evaluate(async () => {
 			const { absMax } = await import("/web/util.js");
