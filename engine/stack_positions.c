@@ -48,13 +48,13 @@ enum attn_status attn_stack_positions(float *enc, const struct attn_stack *s, si
 
 	if (L == 0)
 		return attn_fail(err, ATTN_ERR_EMPTY, "ids", 0, "no positions to show");
-	if (s->family != ATTN_FAMILY_LLAMA && L > P) /* wpe has no row for them */
-		return attn_fail(err, ATTN_ERR_POSITION, "ids", P,
-				 "%zu positions pass the context length of %zu", L, P);
 	if (s->family == ATTN_FAMILY_LLAMA) {
 		rope_rows(enc, s, L);
 		return ATTN_OK;
 	}
+	if (L > P) /* wpe has no row for them */
+		return attn_fail(err, ATTN_ERR_POSITION, "ids", P,
+				 "%zu positions pass the context length of %zu", L, P);
 	/* seek to the wpe row of position 0; L rows of E follow */
 	memcpy(enc, s->wpe + first_wpe_row(s) * s->E, L * s->E * sizeof(float));
 	return ATTN_OK;
