@@ -366,15 +366,10 @@ function showRequest(req) {
 
 // ---- scores and Find heads ---------------------------------------------------
 
+// The answer to req (scores, Find heads), or its refusal thrown.
 async function post(req, signal) {
-	const res = await fetch("/v1/attention", {
-		method: "POST",
-		headers: { "Content-Type": "application/json", ...authHeaders() },
-		body: JSON.stringify(req),
-		signal,
-	});
-	const body = await res.json().catch(() => null);
-	if (!res.ok || body === null) throw apiError(res.status, body);
+	const { res, body } = await answerOf(req, signal);
+	if (!res.ok) throw apiError(res.status, body);
 	return body;
 }
 
