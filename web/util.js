@@ -55,15 +55,31 @@ export function argmax(row) {
 	return best;
 }
 
-// A ColorBrewer ramp colour for t in [0, 1], interpolated in RGB.
-export function colour(t, ramp = RAMP) {
+// Each ramp's colours parsed once: a big heatmap asks a million times.
+const parsedRamps = new WeakMap();
+function parsed(ramp) {
+	let p = parsedRamps.get(ramp);
+	if (!p) parsedRamps.set(ramp, (p = ramp.map((c) => parseInt(c.slice(1), 16))));
+	return p;
+}
+
+// A ColorBrewer ramp colour for t in [0, 1], interpolated in RGB: [r, g, b]
+// (a canvas writes these into its pixels: heatcanvas.js).
+export function rgb(t, ramp = RAMP) {
 	t = Math.min(1, Math.max(0, t)) * (ramp.length - 1);
 	const i = Math.min(ramp.length - 2, Math.floor(t));
 	const f = t - i;
-	const a = parseInt(ramp[i].slice(1), 16);
-	const b = parseInt(ramp[i + 1].slice(1), 16);
+	const p = parsed(ramp);
+	const a = p[i];
+	const b = p[i + 1];
 	const mix = (s) => Math.round(((a >> s) & 255) * (1 - f) + ((b >> s) & 255) * f);
-	return `rgb(${mix(16)}, ${mix(8)}, ${mix(0)})`;
+	return [mix(16), mix(8), mix(0)];
+}
+
+// The same colour as CSS: what an SVG cell's fill says.
+export function colour(t, ramp = RAMP) {
+	const [r, g, b] = rgb(t, ramp);
+	return `rgb(${r}, ${g}, ${b})`;
 }
 
 let measureCtx = null;
