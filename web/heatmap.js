@@ -1,6 +1,8 @@
-// heatmap.js: one head's attention as an SVG heatmap (rows: queries, columns:
-// keys), its tooltip and read-out, the "who each word attends to most" lines
-// under it, and its table twin. Lines and read-outs speak the page's language:
+// heatmap.js: one head's attention as a heatmap (rows: queries, columns:
+// keys): an SVG with one rect per cell or, past CANVAS_PAST cells, the cells
+// on a canvas (heatcanvas.js paints them) under an SVG of its labels; its
+// tooltip and read-out, the "who each word attends to most" lines under it,
+// and its table twin. Lines and read-outs speak the page's language:
 // Korean for a Korean sentence ("나는 → 맛있는에 주목 (56.3%)"), English
 // otherwise ("it → animal (41%)").
 //
@@ -12,6 +14,7 @@
 //        mask's cells, or null when not known: render.js hiddenOf), axes
 //        (what rows and columns are, for screen readers; default queries, keys)}
 
+import { CANVAS_PAST, canvasCell, cellAt, cellsCanvas } from "./heatcanvas.js";
 import { $, RAMP, argmax, colour, el, percent, shorten, svg, textWidth } from "./util.js";
 
 // A cell query i cannot see: a score of -Infinity, or a weight of exactly 0
@@ -58,62 +61,89 @@ function lightText(v, ctx) {
 	return ctx.ramp && ctx.ramp !== RAMP ? Math.abs(t - 0.5) > 0.3 : t > 0.55;
 }
 
-// The SVG heatmap of w [Lq][Lk] titled title; big: cells at least 24 px.
-export function heatmap(w, title, ctx, big = false) {
-	const qTok = ctx.queryTokens;
-	const kTok = ctx.keyTokens;
-	const Lq = w.length;
-	const Lk = w[0]?.length ?? 0;
-	const cell = Math.max(cellSize(Math.max(Lq, Lk)), big ? Math.min(44, Math.floor(560 / Math.max(Lq, Lk, 1))) : 0);
+// Where the axes and cells go: labels of fontPx (9 px when rows are under
+// 13 px: style.css .map.dense), one every step rows and columns, never
+// taller than their spacing; key labels stand upright (-90 degrees) when at
+// -45 their neighbours, spacing * sin 45 apart, would overlap.
+function layoutOf(qTok, kTok, cell, step) {
 	const pad = 6;
 	const qLabels = qTok.map((t) => shorten(t));
 	const kLabels = kTok.map((t) => shorten(t));
-	// A label is never taller than its row: rows under 13 px get 9 px labels
-	// (style.css: .map.dense), and key labels stand upright (-90 degrees)
-	// when at -45 their neighbours, cell * sin 45 apart, would overlap.
-	const dense = cell < 13;
+	const spacing = cell * step;
+	const dense = spacing < 13;
 	const fontPx = dense ? 9 : 12;
 	const widthOf = (t) => (textWidth(t) * fontPx) / 12; // textWidth measures at 12 px
 	const left = Math.ceil(Math.max(...qLabels.map(widthOf), 10)) + pad * 2;
 	const kWidest = Math.max(...kLabels.map(widthOf), 10);
-	const rotate = kWidest > cell - 4;
-	const upright = rotate && cell * Math.SQRT1_2 < fontPx;
+	const rotate = kWidest > spacing - 4;
+	const upright = rotate && spacing * Math.SQRT1_2 < fontPx;
 	const head = !rotate ? 22 : upright ? Math.ceil(kWidest) + 12 : Math.ceil(kWidest * 0.72) + 18;
-	const width = left + Lk * cell + (rotate && !upright ? Math.ceil(kWidest * 0.5) : pad);
-	const height = head + Lq * cell + 2;
-	const numbers = ctx.numbers && cell >= 40;
+	const width = left + kTok.length * cell + (rotate && !upright ? Math.ceil(kWidest * 0.5) : pad);
+	const height = head + qTok.length * cell + 2;
+	return { pad, qLabels, kLabels, cell, step, dense, left, head, rotate, upright, width, height };
+}
 
-	const root = svg("svg", {
-		class: dense ? "map dense" : "map",
-		viewBox: `0 0 ${width} ${height}`,
-		width,
-		height,
-		tabindex: 0,
-		role: "img",
-		"aria-label": `${title}: ${Lq} ${ctx.axes?.[0] ?? "queries"} by ${Lk} ${ctx.axes?.[1] ?? "keys"}. Arrow keys move between cells.`,
-	});
-	for (let j = 0; j < Lk; j++) {
+function ariaLabel(title, ctx, Lq, Lk) {
+	return `${title}: ${Lq} ${ctx.axes?.[0] ?? "queries"} by ${Lk} ${ctx.axes?.[1] ?? "keys"}. Arrow keys move between cells.`;
+}
+
+// The key labels across the top and the query labels down the left side,
+// one every lay.step (each with its whole token as a title).
+function appendLabels(root, ctx, lay) {
+	const { left, head, cell, pad, upright, rotate } = lay;
+	for (let j = 0; j < ctx.keyTokens.length; j += lay.step) {
 		const x = left + j * cell + cell / 2;
 		const t = svg("text", upright
 			? { class: "klabel", x: 0, y: 0, transform: `translate(${x} ${head - 6}) rotate(-90)`, "text-anchor": "start", "dominant-baseline": "central" }
 			: rotate
 				? { class: "klabel", x: 0, y: 0, transform: `translate(${x + 3} ${head - 6}) rotate(-45)`, "text-anchor": "start" }
 				: { class: "klabel", x, y: head - 7, "text-anchor": "middle" });
-		t.textContent = kLabels[j];
+		t.textContent = lay.kLabels[j];
 		t.dataset.tok = String(j);
-		t.append(titleOf(kTok[j]));
+		t.append(titleOf(ctx.keyTokens[j]));
 		root.append(t);
 	}
-	for (let i = 0; i < Lq; i++) {
+	for (let i = 0; i < ctx.queryTokens.length; i += lay.step) {
 		const t = svg("text", { class: "qlabel", x: left - pad, y: head + i * cell + cell / 2, "text-anchor": "end", "dominant-baseline": "central" });
-		t.textContent = qLabels[i];
+		t.textContent = lay.qLabels[i];
 		t.dataset.tok = String(i);
-		t.append(titleOf(qTok[i]));
+		t.append(titleOf(ctx.queryTokens[i]));
 		root.append(t);
 	}
+}
+
+// Each row's largest cell, outlined (weights and scores; not where masked).
+function bestOutline(w, ctx, lay, i) {
+	const best = argmax(w[i]);
+	if (ctx.kind === "values" || isMasked(w[i][best], ctx.kind, ctx.hidden, i, best)) return null;
+	const { left, head, cell } = lay;
+	return svg("rect", { class: "best", x: left + best * cell + 1, y: head + i * cell + 1, width: cell - 3, height: cell - 3 });
+}
+
+// The heatmap of w [Lq][Lk] titled title; big: cells at least 24 px. Up to
+// CANVAS_PAST cells an SVG with one rect per cell (what the tutorials' small
+// matrices look at closely), past it a canvas (heatcanvas.js).
+export function heatmap(w, title, ctx, big = false) {
+	const Lq = w.length;
+	const Lk = w[0]?.length ?? 0;
+	if (Lq * Lk > CANVAS_PAST) return canvasHeatmap(w, title, ctx, big);
+	const cell = Math.max(cellSize(Math.max(Lq, Lk)), big ? Math.min(44, Math.floor(560 / Math.max(Lq, Lk, 1))) : 0);
+	const lay = layoutOf(ctx.queryTokens, ctx.keyTokens, cell, 1);
+	const { left, head, width, height } = lay;
+	const numbers = ctx.numbers && cell >= 40;
+
+	const root = svg("svg", {
+		class: lay.dense ? "map dense" : "map",
+		viewBox: `0 0 ${width} ${height}`,
+		width,
+		height,
+		tabindex: 0,
+		role: "img",
+		"aria-label": ariaLabel(title, ctx, Lq, Lk),
+	});
+	appendLabels(root, ctx, lay);
 	const cells = svg("g", { class: "cells" });
 	for (let i = 0; i < Lq; i++) {
-		const best = argmax(w[i]);
 		for (let j = 0; j < Lk; j++) {
 			const v = w[i][j];
 			cells.append(svg("rect", { x: left + j * cell, y: head + i * cell, width: cell - 1, height: cell - 1, fill: fillOf(v, ctx, i, j), "data-q": i, "data-k": j }));
@@ -129,14 +159,56 @@ export function heatmap(w, title, ctx, big = false) {
 				cells.append(t);
 			}
 		}
-		if (ctx.kind !== "values" && !isMasked(w[i][best], ctx.kind, ctx.hidden, i, best)) {
-			cells.append(svg("rect", { class: "best", x: left + best * cell + 1, y: head + i * cell + 1, width: cell - 3, height: cell - 3 }));
-		}
+		const best = bestOutline(w, ctx, lay, i);
+		if (best) cells.append(best);
 	}
 	const cursor = svg("rect", { class: "cursor", x: 0, y: 0, width: cell - 1, height: cell - 1, visibility: "hidden" });
 	root.append(cells, cursor);
-	wireHeatmap(root, cursor, { left, head, cell, Lq, Lk, title, w, ctx });
+	const cellOf = (ev) => {
+		const r = ev.target.closest?.("rect[data-q]");
+		return r ? [Number(r.dataset.q), Number(r.dataset.k)] : null;
+	};
+	wireHeatmap(root, cursor, { left, head, cell, Lq, Lk, title, w, ctx }, cellOf);
 	return root;
+}
+
+// A big heatmap: the cells on a canvas (role img: the table twin says the
+// numbers), under an SVG frame with the labels (thinned to one every step
+// rows), the rows' largest outlined where cells are big enough to show it,
+// and the keyboard and pointer cursors. The frame and the canvas scale
+// together (percentages of one box of the SVG's aspect ratio), so a small
+// multiple shrunk to its card still maps a point to its cell.
+function canvasHeatmap(w, title, ctx, big) {
+	const Lq = w.length;
+	const Lk = w[0].length;
+	const cell = canvasCell(Math.max(Lq, Lk), big);
+	const lay = layoutOf(ctx.queryTokens, ctx.keyTokens, cell, Math.ceil(10 / cell));
+	const { left, head, width, height } = lay;
+	const box = el("div", { class: lay.dense ? "map heatcanvas dense" : "map heatcanvas" });
+	box.style.width = `${width}px`;
+	box.style.aspectRatio = `${width} / ${height}`;
+	const frame = svg("svg", { class: "frame", viewBox: `0 0 ${width} ${height}`, "aria-hidden": "true" });
+	appendLabels(frame, ctx, lay);
+	for (let i = 0; cell >= 6 && i < Lq; i++) {
+		const best = bestOutline(w, ctx, lay, i);
+		if (best) frame.append(best);
+	}
+	const cursor = svg("rect", { class: "cursor", x: 0, y: 0, width: cell - 1, height: cell - 1, visibility: "hidden" });
+	const hover = svg("rect", { class: "hover", x: 0, y: 0, width: cell - 1, height: cell - 1, visibility: "hidden" });
+	frame.append(hover, cursor);
+	const masked = (i, j) => isMasked(w[i][j], ctx.kind, ctx.hidden, i, j);
+	const canvas = cellsCanvas(w, ctx, masked, cell, ariaLabel(title, ctx, Lq, Lk));
+	const at = (x, total) => `${((x / total) * 100).toFixed(4)}%`;
+	Object.assign(canvas.style, { left: at(left, width), top: at(head, height), width: at(Lk * cell, width), height: at(Lq * cell, height) });
+	box.append(canvas, frame);
+	const showHover = (ij) => {
+		hover.setAttribute("visibility", ij ? "visible" : "hidden");
+		if (!ij) return;
+		hover.setAttribute("x", left + ij[1] * cell);
+		hover.setAttribute("y", head + ij[0] * cell);
+	};
+	wireHeatmap(canvas, cursor, { left, head, cell, Lq, Lk, title, w, ctx }, (ev) => cellAt(canvas, ev, Lq, Lk), showHover);
+	return box;
 }
 
 // For each query, the key it attends to most (weights only).
@@ -231,7 +303,10 @@ function readout(root, geom, d) {
 	}
 }
 
-function wireHeatmap(root, cursor, geom) {
+// Pointer, touch and keyboard on a heatmap: root gets the events, cellOf(ev)
+// says which [i, j] a pointer event is over (or null), hover(ij) marks it
+// where no rect of the heatmap's own can (a canvas).
+function wireHeatmap(root, cursor, geom, cellOf, hover = () => {}) {
 	let at = null; // [i, j] of the keyboard cursor
 	const place = (i, j) => {
 		at = [i, j];
@@ -244,15 +319,19 @@ function wireHeatmap(root, cursor, geom) {
 		showTip(d, box.right - 8, box.bottom - 8);
 	};
 	const point = (ev) => {
-		const r = ev.target.closest?.("rect[data-q]");
-		if (!r) return hideTip();
-		const d = describe(geom, Number(r.dataset.q), Number(r.dataset.k));
+		const ij = cellOf(ev);
+		hover(ij);
+		if (!ij) return hideTip();
+		const d = describe(geom, ij[0], ij[1]);
 		showTip(d, ev.clientX, ev.clientY);
 		readout(root, geom, d);
 	};
 	root.addEventListener("pointermove", point);
 	root.addEventListener("pointerdown", point); // a tap on a touch screen
-	root.addEventListener("pointerleave", hideTip);
+	root.addEventListener("pointerleave", () => {
+		hover(null);
+		hideTip();
+	});
 	root.addEventListener("focus", () => place(...(at ?? [0, 0])));
 	root.addEventListener("blur", () => {
 		cursor.setAttribute("visibility", "hidden");
