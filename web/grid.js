@@ -13,11 +13,14 @@ import { colour, el, rovingFocus } from "./util.js";
 const THUMB = 64; // CSS pixels per thumbnail side
 
 // One head's heatmap on a canvas, scaled to its own largest value (weights)
-// or its own finite range (scores); masked cells light grey.
+// or its own finite range (scores); masked cells light grey. Past one cell
+// per pixel each pixel shows the largest of its cells (a thin diagonal stays
+// visible), one fillRect per pixel instead of per cell.
 function thumbnail(w, kind, hidden) {
 	const L = w.length;
 	const ratio = window.devicePixelRatio || 1;
-	const c = el("canvas", { width: String(Math.round(THUMB * ratio)), height: String(Math.round(THUMB * ratio)), "aria-hidden": "true" });
+	const side = Math.round(THUMB * ratio);
+	const c = el("canvas", { width: String(side), height: String(side), "aria-hidden": "true" });
 	const g = c.getContext("2d");
 	let lo = Infinity;
 	let hi = -Infinity;
@@ -26,16 +29,36 @@ function thumbnail(w, kind, hidden) {
 		hi = Math.max(hi, v);
 	}
 	if (kind === "weights") lo = 0;
-	const step = (THUMB * ratio) / Math.max(L, 1);
-	for (let i = 0; i < L; i++) {
-		for (let j = 0; j < L; j++) {
-			const v = w[i][j];
-			const masked = isMasked(v, kind, hidden, i, j);
-			g.fillStyle = masked ? "#eceef2" : colour((v - lo) / (hi - lo || 1));
-			g.fillRect(Math.floor(j * step), Math.floor(i * step), Math.ceil(step), Math.ceil(step));
+	const n = Math.min(L, side); // pixels (or cells) per side
+	const { top, open } = pooled(w, kind, hidden, n);
+	const step = side / Math.max(n, 1);
+	for (let y = 0; y < n; y++) {
+		for (let x = 0; x < n; x++) {
+			const k = y * n + x;
+			g.fillStyle = open[k] ? colour((top[k] - lo) / (hi - lo || 1)) : "#eceef2";
+			g.fillRect(Math.floor(x * step), Math.floor(y * step), Math.ceil(step), Math.ceil(step));
 		}
 	}
 	return c;
+}
+
+// w's L x L cells pooled into n x n bins (n <= L; n = L: one cell each):
+// each bin's largest visible value (top) and whether any cell is visible (open).
+function pooled(w, kind, hidden, n) {
+	const L = w.length;
+	const top = new Float64Array(n * n).fill(-Infinity);
+	const open = new Uint8Array(n * n);
+	for (let i = 0; i < L; i++) {
+		const y = Math.floor((i * n) / L);
+		for (let j = 0; j < L; j++) {
+			const v = w[i][j];
+			if (isMasked(v, kind, hidden, i, j)) continue;
+			const k = y * n + Math.floor((j * n) / L);
+			open[k] = 1;
+			if (v > top[k]) top[k] = v;
+		}
+	}
+	return { top, open };
 }
 
 function scoreText(s) {

@@ -11,6 +11,7 @@
 import { BEHAVIOURS, ranked } from "./findheads.js";
 import { drawGrid } from "./grid.js";
 import { drawHeadView } from "./headview.js";
+import { CANVAS_PAST } from "./heatcanvas.js";
 import { heatmap, hideTip, table, topList } from "./heatmap.js";
 import { view } from "./state.js";
 import { $, DIVERGING, RAMP, absMax, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
@@ -176,7 +177,7 @@ export function draw() {
 		onPick: (l, h) => {
 			view.selected = { layer: l, head: h };
 			draw();
-			$("focus").querySelector("svg.map")?.focus({ preventScroll: true });
+			$("focus").querySelector("svg.map, canvas.cells")?.focus({ preventScroll: true });
 			$("focus").scrollIntoView({ block: "nearest", behavior: "smooth" });
 		},
 	});
@@ -422,7 +423,8 @@ function card(w, { id, title, sub }, ctx) {
 	const cap = el("figcaption", {}, el("strong", { text: title }), el("span", { text: sub }));
 	fig.append(cap, heatmap(w, title, ctx));
 	if (ctx.kind === "weights") fig.append(topList(w, ctx));
-	fig.append(table(w, title, ctx));
+	// a big matrix's table (a cell each: a million for 1024 tokens) only when asked for
+	if ($("tables").checked || w.length * w.length <= CANVAS_PAST) fig.append(table(w, title, ctx));
 	return fig;
 }
 
