@@ -20,6 +20,7 @@ import { dirname, join, resolve } from "node:path";
 
 import { startDaemon, stopDaemon } from "./daemon.mjs";
 import { check, finish } from "./report.mjs";
+import { checkLongInput } from "./viewer_long.mjs";
 import { checkCheckpoint, checkFindHeads, checkSlidingWindow, checkTokenIds, plantPreviousTokenHead } from "./viewer_checkpoint.mjs";
 import {
 	ROOT,
@@ -397,7 +398,8 @@ async function checkStates(page, base) {
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "base");
 		await page.selectOption("#positional", "alibi");
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "alibi");
-		const hatched = () => page.$$eval('#focus rect[fill="url(#attnd-masked)"]', (r) => r.length);
+		// 230 x 230 cells: a canvas (web/heatcanvas.js), which counts the cells it hatched
+		const hatched = () => page.$eval("#focus figure", (f) => f.querySelectorAll('rect[fill="url(#attnd-masked)"]').length + Number(f.querySelector("canvas.cells")?.dataset.masked ?? 0));
 		const zeros = await page.evaluate(() => window.attnd.heads[0].flat().filter((v) => v === 0).length);
 		if (zeros === 0) p.push("no weight underflowed to 0: the check shows nothing");
 		const none = await hatched();
@@ -779,6 +781,7 @@ async function main() {
 		await checkStates(page, d.base);
 		await checkTokenIds(page, d.base);
 		await checkSlidingWindow(page, d.base);
+		await checkLongInput(page, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);
 		await checkStaleBadge(browser.context, d.base);
