@@ -1,0 +1,85 @@
+// heatmap_bench.mjs: how long the viewer takes to draw a long input, and how
+// a 1024 x 1024 head is best painted on a canvas (bench/README.md, "The
+// viewer's heatmaps"). Not a test: it prints numbers.
+//
+//   node bench/web/heatmap_bench.mjs [L ...]     (default: 128 1024)
+//   ATTND=/path/to/an/older/attnd node bench/web/heatmap_bench.mjs 128
+//
+// For each L: the page opened on the seeded model base with L words, timed
+// from navigation to the drawing shown (state ok, two animation frames), then
+// a redraw with no request (the Scale select), and the elements it made.
+// Then one head of random causal weights painted three ways, each timed to a
+// readback that forces the painting: a fillRect per cell (2 px cells), an
+// ImageData of one pixel per cell (for CSS to scale up pixelated), and
+// heatcanvas.js's cellsCanvas (an ImageData of 2 px cells, masked ones hatched).
+import { chromium } from "playwright-core";
+
+import { startDaemon, stopDaemon } from "../../tests/node/daemon.mjs";
+
+const sizes = process.argv.slice(2).map(Number);
+const d = await startDaemon();
+const ctx = await chromium.launchPersistentContext("", { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"], viewport: { width: 1280, height: 900 } });
+const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+try {
+	const page = await ctx.newPage();
+	for (const L of sizes.length > 0 ? sizes : [128, 1024]) {
+		const words = Array.from({ length: L }, (_, i) => `w${i % 97}`).join(" ");
+		const t0 = Date.now();
+		await page.goto(`${d.base}/?model=base&text=${encodeURIComponent(words)}`);
+		await page.waitForFunction((n) => window.attnd?.state === "ok" && window.attnd.queryTokens?.length === n, L, { timeout: 0, polling: 500 });
+		await page.evaluate(frames);
+		const first = Date.now() - t0;
+		const redraw = await page.evaluate(async (f) => {
+			const s = document.getElementById("scale");
+			const t = performance.now();
+			s.value = s.value === "unit" ? "shared" : "unit";
+			s.dispatchEvent(new Event("input", { bubbles: true }));
+			await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+			return Math.round(performance.now() - t);
+		});
+		const made = await page.evaluate(() => ({ elements: document.getElementsByTagName("*").length, rects: document.querySelectorAll("rect").length, cellCanvases: document.querySelectorAll("canvas.cells").length }));
+		console.log(JSON.stringify({ L, firstDrawMs: first, redrawMs: redraw, ...made }));
+	}
+	const paint = await page.evaluate(async () => {
+		const { colour, rgb } = await import("/web/util.js");
+		const hc = await import("/web/heatcanvas.js").catch(() => null);
+		const L = 1024;
+		const w = Array.from({ length: L }, (_, i) => Array.from({ length: L }, (_, j) => (j > i ? 0 : Math.random() / (i + 1))));
+		const masked = (i, j) => j > i;
+		const scale = { lo: 0, hi: 0.2 };
+		const t = (v) => (v - scale.lo) / (scale.hi - scale.lo);
+		const time = (f) => Array.from({ length: 3 }, () => {
+			const s = performance.now();
+			f().getContext("2d").getImageData(0, 0, 1, 1);
+			return Math.round(performance.now() - s);
+		});
+		const canvas = (side) => Object.assign(document.createElement("canvas"), { width: side, height: side });
+		const fillRects = () => {
+			const c = canvas(2 * L);
+			const g = c.getContext("2d");
+			for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) {
+				g.fillStyle = masked(i, j) ? "#d0d3d9" : colour(t(w[i][j]));
+				g.fillRect(2 * j, 2 * i, 2, 2);
+			}
+			return c;
+		};
+		const onePixel = () => {
+			const c = canvas(L);
+			const g = c.getContext("2d");
+			const img = g.createImageData(L, L);
+			for (let i = 0, k = 0; i < L; i++) for (let j = 0; j < L; j++, k += 4) {
+				const [r, gg, b] = masked(i, j) ? [208, 211, 217] : rgb(t(w[i][j]));
+				img.data.set([r, gg, b, 255], k);
+			}
+			g.putImageData(img, 0, 0);
+			return c;
+		};
+		const out = { L, fillRectPerCellMs: time(fillRects), imageDataOnePixelPerCellMs: time(onePixel) };
+		if (hc) out.heatcanvasMs = time(() => hc.cellsCanvas(w, scale, masked, hc.canvasCell(L, true), "bench"));
+		return out;
+	});
+	console.log(JSON.stringify(paint));
+} finally {
+	await ctx.close();
+	await stopDaemon(d);
+}
