@@ -121,6 +121,11 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/g
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
+# server/calloc.c replaces glibc's calloc for small blocks; a sanitizer's
+# runtime brings its own, which must be the one that runs.
+ifneq ($(SANITIZE),)
+SERVER_SRC := $(filter-out server/calloc.c,$(SERVER_SRC))
+endif
 # attnd_build_info's commit (server/main.c): "unknown" outside a git checkout.
 # (main.o is not rebuilt when only HEAD moves: a `make clean` build has the exact commit.)
 ATTND_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -231,6 +236,12 @@ $(BUILD)/tests/%.o: tests/%.c
 $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(TOK_LIBS) $(ZLIB_LIBS) $(LDLIBS)
 
+# check_calloc tests the daemon's calloc (server/calloc.c), linked in, as
+# the daemon has it: not in sanitizer builds.
+ifeq ($(SANITIZE),)
+$(BUILD)/tests/daemon/check_calloc: $(BUILD)/server/calloc.o
+$(BUILD)/tests/daemon/check_calloc.o: CFLAGS += -DOWN_CALLOC
+endif
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
 # check_peers tests --per-ip-limit's table and the metrics' model labels, linked in.
