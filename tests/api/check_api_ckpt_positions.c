@@ -18,6 +18,9 @@
  *            symmetric with a zero diagonal, usage.flops and
  *            --max-request-gflop counting the comparisons as a layer's,
  *            the context checked before the positions
+ *   cap      API_POSITIONS_MAX_L positions shown, one more refused at
+ *            /positions, on llama_f32 loaded with a context of 2048
+ *            ("llama_long": no test folder's own context passes the cap)
  *
  * Tolerances as check_api_positions: an encoding within 1e-6 of its twin,
  * similarity and distance (sums of up to 128 floats' products) within
@@ -51,12 +54,36 @@
 #define MINI_ST "models/mini/model.safetensors"
 
 /* The oracle's folders the suite adds, each as the model of its name. */
-static const char *const folders[] = {"bert_f32", "roberta_f32", "llama_f32", "llama_headdim"};
+static const char *const folders[] = {"bert_f32", "roberta_f32", "llama_f32", "llama_headdim",
+				       "llama_long"};
 
 /* ---- files ------------------------------------------------------------- */
 
-/* One folder as server/checkpoint_dir.c loads it, read instead of mapped;
- * 0, or -1 said on stderr. */
+/* llama_f32's config with a context of 2048 instead of 128 ("llama_long"):
+ * the only test checkpoint whose context passes the positions' cap of
+ * API_POSITIONS_MAX_L, so the cap, not the context, is what refuses. */
+#define LONG_FROM "\"max_position_embeddings\": 128,"
+#define LONG_TO "\"max_position_embeddings\": 2048,"
+
+/* config (len bytes, taken) with LONG_FROM made LONG_TO, as a new string
+ * (len updated); NULL if it has no LONG_FROM. */
+static char *lengthen_context(char *config, size_t *len)
+{
+	char *at = config != NULL ? strstr(config, LONG_FROM) : NULL;
+	size_t head = at != NULL ? (size_t)(at - config) : 0, from = strlen(LONG_FROM);
+	char *out = at != NULL ? malloc(*len - from + strlen(LONG_TO) + 1) : NULL;
+
+	if (out != NULL) {
+		sprintf(out, "%.*s%s%s", (int)head, config, LONG_TO, at + from);
+		*len = strlen(out);
+	}
+	free(config);
+	return out;
+}
+
+/* One folder as server/checkpoint_dir.c loads it, read instead of mapped,
+ * under name (the folder's own, or "llama_long": llama_f32 with a longer
+ * context); 0, or -1 said on stderr. */
 static int add_folder(const char *name)
 {
 	char path[256], msg[512];
@@ -69,11 +96,16 @@ static int add_folder(const char *name)
 	char *config, *st;
 	int rc;
 
-	snprintf(path, sizeof path, CKPTS "%s/config.json", name);
+	const int long_ctx = strcmp(name, "llama_long") == 0;
+	const char *folder = long_ctx ? "llama_f32" : name;
+
+	snprintf(path, sizeof path, CKPTS "%s/config.json", folder);
 	config = case_slurp(path, &len);
+	if (long_ctx)
+		config = lengthen_context(config, &len);
 	rc = config == NULL ? -1 : api_checkpoint_config(&cfg, config, len, path, msg, sizeof msg);
 	free(config);
-	snprintf(path, sizeof path, CKPTS "%s/model.safetensors", name);
+	snprintf(path, sizeof path, CKPTS "%s/model.safetensors", folder);
 	st = rc == 0 ? case_slurp(path, &file.len) : NULL;
 	file.bytes = (const uint8_t *)st;
 	if (st == NULL || attn_checkpoint_load(&ck, &cfg, &file, 1, NULL, &aerr) != ATTN_OK) {
@@ -494,6 +526,46 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* ids: a JSON array of n token ids, 1 each. */
+static json_t *ones(size_t n)
+{
+	json_t *ids = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(ids, json_integer(1));
+	return ids;
+}
+
+/* A context past the cap: API_POSITIONS_MAX_L positions are shown, one more
+ * is refused at /positions (not at /tokens: the context allows it), and the
+ * same text without positions is answered. */
+START_TEST(test_cap_on_a_checkpoint)
+{
+	const size_t cap = API_POSITIONS_MAX_L;
+	struct answer at, past, without;
+	json_t *enc, *sim;
+
+	at = harness_attention_json(json_pack("{s:s, s:o, s:b, s:s, s:b}", "model", "llama_long",
+					      "tokens", ones(cap), "positions", 1, "weights",
+					      "none", "output", 0));
+	harness_expect_ok(&at);
+	enc = json_object_get(harness_field(at.json, "positions"), "encoding");
+	sim = json_object_get(harness_field(at.json, "positions"), "similarity");
+	ck_assert_uint_eq(json_array_size(enc), cap);
+	ck_assert_uint_eq(json_array_size(sim), cap);
+	ck_assert_uint_eq(json_array_size(json_array_get(sim, cap - 1)), cap);
+
+	past = harness_attention_json(json_pack("{s:s, s:o, s:b, s:s, s:b}", "model", "llama_long",
+						"tokens", ones(cap + 1), "positions", 1, "weights",
+						"none", "output", 0));
+	harness_expect_error(&past, 422, "invalid_value", "/positions");
+	without = harness_attention_json(json_pack("{s:s, s:o, s:s}", "model", "llama_long",
+						   "tokens", ones(cap + 1), "weights", "none"));
+	harness_expect_ok(&without);
+	ck_assert(json_object_get(without.json, "positions") == NULL);
+}
+END_TEST
+
 static Suite *ckpt_positions_suite(void)
 {
 	Suite *s = suite_create("api_ckpt_positions");
@@ -507,6 +579,7 @@ static Suite *ckpt_positions_suite(void)
 	tcase_add_test(tc, test_gflop_limit);
 	tcase_add_test(tc, test_alone_planned_alone);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_cap_on_a_checkpoint);
 	return s;
 }
 
