@@ -23,6 +23,7 @@
  * malloc); calling __libc_malloc rather than malloc also keeps the compiler
  * from fusing malloc and memset back into a call to calloc, that is, this one.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -40,8 +41,12 @@ void *calloc(size_t count, size_t size)
 	size_t bytes;
 	void *p;
 
-	if (size_mul(&bytes, count, size) != 0 || bytes > SMALL_CALLOC)
-		return __libc_calloc(count, size); /* it answers ENOMEM on overflow */
+	if (size_mul(&bytes, count, size) != 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (bytes > SMALL_CALLOC)
+		return __libc_calloc(count, size);
 	p = __libc_malloc(bytes);
 	if (p != NULL)
 		memset(p, 0, bytes);

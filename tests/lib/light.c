@@ -4,14 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+int test_under_valgrind(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload != NULL && strstr(preload, "vgpreload") != NULL;
+}
+
 int test_light(void)
 {
 	const char *v = getenv("ATTN_TEST_LIGHT");
-	const char *preload = getenv("LD_PRELOAD");
 
 	if (v != NULL && v[0] != '\0')
 		return strcmp(v, "0") != 0;
-	return preload != NULL && strstr(preload, "vgpreload") != NULL;
+	return test_under_valgrind();
 }
 
 uint64_t test_scaled(uint64_t n)

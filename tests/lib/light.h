@@ -13,6 +13,9 @@
 /* 1 in light mode, else 0 */
 int test_light(void);
 
+/* 1 under valgrind (its vgpreload_*.so preloaded), else 0 */
+int test_under_valgrind(void);
+
 /* n, or n / 1000 (at least 1) in light mode */
 uint64_t test_scaled(uint64_t n);
 
