@@ -1,28 +1,28 @@
 // headview.js: the head view (bertviz's): the tokens twice, queries on the
 // left and keys on the right, a line from each query to each key it attends
 // to, as opaque as the weight, one colour per head; heads toggle on and off.
-// Pointing at a token on the left keeps only its lines.
+// Pointing at a token on the left keeps only its lines. Short inputs draw
+// one SVG line per pair; past LINES_CANVAS_PAST, the lines go on a canvas
+// (headcanvas.js) under the same SVG of tokens.
 //
 // drawHeadView(container, {heads: [H][L][L] weights, tokens (display strings),
 //                          enabled: Set of heads shown, onToggle(h)})
 
+import { linesCanvas } from "./headcanvas.js";
+import { CANVAS_PAST } from "./heatcanvas.js";
 import { el, headColour, rovingFocus, shorten, svg, textWidth } from "./util.js";
 
 const MIN_WEIGHT = 0.02; // lighter lines are not drawn
 const ROW = 22;
 
+// Past 64 tokens (the heatmaps' CANVAS_PAST) or this many lines, a canvas:
+// an SVG line each costs a DOM node to draw and a class to flip when a query
+// is pointed at (bench/README.md, "The viewer's heatmaps").
+export const LINES_CANVAS_PAST = 4096;
+
 export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
-	const H = heads.length;
 	const L = tokens.length;
-	const toggles = el("div", { class: "head-toggles", role: "group", "aria-label": "Heads shown" });
-	for (let h = 0; h < H; h++) {
-		const b = el("button", { type: "button", class: "toggle", "aria-pressed": String(enabled.has(h)), text: `head ${h}` });
-		b.dataset.head = String(h);
-		b.prepend(el("span", { class: "swatch-head", "aria-hidden": "true" }));
-		b.firstChild.style.background = headColour(h);
-		b.addEventListener("click", () => onToggle(h));
-		toggles.append(b);
-	}
+	const toggles = headToggles(heads.length, enabled, onToggle);
 	const labels = tokens.map((t) => shorten(t, 14));
 	const colW = Math.ceil(Math.max(...labels.map(textWidth), 20)) + 10;
 	const gap = 200;
@@ -32,20 +32,72 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	const x1 = colW;
 	const x2 = colW + gap;
 	const y = (i) => 4 + i * ROW + ROW / 2;
-	const g = svg("g", { class: "links" });
+	let only; // (i): one query's lines only, or every query's (null)
+	let view = root;
+	if (L * L > CANVAS_PAST || countLines(heads, enabled) > LINES_CANVAS_PAST) {
+		const canvas = linesCanvas(heads, enabled, MIN_WEIGHT, gap, height, { x1: 2, x2: gap - 2, y });
+		canvas.style.left = `${((x1 / width) * 100).toFixed(4)}%`;
+		canvas.style.width = `${((gap / width) * 100).toFixed(4)}%`;
+		view = el("div", { class: "hv-canvas" }, canvas, root);
+		view.style.width = `${width}px`;
+		only = (i) => {
+			const q = Number.isInteger(i) ? i : null;
+			if (canvas.dataset.query !== String(q ?? "")) canvas.draw(q);
+		};
+	} else {
+		const g = svgLines(heads, enabled, x1, x2, y);
+		root.append(g);
+		only = (i) => {
+			for (const line of g.children) line.classList.toggle("dim", i !== null && line.dataset.q !== String(i));
+		};
+	}
+	appendTokens(root, labels, x1, x2, y);
+	wirePointing(root, only);
+	const scroller = el("div", { class: "hv-scroll" }, view);
+	container.replaceChildren(toggles, scroller);
+}
+
+// One button per head, aria-pressed while its lines are shown.
+function headToggles(H, enabled, onToggle) {
+	const toggles = el("div", { class: "head-toggles", role: "group", "aria-label": "Heads shown" });
 	for (let h = 0; h < H; h++) {
+		const b = el("button", { type: "button", class: "toggle", "aria-pressed": String(enabled.has(h)), text: `head ${h}` });
+		b.dataset.head = String(h);
+		b.prepend(el("span", { class: "swatch-head", "aria-hidden": "true" }));
+		b.firstChild.style.background = headColour(h);
+		b.addEventListener("click", () => onToggle(h));
+		toggles.append(b);
+	}
+	return toggles;
+}
+
+// How many lines the shown heads would draw.
+function countLines(heads, enabled) {
+	let n = 0;
+	for (const h of enabled) for (const row of heads[h] ?? []) for (const v of row) if (v >= MIN_WEIGHT) n++;
+	return n;
+}
+
+// An SVG line per (shown head, query, key) of weight MIN_WEIGHT or more.
+function svgLines(heads, enabled, x1, x2, y) {
+	const g = svg("g", { class: "links" });
+	for (let h = 0; h < heads.length; h++) {
 		if (!enabled.has(h)) continue;
 		const w = heads[h];
-		for (let i = 0; i < L; i++) {
-			for (let j = 0; j < L; j++) {
+		for (let i = 0; i < w.length; i++) {
+			for (let j = 0; j < w.length; j++) {
 				const v = w[i][j];
 				if (!(v >= MIN_WEIGHT)) continue;
 				g.append(svg("line", { x1: x1 + 2, y1: y(i), x2: x2 - 2, y2: y(j), stroke: headColour(h), "stroke-opacity": Math.min(1, v).toFixed(3), "stroke-width": 2, "data-head": h, "data-q": i, "data-k": j }));
 			}
 		}
 	}
-	root.append(g);
-	for (let i = 0; i < L; i++) {
+	return g;
+}
+
+// Each token as a query (left, focusable) and as a key (right).
+function appendTokens(root, labels, x1, x2, y) {
+	for (let i = 0; i < labels.length; i++) {
 		const left = svg("text", { class: "hv-token q", x: x1 - 6, y: y(i), "text-anchor": "end", "dominant-baseline": "central" });
 		left.textContent = labels[i];
 		left.dataset.tok = String(i);
@@ -54,10 +106,10 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 		right.dataset.tok = String(i);
 		root.append(left, right);
 	}
-	// one query's lines only while it is pointed at or focused
-	const only = (i) => {
-		for (const line of g.children) line.classList.toggle("dim", i !== null && line.dataset.q !== String(i));
-	};
+}
+
+// One query's lines only while it is pointed at or focused.
+function wirePointing(root, only) {
 	root.addEventListener("pointerover", (ev) => {
 		const t = ev.target.closest?.("text.q");
 		only(t ? Number(t.dataset.tok) : null);
@@ -66,6 +118,4 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	root.addEventListener("focusin", (ev) => only(Number(ev.target.dataset.tok)));
 	root.addEventListener("focusout", () => only(null));
 	rovingFocus(root, "text.q", null, 1);
-	const scroller = el("div", { class: "hv-scroll" }, root);
-	container.replaceChildren(toggles, scroller);
 }
