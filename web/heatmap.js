@@ -2,7 +2,7 @@
 // keys): an SVG with one rect per cell or, past CANVAS_PAST cells, the cells
 // on a canvas (heatcanvas.js paints them) under an SVG of its labels; its
 // tooltip and read-out, the "who each word attends to most" lines under it,
-// and its table twin. Lines and read-outs speak the page's language:
+// and its table twin (past CANVAS_PAST cells, a note and a CSV download). Lines and read-outs speak the page's language:
 // Korean for a Korean sentence ("나는 → 맛있는에 주목 (56.3%)"), English
 // otherwise ("it → animal (41%)").
 //
@@ -233,8 +233,11 @@ export function topList(w, ctx) {
 	return list;
 }
 
-// The keyboard- and screen-reader-friendly twin of a heatmap.
-export function table(w, title, ctx) {
+// The keyboard- and screen-reader-friendly twin of a heatmap; past
+// CANVAS_PAST cells (a million for 1024 tokens: minutes to build, no one
+// reads it) a note saying so and the numbers as a CSV file named file.
+export function table(w, title, ctx, file = "attention.csv") {
+	if (w.length * (w[0]?.length ?? 0) > CANVAS_PAST) return tableNote(w, title, ctx, file);
 	const t = el("table", { class: "wtable" });
 	t.append(el("caption", { text: `${title}: ${ctx.kind} (rows: query, columns: key)` }));
 	const headRow = el("tr", {}, el("th", { scope: "col", text: "query \\ key" }));
@@ -248,6 +251,39 @@ export function table(w, title, ctx) {
 	});
 	t.append(tbody);
 	return t;
+}
+
+// In place of a big table: its size, and a button that saves the matrix as
+// CSV (made when clicked, not before).
+function tableNote(w, title, ctx, file) {
+	const size = `${w.length} x ${w[0].length}`;
+	const note = el("div", { class: "wtable table-note", role: "note" });
+	note.append(el("p", { text: `${title}: ${size}: too large to show as a table.` }));
+	const b = el("button", { type: "button", class: "csv", text: `Download as CSV (${file})` });
+	b.dataset.file = file;
+	b.addEventListener("click", () => download(csvOf(w, ctx), file, "text/csv"));
+	note.append(b);
+	return note;
+}
+
+// w as CSV (RFC 4180): a header row of "query \ key" and the key tokens,
+// then a row per query, its token first; numbers as JavaScript prints them
+// (the shortest that reads back the same), so a cell is the API's number.
+export function csvOf(w, ctx) {
+	const field = (s) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+	const lines = [["query \\ key", ...ctx.keyTokens].map(field).join(",")];
+	w.forEach((row, i) => lines.push(`${field(ctx.queryTokens[i])},${row.join(",")}`));
+	return lines.join("\r\n") + "\r\n";
+}
+
+// Saves text as a file through a link to a Blob, let go once clicked.
+function download(text, file, type) {
+	const url = URL.createObjectURL(new Blob([text], { type }));
+	const a = el("a", { href: url, download: file });
+	document.body.append(a);
+	a.click();
+	a.remove();
+	setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
 // ---- tooltip and read-out ------------------------------------------------------

@@ -424,8 +424,16 @@ function card(w, { id, title, sub }, ctx) {
 	fig.append(cap, heatmap(w, title, ctx));
 	if (ctx.kind === "weights") fig.append(topList(w, ctx));
 	// a big matrix's table (a cell each: a million for 1024 tokens) only when asked for
-	if ($("tables").checked || w.length * w.length <= CANVAS_PAST) fig.append(table(w, title, ctx));
+	if ($("tables").checked || w.length * w.length <= CANVAS_PAST) fig.append(table(w, title, ctx, csvName(id, ctx)));
 	return fig;
+}
+
+// The file a big head's CSV saves to: model, layer, head (or mean) and what
+// the numbers are, e.g. base-layer0-head3-weights.csv.
+function csvName(id, ctx) {
+	const model = String(drawn.body.model ?? drawn.req.model ?? "model").replace(/[^\w.-]+/g, "_");
+	const head = id === "mean" ? "mean" : `head${id}`;
+	return `${model}-layer${view.layerIds[view.layer]}-${head}-${ctx.kind}.csv`;
 }
 
 // ---- positions -------------------------------------------------------------------
