@@ -2,7 +2,8 @@
 // base, 360,000 cells a head): its heatmaps are canvases (web/heatcanvas.js),
 // not a rect per cell, drawn in seconds; the colours are the SVG's, masked
 // cells hatched; pointing at a cell reads it out as the API answered it; and
-// the tutorials' four words keep the SVG, a rect per cell.
+// the tutorials' four words keep the SVG, a rect per cell and a line per
+// pair in the head view. viewer_long_views.mjs: the head view and tables.
 import { check } from "./report.mjs";
 import { SEED_WORDS, postAttention, settled } from "./viewer_page.mjs";
 
@@ -95,14 +96,15 @@ export async function checkLongInput(page, base) {
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "none");
 	});
 
-	await check("the tutorials' four words keep the SVG heatmap, one rect per cell, and no canvas", async (p) => {
+	await check("the tutorials' four words keep the SVG heatmap, one rect per cell, the head view's SVG lines, and no canvas", async (p) => {
 		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(SEED_WORDS.join(" "))}`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
 		const got = await page.evaluate(() => ({
 			big: document.querySelectorAll("#focus svg.map rect[data-q]").length,
 			heads: [...document.querySelectorAll("#heads figure")].map((f) => f.querySelectorAll("svg.map rect[data-q]").length),
-			canvases: document.querySelectorAll("canvas.cells").length,
+			canvases: document.querySelectorAll("canvas.cells, canvas.hv-lines").length,
+			lines: document.querySelectorAll("#headview svg.lines line[data-q]").length,
 		}));
-		if (got.big !== 16 || got.heads.some((n) => n !== 16) || got.canvases !== 0) p.push(JSON.stringify(got));
+		if (got.big !== 16 || got.heads.some((n) => n !== 16) || got.canvases !== 0 || got.lines === 0) p.push(JSON.stringify(got));
 	});
 }

@@ -1,0 +1,158 @@
+// viewer_long_views.mjs: the head view and the tables on a long input (600
+// tokens on the seeded model base): the head view's lines are on one canvas
+// (web/headcanvas.js), not an SVG line each, its tokens still focusable text,
+// and pointing at or focusing a query redraws that query's lines only, as
+// many as the API's weights of 0.02 or more; with "Tables" checked, each
+// head says it is too large for a table and saves its weights as CSV, the
+// API's numbers under the tokens.
+import { readFileSync } from "node:fs";
+
+import { check } from "./report.mjs";
+import { postAttention, settled } from "./viewer_page.mjs";
+
+const LONG = 600;
+const WORDS = Array.from({ length: LONG }, (_, i) => `w${i % 50}`).join(" ");
+const MIN_WEIGHT = 0.02; // web/headview.js: lighter lines are not drawn
+const HEAD_VIEW_MS = 3000; // one drawHeadView and two frames
+
+// Opens the long text on base under a causal mask: its early queries see few
+// keys, so their weights pass 0.02 (600 keys each would not).
+async function openLong(page, base) {
+	await page.goto(`${base}/?model=base&text=${encodeURIComponent(WORDS)}`);
+	await page.waitForFunction((n) => window.attnd?.state === "ok" && window.attnd.queryTokens?.length === n, LONG, { timeout: 120000, polling: 200 });
+	await page.selectOption("#mask", "causal");
+	await page.waitForFunction(() => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "causal", null, { timeout: 120000, polling: 200 });
+	const req = await page.evaluate(() => window.attnd.lastRequest);
+	return (await postAttention(base, req)).body;
+}
+
+// How many lines query i (every query: null) has in weights [H][L][L].
+function linesOf(weights, i) {
+	let n = 0;
+	for (const w of weights) for (const row of i === null ? w : [w[i]]) for (const v of row) if (v >= MIN_WEIGHT) n++;
+	return n;
+}
+
+// The token slots (rows of the head view) painted in the canvas's column
+// 1 px right of where the lines start: the queries whose lines are drawn.
+function paintedQueries(page) {
+	return page.evaluate(() => {
+		const c = document.querySelector("#headview canvas.hv-lines");
+		const svgH = document.querySelector("#headview svg.lines").viewBox.baseVal.height;
+		const k = c.height / svgH; // canvas pixels per SVG unit
+		const col = c.getContext("2d").getImageData(Math.round(3 * k), 0, 1, c.height).data;
+		const slots = new Set();
+		for (let p = 0; p < c.height; p++) if (col[p * 4 + 3] > 0) slots.add(Math.floor((p / k - 4) / 22));
+		return [...slots].sort((a, b) => a - b);
+	});
+}
+
+export async function checkLongHeadView(page, base) {
+	const body = await openLong(page, base);
+	const H = body.weights.length;
+
+	await check(`${LONG} tokens: the head view's lines are on one canvas, no SVG line; its tokens are text, one tab stop`, async (p) => {
+		const got = await page.evaluate(() => {
+			const hv = document.getElementById("headview");
+			const c = hv.querySelector("canvas.hv-lines");
+			return {
+				canvases: hv.querySelectorAll("canvas.hv-lines").length,
+				lines: hv.querySelectorAll("line").length,
+				drawn: c?.dataset.lines ?? null,
+				queries: hv.querySelectorAll("svg.lines text.q").length,
+				keys: hv.querySelectorAll("svg.lines text.k").length,
+				stops: [...hv.querySelectorAll("text.q")].filter((t) => t.getAttribute("tabindex") === "0").length,
+				label: hv.querySelector("svg.lines")?.getAttribute("aria-label") ?? "",
+			};
+		});
+		if (got.canvases !== 1) p.push(`${got.canvases} canvases of lines`);
+		if (got.lines !== 0) p.push(`${got.lines} SVG lines`);
+		const want = linesOf(body.weights, null);
+		if (want < 1000) p.push(`only ${want} weights of ${MIN_WEIGHT} or more: not a test of many lines`);
+		if (got.drawn !== String(want)) p.push(`the canvas says ${got.drawn} lines, the API's weights make ${want}`);
+		if (got.queries !== LONG || got.keys !== LONG) p.push(`${got.queries} query and ${got.keys} key tokens`);
+		if (got.stops !== 1) p.push(`${got.stops} tab stops among the query tokens`);
+		if (!got.label.includes(`${LONG} tokens`)) p.push(`aria-label "${got.label}"`);
+	});
+
+	await check(`${LONG} tokens: the head view draws within ${HEAD_VIEW_MS} ms`, async (p) => {
+		const ms = await page.evaluate(async () => {
+			const { drawHeadView } = await import("/web/headview.js");
+			const v = window.attnd;
+			const t = performance.now();
+			drawHeadView(document.getElementById("headview"), { heads: v.heads, tokens: v.queryTokens, enabled: v.enabled, onToggle: () => {} });
+			await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+			return performance.now() - t;
+		});
+		if (ms > HEAD_VIEW_MS) p.push(`${Math.round(ms)} ms`);
+	});
+
+	await check("focusing or pointing at a query token redraws the canvas with that query's lines only", async (p) => {
+		const state = () => page.$eval("#headview canvas.hv-lines", (c) => ({ query: c.dataset.query, lines: Number(c.dataset.lines) }));
+		const all = await paintedQueries(page);
+		if (all.length < 20) p.push(`before: lines start at only ${all.length} queries: ${all}`);
+		await page.focus('#headview text.q[data-tok="10"]');
+		let got = await state();
+		if (got.query !== "10" || got.lines !== linesOf(body.weights, 10)) p.push(`focus on 10: ${JSON.stringify(got)}, expected ${linesOf(body.weights, 10)} lines`);
+		const one = await paintedQueries(page);
+		if (one.join() !== "10") p.push(`focus on 10: lines start at queries ${one}`);
+		// rovingFocus still moves along the tokens, and the lines with it
+		await page.keyboard.press("ArrowDown");
+		got = await state();
+		if (got.query !== "11" || got.lines !== linesOf(body.weights, 11)) p.push(`ArrowDown: ${JSON.stringify(got)}`);
+		await page.evaluate(() => document.activeElement.blur());
+		await page.hover('#headview text.q[data-tok="30"]');
+		got = await state();
+		if (got.query !== "30" || got.lines !== linesOf(body.weights, 30)) p.push(`pointing at 30: ${JSON.stringify(got)}`);
+		await page.mouse.move(0, 0);
+		got = await state();
+		if (got.query !== "" || got.lines !== linesOf(body.weights, null)) p.push(`pointer gone: ${JSON.stringify(got)}`);
+		const back = await paintedQueries(page);
+		if (back.join() !== all.join()) p.push(`pointer gone: lines start at ${back.length} queries, had ${all.length}`);
+	});
+	return H;
+}
+
+// On a page of its own (a million-cell table would hang it), closed after.
+export async function checkLongTables(context, base) {
+	const page = await context.newPage();
+	try {
+		const body = await openLong(page, base);
+		const H = body.weights.length;
+		await check(`${LONG} tokens with Tables checked: each head says it is too large for a table, no table is built`, async (p) => {
+			await page.check("#tables");
+			await page.waitForFunction((n) => document.querySelectorAll("#heads .table-note").length === n, H + 1, { timeout: 60000, polling: 200 });
+			const got = await page.evaluate(() => ({
+				tables: document.querySelectorAll("table.wtable").length,
+				cells: document.querySelectorAll("td").length,
+				notes: [...document.querySelectorAll("#heads .table-note")].map((n) => ({ text: n.textContent, shown: n.offsetHeight > 0, file: n.querySelector("button.csv")?.dataset.file })),
+			}));
+			if (got.tables !== 0 || got.cells !== 0) p.push(`${got.tables} tables, ${got.cells} cells`);
+			got.notes.forEach((n, h) => {
+				const name = h < H ? `base-layer0-head${h}-weights.csv` : "base-layer0-mean-weights.csv";
+				if (!n.text.includes(`${LONG} x ${LONG}: too large to show as a table`) || !n.shown || n.file !== name) p.push(`note ${h}: ${JSON.stringify(n)}`);
+			});
+		});
+
+		await check("a big head's CSV download: the tokens as header row and column, the API's weights in its cells", async (p) => {
+			const note = page.locator('#heads figure[data-head="2"] button.csv');
+			await note.scrollIntoViewIfNeeded();
+			const [download] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), note.click()]);
+			if (download.suggestedFilename() !== "base-layer0-head2-weights.csv") p.push(`saved as ${download.suggestedFilename()}`);
+			const text = readFileSync(await download.path(), "utf8");
+			const rows = text.trimEnd().split("\r\n").map((r) => r.split(","));
+			if (rows.length !== LONG + 1) p.push(`${rows.length} rows`);
+			const tokens = body.tokens;
+			if (rows[0].join() !== ["query \\ key", ...tokens].join()) p.push(`header ${rows[0].slice(0, 4)}`);
+			if (rows.slice(1).some((r, i) => r[0] !== tokens[i] || r.length !== LONG + 1)) p.push("a row without its query token or of the wrong length");
+			for (let k = 0; k < 300; k++) {
+				const i = (k * 37) % LONG;
+				const j = (k * 53) % LONG;
+				const v = body.weights[2][i][j];
+				if (Number(rows[i + 1][j + 1]) !== v) p.push(`[${i}][${j}]: ${rows[i + 1][j + 1]}, the API ${v}`);
+			}
+		});
+	} finally {
+		await page.close();
+	}
+}
