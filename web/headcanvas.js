@@ -1,81 +1,144 @@
 // headcanvas.js: the head view's lines on a canvas, for long inputs
 // (headview.js keeps the tokens as SVG text over it, and says when): the
-// lines of the shown heads, as opaque as their weights, and on request only
-// one query's. No DOM per line: one canvas, and a copy of its full drawing
-// to put back when the pointer leaves.
+// lines of the shown heads, as opaque as their weights, or on request only
+// one query's. No DOM per line: one canvas over the part of the view on
+// screen (and a quarter of a screen either side), drawn again as the page
+// scrolls past that; every query's lines kept as a copy, put back when the
+// pointer leaves a query.
 //
-// Measured in headless Chromium (bench/README.md, "The viewer's heatmaps"):
-// 12 heads of 1024 tokens with about ten keys over 0.02 a query make 120,000
-// SVG lines, seconds to draw and to dim all but one query's; here the
-// strokes are grouped by head and opacity (ALPHA_STEPS levels), a few
-// hundred paths whatever the length.
+// Measured in headless Chromium, software drawing (bench/README.md, "The
+// viewer's heatmaps"): 12 heads of 1024 tokens with about ten lines a query
+// are 120,000 lines, most of them thousands of pixels long in a view 22,500
+// px tall: stroking all of them took 12 s, what SVG avoids by painting only
+// what is on screen. So does this canvas; its strokes are grouped by head
+// and opacity (ALPHA_STEPS levels), one path each.
 
 import { el, headColour } from "./util.js";
 
 // Opacities drawn: a weight's rounded to the nearest 1/ALPHA_STEPS (the
-// lightest drawn, 0.02, to 1/ALPHA_STEPS), one path per head and level.
+// lightest drawn, 0.02, to 1/ALPHA_STEPS).
 const ALPHA_STEPS = 50;
 
-// The longest side of a canvas Chromium will draw, in device pixels.
-const MAX_SIDE = 32767;
-
-// A canvas of width x height CSS pixels (its device pixels: as many as the
-// screen's, as the browser allows): role presentation, the SVG over it names
-// the view. data-lines says how many lines it shows, data-query whose ("" all).
-// draw(i) redraws it with query i's lines only (null: every query's).
-// geom = {x1, x2 (where lines start and end, 0 the canvas's left), y(i)}
+// A canvas for a view width x height (SVG units; lines from x1 to x2, query
+// and key i at y(i)) of which it draws the part on screen: role none, the SVG
+// over it names the view. c.draw(i) draws query i's lines only (null: every
+// query's). data-lines says how many lines that is (in the whole view),
+// data-query whose ("" every query's), data-top and data-bottom which part
+// of the view it covers (SVG units).
 export function linesCanvas(heads, enabled, minWeight, width, height, geom) {
-	const ratio = Math.min(window.devicePixelRatio || 1, MAX_SIDE / height, MAX_SIDE / width);
-	const c = el("canvas", { class: "hv-lines", width: String(Math.round(width * ratio)), height: String(Math.round(height * ratio)), "aria-hidden": "true" });
-	const g = c.getContext("2d");
-	g.scale(ratio, ratio);
-	g.lineWidth = 2;
+	const c = el("canvas", { class: "hv-lines", width: "0", height: "0", "aria-hidden": "true" });
 	const shown = [...enabled].filter((h) => h < heads.length).sort((a, b) => a - b);
-	const rows = (i) => (i === null ? heads[0].map((_, q) => q) : [i]);
-	const paint = (i) => {
-		g.clearRect(0, 0, width, height);
+	let query = null;
+	let band = null; // [top, bottom, box height] drawn, SVG units and CSS pixels; null: none on screen
+	let whole = null; // the last drawing of every query's lines: {at (its band), copy, lines}
+	const paint = () => {
+		band = bandOf(c, height);
+		const at = `${band}@${window.devicePixelRatio}`;
+		const g = band ? fitTo(c, band, width, height) : null;
 		let n = 0;
-		for (const h of shown) n += strokeHead(g, heads[h], rows(i), headColour(h), minWeight, geom);
-		c.dataset.lines = String(n);
-		c.dataset.query = i === null ? "" : String(i);
+		if (!g) c.width = c.height = 0;
+		if (g && query === null && whole?.at === at) {
+			g.save();
+			g.resetTransform();
+			g.drawImage(whole.copy, 0, 0);
+			g.restore();
+			n = whole.lines;
+		} else {
+			for (const h of shown) n += strokeHead(g, heads[h], query, headColour(h), minWeight, geom, band);
+			if (g && query === null) whole = { at, copy: copyOf(c), lines: n };
+		}
+		Object.assign(c.dataset, { lines: String(n), query: query === null ? "" : String(query), top: String(band?.[0] ?? ""), bottom: String(band?.[1] ?? "") });
 	};
-	paint(null);
-	const all = { lines: c.dataset.lines, copy: copyOf(c) };
 	c.draw = (i) => {
-		if (i !== null) return paint(i);
-		g.save();
-		g.setTransform(1, 0, 0, 1, 0, 0);
-		g.clearRect(0, 0, c.width, c.height);
-		g.drawImage(all.copy, 0, 0);
-		g.restore();
-		c.dataset.lines = all.lines;
-		c.dataset.query = "";
+		query = i;
+		paint();
 	};
+	paint();
+	followScroll(c, height, () => band, paint);
+	requestAnimationFrame(paint); // now in the page, where it can tell what is on screen
 	return c;
 }
 
-// The lines of head w from the queries of rows, in colour: one path per
-// opacity level; answers how many lines it drew.
-function strokeHead(g, w, rows, colour, minWeight, { x1, x2, y }) {
+// The part of the view to draw, [top, bottom] in SVG units (and the height
+// of c's box, CSS pixels, that says how big that is on screen): what is on
+// screen of the box and a quarter of a screen either side; null when none
+// of it is.
+function bandOf(c, height) {
+	const box = c.parentElement?.getBoundingClientRect();
+	if (!box || box.height === 0) return null;
+	const more = window.innerHeight / 4;
+	const top = Math.max(0, -box.top - more);
+	const bottom = Math.min(box.height, window.innerHeight - box.top + more);
+	if (bottom <= top) return null;
+	const unit = height / box.height;
+	return [Math.floor(top * unit), Math.ceil(bottom * unit), box.height];
+}
+
+// Sizes and places c over band (device pixels: the screen's), cleared; its
+// context drawing in SVG units.
+function fitTo(c, [top, bottom, boxHeight], width, height) {
+	const k = (boxHeight / height) * (window.devicePixelRatio || 1);
+	c.width = Math.max(1, Math.round(width * k));
+	c.height = Math.max(1, Math.round((bottom - top) * k));
+	c.style.top = `${((top / height) * 100).toFixed(4)}%`;
+	c.style.height = `${(((bottom - top) / height) * 100).toFixed(4)}%`;
+	const g = c.getContext("2d");
+	g.setTransform(k, 0, 0, k, 0, -top * k);
+	g.lineWidth = 2;
+	return g;
+}
+
+// Draws again when a scroll or resize brings into view what is not drawn;
+// lets go of the page once c is no longer in it.
+function followScroll(c, height, drawn, paint) {
+	let asked = false;
+	const onScroll = () => {
+		if (!c.isConnected) {
+			removeEventListener("scroll", onScroll, true);
+			removeEventListener("resize", onScroll);
+			return;
+		}
+		if (asked) return;
+		asked = true;
+		requestAnimationFrame(() => {
+			asked = false;
+			const want = bandOf(c, height);
+			const have = drawn();
+			if (want && (!have || want[0] < have[0] || want[1] > have[1])) paint();
+		});
+	};
+	addEventListener("scroll", onScroll, { capture: true, passive: true });
+	addEventListener("resize", onScroll);
+}
+
+// The lines of head w (of query only, or every query's: null), in colour,
+// one path per opacity level, those crossing band only stroked (none
+// without g); answers how many lines there are in all.
+function strokeHead(g, w, query, colour, minWeight, { x1, x2, y }, band) {
+	const [top, bottom] = band ?? [Infinity, -Infinity];
 	const levels = Array.from({ length: ALPHA_STEPS + 1 }, () => []);
 	let n = 0;
-	for (const i of rows) {
+	for (let i = query ?? 0; i < (query === null ? w.length : query + 1); i++) {
 		const row = w[i];
+		const yi = y(i);
 		for (let j = 0; j < row.length; j++) {
 			const v = row[j];
 			if (!(v >= minWeight)) continue;
-			levels[Math.max(1, Math.round(Math.min(1, v) * ALPHA_STEPS))].push(i, j);
 			n++;
+			const yj = y(j);
+			if (Math.max(yi, yj) + 2 < top || Math.min(yi, yj) - 2 > bottom) continue;
+			levels[Math.max(1, Math.round(Math.min(1, v) * ALPHA_STEPS))].push(yi, yj);
 		}
 	}
+	if (!g) return n;
 	g.strokeStyle = colour;
 	levels.forEach((ends, k) => {
 		if (ends.length === 0) return;
 		g.globalAlpha = k / ALPHA_STEPS;
 		g.beginPath();
 		for (let e = 0; e < ends.length; e += 2) {
-			g.moveTo(x1, y(ends[e]));
-			g.lineTo(x2, y(ends[e + 1]));
+			g.moveTo(x1, ends[e]);
+			g.lineTo(x2, ends[e + 1]);
 		}
 		g.stroke();
 	});

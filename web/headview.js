@@ -16,9 +16,12 @@ const MIN_WEIGHT = 0.02; // lighter lines are not drawn
 const ROW = 22;
 
 // Past 64 tokens (the heatmaps' CANVAS_PAST) or this many lines, a canvas:
-// an SVG line each costs a DOM node to draw and a class to flip when a query
-// is pointed at (bench/README.md, "The viewer's heatmaps").
-export const LINES_CANVAS_PAST = 4096;
+// an SVG line each costs a DOM node to draw, paint on scrolling and a class
+// to flip when a query is pointed at. Measured (bench/README.md, "The
+// viewer's heatmaps"), 12 heads: at 64 tokens (6,100 lines) the SVG is as
+// quick, at 128 (13,400) pointing and leaving take it 90 and 350 ms, the
+// canvas 30 and 35; at 1024 (120,000) 0.7 and 3.3 s.
+export const LINES_CANVAS_PAST = 10000;
 
 export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	const L = tokens.length;

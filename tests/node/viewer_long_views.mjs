@@ -34,15 +34,17 @@ function linesOf(weights, i) {
 }
 
 // The token slots (rows of the head view) painted in the canvas's column
-// 1 px right of where the lines start: the queries whose lines are drawn.
-function paintedQueries(page) {
+// 1 px right of where the lines start: the queries whose lines are drawn,
+// of those in the part of the view the canvas covers (data-top, -bottom).
+async function paintedQueries(page) {
+	await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 	return page.evaluate(() => {
 		const c = document.querySelector("#headview canvas.hv-lines");
-		const svgH = document.querySelector("#headview svg.lines").viewBox.baseVal.height;
-		const k = c.height / svgH; // canvas pixels per SVG unit
+		const [top, bottom] = [Number(c.dataset.top), Number(c.dataset.bottom)];
+		const k = c.height / (bottom - top); // canvas pixels per SVG unit
 		const col = c.getContext("2d").getImageData(Math.round(3 * k), 0, 1, c.height).data;
 		const slots = new Set();
-		for (let p = 0; p < c.height; p++) if (col[p * 4 + 3] > 0) slots.add(Math.floor((p / k - 4) / 22));
+		for (let p = 0; p < c.height; p++) if (col[p * 4 + 3] > 0) slots.add(Math.floor((top + p / k - 4) / 22));
 		return [...slots].sort((a, b) => a - b);
 	});
 }
@@ -89,6 +91,7 @@ export async function checkLongHeadView(page, base) {
 
 	await check("focusing or pointing at a query token redraws the canvas with that query's lines only", async (p) => {
 		const state = () => page.$eval("#headview canvas.hv-lines", (c) => ({ query: c.dataset.query, lines: Number(c.dataset.lines) }));
+		await page.$eval('#headview text.q[data-tok="10"]', (t) => t.scrollIntoView({ block: "center" }));
 		const all = await paintedQueries(page);
 		if (all.length < 20) p.push(`before: lines start at only ${all.length} queries: ${all}`);
 		await page.focus('#headview text.q[data-tok="10"]');
