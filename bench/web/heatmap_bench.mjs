@@ -12,17 +12,33 @@
 // readback that forces the painting: a fillRect per cell (2 px cells), an
 // ImageData of one pixel per cell (for CSS to scale up pixelated), and
 // heatcanvas.js's cellsCanvas (an ImageData of 2 px cells, masked ones hatched).
+//
+//   node bench/web/heatmap_bench.mjs --head-view [L ...]   (default: 512 1024)
+//
+// Only the head view (headview.js), on weights made up as a checkpoint's
+// look (base's are near uniform past a few hundred tokens: no line passes
+// 0.02): 12 heads, causal, each query 0.3 on the first key, 0.3 on the
+// previous one and 0.04 on eight others, the rest spread thin, so about ten
+// lines a query. Timed to two animation frames: the first drawing (the top
+// of the view on screen), a scroll to the middle query, pointing at it (its
+// lines only) and leaving it (every line back).
 import { chromium } from "playwright-core";
 
 import { startDaemon, stopDaemon } from "../../tests/node/daemon.mjs";
 
-const sizes = process.argv.slice(2).map(Number);
+const headViewOnly = process.argv.includes("--head-view");
+const sizes = process.argv.slice(2).filter((a) => a !== "--head-view").map(Number);
 const d = await startDaemon();
 const ctx = await chromium.launchPersistentContext("", { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"], viewport: { width: 1280, height: 900 } });
 const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
 try {
 	const page = await ctx.newPage();
-	for (const L of sizes.length > 0 ? sizes : [128, 1024]) {
+	if (headViewOnly) {
+		await page.goto(`${d.base}/?model=tiny`);
+		await page.waitForFunction(() => window.attnd?.state === "ok", null, { timeout: 0 });
+		for (const L of sizes.length > 0 ? sizes : [512, 1024]) console.log(JSON.stringify(await page.evaluate(timeHeadView, L)));
+	}
+	for (const L of headViewOnly ? [] : sizes.length > 0 ? sizes : [128, 1024]) {
 		const words = Array.from({ length: L }, (_, i) => `w${i % 97}`).join(" ");
 		const t0 = Date.now();
 		await page.goto(`${d.base}/?model=base&text=${encodeURIComponent(words)}`);
@@ -40,7 +56,7 @@ try {
 		const made = await page.evaluate(() => ({ elements: document.getElementsByTagName("*").length, rects: document.querySelectorAll("rect").length, cellCanvases: document.querySelectorAll("canvas.cells").length }));
 		console.log(JSON.stringify({ L, firstDrawMs: first, redrawMs: redraw, ...made }));
 	}
-	const paint = await page.evaluate(async () => {
+	const paint = headViewOnly ? null : await page.evaluate(async () => {
 		const { colour, rgb } = await import("/web/util.js");
 		const hc = await import("/web/heatcanvas.js").catch(() => null);
 		const L = 1024;
@@ -78,8 +94,43 @@ try {
 		if (hc) out.heatcanvasMs = time(() => hc.cellsCanvas(w, scale, masked, hc.canvasCell(L, true), "bench"));
 		return out;
 	});
-	console.log(JSON.stringify(paint));
+	if (paint) console.log(JSON.stringify(paint));
 } finally {
 	await ctx.close();
 	await stopDaemon(d);
+}
+
+// In the page: the head view of L tokens on made-up weights (see the top),
+// timed; answers the times and what it made.
+async function timeHeadView(L) {
+	const { drawHeadView } = await import("/web/headview.js");
+	const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+	let seed = 1;
+	const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+	const H = 12;
+	const heads = Array.from({ length: H }, () => Array.from({ length: L }, (_, i) => {
+		const row = new Array(L).fill(0);
+		for (let j = 0; j <= i; j++) row[j] = 0.08 / (i + 1);
+		row[0] += 0.3;
+		row[Math.max(0, i - 1)] += 0.3;
+		for (let k = 0; k < 8; k++) row[Math.floor(rand() * (i + 1))] += 0.04;
+		return row;
+	}));
+	const tokens = Array.from({ length: L }, (_, i) => `w${i % 97}`);
+	const box = document.getElementById("headview");
+	const time = async (f) => {
+		const t = performance.now();
+		f();
+		await frames();
+		return Math.round(performance.now() - t);
+	};
+	box.scrollIntoView({ block: "start" });
+	const drawMs = await time(() => drawHeadView(box, { heads, tokens, enabled: new Set(heads.map((_, h) => h)), onToggle: () => {} }));
+	const q = box.querySelectorAll("text.q")[L >> 1];
+	const scrollMs = await time(() => q.scrollIntoView({ block: "center" }));
+	const pointMs = await time(() => q.dispatchEvent(new PointerEvent("pointerover", { bubbles: true })));
+	const leaveMs = await time(() => box.querySelector("svg.lines").dispatchEvent(new PointerEvent("pointerleave")));
+	const made = { svgLines: box.querySelectorAll("line").length, canvases: box.querySelectorAll("canvas").length, canvasLines: box.querySelector("canvas")?.dataset.lines ?? null };
+	box.replaceChildren();
+	return { L, heads: H, drawMs, scrollMs, pointMs, leaveMs, ...made };
 }
