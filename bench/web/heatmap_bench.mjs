@@ -13,6 +13,11 @@
 // ImageData of one pixel per cell (for CSS to scale up pixelated), and
 // heatcanvas.js's cellsCanvas (an ImageData of 2 px cells, masked ones hatched).
 //
+//   node bench/web/heatmap_bench.mjs --tables [L ...]
+//
+// As above, then the redraw that checking "Tables" makes (past 64 x 64 cells
+// a note and a CSV download each, no longer a table) and the cells it built.
+//
 //   node bench/web/heatmap_bench.mjs --head-view [L ...]   (default: 512 1024)
 //
 // Only the head view (headview.js), on weights made up as a checkpoint's
@@ -27,7 +32,8 @@ import { chromium } from "playwright-core";
 import { startDaemon, stopDaemon } from "../../tests/node/daemon.mjs";
 
 const headViewOnly = process.argv.includes("--head-view");
-const sizes = process.argv.slice(2).filter((a) => a !== "--head-view").map(Number);
+const withTables = process.argv.includes("--tables");
+const sizes = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const d = await startDaemon();
 const ctx = await chromium.launchPersistentContext("", { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"], viewport: { width: 1280, height: 900 } });
 const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
@@ -54,7 +60,8 @@ try {
 			return Math.round(performance.now() - t);
 		});
 		const made = await page.evaluate(() => ({ elements: document.getElementsByTagName("*").length, rects: document.querySelectorAll("rect").length, cellCanvases: document.querySelectorAll("canvas.cells").length }));
-		console.log(JSON.stringify({ L, firstDrawMs: first, redrawMs: redraw, ...made }));
+		const tables = withTables ? await page.evaluate(timeTables) : {};
+		console.log(JSON.stringify({ L, firstDrawMs: first, redrawMs: redraw, ...made, ...tables }));
 	}
 	const paint = headViewOnly ? null : await page.evaluate(async () => {
 		const { colour, rgb } = await import("/web/util.js");
@@ -133,4 +140,17 @@ async function timeHeadView(L) {
 	const made = { svgLines: box.querySelectorAll("line").length, canvases: box.querySelectorAll("canvas").length, canvasLines: box.querySelector("canvas")?.dataset.lines ?? null };
 	box.replaceChildren();
 	return { L, heads: H, drawMs, scrollMs, pointMs, leaveMs, ...made };
+}
+
+// In the page: the redraw that checking "Tables" makes, timed to two
+// animation frames, and the table cells it built; unchecked after.
+async function timeTables() {
+	const box = document.getElementById("tables");
+	const t = performance.now();
+	box.click();
+	await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+	const tablesMs = Math.round(performance.now() - t);
+	const tableCells = document.querySelectorAll("td").length;
+	box.click();
+	return { tablesMs, tableCells };
 }
