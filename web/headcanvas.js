@@ -24,8 +24,9 @@ const ALPHA_STEPS = 50;
 // over it names the view. c.draw(i) draws query i's lines only (null: every
 // query's). data-lines says how many lines that is (in the whole view),
 // data-query whose ("" every query's), data-top and data-bottom which part
-// of the view it covers (SVG units).
-export function linesCanvas(heads, enabled, minWeight, width, height, geom) {
+// of the view it covers (SVG units). It follows the page's scrolling until
+// signal aborts.
+export function linesCanvas(heads, enabled, minWeight, width, height, geom, signal) {
 	const c = el("canvas", { class: "hv-lines", width: "0", height: "0", "aria-hidden": "true" });
 	const shown = [...enabled].filter((h) => h < heads.length).sort((a, b) => a - b);
 	let query = null;
@@ -54,7 +55,7 @@ export function linesCanvas(heads, enabled, minWeight, width, height, geom) {
 		paint();
 	};
 	paint();
-	followScroll(c, height, () => band, paint);
+	followScroll(c, height, () => band, paint, signal);
 	requestAnimationFrame(paint); // now in the page, where it can tell what is on screen
 	return c;
 }
@@ -88,27 +89,22 @@ function fitTo(c, [top, bottom, boxHeight], width, height) {
 	return g;
 }
 
-// Draws again when a scroll or resize brings into view what is not drawn;
-// lets go of the page once c is no longer in it.
-function followScroll(c, height, drawn, paint) {
+// Draws again when a scroll or resize brings into view what is not drawn,
+// until signal aborts (headview.js: the view is drawn anew).
+function followScroll(c, height, drawn, paint, signal) {
 	let asked = false;
 	const onScroll = () => {
-		if (!c.isConnected) {
-			removeEventListener("scroll", onScroll, true);
-			removeEventListener("resize", onScroll);
-			return;
-		}
 		if (asked) return;
 		asked = true;
 		requestAnimationFrame(() => {
 			asked = false;
-			const want = bandOf(c, height);
+			const want = c.isConnected && bandOf(c, height);
 			const have = drawn();
 			if (want && (!have || want[0] < have[0] || want[1] > have[1])) paint();
 		});
 	};
-	addEventListener("scroll", onScroll, { capture: true, passive: true });
-	addEventListener("resize", onScroll);
+	addEventListener("scroll", onScroll, { capture: true, passive: true, signal });
+	addEventListener("resize", onScroll, { signal });
 }
 
 // The lines of head w (of query only, or every query's: null), in colour,

@@ -23,7 +23,11 @@ const ROW = 22;
 // canvas 30 and 35; at 1024 (120,000) 0.7 and 3.3 s.
 export const LINES_CANVAS_PAST = 10000;
 
+// The scrolling each container's canvas follows, let go when it is drawn anew.
+const following = new WeakMap();
+
 export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
+	following.get(container)?.abort();
 	const L = tokens.length;
 	const toggles = headToggles(heads.length, enabled, onToggle);
 	const labels = tokens.map((t) => shorten(t, 14));
@@ -35,25 +39,11 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 	const x1 = colW;
 	const x2 = colW + gap;
 	const y = (i) => 4 + i * ROW + ROW / 2;
-	let only; // (i): one query's lines only, or every query's (null)
-	let view = root;
-	if (L * L > CANVAS_PAST || countLines(heads, enabled) > LINES_CANVAS_PAST) {
-		const canvas = linesCanvas(heads, enabled, MIN_WEIGHT, gap, height, { x1: 2, x2: gap - 2, y });
-		canvas.style.left = `${((x1 / width) * 100).toFixed(4)}%`;
-		canvas.style.width = `${((gap / width) * 100).toFixed(4)}%`;
-		view = el("div", { class: "hv-canvas" }, canvas, root);
-		view.style.width = `${width}px`;
-		only = (i) => {
-			const q = Number.isInteger(i) ? i : null;
-			if (canvas.dataset.query !== String(q ?? "")) canvas.draw(q);
-		};
-	} else {
-		const g = svgLines(heads, enabled, x1, x2, y);
-		root.append(g);
-		only = (i) => {
-			for (const line of g.children) line.classList.toggle("dim", i !== null && line.dataset.q !== String(i));
-		};
-	}
+	// only(i): query i's lines only (null: every query's)
+	const { view, only } =
+		L * L > CANVAS_PAST || countLines(heads, enabled) > LINES_CANVAS_PAST
+			? canvasLines(container, root, heads, enabled, { x1, gap, width, height, y })
+			: svgLines(root, heads, enabled, x1, x2, y);
 	appendTokens(root, labels, x1, x2, y);
 	wirePointing(root, only);
 	const scroller = el("div", { class: "hv-scroll" }, view);
@@ -81,8 +71,9 @@ function countLines(heads, enabled) {
 	return n;
 }
 
-// An SVG line per (shown head, query, key) of weight MIN_WEIGHT or more.
-function svgLines(heads, enabled, x1, x2, y) {
+// An SVG line per (shown head, query, key) of weight MIN_WEIGHT or more, in
+// root; only(i) hides the others' (class dim).
+function svgLines(root, heads, enabled, x1, x2, y) {
 	const g = svg("g", { class: "links" });
 	for (let h = 0; h < heads.length; h++) {
 		if (!enabled.has(h)) continue;
@@ -95,7 +86,29 @@ function svgLines(heads, enabled, x1, x2, y) {
 			}
 		}
 	}
-	return g;
+	root.append(g);
+	const only = (i) => {
+		for (const line of g.children) line.classList.toggle("dim", i !== null && line.dataset.q !== String(i));
+	};
+	return { view: root, only };
+}
+
+// The lines on a canvas (headcanvas.js) under root, the two in one box that
+// scales them together; only(i) draws the canvas again for query i. The
+// canvas follows the page's scrolling until container's view is drawn anew.
+function canvasLines(container, root, heads, enabled, { x1, gap, width, height, y }) {
+	const follow = new AbortController();
+	following.set(container, follow);
+	const canvas = linesCanvas(heads, enabled, MIN_WEIGHT, gap, height, { x1: 2, x2: gap - 2, y }, follow.signal);
+	canvas.style.left = `${((x1 / width) * 100).toFixed(4)}%`;
+	canvas.style.width = `${((gap / width) * 100).toFixed(4)}%`;
+	const view = el("div", { class: "hv-canvas" }, canvas, root);
+	view.style.width = `${width}px`;
+	const only = (i) => {
+		const q = Number.isInteger(i) ? i : null;
+		if (canvas.dataset.query !== String(q ?? "")) canvas.draw(q);
+	};
+	return { view, only };
 }
 
 // Each token as a query (left, focusable) and as a key (right).

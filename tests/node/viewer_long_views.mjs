@@ -112,6 +112,12 @@ export async function checkLongHeadView(page, base) {
 		if (got.query !== "" || got.lines !== linesOf(body.weights, null)) p.push(`pointer gone: ${JSON.stringify(got)}`);
 		const back = await paintedQueries(page);
 		if (back.join() !== all.join()) p.push(`pointer gone: lines start at ${back.length} queries, had ${all.length}`);
+		// scrolled far down, the canvas covers what is on screen there
+		await page.$eval('#headview text.q[data-tok="500"]', (t) => t.scrollIntoView({ block: "center" }));
+		await paintedQueries(page);
+		const band = await page.$eval("#headview canvas.hv-lines", (c) => [Number(c.dataset.top), Number(c.dataset.bottom)]);
+		const y500 = 4 + 500 * 22 + 11;
+		if (!(band[0] < y500 && y500 < band[1])) p.push(`scrolled to query 500 (y ${y500}): the canvas covers ${band}`);
 	});
 	return H;
 }
