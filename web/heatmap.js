@@ -2,9 +2,10 @@
 // keys): an SVG with one rect per cell or, past CANVAS_PAST cells, the cells
 // on a canvas (heatcanvas.js paints them) under an SVG of its labels; its
 // tooltip and read-out, the "who each word attends to most" lines under it,
-// and its table twin (past CANVAS_PAST cells, a note and a CSV download). Lines and read-outs speak the page's language:
-// Korean for a Korean sentence ("나는 → 맛있는에 주목 (56.3%)"), English
-// otherwise ("it → animal (41%)").
+// and its table twin (past CANVAS_PAST cells, a note and a CSV download).
+// Lines and read-outs speak the page's language: Korean for a Korean
+// sentence ("나는 → 맛있는에 주목 (56.3%)"), English otherwise ("it → animal
+// (41%)").
 //
 // ctx = {queryTokens, keyTokens (display strings), lang ("ko" | "en"),
 //        kind ("weights" | "scores" | "values": plain numbers, such as a
@@ -269,11 +270,15 @@ function tableNote(w, title, ctx, file) {
 // w as CSV (RFC 4180): a header row of "query \ key" and the key tokens,
 // then a row per query, its token first; numbers as JavaScript prints them
 // (the shortest that reads back the same), so a cell is the API's number.
+// A token a spreadsheet would take for a formula (=, +, -, @, tab or CR
+// first: OWASP's "CSV injection") starts with an apostrophe, and the file
+// with a byte-order mark, without which Excel reads UTF-8 (Korean) as ANSI.
 export function csvOf(w, ctx) {
 	const field = (s) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
-	const lines = [["query \\ key", ...ctx.keyTokens].map(field).join(",")];
-	w.forEach((row, i) => lines.push(`${field(ctx.queryTokens[i])},${row.join(",")}`));
-	return lines.join("\r\n") + "\r\n";
+	const token = (s) => field(/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
+	const lines = [[field("query \\ key"), ...ctx.keyTokens.map(token)].join(",")];
+	w.forEach((row, i) => lines.push(`${token(ctx.queryTokens[i])},${row.join(",")}`));
+	return "\uFEFF" + lines.join("\r\n") + "\r\n";
 }
 
 // Saves text as a file through a link to a Blob, let go once clicked.

@@ -143,15 +143,25 @@ export async function checkLongTables(context, base) {
 			});
 		});
 
+		await check("CSV cells: quoted where RFC 4180 says, a token that reads as a formula made text", async (p) => {
+			const got = await page.evaluate(async () => {
+				const { csvOf } = await import("/web/heatmap.js");
+				return csvOf([[0.5, 0.25]], { queryTokens: ["=1+1"], keyTokens: ['a,"b"', "@x"] });
+			});
+			const want = '\uFEFFquery \\ key,"a,""b""",\'@x\r\n\'=1+1,0.5,0.25\r\n';
+			if (got !== want) p.push(`${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
+		});
+
 		await check("a big head's CSV download: the tokens as header row and column, the API's weights in its cells", async (p) => {
 			const note = page.locator('#heads figure[data-head="2"] button.csv');
 			await note.scrollIntoViewIfNeeded();
 			const [download] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), note.click()]);
 			if (download.suggestedFilename() !== "base-layer0-head2-weights.csv") p.push(`saved as ${download.suggestedFilename()}`);
 			const text = readFileSync(await download.path(), "utf8");
-			const rows = text.trimEnd().split("\r\n").map((r) => r.split(","));
+			if (!text.startsWith("\uFEFF")) p.push("no byte-order mark (Excel would read the UTF-8 as ANSI)");
+			const rows = text.slice(1).trimEnd().split("\r\n").map((r) => r.split(","));
 			if (rows.length !== LONG + 1) p.push(`${rows.length} rows`);
-			const tokens = body.tokens;
+			const tokens = body.tokens.map((t) => (/^[=+\-@\t\r]/.test(t) ? `'${t}` : t));
 			if (rows[0].join() !== ["query \\ key", ...tokens].join()) p.push(`header ${rows[0].slice(0, 4)}`);
 			if (rows.slice(1).some((r, i) => r[0] !== tokens[i] || r.length !== LONG + 1)) p.push("a row without its query token or of the wrong length");
 			for (let k = 0; k < 300; k++) {
