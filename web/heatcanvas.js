@@ -32,11 +32,14 @@ function pixel([r, g, b]) {
 const PAPER = pixel([0xf3, 0xf4, 0xf6]);
 const LINE = pixel([0xc8, 0xcc, 0xd3]);
 
-// CSS pixels per cell for L rows or columns: as big as fits a 2048 px
-// large head (10 px at most, as the SVG's), at least 2 so that a pointer can
-// still tell cells apart; a small multiple's 512 px shrinks to its card anyway.
-export function canvasCell(L, big) {
-	return Math.max(big ? 2 : 1, Math.min(10, Math.floor((big ? 2048 : 512) / L)));
+// CSS pixels per cell for Lq rows and Lk columns: as big as fits the area of
+// a 2048 px square large head (10 px at most, as the SVG's), at least 2 so
+// that a pointer can still tell cells apart; a small multiple's 512 px square
+// shrinks to its card anyway. Sized by the area, not the longer side: a
+// square's cells are the same either way, but a short sentence's positional
+// encoding (9 tokens x 512 dimensions) keeps rows of 7 px, not of 1.
+export function canvasCell(Lq, Lk, big) {
+	return Math.max(big ? 2 : 1, Math.min(10, Math.floor((big ? 2048 : 512) / Math.sqrt(Lq * Lk))));
 }
 
 // A canvas of w's cells, cell pixels each (a 1 px gap between cells of 6 px

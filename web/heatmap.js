@@ -182,7 +182,7 @@ export function heatmap(w, title, ctx, big = false) {
 function canvasHeatmap(w, title, ctx, big) {
 	const Lq = w.length;
 	const Lk = w[0].length;
-	const cell = canvasCell(Math.max(Lq, Lk), big);
+	const cell = canvasCell(Lq, Lk, big);
 	const lay = layoutOf(ctx.queryTokens, ctx.keyTokens, cell, Math.ceil(10 / cell));
 	const { left, head, width, height } = lay;
 	const box = el("div", { class: lay.dense ? "map heatcanvas dense" : "map heatcanvas" });

@@ -98,7 +98,7 @@ try {
 			return c;
 		};
 		const out = { L, fillRectPerCellMs: time(fillRects), imageDataOnePixelPerCellMs: time(onePixel) };
-		if (hc) out.heatcanvasMs = time(() => hc.cellsCanvas(w, scale, masked, hc.canvasCell(L, true), "bench"));
+		if (hc) out.heatcanvasMs = time(() => hc.cellsCanvas(w, scale, masked, hc.canvasCell(L, L, true), "bench"));
 		return out;
 	});
 	if (paint) console.log(JSON.stringify(paint));

@@ -96,6 +96,22 @@ export async function checkLongInput(page, base) {
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "none");
 	});
 
+	await check("a short sentence's positional encoding on base (9 tokens x 512 dimensions, past CANVAS_PAST) keeps rows a pointer can hit and a label on most", async (p) => {
+		const text = Array.from({ length: 9 }, (_, i) => `w${i}`).join(" ");
+		await page.goto(`${base}/?model=base&text=${encodeURIComponent(text)}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "base");
+		await page.selectOption("#positional", "sinusoidal");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "sinusoidal" && document.querySelector("figure.pos.encoding"));
+		const got = await page.evaluate(() => {
+			const f = document.querySelector("figure.pos.encoding");
+			const c = f.querySelector("canvas.cells");
+			return { rows: c?.dataset.rows, cols: c?.dataset.cols, rowPx: c ? c.getBoundingClientRect().height / Number(c.dataset.rows) : 0, labels: f.querySelectorAll("text.qlabel").length };
+		});
+		// the SVG drew these rows 10 px tall with a label each
+		if (got.rows !== "9" || got.cols !== "512" || got.rowPx < 5 || got.labels < 5) p.push(JSON.stringify(got));
+		await page.selectOption("#positional", "none");
+	});
+
 	await check("the tutorials' four words keep the SVG heatmap, one rect per cell, the head view's SVG lines, and no canvas", async (p) => {
 		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(SEED_WORDS.join(" "))}`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
