@@ -30,11 +30,11 @@ export function linesCanvas(heads, enabled, minWeight, width, height, geom, sign
 	const c = el("canvas", { class: "hv-lines", width: "0", height: "0", "aria-hidden": "true" });
 	const shown = [...enabled].filter((h) => h < heads.length).sort((a, b) => a - b);
 	let query = null;
-	let band = null; // [top, bottom, box height] drawn, SVG units and CSS pixels; null: none on screen
+	let band = null; // [top, bottom, box height, pixel ratio] drawn (bandOf); null: none on screen
 	let whole = null; // the last drawing of every query's lines: {at (its band), copy, lines}
 	const paint = () => {
 		band = bandOf(c, height);
-		const at = `${band}@${window.devicePixelRatio}`;
+		const at = String(band);
 		const g = band ? fitTo(c, band, width, height) : null;
 		let n = 0;
 		if (!g) c.width = c.height = 0;
@@ -61,9 +61,9 @@ export function linesCanvas(heads, enabled, minWeight, width, height, geom, sign
 }
 
 // The part of the view to draw, [top, bottom] in SVG units (and the height
-// of c's box, CSS pixels, that says how big that is on screen): what is on
-// screen of the box and a quarter of a screen either side; null when none
-// of it is.
+// of c's box, CSS pixels, and the device pixel ratio, which say how big that
+// is on screen): what is on screen of the box and a quarter of a screen
+// either side; null when none of it is.
 function bandOf(c, height) {
 	const box = c.parentElement?.getBoundingClientRect();
 	if (!box || box.height === 0) return null;
@@ -72,13 +72,13 @@ function bandOf(c, height) {
 	const bottom = Math.min(box.height, window.innerHeight - box.top + more);
 	if (bottom <= top) return null;
 	const unit = height / box.height;
-	return [Math.floor(top * unit), Math.ceil(bottom * unit), box.height];
+	return [Math.floor(top * unit), Math.ceil(bottom * unit), box.height, window.devicePixelRatio || 1];
 }
 
 // Sizes and places c over band (device pixels: the screen's), cleared; its
 // context drawing in SVG units.
-function fitTo(c, [top, bottom, boxHeight], width, height) {
-	const k = (boxHeight / height) * (window.devicePixelRatio || 1);
+function fitTo(c, [top, bottom, boxHeight, ratio], width, height) {
+	const k = (boxHeight / height) * ratio;
 	c.width = Math.max(1, Math.round(width * k));
 	c.height = Math.max(1, Math.round((bottom - top) * k));
 	c.style.top = `${((top / height) * 100).toFixed(4)}%`;
@@ -89,8 +89,10 @@ function fitTo(c, [top, bottom, boxHeight], width, height) {
 	return g;
 }
 
-// Draws again when a scroll or resize brings into view what is not drawn,
-// until signal aborts (headview.js: the view is drawn anew).
+// Draws again when a scroll or resize brings into view what is not drawn, or
+// changes the size the drawing is shown at (a zoom, a narrower window: else
+// its pixels are stretched, blurred), until signal aborts (headview.js: the
+// view is drawn anew).
 function followScroll(c, height, drawn, paint, signal) {
 	let asked = false;
 	const onScroll = () => {
@@ -100,11 +102,25 @@ function followScroll(c, height, drawn, paint, signal) {
 			asked = false;
 			const want = c.isConnected && bandOf(c, height);
 			const have = drawn();
-			if (want && (!have || want[0] < have[0] || want[1] > have[1])) paint();
+			const stale = !have || want[0] < have[0] || want[1] > have[1] || want[2] !== have[2] || want[3] !== have[3];
+			if (want && stale) paint();
 		});
 	};
 	addEventListener("scroll", onScroll, { capture: true, passive: true, signal });
 	addEventListener("resize", onScroll, { signal });
+	// a zoom that keeps the window's size in CSS pixels fires no resize, only
+	// the change of the pixel ratio's media query (asked anew at each ratio)
+	const watchRatio = () => {
+		matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`).addEventListener(
+			"change",
+			() => {
+				onScroll();
+				watchRatio();
+			},
+			{ once: true, signal },
+		);
+	};
+	watchRatio();
 }
 
 // The lines of head w (of query only, or every query's: null), in colour,

@@ -89,7 +89,7 @@ export async function checkLongHeadView(page, base) {
 		if (ms > HEAD_VIEW_MS) p.push(`${Math.round(ms)} ms`);
 	});
 
-	await check("focusing or pointing at a query token redraws the canvas with that query's lines only", async (p) => {
+	await check("focusing or pointing at a query token redraws the canvas with that query's lines only; scrolled or zoomed, it draws what is on screen at the screen's pixels", async (p) => {
 		const state = () => page.$eval("#headview canvas.hv-lines", (c) => ({ query: c.dataset.query, lines: Number(c.dataset.lines) }));
 		await page.$eval('#headview text.q[data-tok="10"]', (t) => t.scrollIntoView({ block: "center" }));
 		const all = await paintedQueries(page);
@@ -118,6 +118,26 @@ export async function checkLongHeadView(page, base) {
 		const band = await page.$eval("#headview canvas.hv-lines", (c) => [Number(c.dataset.top), Number(c.dataset.bottom)]);
 		const y500 = 4 + 500 * 22 + 11;
 		if (!(band[0] < y500 && y500 < band[1])) p.push(`scrolled to query 500 (y ${y500}): the canvas covers ${band}`);
+		// the page zoomed (twice the device pixels a CSS pixel), then back: the
+		// canvas is drawn again at each pixel ratio, not its old pixels stretched.
+		// Headless Chromium's emulated ratio fires no event, so the resize a
+		// browser's zoom fires is sent by hand (sharp's first step).
+		const sharp = async () => {
+			await page.evaluate(() => dispatchEvent(new Event("resize")));
+			await paintedQueries(page);
+			return page.$eval("#headview canvas.hv-lines", (c) => c.width / (c.getBoundingClientRect().width * devicePixelRatio));
+		};
+		const size = page.viewportSize();
+		const cdp = await page.context().newCDPSession(page);
+		await cdp.send("Emulation.setDeviceMetricsOverride", { ...size, deviceScaleFactor: 2, mobile: false });
+		const zoomed = await sharp();
+		await cdp.send("Emulation.clearDeviceMetricsOverride");
+		await page.setViewportSize(size);
+		const restored = await sharp();
+		await cdp.detach();
+		for (const [name, ratio] of [["zoomed", zoomed], ["restored", restored]]) {
+			if (Math.abs(ratio - 1) > 0.02) p.push(`${name}: the canvas has ${ratio.toFixed(2)} pixels per device pixel`);
+		}
 	});
 	return H;
 }
