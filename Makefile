@@ -121,9 +121,13 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/g
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
-# server/calloc.c replaces glibc's calloc for small blocks; a sanitizer's
-# runtime brings its own, which must be the one that runs.
-ifneq ($(SANITIZE),)
+# server/calloc.c replaces glibc's calloc for small blocks. A sanitizer's
+# runtime brings its own, which must be the one that runs, and so does an
+# allocator preloaded at run time (jemalloc, glibc's libc_malloc_debug.so):
+# for one, build without it in a directory of its own,
+# `make OWN_CALLOC= BUILD=build-plain`.
+OWN_CALLOC ?= $(if $(SANITIZE),,1)
+ifeq ($(OWN_CALLOC),)
 SERVER_SRC := $(filter-out server/calloc.c,$(SERVER_SRC))
 endif
 # attnd_build_info's commit (server/main.c): "unknown" outside a git checkout.
@@ -237,8 +241,8 @@ $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_UTIL_OBJ) $(API_LIB) $(
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) -ljansson $(TOK_LIBS) $(ZLIB_LIBS) $(LDLIBS)
 
 # check_calloc tests the daemon's calloc (server/calloc.c), linked in, as
-# the daemon has it: not in sanitizer builds.
-ifeq ($(SANITIZE),)
+# the daemon has it: not in sanitizer builds (OWN_CALLOC above).
+ifneq ($(OWN_CALLOC),)
 $(BUILD)/tests/daemon/check_calloc: $(BUILD)/server/calloc.o
 $(BUILD)/tests/daemon/check_calloc.o: CFLAGS += -DOWN_CALLOC
 endif

@@ -17,11 +17,15 @@
  * a large zeroed buffer still costs no page it does not touch.
  *
  * Defined in the executable, this calloc is the one every shared library the
- * daemon loads calls too. It is left out of sanitizer builds (the Makefile),
- * whose runtimes bring their own. __libc_malloc and __libc_calloc are glibc's
- * exported entry points to its allocator (valgrind redirects them as it does
- * malloc); calling __libc_malloc rather than malloc also keeps the compiler
- * from fusing malloc and memset back into a call to calloc, that is, this one.
+ * daemon loads calls too. It is left out of sanitizer builds (the Makefile's
+ * OWN_CALLOC), whose runtimes bring their own, and must be for an allocator
+ * preloaded at run time (jemalloc, glibc's libc_malloc_debug.so): its blocks
+ * come from glibc's heap, which that allocator's free does not know.
+ *
+ * __libc_malloc and __libc_calloc are glibc's exported entry points to its
+ * allocator (valgrind replaces them, and this calloc, as it does malloc);
+ * calling __libc_malloc rather than malloc also keeps the compiler from
+ * fusing malloc and memset back into a call to calloc, that is, this one.
  */
 #include <errno.h>
 #include <stddef.h>
