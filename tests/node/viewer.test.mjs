@@ -32,12 +32,14 @@ import {
 	cleanups,
 	drawnHeatmaps,
 	launchBrowser,
+	madeUpWords,
 	pointAt,
 	postAttention,
 	same,
 	seedsLines,
 	settled,
 	startSecondOrigin,
+	twoFrames,
 } from "./viewer_page.mjs";
 
 async function checkServing(base) {
@@ -141,7 +143,7 @@ async function checkDefault(page, base, requests) {
 		// would be left behind); let its event come before the arrows, as it does
 		// for a person, not after them (the likely cause of one CI run's "no
 		// tooltip": two frames later, the arrows' tooltip stays)
-		await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+		await twoFrames(page);
 		await page.keyboard.press("ArrowRight");
 		await page.keyboard.press("ArrowDown");
 		const text = await page.$eval("#readout", (n) => n.textContent);
@@ -394,8 +396,7 @@ async function checkStates(page, base) {
 	});
 
 	await check("a weight that underflowed to 0 is not drawn masked; the cells a causal mask hides are", async (p) => {
-		const words = Array.from({ length: 230 }, (_, i) => `w${i % 50}`).join(" ");
-		await page.goto(`${base}/?model=base&text=${encodeURIComponent(words)}`);
+		await page.goto(`${base}/?model=base&text=${encodeURIComponent(madeUpWords(230))}`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "base");
 		await page.selectOption("#positional", "alibi");
 		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "alibi");

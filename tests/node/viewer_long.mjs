@@ -5,15 +5,14 @@
 // the tutorials' four words keep the SVG, a rect per cell and a line per
 // pair in the head view. viewer_long_views.mjs: the head view and tables.
 import { check } from "./report.mjs";
-import { SEED_WORDS, postAttention, settled } from "./viewer_page.mjs";
+import { SEED_WORDS, madeUpWords, postAttention, settled } from "./viewer_page.mjs";
 
-const LONG = 600;
+export const LONG = 600; // tokens of the long input (viewer_long_views.mjs too)
 const DRAWN_WITHIN_MS = 30000; // the SVG took minutes past 500 positions
 
 export async function checkLongInput(page, base) {
-	const words = Array.from({ length: LONG }, (_, i) => `w${i % 50}`).join(" ");
 	const started = Date.now();
-	await page.goto(`${base}/?model=base&text=${encodeURIComponent(words)}`);
+	await page.goto(`${base}/?model=base&text=${encodeURIComponent(madeUpWords(LONG))}`);
 	const drawn = await page
 		.waitForFunction((n) => window.attnd?.state === "ok" && window.attnd.queryTokens?.length === n && document.querySelector("#focus canvas.cells"), LONG, { timeout: 120000, polling: 200 })
 		.then(() => true, () => false);

@@ -8,17 +8,16 @@
 import { readFileSync } from "node:fs";
 
 import { check } from "./report.mjs";
-import { postAttention, settled } from "./viewer_page.mjs";
+import { LONG } from "./viewer_long.mjs";
+import { madeUpWords, postAttention, settled, twoFrames } from "./viewer_page.mjs";
 
-const LONG = 600;
-const WORDS = Array.from({ length: LONG }, (_, i) => `w${i % 50}`).join(" ");
 const MIN_WEIGHT = 0.02; // web/headview.js: lighter lines are not drawn
 const HEAD_VIEW_MS = 3000; // one drawHeadView and two frames
 
 // Opens the long text on base under a causal mask: its early queries see few
 // keys, so their weights pass 0.02 (600 keys each would not).
 async function openLong(page, base) {
-	await page.goto(`${base}/?model=base&text=${encodeURIComponent(WORDS)}`);
+	await page.goto(`${base}/?model=base&text=${encodeURIComponent(madeUpWords(LONG))}`);
 	await page.waitForFunction((n) => window.attnd?.state === "ok" && window.attnd.queryTokens?.length === n, LONG, { timeout: 120000, polling: 200 });
 	await page.selectOption("#mask", "causal");
 	await page.waitForFunction(() => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "causal", null, { timeout: 120000, polling: 200 });
@@ -37,7 +36,7 @@ function linesOf(weights, i) {
 // 1 px right of where the lines start: the queries whose lines are drawn,
 // of those in the part of the view the canvas covers (data-top, -bottom).
 async function paintedQueries(page) {
-	await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+	await twoFrames(page);
 	return page.evaluate(() => {
 		const c = document.querySelector("#headview canvas.hv-lines");
 		const [top, bottom] = [Number(c.dataset.top), Number(c.dataset.bottom)];

@@ -102,6 +102,17 @@ export async function postAttention(base, body) {
 	return { status: res.status, body: await res.json() };
 }
 
+// n words of a made-up text, 50 of them over and over: w0 w1 ... w49 w0 ...
+// (the long inputs the canvas checks open on base).
+export function madeUpWords(n) {
+	return Array.from({ length: n }, (_, i) => `w${i % 50}`).join(" ");
+}
+
+// Resolves after two animation frames of the page: what it drew is painted.
+export function twoFrames(page) {
+	return page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+}
+
 // Waits until pred(arg), run in the page, is true; pred reads window.attnd
 // (a finished request leaves its state "ok" or "error").
 export async function settled(page, pred, arg) {
