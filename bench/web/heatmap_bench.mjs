@@ -27,15 +27,14 @@
 // lines a query. Timed to two animation frames: the first drawing (the top
 // of the view on screen), a scroll to the middle query, pointing at it (its
 // lines only) and leaving it (every line back).
-import { chromium } from "playwright-core";
-
 import { startDaemon, stopDaemon } from "../../tests/node/daemon.mjs";
+import { launchBrowser } from "../../tests/node/viewer_page.mjs";
 
 const headViewOnly = process.argv.includes("--head-view");
 const withTables = process.argv.includes("--tables");
 const sizes = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const d = await startDaemon();
-const ctx = await chromium.launchPersistentContext("", { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"], viewport: { width: 1280, height: 900 } });
+const { context: ctx } = await launchBrowser(); // the viewer tests' Chromium and window
 const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
 try {
 	const page = await ctx.newPage();
