@@ -24,8 +24,8 @@ const ALPHA_STEPS = 50;
 // over it names the view. c.draw(i) draws query i's lines only (null: every
 // query's). data-lines says how many lines that is (in the whole view),
 // data-query whose ("" every query's), data-top and data-bottom which part
-// of the view it covers (SVG units). It follows the page's scrolling until
-// signal aborts.
+// of the view it covers (SVG units). It follows the page's scrolling and
+// layout until signal aborts.
 export function linesCanvas(heads, enabled, minWeight, width, height, geom, signal) {
 	const c = el("canvas", { class: "hv-lines", width: "0", height: "0", "aria-hidden": "true" });
 	const shown = [...enabled].filter((h) => h < heads.length).sort((a, b) => a - b);
@@ -89,10 +89,11 @@ function fitTo(c, [top, bottom, boxHeight, ratio], width, height) {
 	return g;
 }
 
-// Draws again when a scroll or resize brings into view what is not drawn, or
-// changes the size the drawing is shown at (a zoom, a narrower window: else
-// its pixels are stretched, blurred), until signal aborts (headview.js: the
-// view is drawn anew).
+// Draws again when a scroll, a resize or a shift of the layout brings into
+// view what is not drawn, or changes the size the drawing is shown at (a
+// zoom, a narrower window or container: else its pixels are stretched,
+// blurred), at most once a frame, until signal aborts (headview.js: the view
+// is drawn anew).
 function followScroll(c, height, drawn, paint, signal) {
 	let asked = false;
 	const onScroll = () => {
@@ -108,6 +109,15 @@ function followScroll(c, height, drawn, paint, signal) {
 	};
 	addEventListener("scroll", onScroll, { capture: true, passive: true, signal });
 	addEventListener("resize", onScroll, { signal });
+	// a layout that shifts with no scroll or resize (a panel above opens, a
+	// scrollbar appears, a font arrives late) changes the size of the canvas
+	// (it is sized in percent of the view, which scales to its container) or
+	// of the page (what is above grew or shrank); let go with the view, else
+	// the observer keeps every old view's weights alive
+	const shifts = new ResizeObserver(onScroll);
+	shifts.observe(c);
+	shifts.observe(document.documentElement);
+	signal.addEventListener("abort", () => shifts.disconnect(), { once: true });
 	// a zoom that keeps the window's size in CSS pixels fires no resize, only
 	// the change of the pixel ratio's media query (asked anew at each ratio)
 	const watchRatio = () => {

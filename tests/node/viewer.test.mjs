@@ -21,7 +21,7 @@ import { dirname, join, resolve } from "node:path";
 import { startDaemon, stopDaemon } from "./daemon.mjs";
 import { check, finish } from "./report.mjs";
 import { checkLongInput } from "./viewer_long.mjs";
-import { checkLongHeadView, checkLongTables } from "./viewer_long_views.mjs";
+import { checkLongHeadView, checkLongHeadViewShift, checkLongTables } from "./viewer_long_views.mjs";
 import { checkCheckpoint, checkFindHeads, checkSlidingWindow, checkTokenIds, plantPreviousTokenHead } from "./viewer_checkpoint.mjs";
 import {
 	ROOT,
@@ -785,6 +785,7 @@ async function main() {
 		await checkSlidingWindow(page, d.base);
 		await checkLongInput(page, d.base);
 		await checkLongHeadView(page, d.base);
+		await checkLongHeadViewShift(page);
 		await checkLongTables(browser.context, d.base);
 		await page.close();
 		await screenshots(browser.context, d.base, problemsOnPage);

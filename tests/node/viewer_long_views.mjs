@@ -2,7 +2,8 @@
 // tokens on the seeded model base): the head view's lines are on one canvas
 // (web/headcanvas.js), not an SVG line each, its tokens still focusable text,
 // and pointing at or focusing a query redraws that query's lines only, as
-// many as the API's weights of 0.02 or more; with "Tables" checked, each
+// many as the API's weights of 0.02 or more; a layout that shifts under it
+// without a scroll or resize has it drawn again; with "Tables" checked, each
 // head says it is too large for a table and saves its weights as CSV, the
 // API's numbers under the tokens.
 import { readFileSync } from "node:fs";
@@ -139,6 +140,91 @@ export async function checkLongHeadView(page, base) {
 		}
 	});
 	return H;
+}
+
+// The canvas's pixels per device pixel (1: sharp) and the part of the view
+// it covers (SVG units), once two frames have passed.
+async function canvasFit(page) {
+	await paintedQueries(page);
+	return page.$eval("#headview canvas.hv-lines", (c) => ({
+		ratio: c.width / (c.getBoundingClientRect().width * devicePixelRatio),
+		band: [Number(c.dataset.top), Number(c.dataset.bottom)],
+	}));
+}
+
+// The layout shifting under the head view with no scroll and no resize of
+// the window (a panel beside it opens, a scrollbar appears, a font arrives):
+// the canvas is drawn again at its new size and over what is now on screen;
+// drawn anew many times, the view leaves no observer behind.
+export async function checkLongHeadViewShift(page) {
+	await check("the head view's layout shifting without a scroll or resize (its container narrowed, then a block inserted above) redraws the canvas sharp over what is on screen", async (p) => {
+		try {
+			await page.$eval('#headview text.q[data-tok="300"]', (t) => t.scrollIntoView({ block: "center" }));
+			const before = await canvasFit(page);
+			if (Math.abs(before.ratio - 1) > 0.02) p.push(`before: ${before.ratio.toFixed(2)} pixels per device pixel`);
+			// Chromium's scroll anchoring turns some shifts into a scroll, which
+			// the canvas already follows; the shifts here must not lean on it
+			await page.evaluate(() => {
+				document.documentElement.style.overflowAnchor = "none";
+				const view = document.querySelector("#headview .hv-canvas");
+				document.getElementById("headview").style.width = `${Math.round(view.getBoundingClientRect().width / 2)}px`;
+			});
+			const narrow = await canvasFit(page);
+			if (Math.abs(narrow.ratio - 1) > 0.02) p.push(`container narrowed: ${narrow.ratio.toFixed(2)} pixels per device pixel, not redrawn at its new size`);
+			const onScreen = () =>
+				page.evaluate(() => {
+					const svg = document.querySelector("#headview svg.lines");
+					const r = svg.getBoundingClientRect();
+					const unit = svg.viewBox.baseVal.height / r.height;
+					return [Math.max(0, -r.top * unit), Math.min(svg.viewBox.baseVal.height, (innerHeight - r.top) * unit)];
+				});
+			let want = await onScreen();
+			if (!(narrow.band[0] <= want[0] && want[1] <= narrow.band[1])) p.push(`container narrowed: the canvas covers ${narrow.band}, the screen shows ${want.map(Math.round)}`);
+			await page.evaluate(() => {
+				const hv = document.getElementById("headview");
+				const block = document.createElement("div");
+				block.id = "shift-test";
+				block.style.height = `${innerHeight * 2}px`;
+				hv.before(block);
+			});
+			const shifted = await canvasFit(page);
+			want = await onScreen();
+			if (!(want[1] <= want[0] || (shifted.band[0] <= want[0] && want[1] <= shifted.band[1]))) p.push(`block inserted above: the canvas covers ${shifted.band}, the screen shows ${want.map(Math.round)}`);
+		} finally {
+			await page.evaluate(() => {
+				document.getElementById("shift-test")?.remove();
+				document.getElementById("headview").style.width = "";
+				document.documentElement.style.overflowAnchor = "";
+			});
+		}
+	});
+
+	await check("the head view drawn anew 20 times leaves one ResizeObserver watching (each view's is let go with it)", async (p) => {
+		const got = await page.evaluate(async () => {
+			const { drawHeadView } = await import("/web/headview.js");
+			const Real = window.ResizeObserver;
+			const live = new Set();
+			window.ResizeObserver = class extends Real {
+				observe(t, o) {
+					live.add(this);
+					super.observe(t, o);
+				}
+				disconnect() {
+					live.delete(this);
+					super.disconnect();
+				}
+			};
+			try {
+				const v = window.attnd;
+				for (let k = 0; k < 20; k++) drawHeadView(document.getElementById("headview"), { heads: v.heads, tokens: v.queryTokens, enabled: v.enabled, onToggle: () => {} });
+				await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+				return live.size;
+			} finally {
+				window.ResizeObserver = Real;
+			}
+		});
+		if (got !== 1) p.push(`${got} observers still watching`);
+	});
 }
 
 // On a page of its own (a million-cell table would hang it), closed after.
