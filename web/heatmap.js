@@ -259,7 +259,8 @@ export function table(w, title, ctx, file = "attention.csv") {
 function tableNote(w, title, ctx, file) {
 	const size = `${w.length} x ${w[0].length}`;
 	const note = el("div", { class: "wtable table-note", role: "note" });
-	note.append(el("p", { text: `${title}: ${size}: too large to show as a table.` }));
+	const masked = ctx.kind === "scores" ? " Its CSV leaves masked cells (−∞) empty." : "";
+	note.append(el("p", { text: `${title}: ${size}: too large to show as a table.${masked}` }));
 	const b = el("button", { type: "button", class: "csv", text: `Download as CSV (${file})` });
 	b.dataset.file = file;
 	b.addEventListener("click", () => download(csvOf(w, ctx), file, "text/csv"));
@@ -269,15 +270,20 @@ function tableNote(w, title, ctx, file) {
 
 // w as CSV (RFC 4180): a header row of "query \ key" and the key tokens,
 // then a row per query, its token first; numbers as JavaScript prints them
-// (the shortest that reads back the same), so a cell is the API's number.
-// A token a spreadsheet would take for a formula (=, +, -, @, tab or CR
-// first: OWASP's "CSV injection") starts with an apostrophe, and the file
-// with a byte-order mark, without which Excel reads UTF-8 (Korean) as ANSI.
+// (the shortest that reads back the same), so a cell is the API's number,
+// but for a masked score (-Infinity, a hidden key), which is an empty cell:
+// a spreadsheet reads "-Infinity" as a formula (#NAME?), and leaves an
+// empty cell out of its sums and means, as the table says "masked" (a masked
+// weight is the API's 0, a number that sums). A token a spreadsheet would
+// take for a formula (=, +, -, @, tab or CR first: OWASP's "CSV injection")
+// starts with an apostrophe, and the file with a byte-order mark, without
+// which Excel reads UTF-8 (Korean) as ANSI.
 export function csvOf(w, ctx) {
 	const field = (s) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
 	const token = (s) => field(/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
+	const number = (v) => (v === -Infinity ? "" : String(v));
 	const lines = [[field("query \\ key"), ...ctx.keyTokens.map(token)].join(",")];
-	w.forEach((row, i) => lines.push(`${token(ctx.queryTokens[i])},${row.join(",")}`));
+	w.forEach((row, i) => lines.push(`${token(ctx.queryTokens[i])},${row.map(number).join(",")}`));
 	return "\uFEFF" + lines.join("\r\n") + "\r\n";
 }
 

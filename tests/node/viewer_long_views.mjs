@@ -5,7 +5,8 @@
 // many as the API's weights of 0.02 or more; a layout that shifts under it
 // without a scroll or resize has it drawn again; with "Tables" checked, each
 // head says it is too large for a table and saves its weights as CSV, the
-// API's numbers under the tokens.
+// API's numbers under the tokens (its scores too, a masked one as an empty
+// cell).
 import { readFileSync } from "node:fs";
 
 import { check } from "./report.mjs";
@@ -275,6 +276,44 @@ export async function checkLongTables(context, base) {
 				const v = body.weights[2][i][j];
 				if (Number(rows[i + 1][j + 1]) !== v) p.push(`[${i}][${j}]: ${rows[i + 1][j + 1]}, the API ${v}`);
 			}
+		});
+
+		await check("CSV cells: a masked score (-Infinity) is an empty field, not text a spreadsheet reads as a formula", async (p) => {
+			const got = await page.evaluate(async () => {
+				const { csvOf } = await import("/web/heatmap.js");
+				return csvOf([[0.5, -Infinity], [-0.25, 0]], { queryTokens: ["a", "b"], keyTokens: ["a", "b"], kind: "scores" });
+			});
+			const want = "\uFEFFquery \\ key,a,b\r\na,0.5,\r\nb,-0.25,0\r\n";
+			if (got !== want) p.push(`${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
+		});
+
+		await check("a big head's scores CSV download: the note says masked cells are empty, and they are (the causal mask's keys after the query); the others are the API's scores", async (p) => {
+			await page.check('input[name="values"][value="scores"]');
+			await page.waitForFunction((n) => document.querySelectorAll('#heads button.csv[data-file$="-scores.csv"]').length === n, H, { timeout: 60000, polling: 200 });
+			const req = await page.evaluate(() => window.attnd.lastRequest);
+			let scores = (await postAttention(base, { ...req, scores: "masked" })).body.scores;
+			if (Array.isArray(scores[0][0][0])) scores = scores[0]; // [B][H][L][L]
+			const note = await page.$eval('#heads figure[data-head="2"] .table-note', (n) => n.textContent);
+			if (!note.includes("masked cells (−∞) empty")) p.push(`note "${note}"`);
+			const button = page.locator('#heads figure[data-head="2"] button.csv');
+			await button.scrollIntoViewIfNeeded();
+			const [download] = await Promise.all([page.waitForEvent("download", { timeout: 30000 }), button.click()]);
+			if (download.suggestedFilename() !== "base-layer0-head2-scores.csv") p.push(`saved as ${download.suggestedFilename()}`);
+			const rows = readFileSync(await download.path(), "utf8").slice(1).trimEnd().split("\r\n").map((r) => r.split(","));
+			if (rows.length !== LONG + 1 || rows.some((r) => r.length !== LONG + 1)) p.push(`${rows.length} rows, or a row of the wrong length`);
+			const bad = [];
+			let masked = 0;
+			for (let i = 0; i < LONG; i++) {
+				for (let j = 0; j < LONG; j++) {
+					const cell = rows[i + 1]?.[j + 1];
+					const v = Number(scores[2][i][j]);
+					if (j > i ? cell !== "" : Number(cell) !== v || cell === "") bad.push(`[${i}][${j}]: "${cell}", the API ${scores[2][i][j]}`);
+					if (cell === "") masked++;
+				}
+			}
+			if (bad.length > 0) p.push(`${bad.length} cells: ${bad.slice(0, 3).join("; ")}`);
+			if (masked !== (LONG * (LONG - 1)) / 2) p.push(`${masked} empty cells, expected ${(LONG * (LONG - 1)) / 2}`);
+			await page.check('input[name="values"][value="weights"]');
 		});
 	} finally {
 		await page.close();
