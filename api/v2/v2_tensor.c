@@ -180,6 +180,16 @@ static int fill_data(struct fill *f, json_t *v, const char *ptr, int depth,
 	return 0;
 }
 
+/* Does data hold no array (so element k is data/k)? Nesting need not be
+ * even: [1, [2, 3]] is three elements, the third at data/1/1. */
+static int data_is_flat(const json_t *data)
+{
+	for (size_t i = 0; i < json_array_size(data); i++)
+		if (json_is_array(json_array_get(data, i)))
+			return 0;
+	return 1;
+}
+
 static int read_json(struct v2_input *t, json_t *data, const char *ptr, struct api_error *err)
 {
 	char child[API_PTR_MAX];
@@ -194,9 +204,10 @@ static int read_json(struct v2_input *t, json_t *data, const char *ptr, struct a
 	if (f.at != t->n)
 		return api_fail(err, API_E_SHAPE_MISMATCH, child,
 				"data has %zu elements; its shape needs %zu", f.at, t->n);
-	/* elements are pointed at by their index in a flat array */
+	/* elements are pointed at by their index in a flat array; in nested
+	 * data, the array is pointed at */
 	snprintf(t->where_base, sizeof t->where_base, "%s", child);
-	t->where_elems = json_is_array(json_array_get(data, 0)) ? API_WHERE_NONE : API_WHERE_FLAT;
+	t->where_elems = data_is_flat(data) ? API_WHERE_FLAT : API_WHERE_NONE;
 	return 0;
 }
 

@@ -669,6 +669,12 @@ START_TEST(test_json_errors)
 		   "\"data\":[1,2,64]}]}",
 		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
 		   "(at /inputs/0/data/2)");
+	/* nested unevenly: 64 is element 2 but lies at data/1/1, and there is
+	 * no data/2; the array is named, as for evenly nested data */
+	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
+		   "\"data\":[1,[2,64]]}]}",
+		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
+		   "(at /inputs/0/data)");
 	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
 		   "\"data\":[4294967296]}]}",
 		   "expected an integer in [-2147483648, 2147483647] (at /inputs/0/data/0)");
