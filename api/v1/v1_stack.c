@@ -174,9 +174,11 @@ static int type_item(const json_t *v, const char *ptr, size_t len, size_t T, int
 		char child[API_PTR_MAX];
 
 		if (t < 0 || (size_t)t >= T) {
+			/* 1.0 or true is a wrong type, not a type id out of range */
 			api_ptr_index(child, sizeof(child), ptr, i);
-			return api_fail(err, API_E_OUT_OF_RANGE, child,
-					"a token type is an integer in [0, %zu)", T);
+			return api_fail(err,
+					json_is_integer(e) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
+					child, "a token type is an integer in [0, %zu)", T);
 		}
 		row[i] = t;
 	}

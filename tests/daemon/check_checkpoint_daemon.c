@@ -442,6 +442,13 @@ START_TEST(refusals)
 		"invalid_type", "/layers/1");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"heads\": [\"0\"]}", 422,
 		"invalid_type", "/heads/0");
+	/* the first case is a BERT: its token types are checked by type, then range */
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": [0, 1.0]}", 422,
+		"invalid_type", "/token_type_ids/1");
+	refused("{\"model\": \"@\", \"tokens\": [[1, 2]], \"token_type_ids\": [[true, 0]]}",
+		422, "invalid_type", "/token_type_ids/0/0");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": [0, 99]}", 422,
+		"out_of_range", "/token_type_ids/1");
 	refused("{\"model\": \"@\", \"tokens\": [\"the\"]}", 422, "unknown_token", "/tokens/0");
 	refused("{\"model\": \"@\", \"text\": \"no tokenizer\"}", 422, "no_tokenizer", "/text");
 	refused("{\"model\": \"@\", \"tokens\": [1], \"layers\": {}}", 422, "invalid_value",
