@@ -56,16 +56,33 @@ static int read_stat(struct proc_stat *st)
 	return 0;
 }
 
+/* Line by line: a fixed buffer of the file's start may end before btime,
+ * or inside its number and read a part of it. */
+long long proc_boot_time(FILE *f)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	long long boot = -1;
+
+	while (boot < 0 && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "btime ", 6) == 0)
+			boot = strtoll(line + 6, NULL, 10);
+	}
+	free(line);
+	return boot;
+}
+
 /* The boot time in seconds since the epoch (/proc/stat's btime), or -1. */
 static long long boot_time(void)
 {
-	char text[16384];
-	const char *p;
+	FILE *f = fopen("/proc/stat", "r");
+	long long boot;
 
-	if (read_small("/proc/stat", text, sizeof text) != 0)
+	if (f == NULL)
 		return -1;
-	p = strstr(text, "\nbtime ");
-	return p != NULL ? strtoll(p + 7, NULL, 10) : -1;
+	boot = proc_boot_time(f);
+	fclose(f);
+	return boot;
 }
 
 /* The open descriptors: /proc/self/fd's entries but the one reading it. */

@@ -6,7 +6,9 @@
  * its IPv4 one); closing frees the place; other families are never counted.
  * Model labels: a name seen again is the same series; past
  * METRICS_MODELS_MAX names the rest share "other", so the label set stays
- * bounded.
+ * bounded. The boot time under process_start_time_seconds: /proc/stat's
+ * btime line found past tens of KiB of CPU lines and interrupt counts, as
+ * on a large machine, and read whole where an earlier 16 KiB read cut it.
  */
 #include <check.h>
 
@@ -18,6 +20,7 @@
 
 #include "server/metrics.h"
 #include "server/peers.h"
+#include "server/proc_metrics.h"
 
 #include "tests/lib/suite_main.h"
 
@@ -124,6 +127,48 @@ START_TEST(test_model_labels_bounded)
 }
 END_TEST
 
+/* A /proc/stat of a machine with `cpus` CPUs and `irqs` interrupt lines,
+ * its btime line after them, in a temporary file read from its start. */
+static FILE *proc_stat_of(int cpus, int irqs, long long btime)
+{
+	FILE *f = tmpfile();
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "cpu  123456789 1234 98765432 1234567890 123456 0 765432 0 0 0\n");
+	for (int c = 0; c < cpus; c++)
+		fprintf(f, "cpu%d 12345678 123 9876543 123456789 12345 0 76543 0 0 0\n", c);
+	fprintf(f, "intr 1234567890");
+	for (int i = 0; i < irqs; i++)
+		fprintf(f, " %d", i % 7 == 0 ? 123456 : 0);
+	fprintf(f, "\nctxt 9876543210\nbtime %lld\nprocesses 123456\nprocs_running 3\n", btime);
+	rewind(f);
+	return f;
+}
+
+START_TEST(test_boot_time_on_a_large_machine)
+{
+	FILE *f = proc_stat_of(192, 4000, 1764921600LL);
+	FILE *own = fopen("/proc/stat", "r");
+
+	/* about 35 KiB before btime */
+	ck_assert_int_eq(proc_boot_time(f), 1764921600LL);
+	fclose(f);
+	/* about 16 KiB before btime: a 16 KiB read would end inside its line
+	 * for some of these counts, and read a part of the number */
+	for (int irqs = 0; irqs < 500; irqs++) {
+		f = proc_stat_of(270, irqs, 1764921600LL);
+		ck_assert_int_eq(proc_boot_time(f), 1764921600LL);
+		fclose(f);
+	}
+	f = proc_stat_of(2, 10, 1764921600LL);
+	ck_assert_int_eq(proc_boot_time(f), 1764921600LL);
+	fclose(f);
+	ck_assert_ptr_nonnull(own);
+	ck_assert_int_gt(proc_boot_time(own), 0);
+	fclose(own);
+}
+END_TEST
+
 static Suite *peers_suite(void)
 {
 	Suite *s = suite_create("peers");
@@ -132,6 +177,7 @@ static Suite *peers_suite(void)
 	tcase_add_test(tc, test_limit_per_address);
 	tcase_add_test(tc, test_other_families_uncounted);
 	tcase_add_test(tc, test_model_labels_bounded);
+	tcase_add_test(tc, test_boot_time_on_a_large_machine);
 	suite_add_tcase(s, tc);
 	return s;
 }
