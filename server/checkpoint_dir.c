@@ -109,7 +109,7 @@ static int read_whole(const char *path, unsigned long long max, char **out, size
 	while (buf != NULL && got < size) {
 		ssize_t n = read(fd, buf + got, size - got);
 
-		if (n <= 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
