@@ -81,6 +81,10 @@ static int header_length(const char *h, size_t len, size_t *json_len, struct api
 				"Inference-Header-Content-Length %zu is not within the body's %zu "
 				"bytes",
 				n, len);
+	if (n == 0 && len > 0) /* else the JSON parser says "the body is empty" */
+		return api_fail(err, API_E_BAD_HEADER, "",
+				"Inference-Header-Content-Length is 0: the body must start with "
+				"the JSON inference request, that many bytes long");
 	*json_len = n;
 	return 0;
 }

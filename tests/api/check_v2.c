@@ -752,6 +752,10 @@ START_TEST(test_binary_errors)
 	live_post(d.port, INFER, OCTET_CT, hdr, "{}", 2, &r);
 	assert_v2_error(&r, 400, "is not within the body's 2 bytes");
 	live_resp_release(&r);
+	/* 0 before a body: its JSON request would be empty */
+	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: 0\r\n", "{}", 2, &r);
+	assert_v2_error(&r, 400, "Inference-Header-Content-Length is 0");
+	live_resp_release(&r);
 	/* a count of the whole body: all of it JSON, no binary section */
 	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %zu\r\n", strlen(whole));
 	live_post(d.port, INFER, OCTET_CT, hdr, whole, strlen(whole), &r);
