@@ -165,7 +165,11 @@ static int decode_input(const struct api_service *svc, const json_t *root, struc
 static int type_item(const json_t *v, const char *ptr, size_t len, size_t T, int64_t *row,
 		     struct api_error *err)
 {
-	if (!json_is_array(v) || json_array_size(v) != len)
+	/* "0" or {} is a wrong type, not a list of the wrong length */
+	if (!json_is_array(v))
+		return api_fail(err, API_E_INVALID_TYPE, ptr,
+				"token_type_ids is an array of token types, shaped as the tokens");
+	if (json_array_size(v) != len)
 		return api_fail(err, API_E_SHAPE_MISMATCH, ptr,
 				"token_type_ids must have one type per token (%zu)", len);
 	for (size_t i = 0; i < len; i++) {
@@ -196,7 +200,10 @@ static int decode_types(const json_t *root, struct stack_job *s, struct api_erro
 		return 0;
 	if (stack_takes_types(s, "token_type_ids", "/token_type_ids", err) != 0)
 		return -1;
-	if (job->batched && (!json_is_array(v) || json_array_size(v) != job->B))
+	if (!json_is_array(v))
+		return api_fail(err, API_E_INVALID_TYPE, "/token_type_ids",
+				"token_type_ids is an array of token types, shaped as the tokens");
+	if (job->batched && json_array_size(v) != job->B)
 		return api_fail(err, API_E_SHAPE_MISMATCH, "/token_type_ids",
 				"token_type_ids must have one list per item (%zu)", job->B);
 	s->type_ids = calloc(job->B * job->Lq, sizeof(int64_t));

@@ -449,6 +449,15 @@ START_TEST(refusals)
 		422, "invalid_type", "/token_type_ids/0/0");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": [0, 99]}", 422,
 		"out_of_range", "/token_type_ids/1");
+	/* not an array at all is a wrong type too, not a list of the wrong length */
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": \"0 1\"}", 422,
+		"invalid_type", "/token_type_ids");
+	refused("{\"model\": \"@\", \"tokens\": [[1, 2]], \"token_type_ids\": {}}", 422,
+		"invalid_type", "/token_type_ids");
+	refused("{\"model\": \"@\", \"tokens\": [[1, 2], [3]], \"token_type_ids\": [[0, 0], 0]}",
+		422, "invalid_type", "/token_type_ids/1");
+	refused("{\"model\": \"@\", \"tokens\": [[1, 2], [3]], \"token_type_ids\": [[0, 0]]}",
+		422, "shape_mismatch", "/token_type_ids");
 	refused("{\"model\": \"@\", \"tokens\": [\"the\"]}", 422, "unknown_token", "/tokens/0");
 	refused("{\"model\": \"@\", \"text\": \"no tokenizer\"}", 422, "no_tokenizer", "/text");
 	refused("{\"model\": \"@\", \"tokens\": [1], \"layers\": {}}", 422, "invalid_value",
