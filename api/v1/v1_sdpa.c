@@ -93,6 +93,37 @@ static int heads_agree(const json_t *r, const char *key, size_t shape_heads,
 	return 0;
 }
 
+/* 3D q, k, v: num_heads divides q's last axis, num_kv_heads (num_heads when
+ * absent) k's and v's; the pointer names the count that does not. */
+static int heads_divide(const struct sdpa_job *j, size_t hq, size_t hkv, struct api_error *err)
+{
+	int q_bad = hq == 0 || j->q.shape[2] % hq != 0;
+
+	if (!q_bad && j->k.shape[2] % hkv == 0 && j->v.shape[2] % hkv == 0)
+		return 0;
+	return api_fail(err, API_E_DIMENSION_MISMATCH,
+			q_bad || json_object_get(j->root, "num_kv_heads") == NULL ? "/num_heads"
+										  : "/num_kv_heads",
+			"3D q, k, v need num_heads (and num_kv_heads) dividing their last axes");
+}
+
+/* k against q (batch, head size), then v against k (batch, heads, length),
+ * as /v1/attention checks its value against its key: the pointer names the
+ * tensor that disagrees. */
+static int kv_agree(const struct sdpa_job *j, struct api_error *err)
+{
+	int k_bad = j->k.shape[0] != j->B ||
+		    (j->rank3 ? j->k.shape[2] / j->Hkv != j->D : j->k.shape[3] != j->D);
+	int v_bad = j->v.shape[0] != j->B ||
+		    (j->rank3 ? j->v.shape[1] != j->S
+			      : j->v.shape[1] != j->Hkv || j->v.shape[2] != j->S);
+
+	if (!k_bad && !v_bad)
+		return 0;
+	return api_fail(err, API_E_DIMENSION_MISMATCH, k_bad ? "/k" : "/v",
+			"k must be [B, Hkv, S, D] and v [B, Hkv, S, Dv] (or their 3D forms)");
+}
+
 /* Reads q, k, v and fixes B, H, Hkv, Lq, S, D, Dv from their shapes. */
 static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 {
@@ -109,16 +140,15 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 				 &j->v, err))
 		return -1;
 	if (j->k.rank != j->q.rank || j->v.rank != j->q.rank)
-		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k", "q, k and v must have one rank");
+		return api_fail(err, API_E_DIMENSION_MISMATCH, j->k.rank != j->q.rank ? "/k" : "/v",
+				"q, k and v must have one rank");
 	j->rank3 = j->q.rank == 3;
 	if (j->rank3) {
 		if (req_size(r, "num_heads", "", 1, 4096, 0, &hq, err) ||
 		    req_size(r, "num_kv_heads", "", 1, 4096, hq, &hkv, err))
 			return -1;
-		if (hq == 0 || j->q.shape[2] % hq || j->k.shape[2] % hkv || j->v.shape[2] % hkv)
-			return api_fail(err, API_E_DIMENSION_MISMATCH, "/num_heads",
-					"3D q, k, v need num_heads (and num_kv_heads) dividing "
-					"their last axes");
+		if (heads_divide(j, hq, hkv, err) != 0)
+			return -1;
 		j->B = j->q.shape[0], j->Lq = j->q.shape[1], j->S = j->k.shape[1];
 		j->H = hq, j->Hkv = hkv;
 		j->D = j->q.shape[2] / hq, j->Dv = j->v.shape[2] / hkv;
@@ -130,11 +160,8 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 		    heads_agree(r, "num_kv_heads", j->Hkv, err))
 			return -1;
 	}
-	if (j->k.shape[0] != j->B || j->v.shape[0] != j->B ||
-	    (j->rank3 ? j->k.shape[2] / j->Hkv != j->D || j->v.shape[1] != j->S
-		      : j->k.shape[3] != j->D || j->v.shape[1] != j->Hkv || j->v.shape[2] != j->S))
-		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k",
-				"k must be [B, Hkv, S, D] and v [B, Hkv, S, Dv] (or their 3D forms)");
+	if (kv_agree(j, err) != 0)
+		return -1;
 	/* the engine refuses this too, but knows no field: num_kv_heads in 3D,
 	 * else k's head axis */
 	if (j->Hkv == 0 || j->H % j->Hkv != 0)
@@ -142,6 +169,21 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 				j->rank3 ? "/num_kv_heads" : "/k",
 				"num_heads %zu is not divisible by num_kv_heads %zu", j->H, j->Hkv);
 	return 0;
+}
+
+/* past_key against k, then past_value against past_key (its P): the
+ * pointer names the one that disagrees. */
+static int past_agree(const struct sdpa_job *j, struct api_error *err)
+{
+	const size_t *pk = j->past_k.shape, *pv = j->past_v.shape;
+	int k_bad = pk[0] != j->B || pk[1] != j->Hkv || pk[3] != j->D;
+	int v_bad = pv[0] != j->B || pv[1] != j->Hkv || pv[2] != j->P || pv[3] != j->Dv;
+
+	if (!k_bad && !v_bad)
+		return 0;
+	return api_fail(err, API_E_DIMENSION_MISMATCH, k_bad ? "/past_key" : "/past_value",
+			"past_key must be [%zu, %zu, P, %zu] and past_value [%zu, %zu, P, %zu]",
+			j->B, j->Hkv, j->D, j->B, j->Hkv, j->Dv);
 }
 
 /* past_key / past_value [B, Hkv, P, D / Dv] and the present they make. */
@@ -161,13 +203,7 @@ static int decode_past(struct sdpa_job *j, struct api_error *err)
 				 &j->past_v, err))
 		return -1;
 	j->P = j->past_k.shape[2];
-	if (j->past_k.shape[0] != j->B || j->past_k.shape[1] != j->Hkv ||
-	    j->past_k.shape[3] != j->D || j->past_v.shape[0] != j->B ||
-	    j->past_v.shape[1] != j->Hkv || j->past_v.shape[2] != j->P || j->past_v.shape[3] != j->Dv)
-		return api_fail(err, API_E_DIMENSION_MISMATCH, "/past_key",
-				"past_key must be [%zu, %zu, P, %zu] and past_value [%zu, %zu, P, %zu]",
-				j->B, j->Hkv, j->D, j->B, j->Hkv, j->Dv);
-	return 0;
+	return past_agree(j, err);
 }
 
 /* attn_mask: bool or additive, numpy broadcast; kv_lengths; is_causal. */
