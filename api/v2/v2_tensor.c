@@ -81,9 +81,12 @@ static int read_shape(const json_t *in, const char *ptr, size_t max_bytes, struc
 	t->rank = json_array_size(v);
 	for (size_t i = 0; i < t->rank; i++) {
 		const json_t *d = json_array_get(v, i);
+		char dim[API_PTR_MAX];
 
+		/* the dimension at fault, as /v1 points at a tensor's shape/1 */
+		api_ptr_index(dim, sizeof(dim), child, i);
 		if (!json_is_integer(d) || json_integer_value(d) < 0)
-			return api_fail(err, API_E_INVALID_SHAPE, child,
+			return api_fail(err, API_E_INVALID_SHAPE, dim,
 					"a dimension is an integer >= 0 (-1 is for metadata only)");
 		t->shape[i] = (size_t)json_integer_value(d);
 		if (size_mul(&n, n, t->shape[i]) != 0)
