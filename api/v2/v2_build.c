@@ -13,6 +13,16 @@
 #include "api/json/json_read.h"
 #include "engine/checkpoint.h"
 
+/* The pointer of input r itself, /inputs/N, for a refusal of the whole
+ * input: its where_base is its data's (/inputs/N/data) when the data came
+ * as JSON, and the same mistake is pointed at alike whichever way the data
+ * came (binary data's where_base is /inputs/N). Returns ptr. */
+static const char *input_ptr(const struct v2_job *v, enum role r, char *ptr)
+{
+	api_ptr_index(ptr, API_PTR_MAX, "/inputs", v->at[r]);
+	return ptr;
+}
+
 static int shape_error(const struct v2_job *v, enum role r, const char *want, struct api_error *err)
 {
 	char ptr[API_PTR_MAX], child[API_PTR_MAX];
@@ -135,10 +145,12 @@ static int key_value(struct v2_job *v, struct api_error *err)
 	struct attention_job *job = &v->job;
 	struct v2_input *k = &v->in[IN_KEY], *val = &v->in[IN_VALUE];
 	size_t rank = job->batched ? 3 : 2, E = job->model->E;
-	char want[80];
+	char want[80], ptr[API_PTR_MAX];
 
+	/* the missing key is at fault, not the value's shape: as /v1's /value */
 	if (!v->has[IN_KEY] && v->has[IN_VALUE])
-		return shape_error(v, IN_VALUE, "given with a key", err);
+		return api_fail(err, API_E_INVALID_INPUT, input_ptr(v, IN_VALUE, ptr),
+				"input 'value' needs an input 'key' (self-attention takes neither)");
 	if (!v->has[IN_KEY])
 		return attention_self_keys(job, err);
 	if (job->batched)
@@ -205,10 +217,11 @@ int v2_build_job(const struct api_service *svc, const struct api_model_entry *e,
 	struct attention_job *job = &v->job;
 	size_t limit = svc->limits.max_request_bytes;
 	double scale, softcap;
+	char ptr[API_PTR_MAX];
 	int rc;
 
 	if (v->has[IN_TYPES])
-		return api_fail(err, API_E_INVALID_INPUT, v->in[IN_TYPES].where_base,
+		return api_fail(err, API_E_INVALID_INPUT, input_ptr(v, IN_TYPES, ptr),
 				"input 'token_type_ids' applies to bert and roberta checkpoints; "
 				"model '%s' is one attention layer",
 				e->name);
@@ -239,14 +252,15 @@ static int stack_types(struct v2_job *v, struct api_error *err)
 {
 	struct v2_input *t = &v->in[IN_TYPES], *ids = &v->in[IN_TOKENS];
 	struct api_where where = where_of(t);
-	char want[64];
+	char want[64], ptr[API_PTR_MAX];
 
 	if (!v->has[IN_TYPES])
 		return 0;
-	if (stack_takes_types(&v->stack, "input 'token_type_ids'", t->where_base, err) != 0)
+	if (stack_takes_types(&v->stack, "input 'token_type_ids'", input_ptr(v, IN_TYPES, ptr),
+			      err) != 0)
 		return -1;
 	if (!v->has[IN_TOKENS])
-		return api_fail(err, API_E_INVALID_INPUT, t->where_base,
+		return api_fail(err, API_E_INVALID_INPUT, input_ptr(v, IN_TYPES, ptr),
 				"input 'token_type_ids' goes with the input tokens (its shape); "
 				"send token ids instead of text");
 	if (ids->rank == 2)
@@ -314,16 +328,17 @@ int v2_build_stack_job(const struct api_service *svc, const struct api_model_ent
 	size_t limit = svc->limits.max_request_bytes;
 	enum role q = v->has[IN_TOKENS] ? IN_TOKENS : IN_TEXT;
 	struct api_where where = where_of(&v->in[q]);
+	char ptr[API_PTR_MAX];
 
 	for (int r = 0; r < IN_COUNT; r++)
 		if (v->has[r] && r != IN_TOKENS && r != IN_TEXT && r != IN_TYPES)
 			return api_fail(
-			    err, API_E_INVALID_INPUT, v->in[r].where_base,
+			    err, API_E_INVALID_INPUT, input_ptr(v, (enum role)r, ptr),
 			    "input '%s' does not apply: a checkpoint takes tokens or text "
 			    "(and token_type_ids)",
 			    v2_role_names[r]);
 	if (q == IN_TEXT && e->tok == NULL)
-		return api_fail(err, API_E_NO_TOKENIZER, v->in[q].where_base,
+		return api_fail(err, API_E_NO_TOKENIZER, input_ptr(v, q, ptr),
 				"checkpoint model '%s' has no tokenizer; send token ids", e->name);
 	if (v->params != NULL && stack_params(v->params, e->name, err) != 0)
 		return -1;

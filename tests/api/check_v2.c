@@ -665,6 +665,17 @@ START_TEST(test_json_errors)
 		   "\"data\":[1]}]}",
 		   "unknown input 'image'");
 	expect_error(422, "{\"inputs\":[]}", "non-empty array");
+	/* an input the model does not take is pointed at as the input, as when
+	 * its data comes binary (not at its JSON data) */
+	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+		   "\"data\":" ROW0 "},{\"name\":\"token_type_ids\",\"datatype\":\"INT64\",\"shape\":[1],"
+		   "\"data\":[0]}]}",
+		   "model 'tiny' is one attention layer (at /inputs/1)");
+	/* a value without a key is the input's fault, not its shape's (/v1: /value) */
+	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+		   "\"data\":" ROW0 "},{\"name\":\"value\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+		   "\"data\":" ROW0 "}]}",
+		   "needs an input 'key' (self-attention takes neither) (at /inputs/1)");
 	expect_error(422, "{\"inputs\":[{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[1,8],"
 		   "\"data\":" ROW0 "}]}",
 		   "exactly one of the inputs embeddings, tokens and text");

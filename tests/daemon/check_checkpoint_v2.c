@@ -422,6 +422,14 @@ START_TEST(refusals)
 		"'scale' does not apply to checkpoint model");
 	refused(tokens_request(ids, json_pack("{s:i}", "xyz", 1)),
 		"unknown field 'xyz' (at /parameters/xyz)");
+	/* an input a checkpoint does not take is pointed at as the input, its
+	 * data JSON or binary alike */
+	req = tokens_request(ids, NULL);
+	json_array_append_new(json_object_get(req, "inputs"),
+			      json_pack("{s:s,s:s,s:[i],s:[f]}", "name", "key", "datatype", "FP32",
+					"shape", 1, "data", 0.5));
+	refused(req, "input 'key' does not apply: a checkpoint takes tokens or text "
+		     "(and token_type_ids) (at /inputs/1)");
 	/* one layer's outputs are unknown to a checkpoint, whatever the weights
 	 * parameter says: the name is at fault, not the parameter */
 	req = tokens_request(ids, NULL);
