@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/values.h"
 #include "common/buf.h"
@@ -15,6 +16,9 @@
  * \ufdd0, reads the same both times). */
 static const char *const MARKS[2] = {"\xef\xb7\x90", "\xef\xb7\x91"};
 enum { MARK_LEN = 3, MARK_SAME = 2 /* leading bytes the two marks share */ };
+
+/* How deep a /v2 input's data is searched: v2_tensor.c's nesting limit. */
+enum { DATA_NEST_MAX = 8 };
 
 /* body with every invalid UTF-8 stretch replaced by mark: malloc'd, or NULL. */
 static char *mark_invalid(const char *body, size_t len, const char *mark, size_t *out_len)
@@ -68,6 +72,50 @@ static long differ_at(const json_t *a, const json_t *b)
 	return i == nx && i == ny ? -1 : (long)i - MARK_SAME;
 }
 
+/* Where the two readings of one input's data first differ, depth first as
+ * v2_tensor.c reads it: ptr (the data's pointer on entry) extended to the
+ * element, and the byte; or -1. */
+static long data_with_mark(const json_t *a, const json_t *b, char ptr[API_PTR_MAX], int depth)
+{
+	char base[API_PTR_MAX];
+
+	if (!json_is_array(a) || !json_is_array(b))
+		return differ_at(a, b);
+	if (depth >= DATA_NEST_MAX)
+		return -1;
+	snprintf(base, sizeof base, "%s", ptr);
+	for (size_t i = 0; i < json_array_size(a) && i < json_array_size(b); i++) {
+		long at;
+
+		api_ptr_index(ptr, API_PTR_MAX, base, i);
+		at = data_with_mark(json_array_get(a, i), json_array_get(b, i), ptr, depth + 1);
+		if (at >= 0)
+			return at;
+	}
+	return -1;
+}
+
+/* Where the two readings of the data of an input named "text" (/v2) first
+ * differ: the element's pointer into ptr and the byte, or -1. */
+static long inputs_text_with_mark(const json_t *a, const json_t *b, char ptr[API_PTR_MAX])
+{
+	const json_t *ia = json_object_get(a, "inputs"), *ib = json_object_get(b, "inputs");
+
+	for (size_t i = 0; i < json_array_size(ia) && i < json_array_size(ib); i++) {
+		const json_t *xa = json_array_get(ia, i), *xb = json_array_get(ib, i);
+		const json_t *name = json_object_get(xa, "name");
+		long at;
+
+		if (!json_is_string(name) || strcmp(json_string_value(name), "text") != 0)
+			continue;
+		snprintf(ptr, API_PTR_MAX, "/inputs/%zu/data", i);
+		at = data_with_mark(json_object_get(xa, "data"), json_object_get(xb, "data"), ptr, 0);
+		if (at >= 0)
+			return at;
+	}
+	return -1;
+}
+
 /* Where the two readings' `text` differ (the string, or with batch an item
  * of the list): its pointer into ptr and the byte, or -1. */
 static long text_with_mark(const json_t *a, const json_t *b, int batch, char ptr[API_PTR_MAX])
@@ -97,19 +145,42 @@ int req_refuse_not_utf8(const char *body, size_t len, struct api_error *err)
 			"the body is not valid UTF-8 at byte %zu (JSON is UTF-8)", at);
 }
 
+/* A body that is not all UTF-8 read twice, its bad bytes marked apart
+ * (new references into *a and *b, released by the caller): 0 when both
+ * readings are objects, else -1 (*a and *b may still hold references). */
+static int read_twice(const char *body, size_t len, json_t **a, json_t **b)
+{
+	*a = NULL;
+	*b = NULL;
+	if (utf8_check(body, len) == len)
+		return -1;
+	*a = read_marked(body, len, MARKS[0]);
+	*b = *a != NULL ? read_marked(body, len, MARKS[1]) : NULL;
+	return json_is_object(*a) && json_is_object(*b) ? 0 : -1;
+}
+
 void req_refine_text_utf8(const char *body, size_t len, int batch, struct api_error *err)
 {
 	char ptr[API_PTR_MAX];
-	json_t *a = NULL, *b = NULL;
+	json_t *a, *b;
 	long byte = -1;
 
-	body = body != NULL ? body : "";
-	if (utf8_check(body, len) == len)
-		return;
-	a = read_marked(body, len, MARKS[0]);
-	b = a != NULL ? read_marked(body, len, MARKS[1]) : NULL;
-	if (json_is_object(a) && json_is_object(b))
+	if (read_twice(body != NULL ? body : "", len, &a, &b) == 0)
 		byte = text_with_mark(a, b, batch, ptr);
+	json_decref(a);
+	json_decref(b);
+	if (byte >= 0)
+		api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %ld", byte);
+}
+
+void req_refine_inputs_text_utf8(const char *body, size_t len, struct api_error *err)
+{
+	char ptr[API_PTR_MAX];
+	json_t *a, *b;
+	long byte = -1;
+
+	if (read_twice(body != NULL ? body : "", len, &a, &b) == 0)
+		byte = inputs_text_with_mark(a, b, ptr);
 	json_decref(a);
 	json_decref(b);
 	if (byte >= 0)

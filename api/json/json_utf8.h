@@ -9,7 +9,10 @@
  * that read a `text` (v1_decode.c, v1_tokenize.c), bad bytes inside it make
  * the refusal a field error (req_refine_text_utf8): 422 invalid_utf8 at
  * /text (or /text/N in a batch), with the byte offset in that text, as the
- * tokenizer itself says of text it cannot read.
+ * tokenizer itself says of text it cannot read. On /v2 the text is the data
+ * of the input named "text" (req_refine_inputs_text_utf8): the same 422 at
+ * its element, /inputs/N/data/K, so the two protocols answer the fault
+ * alike.
  *
  * How the bytes are found in the text: the body is read twice more, with
  * each invalid stretch replaced by U+FDD0 and then by U+FDD1; the first
@@ -32,5 +35,10 @@ int req_refuse_not_utf8(const char *body, size_t len, struct api_error *err);
  * `text` (the string; with batch, also an item of a list), err becomes 422
  * invalid_utf8 at its pointer; otherwise err is left as it was. */
 void req_refine_text_utf8(const char *body, size_t len, int batch, struct api_error *err);
+
+/* The same for an Open Inference Protocol body: when its bad bytes sit in
+ * an element of the data of an input named "text", err becomes 422
+ * invalid_utf8 at that element; otherwise err is left as it was. */
+void req_refine_inputs_text_utf8(const char *body, size_t len, struct api_error *err);
 
 #endif

@@ -39,6 +39,7 @@
 
 #include "api/handlers.h"
 #include "api/json/json_read.h"
+#include "api/json/json_utf8.h"
 #include "engine/sizes.h"
 
 static const unsigned role_dtypes[IN_COUNT] = {
@@ -263,8 +264,13 @@ static int decode(const struct api_service *svc, const struct api_v2_call *call,
 	const struct api_model_entry *e = v2_model(svc, call, err);
 	size_t json_len;
 
-	if (e == NULL || header_length(call->header_len, len, &json_len, err) != 0 ||
-	    req_parse(body, json_len, &v->root, err) != 0 || read_top(v, err) != 0 ||
+	if (e == NULL || header_length(call->header_len, len, &json_len, err) != 0)
+		return -1;
+	if (req_parse(body, json_len, &v->root, err) != 0) {
+		req_refine_inputs_text_utf8(body, json_len, err); /* as /v1's /text */
+		return -1;
+	}
+	if (read_top(v, err) != 0 ||
 	    read_inputs(v, body + json_len, len - json_len, svc->limits.max_request_bytes, err) !=
 		0)
 		return -1;

@@ -699,6 +699,14 @@ START_TEST(test_json_errors)
 		   "unknown field 'extra' (at /inputs/0/extra)");
 	expect_error(422, "{\"temperature\":1}", "(at /temperature)");
 	expect_error(400, "{\"inputs\":[1,", "at line 1");
+	/* bytes that are not UTF-8 in the text's data are the text's fault, 422
+	 * at its element as /v1 says of /text; elsewhere the body's, 400 */
+	expect_error(422, "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
+		   "\"data\":[\"ok\",\"a\xff\"]}]}",
+		   "text is not valid UTF-8 at byte 1 (at /inputs/0/data/1)");
+	expect_error(400, "{\"id\":\"\xff\",\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\","
+		   "\"shape\":[1],\"data\":[\"ok\"]}]}",
+		   "the body is not valid UTF-8 at byte 7");
 	expect_error(422, "{\"id\":1,\"inputs\":[]}", "id is a string");
 	expect_error(422, "{\"parameters\":{\"window\":0},\"inputs\":[{\"name\":\"embeddings\","
 		   "\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":" ROW0 "}]}",
