@@ -53,8 +53,10 @@ static int pick(const struct api_service *svc, json_t *root, const struct tokeni
 	const struct api_tokenizer_entry *te;
 	const struct api_model_entry *me;
 
+	/* fields that exclude each other are invalid_input, as /v1/attention's
+	 * "exactly one of embeddings, tokens and text" */
 	if (t != NULL && m != NULL)
-		return api_fail(err, API_E_INVALID_VALUE, "/model",
+		return api_fail(err, API_E_INVALID_INPUT, "/model",
 				"give a tokenizer or a model, not both");
 	if (t == NULL && m == NULL)
 		return api_fail(err, API_E_MISSING_FIELD, "/tokenizer",

@@ -290,6 +290,12 @@ START_TEST(test_unknown_names)
 		     "/model", "model 'tiny' has no tokenizer");
 	expect_error("/v1/tokenize", "{\"text\":\"a\"}", 0, 422, "missing_field", "/tokenizer",
 		     "give a tokenizer");
+	/* two fields that exclude each other: invalid_input, as /v1/attention's
+	 * embeddings with tokens */
+	expect_error("/v1/tokenize", "{\"tokenizer\":\"gpt2\",\"model\":\"tiny\",\"text\":\"a\"}", 0,
+		     422, "invalid_input", "/model", "not both");
+	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"model\":\"tiny\",\"ids\":[1]}", 0,
+		     422, "invalid_input", "/model", "not both");
 	expect_error("/v1/tokenize", "{\"tokenizer\":\"gpt2\",\"text\":\"a\",\"lang\":\"en\"}", 0,
 		     422, "unknown_field", "/lang", "lang");
 	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt3\",\"ids\":[]}", 0, 404,
