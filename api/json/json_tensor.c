@@ -406,7 +406,11 @@ static int check_declared(struct api_tensor *t, const json_t *data,
 		if (size_mul(&n, n, t->shape[a]) != 0 || n > max_elems)
 			return api_fail(err, API_E_TOO_LARGE, ptr,
 					"tensor has more than %zu elements", max_elems);
-	if (data != NULL && (!json_is_array(data) || json_array_size(data) != n))
+	/* a data of the wrong JSON type is invalid_type, as base64's is below */
+	if (data != NULL && !json_is_array(data))
+		return api_fail(err, API_E_INVALID_TYPE, api_ptr_key_r(child, ptr, "data"),
+				"data must be an array: a flat array of %zu elements", n);
+	if (data != NULL && json_array_size(data) != n)
 		return api_fail(err, API_E_INVALID_SHAPE, api_ptr_key_r(child, ptr, "data"),
 				"data must be a flat array of %zu elements", n);
 	if (b64->v != NULL && (flags & API_T_BOOL))

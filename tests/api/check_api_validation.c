@@ -355,6 +355,15 @@ static const struct bad_request bad_requests[] = {
      "invalid_type", "/mask/allow/base64"},
     {"base64 not a string", A, TINY "\"embeddings\":{\"shape\":[1,8],\"base64\":5}}", 422,
      "invalid_type", "/embeddings/base64"},
+    /* data of the wrong JSON type is invalid_type too, as base64's; its
+     * length is the shape's business */
+    {"data not an array", A, TINY "\"embeddings\":{\"shape\":[1,8],\"data\":\"AAAA\"}}", 422,
+     "invalid_type", "/embeddings/data"},
+    {"sdpa data not an array", S, "{\"q\":{\"shape\":[1,1,2,2],\"data\":{}},\"k\":" SQ ",\"v\":" SQ "}",
+     422, "invalid_type", "/q/data"},
+    {"mask data not an array", A,
+     TINY EMB1 ",\"mask\":{\"allow\":{\"shape\":[1,1],\"data\":true}}}", 422, "invalid_type",
+     "/mask/allow/data"},
     {"base64 holding NaN", A,
      TINY "\"embeddings\":{\"shape\":[1,8],\"base64\":"
 	  "\"AADAfwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}}",
