@@ -81,13 +81,15 @@ static int read_shape(const json_t *in, const char *ptr, size_t max_bytes, struc
 	t->rank = json_array_size(v);
 	for (size_t i = 0; i < t->rank; i++) {
 		const json_t *d = json_array_get(v, i);
-		char dim[API_PTR_MAX];
 
-		/* the dimension at fault, as /v1 points at a tensor's shape/1 */
-		api_ptr_index(dim, sizeof(dim), child, i);
-		if (!json_is_integer(d) || json_integer_value(d) < 0)
+		if (!json_is_integer(d) || json_integer_value(d) < 0) {
+			char dim[API_PTR_MAX];
+
+			/* the dimension at fault, as /v1 points at a tensor's shape/1 */
+			api_ptr_index(dim, sizeof(dim), child, i);
 			return api_fail(err, API_E_INVALID_SHAPE, dim,
 					"a dimension is an integer >= 0 (-1 is for metadata only)");
+		}
 		t->shape[i] = (size_t)json_integer_value(d);
 		if (size_mul(&n, n, t->shape[i]) != 0)
 			n = SIZE_MAX;
@@ -128,7 +130,8 @@ static int read_params(json_t *in, const char *ptr, int *has_size, size_t *size,
 
 struct fill {
 	struct v2_input *t;
-	size_t at; /* elements stored */
+	size_t at;  /* elements stored */
+	int nested; /* an array within data (even an empty one): no flat pointers */
 };
 
 /* One element at ptr (its JSON pointer), read as /v1 reads tensors' elements. */
@@ -173,6 +176,7 @@ static int fill_data(struct fill *f, json_t *v, const char *ptr, int depth,
 	if (depth >= NEST_MAX)
 		return api_fail(err, API_E_INVALID_SHAPE, ptr, "data is nested deeper than %d arrays",
 				NEST_MAX);
+	f->nested |= depth > 0;
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		char child[API_PTR_MAX];
 
@@ -183,20 +187,10 @@ static int fill_data(struct fill *f, json_t *v, const char *ptr, int depth,
 	return 0;
 }
 
-/* Does data hold no array (so element k is data/k)? Nesting need not be
- * even: [1, [2, 3]] is three elements, the third at data/1/1. */
-static int data_is_flat(const json_t *data)
-{
-	for (size_t i = 0; i < json_array_size(data); i++)
-		if (json_is_array(json_array_get(data, i)))
-			return 0;
-	return 1;
-}
-
 static int read_json(struct v2_input *t, json_t *data, const char *ptr, struct api_error *err)
 {
 	char child[API_PTR_MAX];
-	struct fill f = { t, 0 };
+	struct fill f = { t, 0, 0 };
 
 	req_child(child, ptr, "data");
 	if (!json_is_array(data))
@@ -208,9 +202,10 @@ static int read_json(struct v2_input *t, json_t *data, const char *ptr, struct a
 		return api_fail(err, API_E_SHAPE_MISMATCH, child,
 				"data has %zu elements; its shape needs %zu", f.at, t->n);
 	/* elements are pointed at by their index in a flat array; in nested
-	 * data, the array is pointed at */
+	 * data, even unevenly ([1, [2, 3]]: the third is at data/1/1), the
+	 * array is pointed at */
 	snprintf(t->where_base, sizeof t->where_base, "%s", child);
-	t->where_elems = data_is_flat(data) ? API_WHERE_FLAT : API_WHERE_NONE;
+	t->where_elems = f.nested ? API_WHERE_NONE : API_WHERE_FLAT;
 	return 0;
 }
 

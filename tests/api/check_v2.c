@@ -689,6 +689,12 @@ START_TEST(test_json_errors)
 		   "\"data\":[1,[2,64]]}]}",
 		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
 		   "(at /inputs/0/data)");
+	/* an empty array within data is nesting too: 64 is element 1 but lies
+	 * at data/2, and data/1 is the [] */
+	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[2],"
+		   "\"data\":[1,[],64]}]}",
+		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
+		   "(at /inputs/0/data)");
 	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
 		   "\"data\":[4294967296]}]}",
 		   "expected an integer in [-2147483648, 2147483647] (at /inputs/0/data/0)");
