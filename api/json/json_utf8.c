@@ -17,9 +17,6 @@
 static const char *const MARKS[2] = {"\xef\xb7\x90", "\xef\xb7\x91"};
 enum { MARK_LEN = 3, MARK_SAME = 2 /* leading bytes the two marks share */ };
 
-/* How deep a /v2 input's data is searched: v2_tensor.c's nesting limit. */
-enum { DATA_NEST_MAX = 8 };
-
 /* body with every invalid UTF-8 stretch replaced by mark: malloc'd, or NULL. */
 static char *mark_invalid(const char *body, size_t len, const char *mark, size_t *out_len)
 {
@@ -81,7 +78,7 @@ static long data_with_mark(const json_t *a, const json_t *b, char ptr[API_PTR_MA
 
 	if (!json_is_array(a) || !json_is_array(b))
 		return differ_at(a, b);
-	if (depth >= DATA_NEST_MAX)
+	if (depth >= API_V2_DATA_NEST_MAX)
 		return -1;
 	snprintf(base, sizeof base, "%s", ptr);
 	for (size_t i = 0; i < json_array_size(a) && i < json_array_size(b); i++) {

@@ -27,6 +27,10 @@
 
 #include "api/error.h"
 
+/* How deep a /v2 input's data may nest: v2_tensor.c refuses deeper data,
+ * and req_refine_inputs_text_utf8 searches no deeper. */
+enum { API_V2_DATA_NEST_MAX = 8 };
+
 /* 0 when body[0 .. len) is all UTF-8 (err untouched); else -1 with err
  * 400 malformed_json naming the first bad byte. */
 int req_refuse_not_utf8(const char *body, size_t len, struct api_error *err);

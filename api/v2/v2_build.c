@@ -27,8 +27,7 @@ static int shape_error(const struct v2_job *v, enum role r, const char *want, st
 {
 	char ptr[API_PTR_MAX], child[API_PTR_MAX];
 
-	api_ptr_index(ptr, sizeof(ptr), "/inputs", v->at[r]);
-	return api_fail(err, API_E_INVALID_SHAPE, req_child(child, ptr, "shape"),
+	return api_fail(err, API_E_INVALID_SHAPE, req_child(child, input_ptr(v, r, ptr), "shape"),
 			"input '%s' must be %s", v2_role_names[r], want);
 }
 

@@ -23,9 +23,8 @@
 #include <string.h>
 
 #include "api/json/json_read.h"
+#include "api/json/json_utf8.h"
 #include "engine/sizes.h"
-
-enum { NEST_MAX = 8 };
 
 static const char *const input_fields[] = { "name", "shape", "datatype", "parameters", "data",
 					    NULL };
@@ -173,9 +172,9 @@ static int fill_data(struct fill *f, json_t *v, const char *ptr, int depth,
 {
 	if (!json_is_array(v))
 		return fill_leaf(f, v, ptr, err);
-	if (depth >= NEST_MAX)
+	if (depth >= API_V2_DATA_NEST_MAX)
 		return api_fail(err, API_E_INVALID_SHAPE, ptr, "data is nested deeper than %d arrays",
-				NEST_MAX);
+				API_V2_DATA_NEST_MAX);
 	f->nested |= depth > 0;
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		char child[API_PTR_MAX];
