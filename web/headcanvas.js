@@ -102,9 +102,7 @@ function followScroll(c, height, drawn, paint, signal) {
 		requestAnimationFrame(() => {
 			asked = false;
 			const want = c.isConnected && bandOf(c, height);
-			const have = drawn();
-			const stale = !have || want[0] < have[0] || want[1] > have[1] || want[2] !== have[2] || want[3] !== have[3];
-			if (want && stale) paint();
+			if (want && !covers(drawn(), want)) paint();
 		});
 	};
 	addEventListener("scroll", onScroll, { capture: true, passive: true, signal });
@@ -131,6 +129,12 @@ function followScroll(c, height, drawn, paint, signal) {
 		);
 	};
 	watchRatio();
+}
+
+// Whether the band drawn (null: none) still serves band want: it spans
+// want's part of the view, drawn at the size want shows it.
+function covers(have, want) {
+	return have !== null && have[0] <= want[0] && want[1] <= have[1] && have[2] === want[2] && have[3] === want[3];
 }
 
 // The lines of head w (of query only, or every query's: null), in colour,

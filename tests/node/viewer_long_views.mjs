@@ -191,6 +191,14 @@ export async function checkLongHeadViewShift(page) {
 			const shifted = await canvasFit(page);
 			want = await onScreen();
 			if (!(want[1] <= want[0] || (shifted.band[0] <= want[0] && want[1] <= shifted.band[1]))) p.push(`block inserted above: the canvas covers ${shifted.band}, the screen shows ${want.map(Math.round)}`);
+			// scrolled far from the drawn view: nothing to draw, and no error
+			const errors = [];
+			const onError = (e) => errors.push(e.message);
+			page.on("pageerror", onError);
+			await page.evaluate(() => document.getElementById("shift-test").scrollIntoView({ block: "start" }));
+			await twoFrames(page);
+			page.off("pageerror", onError);
+			if (errors.length) p.push(`scrolled away from the view: ${errors.join("; ")}`);
 		} finally {
 			await page.evaluate(() => {
 				document.getElementById("shift-test")?.remove();
