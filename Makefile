@@ -330,10 +330,12 @@ SAN_ENV  := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:print_s
             TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:history_size=4:log_path=$(SAN_LOGS)/tsan \
             LSAN_OPTIONS=suppressions=$(abspath tests/lib/lsan.supp):print_suppressions=0 \
             CK_TIMEOUT_MULTIPLIER=4 $(TSAN_ENV)
-# The seeds and regressions of each fuzz harness, replayed without libFuzzer.
-FUZZ_REPLAY_CMDS := $(foreach h,$(FUZZ_NAMES),\
-	"$(BUILD)/tests/fuzz/replay_$(h) tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h)")
-TEST_ENV := ATTND_BIN=$(ATTND) ATTND=$(abspath $(ATTND)) $(if $(SANITIZE),$(SAN_ENV))
+# The seeds and regressions of fuzz harness $(1), replayed without libFuzzer.
+FUZZ_REPLAY_CMD = $(BUILD)/tests/fuzz/replay_$(1) tests/fuzz/corpus/$(1) tests/fuzz/regressions/$(1)
+# Check's default of 4 s a test, for the tests that set none, is raised to
+# 30: a sweep of 2-3 s here ran out of time on a loaded two-core machine.
+TEST_ENV := ATTND_BIN=$(ATTND) ATTND=$(abspath $(ATTND)) CK_DEFAULT_TIMEOUT=30 \
+            $(if $(SANITIZE),$(SAN_ENV))
 
 # `make test` and `make check` first install what they need (as `make run`
 # does), then build and run in a second make, which finds Check's flags.
@@ -343,43 +345,42 @@ test: test-tools
 check: check-tools
 	@$(MAKE) --no-print-directory check-suites
 
-# The inner loop: every C suite and fuzz replay, two at a time, no node, no
-# browser, no soak. Each suite's output goes to $(BUILD)/check-logs/ and is
-# shown when it fails.
-CHECK_CMDS := $(TEST_BIN) $(FUZZ_REPLAY_CMDS)
+# The inner loop: every C suite and fuzz replay, CHECK_JOBS at a time, no
+# node, no browser, no soak; a line for each that passes, the whole output of
+# each that fails ($(BUILD)/check-logs/ keeps them all).
+CHECK_JOBS ?= 2
+SUITE_JOBS := $(foreach t,$(TEST_BIN),$(t) $(t)) \
+              $(foreach h,$(FUZZ_NAMES),"replay $(h)" "$(call FUZZ_REPLAY_CMD,$(h))")
+# After a run: the sanitizer reports any process wrote count as a failure,
+# printed, and named again on the last line.
+SAN_REPORTS = if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
+		echo "== sanitizer reports ($(SAN_LOGS))"; cat $(SAN_LOGS)/*; fail=1; fi
+SAN_VERDICT = if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
+		echo "failed: sanitizer reports, in $(SAN_LOGS) and above"; fi
 check-suites: $(TEST_BIN) $(ATTND) $(FUZZ_REPLAY)
-	@rm -rf $(SAN_LOGS) $(BUILD)/check-logs; mkdir -p $(SAN_LOGS) $(BUILD)/check-logs; \
-	export $(TEST_ENV); \
-	printf '%s\n' $(CHECK_CMDS) | xargs -d '\n' -P 2 -I{} sh -c \
-		'log=$(BUILD)/check-logs/$$(echo "{}" | cut -d" " -f1 | tr / _).log; \
-		 if {} >$$log 2>&1; then echo "ok   {}"; else echo "FAIL {}"; cat $$log; echo "{}" >>$(BUILD)/check-logs/FAILED; fi'; \
-	total=$$(printf '%s\n' $(CHECK_CMDS) | wc -l); \
-	fail=$$(cat $(BUILD)/check-logs/FAILED 2>/dev/null | wc -l); \
-	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
-		echo "== sanitizer reports ($(SAN_LOGS))"; cat $(SAN_LOGS)/*; fail=$$((fail+1)); \
-	fi; \
-	echo "suites: $$((total-fail)) passed, $$fail failed"; \
+	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); export $(TEST_ENV); fail=0; \
+	RUN_JOBS_LOGS=failed tools/run_jobs.sh $(CHECK_JOBS) $(BUILD)/check-logs suites \
+		$(SUITE_JOBS) || fail=1; \
+	$(SAN_REPORTS); $(SAN_VERDICT); \
 	test $$fail -eq 0
 
+# make test: the C suites and fuzz replays TEST_JOBS at a time, then the node
+# and Python suites one at a time (a browser, load tests, daemons of their
+# own), each suite's whole output; the last lines sum both groups.
+TEST_JOBS ?= 2
+TOOL_SUITES := "node tests/node/contract.mjs" "node tests/node/viewer.test.mjs" \
+	"node tests/node/client.test.mjs" \
+	"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" "$(PYTHON) tests/deploy/check_grafana.py" \
+	"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
+	"$(PYTHON) tests/docs/check_examples.py" "$(PYTHON) tests/docs/check_options.py"
 test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
-	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); \
-	export $(TEST_ENV); pass=0; fail=0; failed=; \
-	for t in $(TEST_BIN) "node tests/node/contract.mjs" "node tests/node/viewer.test.mjs" \
-		"node tests/node/client.test.mjs" \
-		"$(PYTHON) tests/deploy/check_manifests.py $(ATTND)" "$(PYTHON) tests/deploy/check_grafana.py" \
-		$(FUZZ_REPLAY_CMDS) \
-		"$(PYTHON) tests/daemon/hostile/run.py" "$(PYTHON) tests/daemon/concurrency/run.py" \
-		"$(PYTHON) tests/docs/check_examples.py" "$(PYTHON) tests/docs/check_options.py"; do \
-		echo "== $$t"; t0=$$(date +%s); \
-		if $$t; then pass=$$((pass+1)); else fail=$$((fail+1)); failed="$$failed$$t; "; fi; \
-		echo "-- $$t: $$(($$(date +%s) - t0)) s"; \
-	done; \
-	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
-		echo "== sanitizer reports ($(SAN_LOGS))"; cat $(SAN_LOGS)/*; fail=$$((fail+1)); \
-		failed="$$failed""sanitizer reports; "; \
-	fi; \
-	echo "suites: $$pass passed, $$fail failed"; \
-	test -z "$$failed" || echo "failed: $$failed"; \
+	@rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS); export $(TEST_ENV); fail=0; \
+	tools/run_jobs.sh $(TEST_JOBS) $(BUILD)/test-logs/c "C suites" $(SUITE_JOBS) || fail=1; \
+	tools/run_jobs.sh 1 $(BUILD)/test-logs/tools "tool suites" --named-by-command \
+		$(TOOL_SUITES) || fail=1; \
+	$(SAN_REPORTS); \
+	echo "== make test"; cat $(BUILD)/test-logs/c/summary $(BUILD)/test-logs/tools/summary; \
+	$(SAN_VERDICT); \
 	test $$fail -eq 0
 
 # The unit suites under valgrind (memcheck), in one process each (CK_FORK=no)
@@ -396,7 +397,7 @@ test-suites: $(TEST_BIN) $(ATTND) $(NODE_DEPS) $(FUZZ_REPLAY)
 VALGRIND := valgrind -q --fair-sched=yes --leak-check=full --errors-for-leak-kinds=definite \
             --error-exitcode=1 --suppressions=tests/lib/valgrind.supp
 VALGRIND_SUITES := $(filter-out $(BUILD)/tests/daemon/check_server%,$(TEST_BIN))
-# Suites run VALGRIND_JOBS at a time (tools/run_jobs.sh prints them in order):
+# Suites run VALGRIND_JOBS at a time (tools/run_jobs.sh):
 # each is one single-threaded valgrind process, so two on two cores take about
 # half the wall time of one after another (38 min one by one in CI's run).
 VALGRIND_JOBS ?= 2
@@ -410,8 +411,7 @@ valgrind: valgrind-deps $(VALGRIND_SUITES) $(FUZZ_REPLAY) $(ATTND)
 	@test -z "$(SANITIZE)" || { echo "valgrind: not with SANITIZE"; exit 2; }
 	@export ATTND_BIN=$(ATTND); tools/run_jobs.sh $(VALGRIND_JOBS) $(BUILD)/valgrind valgrind \
 		$(foreach t,$(VALGRIND_SUITES),$(t) "CK_FORK=no $(VALGRIND) $(t)") \
-		$(foreach h,$(FUZZ_NAMES),"replay $(h)" "$(VALGRIND) $(BUILD)/tests/fuzz/replay_$(h) \
-			tests/fuzz/corpus/$(h) tests/fuzz/regressions/$(h)")
+		$(foreach h,$(FUZZ_NAMES),"replay $(h)" "$(VALGRIND) $(call FUZZ_REPLAY_CMD,$(h))")
 
 # libFuzzer (clang 14 and its runtime, Debian's libclang-rt-14-dev): the
 # library and the harnesses built in build-fuzz/ with coverage, ASan and UBSan.
