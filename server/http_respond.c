@@ -211,7 +211,9 @@ enum MHD_Result queue_response(struct request *r, int status, struct MHD_Respons
 	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
 	if (ret == MHD_YES) {
 		r->status = status;
-		r->bytes_out = len;
+		/* a HEAD answer's head gives the body's length; libmicrohttpd
+		 * sends no body, and the log and metrics count what was sent */
+		r->bytes_out = strcmp(r->method, "HEAD") == 0 ? 0 : len;
 		r->state = REQ_ANSWERED;
 	}
 	return ret;

@@ -4,6 +4,7 @@
  *   json   --log-format json: one access line per request, a JSON object
  *          with method, path, status, byte counts and the request id (the
  *          client's X-Request-Id echoed), every line written by exit
+ *   head   a HEAD answer's line counts no body bytes out: none was sent
  *   text   the same requests as "ts method path status in out ms id"
  *   many   a burst of 300 requests: 300 access lines, none torn or lost,
  *          in the order the daemon completed them (log_writer.c batches)
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,6 +139,70 @@ START_TEST(test_json_access_lines)
 	check_json_line(text, "log-test-1", "GET", "/healthz", 200);
 	check_json_line(text, "log-test-2", "POST", "/v1/attention", 200);
 	check_json_line(text, "log-test-3", "POST", "/v1/attention", 400);
+	free(text);
+}
+END_TEST
+
+/* HEAD /openapi.json on a connection it closes after: everything the
+ * server sends, up to its close, NUL-terminated (the caller frees). */
+static char *head_exchange(unsigned port, const char *id, size_t *len)
+{
+	char req[256];
+	char *all = NULL;
+	size_t n = 0;
+	int fd = live_connect(port);
+
+	snprintf(req, sizeof req,
+		 "HEAD /openapi.json HTTP/1.1\r\nHost: t\r\nX-Request-Id: %s\r\n"
+		 "Connection: close\r\n\r\n",
+		 id);
+	live_send_str(fd, req);
+	for (;;) {
+		char chunk[4096];
+		ssize_t got = recv(fd, chunk, sizeof chunk, 0);
+
+		if (got <= 0)
+			break;
+		all = realloc(all, n + (size_t)got + 1);
+		ck_assert_ptr_nonnull(all);
+		memcpy(all + n, chunk, (size_t)got);
+		n += (size_t)got;
+	}
+	close(fd);
+	ck_assert_ptr_nonnull(all);
+	all[n] = '\0';
+	*len = n;
+	return all;
+}
+
+/* A HEAD answer's head says how long the GET's body is, but no body goes
+ * out: its line counts 0 bytes out (and so does
+ * attnd_http_response_bytes_total, from the same count), not the length of
+ * the body it did not send. */
+START_TEST(test_head_sends_no_body_bytes)
+{
+	const char *const args[] = {"--log-format", "json", NULL};
+	struct live_daemon d;
+	char line[4096], *text, *sent;
+	size_t sent_len;
+	json_t *o;
+
+	fresh_log();
+	live_start(&d, args);
+	sent = head_exchange(d.port, "log-head-1", &sent_len);
+	ck_assert_msg(strncmp(sent, "HTTP/1.1 200 ", 13) == 0, "%.200s", sent);
+	ck_assert_ptr_nonnull(strstr(sent, "Content-Length: "));
+	ck_assert_msg(strstr(sent, "\r\n\r\n") + 4 == sent + sent_len, "a body came: %s", sent);
+	free(sent);
+	live_stop(&d);
+	text = read_log();
+	ck_assert_int_eq(count_lines(text, "log-head-1", line, sizeof line), 1);
+	o = json_loads(line, 0, NULL);
+	ck_assert_msg(o != NULL, "not JSON: %s", line);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "method")), "HEAD");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "status")), 200);
+	ck_assert_msg(json_integer_value(json_object_get(o, "bytes_out")) == 0, "%s", line);
+	json_decref(o);
 	free(text);
 }
 END_TEST
@@ -546,6 +612,7 @@ static Suite *access_log_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_json_access_lines);
+	tcase_add_test(tc, test_head_sends_no_body_bytes);
 	tcase_add_test(tc, test_text_access_lines);
 	tcase_add_test(tc, test_text_line_fields_and_time);
 	tcase_add_test(tc, test_burst_every_line_whole_in_order);
