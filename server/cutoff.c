@@ -78,13 +78,15 @@ int cutoff_send(int fd, int status, const struct answer_header *h, size_t n,
 
 	if (fd < 0 || build_head(head, &head_len, status, h, n, content_type, len) != 0)
 		return -1;
+	if (body == NULL)
+		len = 0; /* a HEAD answer: its head says the length, no body follows */
 	iov[0] = (struct iovec){head, head_len};
 	/* sendmsg only reads the body; the cast through uintptr_t drops const for
 	 * struct iovec */
 	iov[1] = (struct iovec){(void *)(uintptr_t)body, len};
 	memset(&msg, 0, sizeof msg);
 	msg.msg_iov = iov;
-	msg.msg_iovlen = 2;
+	msg.msg_iovlen = len > 0 ? 2 : 1;
 	do
 		sent = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (sent < 0 && errno == EINTR);

@@ -29,9 +29,11 @@ struct answer_header {
 };
 
 /* Writes `HTTP/1.1 status reason`, Date, the n headers, Content-Type,
- * Content-Length and `Connection: close`, then len bytes of body, to fd. Returns 0 when
- * every byte was written, -1 otherwise (the head is too long for its
- * buffer, or the socket took less). */
+ * Content-Length and `Connection: close`, then len bytes of body, to fd;
+ * body NULL writes the head alone, still with Content-Length len (the
+ * answer to a HEAD, RFC 9110 section 9.3.2). Returns 0 when every byte was
+ * written, -1 otherwise (the head is too long for its buffer, or the
+ * socket took less). */
 int cutoff_send(int fd, int status, const struct answer_header *h, size_t n,
 		const char *content_type, const char *body, size_t len);
 

@@ -339,6 +339,8 @@ int cut_off_closed(void)
  * passes r->detail: it is the I/O thread's. */
 static void cut_off_send(struct request *r, enum rejection why, const char *message)
 {
+	/* an answer to HEAD has no body, here as where libmicrohttpd sends it */
+	int head = strcmp(r->method, "HEAD") == 0;
 	struct answer_headers a;
 	struct buf b;
 	int status;
@@ -348,10 +350,10 @@ static void cut_off_send(struct request *r, enum rejection why, const char *mess
 	status = refusal_body(r, why, message, &b);
 	/* cutoff_send writes Content-Type and Connection: close itself */
 	answer_headers(r, status, NULL, 0, &a);
-	if (b.data != NULL &&
-	    cutoff_send(r->fd, status, a.h, a.n, "application/json", b.data, b.len) == 0) {
+	if (b.data != NULL && cutoff_send(r->fd, status, a.h, a.n, "application/json",
+					  head ? NULL : b.data, b.len) == 0) {
 		r->status = status;
-		r->bytes_out = b.len;
+		r->bytes_out = head ? 0 : b.len;
 		metrics_reject(r->srv->metrics, why);
 	}
 	buf_release(&b);
