@@ -114,8 +114,24 @@ static int parse_qvalue(const char *p, const char *end)
 	return p == end && q <= 1000 ? q : -1;
 }
 
+/* [p, end) is a token (RFC 9110 section 5.6.2): a parameter's name. */
+static int is_token(const char *p, const char *end)
+{
+	if (p == end)
+		return 0;
+	for (; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL)))
+			return 0;
+	}
+	return 1;
+}
+
 /* The element's q parameter (other parameters are ignored): 1000 when
- * absent, -1 when malformed. */
+ * absent, -1 when malformed (a parameter without '=', or whose name is no
+ * token: "q =0" is not q=0, nor a parameter to ignore). */
 static int element_q(const struct element *e)
 {
 	const char *p = e->params;
@@ -132,8 +148,8 @@ static int element_q(const struct element *e)
 		value = memchr(p, '=', (size_t)(stop - p));
 		if (value != NULL && value - name == 1 && (*name == 'q' || *name == 'Q'))
 			q = parse_qvalue(value + 1, stop);
-		else if (p < stop && value == NULL)
-			return -1; /* a parameter without '=' */
+		else if (p < stop && (value == NULL || !is_token(name, value)))
+			return -1;
 		if (q < 0)
 			return -1;
 		p = stop;

@@ -309,6 +309,9 @@ START_TEST(test_accept_encoding_table)
 	    {{"gzip;q=0.1234", NULL}, CODING_IDENTITY},
 	    {{"gzip;q=", NULL}, CODING_IDENTITY},
 	    {{"gzip;foo", NULL}, CODING_IDENTITY},
+	    {{"gzip;q =0", NULL}, CODING_IDENTITY}, /* not q=0 nor another parameter */
+	    {{"deflate;q=0.5, gzip; q =0", NULL}, CODING_DEFLATE},
+	    {{"gzip;=1", NULL}, CODING_IDENTITY},
 	    {{"gzip;level=1;q=1", NULL}, CODING_GZIP},
 	    {{",, ,gzip,", NULL}, CODING_GZIP},
 	    {{"br", "deflate"}, CODING_DEFLATE}, /* two fields are one list */

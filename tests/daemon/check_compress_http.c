@@ -121,6 +121,7 @@ START_TEST(test_q_values_choose_the_coding)
 	    {"Accept-Encoding: DEFLATE;Q=1, GZip;q=0.999\r\n", "deflate"},
 	    {"Accept-Encoding: br\r\nAccept-Encoding: deflate\r\n", "deflate"},
 	    {"Accept-Encoding: \r\n", ""},
+	    {"Accept-Encoding: deflate;q=0.5, gzip; q =0\r\n", "deflate"}, /* no token: skipped */
 	};
 	struct live_resp r = {0};
 
