@@ -15,6 +15,7 @@
 #include "compress.h"
 
 #include "api/service.h"
+#include "token.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -119,13 +120,9 @@ static int is_token(const char *p, const char *end)
 {
 	if (p == end)
 		return 0;
-	for (; p < end; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL)))
+	for (; p < end; p++)
+		if (!http_tchar((unsigned char)*p))
 			return 0;
-	}
 	return 1;
 }
 

@@ -3,6 +3,7 @@
  * (framing.h says what is refused, and why here rather than in the library).
  */
 #include "framing.h"
+#include "token.h"
 
 #include <microhttpd.h>
 
@@ -15,15 +16,6 @@
  * colon (a NUL now) and the optional whitespace before the value. A field
  * with more leading whitespace than this is refused as malformed too. */
 enum { FIELD_GAP_MAX = 64, SHOWN_MAX = 40 };
-
-/* The usual bytes of a name (letters, digits, '-') are answered without
- * the search of the others. */
-int framing_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
-		return 1;
-	return c != '\0' && strchr("!#$%&'*+.^_`|~", c) != NULL;
-}
 
 static int is_ctl(unsigned char c)
 {
@@ -83,7 +75,7 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 		return MHD_NO;
 	}
 	for (size_t i = 0; i < key_size; i++) {
-		if (!framing_tchar((unsigned char)key[i])) {
+		if (!http_tchar((unsigned char)key[i])) {
 			shown(name, key, key_size);
 			snprintf(f->why, f->cap,
 				 "header name '%s' has a byte not allowed in a name at %zu "

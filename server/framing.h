@@ -57,7 +57,4 @@ size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const ch
  * here, which attnd never reads. Returns the new length. */
 size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s);
 
-/* RFC 9110 section 5.6.2: c is a tchar, a byte of a token (a field name). */
-int framing_tchar(unsigned char c);
-
 #endif

@@ -3,7 +3,7 @@
  */
 #include "headers.h"
 
-#include "framing.h"
+#include "token.h"
 
 #include <limits.h>
 #include <microhttpd.h>
@@ -340,8 +340,8 @@ const char *hdr_cors_request_headers(const struct hdr_fields *f)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)v[i];
 
-		if (framing_tchar(c))
-			names += i == 0 || !framing_tchar((unsigned char)v[i - 1]);
+		if (http_tchar(c))
+			names += i == 0 || !http_tchar((unsigned char)v[i - 1]);
 		else if (c != ',' && c != ' ' && c != '\t')
 			return NULL;
 	}
