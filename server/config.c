@@ -80,7 +80,8 @@ static const struct cfg_option options[] = {
     {"--cors-origins", "ATTND_CORS_ORIGINS", CFG_STR, "*", NULL, 0, 0, OFF(cors_origins),
      "allowed browser origins: *, a comma list, or empty for no CORS headers"},
     {"--drain-seconds", "ATTND_DRAIN_SECONDS", CFG_NUM, "10", NULL, 0, 3600, OFF(drain_seconds),
-     "on SIGTERM/SIGINT, time for in-flight requests to finish (exit 1 if they do not)"},
+     "on SIGTERM/SIGINT, time for in-flight requests to finish (exit 1 if they do not, or "
+     "at a second signal)"},
     {"--log-format", "ATTND_LOG_FORMAT", CFG_STR, "text", NULL, 0, 0, OFF(log_format),
      "access and error log on stderr: text or json"},
     {"--connection-limit", "ATTND_CONNECTION_LIMIT", CFG_NUM, "1024", NULL, 1, 1000000,

@@ -118,11 +118,12 @@
  *   server drains: /readyz turns 503, the listening socket closes
  *   (MHD_quiesce_daemon), requests already received complete and are sent,
  *   then the daemon stops and attnd exits 0. If that takes longer than
- *   --drain-seconds, attnd logs it and exits 1 at once. SIGHUP, which log
- *   rotation sends, goes through the same pipe and is only logged: the logs
- *   go to stderr, whose file (if it is one) attnd did not open and has no
- *   name to reopen by; rotate with copytruncate, or let the collector that
- *   reads stderr rotate. It never stops the daemon.
+ *   --drain-seconds, or a second SIGTERM/SIGINT comes, attnd logs it and
+ *   exits 1 at once. SIGHUP, which log rotation sends, goes through the
+ *   same pipe and is only logged: the logs go to stderr, whose file (if it
+ *   is one) attnd did not open and has no name to reopen by; rotate with
+ *   copytruncate, or let the collector that reads stderr rotate. It never
+ *   stops the daemon.
  */
 #include <cblas.h>
 
@@ -339,51 +340,60 @@ static void trim_when_idle(const struct daemon_parts *d, struct idle_trim *t)
 #endif
 }
 
+/* The next signal written to the self-pipe within timeout_ms: its number,
+ * 0 when none came (or the wait was interrupted), -1 when the pipe fails. */
+static int next_signal(int timeout_ms)
+{
+	struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
+	unsigned char sig;
+	int ready = poll(&pfd, 1, timeout_ms);
+
+	if (ready == 0 || (ready < 0 && errno == EINTR))
+		return 0;
+	if (ready < 0)
+		return -1;
+	if (read(signal_pipe[0], &sig, 1) == 1)
+		return sig;
+	return errno == EINTR ? 0 : -1;
+}
+
 /* Waits for SIGTERM or SIGINT, trimming memory on quiet 1 s ticks. SIGHUP
  * (what log rotation sends) is noted and ignored: the logs go to stderr,
  * which attnd did not open and cannot reopen by name (see the thread model). */
 static void wait_for_signal(const struct daemon_parts *d)
 {
-	struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
 	struct idle_trim trim = {0, 0};
-	unsigned char sig = 0;
+	int sig;
 
 	for (;;) {
-		int ready = poll(&pfd, 1, 1000);
-
-		if (ready == 0) {
+		sig = next_signal(1000);
+		if (sig == 0) {
 			http_tick(d->http);
 			trim_when_idle(d, &trim);
-		} else if (ready > 0) {
-			ssize_t n = read(signal_pipe[0], &sig, 1);
-
-			if (n == 1 && sig == SIGHUP) {
-				log_info("SIGHUP: the logs go to stderr, nothing to reopen; "
-					 "still serving");
-				continue;
-			}
-			if (n >= 0 || errno != EINTR)
-				break;
-		} else if (errno != EINTR) {
+		} else if (sig == SIGHUP) {
+			log_info("SIGHUP: the logs go to stderr, nothing to reopen; still serving");
+		} else {
 			break;
 		}
 	}
-	log_info("signal %d: draining", (int)sig);
+	log_info("signal %d: draining", sig);
 }
 
 /* Waits for every in-flight request, then for the lingering closes of the
  * answers just sent to clients still sending (linger.h: LINGER_SECONDS at
  * most); 0 when the requests all finished within --drain-seconds (lingering
  * closes left then are cut, as they are bounds, not work). A request that
- * comes meanwhile on an open connection is waited for as well. */
+ * comes meanwhile on an open connection is waited for as well. A second
+ * SIGTERM or SIGINT ends the wait at once (-1), as one who presses Ctrl-C
+ * twice means. */
 static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 {
 	double deadline = clock_seconds() + (double)cfg->drain_seconds;
-	const struct timespec tick = {0, 10 * 1000 * 1000};
 
 	http_begin_drain(d->http);
 	for (;;) {
 		long active = http_active(d->http);
+		int sig;
 
 		if (active == 0 && http_lingering(d->http) == 0)
 			break;
@@ -394,7 +404,12 @@ static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 				  cfg->drain_seconds);
 			return -1;
 		}
-		nanosleep(&tick, NULL);
+		sig = next_signal(10);
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_error("drain: signal %d again; exiting 1 now with %ld requests running",
+				  sig, active);
+			return -1;
+		}
 	}
 	log_info("drained; exiting");
 	return 0;

@@ -605,6 +605,45 @@ START_TEST(test_drain_timeout_writes_waiting_counts)
 }
 END_TEST
 
+/* A second SIGTERM while the drain waits ends it at once: exit 1, long
+ * before --drain-seconds, with the reason logged. */
+START_TEST(test_second_signal_ends_the_drain)
+{
+	const char *const args[] = {"--drain-seconds", "600", NULL};
+	const char *body = seeds;
+	struct live_daemon d;
+	char req[512], line[4096], *text;
+	int busy, status;
+
+	fresh_log();
+	live_start(&d, args);
+	busy = live_connect(d.port); /* half a body: the drain would wait 600 s */
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(body), body);
+	live_send_str(busy, req);
+	live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000); /* busy and the poll */
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	for (int i = 0; i < 3000; i++) { /* the first signal's drain has begun */
+		size_t n;
+		char *seen = case_slurp(log_path, &n);
+		int draining = seen != NULL && strstr(seen, "signal 15: draining") != NULL;
+
+		free(seen);
+		if (draining)
+			break;
+		usleep(10 * 1000);
+	}
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	status = live_wait_exit(d.pid, 30000);
+	close(busy);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "wait status %d: a second SIGTERM should end the drain with exit 1", status);
+	text = read_log();
+	ck_assert_int_eq(count_lines(text, "signal 15 again; exiting 1 now", line, sizeof line), 1);
+	free(text);
+}
+END_TEST
+
 static Suite *access_log_suite(void)
 {
 	Suite *s = suite_create("access_log");
@@ -620,6 +659,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	tcase_add_test(tc, test_malformed_requests_counted_not_errors);
 	tcase_add_test(tc, test_drain_timeout_writes_waiting_counts);
+	tcase_add_test(tc, test_second_signal_ends_the_drain);
 	suite_add_tcase(s, tc);
 	return s;
 }
