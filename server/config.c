@@ -4,6 +4,8 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
 
+#include "headers.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stddef.h>
@@ -295,6 +297,19 @@ static int apply_arg(struct attnd_config *cfg, int argc, char **argv, int *i,
 
 static int check_choices(const struct attnd_config *cfg, char *err, size_t errlen)
 {
+	char why[256];
+
+	/* an empty key would turn authentication off: a secret that failed to
+	 * render must not leave the server open */
+	if (cfg->api_key != NULL && cfg->api_key[0] == '\0') {
+		snprintf(err, errlen,
+			 "--api-key (or ATTND_API_KEY) is empty; leave it unset for no key");
+		return -1;
+	}
+	if (hdr_cors_list_check(cfg->cors_origins, why, sizeof why) != 0) {
+		snprintf(err, errlen, "--cors-origins (or ATTND_CORS_ORIGINS): %s", why);
+		return -1;
+	}
 	if (strcmp(cfg->log_format, "text") != 0 && strcmp(cfg->log_format, "json") != 0) {
 		snprintf(err, errlen, "--log-format (or ATTND_LOG_FORMAT): '%s' is not text or json",
 			 cfg->log_format);

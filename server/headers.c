@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -302,32 +303,98 @@ void hdr_content_encoding(const struct hdr_fields *f, struct MHD_Connection *con
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, add_content_encoding, ce);
 }
 
+/* The next origin of a --cors-origins list from *p (origins are separated
+ * by commas and spaces): its length, 0 at the end; *p is left on it. */
+static size_t cors_next(const char **p)
+{
+	*p += strspn(*p, ", ");
+	return strcspn(*p, ", ");
+}
+
+/* The list is "*" alone, spaces and commas aside. */
+static int cors_any(const char *list)
+{
+	size_t len = cors_next(&list);
+
+	if (len != 1 || list[0] != '*')
+		return 0;
+	list += len;
+	return cors_next(&list) == 0;
+}
+
 const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *vary)
 {
 	const char *origin;
-	size_t n;
+	size_t n, len;
 
 	*vary = 0;
 	if (list == NULL || list[0] == '\0')
 		return NULL;
-	if (strcmp(list, "*") == 0)
+	if (strcmp(list, "*") == 0 || cors_any(list))
 		return "*";
 	*vary = 1;
 	origin = f->origin;
 	if (origin == NULL)
 		return NULL;
 	n = strlen(origin);
-	for (const char *p = list; *p != '\0';) {
-		size_t len;
-
-		while (*p == ' ' || *p == ',')
-			p++;
-		len = strcspn(p, ", ");
-		if (len == n && len > 0 && strncmp(p, origin, n) == 0)
+	for (const char *p = list; (len = cors_next(&p)) > 0; p += len)
+		if (len == n && strncmp(p, origin, n) == 0)
 			return origin;
-		p += len;
-	}
 	return NULL;
+}
+
+/* [p, p + len) is an origin as a browser sends it (RFC 6454 section 6.1):
+ * "null", or scheme://host[:port] in lowercase with no path, query,
+ * fragment, user or wildcard; what it is not, in why. */
+static int origin_ok(const char *p, size_t len, char *why, size_t cap)
+{
+	const char *sep = memchr(p, ':', len);
+	size_t scheme = sep != NULL ? (size_t)(sep - p) : len;
+
+	if (len == 4 && strncmp(p, "null", 4) == 0)
+		return 1;
+	if (scheme == 0 || scheme + 3 >= len || strncmp(p + scheme, "://", 3) != 0) {
+		snprintf(why, cap, "'%.*s' is not scheme://host[:port]", (int)len, p);
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c >= 'A' && c <= 'Z') {
+			snprintf(why, cap, "'%.*s' has capitals; browsers send origins in lowercase",
+				 (int)len, p);
+			return 0;
+		}
+		if (i >= scheme + 3 && strchr("/?#@*", c) != NULL) {
+			snprintf(why, cap,
+				 "'%.*s' is not scheme://host[:port]: no path, trailing slash, "
+				 "user or wildcard ('%c')",
+				 (int)len, p, c);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int hdr_cors_list_check(const char *list, char *why, size_t cap)
+{
+	size_t len, count = 0;
+	int any = 0;
+
+	if (list == NULL)
+		return 0;
+	for (const char *p = list; (len = cors_next(&p)) > 0; p += len) {
+		count++;
+		if (len == 1 && *p == '*')
+			any = 1;
+		else if (!origin_ok(p, len, why, cap))
+			return -1;
+	}
+	if (any && count > 1) {
+		snprintf(why, cap, "'*' allows every origin and cannot be one of a list");
+		return -1;
+	}
+	return 0;
 }
 
 const char *hdr_cors_request_headers(const struct hdr_fields *f)

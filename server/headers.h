@@ -89,4 +89,10 @@ const char *hdr_cors_request_headers(const struct hdr_fields *f);
  * answer depends on the Origin header. */
 const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *vary);
 
+/* 0 when --cors-origins `list` is "*" alone (spaces and commas aside), ""
+ * or origins as browsers send them (scheme://host[:port] in lowercase, or
+ * "null"), which the matching above compares byte for byte; else -1 with
+ * the first thing wrong in why. */
+int hdr_cors_list_check(const char *list, char *why, size_t cap);
+
 #endif

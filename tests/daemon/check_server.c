@@ -439,6 +439,29 @@ START_TEST(test_cors_preflight_any_origin)
 }
 END_TEST
 
+/* "*" written with spaces or a trailing comma (as a YAML value or an env
+ * file may give it) is still every origin, not a list that matches none;
+ * a list's origins are read past the spaces after its commas. */
+START_TEST(test_cors_origins_spaced)
+{
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--no-builtins", "--cors-origins", " *, ");
+	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://b.example\r\n\r\n",
+		 &r);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "*");
+	ck_assert_ptr_null(live_header(&r, "Vary"));
+	live_stop(&d);
+
+	LIVE_DAEMON(d2, "--no-builtins", "--cors-origins", "https://a.example, https://b.example");
+	live_exchange(d2.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://b.example\r\n\r\n",
+		 &r);
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://b.example");
+	live_stop(&d2);
+	live_resp_release(&r);
+}
+END_TEST
+
 START_TEST(test_cors_origin_list)
 {
 	struct live_resp r = {0};
@@ -654,6 +677,7 @@ static Suite *server_suite(void)
 	tcase_add_test(http, test_api_key_from_env);
 	tcase_add_test(http, test_cors_preflight_any_origin);
 	tcase_add_test(http, test_cors_origin_list);
+	tcase_add_test(http, test_cors_origins_spaced);
 	tcase_add_test(http, test_request_id);
 	tcase_add_test(http, test_compute_reply_and_keepalive);
 	tcase_add_test(http, test_request_deadline);

@@ -20,7 +20,9 @@ whose rows start with a flag in backquotes. Checked:
     the value came from: the flag (`--port=x1`), or the variable (for a
     number, with a good flag after it: the flag wins, but a bad variable is
     still refused, by its name); a bad ATTND_HOST, and a body budget below
-    --max-body, name the variables too.
+    --max-body, name the variables too; so do an empty --api-key and
+    --cors-origins that no browser's Origin could match, while good lists
+    start.
 Prints one line per flag and, last, `options: N passed, M failed`; exits 1 on
 any failure.
 """
@@ -66,6 +68,18 @@ def refused(args, env, name, tail=("--version",)):
         return "exit %d, not 2, for a bad value" % run.returncode
     if name not in run.stderr:
         return "the message does not name %s: %r" % (name, run.stderr.strip())
+    return None
+
+
+def accepted(args):
+    """None when `attnd ARGS --version` exits 0, else why not."""
+    try:
+        run = subprocess.run([attnd_bin()] + args + ["--version"], capture_output=True,
+                             text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        return "did not run: %s" % e
+    if run.returncode != 0:
+        return "exit %d: %s" % (run.returncode, run.stderr.strip())
     return None
 
 
@@ -139,6 +153,18 @@ def main():
     check("ATTND_HOST=" + BAD_VALUE, refused([], {"ATTND_HOST": BAD_VALUE}, "ATTND_HOST", start))
     check("ATTND_MAX_RECEIVING_MB=1",
           refused([], {"ATTND_MAX_RECEIVING_MB": "1"}, "ATTND_MAX_RECEIVING_MB"))
+    # an empty key would mean no authentication: refused, from either source
+    check("--api-key=", refused(["--api-key="], {}, "--api-key"))
+    check("ATTND_API_KEY=", refused([], {"ATTND_API_KEY": ""}, "ATTND_API_KEY"))
+    # origins the byte-for-byte match could never meet, and '*' in a list
+    for bad in ("https://a.example/", "https://A.example", "a.example", "https://*.example",
+                "*,https://a.example", "https://a.example/app"):
+        check("--cors-origins=" + bad, refused(["--cors-origins=" + bad], {}, "--cors-origins"))
+    check("ATTND_CORS_ORIGINS=https://a.example/",
+          refused([], {"ATTND_CORS_ORIGINS": "https://a.example/"}, "ATTND_CORS_ORIGINS"))
+    for good in ("", " * ", "null", "https://a.example, http://localhost:5173",
+                 "http://[::1]:8080"):
+        check("--cors-origins=" + repr(good), accepted(["--cors-origins=" + good]))
     for flag in docs:
         if helps and flag not in helps:
             check(flag, "in docs/options.md, not in `attnd --help`")
