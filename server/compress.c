@@ -225,6 +225,16 @@ static void unsupported(struct content_encoding *ce, const char *what, size_t le
 	ce->coding = CODING_UNKNOWN;
 }
 
+/* A second coding after ce's: both named, in the order they were applied. */
+static void stacked(struct content_encoding *ce, const struct element *second)
+{
+	char both[sizeof ce->unsupported];
+	int n = snprintf(both, sizeof both, "%s, %.*s", coding_name(ce->coding),
+			 (int)(second->end - second->tok), second->tok);
+
+	unsupported(ce, both, n < 0 ? 0 : (size_t)n < sizeof both ? (size_t)n : sizeof both - 1);
+}
+
 void content_encoding_add(struct content_encoding *ce, const char *field)
 {
 	struct element e;
@@ -241,7 +251,7 @@ void content_encoding_add(struct content_encoding *ce, const char *field)
 		if (c == CODING_UNKNOWN || has_params(&e))
 			unsupported(ce, e.tok, (size_t)(e.end - e.tok));
 		else if (ce->coding != CODING_IDENTITY)
-			unsupported(ce, "two codings", strlen("two codings"));
+			stacked(ce, &e);
 		else
 			ce->coding = c;
 	}

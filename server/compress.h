@@ -68,7 +68,8 @@ enum coding accept_encoding_choose(const struct accept_encoding *ae);
  * Content-Encoding of a request body: a comma list of codings in the order
  * they were applied. identity entries are ignored; one gzip or deflate is
  * decoded; anything else (br, zstd, two codings) is CODING_UNKNOWN, with
- * `unsupported` naming it for the error message.
+ * `unsupported` naming it for the error message (both codings, "gzip,
+ * deflate", for two).
  */
 struct content_encoding {
 	enum coding coding; /* so far */

@@ -153,7 +153,8 @@ static enum MHD_Result admit_codings(struct request *r)
 	hdr_content_encoding(&r->hdr, r->conn, &ce);
 	if (ce.coding == CODING_UNKNOWN) {
 		snprintf(r->detail, sizeof r->detail,
-			 "Content-Encoding '%s' is not supported: send gzip, deflate or identity",
+			 "Content-Encoding '%s' is not supported: send one of gzip, deflate or "
+			 "identity",
 			 ce.unsupported);
 		return refuse_early(r, REJ_ENCODING);
 	}

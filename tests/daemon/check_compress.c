@@ -349,8 +349,9 @@ START_TEST(test_content_encoding_table)
 	    {"gzip, identity", CODING_GZIP, ""},
 	    {"br", CODING_UNKNOWN, "br"},
 	    {"gzip, br", CODING_UNKNOWN, "br"},
-	    {"gzip, gzip", CODING_UNKNOWN, "two codings"},
-	    {"gzip, deflate", CODING_UNKNOWN, "two codings"},
+	    {"gzip, gzip", CODING_UNKNOWN, "gzip, gzip"},
+	    {"gzip, deflate", CODING_UNKNOWN, "gzip, deflate"},
+	    {"x-gzip, identity, Deflate", CODING_UNKNOWN, "gzip, Deflate"},
 	    {"gzip;q=1", CODING_UNKNOWN, "gzip;q=1"},
 	    {"zst\x01", CODING_UNKNOWN, "zst?"},
 	};
