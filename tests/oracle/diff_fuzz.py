@@ -37,6 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import attnd  # noqa: E402 (tests/lib: the daemon on an ephemeral loopback port)
+sys.path.insert(0, os.path.join(ROOT, "tests", "data", "fixtures"))
+import make_fixtures  # noqa: E402 (the fixtures' sinusoidal, RoPE and ALiBi, in float64)
 
 
 # ---------------------------------------------------------------------------
@@ -160,13 +162,7 @@ def compare(stats, what, got, want, atol):
 # ---------------------------------------------------------------------------
 
 def alibi_slopes(H):
-    n = 2 ** int(math.floor(math.log2(H)))
-    base = 2.0 ** (-8.0 / n)
-    slopes = [base ** k for k in range(1, n + 1)]
-    if n != H:
-        extra = 2.0 ** (-4.0 / n)
-        slopes += [extra ** k for k in range(1, 2 * (H - n), 2)]
-    return torch.tensor(slopes, dtype=F64)
+    return torch.from_numpy(make_fixtures.alibi_slopes(H))
 
 
 def user_bias(kind, data, B, H, Lq, Lk):
@@ -361,28 +357,12 @@ def sdpa_case(rng):
 # ---------------------------------------------------------------------------
 
 def sinusoidal(p, E, theta):
-    pe = torch.zeros(len(p), E, dtype=F64)
-    for i in range((E + 1) // 2):  # an odd E ends on a sine, as the formula says
-        ang = p / theta ** (2.0 * i / E)
-        pe[:, 2 * i] = torch.sin(ang)
-        if 2 * i + 1 < E:
-            pe[:, 2 * i + 1] = torch.cos(ang)
-    return pe
+    return torch.from_numpy(make_fixtures.sinusoidal(np.asarray(p, dtype=np.float64), E, theta))
 
 
 def rope(x, p, pos):
-    theta = pos.get("theta", 10000.0)
-    scaling = pos.get("scaling", 1.0)
-    D = x.shape[-1]
-    R = pos.get("rotary_dim", 0) or D
-    out = x.clone()
-    for i in range(R // 2):
-        ang = (p / scaling) * theta ** (-2.0 * i / R)
-        c, s = torch.cos(ang)[:, None], torch.sin(ang)[:, None]
-        a, b = (2 * i, 2 * i + 1) if pos.get("style", "interleaved") == "interleaved" else (i, i + R // 2)
-        out[..., a] = (x[..., a] * c[:, 0] - x[..., b] * s[:, 0])
-        out[..., b] = (x[..., a] * s[:, 0] + x[..., b] * c[:, 0])
-    return out
+    """x [..., L, D] rotated at positions p [L] (the fixtures' own rope)."""
+    return torch.from_numpy(make_fixtures.rope(x.numpy(), np.asarray(p, dtype=np.float64), pos))
 
 
 def ref_layer(m, item):
