@@ -576,21 +576,30 @@ END_TEST
  * on that path too. The first malformed request is logged at once; the two
  * after it wait for the next line a second later, which only the exit
  * writes, as the drain has no tick. */
+/* A fresh log and a daemon started with args, holding a request whose body
+ * has only begun to come (a drain waits for it): the connection. */
+static int start_with_half_a_body(struct live_daemon *d, const char *const *args)
+{
+	char req[512];
+	int busy;
+
+	fresh_log();
+	live_start(d, args);
+	busy = live_connect(d->port);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(seeds), seeds);
+	live_send_str(busy, req);
+	live_wait_metric(d->port, "attnd_http_requests_in_flight", 2, 30000); /* busy, the poll */
+	return busy;
+}
+
 START_TEST(test_drain_timeout_writes_waiting_counts)
 {
 	const char *const args[] = {"--drain-seconds", "1", NULL};
-	const char *body = seeds;
 	struct live_daemon d;
-	char req[512], line[4096], *text;
-	int busy, status;
+	char line[4096], *text;
+	int busy = start_with_half_a_body(&d, args), status;
 
-	fresh_log();
-	live_start(&d, args);
-	busy = live_connect(d.port); /* half a body: the drain waits for it */
-	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
-		 strlen(body), body);
-	live_send_str(busy, req);
-	live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000); /* busy and the poll */
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(raw_status(d.port, "GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n"), 505);
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
@@ -610,18 +619,10 @@ END_TEST
 START_TEST(test_second_signal_ends_the_drain)
 {
 	const char *const args[] = {"--drain-seconds", "600", NULL};
-	const char *body = seeds;
 	struct live_daemon d;
-	char req[512], line[4096], *text;
-	int busy, status;
+	char line[4096], *text;
+	int busy = start_with_half_a_body(&d, args), status; /* the drain would wait 600 s */
 
-	fresh_log();
-	live_start(&d, args);
-	busy = live_connect(d.port); /* half a body: the drain would wait 600 s */
-	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
-		 strlen(body), body);
-	live_send_str(busy, req);
-	live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000); /* busy and the poll */
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
 	for (int i = 0; i < 3000; i++) { /* the first signal's drain has begun */
 		size_t n;

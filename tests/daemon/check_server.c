@@ -444,20 +444,21 @@ END_TEST
  * a list's origins are read past the spaces after its commas. */
 START_TEST(test_cors_origins_spaced)
 {
+	static const struct {
+		const char *list, *allowed;
+	} cases[] = {{" *, ", "*"}, {"https://a.example, https://b.example", "https://b.example"}};
 	struct live_resp r = {0};
 
-	LIVE_DAEMON(d, "--no-builtins", "--cors-origins", " *, ");
-	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://b.example\r\n\r\n",
-		 &r);
-	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "*");
-	ck_assert_ptr_null(live_header(&r, "Vary"));
-	live_stop(&d);
-
-	LIVE_DAEMON(d2, "--no-builtins", "--cors-origins", "https://a.example, https://b.example");
-	live_exchange(d2.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://b.example\r\n\r\n",
-		 &r);
-	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://b.example");
-	live_stop(&d2);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		LIVE_DAEMON(d, "--no-builtins", "--cors-origins", cases[i].list);
+		live_exchange(d.port,
+			      "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://b.example\r\n\r\n",
+			      &r);
+		ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), cases[i].allowed);
+		if (strcmp(cases[i].allowed, "*") == 0) /* every origin: the answer varies on none */
+			ck_assert_ptr_null(live_header(&r, "Vary"));
+		live_stop(&d);
+	}
 	live_resp_release(&r);
 }
 END_TEST
