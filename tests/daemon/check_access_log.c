@@ -593,21 +593,29 @@ static int start_with_half_a_body(struct live_daemon *d, const char *const *args
 	return busy;
 }
 
+/* Waits for d to exit 1 (why: what should have made it), closes the held
+ * connection; the whole log (caller frees). */
+static char *exit_1_and_log(struct live_daemon *d, int busy, const char *why)
+{
+	int status = live_wait_exit(d->pid, 30000);
+
+	close(busy);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "wait status %d: %s, with exit 1", status, why);
+	return read_log();
+}
+
 START_TEST(test_drain_timeout_writes_waiting_counts)
 {
 	const char *const args[] = {"--drain-seconds", "1", NULL};
 	struct live_daemon d;
 	char line[4096], *text;
-	int busy = start_with_half_a_body(&d, args), status;
+	int busy = start_with_half_a_body(&d, args);
 
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(raw_status(d.port, "GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n"), 505);
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
-	status = live_wait_exit(d.pid, 30000);
-	close(busy);
-	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
-		      "wait status %d: the drain should run out and exit 1", status);
-	text = read_log();
+	text = exit_1_and_log(&d, busy, "the drain should run out");
 	ck_assert_int_eq(count_lines(text, "still running after 1 s", line, sizeof line), 1);
 	ck_assert_uint_eq(malformed_count(text), 3);
 	free(text);
@@ -621,7 +629,7 @@ START_TEST(test_second_signal_ends_the_drain)
 	const char *const args[] = {"--drain-seconds", "600", NULL};
 	struct live_daemon d;
 	char line[4096], *text;
-	int busy = start_with_half_a_body(&d, args), status; /* the drain would wait 600 s */
+	int busy = start_with_half_a_body(&d, args); /* the drain would wait 600 s */
 
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
 	for (int i = 0; i < 3000; i++) { /* the first signal's drain has begun */
@@ -635,11 +643,7 @@ START_TEST(test_second_signal_ends_the_drain)
 		usleep(10 * 1000);
 	}
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
-	status = live_wait_exit(d.pid, 30000);
-	close(busy);
-	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
-		      "wait status %d: a second SIGTERM should end the drain with exit 1", status);
-	text = read_log();
+	text = exit_1_and_log(&d, busy, "a second SIGTERM should end the drain");
 	ck_assert_int_eq(count_lines(text, "signal 15 again; exiting 1 now", line, sizeof line), 1);
 	free(text);
 }
