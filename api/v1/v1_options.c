@@ -259,6 +259,18 @@ static const char *const pos_fields[] = { "type",   "theta",	   "style",	    "ro
 					  NULL };
 static const char *const pos_kinds[] = { "none", "sinusoidal", "rope", "alibi", NULL };
 
+/* Position i of v as the number sent: the tensor reader's float32 would
+ * round a position past 2^24 (16777217 to 16777216) where offset's stay
+ * exact, and the engine takes positions as doubles. Base64 holds float32
+ * bits: those are t's. */
+static double position_at(const json_t *v, const struct api_tensor *t, size_t i)
+{
+	const json_t *list = json_is_object(v) ? json_object_get(v, "data") : v;
+	const json_t *e = json_array_get(list, i);
+
+	return json_is_number(e) ? json_number_value(e) : (double)t->data[i];
+}
+
 /* An explicit position list of exactly n finite numbers >= 0. */
 static int read_positions(const json_t *obj, const char *key, size_t n, double **out,
 			  struct api_error *err)
@@ -279,7 +291,7 @@ static int read_positions(const json_t *obj, const char *key, size_t n, double *
 	}
 	*out = malloc(n * sizeof(double));
 	for (size_t i = 0; *out && i < n; i++)
-		(*out)[i] = t.data[i];
+		(*out)[i] = position_at(v, &t, i);
 	api_tensor_release(&t);
 	return *out ? 0 : api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 }

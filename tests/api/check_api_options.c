@@ -491,6 +491,29 @@ START_TEST(test_sinusoidal)
 }
 END_TEST
 
+/* Explicit positions are taken as the numbers sent, as offset's are: past
+ * 2^24, where float32 holds only even integers, 16777217 is not 16777216. */
+START_TEST(test_positions_past_float32)
+{
+	struct answer off =
+	    harness_tiny3(",\"positional\":{\"type\":\"sinusoidal\",\"offset\":16777217}");
+	struct answer pos = harness_tiny3(",\"positional\":{\"type\":\"sinusoidal\","
+					  "\"positions\":[16777217,16777218,16777219]}");
+	struct answer data = harness_tiny3(
+	    ",\"positional\":{\"type\":\"rope\",\"positions\":{\"shape\":[3],"
+	    "\"data\":[999999997,999999998,999999999]}}");
+	struct answer rope =
+	    harness_tiny3(",\"positional\":{\"type\":\"rope\",\"offset\":999999997}");
+
+	harness_expect_ok(&off);
+	harness_expect_ok(&pos);
+	tensor_assert_same(&off, &pos, "output", SAME_ABS, SAME_REL);
+	harness_expect_ok(&data);
+	harness_expect_ok(&rope);
+	tensor_assert_same(&rope, &data, "output", SAME_ABS, SAME_REL);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* options                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -718,6 +741,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_alibi);
 	tcase_add_test(tc, test_alibi_alignment);
 	tcase_add_test(tc, test_sinusoidal);
+	tcase_add_test(tc, test_positions_past_float32);
 
 	tc = harness_tcase(s, "options", 60);
 	tcase_add_test(tc, test_scale);
