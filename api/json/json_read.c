@@ -1,6 +1,7 @@
 /* json_read.c: strict field readers (see json_read.h). */
 #include "json_read.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +259,18 @@ int req_number_above(const json_t *obj, const char *key, const char *ptr, double
 		     double dflt, double *out, struct api_error *err)
 {
 	return number_in(obj, key, ptr, lo, 1, hi, dflt, out, err);
+}
+
+int req_softcap(const json_t *obj, const char *ptr, float *out, struct api_error *err)
+{
+	double c;
+
+	if (req_number(obj, "softcap", ptr, 0.0, 1e30, 0.0, &c, err) != 0)
+		return -1;
+	/* c tanh(s / c) is within c of 0: with the smallest float32 the scores
+	 * and weights are those of any smaller c, rounded to float32 */
+	*out = c > 0 && (float)c == 0.0f ? FLT_TRUE_MIN : (float)c;
+	return 0;
 }
 
 int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,

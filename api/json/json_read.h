@@ -51,6 +51,11 @@ int req_number(const json_t *obj, const char *key, const char *ptr, double lo, d
 int req_number_above(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
 		     double dflt, double *out, struct api_error *err);
 
+/* "softcap": a number in [0, 1e30] as float32, 0 (off) when absent. A cap
+ * too small for float32 stays a cap (c > 0 is on) at float32's smallest
+ * positive value, rather than rounding to 0 (off). */
+int req_softcap(const json_t *obj, const char *ptr, float *out, struct api_error *err);
+
 /* A boolean; absent -> dflt. */
 int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,
 	     struct api_error *err);

@@ -446,12 +446,12 @@ int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights
 	static const char *const weights[] = { "none", "per_head", "mean", NULL };
 	static const char *const scores[] = { "none", "raw", "softcap", "masked", "softmax", NULL };
 	static const char *const encodings[] = { "float", "base64", NULL };
-	double scale, softcap;
+	double scale;
 	int wm, sv, enc;
 	size_t precision;
 
 	if (req_number(root, "scale", "", 1e-30, 1e30, 0.0, &scale, err) != 0 ||
-	    req_number(root, "softcap", "", 0.0, 1e30, 0.0, &softcap, err) != 0 ||
+	    req_softcap(root, "", &o->softcap, err) != 0 ||
 	    req_enum(root, "weights", "", weights, (int)default_weights, &wm, err) != 0 ||
 	    req_enum(root, "scores", "", scores, ATTN_SCORES_NONE, &sv, err) != 0 ||
 	    req_enum(root, "encoding", "", encodings, API_ENC_FLOAT, &enc, err) != 0 ||
@@ -462,7 +462,6 @@ int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights
 				"precision rounds numbers written as text; with \"encoding\": "
 				"\"base64\" the answer holds the float32 bits themselves");
 	o->scale = (float)scale;
-	o->softcap = (float)softcap;
 	o->weights = (enum attn_weights_mode)wm;
 	o->scores = (enum attn_scores_view)sv;
 	o->encoding = (enum api_encoding)enc;

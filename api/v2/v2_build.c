@@ -215,7 +215,7 @@ int v2_build_job(const struct api_service *svc, const struct api_model_entry *e,
 {
 	struct attention_job *job = &v->job;
 	size_t limit = svc->limits.max_request_bytes;
-	double scale, softcap;
+	double scale;
 	char ptr[API_PTR_MAX];
 	int rc;
 
@@ -234,10 +234,9 @@ int v2_build_job(const struct api_service *svc, const struct api_model_entry *e,
 				   : query_from_text(v, limit, err);
 	if (rc != 0 || key_value(v, err) != 0 || mask_and_positional(v, err) != 0 ||
 	    req_number(v->params, "scale", "/parameters", 1e-30, 1e30, 0.0, &scale, err) != 0 ||
-	    req_number(v->params, "softcap", "/parameters", 0.0, 1e30, 0.0, &softcap, err) != 0)
+	    req_softcap(v->params, "/parameters", &job->softcap, err) != 0)
 		return -1;
 	job->scale = (float)scale;
-	job->softcap = (float)softcap;
 	job->weights_mode = v2_wants(v, OUT_WEIGHTS) ? ATTN_WEIGHTS_PER_HEAD
 			    : v2_wants(v, OUT_MEAN)  ? ATTN_WEIGHTS_MEAN
 						     : ATTN_WEIGHTS_NONE;

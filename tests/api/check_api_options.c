@@ -591,6 +591,20 @@ START_TEST(test_softcap)
 }
 END_TEST
 
+/* A softcap below float32's smallest positive value still caps (c > 0 is
+ * on): every score within c of 0, so equal weights, as a tiny float cap. */
+START_TEST(test_softcap_below_float32)
+{
+	struct answer none = harness_tiny3(""), sub = harness_tiny3(",\"softcap\":1e-40");
+	struct answer tiny = harness_tiny3(",\"softcap\":1e-50");
+
+	harness_expect_ok(&sub);
+	harness_expect_ok(&tiny);
+	ck_assert(tensor_max_diff(&none, &sub, "weights") > 1e-3);
+	tensor_assert_same(&sub, &tiny, "weights", 0, 0);
+}
+END_TEST
+
 START_TEST(test_weights_modes)
 {
 	struct answer per = harness_tiny3(",\"weights\":\"per_head\""), dflt = harness_tiny3("");
@@ -747,6 +761,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_scale);
 	tcase_add_test(tc, test_scores_views);
 	tcase_add_test(tc, test_softcap);
+	tcase_add_test(tc, test_softcap_below_float32);
 	tcase_add_test(tc, test_weights_modes);
 	tcase_add_test(tc, test_base64_output);
 	tcase_add_test(tc, test_tensor_forms);

@@ -391,6 +391,30 @@ START_TEST(test_infer_text_equals_v1)
 }
 END_TEST
 
+/* parameters.softcap below float32's smallest positive value caps, as on /v1. */
+START_TEST(test_infer_softcap_below_float32)
+{
+	const char *in = "\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\","
+			 "\"shape\":[1,3],\"data\":[3,14,15]}]";
+	char body[512];
+	struct live_resp v1 = {0}, v2 = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, nb;
+
+	post_json("/v1/attention",
+		  "{\"model\":\"tiny\",\"tokens\":[[3,14,15]],\"softcap\":1e-40}", &v1);
+	snprintf(body, sizeof body, "{%s,\"parameters\":{\"softcap\":1e-50}}", in);
+	post_json(INFER, body, &v2);
+	ck_assert_int_eq(v1.status, 200);
+	ck_assert_int_eq(v2.status, 200);
+	na = v1_floats(&v1, "weights", a);
+	nb = v2_floats(v2.body, "weights", b);
+	assert_same_floats(a, na, b, nb);
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+}
+END_TEST
+
 /* tokens INT64 [2, 3] (nested) and INT32 (flat), causal and RoPE, against v1. */
 START_TEST(test_infer_tokens_int64_int32)
 {
@@ -849,6 +873,7 @@ static Suite *v2_suite(void)
 	tcase_add_test(infer, test_infer_json_equals_v1);
 	tcase_add_test(infer, test_infer_text_equals_v1);
 	tcase_add_test(infer, test_infer_tokens_int64_int32);
+	tcase_add_test(infer, test_infer_softcap_below_float32);
 	tcase_add_test(infer, test_infer_text_batch_padded);
 	tcase_add_test(infer, test_outputs_selection);
 	tcase_add_test(binary, test_binary_both_ways);
