@@ -374,7 +374,12 @@ function wireHeatmap(root, cursor, geom, cellOf, hover = () => {}) {
 		readout(root, geom, d);
 	};
 	root.addEventListener("pointermove", point);
-	root.addEventListener("pointerdown", point); // a tap on a touch screen
+	// a click or tap focuses root too: the keyboard cursor starts at that cell,
+	// so that the focus does not move the read-out to the cell it was at before
+	root.addEventListener("pointerdown", (ev) => {
+		at = cellOf(ev) ?? at;
+		point(ev);
+	});
 	root.addEventListener("pointerleave", () => {
 		hover(null);
 		hideTip();

@@ -157,6 +157,23 @@ async function checkDefault(page, base, requests) {
 		await page.click("#tables");
 	});
 
+	// a click (or a tap) focuses the heatmap: the read-out and the keyboard
+	// cursor stay on the cell clicked, not on the first cell, where focusing
+	// alone puts them
+	await check("clicking a heatmap's cell reads out that cell, and the arrow keys go on from it", async (p) => {
+		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(SEED_WORDS.join(" "))}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
+		const w = await page.evaluate(() => window.attnd.heads[0]);
+		const cell = await page.$("#focus rect[data-q='2'][data-k='3']");
+		await cell.scrollIntoViewIfNeeded();
+		await cell.click();
+		const text = await page.$eval("#readout", (n) => n.textContent);
+		if (!text.includes(`${SEED_WORDS[2]} → ${SEED_WORDS[3]}`) || !text.includes(w[2][3].toFixed(4))) p.push(`after a click on ${SEED_WORDS[2]} → ${SEED_WORDS[3]} the read-out says: ${text}`);
+		await page.keyboard.press("ArrowLeft");
+		const next = await page.$eval("#readout", (n) => n.textContent);
+		if (!next.includes(`${SEED_WORDS[2]} → ${SEED_WORDS[2]}`)) p.push(`ArrowLeft after the click: ${next}`);
+	});
+
 	await check("causal: every weight above the diagonal is 0, every row sums to 1", async (p) => {
 		const before = await page.evaluate(() => window.attnd.renders);
 		await page.selectOption("#mask", "causal");
