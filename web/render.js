@@ -507,14 +507,18 @@ function drawPositions() {
 	}
 	const notes = POSITION_NOTES[p.type];
 	const [title, typeLine] = POSITION_TITLES[p.type];
-	const dims = Array.from({ length: p.encoding[0]?.length ?? 0 }, (_, c) => String(c));
+	// a batch's positions are its longest item's: the drawn item's are the first rows
+	const L = view.queryTokens.length;
+	const encoding = p.encoding.slice(0, L);
+	const similarity = p.similarity.slice(0, L).map((row) => row.slice(0, L));
+	const dims = Array.from({ length: encoding[0]?.length ?? 0 }, (_, c) => String(c));
 	const base = { queryTokens: view.queryTokens, lang: view.lang, kind: "values", ramp: DIVERGING, numbers: $("numbers").checked, hidden: null };
 	// the encoding's entries are sin and cos (RoPE's lie within them): -1..1;
 	// learned rows are whatever training made them: symmetric about 0
-	const span = p.type === "learned" ? absMax(p.encoding) : 1;
+	const span = p.type === "learned" ? absMax(encoding) : 1;
 	const enc = { ...base, keyTokens: dims, lo: -span, hi: span, axes: ["tokens", "dimensions"] };
 	// a dot product of rows of up to E / 2 (sinusoidal) or 1 (RoPE): symmetric about 0
-	const top = absMax(p.similarity);
+	const top = absMax(similarity);
 	const sim = { ...base, keyTokens: view.queryTokens, lo: -top, hi: top, axes: ["tokens", "tokens"] };
 	$("pos-type").textContent = `${typeLine} ${dims.length}`;
 	$("pos-legend").replaceChildren(
@@ -525,7 +529,7 @@ function drawPositions() {
 		el("span", { class: "axes", text: "encoding: rows token, columns dimension · similarity: rows and columns token" }),
 	);
 	$("positions").replaceChildren(
-		positionsFigure("encoding", p.encoding, title, enc, notes.encoding),
-		positionsFigure("similarity", p.similarity, "Similarity of positions (dot product)", sim, notes.similarity),
+		positionsFigure("encoding", encoding, title, enc, notes.encoding),
+		positionsFigure("similarity", similarity, "Similarity of positions (dot product)", sim, notes.similarity),
 	);
 }

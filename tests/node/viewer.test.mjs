@@ -399,6 +399,20 @@ async function checkStates(page, base) {
 		if (at("Weights") !== "2 items: [2, 1, 1], [2, 3, 3]") p.push(`Weights: ${at("Weights")}`);
 	});
 
+	// the answer's positions are the longest item's; item 0, drawn, is shorter
+	await check("a ragged batch with sinusoidal positions: the Positions panel has the drawn item's rows, labelled, not the longest item's", async (p) => {
+		await page.selectOption("#positional", "sinusoidal");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "sinusoidal" && window.attnd.positions !== null);
+		const got = await page.evaluate(() => ({
+			answered: window.attnd.positions.encoding.length,
+			figures: [...document.querySelectorAll("#positions figure")].map((f) => ({ rows: JSON.parse(f.dataset.values).length, labels: f.querySelectorAll("text.qlabel").length })),
+		}));
+		if (got.answered !== 3) p.push(`the API answered ${got.answered} positions (the longest item has 3)`);
+		for (const f of got.figures) if (f.rows !== 1 || f.labels !== 1) p.push(`a Positions figure of ${f.rows} rows and ${f.labels} row labels (item 0 has 1 token)`);
+		await page.selectOption("#positional", "none");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "none");
+	});
+
 	await check("every panel numbers heads from 0; a layer past the last is moved to the last", async (p) => {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
