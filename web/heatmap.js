@@ -355,11 +355,14 @@ function readout(root, geom, d) {
 // where no rect of the heatmap's own can (a canvas).
 function wireHeatmap(root, cursor, geom, cellOf, hover = () => {}) {
 	let at = null; // [i, j] of the keyboard cursor
-	const place = (i, j) => {
+	// reveal: scroll the cell into view (the arrow keys move past what a
+	// narrow screen's scrolling box shows)
+	const place = (i, j, reveal = false) => {
 		at = [i, j];
 		cursor.setAttribute("x", geom.left + j * geom.cell);
 		cursor.setAttribute("y", geom.head + i * geom.cell);
 		cursor.setAttribute("visibility", "visible");
+		if (reveal) cursor.scrollIntoView({ block: "nearest", inline: "nearest" });
 		const d = describe(geom, i, j);
 		readout(root, geom, d);
 		const box = cursor.getBoundingClientRect();
@@ -403,6 +406,6 @@ function wireHeatmap(root, cursor, geom, cellOf, hover = () => {}) {
 		if (!moves[ev.key]) return;
 		ev.preventDefault();
 		moves[ev.key]();
-		place(i, j);
+		place(i, j, true);
 	});
 }

@@ -495,6 +495,21 @@ async function checkStates(page, base) {
 		await page.setViewportSize({ width: 1280, height: 900 });
 	});
 
+	await check("on a phone the arrow keys scroll the large head to the cell they move to", async (p) => {
+		await page.setViewportSize({ width: 390, height: 844 });
+		await page.goto(`${base}/?model=mini`); // 17 tokens: wider than the phone
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		await page.focus("#focus svg.map");
+		for (let k = 0; k < 16; k++) await page.keyboard.press("ArrowRight");
+		const got = await page.$eval("#focus svg.map", (s) => {
+			const cell = s.querySelector("rect.cursor").getBoundingClientRect();
+			const box = s.closest(".map-scroll").getBoundingClientRect();
+			return { cell: [Math.round(cell.left), Math.round(cell.right)], box: [Math.round(box.left), Math.round(box.right)] };
+		});
+		if (got.cell[0] < got.box[0] || got.cell[1] > got.box[1]) p.push(`the cursor's cell spans x ${got.cell.join(" to ")}, its scrolling box shows ${got.box.join(" to ")}`);
+		await page.setViewportSize({ width: 1280, height: 900 });
+	});
+
 	// 61 tokens: 10 px rows in every heatmap, the large one too
 	await check("a long sentence's axis labels do not overlap: no label taller than its row, key labels upright when tilted ones would touch", async (p) => {
 		const text = "Once upon a time there was a little girl who lived in a village near the forest and whenever she went out the little girl wore a red riding cloak so everyone in the village called her Little Red Riding Hood";
