@@ -140,6 +140,16 @@ static void assert_same_floats(const float *a, size_t na, const float *b, size_t
 	ck_assert_msg(memcmp(a, b, na * sizeof(float)) == 0, "the numbers differ");
 }
 
+/* v1's field `key` and the v2 output `name` hold the same numbers. */
+static void assert_v2_as_v1(const struct live_resp *v1, const char *key, const char *v2_body,
+			    const char *name)
+{
+	float a[MAXF], b[MAXF];
+	size_t na = v1_floats(v1, key, a), nb = v2_floats(v2_body, name, b);
+
+	assert_same_floats(a, na, b, nb);
+}
+
 /* The output named name of a v2 answer (borrowed from j), or NULL. */
 static json_t *output_of(json_t *j, const char *name)
 {
@@ -324,8 +334,6 @@ START_TEST(test_infer_json_equals_v1)
 {
 	static const size_t out_shape[] = {3, 8}, w_shape[] = {2, 3, 3}, m_shape[] = {3, 3};
 	struct live_resp v1 = {0}, v1m = {0}, v2 = {0};
-	float a[MAXF], b[MAXF];
-	size_t na, nb;
 	json_t *j;
 
 	post_json("/v1/attention", "{\"model\":\"tiny\",\"embeddings\":" X3 "}", &v1);
@@ -346,15 +354,9 @@ START_TEST(test_infer_json_equals_v1)
 	assert_shape(j, "weights", 3, w_shape);
 	assert_shape(j, "weights_mean", 2, m_shape);
 	json_decref(j);
-	na = v1_floats(&v1, "output", a);
-	nb = v2_floats(v2.body, "output", b);
-	assert_same_floats(a, na, b, nb);
-	na = v1_floats(&v1, "weights", a);
-	nb = v2_floats(v2.body, "weights", b);
-	assert_same_floats(a, na, b, nb);
-	na = v1_floats(&v1m, "weights", a);
-	nb = v2_floats(v2.body, "weights_mean", b);
-	assert_same_floats(a, na, b, nb);
+	assert_v2_as_v1(&v1, "output", v2.body, "output");
+	assert_v2_as_v1(&v1, "weights", v2.body, "weights");
+	assert_v2_as_v1(&v1m, "weights", v2.body, "weights_mean");
 	live_resp_release(&v1);
 	live_resp_release(&v1m);
 	live_resp_release(&v2);
@@ -366,8 +368,6 @@ START_TEST(test_infer_text_equals_v1)
 {
 	static const size_t out_shape[] = {1, 4, 8};
 	struct live_resp v1 = {0}, v2 = {0};
-	float a[MAXF], b[MAXF];
-	size_t na, nb;
 	json_t *j;
 
 	post_json("/v1/attention", "{\"model\":\"tiny\",\"text\":[\"" SEEDS "\"]}", &v1);
@@ -380,12 +380,8 @@ START_TEST(test_infer_text_equals_v1)
 	assert_shape(j, "output", 3, out_shape);
 	ck_assert_ptr_null(json_object_get(j, "id")); /* none was given */
 	json_decref(j);
-	na = v1_floats(&v1, "output", a);
-	nb = v2_floats(v2.body, "output", b);
-	assert_same_floats(a, na, b, nb);
-	na = v1_floats(&v1, "weights", a);
-	nb = v2_floats(v2.body, "weights", b);
-	assert_same_floats(a, na, b, nb);
+	assert_v2_as_v1(&v1, "output", v2.body, "output");
+	assert_v2_as_v1(&v1, "weights", v2.body, "weights");
 	live_resp_release(&v1);
 	live_resp_release(&v2);
 }
@@ -398,8 +394,6 @@ START_TEST(test_infer_softcap_below_float32)
 			 "\"shape\":[1,3],\"data\":[3,14,15]}]";
 	char body[512];
 	struct live_resp v1 = {0}, v2 = {0};
-	float a[MAXF], b[MAXF];
-	size_t na, nb;
 
 	post_json("/v1/attention",
 		  "{\"model\":\"tiny\",\"tokens\":[[3,14,15]],\"softcap\":1e-40}", &v1);
@@ -407,9 +401,7 @@ START_TEST(test_infer_softcap_below_float32)
 	post_json(INFER, body, &v2);
 	ck_assert_int_eq(v1.status, 200);
 	ck_assert_int_eq(v2.status, 200);
-	na = v1_floats(&v1, "weights", a);
-	nb = v2_floats(v2.body, "weights", b);
-	assert_same_floats(a, na, b, nb);
+	assert_v2_as_v1(&v1, "weights", v2.body, "weights");
 	live_resp_release(&v1);
 	live_resp_release(&v2);
 }
@@ -451,9 +443,7 @@ START_TEST(test_infer_tokens_int64_int32)
 	assert_same_floats(a, na, b, nb);
 	assert_same_floats(a, na, c, nc);
 	ck_assert(b[1] == 0.0f && b[2] == 0.0f); /* causal: query 0 sees key 0 only */
-	na = v1_floats(&v1, "output", a);
-	nb = v2_floats(v64.body, "output", b);
-	assert_same_floats(a, na, b, nb);
+	assert_v2_as_v1(&v1, "output", v64.body, "output");
 	live_resp_release(&v1);
 	live_resp_release(&v64);
 	live_resp_release(&v32);
