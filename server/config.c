@@ -359,7 +359,12 @@ int config_parse(struct attnd_config *cfg, int argc, char **argv, char *err, siz
 		if (apply_arg(cfg, argc, argv, &i, list_seen, err, errlen) != 0)
 			return -1;
 	}
-	return check_choices(cfg, err, errlen);
+	if (check_choices(cfg, err, errlen) != 0)
+		return -1;
+	/* " *, " is "*": said once here, so each request compares with "*" alone */
+	if (hdr_cors_any(cfg->cors_origins))
+		cfg->cors_origins = "*";
+	return 0;
 }
 
 static void list_release(struct attnd_list *l)

@@ -311,10 +311,13 @@ static size_t cors_next(const char **p)
 	return strcspn(*p, ", ");
 }
 
-/* The list is "*" alone, spaces and commas aside. */
-static int cors_any(const char *list)
+int hdr_cors_any(const char *list)
 {
-	size_t len = cors_next(&list);
+	size_t len;
+
+	if (list == NULL)
+		return 0;
+	len = cors_next(&list);
 
 	if (len != 1 || list[0] != '*')
 		return 0;
@@ -330,7 +333,7 @@ const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *v
 	*vary = 0;
 	if (list == NULL || list[0] == '\0')
 		return NULL;
-	if (strcmp(list, "*") == 0 || cors_any(list))
+	if (strcmp(list, "*") == 0)
 		return "*";
 	*vary = 1;
 	origin = f->origin;

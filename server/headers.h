@@ -89,6 +89,10 @@ const char *hdr_cors_request_headers(const struct hdr_fields *f);
  * answer depends on the Origin header. */
 const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *vary);
 
+/* --cors-origins `list` is "*" alone, spaces and commas aside (" *, "):
+ * config.c then stores it as "*", which is all hdr_cors_origin looks for. */
+int hdr_cors_any(const char *list);
+
 /* 0 when --cors-origins `list` is "*" alone (spaces and commas aside), ""
  * or origins as browsers send them (scheme://host[:port] in lowercase, or
  * "null"), which the matching above compares byte for byte; else -1 with
