@@ -397,10 +397,18 @@ static int past_deadline(const struct request *r)
 	return clock_seconds() - r->t_start > (double)r->srv->cfg->request_deadline;
 }
 
+/* r->detail for a coded body that does not inflate, in the decoder's words. */
+static void say_not_inflating(struct request *r)
+{
+	snprintf(r->detail, sizeof r->detail, "the %s request body does not inflate: %s",
+		 coding_name(r->body_coding), body_decoder_message(r->decoder));
+}
+
 /* A chunk of a gzip or deflate body, inflated into r->body, whose hard
  * maximum (--max-body) bounds the inflated bytes: a zip bomb stops there,
  * with nothing allocated past it, and is cut off with 413. The bytes on the
- * wire are bounded too. */
+ * wire are bounded too. A stream found corrupt is cut off with 400 at once,
+ * not read to its end. */
 static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t n)
 {
 	enum decode_status st;
@@ -418,6 +426,10 @@ static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t
 			 r->srv->cfg->max_body);
 		return cut_off(r, REJ_TOO_LARGE);
 	}
+	if (st == DECODE_CORRUPT) { /* no later byte can mend it: answer now */
+		say_not_inflating(r);
+		return cut_off(r, REJ_BAD_ENCODING);
+	}
 	return MHD_YES;
 }
 
@@ -431,8 +443,7 @@ static int body_inflated(struct request *r)
 		return 1;
 	st = body_decoder_finish(r->decoder);
 	if (st != DECODE_OK)
-		snprintf(r->detail, sizeof r->detail, "the %s request body does not inflate: %s",
-			 coding_name(r->body_coding), body_decoder_message(r->decoder));
+		say_not_inflating(r);
 	body_decoder_free(r->decoder);
 	r->decoder = NULL;
 	return st == DECODE_OK;

@@ -374,6 +374,37 @@ START_TEST(test_corrupt_400_and_unknown_coding_415)
 }
 END_TEST
 
+/* A body whose first bytes are no gzip stream is answered 400 at once, with
+ * Connection: close: the rest of its (announced) megabyte is never waited
+ * for, so a client that sent a wrong header learns it before its upload. */
+START_TEST(test_corrupt_stream_answered_before_its_end)
+{
+	char head[256];
+	struct live_resp r = {0};
+	int fd;
+	double t0;
+
+	LIVE_DAEMON(d, "--threads", "2", "--timeout", "30");
+	fd = live_connect(d.port);
+	snprintf(head, sizeof head,
+		 "%sContent-Encoding: gzip\r\nContent-Length: 1000000\r\n\r\n",
+		 LIVE_POST_ATTENTION);
+	t0 = live_now();
+	live_send_str(fd, head);
+	live_send_all(fd, WEIGHTS_BODY, sizeof WEIGHTS_BODY - 1); /* plain JSON, not gzip */
+	live_read_response(fd, &r);
+	close(fd);
+	live_assert_error(&r, 400, "bad_request");
+	ck_assert_ptr_nonnull(strstr(r.body, "the gzip request body does not inflate"));
+	ck_assert_str_eq(live_header(&r, "Connection"), "close");
+	ck_assert_msg(live_now() - t0 < 10.0, "answered after %.1f s", live_now() - t0);
+	live_get(d.port, "/metrics", &r);
+	ck_assert(live_metric(r.body, "attnd_rejections_total{reason=\"bad_encoding\"}") == 1);
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
 START_TEST(test_preflight_and_wire_bytes)
 {
 	struct live_resp r = {0}, m = {0};
@@ -533,6 +564,7 @@ static Suite *compress_http_suite(void)
 	tcase_add_test(daemon, test_chunked_coded_body_level_0_and_the_answer_limit);
 	tcase_add_test(daemon, test_zip_bomb_413_within_the_limit);
 	tcase_add_test(daemon, test_corrupt_400_and_unknown_coding_415);
+	tcase_add_test(daemon, test_corrupt_stream_answered_before_its_end);
 	tcase_add_test(daemon, test_preflight_and_wire_bytes);
 	tcase_add_test(daemon, test_viewer_files_gzip_and_etag);
 	suite_add_tcase(s, daemon);
