@@ -187,7 +187,7 @@ $(TOKENIZER_LIB): $(TOKENIZER_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
 # The OpenAPI document is written in YAML and served as JSON, embedded.
-$(BUILD)/gen/openapi_json.c: api/openapi.yaml tools/embed_openapi.py
+$(BUILD)/gen/openapi_json.c: api/openapi.yaml tools/embed_openapi.py tools/embed_web.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) tools/embed_openapi.py $< $@
 

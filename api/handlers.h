@@ -6,7 +6,7 @@
  * into body); the reply is the caller's (service.h), and what a handler puts
  * in it is the reply's. A struct api_threads is a value whose workers and
  * cancel pointers are borrowed from the reply or its lender, valid until
- * api_give_back. api_openapi_json is static, read-only data.
+ * api_give_back.
  */
 #ifndef API_HANDLERS_H
 #define API_HANDLERS_H
@@ -55,9 +55,5 @@ void api_give_back(const struct api_service *svc, const struct api_reply *reply,
 
 /* The work of a call as max_request_gflop counts it, in FLOPs (service.h). */
 double api_work(double flops, double scores);
-
-/* The OpenAPI document as JSON (generated from api/openapi.yaml at build time). */
-extern const char api_openapi_json[];
-extern const size_t api_openapi_json_len;
 
 #endif

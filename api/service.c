@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "handlers.h"
+#include "openapi.h"
 #include "version.h"
 
 static void models_list(const struct api_service *svc, struct api_reply *reply)

@@ -339,7 +339,7 @@ static int over_per_ip_limit(const struct request *r)
 
 /* Does every answer on this path vary on Accept-Encoding? On a compute
  * path some are coded (unless --compress-level 0), and the viewer's files
- * have gzip copies, so all of them do, as they all vary on Origin under a
+ * and the OpenAPI document have gzip copies, so all of them do, as they all vary on Origin under a
  * --cors-origins list: the 405 for another method and the refusals made
  * before admission too, not only what the route itself answers. */
 static int path_varies_on_encoding(const struct request *r, enum route_result found,
@@ -350,8 +350,10 @@ static int path_varies_on_encoding(const struct request *r, enum route_result fo
 	if (found == ROUTE_NO_PATH)
 		return 0;
 	if (r->route != NULL)
-		return r->route->kind == ROUTE_WEB || (level && r->route->kind == ROUTE_COMPUTE);
-	return route_path_is(url, ROUTE_WEB) || (level && route_path_is(url, ROUTE_COMPUTE));
+		return r->route->kind == ROUTE_WEB || r->route->kind == ROUTE_OPENAPI ||
+		       (level && r->route->kind == ROUTE_COMPUTE);
+	return route_path_is(url, ROUTE_WEB) || route_path_is(url, ROUTE_OPENAPI) ||
+	       (level && route_path_is(url, ROUTE_COMPUTE));
 }
 
 /* Everything decided from the request line and headers alone. */

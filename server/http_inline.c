@@ -1,7 +1,8 @@
 /*
  * http_inline.c: the answers made on the I/O thread, in the request's final
- * callback: the probes, /metrics, the viewer's files, the small API routes
- * (GET /v1/models and the like) and the preflights. Nothing here reads a
+ * callback: the probes, /metrics, the viewer's files and the OpenAPI
+ * document, the small API routes (GET /v1/models and the like) and the
+ * preflights. Nothing here reads a
  * body or waits: each answer is made from state the server already holds.
  * Ownership as http_request.h says: r stays the lifecycle's (http.c).
  */
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "api/openapi.h"
 #include "common/buf.h"
 #include "web_assets.h"
 
@@ -58,7 +60,7 @@ static const struct web_asset *web_asset_find(const char *name)
 }
 
 /* The representation of a to send: the gzip copy to a client that takes
- * gzip, else the file. Every answer on the viewer's paths varies on
+ * gzip, else the file. Every answer on these paths varies on
  * Accept-Encoding (http.c: path_varies_on_encoding). */
 static void pick_representation(struct request *r, const struct web_asset *a,
 				const unsigned char **bytes, size_t *len)
@@ -74,21 +76,17 @@ static void pick_representation(struct request *r, const struct web_asset *a,
 	r->content_encoding = coding_name(CODING_GZIP);
 }
 
-/* A file of the viewer; GET / is index.html, an unknown file 404. The files
- * change only with the binary, so browsers may keep them but must ask again
- * (no-cache); the entity tag makes asking cheap: a client that has this
- * representation (If-None-Match) gets 304 and no body. */
-static enum MHD_Result answer_web(struct request *r)
+/* A static file: the viewer's, or the OpenAPI document. They change only
+ * with the binary, so browsers may keep them but must ask again (no-cache);
+ * the entity tag makes asking cheap: a client that has this representation
+ * (If-None-Match) gets 304 and no body. */
+static enum MHD_Result answer_asset(struct request *r, const struct web_asset *a)
 {
-	const char *name = r->route->param != NULL ? r->param : "index.html";
-	const struct web_asset *a = web_asset_find(name);
 	const unsigned char *bytes;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	size_t len;
 
-	if (a == NULL)
-		return refuse(r, REJ_NOT_FOUND);
 	pick_representation(r, a, &bytes, &len);
 	r->cache_control = "no-cache";
 	/* PERSISTENT: libmicrohttpd only reads the static bytes, never writes or
@@ -110,6 +108,34 @@ static enum MHD_Result answer_web(struct request *r)
 	return ret;
 }
 
+/* A file of the viewer; GET / is index.html, an unknown file 404. */
+static enum MHD_Result answer_web(struct request *r)
+{
+	const char *name = r->route->param != NULL ? r->param : "index.html";
+	const struct web_asset *a = web_asset_find(name);
+
+	if (a == NULL)
+		return refuse(r, REJ_NOT_FOUND);
+	return answer_asset(r, a);
+}
+
+/* GET /openapi.json: the document api/openapi.h holds, as a file. */
+static enum MHD_Result answer_openapi(struct request *r)
+{
+	const struct web_asset doc = {
+	    .path = "openapi.json",
+	    .content_type = "application/json",
+	    .bytes = (const unsigned char *)api_openapi_json,
+	    .len = api_openapi_json_len,
+	    .etag = api_openapi_json_etag,
+	    .gzip = api_openapi_json_gzip,
+	    .gzip_len = api_openapi_json_gzip_len,
+	    .gzip_etag = api_openapi_json_gzip_etag,
+	};
+
+	return answer_asset(r, &doc);
+}
+
 enum MHD_Result answer_inline(struct request *r)
 {
 	if (r->preflight)
@@ -127,6 +153,8 @@ enum MHD_Result answer_inline(struct request *r)
 		return answer_metrics(r);
 	case ROUTE_WEB:
 		return answer_web(r);
+	case ROUTE_OPENAPI:
+		return answer_openapi(r);
 	}
 	return MHD_NO;
 }

@@ -19,7 +19,7 @@ static const struct route routes[] = {
     {"GET", "/v1/models/", "name", ROUTE_API, API_ROUTE_MODEL, MR_MODEL, 0, 0},
     {"GET", "/v1/tokenizers", NULL, ROUTE_API, API_ROUTE_TOKENIZERS, MR_TOKENIZERS, 0, 0},
     {"GET", "/version", NULL, ROUTE_API, API_ROUTE_VERSION, MR_VERSION, 0, 0},
-    {"GET", "/openapi.json", NULL, ROUTE_API, API_ROUTE_OPENAPI, MR_OPENAPI, 0, 0},
+    {"GET", "/openapi.json", NULL, ROUTE_OPENAPI, API_ROUTE_COUNT, MR_OPENAPI, 0, 0},
     {"GET", "/healthz", NULL, ROUTE_HEALTHZ, API_ROUTE_COUNT, MR_HEALTHZ, 1, 0},
     {"GET", "/readyz", NULL, ROUTE_READYZ, API_ROUTE_COUNT, MR_READYZ, 1, 0},
     {"GET", "/metrics", NULL, ROUTE_METRICS, API_ROUTE_COUNT, MR_METRICS, 1, 0},

@@ -19,7 +19,8 @@ enum route_kind {
 	ROUTE_HEALTHZ,
 	ROUTE_READYZ,
 	ROUTE_METRICS,
-	ROUTE_WEB, /* a file of the viewer (web/, embedded), inline */
+	ROUTE_WEB,     /* a file of the viewer (web/, embedded), inline */
+	ROUTE_OPENAPI, /* the OpenAPI document (api/openapi.h), inline, served as ROUTE_WEB's */
 };
 
 /* Media types a compute route's body may have. */

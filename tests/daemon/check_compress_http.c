@@ -158,12 +158,14 @@ START_TEST(test_small_answers_and_other_routes_uncoded)
 	live_assert_error(&r, 422, "unknown_field");
 	ck_assert_str_eq(coding_of(&r), "");
 	ck_assert_str_eq(live_header(&r, "Vary"), "Origin, Accept-Encoding");
-	/* a route whose answers are never coded: no Vary on Accept-Encoding */
+	/* a route whose answers are never coded, larger than the bound: no
+	 * Vary on Accept-Encoding */
 	live_exchange(d.port,
-		      "GET /openapi.json HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n"
+		      "GET /metrics HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n"
 		      "Connection: close\r\n\r\n",
 		      &r);
 	ck_assert_int_eq(r.status, 200);
+	ck_assert_uint_gt(r.body_len, COMPRESS_MIN_BYTES);
 	ck_assert_str_eq(coding_of(&r), "");
 	ck_assert_str_eq(live_header(&r, "Vary"), "Origin");
 	live_resp_release(&r);
@@ -550,6 +552,52 @@ START_TEST(test_viewer_files_gzip_and_etag)
 }
 END_TEST
 
+/* /openapi.json is served as the viewer's files are: a gzip copy made at
+ * build time, an entity tag for each representation, 304 to a client that
+ * has the one it would get; whatever --compress-level, and with --api-key
+ * still asking for the key. */
+START_TEST(test_openapi_gzip_and_etag)
+{
+	struct live_resp plain = {0}, gz = {0}, r = {0};
+	char hdr[256], tag[64], gz_tag[80];
+	size_t back_len;
+	unsigned char *back;
+
+	LIVE_DAEMON(d, "--compress-level", "0", "--api-key", "k");
+	get_with(d.port, "GET", "/openapi.json", "Authorization: Bearer k\r\n", &plain);
+	ck_assert_int_eq(plain.status, 200);
+	ck_assert_str_eq(live_header(&plain, "Content-Type"), "application/json");
+	ck_assert_str_eq(coding_of(&plain), "");
+	ck_assert_str_eq(live_header(&plain, "Vary"), "Accept-Encoding");
+	ck_assert_str_eq(live_header(&plain, "Cache-Control"), "no-cache");
+	ck_assert_ptr_nonnull(live_header(&plain, "ETag"));
+	get_with(d.port, "GET", "/openapi.json",
+		 "Authorization: Bearer k\r\nAccept-Encoding: gzip\r\n", &gz);
+	ck_assert_int_eq(gz.status, 200);
+	ck_assert_str_eq(coding_of(&gz), "gzip");
+	snprintf(tag, sizeof tag, "%s", live_header(&plain, "ETag"));
+	snprintf(gz_tag, sizeof gz_tag, "%s", live_header(&gz, "ETag"));
+	ck_assert_msg(strlen(gz_tag) == 23 && strncmp(gz_tag, tag, 17) != 0,
+		      "the copy's ETag %s (the document's %s)", gz_tag, tag);
+	ck_assert_uint_lt(gz.body_len * 3, plain.body_len); /* 134 KB to about 34 */
+	back = zlib_inflate(GZIP_BITS, gz.body, gz.body_len, plain.body_len, &back_len);
+	ck_assert_uint_eq(back_len, plain.body_len);
+	ck_assert(memcmp(back, plain.body, plain.body_len) == 0);
+	free(back);
+	snprintf(hdr, sizeof hdr, "Authorization: Bearer k\r\nAccept-Encoding: gzip\r\n"
+		 "If-None-Match: %s\r\n", gz_tag);
+	get_with(d.port, "GET", "/openapi.json", hdr, &r);
+	ck_assert_int_eq(r.status, 304);
+	ck_assert_uint_eq(r.body_len, 0);
+	get_with(d.port, "GET", "/openapi.json", "Accept-Encoding: gzip\r\n", &r);
+	live_assert_error(&r, 401, "unauthorized");
+	live_resp_release(&plain);
+	live_resp_release(&gz);
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
 static Suite *compress_http_suite(void)
 {
 	Suite *s = suite_create("compress_http");
@@ -567,6 +615,7 @@ static Suite *compress_http_suite(void)
 	tcase_add_test(daemon, test_corrupt_stream_answered_before_its_end);
 	tcase_add_test(daemon, test_preflight_and_wire_bytes);
 	tcase_add_test(daemon, test_viewer_files_gzip_and_etag);
+	tcase_add_test(daemon, test_openapi_gzip_and_etag);
 	suite_add_tcase(s, daemon);
 	return s;
 }
