@@ -39,6 +39,11 @@ enum attn_status attn_rope_dim(const struct attn_positional *pos, size_t D, size
 {
 	size_t r = pos->rotary_dim ? pos->rotary_dim : D;
 
+	if (pos->rotary_dim == 0 && D % 2 != 0) /* the caller asked for no rotary_dim */
+		return attn_fail(err, ATTN_ERR_ROPE_DIM, "positional", 0,
+				 "RoPE rotates pairs of channels, and the head dim %zu is odd: "
+				 "give an even rotary_dim below it, or an even head dim",
+				 D);
 	if (r > D || r % 2 != 0)
 		return attn_fail(err, ATTN_ERR_ROPE_DIM, "rotary_dim", 0,
 				 "RoPE needs an even rotary dimension <= head dim %zu, got %zu",

@@ -322,6 +322,12 @@ static const struct bad_request bad_requests[] = {
      "dimension_mismatch", "/positional/positions"},
     {"odd rotary_dim", A, TINY EMB1 ",\"positional\":{\"type\":\"rope\",\"rotary_dim\":3}}", 422,
      "invalid_rotary_dim", "/positional/rotary_dim"},
+    /* no rotary_dim given: the default (the whole head) is what cannot be,
+     * so the pointer is the choice of RoPE, not a field the client never sent */
+    {"RoPE on an odd head dim", A,
+     "{\"model\":{\"d_model\":6,\"num_heads\":2},\"embeddings\":[[1,2,3,4,5,6]],"
+     "\"positional\":\"rope\"}",
+     422, "invalid_rotary_dim", "/positional"},
     {"rotary_dim over D", A, TINY EMB1 ",\"positional\":{\"type\":\"rope\",\"rotary_dim\":6}}", 422,
      "out_of_range", "/positional/rotary_dim"},
     {"theta 1", A, TINY EMB1 ",\"positional\":{\"type\":\"rope\",\"theta\":1}}", 422,

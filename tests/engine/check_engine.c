@@ -729,6 +729,13 @@ START_TEST(bad_requests_get_named_statuses)
 	ck_assert_int_eq(attn_mha_workspace(&r, &bytes, &err), ATTN_OK);
 	r.pos.kind = ATTN_POS_ROPE; /* D = 3 is odd */
 	ck_assert_int_eq(attn_mha_workspace(&r, &bytes, &err), ATTN_ERR_ROPE_DIM);
+	ck_assert_str_eq(err.field, "positional"); /* no rotary_dim asked: the choice of RoPE */
+	r.pos.rotary_dim = 3;
+	ck_assert_int_eq(attn_mha_workspace(&r, &bytes, &err), ATTN_ERR_ROPE_DIM);
+	ck_assert_str_eq(err.field, "rotary_dim");
+	r.pos.rotary_dim = 2; /* the first pair of channels of each head */
+	ck_assert_int_eq(attn_mha_workspace(&r, &bytes, &err), ATTN_OK);
+	r.pos.rotary_dim = 0;
 	r.pos.kind = ATTN_POS_NONE;
 	r.Lq = r.Lk = 0;
 	ck_assert_int_eq(attn_mha_workspace(&r, &bytes, &err), ATTN_ERR_EMPTY);
