@@ -244,13 +244,16 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 					"kv_lengths (a static cache) does not combine with past_key");
 		if (api_ints_read(kl, "/kv_lengths", 0, (int64_t)j->S, &lens, &n, err) != 0)
 			return -1;
-		j->kv_lengths = malloc(j->B * sizeof(size_t));
-		for (size_t b = 0; j->kv_lengths && n == j->B && b < j->B; b++)
+		if (n == j->B)
+			j->kv_lengths = calloc(j->B, sizeof(size_t));
+		for (size_t b = 0; j->kv_lengths != NULL && b < j->B; b++)
 			j->kv_lengths[b] = (size_t)lens[b];
 		free(lens);
-		if (n != j->B || j->kv_lengths == NULL)
+		if (n != j->B)
 			return api_fail(err, API_E_DIMENSION_MISMATCH, "/kv_lengths",
 					"needs one length per batch item (%zu)", j->B);
+		if (j->kv_lengths == NULL)
+			return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 		mask->kv_lengths = j->kv_lengths;
 	}
 	/* ONNX: causal offset P with a past, kv_lengths[b] - Lq with a static cache */
