@@ -478,19 +478,25 @@ static int compressible(const struct api_reply *reply)
 	       (strncmp(ct, "application/json", 16) == 0 || strncmp(ct, "text/", 5) == 0);
 }
 
-const char *compress_reply(struct api_reply *reply, enum coding c, int level)
+const char *compress_buf(struct buf *body, enum coding c, int level)
 {
 	struct buf coded;
 
-	if (c == CODING_IDENTITY || level == 0 || reply->status == 204 ||
-	    reply->body.len < COMPRESS_MIN_BYTES || !compressible(reply))
+	if (c == CODING_IDENTITY || level == 0 || body->len < COMPRESS_MIN_BYTES)
 		return NULL;
-	buf_init(&coded, reply->body.len);
-	if (compress_body(c, level, reply->body.data, reply->body.len, &coded) != 0) {
+	buf_init(&coded, body->len);
+	if (compress_body(c, level, body->data, body->len, &coded) != 0) {
 		buf_release(&coded);
 		return NULL;
 	}
-	buf_release(&reply->body);
-	reply->body = coded;
+	buf_release(body);
+	*body = coded;
 	return coding_name(c);
+}
+
+const char *compress_reply(struct api_reply *reply, enum coding c, int level)
+{
+	if (reply->status == 204 || !compressible(reply))
+		return NULL;
+	return compress_buf(&reply->body, c, level);
 }

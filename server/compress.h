@@ -88,12 +88,15 @@ void content_encoding_add(struct content_encoding *ce, const char *field);
  */
 int compress_body(enum coding c, int level, const void *body, size_t len, struct buf *out);
 
-/* Replaces reply's body by its coding c (level 1..9; 0: never) when it is
- * worth it: a JSON or text answer (not v2's binary tensors, whose float
- * bits shrink too little for deflate's time), not a 204, of at least
- * COMPRESS_MIN_BYTES, and smaller coded. Returns the coding's name for
- * Content-Encoding, or NULL with the body as it was (also on any failure).
- * The API's max_response_bytes bounded the body before coding. */
+/* Replaces body by its coding c (level 1..9; 0: never) when it has at
+ * least COMPRESS_MIN_BYTES and codes smaller. Returns the coding's name for
+ * Content-Encoding, or NULL with the body as it was (also on any failure). */
+const char *compress_buf(struct buf *body, enum coding c, int level);
+
+/* compress_buf on reply's body, when it is worth it: a JSON or text answer
+ * (not v2's binary tensors, whose float bits shrink too little for
+ * deflate's time), not a 204. The API's max_response_bytes bounded the body
+ * before coding. */
 const char *compress_reply(struct api_reply *reply, enum coding c, int level);
 
 /* ---- request bodies ------------------------------------------------------ */

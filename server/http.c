@@ -338,22 +338,33 @@ static int over_per_ip_limit(const struct request *r)
 }
 
 /* Does every answer on this path vary on Accept-Encoding? On a compute
- * path some are coded (unless --compress-level 0), and the viewer's files
- * and the OpenAPI document have gzip copies, so all of them do, as they all vary on Origin under a
- * --cors-origins list: the 405 for another method and the refusals made
- * before admission too, not only what the route itself answers. */
+ * path and /metrics some are coded (unless --compress-level 0), and the
+ * viewer's files and the OpenAPI document have gzip copies, so all of them
+ * do, as they all vary on Origin under a --cors-origins list: the 405 for
+ * another method and the refusals made before admission too, not only what
+ * the route itself answers. */
+static int kind_varies_on_encoding(enum route_kind kind, int level)
+{
+	if (kind == ROUTE_WEB || kind == ROUTE_OPENAPI)
+		return 1;
+	return level && (kind == ROUTE_COMPUTE || kind == ROUTE_METRICS);
+}
+
 static int path_varies_on_encoding(const struct request *r, enum route_result found,
 				   const char *url)
 {
+	static const enum route_kind coded[] = {ROUTE_WEB, ROUTE_OPENAPI, ROUTE_COMPUTE,
+						ROUTE_METRICS};
 	int level = r->srv->cfg->compress_level != 0;
 
 	if (found == ROUTE_NO_PATH)
 		return 0;
 	if (r->route != NULL)
-		return r->route->kind == ROUTE_WEB || r->route->kind == ROUTE_OPENAPI ||
-		       (level && r->route->kind == ROUTE_COMPUTE);
-	return route_path_is(url, ROUTE_WEB) || route_path_is(url, ROUTE_OPENAPI) ||
-	       (level && route_path_is(url, ROUTE_COMPUTE));
+		return kind_varies_on_encoding(r->route->kind, level);
+	for (size_t i = 0; i < sizeof coded / sizeof coded[0]; i++)
+		if (kind_varies_on_encoding(coded[i], level) && route_path_is(url, coded[i]))
+			return 1;
+	return 0;
 }
 
 /* Everything decided from the request line and headers alone. */
