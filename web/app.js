@@ -10,6 +10,7 @@
 //
 // The page opens on the model named in ?model=, else `mini` (the trained
 // built-in), else the first checkpoint, else `base`; ?text= sets the sentence.
+// Each drawing writes its model and text back there (addressOf).
 
 import { copyLength, looksSpecial, randomIds, scoreModel } from "./findheads.js";
 import { hideTip } from "./heatmap.js";
@@ -250,6 +251,7 @@ async function run() {
 	setState("loading");
 	view.lastRequest = req;
 	showRequest(req);
+	const address = addressOf(req); // read now: the boxes may change before the answer
 	const t0 = performance.now();
 	try {
 		let { res, body } = await answerOf(req, ctrl.signal);
@@ -275,6 +277,7 @@ async function run() {
 		scoresAsked = null;
 		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "", positionsNote });
 		view.renders++;
+		if (address !== location.href) history.replaceState(history.state, "", address);
 		setState("ok");
 		if (view.mode === "scores") askScores();
 	} catch (e) {
@@ -283,6 +286,18 @@ async function run() {
 	} finally {
 		if (inflight === ctrl) inflight = null;
 	}
+}
+
+// The page's address for req, with the ?model= and ?text= it opens on read
+// from it, so that a reload or a shared link draws it again. Written with
+// replaceState (one history entry, not one per drawing); the API key is
+// never in it. Embeddings are not: ?text= is then left out.
+function addressOf(req) {
+	const url = new URL(location.href);
+	url.searchParams.set("model", typeof req.model === "string" ? req.model : "inline");
+	if (inputKind() === "text") url.searchParams.set("text", $("text").value);
+	else url.searchParams.delete("text");
+	return url.href;
 }
 
 // POST req to /v1/attention: the response and its body, which must be JSON.

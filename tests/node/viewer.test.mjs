@@ -481,6 +481,24 @@ async function checkStates(page, base) {
 		if (after.includes("nope")) p.push(`after choosing tiny: "${after}"`);
 	});
 
+	await check("drawing writes its model and sentence into the address (one history entry), and a reload draws them again", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		const entries = await page.evaluate(() => history.length);
+		const typed = "the cat sat on the mat";
+		await page.fill("#text", typed);
+		await page.selectOption("#model", "tiny");
+		await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.model === "tiny" && window.attnd.lastRequest.text === t, typed);
+		const params = new URL(page.url()).searchParams;
+		if (params.get("model") !== "tiny" || params.get("text") !== typed) p.push(`after drawing tiny on "${typed}" the address is ${page.url()}`);
+		const more = (await page.evaluate(() => history.length)) - entries;
+		if (more !== 0) p.push(`${more} history entries added by drawing`);
+		await page.reload();
+		await settled(page, () => window.attnd?.state === "ok");
+		const again = await page.evaluate(() => window.attnd.lastRequest);
+		if (again.model !== "tiny" || again.text !== typed) p.push(`after a reload: ${again.model} on "${again.text}"`);
+	});
+
 	await check("on a phone the large head keeps its size and scrolls sideways; the page itself does not", async (p) => {
 		await page.setViewportSize({ width: 390, height: 844 });
 		await page.goto(`${base}/?model=mini`); // 17 tokens: a large head about 640 px wide
