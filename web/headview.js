@@ -1,16 +1,18 @@
 // headview.js: the head view (bertviz's): the tokens twice, queries on the
 // left and keys on the right, a line from each query to each key it attends
 // to, as opaque as the weight, one colour per head; heads toggle on and off.
-// Pointing at a token on the left keeps only its lines. Short inputs draw
+// Pointing at a token on the left, or focusing it, keeps only its lines and
+// reads out each shown head's strongest key for it. Short inputs draw
 // one SVG line per pair; past LINES_CANVAS_PAST, the lines go on a canvas
 // (headcanvas.js) under the same SVG of tokens.
 //
 // drawHeadView(container, {heads: [H][L][L] weights, tokens (display strings),
-//                          enabled: Set of heads shown, onToggle(h)})
+//                          lang ("ko" | "en"), enabled: Set of heads shown, onToggle(h)})
 
 import { linesCanvas } from "./headcanvas.js";
 import { CANVAS_PAST } from "./heatcanvas.js";
-import { el, headColour, rovingFocus, shorten, svg, textWidth } from "./util.js";
+import { attendsLine, sayReadout } from "./heatmap.js";
+import { argmax, el, headColour, rovingFocus, shorten, svg, textWidth } from "./util.js";
 
 const MIN_WEIGHT = 0.02; // lighter lines are not drawn
 const ROW = 22;
@@ -26,7 +28,7 @@ export const LINES_CANVAS_PAST = 10000;
 // The scrolling each container's canvas follows, let go when it is drawn anew.
 const following = new WeakMap();
 
-export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
+export function drawHeadView(container, { heads, tokens, lang, enabled, onToggle }) {
 	following.get(container)?.abort();
 	const L = tokens.length;
 	const toggles = headToggles(heads.length, enabled, onToggle);
@@ -45,9 +47,24 @@ export function drawHeadView(container, { heads, tokens, enabled, onToggle }) {
 			? canvasLines(container, root, heads, enabled, { x1, gap, width, height, y })
 			: svgLines(root, heads, enabled, x1, x2, y);
 	appendTokens(root, labels, x1, x2, y);
-	wirePointing(root, only);
+	const own = el("p", { class: "map-readout", "aria-live": "polite" });
+	wirePointing(root, only, (i) => sayQuery(heads, enabled, tokens, lang, own, i));
 	const scroller = el("div", { class: "hv-scroll" }, view);
-	container.replaceChildren(toggles, scroller);
+	container.replaceChildren(toggles, scroller, own);
+}
+
+// Query i's read-out, as a heatmap's cell is read out (heatmap.js
+// sayReadout): the strongest key of each shown head, on the page's line
+// and the head view's own.
+function sayQuery(heads, enabled, tokens, lang, own, i) {
+	const shown = [...enabled].filter((h) => h < heads.length).sort((a, b) => a - b);
+	const said = shown.map((h) => {
+		const row = heads[h][i];
+		const j = argmax(row);
+		return `head ${h}: ${attendsLine(tokens[i], tokens[j], row[j], lang)}`;
+	});
+	const line = said.length > 0 ? said.join("; ") : `${tokens[i]}: no head shown`;
+	sayReadout(`Head view: ${line}`, line, lang, own);
 }
 
 // One button per head, aria-pressed while its lines are shown.
@@ -124,14 +141,18 @@ function appendTokens(root, labels, x1, x2, y) {
 	}
 }
 
-// One query's lines only while it is pointed at or focused.
-function wirePointing(root, only) {
+// One query's lines only while it is pointed at or focused, and say(i) its read-out.
+function wirePointing(root, only, say) {
 	root.addEventListener("pointerover", (ev) => {
 		const t = ev.target.closest?.("text.q");
 		only(t ? Number(t.dataset.tok) : null);
+		if (t) say(Number(t.dataset.tok));
 	});
 	root.addEventListener("pointerleave", () => only(null));
-	root.addEventListener("focusin", (ev) => only(Number(ev.target.dataset.tok)));
+	root.addEventListener("focusin", (ev) => {
+		only(Number(ev.target.dataset.tok));
+		say(Number(ev.target.dataset.tok));
+	});
 	root.addEventListener("focusout", () => only(null));
 	rovingFocus(root, "text.q", null, 1);
 }

@@ -337,17 +337,22 @@ export function hideTip() {
 	$("tip").hidden = true;
 }
 
-// The page's read-out line, and the one under this heatmap's figure if any.
+// The page's read-out line (#readout, aria-live) says text, and own (a
+// panel's own aria-live line under it, or null) says line: what a screen
+// reader hears for the cell or query in focus (the head view's too).
+export function sayReadout(text, line, lang, own) {
+	$("readout").textContent = text;
+	$("readout").lang = lang;
+	if (own) {
+		own.textContent = line;
+		own.lang = lang;
+	}
+}
+
+// The read-out of cell d, on the page and under this heatmap's figure if any.
 function readout(root, geom, d) {
 	// full: the line and the value, each said once
-	const text = `${d.head}: ${d.full}`;
-	$("readout").textContent = text;
-	$("readout").lang = geom.ctx.lang;
-	const own = root.closest("figure")?.querySelector(".map-readout");
-	if (own) {
-		own.textContent = d.line;
-		own.lang = geom.ctx.lang;
-	}
+	sayReadout(`${d.head}: ${d.full}`, d.line, geom.ctx.lang, root.closest("figure")?.querySelector(".map-readout"));
 }
 
 // Pointer, touch and keyboard on a heatmap: root gets the events, cellOf(ev)

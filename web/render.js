@@ -186,6 +186,7 @@ export function draw() {
 	drawHeadView($("headview"), {
 		heads: view.heads,
 		tokens: view.queryTokens,
+		lang: view.lang,
 		enabled: view.enabled,
 		onToggle: (h) => {
 			if (view.enabled.has(h)) view.enabled.delete(h);

@@ -174,6 +174,20 @@ async function checkDefault(page, base, requests) {
 		if (!next.includes(`${SEED_WORDS[2]} → ${SEED_WORDS[2]}`)) p.push(`ArrowLeft after the click: ${next}`);
 	});
 
+	// the head view's queries are read out as a heatmap's cells are: the
+	// page's aria-live line (#readout) and the view's own
+	await check("the head view reads out the query focused (each shown head's strongest key), as a heatmap's cell is", async (p) => {
+		const heads = await page.evaluate(() => window.attnd.heads);
+		await page.focus('#headview text.q[tabindex="0"]');
+		await page.keyboard.press("ArrowDown");
+		const best = heads[0][1].indexOf(Math.max(...heads[0][1]));
+		const want = `head 0: ${SEED_WORDS[1]} → ${SEED_WORDS[best]}에 주목`;
+		const text = await page.$eval("#readout", (n) => n.textContent);
+		if (!text.includes(want)) p.push(`after ArrowDown to ${SEED_WORDS[1]} the read-out says: ${text}`);
+		const own = await page.$eval("#headview .map-readout[aria-live]", (n) => n.textContent).catch(() => "(no aria-live line in the head view)");
+		if (!own.includes(want)) p.push(`the head view's own line: ${own}`);
+	});
+
 	await check("causal: every weight above the diagonal is 0, every row sums to 1", async (p) => {
 		const before = await page.evaluate(() => window.attnd.renders);
 		await page.selectOption("#mask", "causal");
