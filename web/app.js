@@ -607,6 +607,8 @@ function wire() {
 	});
 	form.addEventListener("input", (ev) => {
 		const id = ev.target.id;
+		// emptied to type another number: nothing to draw until it is typed
+		if (id === "layer" && ev.target.value.trim() === "") return;
 		if (["scale", "numbers", "tables", "layer"].includes(id)) return draw();
 		if (id === "apikey") return;
 		if (id === "text") $("text").lang = isKorean($("text").value) ? "ko" : "en";
@@ -618,6 +620,10 @@ function wire() {
 		if (id === "mask") syncMask();
 		if (id === "d_model" || id === "num_heads") syncHeadDim();
 		schedule(ev.target.tagName === "SELECT" || ev.target.type === "radio" ? 0 : DEBOUNCE_MS);
+	});
+	// left empty, the Layer field shows the layer drawn again
+	$("layer").addEventListener("change", () => {
+		if ($("layer").value.trim() === "") $("layer").value = String(view.layerIds[view.layer] ?? 0);
 	});
 	$("apikey").addEventListener("change", async () => {
 		await loadModels();

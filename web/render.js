@@ -135,8 +135,11 @@ export function setScores(scores, note) {
 }
 
 // The index of the layer the Layer field names; a number that is no layer
-// of the answer is moved to the nearest one, in the field too.
+// of the answer is moved to the nearest one, in the field too. An empty
+// field is a number being typed: the layer drawn stays (app.js puts its
+// number back when the field is left empty).
 function layerIndex() {
+	if ($("layer").value.trim() === "") return Math.min(view.layer, Math.max(0, view.layerIds.length - 1));
 	const want = Number($("layer").value);
 	let i = view.layerIds.indexOf(want);
 	if (i >= 0) return i;

@@ -440,6 +440,21 @@ async function checkStates(page, base) {
 		if (layer !== "1" || drawn !== 1) p.push(`field ${layer}, layer drawn ${drawn} (mini has layers 0 and 1)`);
 	});
 
+	await check("an emptied Layer field draws nothing while typed in (not layer 0) and, left empty, shows the layer drawn again", async (p) => {
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		await page.fill("#layer", "1");
+		await settled(page, () => window.attnd.layerIds[window.attnd.layer] === 1);
+		await page.fill("#layer", "");
+		await twoFrames(page);
+		const typing = await page.evaluate(() => window.attnd.layerIds[window.attnd.layer]);
+		if (typing !== 1) p.push(`emptying the field drew layer ${typing}`);
+		await page.dispatchEvent("#layer", "change");
+		const left = await page.inputValue("#layer");
+		const drawn = await page.evaluate(() => window.attnd.layerIds[window.attnd.layer]);
+		if (left !== "1" || drawn !== 1) p.push(`left empty: field "${left}", layer drawn ${drawn}`);
+	});
+
 	await check("a weight that underflowed to 0 is not drawn masked; the cells a causal mask hides are", async (p) => {
 		await page.goto(`${base}/?model=base&text=${encodeURIComponent(madeUpWords(230))}`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "base");
