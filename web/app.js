@@ -10,7 +10,8 @@
 //
 // The page opens on the model named in ?model=, else `mini` (the trained
 // built-in), else the first checkpoint, else `base`; ?text= sets the sentence.
-// Each drawing writes its model and text back there (addressOf).
+// Each drawing writes its model and text back there (addressOf), with the
+// other controls that decide what is drawn (KEPT), read again at load.
 
 import { copyLength, looksSpecial, randomIds, scoreModel } from "./findheads.js";
 import { hideTip } from "./heatmap.js";
@@ -277,7 +278,7 @@ async function run() {
 		scoresAsked = null;
 		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "", positionsNote });
 		view.renders++;
-		if (address !== location.href) history.replaceState(history.state, "", address);
+		keepAddress(address);
 		setState("ok");
 		if (view.mode === "scores") askScores();
 	} catch (e) {
@@ -288,16 +289,43 @@ async function run() {
 	}
 }
 
+// The controls the address keeps besides ?model= and ?text=: a
+// checkpoint's layer (its mask and positions are its own), else the mask
+// and positional encoding asked for.
+const KEPT = ["layer", "mask", "window", "positional"];
+
 // The page's address for req, with the ?model= and ?text= it opens on read
-// from it, so that a reload or a shared link draws it again. Written with
-// replaceState (one history entry, not one per drawing); the API key is
+// from it, so that a reload or a shared link draws it again; the API key is
 // never in it. Embeddings are not: ?text= is then left out.
 function addressOf(req) {
 	const url = new URL(location.href);
 	url.searchParams.set("model", typeof req.model === "string" ? req.model : "inline");
 	if (inputKind() === "text") url.searchParams.set("text", $("text").value);
 	else url.searchParams.delete("text");
-	return url.href;
+	for (const id of KEPT) url.searchParams.delete(id);
+	if (!checkpointModel()) {
+		url.searchParams.set("mask", $("mask").value);
+		if ($("mask").value.startsWith("window")) url.searchParams.set("window", $("window").value);
+		url.searchParams.set("positional", $("positional").value);
+	}
+	return url;
+}
+
+// url, with a checkpoint's layer as drawn, as the page's address: replaced,
+// not pushed, so that drawing adds no history entry.
+function keepAddress(url) {
+	if (view.model?.kind === "checkpoint") url.searchParams.set("layer", String(view.layerIds[view.layer]));
+	if (url.href !== location.href) history.replaceState(history.state, "", url);
+}
+
+// The KEPT controls as an address wrote them; a value no option has is left out.
+function readKept() {
+	const params = new URLSearchParams(location.search);
+	for (const id of KEPT) {
+		const v = params.get(id);
+		const options = $(id).tagName === "SELECT" ? [...$(id).options].map((o) => o.value) : null;
+		if (v !== null && (options === null || options.includes(v))) $(id).value = v;
+	}
 }
 
 // POST req to /v1/attention: the response and its body, which must be JSON.
@@ -609,7 +637,11 @@ function wire() {
 		const id = ev.target.id;
 		// emptied to type another number: nothing to draw until it is typed
 		if (id === "layer" && ev.target.value.trim() === "") return;
-		if (["scale", "numbers", "tables", "layer"].includes(id)) return draw();
+		if (id === "layer") {
+			draw();
+			return keepAddress(new URL(location.href));
+		}
+		if (["scale", "numbers", "tables"].includes(id)) return draw();
 		if (id === "apikey") return;
 		if (id === "text") $("text").lang = isKorean($("text").value) ? "ko" : "en";
 		if (ev.target.name === "input") syncInputKind();
@@ -682,6 +714,7 @@ async function main() {
 	addPatterns();
 	$("find-note").dataset.intro = $("find-note").textContent;
 	wire();
+	readKept();
 	syncInputKind();
 	syncMask();
 	await loadModels(); // and ?text= into the box of the model opened on

@@ -528,6 +528,28 @@ async function checkStates(page, base) {
 		if (again.model !== "tiny" || again.text !== typed) p.push(`after a reload: ${again.model} on "${again.text}"`);
 	});
 
+	await check("the address keeps a model's mask and positional encoding, and a checkpoint's layer, for a reload", async (p) => {
+		await page.goto(`${base}/?model=tiny`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
+		await page.selectOption("#mask", "causal");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.mask === "causal");
+		await page.selectOption("#positional", "rope");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.positional === "rope");
+		await page.reload();
+		await settled(page, () => window.attnd?.state === "ok");
+		const req = await page.evaluate(() => window.attnd.lastRequest);
+		if (req.model !== "tiny" || req.mask !== "causal" || req.positional !== "rope") p.push(`after a reload: ${JSON.stringify(req)}`);
+		await page.goto(`${base}/?model=mini`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
+		await page.fill("#layer", "1");
+		await settled(page, () => window.attnd.layerIds[window.attnd.layer] === 1);
+		if (new URL(page.url()).searchParams.get("layer") !== "1") p.push(`layer 1 drawn, the address is ${page.url()}`);
+		await page.reload();
+		await settled(page, () => window.attnd?.state === "ok");
+		const layer = await page.evaluate(() => window.attnd.layerIds[window.attnd.layer]);
+		if (layer !== 1) p.push(`after a reload on layer 1: layer ${layer} drawn`);
+	});
+
 	await check("on a phone the large head keeps its size and scrolls sideways; the page itself does not", async (p) => {
 		await page.setViewportSize({ width: 390, height: 844 });
 		await page.goto(`${base}/?model=mini`); // 17 tokens: a large head about 640 px wide
