@@ -294,14 +294,19 @@ async function run() {
 // and positional encoding asked for.
 const KEPT = ["layer", "mask", "window", "positional"];
 
+// Longest address kept with its ?text=: a longer one (a pasted page of
+// text, three times longer again percent-encoded when Korean) would pass
+// what the daemon takes as a request line (--connection-memory) on reload.
+const ADDRESS_MAX = 8192;
+
 // The page's address for req, with the ?model= and ?text= it opens on read
 // from it, so that a reload or a shared link draws it again; the API key is
-// never in it. Embeddings are not: ?text= is then left out.
+// never in it. Embeddings are not, nor a text too long: ?text= is then left out.
 function addressOf(req) {
 	const url = new URL(location.href);
 	url.searchParams.set("model", typeof req.model === "string" ? req.model : "inline");
 	if (inputKind() === "text") url.searchParams.set("text", $("text").value);
-	else url.searchParams.delete("text");
+	if (inputKind() !== "text" || url.href.length > ADDRESS_MAX) url.searchParams.delete("text");
 	for (const id of KEPT) url.searchParams.delete(id);
 	if (!checkpointModel()) {
 		url.searchParams.set("mask", $("mask").value);

@@ -526,6 +526,12 @@ async function checkStates(page, base) {
 		await settled(page, () => window.attnd?.state === "ok");
 		const again = await page.evaluate(() => window.attnd.lastRequest);
 		if (again.model !== "tiny" || again.text !== typed) p.push(`after a reload: ${again.model} on "${again.text}"`);
+		// one word of 1000 Korean syllables: 9000 bytes percent-encoded, past ADDRESS_MAX
+		const long = "가".repeat(1000);
+		await page.fill("#text", long);
+		await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.text === t, long);
+		const kept = new URL(page.url()).searchParams;
+		if (kept.has("text") || kept.get("model") !== "tiny") p.push(`after drawing a long text the address is ${page.url().slice(0, 200)}`);
 	});
 
 	await check("the address keeps a model's mask and positional encoding, and a checkpoint's layer, for a reload", async (p) => {
