@@ -30,10 +30,11 @@ ALLOWED = {
     "api": ["engine/", "tokenizer/", "common/", "api/"],
     "server": ["engine/", "common/", "server/",
                # the API as the server sees it: the service, its errors,
-               # and the vocabulary, tokenizer and checkpoint file readers
-               # used at start-up
-               "api/service.h", "api/error.h", "api/vocab.h", "api/tokenizer_file.h",
-               "api/checkpoint_config.h"],
+               # the OpenAPI document (served as a static file), and the
+               # vocabulary, tokenizer and checkpoint file readers used at
+               # start-up
+               "api/service.h", "api/error.h", "api/openapi.h", "api/vocab.h",
+               "api/tokenizer_file.h", "api/checkpoint_config.h"],
 }
 
 # folder -> regexes no file of it may contain, and why.
