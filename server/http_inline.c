@@ -2,8 +2,8 @@
  * http_inline.c: the answers made on the I/O thread, in the request's final
  * callback: the probes, /metrics, the viewer's files and the OpenAPI
  * document, the small API routes (GET /v1/models and the like) and the
- * preflights. Nothing here reads a
- * body or waits: each answer is made from state the server already holds.
+ * preflights. Nothing here reads a body or waits: each answer is made from
+ * state the server already holds.
  * Ownership as http_request.h says: r stays the lifecycle's (http.c).
  */
 #include "http_request.h"
