@@ -146,7 +146,7 @@ function modelRequest() {
 	if (ckpt) return { model: ckpt.name, layers: "all", weights: "per_head", positions: true };
 	if ($("model").value === INLINE) {
 		const m = {};
-		for (const k of ["d_model", "num_heads", "num_kv_heads", "seed", "vocab_size"]) {
+		for (const k of INLINE_FIELDS) {
 			const v = numberField(k);
 			if (v !== undefined) m[k] = v;
 		}
@@ -291,8 +291,8 @@ async function run() {
 
 // The controls the address keeps besides ?model= and ?text=: a
 // checkpoint's layer (its mask and positions are its own), else the mask
-// and positional encoding asked for.
-const KEPT = ["layer", "mask", "window", "positional"];
+// and positional encoding asked for, and the inline model's settings.
+const KEPT = ["layer", "mask", "window", "positional", ...INLINE_FIELDS];
 
 // Longest address kept with its ?text=: a longer one (a pasted page of
 // text, three times longer again percent-encoded when Korean) would pass
@@ -313,6 +313,7 @@ function addressOf(req) {
 		if ($("mask").value.startsWith("window")) url.searchParams.set("window", $("window").value);
 		url.searchParams.set("positional", $("positional").value);
 	}
+	if (typeof req.model !== "string") for (const id of INLINE_FIELDS) if ($(id).value !== "") url.searchParams.set(id, $(id).value);
 	return url;
 }
 

@@ -534,7 +534,7 @@ async function checkStates(page, base) {
 		if (kept.has("text") || kept.get("model") !== "tiny") p.push(`after drawing a long text the address is ${page.url().slice(0, 200)}`);
 	});
 
-	await check("the address keeps a model's mask and positional encoding, and a checkpoint's layer, for a reload", async (p) => {
+	await check("the address keeps a model's mask and positional encoding, a checkpoint's layer and the inline model's settings, for a reload", async (p) => {
 		await page.goto(`${base}/?model=tiny`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
 		await page.selectOption("#mask", "causal");
@@ -554,6 +554,18 @@ async function checkStates(page, base) {
 		await settled(page, () => window.attnd?.state === "ok");
 		const layer = await page.evaluate(() => window.attnd.layerIds[window.attnd.layer]);
 		if (layer !== 1) p.push(`after a reload on layer 1: layer ${layer} drawn`);
+		// the tutorial's inline model: d_model 8, 2 heads, its seed
+		await page.selectOption("#model", "@inline");
+		await page.fill("#d_model", "8");
+		await page.fill("#num_heads", "2");
+		await page.fill("#seed", "7");
+		await settled(page, () => window.attnd.state === "ok" && window.attnd.lastRequest.model?.seed === 7 && window.attnd.lastRequest.model.num_heads === 2);
+		const kept = new URL(page.url()).searchParams;
+		if (kept.get("model") !== "inline" || kept.get("d_model") !== "8" || kept.get("seed") !== "7") p.push(`inline drawn, the address is ${page.url()}`);
+		await page.reload();
+		await settled(page, () => window.attnd?.state === "ok");
+		const m = await page.evaluate(() => window.attnd.lastRequest.model);
+		if (m?.d_model !== 8 || m.num_heads !== 2 || m.seed !== 7) p.push(`after a reload of the inline model: ${JSON.stringify(m)}`);
 	});
 
 	await check("on a phone the large head keeps its size and scrolls sideways; the page itself does not", async (p) => {
