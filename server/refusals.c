@@ -27,8 +27,9 @@ struct limit_log {
  * of them, a scanner's, must not be a flood of lines, nor error lines). */
 enum { CLOSED_INCOMPLETE = LIMIT_COUNT, MALFORMED, LOG_KINDS };
 
-/* A message that only details the MALFORMED one libmicrohttpd writes next
- * for the same request: dropped, so that request counts once. */
+/* A message that only details the one libmicrohttpd writes next for the
+ * same request (MALFORMED, or its 431): dropped, so that request counts
+ * once. */
 enum { DETAIL = -1 };
 
 struct refusals {
@@ -68,7 +69,9 @@ static const struct {
     {"Error processing request (HTTP response code is 505", MALFORMED},
     {"Failed to parse `Content-Length' header", DETAIL},
     {"Too large value of 'Content-Length' header", DETAIL},
-    {"Not enough memory in pool to allocate header record", LIMIT_MEMORY},
+    /* connection_add_header: its 431 ("Error processing request", above)
+     * follows at once */
+    {"Not enough memory in pool to allocate header record", DETAIL},
     {"Connection was closed by remote side with incomplete request", CLOSED_INCOMPLETE},
     /* its words when poll() saw the close first: a client that read a 408
      * written mid-body (http_respond.c: cut_off_at_deadline) and closed */
