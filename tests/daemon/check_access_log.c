@@ -515,26 +515,6 @@ static unsigned long malformed_count(const char *text)
 	return sum;
 }
 
-/* The status of the answer to request, read to the close: libmicrohttpd's
- * own 400 to a Content-Length that is no number carries its head twice
- * (0.9.75; tests/daemon/hostile/cases/cl_negative.json), which
- * live_read_response rightly refuses. */
-static int raw_status(unsigned port, const char *request)
-{
-	char buf[2048];
-	size_t n = 0;
-	ssize_t got;
-	int fd = live_connect(port), status = 0;
-
-	live_send_str(fd, request);
-	while (n < sizeof buf - 1 && (got = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
-		n += (size_t)got;
-	close(fd);
-	buf[n] = '\0';
-	ck_assert_msg(sscanf(buf, "HTTP/1.1 %d", &status) == 1, "no status line: %s", buf);
-	return status;
-}
-
 /* Requests libmicrohttpd answers itself (a header with no colon, an HTTP
  * version it does not speak, a Content-Length that is no number or past
  * what it counts) never reach attnd: no access line. They used to be logged
@@ -560,7 +540,7 @@ START_TEST(test_malformed_requests_counted_not_errors)
 	fresh_log();
 	live_start(&d, args);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_int_eq(raw_status(d.port, bad[i].request), bad[i].status);
+		ck_assert_int_eq(live_raw_status(d.port, bad[i].request), bad[i].status);
 	live_stop(&d);
 	text = read_log();
 	ck_assert_msg(count_lines(text, " error ", line, sizeof line) == 0, "an error line: %s",
@@ -595,7 +575,7 @@ START_TEST(test_query_refused_at_target_then_junk_no_error)
 			n += (size_t)snprintf(request + n, sizeof request - n, "%sa=1",
 					      k ? "&" : "");
 		snprintf(request + n, sizeof request - n, " HTTP/1.1\r\nHost: t\r\n%s", junk[i]);
-		ck_assert_int_eq(raw_status(d.port, request), 400);
+		ck_assert_int_eq(live_raw_status(d.port, request), 400);
 	}
 	live_stop(&d);
 	text = read_log();
@@ -647,7 +627,7 @@ START_TEST(test_drain_timeout_writes_waiting_counts)
 	int busy = start_with_half_a_body(&d, args);
 
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(raw_status(d.port, "GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n"), 505);
+		ck_assert_int_eq(live_raw_status(d.port, "GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n"), 505);
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
 	text = exit_1_and_log(&d, busy, "the drain should run out");
 	ck_assert_int_eq(count_lines(text, "still running after 1 s", line, sizeof line), 1);

@@ -381,22 +381,6 @@ START_TEST(test_memory_limit_counted)
 }
 END_TEST
 
-/* The status of the answer on fd, read to the close (fd closed). */
-static int status_to_close(int fd)
-{
-	char buf[4096];
-	size_t n = 0;
-	ssize_t got;
-	int status = 0;
-
-	while (n < sizeof buf - 1 && (got = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
-		n += (size_t)got;
-	close(fd);
-	buf[n] = '\0';
-	ck_assert_msg(sscanf(buf, "HTTP/1.1 %d", &status) == 1, "no status line: %s", buf);
-	return status;
-}
-
 /* A header record that does not fit the pool: libmicrohttpd logs "Not
  * enough memory in pool to allocate header record" and then its 431 line,
  * and the two were counted as two refusals. One request, one count: a
@@ -407,24 +391,19 @@ START_TEST(test_header_record_refusal_counted_once)
 	static char req[32768];
 	const char *series = "attnd_connections_refused_total{limit=\"memory\"}";
 	size_t n;
-	int fd;
 
 	LIVE_DAEMON(d, "--no-builtins");
 	n = (size_t)snprintf(req, sizeof req, "GET /healthz?");
 	for (int k = 0; k < 950; k++) /* names of their own: records past the pool */
 		n += (size_t)snprintf(req + n, sizeof req - n, "%sa%d=1", k ? "&" : "", k);
 	snprintf(req + n, sizeof req - n, " HTTP/1.1\r\nHost: t\r\n\r\n");
-	fd = live_connect(d.port);
-	live_send_str(fd, req);
-	ck_assert_int_eq(status_to_close(fd), 400);
+	ck_assert_int_eq(live_raw_status(d.port, req), 400);
 	live_wait_metric(d.port, series, 1, WAIT_MS);
 	n = (size_t)snprintf(req, sizeof req, "GET /healthz HTTP/1.1\r\nHost: t\r\n");
 	for (int k = 0; k < 1200; k++)
 		n += (size_t)snprintf(req + n, sizeof req - n, "X-a%d: 1\r\n", k);
 	snprintf(req + n, sizeof req - n, "\r\n");
-	fd = live_connect(d.port);
-	live_send_str(fd, req);
-	ck_assert_int_eq(status_to_close(fd), 431);
+	ck_assert_int_eq(live_raw_status(d.port, req), 431);
 	live_wait_metric(d.port, series, 2, WAIT_MS);
 	live_stop(&d);
 }

@@ -300,6 +300,22 @@ void live_read_response(int fd, struct live_resp *r)
 		r->closed = 1;
 }
 
+int live_raw_status(unsigned port, const char *request)
+{
+	char buf[2048];
+	size_t n = 0;
+	ssize_t got;
+	int fd = live_connect(port), status = 0;
+
+	live_send_str(fd, request);
+	while (n < sizeof buf - 1 && (got = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	buf[n] = '\0';
+	ck_assert_msg(sscanf(buf, "HTTP/1.1 %d", &status) == 1, "no status line: %s", buf);
+	return status;
+}
+
 void live_exchange(unsigned port, const char *request, struct live_resp *r)
 {
 	int fd = live_connect(port);

@@ -82,6 +82,11 @@ void live_read_response(int fd, struct live_resp *r);
 /* request sent byte for byte on a fresh connection; one response. */
 void live_exchange(unsigned port, const char *request, struct live_resp *r);
 
+/* request sent on a fresh connection, the answer read to the close: its
+ * status. For answers live_read_response rightly refuses (libmicrohttpd's
+ * own, with a body past its Content-Length) and ones that close. */
+int live_raw_status(unsigned port, const char *request);
+
 /*
  * Sends `head` (request line and headers, without the blank line; a
  * Content-Length for body_len and Connection: close are added) and body on a
