@@ -707,41 +707,9 @@ __attribute__((format(printf, 1, 0))) static int after_cut_off(const char *fmt, 
 	return strcmp(head, message) == 0;
 }
 
-/* libmicrohttpd 0.9.75's words for a send that failed with EPIPE
- * (str_conn_error_ of MHD_ERR_PIPE_). */
-static const char send_after_shutdown_words[] = "The socket is no longer available for sending";
-
-/* 1 when fmt with ap is libmicrohttpd's "Failed to send ..." for a socket
- * whose sending side is shut: attnd shut it after writing its own answer
- * (cut_off_at_target, cut_off_at_deadline), so the answer libmicrohttpd
- * then makes itself (its 400 to a header line with no colon, its 431) is
- * not sent, on purpose; or the client reset it. Neither is the server's
- * error, and a client could have an error line written per request. */
-__attribute__((format(printf, 1, 0))) static int send_after_shutdown(const char *fmt, va_list ap)
-{
-	static const char failed[] = "Failed to send";
-	va_list copy;
-	char *text;
-	int n, found;
-
-	if (strncmp(fmt, failed, sizeof failed - 1) != 0)
-		return 0;
-	va_copy(copy, ap);
-	n = vsnprintf(NULL, 0, fmt, copy);
-	va_end(copy);
-	if (n < 0 || (text = malloc((size_t)n + 1)) == NULL)
-		return 0;
-	va_copy(copy, ap);
-	vsnprintf(text, (size_t)n + 1, fmt, copy);
-	va_end(copy);
-	found = strstr(text, send_after_shutdown_words) != NULL;
-	free(text);
-	return found;
-}
-
 /* libmicrohttpd's messages: a refusal by one of its limits is counted and
- * logged once a second (refusals.h), the close after a cut_off dropped, a
- * send to a socket attnd had shut dropped, any other logged as an error. */
+ * logged once a second (refusals.h), the close after a cut_off dropped,
+ * any other logged as an error. */
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct http_server *srv = cls;
@@ -753,9 +721,7 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
 		refusal = refusals_from_mhd(srv->refusals, fmt, copy);
 		va_end(copy);
 	}
-	if (refusal || send_after_shutdown(fmt, ap))
-		return;
-	if (!(after_cut_off(fmt, ap) && cut_off_closed()))
+	if (!refusal && !(after_cut_off(fmt, ap) && cut_off_closed()))
 		log_verror(fmt, ap);
 }
 

@@ -15,8 +15,6 @@
  *          the request completes, the daemon serves on and exits 0 (issue 17)
  *   junk   requests libmicrohttpd answers itself (400, 413, 505): counted in info
  *          lines, no error line
- *   target a query refused 400 from its request line (http.c: on_target),
- *          then a header libmicrohttpd refuses: no error line
  *   drain  a drain that runs out (exit 1) still writes the counts waiting
  *
  * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
@@ -553,38 +551,6 @@ START_TEST(test_malformed_requests_counted_not_errors)
 }
 END_TEST
 
-/* A query of 449 arguments, one past the 448 http.c's on_target lets
- * through at 64 KiB, is answered 400 from the request line, and the
- * socket's sending side shut, while libmicrohttpd goes on reading the
- * headers (the records fit after all). A header line it refuses then has it
- * make its own 400, whose send fails on the shut socket: that failure used
- * to be logged as an error line for every such request. */
-START_TEST(test_query_refused_at_target_then_junk_no_error)
-{
-	const char *const args[] = {"--no-builtins", NULL};
-	static const char *const junk[] = {"NoColonHere\r\n\r\n", "Content-Length: abc\r\n\r\n"};
-	struct live_daemon d;
-	char line[4096], *text, request[8192];
-
-	fresh_log();
-	live_start(&d, args);
-	for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
-		size_t n = (size_t)snprintf(request, sizeof request, "GET /healthz?");
-
-		for (int k = 0; k < 449; k++)
-			n += (size_t)snprintf(request + n, sizeof request - n, "%sa=1",
-					      k ? "&" : "");
-		snprintf(request + n, sizeof request - n, " HTTP/1.1\r\nHost: t\r\n%s", junk[i]);
-		ck_assert_int_eq(live_raw_status(d.port, request), 400);
-	}
-	live_stop(&d);
-	text = read_log();
-	ck_assert_msg(count_lines(text, " error ", line, sizeof line) == 0, "an error line: %s",
-		      line);
-	free(text);
-}
-END_TEST
-
 /* A drain that runs out (--drain-seconds) leaves with _exit(1), past the
  * code that frees the counters: the counts still waiting must be written
  * on that path too. The first malformed request is logged at once; the two
@@ -677,7 +643,6 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
 	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	tcase_add_test(tc, test_malformed_requests_counted_not_errors);
-	tcase_add_test(tc, test_query_refused_at_target_then_junk_no_error);
 	tcase_add_test(tc, test_drain_timeout_writes_waiting_counts);
 	tcase_add_test(tc, test_second_signal_ends_the_drain);
 	suite_add_tcase(s, tc);
