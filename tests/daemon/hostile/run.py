@@ -118,10 +118,8 @@ def build_request(case):
     """(head bytes, body bytes as sent)."""
     body = build_body(case.get("body", ""))
     framing = case.get("framing", "length")
-    path = case.get("path", "/v1/attention")
-    if not isinstance(path, str):  # a body part, for a long target
-        path = expand(path).decode("latin-1")
-    lines = ["%s %s %s" % (case.get("method", "POST"), path, case.get("version", "HTTP/1.1"))]
+    lines = ["%s %s %s" % (case.get("method", "POST"), case.get("path", "/v1/attention"),
+                           case.get("version", "HTTP/1.1"))]
     host = case.get("host", "attnd")
     lines += ["Host: " + h for h in (host if isinstance(host, list) else [host] if host else [])]
     headers = case.get("headers", ["Content-Type: application/json"])
