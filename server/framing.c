@@ -168,37 +168,6 @@ size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const ch
 	return total;
 }
 
-/* The request line's bytes besides its target: the longest method
- * attnd routes ("OPTIONS"), the spaces, " HTTP/1.1" and CRLF. */
-enum { LINE_EXTRA_BYTES = 20 };
-
-size_t framing_query_arguments(const char *target)
-{
-	const char *query = target != NULL ? strchr(target, '?') : NULL;
-	const char *p;
-	size_t n = 0;
-
-	if (query == NULL)
-		return 0;
-	for (p = query + 1; *p != '\0'; p++) {
-		if (*p == '&')
-			n++;
-	}
-	if (p > query + 1 && p[-1] != '&')
-		n++;
-	return n;
-}
-
-size_t framing_query_fit(size_t target_len, size_t pool)
-{
-	/* what the pool's front may hold when the line is parsed (framing.h) */
-	size_t line = target_len + LINE_EXTRA_BYTES;
-	size_t front = line + pool / 8 > pool / 2 ? line + pool / 8 : pool / 2;
-	size_t taken = front + framing_head_room(pool);
-
-	return taken < pool ? (pool - taken) / HEADER_RECORD_BYTES : 0;
-}
-
 /* A byte of an authority's host or port (RFC 3986 section 3.2: unreserved,
  * sub-delims, ':' and an IPv6 literal's brackets; no percent-encoding). */
 static int authority_byte(unsigned char c)

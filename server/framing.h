@@ -45,30 +45,6 @@ size_t framing_head_room(size_t pool);
 size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
 			  const char *version);
 
-/* The query of a request target in libmicrohttpd 0.9.75's pool
- * (--connection-memory), read from the raw target alone: http.c sees it
- * (MHD_OPTION_URI_LOG_CALLBACK) before libmicrohttpd splits the query into
- * records, one of HEADER_RECORD_BYTES per argument, taken from the pool's
- * end as the request line is parsed, before any application callback. The
- * bytes received so far hold its front: up to half the pool when the line
- * came in one read (libmicrohttpd's first read takes half of what is
- * free), else the line and at most an eighth of the pool more (each later
- * read takes an eighth of what is free). When the records do not fit,
- * libmicrohttpd closes the connection with no answer at all
- * (parse_initial_message_line ignores MHD_parse_arguments_'s failure, and
- * the 431 connection_add_header queued is dropped unsent), so http.c
- * answers a target whose records may not fit first.
- *
- * framing_query_arguments: the records of target's query
- * (MHD_parse_arguments_: one per piece before each '&', an empty one too,
- * and one for a last piece that is not empty); 0 without a query or
- * target (NULL). framing_query_fit: how many records of a target of
- * target_len bytes fit in a pool of pool bytes whatever else came with the
- * line, less framing_head_room's margin (448 for a short target in 64 KiB);
- * 0 when none do. */
-size_t framing_query_arguments(const char *target);
-size_t framing_query_fit(size_t target_len, size_t pool);
-
 /* libmicrohttpd's MHD_OPTION_UNESCAPE_CALLBACK: decodes %HH in place as its
  * default does (MHD_http_unescape), but a decoded NUL becomes DEL (0x7f),
  * a control character framing_check refuses, instead of ending the path

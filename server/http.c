@@ -328,12 +328,6 @@ static int head_too_large(struct request *r, const char *url, const char *method
 	return 1;
 }
 
-/* The context on_target returns for a request it answered. Static, so that
- * nothing is lost when libmicrohttpd 0.9.75 then closes the connection
- * without calling on_completed, as it does when the query's records do not
- * fit its pool; only its address is used. */
-static char answered_at_target;
-
 /* The connection opened when its address had --per-ip-limit open (peers.h). */
 static int over_per_ip_limit(const struct request *r)
 {
@@ -542,8 +536,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	struct request *r = *con_cls;
 
-	if (*con_cls == &answered_at_target) /* on_target answered it: close */
-		return close_after_answer();
 	if (r == NULL) {
 		r = request_new(cls, conn, url, method);
 		if (r == NULL)
@@ -599,16 +591,6 @@ static void log_and_count(const struct request *r)
 		count_model(r);
 }
 
-/* r's end: logged, counted and freed. */
-static void request_done(struct http_server *srv, struct request *r)
-{
-	log_and_count(r);
-	request_free(r);
-	metrics_in_flight(srv->metrics, -1);
-	atomic_fetch_add(&srv->completed, 1);
-	atomic_fetch_sub(&srv->active, 1);
-}
-
 /* A refusal decided and never queued: libmicrohttpd ended the connection
  * before the next callback, its client gone after sending the whole request
  * (a full queue's 503 resumes the connection at once, and a client that
@@ -629,7 +611,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *srv = cls;
 	struct request *r = *con_cls;
 
-	if (r == NULL || *con_cls == &answered_at_target) /* on_target has logged it */
+	if (r == NULL)
 		return;
 	if (r->write_watched && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
@@ -637,57 +619,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	unwatch_receiving(r); /* before the log: the watcher may have set the status */
 	if (left_before_refusal(r, toe))
 		r->status = 499;
-	request_done(srv, r);
+	log_and_count(r);
+	request_free(r);
 	*con_cls = NULL;
-}
-
-/* The path of a raw request target, as libmicrohttpd would pass it to
- * on_request (the query cut off, framing_unescape applied), into path[cap]. */
-static void target_path(char *path, size_t cap, const char *target)
-{
-	size_t n = strcspn(target, "?");
-
-	if (n > cap - 1)
-		n = cap - 1;
-	memcpy(path, target, n);
-	path[n] = '\0';
-	framing_unescape(NULL, NULL, path);
-}
-
-/* libmicrohttpd's MHD_OPTION_URI_LOG_CALLBACK: the raw request target, seen
- * once the request line is whole and before libmicrohttpd splits its query
- * into records in the connection's pool (--connection-memory). When those
- * records may not fit (framing.h: framing_query_fit), 400 is written on
- * the socket here, with Connection: close: libmicrohttpd 0.9.75 closed
- * such a connection with no answer at all (about 950 arguments on a 64 KiB
- * pool; fewer with long headers sent along). The request is logged and
- * freed here, as on_completed would: when the records do not fit,
- * libmicrohttpd closes the connection without calling on_completed.
- * Returns answered_at_target (on_request closes the connection if it is
- * called, on_completed skips it), or NULL: every other request goes on as
- * before. */
-static void *on_target(void *cls, const char *target, struct MHD_Connection *conn)
-{
-	struct http_server *srv = cls;
-	size_t pool = (size_t)srv->cfg->connection_memory;
-	size_t len = target != NULL ? strlen(target) : 0;
-	size_t n = framing_query_arguments(target), fit = framing_query_fit(len, pool);
-	char path[sizeof((struct request *)NULL)->path];
-	struct request *r;
-
-	if (n <= fit)
-		return NULL;
-	target_path(path, sizeof path, target);
-	r = request_new(srv, conn, path, "-"); /* the method is not known yet */
-	if (r == NULL)
-		return NULL; /* out of memory: libmicrohttpd's own course */
-	snprintf(r->detail, sizeof r->detail,
-		 "the query has %zu arguments, more than the %zu that fit in --connection-memory "
-		 "(%zu) with this request line",
-		 n, fit, pool);
-	cut_off_at_target(r, REJ_BAD_FRAMING);
-	request_done(srv, r);
-	return &answered_at_target;
+	metrics_in_flight(srv->metrics, -1);
+	atomic_fetch_add(&srv->completed, 1);
+	atomic_fetch_sub(&srv->active, 1);
 }
 
 /* ---- the daemon ---------------------------------------------------------- */
@@ -811,8 +748,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->connection_memory,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout, MHD_OPTION_NOTIFY_COMPLETED,
 	    on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-	    MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL, MHD_OPTION_URI_LOG_CALLBACK,
-	    on_target, srv, MHD_OPTION_END);
+	    MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL, MHD_OPTION_END);
 }
 
 /* The per-address table (with a --per-ip-limit) and the refusals' log. */

@@ -130,18 +130,6 @@ enum MHD_Result refuse_early(struct request *r, enum rejection why);
  * stays 0 (logged as no answer) when the socket did not take it. */
 enum MHD_Result cut_off(struct request *r, enum rejection why);
 
-/* The refusal `why` written to r's socket from the request line alone,
- * before libmicrohttpd has parsed the query or read the headers (http.c:
- * on_target), then the socket's sending side shut: nothing libmicrohttpd
- * sends later reaches the client. r->method is not known yet, so a HEAD
- * gets the body too (the connection closes after it). */
-void cut_off_at_target(struct request *r, enum rejection why);
-
-/* MHD_NO, for the access handler of a request whose answer is already on
- * the socket: libmicrohttpd closes the connection, and the message it logs
- * for that ("Application reported internal error") is dropped (mhd_log). */
-enum MHD_Result close_after_answer(void);
-
 /* r's --request-deadline watch removed, if it is registered (http.c);
  * waits for its action when the watcher is running it. */
 void unwatch_receiving(struct request *r);

@@ -359,12 +359,6 @@ static void cut_off_send(struct request *r, enum rejection why, const char *mess
 	buf_release(&b);
 }
 
-enum MHD_Result close_after_answer(void)
-{
-	cut_off_closing = 1;
-	return MHD_NO;
-}
-
 enum MHD_Result cut_off(struct request *r, enum rejection why)
 {
 	/* the watcher may have taken r->cut and be writing its 408: returning
@@ -372,18 +366,9 @@ enum MHD_Result cut_off(struct request *r, enum rejection why)
 	 * a 408 half written would be lost; watch_remove waits for it */
 	unwatch_receiving(r);
 	r->state = REQ_ANSWERED;
+	cut_off_closing = 1;
 	cut_off_send(r, why, r->detail);
-	return close_after_answer();
-}
-
-void cut_off_at_target(struct request *r, enum rejection why)
-{
-	r->state = REQ_ANSWERED;
-	cut_off_send(r, why, r->detail);
-	/* nothing libmicrohttpd may queue later (its own 431 when the headers
-	 * then fill the pool) follows the answer: its send fails and it closes;
-	 * the reading side stays open, as in cut_off_at_deadline */
-	shutdown(r->fd, SHUT_WR);
+	return MHD_NO;
 }
 
 void cut_off_at_deadline(struct watch_entry *e, enum watch_reason why)
