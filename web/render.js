@@ -17,6 +17,12 @@ import { view } from "./state.js";
 import { $, DIVERGING, RAMP, absMax, el, isKorean, rovingFocus, shapeOf, showToken, specKey, toNumbers, whitespaceOffsets } from "./util.js";
 
 let drawn = null; // {req, body, timing, meta, batched} of the last answer drawn
+let picked = () => {}; // told when a head is picked on the grid (app.js keeps it in the address)
+
+// fn is called after a head picked on the grid is drawn large.
+export function onPicked(fn) {
+	picked = fn;
+}
 
 export function isSeeded(m) {
 	return typeof m?.source === "string" && m.source.startsWith("seed:");
@@ -121,10 +127,25 @@ export function render(req, body, timing, meta, info) {
 		view.compare = view.compare ? { layer: Math.min(layers.length - 1, 1), head: Math.min(H - 1, 1) } : null;
 		view.enabled = new Set(Array.from({ length: H }, (_, h) => h));
 	}
+	if (info.chosen) chooseView(info.chosen, H);
 	view.drawnKey = specKey(req);
 	if (view.findKey !== null && view.findKey !== view.drawnKey) forgetFound();
 	drawn = { req, body, timing, meta, batched };
 	draw();
+}
+
+// The heads an address asked for (app.js viewChoicesOf), each where the
+// answer has it: a head past its last, or a layer number it has not, is
+// ignored (the head drawn stays), as is a second head to compare with
+// (compare stays off): a shared link of a bigger model still draws.
+function chooseView(chosen, H) {
+	const head = (h) => (h !== null && h < H ? h : null);
+	const layer = (id) => (id === null ? -1 : view.layerIds.indexOf(id));
+	const at = (asked, was) => ({ layer: layer(asked.layer) >= 0 ? layer(asked.layer) : was.layer, head: head(asked.head) ?? was.head });
+	view.selected = at(chosen.selected, view.selected);
+	if (head(chosen.compare.head) === null) return;
+	const second = { layer: Math.min(view.layers.length - 1, 1), head: chosen.compare.head };
+	view.compare = at(chosen.compare, second);
 }
 
 // The pre-softmax scores arrived (or will not: note says why).
@@ -180,6 +201,7 @@ export function draw() {
 		onPick: (l, h) => {
 			view.selected = { layer: l, head: h };
 			draw();
+			picked();
 			$("focus").querySelector("svg.map, canvas.cells")?.focus({ preventScroll: true });
 			$("focus").scrollIntoView({ block: "nearest", behavior: "smooth" });
 		},
