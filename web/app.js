@@ -11,11 +11,12 @@
 // The page opens on the model named in ?model=, else `mini` (the trained
 // built-in), else the first checkpoint, else `base`; ?text= sets the sentence.
 // Each drawing writes its model and text back there (addressOf), with the
-// other controls that decide what is drawn (KEPT), read again at load.
+// other controls that decide what is drawn (KEPT) and the view choices
+// (VIEW_KEPT: values, the head large and the one compared), read again at load.
 
 import { copyLength, looksSpecial, randomIds, scoreModel } from "./findheads.js";
 import { hideTip } from "./heatmap.js";
-import { draw, drawBadge, highlightToken, render, scoresOf, setScores, weightsLabel } from "./render.js";
+import { draw, drawBadge, highlightToken, onPicked, render, scoresOf, setScores, weightsLabel } from "./render.js";
 import { view } from "./state.js";
 import { $, el, isKorean, parseServerTiming, specKey, toNumbers } from "./util.js";
 
@@ -60,6 +61,8 @@ const textKept = { sentence: "", ids: "" }; // the other kind's text, while this
 let pendingText = new URLSearchParams(location.search).get("text");
 // ?model= naming no model served: said under the Model field until another is chosen
 let missingModel = null;
+// ?head=, ?compare= and their layers (viewChoicesOf), until an answer is drawn to show them on
+let pendingView = viewChoicesOf(new URLSearchParams(location.search));
 
 // ---- reading the form --------------------------------------------------------
 
@@ -276,7 +279,8 @@ async function run() {
 		const m = models.find((x) => x.name === body.model) ?? null;
 		hideError();
 		scoresAsked = null;
-		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "", positionsNote });
+		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "", positionsNote, chosen: pendingView });
+		pendingView = null;
 		view.renders++;
 		keepAddress(address);
 		setState("ok");
@@ -321,6 +325,7 @@ function addressOf(req) {
 // not pushed, so that drawing adds no history entry.
 function keepAddress(url) {
 	if (view.model?.kind === "checkpoint") url.searchParams.set("layer", String(view.layerIds[view.layer]));
+	keepView(url);
 	if (url.href !== location.href) history.replaceState(history.state, "", url);
 }
 
@@ -332,6 +337,53 @@ function readKept() {
 		const options = $(id).tagName === "SELECT" ? [...$(id).options].map((o) => o.value) : null;
 		if (v !== null && (options === null || options.includes(v))) $(id).value = v;
 	}
+}
+
+// The view choices the address keeps besides the controls of the request:
+// they change what is drawn of an answer, not what is asked. "values" is
+// the Values choice, "head" the head shown large and "compare" the one
+// compared with it (left out when not comparing); "head-layer" and
+// "compare-layer" their layer numbers, only when the answer has more than
+// one layer (a one-layer model's links stay short).
+const VIEW_KEPT = ["values", "head", "head-layer", "compare", "compare-layer"];
+
+// The view choices of url as drawn: written only once something is drawn,
+// so that an address's own choices wait there for the first drawing.
+function keepView(url) {
+	if (view.renders === 0) return;
+	for (const k of VIEW_KEPT) url.searchParams.delete(k);
+	const many = view.layers.length > 1;
+	url.searchParams.set("values", view.mode);
+	url.searchParams.set("head", String(view.selected.head));
+	if (many) url.searchParams.set("head-layer", String(view.layerIds[view.selected.layer]));
+	if (view.compare === null) return;
+	url.searchParams.set("compare", String(view.compare.head));
+	if (many) url.searchParams.set("compare-layer", String(view.layerIds[view.compare.layer]));
+}
+
+// A view choice changed (no request): the address says it.
+function keepViewChoice() {
+	keepAddress(new URL(location.href));
+}
+
+// ?values= as an address wrote it, read at load; a value no radio has is left out.
+function readValues() {
+	const asked = new URLSearchParams(location.search).get("values");
+	const radio = [...document.querySelectorAll('input[name="values"]')].find((r) => r.value === asked);
+	if (!radio) return;
+	radio.checked = true;
+	view.mode = radio.value;
+}
+
+// The heads an address asked to show large and to compare, as numbers
+// (null: not asked, or not a number); render.js puts them on the first
+// answer drawn where that answer has them (its chooseView).
+function viewChoicesOf(params) {
+	const whole = (k) => (/^\d+$/.test(params.get(k) ?? "") ? Number(params.get(k)) : null);
+	return {
+		selected: { layer: whole("head-layer"), head: whole("head") },
+		compare: { layer: whole("compare-layer"), head: whole("compare") },
+	};
 }
 
 // POST req to /v1/attention: the response and its body, which must be JSON.
@@ -691,20 +743,25 @@ function wireResults() {
 		view.selected = { layer: Number($("pick-layer").value), head: Number($("pick-head").value) };
 		if (view.compare) view.compare = { layer: Number($("cmp-layer").value), head: Number($("cmp-head").value) };
 		draw();
+		keepViewChoice();
 	};
 	for (const id of ["pick-layer", "pick-head", "cmp-layer", "cmp-head"]) $(id).addEventListener("change", pick);
 	$("compare").addEventListener("change", () => {
 		const H = view.layers[0]?.length ?? 1;
 		view.compare = $("compare").checked ? { layer: Math.min(view.layers.length - 1, view.selected.layer + 1), head: (view.selected.head + 1) % H } : null;
 		draw();
+		keepViewChoice();
 	});
 	for (const r of document.querySelectorAll('input[name="values"]')) {
 		r.addEventListener("change", () => {
 			view.mode = document.querySelector('input[name="values"]:checked').value;
 			draw();
+			keepViewChoice();
 			if (view.mode === "scores") askScores();
 		});
 	}
+	// a head picked on the grid (render.js) is kept as one picked here is
+	onPicked(keepViewChoice);
 	$("find-heads").addEventListener("click", findHeads);
 	// a token pointed at or focused lights its characters in the sentence
 	const over = (ev) => {
@@ -721,6 +778,7 @@ async function main() {
 	$("find-note").dataset.intro = $("find-note").textContent;
 	wire();
 	readKept();
+	readValues();
 	syncInputKind();
 	syncMask();
 	await loadModels(); // and ?text= into the box of the model opened on

@@ -13,13 +13,15 @@
 // build/web-viewer-phone.png (a phone's width).
 //
 // viewer_page.mjs holds the shared helpers, viewer_checkpoint.mjs the checks
-// on whole checkpoints.
+// on whole checkpoints, viewer_address.mjs those on the view choices kept in
+// the address.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 
 import { startDaemon, stopDaemon } from "./daemon.mjs";
 import { check, finish } from "./report.mjs";
+import { checkViewAddress } from "./viewer_address.mjs";
 import { checkLongInput } from "./viewer_long.mjs";
 import { checkLongHeadView, checkLongHeadViewShift, checkLongTables } from "./viewer_long_views.mjs";
 import { checkCheckpoint, checkFindHeads, checkSlidingWindow, checkTokenIds, plantPreviousTokenHead } from "./viewer_checkpoint.mjs";
@@ -914,6 +916,7 @@ async function main() {
 		await checkCheckpoint(page, d.base);
 		await checkFindHeads(page, d.base);
 		await checkStates(page, d.base);
+		await checkViewAddress(page, d.base);
 		await checkTokenIds(page, d.base);
 		await checkSlidingWindow(page, d.base);
 		await checkLongInput(page, d.base);
