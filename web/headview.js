@@ -47,7 +47,7 @@ export function drawHeadView(container, { heads, tokens, lang, enabled, onToggle
 			? canvasLines(container, root, heads, enabled, { x1, gap, width, height, y })
 			: svgLines(root, heads, enabled, x1, x2, y);
 	appendTokens(root, labels, x1, x2, y);
-	const own = el("p", { class: "map-readout", "aria-live": "polite" });
+	const own = el("p", { class: "map-readout" });
 	wirePointing(root, only, (i) => sayQuery(heads, enabled, tokens, lang, own, i));
 	const scroller = el("div", { class: "hv-scroll" }, view);
 	container.replaceChildren(toggles, scroller, own);
@@ -55,7 +55,7 @@ export function drawHeadView(container, { heads, tokens, lang, enabled, onToggle
 
 // Query i's read-out, as a heatmap's cell is read out (heatmap.js
 // sayReadout): the strongest key of each shown head, on the page's line
-// and the head view's own.
+// (the one a screen reader hears) and the head view's own.
 function sayQuery(heads, enabled, tokens, lang, own, i) {
 	const shown = [...enabled].filter((h) => h < heads.length).sort((a, b) => a - b);
 	const said = shown.map((h) => {

@@ -338,8 +338,10 @@ export function hideTip() {
 }
 
 // The page's read-out line (#readout, aria-live) says text, and own (a
-// panel's own aria-live line under it, or null) says line: what a screen
-// reader hears for the cell or query in focus (the head view's too).
+// panel's own line under it, or null) says line. #readout is the one live
+// region, so a screen reader hears the cell or query in focus once (the
+// head view's too); own, with the same words, is for eyes that are on the
+// figure, far below #readout.
 export function sayReadout(text, line, lang, own) {
 	$("readout").textContent = text;
 	$("readout").lang = lang;

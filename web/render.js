@@ -416,7 +416,7 @@ function drawFocus(ctx, hiddenAt) {
 		fig.append(el("figcaption", {}, el("strong", { text: title }), el("span", { text: ctx.kind === "scores" ? "scores before softmax" : "weights" })));
 		const figCtx = { ...ctx, hidden: hiddenAt(at.layer) }; // the mask of this figure's layer
 		fig.append(el("div", { class: "map-scroll" }, heatmap(w, title, figCtx, true)));
-		fig.append(el("p", { class: "map-readout", "aria-live": "polite", text: view.lang === "ko" ? "칸을 가리키면 읽어 줍니다." : "Point at a cell to read it." }));
+		fig.append(el("p", { class: "map-readout", text: view.lang === "ko" ? "칸을 가리키면 읽어 줍니다." : "Point at a cell to read it." }));
 		if (ctx.kind === "weights") fig.append(topList(w, figCtx));
 		return fig;
 	});
@@ -512,7 +512,7 @@ function positionsFigure(which, m, title, ctx, note) {
 	fig.dataset.values = JSON.stringify(m);
 	fig.append(el("figcaption", {}, el("strong", { text: title }), el("span", { text: ` [${m.length}, ${m[0]?.length ?? 0}]` })));
 	fig.append(el("div", { class: "map-scroll" }, heatmap(m, title, ctx)));
-	fig.append(el("p", { class: "map-readout", "aria-live": "polite" }));
+	fig.append(el("p", { class: "map-readout" }));
 	fig.append(el("p", { class: "note pos-note" }, note[0], " ", el("span", { lang: "ko", text: note[1] })));
 	return fig;
 }

@@ -34,6 +34,7 @@ import {
 	cleanups,
 	drawnHeatmaps,
 	launchBrowser,
+	liveRegionsSaying,
 	madeUpWords,
 	pointAt,
 	postAttention,
@@ -174,6 +175,9 @@ async function checkDefault(page, base, requests) {
 		await page.keyboard.press("ArrowLeft");
 		const next = await page.$eval("#readout", (n) => n.textContent);
 		if (!next.includes(`${SEED_WORDS[2]} → ${SEED_WORDS[2]}`)) p.push(`ArrowLeft after the click: ${next}`);
+		// the cell is said once: the figure's own line under it is not a live region too
+		const live = await liveRegionsSaying(page, `${SEED_WORDS[2]} → ${SEED_WORDS[2]}`);
+		if (live !== 1) p.push(`${live} live regions say the cell: a screen reader hears it ${live} times`);
 	});
 
 	// the head view's queries are read out as a heatmap's cells are: the
@@ -186,8 +190,10 @@ async function checkDefault(page, base, requests) {
 		const want = `head 0: ${SEED_WORDS[1]} → ${SEED_WORDS[best]}에 주목`;
 		const text = await page.$eval("#readout", (n) => n.textContent);
 		if (!text.includes(want)) p.push(`after ArrowDown to ${SEED_WORDS[1]} the read-out says: ${text}`);
-		const own = await page.$eval("#headview .map-readout[aria-live]", (n) => n.textContent).catch(() => "(no aria-live line in the head view)");
+		const own = await page.$eval("#headview .map-readout", (n) => n.textContent).catch(() => "(no line of its own in the head view)");
 		if (!own.includes(want)) p.push(`the head view's own line: ${own}`);
+		const live = await liveRegionsSaying(page, want);
+		if (live !== 1) p.push(`${live} live regions say "${want}": a screen reader hears it ${live} times`);
 	});
 
 	await check("causal: every weight above the diagonal is 0, every row sums to 1", async (p) => {

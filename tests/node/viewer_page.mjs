@@ -134,6 +134,13 @@ export function drawnHeatmaps(page) {
 	);
 }
 
+// How many of the page's live regions (aria-live other than "off") say
+// text now: each is spoken when it changes, so a read-out meant to be
+// heard once must be in exactly one.
+export function liveRegionsSaying(page, text) {
+	return page.$$eval('[aria-live]:not([aria-live="off"])', (nodes, t) => nodes.filter((n) => n.textContent.includes(t)).length, text);
+}
+
 // Points at an element once it is in view (a scroll hides the tooltip, as it should).
 export async function pointAt(page, handle) {
 	await handle.scrollIntoViewIfNeeded();
