@@ -79,21 +79,16 @@ static socklen_t address_of(const struct probe_url *u, union probe_addr *a)
 	return 0;
 }
 
-static int connect_to(const struct probe_url *u)
+static int connect_to(const union probe_addr *addr, socklen_t len)
 {
-	union probe_addr addr;
-	socklen_t len = address_of(u, &addr);
 	struct timeval tv = {5, 0};
-	int fd;
+	int fd = socket(addr->sa.sa_family, SOCK_STREAM, 0);
 
-	if (len == 0)
-		return -1;
-	fd = socket(addr.sa.sa_family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0 ||
-	    connect(fd, &addr.sa, len) != 0) {
+	    connect(fd, &addr->sa, len) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -129,16 +124,22 @@ static int get_status(int fd, const struct probe_url *u)
 int probe_run(const char *url)
 {
 	struct probe_url u;
+	union probe_addr addr;
+	socklen_t len = 0;
 	int fd;
 	int status;
 
-	if (parse_url(url, &u) != 0) {
+	/* a host name (localhost) is never looked up: refused with the forms
+	 * taken, not reported as a daemon that did not answer */
+	if (parse_url(url, &u) == 0)
+		len = address_of(&u, &addr);
+	if (len == 0) {
 		fprintf(stderr, "attnd --probe: '%s' is not http://IPV4:PORT/path or "
 				"http://[IPV6]:PORT/path\n",
 			url);
 		return 1;
 	}
-	fd = connect_to(&u);
+	fd = connect_to(&addr, len);
 	if (fd < 0) {
 		fprintf(stderr, "attnd --probe: cannot connect to %s:%u\n", u.host, u.port);
 		return 1;

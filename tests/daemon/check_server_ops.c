@@ -445,6 +445,29 @@ START_TEST(test_probe)
 }
 END_TEST
 
+/* A host name is not looked up (the probe takes numeric addresses): its
+ * message gives the forms taken, not "cannot connect", which would send
+ * whoever wrote http://localhost:8080/healthz looking for a dead daemon. */
+START_TEST(test_probe_host_name)
+{
+	static char err[4096];
+	char url[128];
+	int status;
+
+	LIVE_DAEMON(d, "--no-builtins");
+	snprintf(url, sizeof url, "http://localhost:%u/healthz", d.port);
+	{
+		const char *const probe[] = {"--probe", url, NULL};
+
+		status = live_run_to_exit(probe, WAIT_MS, err, sizeof err);
+	}
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
+	ck_assert_msg(strstr(err, "is not http://IPV4:PORT/path") != NULL, "stderr: %s", err);
+	ck_assert_msg(strstr(err, "cannot connect") == NULL, "stderr: %s", err);
+	live_stop(&d);
+}
+END_TEST
+
 /* --host :: is every interface, IPv4 too: the image's HEALTHCHECK probes
  * 127.0.0.1, and the probe speaks IPv6 in brackets. Skipped where the
  * machine has no IPv6. */
@@ -497,6 +520,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(cli, test_bad_model_exits_2);
 	tcase_add_test(cli, test_model_from_file);
 	tcase_add_test(cli, test_probe);
+	tcase_add_test(cli, test_probe_host_name);
 	tcase_add_test(cli, test_probe_dual_stack);
 	tcase_add_test(cli, test_work_limit_flag);
 	tcase_add_test(cli, test_budget_of_one_body);
