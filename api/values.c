@@ -69,7 +69,7 @@ const char *api_where_elem(char *dst, const struct api_where *w, int batched, si
 		api_ptr_index(dst, API_PTR_MAX, w->base, batched ? b * L + i : i);
 		return dst;
 	}
-	if (w->elems == API_WHERE_NONE)
+	if (w->elems == API_WHERE_ITEM || w->elems == API_WHERE_NONE)
 		return api_where_item(dst, w, batched, b);
 	api_ptr_index(dst, API_PTR_MAX, api_where_item(item, w, batched, b), i);
 	return dst;

@@ -37,9 +37,11 @@ enum api_encoding {
  * Where a value came from: a JSON pointer (/v1: "/tokens"), or the place in
  * a /v2 request ("/inputs/0/data"). Its elements are pointed at nested
  * (base/b/i, as nested JSON arrays), flat (base/k, the row-major index in a
- * flat array), or not at all (the base alone: bytes of a binary section).
+ * flat array), by their item alone (base/b: the words of a /v2 text, whose
+ * flat data holds whole strings), or not at all (the base alone: bytes of a
+ * binary section).
  */
-enum api_where_elems { API_WHERE_NESTED = 0, API_WHERE_FLAT, API_WHERE_NONE };
+enum api_where_elems { API_WHERE_NESTED = 0, API_WHERE_FLAT, API_WHERE_ITEM, API_WHERE_NONE };
 
 struct api_where {
 	const char *base;

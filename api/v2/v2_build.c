@@ -118,6 +118,10 @@ static int query_from_text(struct v2_job *v, size_t limit, struct api_error *err
 
 	if (t->rank != 1 || !no_zero_dims(t))
 		return shape_error(v, IN_TEXT, "[B], one string per item", err);
+	/* a word is no element of the data, which holds whole texts: a word
+	 * refused is pointed at by its text's element */
+	if (where.elems == API_WHERE_FLAT)
+		where.elems = API_WHERE_ITEM;
 	text = malloc(t->n * sizeof(*text));
 	if (text == NULL)
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");

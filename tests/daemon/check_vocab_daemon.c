@@ -97,6 +97,11 @@ static void compare_answers(unsigned port, const char *a, const char *b, int equ
 		      equal ? "agree" : "differ", body_a, body_b);
 }
 
+/* A /v2 text batch whose second text has a word outside the file. */
+#define V2_ZEBRA                                                                     \
+	"{\"inputs\": [{\"name\": \"text\", \"datatype\": \"BYTES\", \"shape\": [2], " \
+	"\"data\": [\"the cat sat on\", \"the zebra\"]}]}"
+
 /* One daemon on one vocabulary: text maps to the file's ids, ids to its words. */
 static void check_daemon_maps(const char *vocab_path)
 {
@@ -130,6 +135,13 @@ static void check_daemon_maps(const char *vocab_path)
 	ck_assert_int_eq(r.status, 422);
 	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/text/1\""), "%s",
 		      r.body);
+	live_resp_release(&r);
+	/* on /v2 the data holds whole texts: the place is the text's element
+	 * (data/1), not the word's index counted as if it were one (data/3) */
+	live_post(d.port, "/v2/models/gqa/infer", "application/json", "", V2_ZEBRA,
+		  strlen(V2_ZEBRA), &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_msg(strstr(r.body, "(at /inputs/0/data/1)") != NULL, "%s", r.body);
 	live_resp_release(&r);
 	live_stop(&d);
 }
