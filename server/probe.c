@@ -1,6 +1,8 @@
 /*
  * probe.c: one HTTP/1.0 GET over a plain socket, status line parsed. The
- * host is a numeric IPv4 address, or IPv6 in brackets (http://[::1]:8080/).
+ * host is a numeric IPv4 address, IPv6 in brackets (http://[::1]:8080/), or
+ * localhost, taken as 127.0.0.1 (RFC 6761 section 6.3: it is always the
+ * loopback); no other name is looked up, so a probe needs no resolver.
  */
 #include "probe.h"
 
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -62,16 +65,19 @@ static int parse_url(const char *url, struct probe_url *u)
 	return 0;
 }
 
-/* The numeric host and port as a socket address: its length, or 0. */
+/* The host (numeric, or localhost) and port as a socket address: its
+ * length, or 0. */
 static socklen_t address_of(const struct probe_url *u, union probe_addr *a)
 {
+	const char *host = strcasecmp(u->host, "localhost") == 0 ? "127.0.0.1" : u->host;
+
 	memset(a, 0, sizeof *a);
-	if (inet_pton(AF_INET, u->host, &a->in4.sin_addr) == 1) {
+	if (inet_pton(AF_INET, host, &a->in4.sin_addr) == 1) {
 		a->in4.sin_family = AF_INET;
 		a->in4.sin_port = htons((uint16_t)u->port);
 		return sizeof a->in4;
 	}
-	if (inet_pton(AF_INET6, u->host, &a->in6.sin6_addr) == 1) {
+	if (inet_pton(AF_INET6, host, &a->in6.sin6_addr) == 1) {
 		a->in6.sin6_family = AF_INET6;
 		a->in6.sin6_port = htons((uint16_t)u->port);
 		return sizeof a->in6;
@@ -129,13 +135,14 @@ int probe_run(const char *url)
 	int fd;
 	int status;
 
-	/* a host name (localhost) is never looked up: refused with the forms
-	 * taken, not reported as a daemon that did not answer */
+	/* a host name other than localhost is never looked up: refused with
+	 * the forms taken, not reported as a daemon that did not answer */
 	if (parse_url(url, &u) == 0)
 		len = address_of(&u, &addr);
 	if (len == 0) {
-		fprintf(stderr, "attnd --probe: '%s' is not http://IPV4:PORT/path or "
-				"http://[IPV6]:PORT/path\n",
+		fprintf(stderr,
+			"attnd --probe: '%s' is not http://IPV4:PORT/path, "
+			"http://[IPV6]:PORT/path or http://localhost:PORT/path\n",
 			url);
 		return 1;
 	}

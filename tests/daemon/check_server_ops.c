@@ -445,9 +445,10 @@ START_TEST(test_probe)
 }
 END_TEST
 
-/* A host name is not looked up (the probe takes numeric addresses): its
- * message gives the forms taken, not "cannot connect", which would send
- * whoever wrote http://localhost:8080/healthz looking for a dead daemon. */
+/* localhost is the loopback (RFC 6761), so it is probed at 127.0.0.1 as a
+ * container's health check would write it; any other name is not looked
+ * up, and its message gives the forms taken, not "cannot connect", which
+ * would send whoever wrote it looking for a dead daemon. */
 START_TEST(test_probe_host_name)
 {
 	static char err[4096];
@@ -455,7 +456,14 @@ START_TEST(test_probe_host_name)
 	int status;
 
 	LIVE_DAEMON(d, "--no-builtins");
-	snprintf(url, sizeof url, "http://localhost:%u/healthz", d.port);
+	snprintf(url, sizeof url, "http://LocalHost:%u/healthz", d.port);
+	{
+		const char *const probe[] = {"--probe", url, NULL};
+
+		status = live_run_to_exit(probe, WAIT_MS, err, sizeof err);
+	}
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, err);
+	snprintf(url, sizeof url, "http://attnd.example:%u/healthz", d.port);
 	{
 		const char *const probe[] = {"--probe", url, NULL};
 
