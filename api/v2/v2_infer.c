@@ -1,7 +1,9 @@
 /*
  * v2_infer.c: POST /v2/models/{name}[/versions/{version}]/infer (see v2.h).
  *
- * The request {"id"?, "parameters"?, "inputs", "outputs"?}:
+ * The request {"id"?, "model_name"?, "parameters"?, "inputs", "outputs"?}
+ * (model_name, which KServe's Python client sends, is not read: the path
+ * names the model):
  *   inputs      exactly one of embeddings FP32 [B, L, E] or [L, E],
  *               tokens INT32 / INT64 [B, L] or [L], text BYTES [B] (each
  *               string split on whitespace; items of different lengths are
@@ -47,7 +49,10 @@ static const unsigned role_dtypes[IN_COUNT] = {
     1u << V2_FP32, 1u << V2_INT32 | 1u << V2_INT64,
 };
 
-static const char *const top_fields[] = {"id", "parameters", "inputs", "outputs", NULL};
+/* model_name: KServe's Python client (InferRequest.to_rest) writes it into
+ * every body; the path names the model, so it is read for its type only. */
+static const char *const top_fields[] = {"id",	   "model_name", "parameters",
+					 "inputs", "outputs",	 NULL};
 static const char *const param_fields[] = {"causal", "window",	"alignment", "positional",
 					   "scale",  "softcap", "weights",   "binary_data_output",
 					   NULL};
@@ -100,6 +105,9 @@ static int read_top(struct v2_job *v, struct api_error *err)
 		return -1;
 	if (id != NULL && !json_is_string(id))
 		return api_fail(err, API_E_INVALID_TYPE, "/id", "id is a string");
+	if (json_object_get(v->root, "model_name") != NULL &&
+	    !json_is_string(json_object_get(v->root, "model_name")))
+		return api_fail(err, API_E_INVALID_TYPE, "/model_name", "model_name is a string");
 	v->id = id ? json_string_value(id) : NULL;
 	v->params = json_object_get(v->root, "parameters");
 	if (v->params == NULL)

@@ -363,6 +363,35 @@ START_TEST(test_infer_json_equals_v1)
 }
 END_TEST
 
+/* KServe's Python client (kserve.InferRequest.to_rest) writes the model's
+ * name into every body, beside id; the path names the model, so the field
+ * is taken and its value left alone: the client may name the model it
+ * built the request for while posting to another path, as KServe's binary
+ * tensor example does. */
+START_TEST(test_infer_kserve_client_body)
+{
+	static const size_t out_shape[] = {3, 8};
+	struct live_resp r = {0};
+	json_t *j;
+
+	post_json(INFER,
+		  "{\"id\":\"9f1c\",\"model_name\":\"mymodel\",\"inputs\":[{\"name\":"
+		  "\"embeddings\",\"shape\":[3,8],\"datatype\":\"FP32\",\"data\":" X3 "}],"
+		  "\"outputs\":[{\"name\":\"output\"}]}",
+		  &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	j = json_of(r.body, r.body_len);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "model_name")), "tiny");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "9f1c");
+	assert_shape(j, "output", 2, out_shape);
+	json_decref(j);
+	live_resp_release(&r);
+	post_json(INFER, "{\"model_name\":1,\"inputs\":[]}", &r);
+	assert_v2_error(&r, 422, "model_name is a string (at /model_name)");
+	live_resp_release(&r);
+}
+END_TEST
+
 /* text BYTES [1] against v1's batched text; flat and nested data alike. */
 START_TEST(test_infer_text_equals_v1)
 {
@@ -866,6 +895,7 @@ static Suite *v2_suite(void)
 	tcase_add_test(infer, test_infer_softcap_below_float32);
 	tcase_add_test(infer, test_infer_text_batch_padded);
 	tcase_add_test(infer, test_outputs_selection);
+	tcase_add_test(infer, test_infer_kserve_client_body);
 	tcase_add_test(binary, test_binary_both_ways);
 	tcase_add_test(binary, test_binary_bytes_and_int64);
 	tcase_add_test(errors, test_json_errors);
