@@ -591,15 +591,20 @@ static void log_and_count(const struct request *r)
 		count_model(r);
 }
 
-/* A refusal decided and never queued: libmicrohttpd ended the connection
- * before the next callback, its client gone after sending the whole request
- * (a full queue's 503 resumes the connection at once, and a client that
- * closed meanwhile is not called back). Logged 499 as compute_outcome logs
- * a client gone while queued or computing; a request whose client left
- * before it was whole stays 0. */
-static int left_before_refusal(const struct request *r, enum MHD_RequestTerminationCode toe)
+/* An ending decided and never queued: libmicrohttpd ended the connection
+ * before the next callback, its client gone after sending the whole request.
+ * A refusal (a full queue's 503 resumes the connection at once, and a client
+ * that closed meanwhile is not called back), or a worker's reply that
+ * stands: the watcher stops polling a request's socket once its
+ * --compute-deadline fires, and a call that finishes anyway keeps its
+ * answer (http_compute.c: compute_outcome), so a client that leaves after
+ * the deadline, or in the moment between the watcher's last poll and the
+ * resume, is seen only here. Logged 499 as compute_outcome logs a client
+ * gone while queued or computing; a request whose client left before it
+ * was whole stays 0. */
+static int left_before_answer(const struct request *r, enum MHD_RequestTerminationCode toe)
 {
-	if (r->state != REQ_REFUSED || r->status != 0)
+	if ((r->state != REQ_REFUSED && r->state != REQ_REPLIED) || r->status != 0)
 		return 0;
 	return toe == MHD_REQUEST_TERMINATED_WITH_ERROR || toe == MHD_REQUEST_TERMINATED_READ_ERROR ||
 	       toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT;
@@ -617,7 +622,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)srv->cfg->timeout);
 	unwatch_receiving(r); /* before the log: the watcher may have set the status */
-	if (left_before_refusal(r, toe))
+	if (left_before_answer(r, toe))
 		r->status = 499;
 	log_and_count(r);
 	request_free(r);

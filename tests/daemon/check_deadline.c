@@ -19,9 +19,15 @@
  *   lent back    --threads 2: the long request borrows the idle worker
  *                (attnd_compute_split_total 1); its client leaves; the next
  *                large request borrows it again, so it was given back
+ *   gone after   --threads 1 --compute-deadline 1: a call that never reads
+ *   the deadline the cancel flag (POST /v1/tokenize, bert, one word of
+ *                TOK_BYTES, seconds of one core) runs on past the deadline,
+ *                its reply standing; its client leaves meanwhile, when the
+ *                watcher no longer polls its socket: logged 499, not 0
  * The latency of that last step (< 100 ms) is measured by the fault suite
  * (tests/daemon/faults/run.py, cancelled_running), where figures are printed.
  */
+#define _DEFAULT_SOURCE /* usleep */
 #include <check.h>
 
 #include <stdio.h>
@@ -32,7 +38,7 @@
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
 
-enum { WAIT_MS = 30000, LONG_L = 8192, SHORT_L = 64 };
+enum { WAIT_MS = 30000, LONG_L = 8192, SHORT_L = 64, TOK_BYTES = 10000000 };
 
 #define CANCELLED(reason, stage)                                                                   \
 	"attnd_requests_cancelled_total{reason=\"" reason "\",stage=\"" stage "\"}"
@@ -207,6 +213,62 @@ START_TEST(test_client_gone_returns_lent_workers)
 }
 END_TEST
 
+/* {"tokenizer":"bert","text":"abcdefghij..."}: one word of n letters, which
+ * the tokenizer takes seconds over (about 1.6 s for 4 MB on the project's
+ * machine) and answers [UNK]; the caller frees it. */
+static char *long_word_body(size_t n)
+{
+	static const char head[] = "{\"tokenizer\":\"bert\",\"text\":\"", tail[] = "\"}";
+	char *body = malloc(sizeof head + n + sizeof tail);
+	char *p = body;
+
+	ck_assert_ptr_nonnull(body);
+	memcpy(p, head, sizeof head - 1);
+	p += sizeof head - 1;
+	for (size_t i = 0; i < n; i++)
+		*p++ = (char)('a' + i % 10);
+	memcpy(p, tail, sizeof tail);
+	return body;
+}
+
+START_TEST(test_client_gone_after_deadline_is_499)
+{
+	static char head[256];
+	struct live_resp r = {0};
+	char *body = long_word_body(TOK_BYTES);
+	int fd;
+
+	LIVE_DAEMON(d, "--threads", "1", "--compute-deadline", "1", "--max-text-bytes", "16000000");
+	fd = live_connect(d.port);
+	snprintf(head, sizeof head,
+		 "POST /v1/tokenize HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+		 "Content-Length: %zu\r\n\r\n",
+		 strlen(body));
+	live_send_str(fd, head);
+	live_send_str(fd, body);
+	live_wait_metric(d.port, "attnd_compute_running", 1, WAIT_MS);
+	/* the deadline (1 s from the whole body, before the worker took it)
+	 * has fired; the call, which does not read the flag, runs on */
+	usleep(1300 * 1000);
+	ck_assert_msg(metric_of(d.port, "attnd_compute_running") == 1,
+		      "the tokenizer call ended within 1.3 s: make TOK_BYTES larger");
+	close(fd);
+	live_wait_metric(d.port, "attnd_compute_running", 0, WAIT_MS);
+	live_wait_metric(d.port, "attnd_http_requests_in_flight", 1, WAIT_MS); /* this poll */
+	live_get(d.port, "/metrics", &r);
+	ck_assert_double_eq(
+	    live_metric(r.body, "attnd_http_requests_total{route=\"/v1/tokenize\",code=\"499\"}"), 1);
+	ck_assert_double_le(
+	    live_metric(r.body, "attnd_http_requests_total{route=\"/v1/tokenize\",code=\"0\"}"), 0);
+	ck_assert_double_le(
+	    live_metric(r.body, "attnd_model_requests_total{model=\"none\",outcome=\"server_error\"}"),
+	    0);
+	live_stop(&d);
+	free(body);
+	live_resp_release(&r);
+}
+END_TEST
+
 static Suite *deadline_suite(void)
 {
 	Suite *s = suite_create("deadline");
@@ -217,6 +279,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(tc, test_compute_deadline_zero_is_none);
 	tcase_add_test(tc, test_client_gone_frees_worker);
 	tcase_add_test(tc, test_client_gone_returns_lent_workers);
+	tcase_add_test(tc, test_client_gone_after_deadline_is_499);
 	suite_add_tcase(s, tc);
 	return s;
 }
