@@ -159,7 +159,7 @@
 #define MiB ((size_t)1 << 20)
 enum { MAX_INLINE_D_MODEL = 4096, MAX_SPLIT_THREADS = 64, EXIT_CONFIG = 2 };
 
-/* Everything a running daemon holds; stop_all frees it in reverse order. */
+/* Everything a running daemon holds; stop_all frees it (the workers first). */
 struct daemon_parts {
 	struct api_service *svc;
 	struct metrics *metrics;
@@ -269,10 +269,18 @@ static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
 
 /* The daemon first (it may resume into the pool), then the pool, then what
  * the workers used: the kept engine threads and the service. */
+/* Called with nothing running (after a drain, or when start-up failed).
+ * The workers are joined before libmicrohttpd stops: the last one may
+ * still be inside MHD_resume_connection, which signals the daemon's
+ * wake-up channel after it releases the lock the I/O thread finishes the
+ * request under, so the request can be counted done (and the drain end)
+ * while that call still reads the daemon MHD_stop_daemon would free. No
+ * request is handed to the pool meanwhile: a draining server refuses
+ * compute requests at their headers (http.c admit_compute). */
 static void stop_all(struct daemon_parts *d)
 {
-	http_stop(d->http);
 	pool_free(d->pool);
+	http_stop(d->http);
 	attn_workers_free(d->engine_workers);
 	metrics_free(d->metrics);
 	api_service_free(d->svc);
