@@ -3,8 +3,9 @@
  * the real daemon (live_daemon.h): server and model metadata, health, the
  * /versions/{version} segment, infer with JSON (the numbers of /v1/attention
  * for the same request, bit for bit), INT32 / INT64 / BYTES inputs, output
- * selection, id echo, Triton's binary tensor extension both ways, and the
- * protocol's errors {"error": "..."} with their statuses.
+ * selection, id echo, Triton's binary tensor extension both ways, CORS and
+ * metrics; the protocol's errors {"error": "..."} with their statuses are
+ * check_v2_errors.c's, and what both share tests/lib/v2_http.h's.
  *
  * Numbers are compared exactly: both routes write the shortest text that
  * reads back to the same float32 (strtof here), and binary outputs are the
@@ -22,21 +23,9 @@
 
 #include "tests/lib/live_daemon.h"
 #include "tests/lib/suite_main.h"
+#include "tests/lib/v2_http.h"
 
 enum { MAXF = 1024 };
-
-#define INFER "/v2/models/tiny/infer"
-#define JSON_CT "application/json"
-#define OCTET_CT "application/octet-stream"
-
-/* Three rows of E = 8 (the tiny model's d_model). */
-#define ROW0 "[0.5,-0.25,0.125,1,0,-1,0.75,0.25]"
-#define ROW1 "[0.8,-0.2,0.3,0.1,-0.5,0.6,0.2,0.1]"
-#define ROW2 "[-0.3,0.2,0.9,-0.4,0.5,0.1,0.7,-0.8]"
-#define X3 "[" ROW0 "," ROW1 "," ROW2 "]"
-static const float x3[24] = {0.5f,	-0.25f, 0.125f, 1,    0,    -1,	  0.75f, 0.25f,
-			     0.8f,	-0.2f,	0.3f,	0.1f, -0.5f, 0.6f, 0.2f,  0.1f,
-			     -0.3f, 0.2f,	0.9f,	-0.4f, 0.5f, 0.1f, 0.7f,  -0.8f};
 
 #define SEEDS "나는 맛있는 사과를 먹었다"
 
@@ -53,32 +42,6 @@ static void stop_builtins(void)
 }
 
 /* ---- reading answers ------------------------------------------------------ */
-
-static json_t *json_of(const char *text, size_t len)
-{
-	json_error_t e;
-	json_t *j = json_loadb(text, len, 0, &e);
-
-	ck_assert_msg(j != NULL, "not JSON (%s): %.300s", e.text, text);
-	return j;
-}
-
-/* status, JSON content type, and the protocol's {"error": "..."} holding needle. */
-static void assert_v2_error(const struct live_resp *r, int status, const char *needle)
-{
-	json_t *j;
-	const char *msg;
-
-	ck_assert_msg(r->status == status, "status %d, expected %d: %s", r->status, status,
-		      r->body);
-	ck_assert_str_eq(live_header(r, "Content-Type"), JSON_CT);
-	j = json_of(r->body, r->body_len);
-	ck_assert_uint_eq(json_object_size(j), 1);
-	msg = json_string_value(json_object_get(j, "error"));
-	ck_assert_msg(msg != NULL, "no error string: %s", r->body);
-	ck_assert_msg(strstr(msg, needle) != NULL, "'%s' lacks '%s'", msg, needle);
-	json_decref(j);
-}
 
 /* The numbers of the JSON array starting at text (nested or flat), read with
  * strtof in order; returns the count. */
@@ -175,28 +138,6 @@ static void assert_shape(json_t *j, const char *name, size_t rank, const size_t 
 		ck_assert_int_eq(json_integer_value(json_array_get(shape, i)), (json_int_t)dims[i]);
 }
 
-static void post_json(const char *path, const char *body, struct live_resp *r)
-{
-	live_post(d.port, path, JSON_CT, "", body, strlen(body), r);
-}
-
-/* POST with the binary extension: the JSON header, then bin. */
-static void post_binary(const char *path, const char *json, const void *bin, size_t bin_len,
-			struct live_resp *r)
-{
-	size_t jl = strlen(json);
-	char *body = malloc(jl + bin_len + 1);
-	char hdr[96];
-
-	ck_assert_ptr_nonnull(body);
-	memcpy(body, json, jl);
-	if (bin_len > 0)
-		memcpy(body + jl, bin, bin_len);
-	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %zu\r\n", jl);
-	live_post(d.port, path, OCTET_CT, hdr, body, jl + bin_len, r);
-	free(body);
-}
-
 /* ---- metadata and health ---------------------------------------------------- */
 
 START_TEST(test_server_metadata_and_health)
@@ -206,7 +147,7 @@ START_TEST(test_server_metadata_and_health)
 
 	live_get(d.port, "/v2", &r);
 	ck_assert_int_eq(r.status, 200);
-	j = json_of(r.body, r.body_len);
+	j = v2_json_of(r.body, r.body_len);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "attnd");
 	ck_assert_ptr_nonnull(json_string_value(json_object_get(j, "version")));
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "extensions"), 0)),
@@ -240,11 +181,11 @@ START_TEST(test_not_ready_and_api_key)
 	ck_assert_int_eq(r.status, 200);
 	live_resp_release(&r);
 	live_get(bare.port, "/v2", &r); /* the transport's refusal, in the v2 body */
-	assert_v2_error(&r, 401, "API key");
+	v2_assert_error(&r, 401, "API key");
 	live_resp_release(&r);
 	live_request(bare.port, "GET /v2/models/tiny HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer k3y\r\n",
 		     NULL, 0, &r);
-	assert_v2_error(&r, 404, "no model named 'tiny'");
+	v2_assert_error(&r, 404, "no model named 'tiny'");
 	live_resp_release(&r);
 	live_stop(&bare);
 }
@@ -257,7 +198,7 @@ START_TEST(test_model_metadata)
 
 	live_get(d.port, "/v2/models/tiny", &r);
 	ck_assert_int_eq(r.status, 200);
-	j = json_of(r.body, r.body_len);
+	j = v2_json_of(r.body, r.body_len);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "tiny");
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "versions"), 0)), "1");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "platform")), "attnd");
@@ -301,27 +242,27 @@ START_TEST(test_versions_and_unknown_models)
 	    "/v2/models/tiny/versions/2/ready", "/v2/models/tiny/versions/latest"};
 	struct live_resp r = {0};
 	char body[] = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-		      "\"data\":" ROW0 "}]}";
+		      "\"data\":" V2_ROW0 "}]}";
 
 	for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
 		live_get(d.port, missing[i], &r);
-		assert_v2_error(&r, 404, i < 2 ? "no model named 'huge'" : "has no version");
+		v2_assert_error(&r, 404, i < 2 ? "no model named 'huge'" : "has no version");
 		live_resp_release(&r);
 	}
-	post_json("/v2/models/tiny/versions/1/infer", body, &r);
+	v2_post_json(d.port, "/v2/models/tiny/versions/1/infer", body, &r);
 	ck_assert_int_eq(r.status, 200);
 	live_resp_release(&r);
-	post_json("/v2/models/tiny/versions/7/infer", body, &r);
-	assert_v2_error(&r, 404, "no version '7'");
+	v2_post_json(d.port, "/v2/models/tiny/versions/7/infer", body, &r);
+	v2_assert_error(&r, 404, "no version '7'");
 	live_resp_release(&r);
-	post_json("/v2/models/huge/infer", body, &r);
-	assert_v2_error(&r, 404, "no model named 'huge'");
+	v2_post_json(d.port, "/v2/models/huge/infer", body, &r);
+	v2_assert_error(&r, 404, "no model named 'huge'");
 	live_resp_release(&r);
 	live_get(d.port, "/v2/nothing", &r);
-	assert_v2_error(&r, 404, "no route");
+	v2_assert_error(&r, 404, "no route");
 	live_resp_release(&r);
-	live_get(d.port, INFER, &r);
-	assert_v2_error(&r, 405, "method");
+	live_get(d.port, V2_INFER, &r);
+	v2_assert_error(&r, 405, "method");
 	ck_assert_str_eq(live_header(&r, "Allow"), "POST, OPTIONS");
 	live_resp_release(&r);
 }
@@ -336,16 +277,16 @@ START_TEST(test_infer_json_equals_v1)
 	struct live_resp v1 = {0}, v1m = {0}, v2 = {0};
 	json_t *j;
 
-	post_json("/v1/attention", "{\"model\":\"tiny\",\"embeddings\":" X3 "}", &v1);
-	post_json("/v1/attention", "{\"model\":\"tiny\",\"embeddings\":" X3 ",\"weights\":\"mean\"}",
+	v2_post_json(d.port, "/v1/attention", "{\"model\":\"tiny\",\"embeddings\":" V2_X3 "}", &v1);
+	v2_post_json(d.port, "/v1/attention", "{\"model\":\"tiny\",\"embeddings\":" V2_X3 ",\"weights\":\"mean\"}",
 		  &v1m);
-	post_json(INFER,
+	v2_post_json(d.port, V2_INFER,
 		  "{\"id\":\"req-7\",\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\","
-		  "\"shape\":[3,8],\"data\":" X3 "}]}",
+		  "\"shape\":[3,8],\"data\":" V2_X3 "}]}",
 		  &v2);
 	ck_assert_int_eq(v1.status, 200);
 	ck_assert_int_eq(v2.status, 200);
-	j = json_of(v2.body, v2.body_len);
+	j = v2_json_of(v2.body, v2.body_len);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "model_name")), "tiny");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "model_version")), "1");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "req-7");
@@ -374,20 +315,20 @@ START_TEST(test_infer_kserve_client_body)
 	struct live_resp r = {0};
 	json_t *j;
 
-	post_json(INFER,
+	v2_post_json(d.port, V2_INFER,
 		  "{\"id\":\"9f1c\",\"model_name\":\"mymodel\",\"inputs\":[{\"name\":"
-		  "\"embeddings\",\"shape\":[3,8],\"datatype\":\"FP32\",\"data\":" X3 "}],"
+		  "\"embeddings\",\"shape\":[3,8],\"datatype\":\"FP32\",\"data\":" V2_X3 "}],"
 		  "\"outputs\":[{\"name\":\"output\"}]}",
 		  &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
-	j = json_of(r.body, r.body_len);
+	j = v2_json_of(r.body, r.body_len);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "model_name")), "tiny");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "9f1c");
 	assert_shape(j, "output", 2, out_shape);
 	json_decref(j);
 	live_resp_release(&r);
-	post_json(INFER, "{\"model_name\":1,\"inputs\":[]}", &r);
-	assert_v2_error(&r, 422, "model_name is a string (at /model_name)");
+	v2_post_json(d.port, V2_INFER, "{\"model_name\":1,\"inputs\":[]}", &r);
+	v2_assert_error(&r, 422, "model_name is a string (at /model_name)");
 	live_resp_release(&r);
 }
 END_TEST
@@ -399,13 +340,13 @@ START_TEST(test_infer_text_equals_v1)
 	struct live_resp v1 = {0}, v2 = {0};
 	json_t *j;
 
-	post_json("/v1/attention", "{\"model\":\"tiny\",\"text\":[\"" SEEDS "\"]}", &v1);
-	post_json(INFER,
+	v2_post_json(d.port, "/v1/attention", "{\"model\":\"tiny\",\"text\":[\"" SEEDS "\"]}", &v1);
+	v2_post_json(d.port, V2_INFER,
 		  "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
 		  "\"data\":[\"" SEEDS "\"]}]}",
 		  &v2);
 	ck_assert_int_eq(v2.status, 200);
-	j = json_of(v2.body, v2.body_len);
+	j = v2_json_of(v2.body, v2.body_len);
 	assert_shape(j, "output", 3, out_shape);
 	ck_assert_ptr_null(json_object_get(j, "id")); /* none was given */
 	json_decref(j);
@@ -424,10 +365,10 @@ START_TEST(test_infer_softcap_below_float32)
 	char body[512];
 	struct live_resp v1 = {0}, v2 = {0};
 
-	post_json("/v1/attention",
+	v2_post_json(d.port, "/v1/attention",
 		  "{\"model\":\"tiny\",\"tokens\":[[3,14,15]],\"softcap\":1e-40}", &v1);
 	snprintf(body, sizeof body, "{%s,\"parameters\":{\"softcap\":1e-50}}", in);
-	post_json(INFER, body, &v2);
+	v2_post_json(d.port, V2_INFER, body, &v2);
 	ck_assert_int_eq(v1.status, 200);
 	ck_assert_int_eq(v2.status, 200);
 	assert_v2_as_v1(&v1, "weights", v2.body, "weights");
@@ -447,7 +388,7 @@ START_TEST(test_infer_tokens_int64_int32)
 	size_t na, nb, nc;
 	json_t *j;
 
-	post_json("/v1/attention",
+	v2_post_json(d.port, "/v1/attention",
 		  "{\"model\":\"tiny\",\"tokens\":[[3,14,15],[9,2,6]],\"mask\":\"causal\","
 		  "\"positional\":\"rope\"}",
 		  &v1);
@@ -455,15 +396,15 @@ START_TEST(test_infer_tokens_int64_int32)
 		 "{%s,\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[2,3],"
 		 "\"data\":[[3,14,15],[9,2,6]]}]}",
 		 params);
-	post_json(INFER, body, &v64);
+	v2_post_json(d.port, V2_INFER, body, &v64);
 	snprintf(body, sizeof body,
 		 "{%s,\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[2,3],"
 		 "\"data\":[3,14,15,9,2,6]}]}",
 		 params);
-	post_json(INFER, body, &v32);
+	v2_post_json(d.port, V2_INFER, body, &v32);
 	ck_assert_int_eq(v64.status, 200);
 	ck_assert_int_eq(v32.status, 200);
-	j = json_of(v64.body, v64.body_len);
+	j = v2_json_of(v64.body, v64.body_len);
 	assert_shape(j, "weights", 4, w_shape);
 	json_decref(j);
 	na = v1_floats(&v1, "weights", a);
@@ -488,14 +429,14 @@ START_TEST(test_infer_text_batch_padded)
 	size_t na, nb;
 	json_t *j;
 
-	post_json("/v1/attention", "{\"model\":\"tiny\",\"text\":[\"a b c\",\"d\"],\"weights\":\"mean\"}",
+	v2_post_json(d.port, "/v1/attention", "{\"model\":\"tiny\",\"text\":[\"a b c\",\"d\"],\"weights\":\"mean\"}",
 		  &v1);
-	post_json(INFER,
+	v2_post_json(d.port, V2_INFER,
 		  "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
 		  "\"data\":[\"a b c\",\"d\"]}],\"outputs\":[{\"name\":\"weights_mean\"}]}",
 		  &v2);
 	ck_assert_int_eq(v2.status, 200);
-	j = json_of(v2.body, v2.body_len);
+	j = v2_json_of(v2.body, v2.body_len);
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 1);
 	assert_shape(j, "weights_mean", 3, m_shape);
 	json_decref(j);
@@ -516,22 +457,22 @@ END_TEST
 START_TEST(test_outputs_selection)
 {
 	const char *in = "\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
-			 "\"data\":" X3 "}]";
+			 "\"data\":" V2_X3 "}]";
 	char body[1024];
 	struct live_resp r = {0};
 	json_t *j;
 
 	snprintf(body, sizeof body, "{%s,\"parameters\":{\"weights\":\"none\"}}", in);
-	post_json(INFER, body, &r);
-	j = json_of(r.body, r.body_len);
+	v2_post_json(d.port, V2_INFER, body, &r);
+	j = v2_json_of(r.body, r.body_len);
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 1);
 	ck_assert_ptr_nonnull(output_of(j, "output"));
 	json_decref(j);
 	live_resp_release(&r);
 	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"weights_mean\"},{\"name\":\"output\"}]}",
 		 in);
-	post_json(INFER, body, &r);
-	j = json_of(r.body, r.body_len);
+	v2_post_json(d.port, V2_INFER, body, &r);
+	j = v2_json_of(r.body, r.body_len);
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 2);
 	ck_assert_str_eq(json_string_value(json_object_get(
 			     json_array_get(json_object_get(j, "outputs"), 0), "name")),
@@ -539,28 +480,28 @@ START_TEST(test_outputs_selection)
 	json_decref(j);
 	live_resp_release(&r);
 	snprintf(body, sizeof body, "{%s,\"parameters\":{\"weights\":\"mean\"},\"outputs\":[{\"name\":\"weights\"}]}", in);
-	post_json(INFER, body, &r);
-	assert_v2_error(&r, 422, "not computed with parameters.weights 'mean'");
+	v2_post_json(d.port, V2_INFER, body, &r);
+	v2_assert_error(&r, 422, "not computed with parameters.weights 'mean'");
 	live_resp_release(&r);
 	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"output\"},{\"name\":\"output\"}]}", in);
-	post_json(INFER, body, &r);
-	assert_v2_error(&r, 422, "twice");
+	v2_post_json(d.port, V2_INFER, body, &r);
+	v2_assert_error(&r, 422, "twice");
 	live_resp_release(&r);
 	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"scores\"}]}", in);
-	post_json(INFER, body, &r);
-	assert_v2_error(&r, 422, "/outputs/0/name");
+	v2_post_json(d.port, V2_INFER, body, &r);
+	v2_assert_error(&r, 422, "/outputs/0/name");
 	live_resp_release(&r);
 	/* a checkpoint's output is unknown to one layer whatever the weights
 	 * parameter, not blamed on it */
 	snprintf(body, sizeof body, "{%s,\"outputs\":[{\"name\":\"attentions\"}]}", in);
-	post_json(INFER, body, &r);
-	assert_v2_error(&r, 422, "/outputs/0/name");
+	v2_post_json(d.port, V2_INFER, body, &r);
+	v2_assert_error(&r, 422, "/outputs/0/name");
 	live_resp_release(&r);
 	/* cross-attention: [3, 8] queries over a [2, 8] key; weights [H, 3, 2] */
-	post_json(INFER,
+	v2_post_json(d.port, V2_INFER,
 		  "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
-		  "\"data\":" X3 "},{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[2,8],\"data\":["
-		  ROW0 "," ROW1 "]}],\"outputs\":[{\"name\":\"weights\"}]}",
+		  "\"data\":" V2_X3 "},{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[2,8],\"data\":["
+		  V2_ROW0 "," V2_ROW1 "]}],\"outputs\":[{\"name\":\"weights\"}]}",
 		  &r);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_ptr_nonnull(strstr(r.body, "\"shape\":[2,3,2]"));
@@ -586,19 +527,19 @@ START_TEST(test_binary_both_ways)
 	const char *ihcl;
 	json_t *j;
 
-	ck_assert(sizeof x3 == 96);
-	post_binary(INFER, bin_request, x3, sizeof x3, &bin); /* x86 / arm64: little-endian */
-	post_json(INFER,
+	ck_assert(sizeof v2_x3 == 96);
+	v2_post_binary(d.port, V2_INFER, bin_request, v2_x3, sizeof v2_x3, &bin); /* x86 / arm64: little-endian */
+	v2_post_json(d.port, V2_INFER,
 		  "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[3,8],"
-		  "\"data\":" X3 "}]}",
+		  "\"data\":" V2_X3 "}]}",
 		  &js);
 	ck_assert_int_eq(bin.status, 200);
-	ck_assert_str_eq(live_header(&bin, "Content-Type"), OCTET_CT);
+	ck_assert_str_eq(live_header(&bin, "Content-Type"), V2_OCTET_CT);
 	ihcl = live_header(&bin, "Inference-Header-Content-Length");
 	ck_assert_ptr_nonnull(ihcl);
 	json_len = strtoul(ihcl, NULL, 10);
 	ck_assert_uint_eq(bin.body_len, json_len + (18 + 9) * sizeof(float));
-	j = json_of(bin.body, json_len);
+	j = v2_json_of(bin.body, json_len);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "b1");
 	ck_assert_int_eq(json_integer_value(json_object_get(
 			     json_object_get(output_of(j, "weights"), "parameters"), "binary_data_size")),
@@ -640,10 +581,10 @@ START_TEST(test_binary_bytes_and_int64)
 	float a[MAXF], b[MAXF];
 	size_t na, json_len;
 
-	post_binary(INFER, json_text, strings, sizeof strings, &r);
-	post_json("/v1/attention", "{\"model\":\"tiny\",\"text\":[\"a b c \",\"x  y \"]}", &v1);
+	v2_post_binary(d.port, V2_INFER, json_text, strings, sizeof strings, &r);
+	v2_post_json(d.port, "/v1/attention", "{\"model\":\"tiny\",\"text\":[\"a b c \",\"x  y \"]}", &v1);
 	ck_assert_msg(r.status == 200, "%s", r.body);
-	ck_assert_str_eq(live_header(&r, "Content-Type"), JSON_CT); /* no binary output */
+	ck_assert_str_eq(live_header(&r, "Content-Type"), V2_JSON_CT); /* no binary output */
 	ck_assert_ptr_null(live_header(&r, "Inference-Header-Content-Length"));
 	ck_assert_ptr_nonnull(strstr(r.body, "\"shape\":[2,3,8]"));
 	na = v1_floats(&v1, "output", a);
@@ -653,8 +594,8 @@ START_TEST(test_binary_bytes_and_int64)
 	ck_assert(memcmp(a + 24, b + 24, 16 * sizeof(float)) == 0); /* item 1's two rows */
 	live_resp_release(&r);
 	live_resp_release(&v1);
-	post_binary(INFER, json_ids, ids, sizeof ids, &r);
-	post_json("/v1/attention", "{\"model\":\"tiny\",\"tokens\":[[3,14,15]]}", &v1);
+	v2_post_binary(d.port, V2_INFER, json_ids, ids, sizeof ids, &r);
+	v2_post_json(d.port, "/v1/attention", "{\"model\":\"tiny\",\"tokens\":[[3,14,15]]}", &v1);
 	ck_assert_int_eq(r.status, 200);
 	json_len = strtoul(live_header(&r, "Inference-Header-Content-Length"), NULL, 10);
 	ck_assert_uint_eq(r.body_len, json_len + (24 + 18 + 9) * sizeof(float));
@@ -666,178 +607,7 @@ START_TEST(test_binary_bytes_and_int64)
 }
 END_TEST
 
-/* ---- errors ------------------------------------------------------------------- */
-
-/* v2 answers each fault with the status /v1 gives it (api/error.h): 400 for
- * a body that is not JSON, 422 for a field that is wrong. */
-static void expect_error(int status, const char *body, const char *needle)
-{
-	struct live_resp r = {0};
-
-	post_json(INFER, body, &r);
-	assert_v2_error(&r, status, needle);
-	live_resp_release(&r);
-}
-
-#define EMB(shape, data)                                                                           \
-	"{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":" shape             \
-	",\"data\":" data "}]}"
-
-START_TEST(test_json_errors)
-{
-	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP16\",\"shape\":[1,8],"
-		   "\"data\":" ROW0 "}]}",
-		   "datatype 'FP16' is not supported");
-	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"INT64\",\"shape\":[1,8],"
-		   "\"data\":[1,2,3,4,5,6,7,8]}]}",
-		   "cannot be INT64; it is FP32 (at /inputs/0/datatype)");
-	expect_error(422, EMB("[2,8]", ROW0), "data has 8 elements; its shape needs 16 (at /inputs/0/data)");
-	expect_error(422, EMB("[1,8]", "[" ROW0 "," ROW1 "]"), "more elements than the 8");
-	expect_error(422, EMB("[1,4]", "[1,2,3,4]"), "must be [L, 8] or [B, L, 8] (at /inputs/0/shape)");
-	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,\"x\"]"), "expected a number (at /inputs/0/data/7)");
-	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,1e39]"),
-		     "1e+39 is outside the float32 range (largest magnitude 3.40282347e+38) "
-		     "(at /inputs/0/data/7)");
-	expect_error(422, EMB("[1,8]", "[1,2,3,4,5,6,7,1e400]"),
-		     "1e400 is past the range of a double (at /inputs/0/data/7)");
-	expect_error(422, EMB("[-1,8]", ROW0), "a dimension is an integer >= 0");
-	/* the dimension at fault is named, as /v1 names /embeddings/shape/1 */
-	expect_error(422, EMB("[1,8.0]", ROW0), "(-1 is for metadata only) (at /inputs/0/shape/1)");
-	expect_error(422, EMB("[-1,8]", ROW0), "(at /inputs/0/shape/0)");
-	expect_error(422, "{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[1],"
-		   "\"data\":[1]}]}",
-		   "unknown input 'image'");
-	expect_error(422, "{\"inputs\":[]}", "non-empty array");
-	/* an input the model does not take is pointed at as the input, as when
-	 * its data comes binary (not at its JSON data) */
-	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-		   "\"data\":" ROW0 "},{\"name\":\"token_type_ids\",\"datatype\":\"INT64\",\"shape\":[1],"
-		   "\"data\":[0]}]}",
-		   "model 'tiny' is one attention layer (at /inputs/1)");
-	/* a value without a key is the input's fault, not its shape's (/v1: /value) */
-	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-		   "\"data\":" ROW0 "},{\"name\":\"value\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-		   "\"data\":" ROW0 "}]}",
-		   "needs an input 'key' (self-attention takes neither) (at /inputs/1)");
-	expect_error(422, "{\"inputs\":[{\"name\":\"key\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-		   "\"data\":" ROW0 "}]}",
-		   "exactly one of the inputs embeddings, tokens and text");
-	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
-		   "\"data\":[1,2,64]}]}",
-		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
-		   "(at /inputs/0/data/2)");
-	/* nested unevenly: 64 is element 2 but lies at data/1/1, and there is
-	 * no data/2; the array is named, as for evenly nested data */
-	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[3],"
-		   "\"data\":[1,[2,64]]}]}",
-		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
-		   "(at /inputs/0/data)");
-	/* an empty array within data is nesting too: 64 is element 1 but lies
-	 * at data/2, and data/1 is the [] */
-	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[2],"
-		   "\"data\":[1,[],64]}]}",
-		   "token id 64 is outside [0, 64): a token is a string or an id in that range "
-		   "(at /inputs/0/data)");
-	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[1],"
-		   "\"data\":[4294967296]}]}",
-		   "expected an integer in [-2147483648, 2147483647] (at /inputs/0/data/0)");
-	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8]}]}",
-		   "exactly one of data and parameters.binary_data_size");
-	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-		   "\"data\":" ROW0 ",\"extra\":1}]}",
-		   "unknown field 'extra' (at /inputs/0/extra)");
-	expect_error(422, "{\"temperature\":1}", "(at /temperature)");
-	expect_error(400, "{\"inputs\":[1,", "at line 1");
-	/* bytes that are not UTF-8 in the text's data are the text's fault, 422
-	 * at its element as /v1 says of /text; elsewhere the body's, 400 */
-	expect_error(422, "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
-		   "\"data\":[\"ok\",\"a\xff\"]}]}",
-		   "text is not valid UTF-8 at byte 1 (at /inputs/0/data/1)");
-	expect_error(400, "{\"id\":\"\xff\",\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\","
-		   "\"shape\":[1],\"data\":[\"ok\"]}]}",
-		   "the body is not valid UTF-8 at byte 7");
-	expect_error(422, "{\"id\":1,\"inputs\":[]}", "id is a string");
-	expect_error(422, "{\"parameters\":{\"window\":0},\"inputs\":[{\"name\":\"embeddings\","
-		   "\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":" ROW0 "}]}",
-		   "/parameters/window");
-}
-END_TEST
-
-START_TEST(test_binary_errors)
-{
-	const char *two = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-			  "\"parameters\":{\"binary_data_size\":32}}]}";
-	const char *odd = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
-			  "\"parameters\":{\"binary_data_size\":30}}]}";
-	const char *huge = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,"
-			   "8],\"parameters\":{\"binary_data_size\":4611686018427387904}}]}";
-	const char *text = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
-			   "\"parameters\":{\"binary_data_size\":6}}]}";
-	const char *whole = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\","
-			    "\"shape\":[1,8],\"data\":" ROW0 "}]}";
-	const char *ints = "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[2],"
-			   "\"parameters\":{\"binary_data_size\":8}}]}";
-	const unsigned char neg_ids[] = {1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}; /* 1, -1 (LE) */
-	const unsigned char long_prefix[] = {9, 0, 0, 0, 'a', 'b'};
-	const unsigned char past_strings[] = {0, 0, 0, 0, 'a', 'b'}; /* "", then 2 bytes */
-	float nan_row[8] = {0};
-	struct live_resp r = {0};
-	char hdr[128];
-
-	/* a negative INT32 id read as itself, not as 2^32 less it */
-	post_binary(INFER, ints, neg_ids, sizeof neg_ids, &r);
-	assert_v2_error(&r, 422, "token id -1 is outside [0, 64)");
-	live_resp_release(&r);
-	post_binary(INFER, two, x3, 31, &r); /* a byte short */
-	assert_v2_error(&r, 400, "passes the end of the body");
-	live_resp_release(&r);
-	post_binary(INFER, two, x3, 33, &r); /* a byte over */
-	assert_v2_error(&r, 400, "1 bytes after the JSON header belong to no input");
-	live_resp_release(&r);
-	post_binary(INFER, odd, x3, 30, &r);
-	assert_v2_error(&r, 400,
-			"binary_data_size is 30; 8 FP32 elements take 32 bytes "
-			"(at /inputs/0/parameters/binary_data_size)");
-	live_resp_release(&r);
-	post_binary(INFER, huge, x3, 32, &r);
-	assert_v2_error(&r, 400, "passes the end of the body");
-	live_resp_release(&r);
-	post_binary(INFER, text, long_prefix, sizeof long_prefix, &r);
-	assert_v2_error(&r, 400, "passes binary_data_size 6");
-	live_resp_release(&r);
-	post_binary(INFER, text, past_strings, sizeof past_strings, &r);
-	assert_v2_error(&r, 400, "binary_data_size 6 holds 2 bytes past its 1 elements");
-	live_resp_release(&r);
-	nan_row[3] = __builtin_nanf("");
-	post_binary(INFER, two, nan_row, sizeof nan_row, &r);
-	assert_v2_error(&r, 422, "element 3 is not finite");
-	live_resp_release(&r);
-	/* the header itself: not a number, past the body */
-	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: 12x\r\n", "{}", 2, &r);
-	assert_v2_error(&r, 400, "must be a byte count");
-	live_resp_release(&r);
-	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: \r\n", "{}", 2, &r);
-	assert_v2_error(&r, 400, "must be a byte count"); /* empty: no count, not 0 */
-	live_resp_release(&r);
-	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %d\r\n", 3);
-	live_post(d.port, INFER, OCTET_CT, hdr, "{}", 2, &r);
-	assert_v2_error(&r, 400, "is not within the body's 2 bytes");
-	live_resp_release(&r);
-	/* 0 before a body: its JSON request would be empty */
-	live_post(d.port, INFER, OCTET_CT, "Inference-Header-Content-Length: 0\r\n", "{}", 2, &r);
-	assert_v2_error(&r, 400, "Inference-Header-Content-Length is 0");
-	live_resp_release(&r);
-	/* a count of the whole body: all of it JSON, no binary section */
-	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %zu\r\n", strlen(whole));
-	live_post(d.port, INFER, OCTET_CT, hdr, whole, strlen(whole), &r);
-	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
-	live_resp_release(&r);
-	/* a media type neither JSON nor octet-stream: the transport's 415, v2 body */
-	live_post(d.port, INFER, "text/plain", "", "{}", 2, &r);
-	assert_v2_error(&r, 415, "or application/octet-stream, or come without a Content-Type");
-	live_resp_release(&r);
-}
-END_TEST
+/* ---- the transport around it ------------------------------------------------------ */
 
 /* CORS lets a browser send and read Inference-Header-Content-Length; metrics
  * label the v2 routes. */
@@ -846,7 +616,7 @@ START_TEST(test_cors_and_metrics)
 	struct live_resp r = {0};
 
 	live_request(d.port,
-		     "OPTIONS " INFER " HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+		     "OPTIONS " V2_INFER " HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
 		     "Access-Control-Request-Method: POST\r\n",
 		     NULL, 0, &r);
 	ck_assert_int_eq(r.status, 204);
@@ -855,7 +625,7 @@ START_TEST(test_cors_and_metrics)
 	ck_assert_ptr_nonnull(strstr(live_header(&r, "Access-Control-Expose-Headers"),
 				     "Inference-Header-Content-Length"));
 	live_resp_release(&r);
-	post_json(INFER, EMB("[1,8]", ROW0), &r);
+	v2_post_json(d.port, V2_INFER, V2_EMB("[1,8]", V2_ROW0), &r);
 	live_resp_release(&r);
 	/* the daemon counts a request once its answer is sent, which the client
 	 * may read first: poll */
@@ -877,8 +647,8 @@ static Suite *v2_suite(void)
 	TCase *meta = tcase_create("metadata");
 	TCase *infer = tcase_create("infer");
 	TCase *binary = tcase_create("binary");
-	TCase *errors = tcase_create("errors");
-	TCase *cases[] = {meta, infer, binary, errors};
+	TCase *transport = tcase_create("transport");
+	TCase *cases[] = {meta, infer, binary, transport};
 
 	for (size_t i = 0; i < 4; i++) {
 		tcase_set_timeout(cases[i], 120);
@@ -898,9 +668,7 @@ static Suite *v2_suite(void)
 	tcase_add_test(infer, test_infer_kserve_client_body);
 	tcase_add_test(binary, test_binary_both_ways);
 	tcase_add_test(binary, test_binary_bytes_and_int64);
-	tcase_add_test(errors, test_json_errors);
-	tcase_add_test(errors, test_binary_errors);
-	tcase_add_test(errors, test_cors_and_metrics);
+	tcase_add_test(transport, test_cors_and_metrics);
 	return s;
 }
 
