@@ -95,20 +95,31 @@ static int header_length(const char *h, size_t len, size_t *json_len, struct api
 	return 0;
 }
 
+/* The top-level string `key` into *out (borrowed from the body; NULL when
+ * absent), refused at its pointer when it is no string. */
+static int read_string(const struct v2_job *v, const char *key, const char **out,
+		       struct api_error *err)
+{
+	json_t *s = json_object_get(v->root, key);
+	char ptr[API_PTR_MAX];
+
+	*out = json_string_value(s); /* NULL when absent or no string */
+	if (s != NULL && !json_is_string(s))
+		return api_fail(err, API_E_INVALID_TYPE, req_child(ptr, "", key), "%s is a string",
+				key);
+	return 0;
+}
+
 static int read_top(struct v2_job *v, struct api_error *err)
 {
 	static const char *const weights[] = {"per_head", "mean", "none", NULL};
-	json_t *id = json_object_get(v->root, "id");
 	const char *ptr = "/parameters";
+	const char *model_name; /* KServe's client's: the path names the model */
 
-	if (req_known_fields(v->root, "", top_fields, err) != 0)
+	if (req_known_fields(v->root, "", top_fields, err) != 0 ||
+	    read_string(v, "id", &v->id, err) != 0 ||
+	    read_string(v, "model_name", &model_name, err) != 0)
 		return -1;
-	if (id != NULL && !json_is_string(id))
-		return api_fail(err, API_E_INVALID_TYPE, "/id", "id is a string");
-	if (json_object_get(v->root, "model_name") != NULL &&
-	    !json_is_string(json_object_get(v->root, "model_name")))
-		return api_fail(err, API_E_INVALID_TYPE, "/model_name", "model_name is a string");
-	v->id = id ? json_string_value(id) : NULL;
 	v->params = json_object_get(v->root, "parameters");
 	if (v->params == NULL)
 		return 0;
