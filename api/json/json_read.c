@@ -2,6 +2,7 @@
 #include "json_read.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,22 +212,48 @@ int req_enum(const json_t *obj, const char *key, const char *ptr, const char *co
 	}
 }
 
+int req_integer(const json_t *v, json_int_t *out)
+{
+	/* 2^63: json_int_t's (long long's) bound, exact as a double */
+	const double bound = 9223372036854775808.0;
+	double x;
+
+	*out = 0;
+	if (json_is_integer(v)) {
+		*out = json_integer_value(v);
+		return 1;
+	}
+	if (!json_is_real(v))
+		return 0;
+	x = json_real_value(v); /* finite: the readers refuse what overflows */
+	if (x != floor(x))
+		return 0;
+	if (x >= bound)
+		*out = LLONG_MAX;
+	else if (x < -bound)
+		*out = LLONG_MIN;
+	else
+		*out = (json_int_t)x;
+	return 1;
+}
+
 int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,
 	     size_t dflt, size_t *out, struct api_error *err)
 {
 	const json_t *v = json_object_get(obj, key);
 	char child[API_PTR_MAX];
+	json_int_t x;
 
 	*out = dflt;
 	if (v == NULL)
 		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    (unsigned long long)json_integer_value(v) < lo ||
-	    (unsigned long long)json_integer_value(v) > hi)
-		return api_fail(err, json_is_integer(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
-				req_child(child, ptr, key), "must be an integer in [%zu, %zu]", lo,
-				hi);
-	*out = (size_t)json_integer_value(v);
+	if (!req_integer(v, &x))
+		return api_fail(err, API_E_INVALID_TYPE, req_child(child, ptr, key),
+				"must be an integer in [%zu, %zu]", lo, hi);
+	if (x < 0 || (unsigned long long)x < lo || (unsigned long long)x > hi)
+		return api_fail(err, API_E_OUT_OF_RANGE, req_child(child, ptr, key),
+				"must be an integer in [%zu, %zu]", lo, hi);
+	*out = (size_t)x;
 	return 0;
 }
 

@@ -39,7 +39,16 @@ int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 int req_enum(const json_t *obj, const char *key, const char *ptr, const char *const *names,
 	     int dflt, int *out, struct api_error *err);
 
-/* An integer in [lo, hi]; absent -> dflt. */
+/*
+ * v as an integer, as OpenAPI 3.1 (JSON Schema) types one: a JSON integer, or
+ * a number written with a fraction or an exponent whose value is whole (8.0,
+ * 1e3, -0.0). A whole value past json_int_t's ends is its nearest end, so a
+ * range check calls it out of range. Returns 1 with *out set, or 0 (*out 0)
+ * for anything else: 8.5, "8", true, null, an absent field.
+ */
+int req_integer(const json_t *v, json_int_t *out);
+
+/* An integer (req_integer) in [lo, hi]; absent -> dflt. */
 int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,
 	     size_t dflt, size_t *out, struct api_error *err);
 

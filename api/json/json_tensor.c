@@ -8,6 +8,7 @@
 
 #include "common/base64.h"
 #include "fastjson.h"
+#include "json_read.h"
 #include "common/fmt.h"
 #include "engine/sizes.h"
 
@@ -529,16 +530,16 @@ static int read_object(const struct fastjson_pool *pool, json_t *v, const char *
 				max_rank);
 	t->rank = json_array_size(shape);
 	for (size_t a = 0; a < t->rank; a++) {
-		const json_t *d = json_array_get(shape, a);
+		json_int_t d;
 
-		if (!json_is_integer(d) || json_integer_value(d) <= 0) {
+		if (!req_integer(json_array_get(shape, a), &d) || d <= 0) {
 			char dim[192];
 
 			api_ptr_index(dim, sizeof(dim), child, a);
 			return api_fail(err, API_E_INVALID_SHAPE, dim,
 					"dimensions must be positive integers");
 		}
-		t->shape[a] = (size_t)json_integer_value(d);
+		t->shape[a] = (size_t)d;
 	}
 	if ((data == NULL) == (b64_v == NULL))
 		return api_fail(err, API_E_INVALID_TENSOR, ptr,
@@ -591,10 +592,13 @@ int api_tensor_read_pool(struct fastjson_pool *pool, json_t *v, const char *ptr,
 int api_json_i64(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64_t *out,
 		 struct api_error *err)
 {
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return api_fail(err, json_is_integer(v) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE, ptr,
+	json_int_t x;
+	int whole = req_integer(v, &x);
+
+	if (!whole || x < lo || x > hi)
+		return api_fail(err, whole ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE, ptr,
 				"expected an integer in [%lld, %lld]", (long long)lo, (long long)hi);
-	*out = json_integer_value(v);
+	*out = x;
 	return 0;
 }
 

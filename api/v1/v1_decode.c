@@ -183,13 +183,14 @@ static int token_item(const json_t *item, const char *ptr, struct api_token *tok
 	*n = json_array_size(item); /* 0: the shared step's empty_sequence */
 	for (size_t i = 0; i < *n; i++) {
 		const json_t *e = json_array_get(item, i);
+		json_int_t id;
 
 		if (json_is_string(e)) {
 			tok[i].str = json_string_value(e);
 			tok[i].len = json_string_length(e);
-		} else if (json_is_integer(e)) {
+		} else if (req_integer(e, &id)) {
 			tok[i].str = NULL;
-			tok[i].id = json_integer_value(e);
+			tok[i].id = id;
 		} else {
 			api_ptr_index(child, sizeof(child), ptr, i);
 			return api_fail(err, API_E_INVALID_TYPE, child,

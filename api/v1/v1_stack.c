@@ -79,15 +79,14 @@ static int index_list(const json_t *v, const char *ptr, size_t n, const char *wh
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	}
 	for (size_t i = 0; i < k; i++) {
-		const json_t *e = json_array_get(v, i);
-		json_int_t x = json_is_integer(e) ? json_integer_value(e) : 0;
+		json_int_t x;
+		int whole = req_integer(json_array_get(v, i), &x);
 		char child[API_PTR_MAX];
 
 		api_ptr_index(child, sizeof(child), ptr, i);
-		if (!json_is_integer(e) || x < -(json_int_t)n || x >= (json_int_t)n) {
+		if (!whole || x < -(json_int_t)n || x >= (json_int_t)n) {
 			free(seen);
-			return api_fail(err,
-					json_is_integer(e) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
+			return api_fail(err, whole ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
 					child, "a %s index is an integer in [-%zu, %zu)", what, n, n);
 		}
 		x = x < 0 ? x + (json_int_t)n : x;
@@ -173,15 +172,14 @@ static int type_item(const json_t *v, const char *ptr, size_t len, size_t T, int
 		return api_fail(err, API_E_SHAPE_MISMATCH, ptr,
 				"token_type_ids must have one type per token (%zu)", len);
 	for (size_t i = 0; i < len; i++) {
-		const json_t *e = json_array_get(v, i);
-		json_int_t t = json_is_integer(e) ? json_integer_value(e) : -1;
+		json_int_t t;
+		int whole = req_integer(json_array_get(v, i), &t);
 		char child[API_PTR_MAX];
 
-		if (t < 0 || (size_t)t >= T) {
-			/* 1.0 or true is a wrong type, not a type id out of range */
+		if (!whole || t < 0 || (size_t)t >= T) {
+			/* 0.5 or true is a wrong type, not a type id out of range */
 			api_ptr_index(child, sizeof(child), ptr, i);
-			return api_fail(err,
-					json_is_integer(e) ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
+			return api_fail(err, whole ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
 					child, "a token type is an integer in [0, %zu)", T);
 		}
 		row[i] = t;

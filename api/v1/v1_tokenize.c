@@ -180,6 +180,7 @@ static int read_ids(json_t *root, int32_t **ids, size_t *n, struct api_error *er
 {
 	json_t *a = json_object_get(root, "ids"), *v;
 	char ptr[API_PTR_MAX];
+	json_int_t id;
 	size_t i;
 
 	*ids = NULL;
@@ -194,12 +195,12 @@ static int read_ids(json_t *root, int32_t **ids, size_t *n, struct api_error *er
 	json_array_foreach(a, i, v)
 	{
 		api_ptr_index(ptr, sizeof ptr, "/ids", i);
-		if (!json_is_integer(v))
+		if (!req_integer(v, &id))
 			return api_fail(err, API_E_INVALID_TYPE, ptr, "expected an integer id");
-		if (json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+		if (id < 0 || id > INT32_MAX)
 			return api_fail(err, API_E_OUT_OF_RANGE, ptr, "id %lld is not in the vocabulary",
-					(long long)json_integer_value(v));
-		(*ids)[i] = (int32_t)json_integer_value(v);
+					(long long)id);
+		(*ids)[i] = (int32_t)id;
 	}
 	return 0;
 }

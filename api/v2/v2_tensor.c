@@ -79,9 +79,9 @@ static int read_shape(const json_t *in, const char *ptr, size_t max_bytes, struc
 				"shape is an array of 1 to %d dimensions", API_MAX_RANK);
 	t->rank = json_array_size(v);
 	for (size_t i = 0; i < t->rank; i++) {
-		const json_t *d = json_array_get(v, i);
+		json_int_t d;
 
-		if (!json_is_integer(d) || json_integer_value(d) < 0) {
+		if (!req_integer(json_array_get(v, i), &d) || d < 0) {
 			char dim[API_PTR_MAX];
 
 			/* the dimension at fault, as /v1 points at a tensor's shape/1 */
@@ -89,7 +89,7 @@ static int read_shape(const json_t *in, const char *ptr, size_t max_bytes, struc
 			return api_fail(err, API_E_INVALID_SHAPE, dim,
 					"a dimension is an integer >= 0 (-1 is for metadata only)");
 		}
-		t->shape[i] = (size_t)json_integer_value(d);
+		t->shape[i] = (size_t)d;
 		if (size_mul(&n, n, t->shape[i]) != 0)
 			n = SIZE_MAX;
 	}

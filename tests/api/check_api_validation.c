@@ -548,6 +548,58 @@ START_TEST(test_engine_error_at_element)
 }
 END_TEST
 
+/* OpenAPI 3.1's integer is JSON Schema's: any number whose value is whole.
+ * So 8.0 and 2e0 are read as 8 and 2 wherever the contract says integer
+ * (what a Python float or a generated client may write), and answer as the
+ * integers do; 1.5 is still the wrong type, and a whole value past every
+ * bound is out of range, not wrapped. */
+START_TEST(test_whole_reals_are_integers)
+{
+	static const struct {
+		const char *ints, *reals;
+	} same[] = {
+	    {TINY "\"tokens\":[1,2,3]}", TINY "\"tokens\":[1.0,2e0,3.000]}"},
+	    {TINY "\"tokens\":[[1,2],[3,4]]}", TINY "\"tokens\":[[1.0,2],[3,40e-1]]}"},
+	    {"{\"model\":{\"d_model\":8,\"num_heads\":2,\"num_kv_heads\":1,\"seed\":7,\"vocab_size\":16},"
+	     "\"tokens\":[1,2]}",
+	     "{\"model\":{\"d_model\":8.0,\"num_heads\":2.0,\"num_kv_heads\":1e0,\"seed\":7.0,\"vocab_size\":16e0},"
+	     "\"tokens\":[1,2]}"},
+	    {TINY EMB3 ",\"mask\":{\"window\":2}}", TINY EMB3 ",\"mask\":{\"window\":2.0}}"},
+	    {TINY EMB3 ",\"positional\":{\"type\":\"rope\",\"offset\":3}}",
+	     TINY EMB3 ",\"positional\":{\"type\":\"rope\",\"offset\":3.0}}"},
+	    {TINY EMB3 ",\"precision\":4}", TINY EMB3 ",\"precision\":4.0}"},
+	    {TINY "\"embeddings\":{\"shape\":[1,8],\"data\":" R0 "}}",
+	     TINY "\"embeddings\":{\"shape\":[1.0,8e0],\"data\":" R0 "}}"},
+	};
+
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		struct answer a = harness_attention(same[i].ints);
+		struct answer b = harness_attention(same[i].reals);
+
+		harness_expect_ok(&a);
+		harness_expect_ok(&b);
+		json_object_del(a.json, "usage"); /* its milliseconds differ */
+		json_object_del(b.json, "usage");
+		ck_assert_msg(json_equal(a.json, b.json), "%s answered\n%s\nbut %s answered\n%s",
+			      same[i].ints, a.text, same[i].reals, b.text);
+	}
+	static const struct {
+		const char *body, *code, *pointer;
+	} refused[] = {
+	    {TINY "\"tokens\":[1,2.5]}", "invalid_type", "/tokens/1"},
+	    {TINY EMB3 ",\"precision\":4.5}", "invalid_type", "/precision"},
+	    {TINY EMB3 ",\"precision\":1e300}", "out_of_range", "/precision"},
+	    {TINY EMB3 ",\"precision\":-1e300}", "out_of_range", "/precision"},
+	    {TINY "\"tokens\":[1e300]}", "token_out_of_range", "/tokens/0"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct answer a = harness_attention(refused[i].body);
+
+		harness_expect_error(&a, 422, refused[i].code, refused[i].pointer);
+	}
+}
+END_TEST
+
 static Suite *validation_suite(void)
 {
 	Suite *s = suite_create("api_validation");
@@ -561,6 +613,7 @@ static Suite *validation_suite(void)
 	tcase_add_test(tc, test_messages_say_what);
 	tcase_add_test(tc, test_engine_error_at_element);
 	tcase_add_test(tc, test_unread_positional_defaults_pass);
+	tcase_add_test(tc, test_whole_reals_are_integers);
 	return s;
 }
 

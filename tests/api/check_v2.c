@@ -383,9 +383,9 @@ START_TEST(test_infer_tokens_int64_int32)
 	static const size_t w_shape[] = {2, 2, 3, 3};
 	const char *params = "\"parameters\":{\"causal\":true,\"positional\":\"rope\"}";
 	char body[512];
-	struct live_resp v1 = {0}, v64 = {0}, v32 = {0};
-	float a[MAXF], b[MAXF], c[MAXF];
-	size_t na, nb, nc;
+	struct live_resp v1 = {0}, v64 = {0}, v32 = {0}, vr = {0};
+	float a[MAXF], b[MAXF], c[MAXF], r[MAXF];
+	size_t na, nb, nc, nr;
 	json_t *j;
 
 	v2_post_json(d.port, "/v1/attention",
@@ -402,21 +402,31 @@ START_TEST(test_infer_tokens_int64_int32)
 		 "\"data\":[3,14,15,9,2,6]}]}",
 		 params);
 	v2_post_json(d.port, V2_INFER, body, &v32);
+	/* whole numbers written as reals are integers (OpenAPI 3.1) */
+	snprintf(body, sizeof body,
+		 "{%s,\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[2.0,3],"
+		 "\"data\":[3.0,14,15,9,2e0,6]}]}",
+		 params);
+	v2_post_json(d.port, V2_INFER, body, &vr);
 	ck_assert_int_eq(v64.status, 200);
 	ck_assert_int_eq(v32.status, 200);
+	ck_assert_int_eq(vr.status, 200);
 	j = v2_json_of(v64.body, v64.body_len);
 	assert_shape(j, "weights", 4, w_shape);
 	json_decref(j);
 	na = v1_floats(&v1, "weights", a);
 	nb = v2_floats(v64.body, "weights", b);
 	nc = v2_floats(v32.body, "weights", c);
+	nr = v2_floats(vr.body, "weights", r);
 	assert_same_floats(a, na, b, nb);
 	assert_same_floats(a, na, c, nc);
+	assert_same_floats(a, na, r, nr);
 	ck_assert(b[1] == 0.0f && b[2] == 0.0f); /* causal: query 0 sees key 0 only */
 	assert_v2_as_v1(&v1, "output", v64.body, "output");
 	live_resp_release(&v1);
 	live_resp_release(&v64);
 	live_resp_release(&v32);
+	live_resp_release(&vr);
 }
 END_TEST
 

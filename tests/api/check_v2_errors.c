@@ -56,7 +56,7 @@ START_TEST(test_json_errors)
 		     "1e400 is past the range of a double (at /inputs/0/data/7)");
 	expect_error(422, V2_EMB("[-1,8]", V2_ROW0), "a dimension is an integer >= 0");
 	/* the dimension at fault is named, as /v1 names /embeddings/shape/1 */
-	expect_error(422, V2_EMB("[1,8.0]", V2_ROW0), "(-1 is for metadata only) (at /inputs/0/shape/1)");
+	expect_error(422, V2_EMB("[1,8.5]", V2_ROW0), "(-1 is for metadata only) (at /inputs/0/shape/1)");
 	expect_error(422, V2_EMB("[-1,8]", V2_ROW0), "(at /inputs/0/shape/0)");
 	expect_error(422, "{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[1],"
 		   "\"data\":[1]}]}",

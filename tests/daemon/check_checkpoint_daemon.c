@@ -437,14 +437,18 @@ START_TEST(refusals)
 		"invalid_value", "/layers/1");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"heads\": [99]}", 422, "out_of_range",
 		"/heads/0");
-	/* 1.0 is within range: its type is at fault */
-	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 1.0]}", 422,
+	/* 0.5 is within range: its type is at fault (1.0 is 1, OpenAPI 3.1's integer) */
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 0.5]}", 422,
 		"invalid_type", "/layers/1");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 1.0, 1]}", 422,
+		"invalid_value", "/layers/2");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"heads\": [\"0\"]}", 422,
 		"invalid_type", "/heads/0");
 	/* the first case is a BERT: its token types are checked by type, then range */
-	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": [0, 1.0]}", 422,
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": [0, 0.5]}", 422,
 		"invalid_type", "/token_type_ids/1");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": [0, 2.0]}", 422,
+		"out_of_range", "/token_type_ids/1");
 	refused("{\"model\": \"@\", \"tokens\": [[1, 2]], \"token_type_ids\": [[true, 0]]}",
 		422, "invalid_type", "/token_type_ids/0/0");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"token_type_ids\": [0, 99]}", 422,

@@ -183,6 +183,11 @@ START_TEST(test_detokenize)
 		     "out_of_range", "/ids/1", "50257");
 	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[1,\"a\"]}", 0, 422,
 		     "invalid_type", "/ids/1", "integer");
+	/* whole numbers written as reals are ids (OpenAPI 3.1's integer) */
+	expect_answer("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[15496.0,995e0,50256]}",
+		      "{\"text\":\"Hello world<|endoftext|>\"}");
+	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[1,2.5]}", 0, 422,
+		     "invalid_type", "/ids/1", "integer");
 }
 END_TEST
 
