@@ -95,8 +95,14 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
-static int target_ok(const char *url, char *why, size_t cap)
+static int target_ok(const char *method, const char *url, char *why, size_t cap)
 {
+	if (strcmp(url, "*") == 0 && strcmp(method, "OPTIONS") != 0) {
+		snprintf(why, cap,
+			 "the request target '*' is only for OPTIONS (RFC 9112 section 3.2.4); "
+			 "send a path (/...)");
+		return 0;
+	}
 	if (url[0] != '/' && strcmp(url, "*") != 0) {
 		snprintf(why, cap,
 			 "the request target is neither a path (/...) nor an absolute "
@@ -115,13 +121,13 @@ static int target_ok(const char *url, char *why, size_t cap)
 	return 1;
 }
 
-int framing_check(struct MHD_Connection *conn, const char *url, const char *version, char *why,
-		  size_t cap)
+int framing_check(struct MHD_Connection *conn, const char *method, const char *url,
+		  const char *version, char *why, size_t cap)
 {
 	struct field_scan f = {0, why, cap};
 
 	why[0] = '\0';
-	if (!target_ok(url, why, cap))
+	if (!target_ok(method, url, why, cap))
 		return -1;
 	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, check_field, &f);
 	if (why[0] != '\0')

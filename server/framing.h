@@ -27,10 +27,10 @@ struct MHD_Connection;
 /* 0 when the request line and headers are well formed; else -1 with a
  * message (printable ASCII, naming what and where) in why[cap]. url is the
  * target as libmicrohttpd passes it (unescaped by framing_unescape, so a
- * path: it must start with '/', or be "*"), version the protocol
- * ("HTTP/1.1"). */
-int framing_check(struct MHD_Connection *conn, const char *url, const char *version, char *why,
-		  size_t cap);
+ * path: it must start with '/', or be "*" with the method OPTIONS, RFC 9112
+ * section 3.2.4), version the protocol ("HTTP/1.1"). */
+int framing_check(struct MHD_Connection *conn, const char *method, const char *url,
+		  const char *version, char *why, size_t cap);
 
 /* What the request line and headers hold of the connection's memory pool
  * (--connection-memory) once libmicrohttpd has parsed them: their bytes and

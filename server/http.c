@@ -367,6 +367,16 @@ static int path_varies_on_encoding(const struct request *r, enum route_result fo
 	return 0;
 }
 
+/* `OPTIONS *` (framing_check lets no other method have that target): the
+ * server as a whole, answered 204 with every method some path takes (RFC
+ * 9110 section 9.3.7), as a preflight is; not a path that matches nothing. */
+static enum MHD_Result options_any(struct request *r)
+{
+	route_allow_any(r->allow);
+	r->preflight = 1;
+	return admit_inline(r);
+}
+
 /* Everything decided from the request line and headers alone. */
 static enum MHD_Result on_headers(struct request *r, const char *url, const char *method,
 				  const char *version)
@@ -374,7 +384,7 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	int options = strcmp(method, "OPTIONS") == 0;
 	enum route_result found;
 
-	if (framing_check(r->conn, url, version, r->detail, sizeof r->detail) != 0)
+	if (framing_check(r->conn, method, url, version, r->detail, sizeof r->detail) != 0)
 		return refuse_framing(r);
 	if (head_too_large(r, url, method, version))
 		return cut_off(r, REJ_BAD_FRAMING); /* no room left for libmicrohttpd's answer */
@@ -389,6 +399,8 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		refusals_note(r->srv->refusals, LIMIT_PER_IP);
 		return refuse_early(r, REJ_PER_IP);
 	}
+	if (options && strcmp(url, "*") == 0)
+		return options_any(r);
 	if (found == ROUTE_NO_PATH)
 		return refuse_early(r, REJ_NOT_FOUND);
 	if (options) {

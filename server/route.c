@@ -151,6 +151,31 @@ static void allow_add(char allow[ROUTE_ALLOW_MAX], const char *method)
 	allow[len] = '\0';
 }
 
+/* Is method one of the ", "-separated methods of allow? */
+static int allow_has(const char *allow, const char *method)
+{
+	size_t n = strlen(method);
+
+	for (const char *p = allow; *p != '\0'; p += strcspn(p, ",")) {
+		p += strspn(p, ", ");
+		if (strncmp(p, method, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
+void route_allow_any(char allow[ROUTE_ALLOW_MAX])
+{
+	allow[0] = '\0';
+	for (size_t i = 0; i < N_ROUTES; i++) {
+		if (!allow_has(allow, routes[i].method))
+			allow_add(allow, routes[i].method);
+		if (strcmp(routes[i].method, "GET") == 0 && !allow_has(allow, "HEAD"))
+			allow_add(allow, "HEAD");
+	}
+	allow_add(allow, "OPTIONS");
+}
+
 enum route_result route_match(const char *method, const char *path, const struct route **out,
 			      char param[ROUTE_PARAM_MAX], char allow[ROUTE_ALLOW_MAX],
 			      enum metric_route *metric)

@@ -71,6 +71,11 @@ enum route_result route_match(const char *method, const char *path, const struct
 			      char param[ROUTE_PARAM_MAX], char allow[ROUTE_ALLOW_MAX],
 			      enum metric_route *metric);
 
+/* The methods some route takes, each once ("POST, GET, HEAD, OPTIONS"): the
+ * Allow of `OPTIONS *`, which asks about the server as a whole (RFC 9110
+ * section 9.3.7). */
+void route_allow_any(char allow[ROUTE_ALLOW_MAX]);
+
 /* 1 when a route of path is of kind (ROUTE_COMPUTE: answers on a worker),
  * whichever method was asked: for the answers of a path none of whose
  * methods matched (405). */

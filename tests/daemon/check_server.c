@@ -659,6 +659,34 @@ START_TEST(test_request_deadline_at_the_end)
 }
 END_TEST
 
+/* `OPTIONS *` asks about the server as a whole (RFC 9110 section 9.3.7): 204
+ * with every method some path takes, the connection kept; the asterisk is
+ * the target of OPTIONS alone (RFC 9112 section 3.2.4), so `GET *` is a bad
+ * request, not a path that matches nothing. */
+START_TEST(test_options_asterisk)
+{
+	struct live_resp r = {0};
+	int fd;
+
+	LIVE_DAEMON(d, "--no-builtins");
+	fd = live_connect(d.port);
+	live_send_str(fd, "OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(fd, &r);
+	ck_assert_int_eq(r.status, 204);
+	ck_assert_pstr_eq(live_header(&r, "Allow"), "POST, GET, HEAD, OPTIONS");
+	ck_assert_int_eq(r.closed, 0);
+	live_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(fd, &r);
+	ck_assert_int_eq(r.status, 200);
+	close(fd);
+	live_exchange(d.port, "GET * HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	live_assert_error(&r, 400, "bad_request");
+	ck_assert_ptr_nonnull(strstr(r.body, "only for OPTIONS"));
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -679,6 +707,7 @@ static Suite *server_suite(void)
 	tcase_add_test(http, test_cors_preflight_any_origin);
 	tcase_add_test(http, test_cors_origin_list);
 	tcase_add_test(http, test_cors_origins_spaced);
+	tcase_add_test(http, test_options_asterisk);
 	tcase_add_test(http, test_request_id);
 	tcase_add_test(http, test_compute_reply_and_keepalive);
 	tcase_add_test(http, test_request_deadline);
