@@ -70,7 +70,7 @@ struct request {
 	const struct route *route; /* NULL: no route for this method and path */
 	enum metric_route metric;
 	enum request_state state;
-	enum rejection refusal; /* when REQ_REFUSED */
+	enum rejection refusal; /* when REQ_REFUSED, and once refused */
 	int preflight;		/* answering an OPTIONS preflight */
 	int has_body;		/* Content-Length > 0 or chunked */
 	int close;		/* answer with Connection: close (over --per-ip-limit, bad framing) */

@@ -110,9 +110,12 @@ static size_t cors_headers(const struct request *r, struct answer_header *h, siz
 }
 
 /* Headers a status implies: 401 names the scheme, 405 (and a preflight)
- * lists the methods, 503 says when to retry. */
+ * lists the methods, a 415 for the body's Content-Encoding the codings that
+ * are read (RFC 9110 section 12.5.3), 503 says when to retry. */
 static size_t status_headers(const struct request *r, int status, struct answer_header *h, size_t n)
 {
+	if (status == 415 && r->refusal == REJ_ENCODING)
+		h[n++] = (struct answer_header){"Accept-Encoding", "gzip, deflate, identity"};
 	if (status == 401)
 		h[n++] = (struct answer_header){"WWW-Authenticate", "Bearer"};
 	if (status == 405 || r->preflight)
@@ -281,6 +284,8 @@ enum MHD_Result refuse(struct request *r, enum rejection why)
 	struct buf b;
 	int status = refusal_body(r, why, r->detail, &b);
 	enum MHD_Result ret;
+
+	r->refusal = why; /* for the headers it implies (status_headers) */
 
 	/* the refusal's small JSON replaces any answer a worker made (a full
 	 * --max-pending-mb refuses one already compressed): not its coding,

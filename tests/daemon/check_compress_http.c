@@ -361,10 +361,17 @@ START_TEST(test_corrupt_400_and_unknown_coding_415)
 	live_assert_error(&r, 415, "unsupported_media_type");
 	ck_assert_ptr_nonnull(strstr(r.body, "Content-Encoding 'br' is not supported"));
 	ck_assert_str_eq(live_header(&r, "Vary"), "Accept-Encoding");
+	/* the codings that would have been read (RFC 9110 section 12.5.3) */
+	ck_assert_pstr_eq(live_header(&r, "Accept-Encoding"), "gzip, deflate, identity");
 	live_post(d.port, "/v2/models/base/infer", "application/json",
 		  "Content-Encoding: zstd\r\n", gz, gz_len, &r);
 	ck_assert_int_eq(r.status, 415);
 	ck_assert_ptr_nonnull(strstr(r.body, "'zstd'"));
+	ck_assert_pstr_eq(live_header(&r, "Accept-Encoding"), "gzip, deflate, identity");
+	/* a 415 for the media type is no matter of coding */
+	live_post(d.port, "/v1/attention", "text/plain", "", gz, gz_len, &r);
+	ck_assert_int_eq(r.status, 415);
+	ck_assert_ptr_null(live_header(&r, "Accept-Encoding"));
 	live_get(d.port, "/metrics", &r);
 	ck_assert(live_metric(r.body, "attnd_rejections_total{reason=\"bad_encoding\"}") == 2);
 	ck_assert(live_metric(r.body, "attnd_rejections_total{reason=\"unsupported_encoding\"}") ==
