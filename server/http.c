@@ -367,6 +367,20 @@ static int path_varies_on_encoding(const struct request *r, enum route_result fo
 	return 0;
 }
 
+/* 404 or 405 for a path no route takes with this method, the body saying
+ * which path (as attnd read it, percent-decoded: what a proxy in front made
+ * of the client's) and, for a 405, which methods it takes. */
+static enum MHD_Result refuse_route(struct request *r, enum route_result found)
+{
+	if (found == ROUTE_NO_PATH) {
+		snprintf(r->detail, sizeof r->detail, "no route matches the path '%.96s'", r->path);
+		return refuse_early(r, REJ_NOT_FOUND);
+	}
+	snprintf(r->detail, sizeof r->detail, "the path '%.96s' does not take %s: it takes %s",
+		 r->path, r->method, r->allow);
+	return refuse_early(r, REJ_METHOD);
+}
+
 /* `OPTIONS *` (framing_check lets no other method have that target): the
  * server as a whole, answered 204 with every method some path takes (RFC
  * 9110 section 9.3.7), as a preflight is; not a path that matches nothing. */
@@ -402,14 +416,14 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	if (options && strcmp(url, "*") == 0)
 		return options_any(r);
 	if (found == ROUTE_NO_PATH)
-		return refuse_early(r, REJ_NOT_FOUND);
+		return refuse_route(r, found);
 	if (options) {
 		r->route = NULL;
 		r->preflight = 1;
 		return admit_inline(r);
 	}
 	if (found == ROUTE_NO_METHOD)
-		return refuse_early(r, REJ_METHOD);
+		return refuse_route(r, found);
 	if (!authorized(r))
 		return refuse_early(r, REJ_UNAUTHORIZED);
 	if (r->route->kind == ROUTE_COMPUTE)

@@ -93,7 +93,7 @@ struct request {
 	const char *content_encoding; /* the answer's coding, or NULL */
 	enum coding body_coding;      /* the request body's */
 	struct body_decoder *decoder; /* a gzip or deflate body, inflated into body */
-	char detail[160];	      /* a refusal's own message, when not "" */
+	char detail[256];	      /* a refusal's own message, when not "" */
 	struct buf body;
 	struct api_reply reply;
 	struct split_lease lease; /* idle workers lent to its call */

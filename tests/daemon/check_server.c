@@ -119,9 +119,15 @@ START_TEST(test_not_found_and_method)
 	LIVE_DAEMON(d, "--no-builtins");
 	live_get(d.port, "/no/such/route", &r);
 	live_assert_error(&r, 404, "not_found");
+	/* the body says which path, as attnd read it (a proxy's doubled slash, say) */
+	live_get(d.port, "//v1/m%6Fdels", &r);
+	live_assert_error(&r, 404, "not_found");
+	ck_assert_ptr_nonnull(strstr(r.body, "no route matches the path '//v1/models'"));
 	live_exchange(d.port, "DELETE /healthz HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 405, "method_not_allowed");
 	ck_assert_str_eq(live_header(&r, "Allow"), "GET, HEAD, OPTIONS");
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "the path '/healthz' does not take DELETE: it takes GET, HEAD, OPTIONS"));
 	live_exchange(d.port, "GET /v1/attention HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 405, "method_not_allowed");
 	ck_assert_str_eq(live_header(&r, "Allow"), "POST, OPTIONS");
