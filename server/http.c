@@ -20,8 +20,8 @@
  *                    client gone, closed (499 in the log, as for a
  *                    client gone before a full queue's 503); past
  *                    --compute-deadline, 503 deadline_exceeded;
- *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line, the
- *                    metrics, and every free.
+ *   completion       (MHD_OPTION_NOTIFY_COMPLETED) the access log line and
+ *                    the metrics (http_done.c), and every free.
  * The answers it queues, headers and refusals, are made in http_respond.c;
  * the state both share is in http_request.h.
  * A compute route's answer is compressed where it is made, on the worker,
@@ -574,68 +574,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return on_complete(r);
 }
 
-/* How a compute request the API saw ended, for attnd_model_requests_total. */
-static enum model_outcome outcome_of(const struct request *r)
-{
-	if (r->status == 499 || (r->refusal == REJ_DEADLINE && r->status == 503))
-		return OUTCOME_CANCELLED; /* compute_outcome: the watcher stopped it */
-	if (r->status >= 200 && r->status < 400)
-		return OUTCOME_OK;
-	if (r->status >= 400 && r->status < 500)
-		return OUTCOME_CLIENT_ERROR;
-	return OUTCOME_SERVER_ERROR;
-}
-
-/* The per-model series: the model the API named (never the client's string:
- * api_reply.model), its queue wait and, when the engine ran, its time. */
-static void count_model(const struct request *r)
-{
-	struct metrics *m = r->srv->metrics;
-	const char *model = r->reply.model != NULL ? r->reply.model : "none";
-	double compute = r->reply.compute_ms > 0 ? r->reply.compute_ms / 1e3 : -1;
-
-	metrics_model_request(m, metrics_model(m, model), outcome_of(r), r->queue_ms / 1e3,
-			      compute);
-}
-
-static void log_and_count(const struct request *r)
-{
-	struct access_entry e;
-	double seconds = clock_seconds() - r->t_start;
-
-	e.method = r->method;
-	e.path = r->path;
-	e.status = r->status;
-	e.bytes_in = r->bytes_in;
-	e.bytes_out = r->bytes_out;
-	e.ms = seconds * 1e3;
-	e.request_id = r->request_id;
-	log_access(&e);
-	metrics_request(r->srv->metrics, r->metric, r->status, seconds, r->bytes_in, r->bytes_out,
-			r->reply.flops);
-	if (r->computed)
-		count_model(r);
-}
-
-/* An ending decided and never queued: libmicrohttpd ended the connection
- * before the next callback, its client gone after sending the whole request.
- * A refusal (a full queue's 503 resumes the connection at once, and a client
- * that closed meanwhile is not called back), or a worker's reply that
- * stands: the watcher stops polling a request's socket once its
- * --compute-deadline fires, and a call that finishes anyway keeps its
- * answer (http_compute.c: compute_outcome), so a client that leaves after
- * the deadline, or in the moment between the watcher's last poll and the
- * resume, is seen only here. Logged 499 as compute_outcome logs a client
- * gone while queued or computing; a request whose client left before it
- * was whole stays 0. */
-static int left_before_answer(const struct request *r, enum MHD_RequestTerminationCode toe)
-{
-	if ((r->state != REQ_REFUSED && r->state != REQ_REPLIED) || r->status != 0)
-		return 0;
-	return toe == MHD_REQUEST_TERMINATED_WITH_ERROR || toe == MHD_REQUEST_TERMINATED_READ_ERROR ||
-	       toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT;
-}
-
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
@@ -648,9 +586,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)srv->cfg->timeout);
 	unwatch_receiving(r); /* before the log: the watcher may have set the status */
-	if (left_before_answer(r, toe))
-		r->status = 499;
-	log_and_count(r);
+	record_request(r, toe);
 	request_free(r);
 	*con_cls = NULL;
 	metrics_in_flight(srv->metrics, -1);

@@ -1,8 +1,8 @@
 /*
  * http_request.h: what server/http.c and its parts (http_respond.c,
- * http_compute.c, http_inline.c) share, and nothing else includes: the
- * server's state, one request's state, and the responses (http_respond.c)
- * the lifecycle (http.c) queues.
+ * http_compute.c, http_inline.c, http_done.c) share, and nothing else
+ * includes: the server's state, one request's state, and the responses
+ * (http_respond.c) the lifecycle (http.c) queues.
  *
  * Ownership as http.h says: a struct request is made on a request's first
  * callback and freed in libmicrohttpd's completion callback; the respond
@@ -143,6 +143,10 @@ void cut_off_at_deadline(struct watch_entry *e, enum watch_reason why);
 /* 1 once after a cut_off on this thread: the close libmicrohttpd then logs
  * ("Application reported internal error") is that answer's, not an error. */
 int cut_off_closed(void);
+
+/* http_done.c. r's access log line and metrics, once libmicrohttpd ended it
+ * (toe): a client gone before an answer was queued is logged 499. */
+void record_request(struct request *r, enum MHD_RequestTerminationCode toe);
 
 /* The API's reply of r. */
 enum MHD_Result answer_reply(struct request *r);
