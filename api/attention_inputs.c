@@ -15,33 +15,44 @@
 #include "common/buf.h"
 #include "engine/sizes.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
 
-/* One of " \t\n\r\f\v" (not NUL): what splits text into words. */
-static int is_ascii_space(char c)
+/* The byte length of the character at s, 0 at its end (1 for a byte that is
+ * not UTF-8), and in *space whether it is Unicode's White_Space (what Rust's
+ * split_whitespace and, but for \x1c-\x1f, Python's str.split() split on), so
+ * that a no-break space or an ideographic space pasted from a web page splits
+ * words as an ASCII space does. */
+static size_t next_char(const char *s, int *space)
 {
-	return c == ' ' || (c >= '\t' && c <= '\r');
+	size_t clen;
+
+	if (*s == '\0')
+		return 0;
+	*space = tok_uc_is_space(tok_uc_decode(s, strnlen(s, 4), &clen));
+	return clen;
 }
 
 /*
- * The words of s, split on ASCII whitespace; returns their count. With tok
+ * The words of s, split on Unicode whitespace; returns their count. With tok
  * (and *store), each word is also copied to *store, NUL-terminated, and
  * appended to tok; *store advances past them. Without, it only counts.
  */
 static size_t split_text(const char *s, char **store, struct api_token *tok)
 {
 	char *p = store ? *store : NULL;
-	size_t n = 0;
+	size_t n = 0, step;
+	int space = 0;
 
 	while (*s) {
 		const char *word;
 
-		while (is_ascii_space(*s))
-			s++;
+		while ((step = next_char(s, &space)) != 0 && space)
+			s += step;
 		if (!*s)
 			break;
 		word = s;
-		while (*s && !is_ascii_space(*s))
-			s++;
+		while ((step = next_char(s, &space)) != 0 && !space)
+			s += step;
 		if (tok != NULL) {
 			memcpy(p, word, (size_t)(s - word));
 			tok[n].str = p;

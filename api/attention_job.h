@@ -123,7 +123,7 @@ int attention_query_from_tokens(struct attention_job *job, const struct api_toke
  * each text is tokenized by it, special tokens added, and each token is
  * labelled as a person reads it (tok_display: "Ġthe" as " the"), with its
  * offsets; a token id past the model's embedding table is refused naming
- * the text and the token. Without one, each is split on ASCII whitespace
+ * the text and the token. Without one, each is split on Unicode whitespace
  * into word tokens (kept in job->tok_store). Either way a text over
  * job->max_text_bytes is refused naming the text. */
 int attention_query_from_text(struct attention_job *job, const char *const *text, size_t B,

@@ -242,6 +242,23 @@ START_TEST(test_text)
 }
 END_TEST
 
+/* text: Unicode whitespace splits words as ASCII whitespace does (a no-break
+ * space, as a web page's &nbsp; pastes, an ideographic space, NEL, a line
+ * separator), never kept inside a word. */
+START_TEST(test_text_unicode_space)
+{
+	struct answer t = harness_attention(
+	    TINY "\"text\":\"\\u3000나는\\u00a0맛있는\\u0085\\u2028사과를\\u3000\"}");
+	struct answer k = harness_attention(TINY "\"tokens\":[\"나는\",\"맛있는\",\"사과를\"]}");
+	json_t *want = harness_keep_json(json_pack("[sss]", "나는", "맛있는", "사과를"));
+
+	harness_expect_ok(&t);
+	harness_expect_ok(&k);
+	harness_expect_tokens(&t, want);
+	tensor_assert_same(&t, &k, "output", 0, 0);
+}
+END_TEST
+
 /* key / value: Lq != Lk; value defaults to key; weights depend on q and k only. */
 START_TEST(test_cross_attention)
 {
@@ -385,6 +402,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(tc, test_tokens_strings);
 	tcase_add_test(tc, test_tokens_batch);
 	tcase_add_test(tc, test_text);
+	tcase_add_test(tc, test_text_unicode_space);
 	tcase_add_test(tc, test_cross_attention);
 	tcase_add_test(tc, test_cross_ragged_keys);
 	tcase_add_test(tc, test_inline_seeded);
