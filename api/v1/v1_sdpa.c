@@ -107,11 +107,30 @@ static int heads_divide(const struct sdpa_job *j, size_t hq, size_t hkv, struct 
 			"3D q, k, v need num_heads (and num_kv_heads) dividing their last axes");
 }
 
+/* Room for "[B, H, L, D]" with four 20-digit sizes. */
+#define SHAPE_TEXT_MAX 96
+
+/* "[2, 1, 3, 4]": t's shape as the request wrote it, for a message. */
+static const char *shape_text(char out[SHAPE_TEXT_MAX], const struct api_tensor *t)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < t->rank && at < SHAPE_TEXT_MAX; i++)
+		at += (size_t)snprintf(out + at, SHAPE_TEXT_MAX - at, "%s%zu", i ? ", " : "[",
+				       t->shape[i]);
+	if (at < SHAPE_TEXT_MAX)
+		snprintf(out + at, SHAPE_TEXT_MAX - at, "]");
+	return out;
+}
+
 /* k against q (batch, head size), then v against k (batch, heads, length),
  * as /v1/attention checks its value against its key: the pointer names the
- * tensor that disagrees. */
+ * tensor that disagrees, the message the shapes it was checked by and the
+ * one it needs (3D: Hkv heads of D in the last axis). */
 static int kv_agree(const struct sdpa_job *j, struct api_error *err)
 {
+	char q[SHAPE_TEXT_MAX], k[SHAPE_TEXT_MAX], v[SHAPE_TEXT_MAX];
 	int k_bad = j->k.shape[0] != j->B ||
 		    (j->rank3 ? j->k.shape[2] / j->Hkv != j->D : j->k.shape[3] != j->D);
 	int v_bad = j->v.shape[0] != j->B ||
@@ -120,8 +139,23 @@ static int kv_agree(const struct sdpa_job *j, struct api_error *err)
 
 	if (!k_bad && !v_bad)
 		return 0;
-	return api_fail(err, API_E_DIMENSION_MISMATCH, k_bad ? "/k" : "/v",
-			"k must be [B, Hkv, S, D] and v [B, Hkv, S, Dv] (or their 3D forms)");
+	shape_text(q, &j->q);
+	shape_text(k, &j->k);
+	shape_text(v, &j->v);
+	if (k_bad && j->rank3)
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k",
+				"k is %s; with q %s it must be [%zu, S, %zu]", k, q, j->B,
+				j->Hkv * j->D);
+	if (k_bad)
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/k",
+				"k is %s; with q %s it must be [%zu, Hkv, S, %zu]", k, q, j->B, j->D);
+	if (j->rank3)
+		return api_fail(err, API_E_DIMENSION_MISMATCH, "/v",
+				"v is %s; with k %s it must be [%zu, %zu, Hkv x Dv]", v, k, j->B,
+				j->S);
+	return api_fail(err, API_E_DIMENSION_MISMATCH, "/v",
+			"v is %s; with k %s it must be [%zu, %zu, %zu, Dv]", v, k, j->B, j->Hkv,
+			j->S);
 }
 
 /* Reads q, k, v and fixes B, H, Hkv, Lq, S, D, Dv from their shapes. */

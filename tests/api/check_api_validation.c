@@ -526,6 +526,32 @@ START_TEST(test_messages_say_what)
 }
 END_TEST
 
+/* A /v1/sdpa k or v that does not fit says the shapes it was checked by and
+ * the one it needs, as past_key's message does. */
+START_TEST(test_sdpa_shapes_said)
+{
+	static const struct {
+		const char *body, *pointer, *said;
+	} cases[] = {
+	    {"{\"q\":[[[[1,0]],[[0,1]]]],\"k\":[[[[1,0],[0,1]],[[1,0],[0,1]]]],"
+	     "\"v\":[[[[1,2],[3,4]]]]}",
+	     "/v", "v is [1, 1, 2, 2]; with k [1, 2, 2, 2] it must be [1, 2, 2, Dv]"},
+	    {"{\"q\":[[[[1,0]]]],\"k\":[[[[1,0]]],[[[0,1]]]],\"v\":[[[[1,2]]],[[[3,4]]]]}",
+	     "/k", "k is [2, 1, 1, 2]; with q [1, 1, 1, 2] it must be [1, Hkv, S, 2]"},
+	    {"{\"q\":[[[1,0,0,1]]],\"k\":[[[1,0,0,1]],[[1,0,0,1]]],\"v\":[[[1,0,0,1]]],"
+	     "\"num_heads\":2}",
+	     "/k", "k is [2, 1, 4]; with q [1, 1, 4] it must be [1, S, 4]"},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct answer a = harness_sdpa(cases[i].body);
+
+		harness_expect_error(&a, 422, "dimension_mismatch", cases[i].pointer);
+		harness_expect_message(&a, cases[i].said);
+	}
+}
+END_TEST
+
 /* The fields a positional type does not read pass at their documented
  * defaults (a client that fills in every default). */
 START_TEST(test_unread_positional_defaults_pass)
@@ -611,6 +637,7 @@ static Suite *validation_suite(void)
 	tcase_add_test(tc, test_nul_escape_said);
 	tcase_add_test(tc, test_token_2_pow_63);
 	tcase_add_test(tc, test_messages_say_what);
+	tcase_add_test(tc, test_sdpa_shapes_said);
 	tcase_add_test(tc, test_engine_error_at_element);
 	tcase_add_test(tc, test_unread_positional_defaults_pass);
 	tcase_add_test(tc, test_whole_reals_are_integers);
