@@ -82,11 +82,18 @@ static int check_embed_memory(size_t limit, size_t B, size_t L, size_t E, const 
 	return 0;
 }
 
+/* Tokens and text need rows to look up. An inline model (no registry entry)
+ * gets them from its vocab_size, which the message names: that is the fix a
+ * learner trying the README's inline model without it needs. */
 static int need_embedding_table(const struct attention_job *job, const struct api_where *where,
 				struct api_error *err)
 {
 	if (job->model->vocab > 0)
 		return 0;
+	if (job->entry == NULL)
+		return api_fail(err, API_E_NO_EMBEDDING_TABLE, where->base,
+				"the inline model has no token embedding table (vocab_size 0): "
+				"give it a vocab_size, or send embeddings");
 	return api_fail(err, API_E_NO_EMBEDDING_TABLE, where->base,
 			"model '%s' has no token embedding table; send embeddings",
 			job->model_name);

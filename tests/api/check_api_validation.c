@@ -513,6 +513,8 @@ START_TEST(test_messages_say_what)
 	    {TINY EMB1 ",\"mask\":{\"allow\":{\"shape\":[1,1],\"base64\":\"AAAA\"}}}",
 	     "a boolean tensor cannot be sent as base64"},
 	    {TINY "\"tokens\":[1,2,99]}", "token id 99 is outside [0, 64)"},
+	    {"{\"model\":{\"d_model\":8,\"num_heads\":2},\"text\":\"a b\"}",
+	     "give it a vocab_size, or send embeddings"},
 	    {"", "the body is empty"},
 	    {" \r\n", "the body holds only white space"},
 	    {"\xef\xbb\xbf{}", "the body starts with a UTF-8 byte order mark"},
