@@ -220,9 +220,14 @@ int v1_decode_mask(struct v1_body *in, struct attention_job *job, struct api_err
 	int64_t *lens = NULL;
 	int kind, rc;
 
+	/* the strings are not the whole choice: a window, a key padding or a
+	 * matrix of one's own is an object, which the refusal names too */
 	if (m != NULL && !json_is_object(m)) {
 		if (req_enum(in->root, "mask", "", kinds, 0, &kind, err) != 0)
-			return -1;
+			return api_fail(err, API_E_INVALID_VALUE, "/mask",
+					"must be \"none\", \"causal\" or a mask object of causal, "
+					"alignment, window, allow, bias and lengths (a sliding window: "
+					"{\"causal\": true, \"window\": 2})");
 		spec.causal = kind;
 		return attention_apply_mask(job, &spec, err);
 	}

@@ -515,6 +515,7 @@ START_TEST(test_messages_say_what)
 	    {TINY "\"tokens\":[1,2,99]}", "token id 99 is outside [0, 64)"},
 	    {"{\"model\":{\"d_model\":8,\"num_heads\":2},\"text\":\"a b\"}",
 	     "give it a vocab_size, or send embeddings"},
+	    {TINY EMB1 ",\"mask\":\"window\"}", "or a mask object of causal, alignment, window"},
 	    {"", "the body is empty"},
 	    {" \r\n", "the body holds only white space"},
 	    {"\xef\xbb\xbf{}", "the body starts with a UTF-8 byte order mark"},
