@@ -262,7 +262,7 @@ START_TEST(test_versions_and_unknown_models)
 	v2_assert_error(&r, 404, "no route");
 	live_resp_release(&r);
 	live_get(d.port, V2_INFER, &r);
-	v2_assert_error(&r, 405, "method");
+	v2_assert_error(&r, 405, "does not take GET: it takes POST");
 	ck_assert_str_eq(live_header(&r, "Allow"), "POST, OPTIONS");
 	live_resp_release(&r);
 }
