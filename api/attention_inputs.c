@@ -17,17 +17,30 @@
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
-/* The byte length of the character at s, 0 at its end (1 for a byte that is
- * not UTF-8), and in *space whether it is Unicode's White_Space (what Rust's
- * split_whitespace and, but for \x1c-\x1f, Python's str.split() split on), so
- * that a no-break space or an ideographic space pasted from a web page splits
- * words as an ASCII space does. */
-static size_t next_char(const char *s, int *space)
+/* How far to step from s, 0 at its end, and in *space whether a step of
+ * Unicode's White_Space (what Rust's split_whitespace and, but for
+ * \x1c-\x1f, Python's str.split() split on) begins there, so that a no-break
+ * space or an ideographic space pasted from a web page splits words as an
+ * ASCII space does. Past ASCII only the lead bytes C2 (U+0085, U+00A0), E1
+ * (U+1680), E2 (U+2000..U+205F) and E3 (U+3000) begin a White_Space
+ * character, and only they are decoded (a step of the whole character); any
+ * other byte, a continuation byte or the lead byte of, say, a Hangul
+ * syllable, is one byte of a word. */
+static inline size_t next_step(const char *s, int *space)
 {
+	const unsigned char c = (unsigned char)*s;
 	size_t clen;
 
-	if (*s == '\0')
+	if (c == '\0')
 		return 0;
+	if (c < 0x80) {
+		*space = c == ' ' || (c >= '\t' && c <= '\r');
+		return 1;
+	}
+	if (c != 0xC2 && (c < 0xE1 || c > 0xE3)) {
+		*space = 0;
+		return 1;
+	}
 	*space = tok_uc_is_space(tok_uc_decode(s, strnlen(s, 4), &clen));
 	return clen;
 }
@@ -46,12 +59,12 @@ static size_t split_text(const char *s, char **store, struct api_token *tok)
 	while (*s) {
 		const char *word;
 
-		while ((step = next_char(s, &space)) != 0 && space)
+		while ((step = next_step(s, &space)) != 0 && space)
 			s += step;
 		if (!*s)
 			break;
 		word = s;
-		while ((step = next_char(s, &space)) != 0 && !space)
+		while ((step = next_step(s, &space)) != 0 && !space)
 			s += step;
 		if (tok != NULL) {
 			memcpy(p, word, (size_t)(s - word));

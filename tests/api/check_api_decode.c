@@ -11,13 +11,16 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
 #include "tests/lib/suite_main.h"
+#include "common/utf8.h"
 #include "engine/model.h" /* tiny's embedding table, to check token lookup */
+#include "tokenizer/unicode.h"
 
 START_TEST(test_embeddings_unbatched)
 {
@@ -259,6 +262,47 @@ START_TEST(test_text_unicode_space)
 }
 END_TEST
 
+/* The words of "a<cp>b": two when cp is White_Space, else one. */
+static size_t words_around(uint32_t cp)
+{
+	char text[8] = "a", body[96];
+	size_t at = 1 + utf8_put(text + 1, cp), n;
+	struct answer a;
+
+	text[at] = 'b';
+	text[at + 1] = '\0';
+	snprintf(body, sizeof body, TINY "\"text\":\"%s\"}", text);
+	a = harness_run_request(harness_service, API_ROUTE_ATTENTION, NULL, body, strlen(body),
+				HARNESS_RESPONSE_MAX);
+	ck_assert_msg(a.status == 200, "U+%04X: %s", (unsigned)cp, a.text);
+	n = json_array_size(json_object_get(a.json, "tokens"));
+	json_decref(a.json);
+	free(a.text);
+	return n;
+}
+
+/* split_text's lead-byte shortcut (only C2, E1, E2 and E3 begin White_Space
+ * past ASCII) against its twin, the tokenizer's decode and tok_uc_is_space:
+ * every character of C2, and of the blocks about each White_Space character
+ * of E1, E2 and E3; one of every other lead byte; Hangul, a BOM, the
+ * Mongolian vowel separator (no longer White_Space) and the last code point. */
+START_TEST(test_text_space_shortcut)
+{
+	static const uint32_t ranges[][3] = {
+	    /* first, end, step */
+	    {0x80, 0xC0, 1},	     {0xC0, 0x800, 0x40},     {0x800, 0xD000, 0x1000},
+	    {0xE000, 0x10000, 0x1000}, {0x10000, 0x110000, 0x40000}, {0x1600, 0x1700, 1},
+	    {0x1800, 0x1810, 1},       {0x2000, 0x2070, 1},	   {0x2FF0, 0x3010, 1},
+	    {0xAC00, 0xAC10, 1},       {0xFEFF, 0xFF00, 1},	   {0x10FFFF, 0x110000, 1},
+	};
+
+	for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
+		for (uint32_t cp = ranges[r][0]; cp < ranges[r][1]; cp += ranges[r][2])
+			ck_assert_msg(words_around(cp) == (tok_uc_is_space((int32_t)cp) ? 2u : 1u),
+				      "U+%04X split as the tokenizer would not", (unsigned)cp);
+}
+END_TEST
+
 /* key / value: Lq != Lk; value defaults to key; weights depend on q and k only. */
 START_TEST(test_cross_attention)
 {
@@ -403,6 +447,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(tc, test_tokens_batch);
 	tcase_add_test(tc, test_text);
 	tcase_add_test(tc, test_text_unicode_space);
+	tcase_add_test(tc, test_text_space_shortcut);
 	tcase_add_test(tc, test_cross_attention);
 	tcase_add_test(tc, test_cross_ragged_keys);
 	tcase_add_test(tc, test_inline_seeded);
