@@ -381,16 +381,6 @@ static enum MHD_Result refuse_route(struct request *r, enum route_result found)
 	return refuse_early(r, REJ_METHOD);
 }
 
-/* `OPTIONS *` (framing_check lets no other method have that target): the
- * server as a whole, answered 204 with every method some path takes (RFC
- * 9110 section 9.3.7), as a preflight is; not a path that matches nothing. */
-static enum MHD_Result options_any(struct request *r)
-{
-	route_allow_any(r->allow);
-	r->preflight = 1;
-	return admit_inline(r);
-}
-
 /* Everything decided from the request line and headers alone. */
 static enum MHD_Result on_headers(struct request *r, const char *url, const char *method,
 				  const char *version)
@@ -413,9 +403,9 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		refusals_note(r->srv->refusals, LIMIT_PER_IP);
 		return refuse_early(r, REJ_PER_IP);
 	}
-	if (options && strcmp(url, "*") == 0)
-		return options_any(r);
-	if (found == ROUTE_NO_PATH)
+	if (options && strcmp(url, "*") == 0) /* framing_check lets no other method have it */
+		route_allow_any(r->allow); /* the server as a whole (RFC 9110 section 9.3.7) */
+	else if (found == ROUTE_NO_PATH)
 		return refuse_route(r, found);
 	if (options) {
 		r->route = NULL;
