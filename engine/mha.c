@@ -159,10 +159,12 @@ static enum attn_status plan_layout(struct mha_layout *lay, const struct attn_mh
 	return ATTN_OK;
 }
 
-/* Without weights or scores nothing needs whole rows of P: stream the keys. */
+/* Without weights, scores or projections to show, nothing needs whole rows of
+ * P or whole K and V: stream the keys. */
 static int use_stream(const struct attn_mha *req)
 {
-	return req->weights_mode == ATTN_WEIGHTS_NONE && req->scores_view == ATTN_SCORES_NONE;
+	return req->weights_mode == ATTN_WEIGHTS_NONE && req->scores_view == ATTN_SCORES_NONE &&
+	       req->q_heads == NULL && req->k_heads == NULL && req->v_heads == NULL;
 }
 
 /* Validates and plans; *floats is the workspace of the path that will run. */
@@ -267,6 +269,19 @@ static void mha_rope(const struct mha_layout *lay, const struct attn_mha *req)
 	attn_rope_apply(k, req->B, m->Hkv, req->Lk, m->D, &req->pos, mha_k_positions(req));
 }
 
+/* Step 4, when asked: the projections as the core reads them, heads split out. */
+static void mha_show_heads(const struct mha_layout *lay, const struct attn_mha *req)
+{
+	const struct attn_model *m = req->model;
+
+	if (req->q_heads != NULL)
+		attn_kv_concat(req->q_heads, NULL, lay->core.q, req->B, m->H, 0, req->Lq, m->D);
+	if (req->k_heads != NULL)
+		attn_kv_concat(req->k_heads, NULL, lay->core.k, req->B, m->Hkv, 0, req->Lk, m->D);
+	if (req->v_heads != NULL)
+		attn_kv_concat(req->v_heads, NULL, lay->core.v, req->B, m->Hkv, 0, req->Lk, m->D);
+}
+
 /*
  * Finite inputs can still overflow float32: a projection (inf in q, k or v)
  * or the scores q . k, which softmax.h turns into NaN rows. Either reaches
@@ -330,6 +345,7 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	mha_project(&lay, req, ws, xq, xk, xv);
 	if (req->pos.kind == ATTN_POS_ROPE)
 		mha_rope(&lay, req);
+	mha_show_heads(&lay, req);
 	st = sdpa_forward_unchecked(&lay.core, ws + lay.sdpa,
 				    (lay.total - lay.sdpa) * sizeof(float), err);
 	if (st != ATTN_OK)

@@ -39,6 +39,11 @@ struct attn_mha {
 	float *weights; /* [B, H, Lq, Lk] or [B, Lq, Lk] */
 	enum attn_scores_view scores_view;
 	float *scores; /* [B, H, Lq, Lk] */
+	/* The projections as the scores see them (the sinusoidal encoding added
+	 * to the inputs, RoPE applied), heads split out, or NULL: not asked. */
+	float *q_heads; /* [B, H, Lq, D] */
+	float *k_heads; /* [B, Hkv, Lk, D] */
+	float *v_heads; /* [B, Hkv, Lk, D] */
 
 	size_t threads;                /* as struct attn_sdpa */
 	struct attn_workers *workers;  /* as struct attn_sdpa */
@@ -56,9 +61,9 @@ enum attn_status attn_mha_workspace(const struct attn_mha *req, size_t *bytes,
 /*
  * Runs the layer on BLAS. ws: ws_bytes of scratch (float-aligned). out must
  * not overlap the inputs; it is also used as scratch during the call. Without
- * weights or scores the keys are streamed in blocks (mha_stream.c) and peak
- * memory is inputs + outputs + [B, Lq, E]; with them, K and V are projected
- * whole and the core is attn_sdpa_forward.
+ * weights, scores or projections asked for, the keys are streamed in blocks
+ * (mha_stream.c) and peak memory is inputs + outputs + [B, Lq, E]; with any
+ * of them, K and V are projected whole and the core is attn_sdpa_forward.
  */
 enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws, size_t ws_bytes,
 				  struct attn_error *err);

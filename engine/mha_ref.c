@@ -93,6 +93,28 @@ static void ref_project(struct ref_buffers *r, const struct attn_mha *req)
 		   b ? b + qw + kw : NULL, kw, E);
 }
 
+/* The projections asked for, [B, heads, L, D] from [B, L, heads D]. */
+static void ref_split(float *dst, const float *x, size_t B, size_t heads, size_t L, size_t D)
+{
+	if (dst == NULL)
+		return;
+	for (size_t b = 0; b < B; b++)
+		for (size_t h = 0; h < heads; h++)
+			for (size_t i = 0; i < L; i++)
+				for (size_t d = 0; d < D; d++)
+					dst[((b * heads + h) * L + i) * D + d] =
+						x[(b * L + i) * heads * D + h * D + d];
+}
+
+static void ref_show_heads(const struct ref_buffers *r, const struct attn_mha *req)
+{
+	const struct attn_model *m = req->model;
+
+	ref_split(req->q_heads, r->q, req->B, m->H, req->Lq, m->D);
+	ref_split(req->k_heads, r->k, req->B, m->Hkv, req->Lk, m->D);
+	ref_split(req->v_heads, r->v, req->B, m->Hkv, req->Lk, m->D);
+}
+
 static enum attn_status ref_core(struct ref_buffers *r, const struct attn_mha *req,
 				 struct attn_error *err)
 {
@@ -149,6 +171,7 @@ enum attn_status attn_mha_forward_ref(const struct attn_mha *req, struct attn_er
 		attn_rope_apply(attn_view_blhd(r.k, m->Hkv, req->Lk, m->D), req->B, m->Hkv,
 				req->Lk, m->D, &req->pos, mha_k_positions(req));
 	}
+	ref_show_heads(&r, req);
 	st = ref_core(&r, req, err);
 	if (st == ATTN_OK)
 		ref_linear(req->out, r.ctx, req->B * req->Lq, m->w_o, m->b_o, m->E, m->H * m->D);

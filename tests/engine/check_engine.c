@@ -4,7 +4,8 @@
  *
  *   sdpa   attn_sdpa_forward (BLAS, blocked, threaded) vs attn_sdpa_forward_ref
  *   mha    attn_mha_forward (key-streaming without weights, whole rows with
- *          them) vs attn_mha_forward_ref, every option combined
+ *          them or with the projections shown) vs attn_mha_forward_ref, every
+ *          option combined
  *   mask   mask_apply_span (key ranges) vs mask_bias_at (per cell)
  * Tolerance (seeded.h): |fast - ref| <= 1e-5 + 1e-4 |ref|; -inf cells must
  * match exactly. The kernels inside (tile, exp, softmax) have check_kernels.
@@ -270,6 +271,14 @@ END_TEST
  * every key of a block. */
 enum twin_kind { TWIN_SMALL, TWIN_WIDE, TWIN_PLAIN };
 
+/* Asks r for its projections into heads: q [nq], then k and v [nk] each. */
+static void mha_show(struct attn_mha *r, float *heads, size_t nq, size_t nk)
+{
+	r->q_heads = heads;
+	r->k_heads = heads + nq;
+	r->v_heads = heads + nq + nk;
+}
+
 static void mha_twins(int seed, enum twin_kind kind)
 {
 	int wide = kind != TWIN_SMALL, plain = kind == TWIN_PLAIN;
@@ -279,7 +288,8 @@ static void mha_twins(int seed, enum twin_kind kind)
 	struct attn_prng g;
 	struct attn_error err;
 	float *x, *xk = NULL, *xv = NULL, *out_f, *out_r, *w_f, *w_r;
-	size_t nw, ws_bytes, lens[8];
+	float *heads_f = NULL, *heads_r = NULL; /* q, k, v heads, one after another */
+	size_t nw, nq, nk, ws_bytes, lens[8];
 	double qpos[1100], kpos[1100]; /* explicit positions, up to the longest wide case */
 	void *ws;
 	int cross;
@@ -345,13 +355,24 @@ static void mha_twins(int seed, enum twin_kind kind)
 	w_r = calloc(nw, 4);
 	r.weights = w_f;
 	r.out = out_f;
+	nq = r.B * cfg.H * r.Lq * model->D;
+	nk = r.B * model->Hkv * r.Lk * model->D;
+	if (seed % 4 == 2) { /* the projections shown: [B, H, Lq, D], [B, Hkv, Lk, D] x 2 */
+		heads_f = calloc(nq + 2 * nk, 4);
+		heads_r = calloc(nq + 2 * nk, 4);
+		mha_show(&r, heads_f, nq, nk);
+	}
 	ck_assert_msg(attn_mha_workspace(&r, &ws_bytes, &err) == ATTN_OK, "%s", err.message);
 	ws = malloc(ws_bytes);
 	ck_assert_msg(attn_mha_forward(&r, ws, ws_bytes, &err) == ATTN_OK, "%s", err.message);
 	r.out = out_r;
 	r.weights = w_r;
+	if (heads_r != NULL)
+		mha_show(&r, heads_r, nq, nk);
 	ck_assert_msg(attn_mha_forward_ref(&r, &err) == ATTN_OK, "%s", err.message);
 	test_assert_close(out_f, out_r, r.B * r.Lq * cfg.E, "mha out", seed);
+	if (heads_r != NULL)
+		test_assert_close(heads_f, heads_r, nq + 2 * nk, "mha q, k, v heads", seed);
 	if (r.weights_mode != ATTN_WEIGHTS_NONE)
 		test_assert_close(w_f, w_r, r.weights_mode == ATTN_WEIGHTS_MEAN ? nw / cfg.H : nw,
 			     "mha weights", seed);
@@ -363,6 +384,8 @@ static void mha_twins(int seed, enum twin_kind kind)
 	free(out_r);
 	free(w_f);
 	free(w_r);
+	free(heads_f);
+	free(heads_r);
 	attn_model_free(model);
 }
 

@@ -2,10 +2,13 @@
  * check_fixtures.c: the engine against golden fixtures (tests/data/fixtures/README.md).
  *
  * Every .json file in $ATTN_FIXTURES/mha (default tests/data/fixtures/mha) is one case: a
- * model, a struct attn_mha request and the expected out / weights / scores,
- * computed by PyTorch 1.13 or by a float64 numpy reference. Each case runs
- *   attn_mha_forward      (BLAS, threads = 0, then threads = 2: equal to a few ulps)
- *   attn_mha_forward_ref  (the naive twin)
+ * model, a struct attn_mha request and the expected out / weights / scores
+ * and projections q, k, v, computed by PyTorch 1.13 or by a float64 numpy
+ * reference. Each case runs
+ *   attn_mha_forward      (BLAS, threads = 0, then threads = 2: equal to a few
+ *                         ulps; then once more with the projections shown,
+ *                         which takes the whole-row path)
+ *   attn_mha_forward_ref  (the naive twin, projections shown)
  * and both must match the expected tensors within |a - b| <= 1e-5 + 1e-4 |b|
  * (-inf cells exactly). Failures name the fixture, the tensor and the cell.
  *
@@ -35,9 +38,11 @@ static struct case_list fixtures;
 
 /* ---- Running the engine ---- */
 
-/* Output buffers of one run, NaN-filled so unwritten cells cannot pass. */
+/* Output buffers of one run, NaN-filled so unwritten cells cannot pass;
+ * q, k, v only for a run that shows the projections. */
 struct outputs {
 	float *out, *weights, *scores;
+	float *q, *k, *v;
 };
 
 static float *nan_array(size_t n)
@@ -50,7 +55,7 @@ static float *nan_array(size_t n)
 	return p;
 }
 
-static int outputs_init(struct outputs *o, const struct fixture *fx)
+static int outputs_init(struct outputs *o, const struct fixture *fx, int heads)
 {
 	o->out = nan_array(fx->n_out);
 	o->weights = fx->n_weights ? nan_array(fx->n_weights) : NULL;
@@ -59,7 +64,12 @@ static int outputs_init(struct outputs *o, const struct fixture *fx)
 		return -1;
 	if (fx->n_scores && o->scores == NULL)
 		return -1;
-	return 0;
+	if (!heads)
+		return 0;
+	o->q = nan_array(fx->n_q);
+	o->k = nan_array(fx->n_kv);
+	o->v = nan_array(fx->n_kv);
+	return o->q && o->k && o->v ? 0 : -1;
 }
 
 static void outputs_release(struct outputs *o)
@@ -67,6 +77,9 @@ static void outputs_release(struct outputs *o)
 	free(o->out);
 	free(o->weights);
 	free(o->scores);
+	free(o->q);
+	free(o->k);
+	free(o->v);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -92,6 +105,9 @@ static struct attn_mha request_of(const struct fixture *fx, const struct attn_mo
 	req.weights = o->weights;
 	req.scores_view = fx->scores_view;
 	req.scores = o->scores;
+	req.q_heads = o->q;
+	req.k_heads = o->k;
+	req.v_heads = o->v;
 	req.threads = threads;
 	return req;
 }
@@ -173,6 +189,14 @@ static void compare_outputs(struct fixture_verdict *v, const struct fixture *fx,
 	compare(v, fx->name, what, o->weights, fx->weights, fx->n_weights, abs_tol, rel_tol);
 	snprintf(what, sizeof(what), "%s scores", path);
 	compare(v, fx->name, what, o->scores, fx->scores, fx->n_scores, abs_tol, rel_tol);
+	if (o->q == NULL)
+		return;
+	snprintf(what, sizeof(what), "%s q", path);
+	compare(v, fx->name, what, o->q, fx->q, fx->n_q, abs_tol, rel_tol);
+	snprintf(what, sizeof(what), "%s k", path);
+	compare(v, fx->name, what, o->k, fx->k, fx->n_kv, abs_tol, rel_tol);
+	snprintf(what, sizeof(what), "%s v", path);
+	compare(v, fx->name, what, o->v, fx->v, fx->n_kv, abs_tol, rel_tol);
 }
 
 /*
@@ -236,12 +260,12 @@ static void check_case(struct fixture_verdict *v, const struct fixture *fx, doub
 		       double rel_tol)
 {
 	struct attn_model *model = model_of(v, fx);
-	struct outputs fast = {0}, fast2 = {0}, ref = {0};
+	struct outputs fast = {0}, fast2 = {0}, shown = {0}, ref = {0};
 
 	if (model == NULL)
 		return;
-	if (outputs_init(&fast, fx) != 0 || outputs_init(&fast2, fx) != 0 ||
-	    outputs_init(&ref, fx) != 0) {
+	if (outputs_init(&fast, fx, 0) != 0 || outputs_init(&fast2, fx, 0) != 0 ||
+	    outputs_init(&shown, fx, 1) != 0 || outputs_init(&ref, fx, 1) != 0) {
 		fixture_fail(v, "%s: out of memory", fx->name);
 		goto out;
 	}
@@ -252,6 +276,8 @@ static void check_case(struct fixture_verdict *v, const struct fixture *fx, doub
 		same_run(v, fx->name, "fast weights", fast.weights, fast2.weights, fx->n_weights);
 		same_run(v, fx->name, "fast scores", fast.scores, fast2.scores, fx->n_scores);
 	}
+	if (run(v, fx, model, &shown, 1, 0) == 0)
+		compare_outputs(v, fx, &shown, "fast, projections shown,", abs_tol, rel_tol);
 	if (run(v, fx, model, &ref, 0, 0) == 0)
 		compare_outputs(v, fx, &ref, "ref", abs_tol, rel_tol);
 	if (fx->argmax != NULL) {
@@ -261,6 +287,7 @@ static void check_case(struct fixture_verdict *v, const struct fixture *fx, doub
 out:
 	outputs_release(&fast);
 	outputs_release(&fast2);
+	outputs_release(&shown);
 	outputs_release(&ref);
 	attn_model_free(model);
 }

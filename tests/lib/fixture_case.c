@@ -39,6 +39,9 @@ void fixture_release(struct fixture *fx)
 	free(fx->out);
 	free(fx->weights);
 	free(fx->scores);
+	free(fx->q);
+	free(fx->k);
+	free(fx->v);
 	free(fx->argmax);
 	for (size_t i = 0; i < fx->n_tokens; i++)
 		free(fx->tokens[i]);
@@ -362,11 +365,16 @@ static int decode_expected(struct fixture_verdict *v, struct fixture *fx, const 
 	if (fx->weights_mode == ATTN_WEIGHTS_MEAN)
 		fx->n_weights = fx->B * fx->Lq * fx->Lk;
 	fx->n_scores = fx->scores_view != ATTN_SCORES_NONE ? fx->B * H * fx->Lq * fx->Lk : 0;
+	fx->n_q = fx->B * fx->Lq * fx->cfg.E;                             /* [B, H, Lq, D] */
+	fx->n_kv = fx->B * fx->Lk * (fx->cfg.Hkv ? fx->cfg.Hkv : H) * (fx->cfg.E / H); /* [B, Hkv, Lk, D] */
 	if (get_floats(v, fx->name, exp, "out", fx->n_out, 0, &fx->out) != 0 ||
 	    get_floats(v, fx->name, exp, "weights", fx->n_weights, fx->n_weights == 0,
 		       &fx->weights) != 0 ||
 	    get_floats(v, fx->name, exp, "scores", fx->n_scores, fx->n_scores == 0, &fx->scores) !=
-		0)
+		    0 ||
+	    get_floats(v, fx->name, exp, "q", fx->n_q, 0, &fx->q) != 0 ||
+	    get_floats(v, fx->name, exp, "k", fx->n_kv, 0, &fx->k) != 0 ||
+	    get_floats(v, fx->name, exp, "v", fx->n_kv, 0, &fx->v) != 0)
 		return -1;
 	if (strcmp(fx->source, "seed-demo") == 0) {
 		fx->n_argmax = H * fx->Lq;

@@ -54,6 +54,8 @@ struct fixture {
 
 	float *out, *weights, *scores; /* expected */
 	size_t n_out, n_weights, n_scores;
+	float *q, *k, *v; /* expected projections: [B, H, Lq, D], [B, Hkv, Lk, D] twice */
+	size_t n_q, n_kv;
 	size_t *argmax; /* seed-demo: [H, Lq] */
 	size_t n_argmax;
 	char **tokens; /* seed-demo: the words the query embeds, or NULL */
