@@ -164,7 +164,7 @@ static enum attn_status plan_layout(struct mha_layout *lay, const struct attn_mh
 static int use_stream(const struct attn_mha *req)
 {
 	return req->weights_mode == ATTN_WEIGHTS_NONE && req->scores_view == ATTN_SCORES_NONE &&
-	       req->q_heads == NULL && req->k_heads == NULL && req->v_heads == NULL;
+	       !req->show_projections;
 }
 
 /* Validates and plans; *floats is the workspace of the path that will run. */
@@ -274,6 +274,8 @@ static void mha_show_heads(const struct mha_layout *lay, const struct attn_mha *
 {
 	const struct attn_model *m = req->model;
 
+	if (!req->show_projections)
+		return;
 	if (req->q_heads != NULL)
 		attn_kv_concat(req->q_heads, NULL, lay->core.q, req->B, m->H, 0, req->Lq, m->D);
 	if (req->k_heads != NULL)

@@ -40,7 +40,11 @@ struct attn_mha {
 	enum attn_scores_view scores_view;
 	float *scores; /* [B, H, Lq, Lk] */
 	/* The projections as the scores see them (the sinusoidal encoding added
-	 * to the inputs, RoPE applied), heads split out, or NULL: not asked. */
+	 * to the inputs, RoPE applied), heads split out. show_projections says
+	 * whether they are asked for, as weights_mode does for the weights (a
+	 * caller plans before it has the buffers); then each pointer given is
+	 * filled, and one left NULL is not wanted. */
+	int show_projections;
 	float *q_heads; /* [B, H, Lq, D] */
 	float *k_heads; /* [B, Hkv, Lk, D] */
 	float *v_heads; /* [B, Hkv, Lk, D] */

@@ -110,6 +110,8 @@ static void ref_show_heads(const struct ref_buffers *r, const struct attn_mha *r
 {
 	const struct attn_model *m = req->model;
 
+	if (!req->show_projections)
+		return;
 	ref_split(req->q_heads, r->q, req->B, m->H, req->Lq, m->D);
 	ref_split(req->k_heads, r->k, req->B, m->Hkv, req->Lk, m->D);
 	ref_split(req->v_heads, r->v, req->B, m->Hkv, req->Lk, m->D);

@@ -274,6 +274,7 @@ enum twin_kind { TWIN_SMALL, TWIN_WIDE, TWIN_PLAIN };
 /* Asks r for its projections into heads: q [nq], then k and v [nk] each. */
 static void mha_show(struct attn_mha *r, float *heads, size_t nq, size_t nk)
 {
+	r->show_projections = 1;
 	r->q_heads = heads;
 	r->k_heads = heads + nq;
 	r->v_heads = heads + nq + nk;

@@ -105,6 +105,7 @@ static struct attn_mha request_of(const struct fixture *fx, const struct attn_mo
 	req.weights = o->weights;
 	req.scores_view = fx->scores_view;
 	req.scores = o->scores;
+	req.show_projections = o->q != NULL;
 	req.q_heads = o->q;
 	req.k_heads = o->k;
 	req.v_heads = o->v;
