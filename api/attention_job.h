@@ -43,6 +43,8 @@ struct attention_plan {
 	size_t scratch_n;       /* floats of one trimmed item, for ragged answers */
 	size_t pos_dim;         /* columns of the positions' encoding: E, or D for rope */
 	size_t pos_n;           /* floats of the positions: [Lq, pos_dim] + 2 [Lq, Lq] */
+	size_t q_n, kv_n;       /* floats of the projections shown: q [B, H, Lq, D],
+				 * k and v [B, Hkv, Lk, D] each; 0 when not asked */
 	size_t ws_bytes;        /* the engine's workspace on the reply's own threads */
 	size_t bytes;           /* all the job needs, ws_bytes included */
 	double flops;           /* the engine's FLOPs (the answer's usage) */
@@ -83,6 +85,7 @@ struct attention_job {
 	double *q_positions, *k_positions;
 	float scale, softcap;
 	int positions;       /* the answer shows the encoding itself (sinusoidal, rope) */
+	int projections;     /* the answer shows q, k, v per head (engine/mha.h) */
 
 	enum attn_weights_mode weights_mode;
 	enum attn_scores_view scores_view;
@@ -155,7 +158,9 @@ struct attention_out {
 	float *out;     /* [B, Lq, E] */
 	float *weights; /* [B, H, Lq, Lk] or [B, Lq, Lk] */
 	float *scores;  /* [B, H, Lq, Lk] */
-	float *scratch; /* one item's trimmed [H, Lq, Lk] when ragged */
+	float *scratch; /* one item's trimmed [H, Lq, Lk] (or [Hkv, Lk, D]) when ragged */
+	/* when job->projections: q [B, H, Lq, D], then k and v [B, Hkv, Lk, D] */
+	float *projections;
 	/* when job->positions: encoding [Lq, pos_dim], then similarity [Lq, Lq],
 	 * then distance [Lq, Lq] (attention_positions) */
 	float *positions;

@@ -20,12 +20,17 @@ void attention_out_release(struct attention_out *o)
 	free(o->scores);
 	free(o->scratch);
 	free(o->positions);
+	free(o->projections);
 	free(o->ws);
 }
 
+/* The engine's request for job, its outputs in o (none yet while planning). */
 static void request_of(const struct attention_job *job, struct attention_out *o,
 		       const struct api_threads *threads, struct attn_mha *r)
 {
+	size_t q_n = job->B * job->Lq * job->model->E;                    /* [B, H, Lq, D] */
+	size_t kv_n = job->B * job->Lk * job->model->Hkv * job->model->D; /* [B, Hkv, Lk, D] */
+
 	memset(r, 0, sizeof(*r));
 	r->model = job->model;
 	r->B = job->B;
@@ -43,6 +48,12 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->weights = o->weights;
 	r->scores_view = job->scores_view;
 	r->scores = o->scores;
+	r->show_projections = job->projections;
+	if (o->projections != NULL) {
+		r->q_heads = o->projections;
+		r->k_heads = o->projections + q_n;
+		r->v_heads = o->projections + q_n + kv_n;
+	}
 	r->threads = threads->threads;
 	r->workers = threads->workers;
 	r->cancel = threads->cancel;
@@ -60,11 +71,25 @@ size_t attention_inline_bytes(const struct attn_model_config *cfg, size_t D)
 	return bytes;
 }
 
+/* The projections shown, when asked for (after p->out_n): q [B, H, Lq, D],
+ * as many floats as the output [B, Lq, E], and k and v [B, Hkv, Lk, D] each.
+ * Nonzero past size_t. */
+static int projection_floats(const struct attention_job *job, struct attention_plan *p)
+{
+	const struct attn_model *m = job->model;
+
+	p->q_n = p->kv_n = 0;
+	if (!job->projections)
+		return 0;
+	p->q_n = p->out_n;
+	return size_mul3(&p->kv_n, job->B, job->Lk, m->Hkv * m->D);
+}
+
 /*
  * The bytes a job will need, checked against the limit: outputs (the
- * positions too, when asked for) and the text of the answer (about 16 bytes
- * a float as text, 5.4 in base64), the workspace, the query rows tokens
- * become, and an inline model's weights.
+ * positions and projections too, when asked for) and the text of the answer
+ * (about 16 bytes a float as text, 5.4 in base64), the workspace, the query
+ * rows tokens become, and an inline model's weights.
  */
 static int check_memory(const struct api_service *svc, const struct attention_job *job,
 			struct attention_plan *p, struct api_error *err)
@@ -74,7 +99,8 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	size_t per_float = sizeof(float) + (job->encoding == API_ENC_FLOAT ? 16 : 6);
 	int bad = size_mul3(&p->out_n, job->B, job->Lq, m->E) ||
 		  size_mul3(&cells, job->B, job->Lq, job->Lk) || size_mul(&per_head, cells, H) ||
-		  attention_positions_size(job, &p->pos_dim, &p->pos_n) != 0;
+		  attention_positions_size(job, &p->pos_dim, &p->pos_n) != 0 ||
+		  projection_floats(job, p) != 0;
 
 	p->w_n = job->weights_mode == ATTN_WEIGHTS_NONE ? 0
 		 : job->weights_mode == ATTN_WEIGHTS_MEAN ? cells : per_head;
@@ -82,7 +108,8 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	if (job->query == NULL)
 		query = p->out_n * sizeof(float); /* [B, Lq, E]: within out_n's check */
 	bad = bad || size_add(&floats, p->out_n, p->w_n) || size_add(&floats, floats, p->s_n) ||
-	      size_add(&floats, floats, p->pos_n) ||
+	      size_add(&floats, floats, p->pos_n) || size_add(&floats, floats, p->q_n) ||
+	      size_add(&floats, floats, p->kv_n) || size_add(&floats, floats, p->kv_n) ||
 	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
 	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes,
 			  job->inline_spec.pending
@@ -99,18 +126,22 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 
 /*
  * The largest one-item tensor the /v1 encoder trims, of those answered:
- * [Lq, E] always, [H, Lq, Lk] for per-head weights or scores, [Lq, Lk] for
- * their mean. Each is an item of a tensor check_memory counted, so it is
- * within the limit (its text's bytes cover it).
+ * [Lq, E] always (and q's [H, Lq, D]), [H, Lq, Lk] for per-head weights or
+ * scores, [Lq, Lk] for their mean, k's and v's [Hkv, Lk, D]. Each is an
+ * item of a tensor check_memory counted, so it is within the limit (its
+ * text's bytes cover it).
  */
 static size_t item_cells(const struct attention_job *job, const struct attention_plan *p)
 {
 	size_t cells = job->Lq * job->Lk, item = job->Lq * job->model->E;
+	size_t kv = p->kv_n / job->B; /* [Hkv, Lk, D] */
 
 	if (p->s_n > 0 || job->weights_mode == ATTN_WEIGHTS_PER_HEAD)
 		cells *= job->model->H;
 	else if (p->w_n == 0)
 		cells = 0;
+	if (kv > item)
+		item = kv;
 	return cells > item ? cells : item;
 }
 
@@ -124,7 +155,7 @@ static int is_small(const struct attention_job *job, const struct attention_plan
 {
 	return job->entry != NULL && p->flops <= API_SMALL_FLOPS &&
 	       p->scores <= API_SMALL_CELLS &&
-	       p->out_n + p->w_n + p->s_n + p->pos_n <= API_SMALL_FLOATS;
+	       p->out_n + p->w_n + p->s_n + p->pos_n + p->q_n + 2 * p->kv_n <= API_SMALL_FLOATS;
 }
 
 int attention_plan(const struct api_service *svc, struct attention_job *job,
@@ -210,8 +241,10 @@ static int alloc_outputs(struct attention_out *o, const struct attention_plan *p
 	o->scores = p->s_n ? malloc(p->s_n * sizeof(float)) : NULL;
 	o->scratch = p->scratch_n ? malloc(p->scratch_n * sizeof(float)) : NULL;
 	o->positions = p->pos_n ? malloc(p->pos_n * sizeof(float)) : NULL;
+	o->projections = p->q_n ? malloc((p->q_n + 2 * p->kv_n) * sizeof(float)) : NULL;
 	if (!o->out || (p->w_n && !o->weights) || (p->s_n && !o->scores) ||
-	    (p->scratch_n && !o->scratch) || (p->pos_n && !o->positions))
+	    (p->scratch_n && !o->scratch) || (p->pos_n && !o->positions) ||
+	    (p->q_n && !o->projections))
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return 0;
 }

@@ -99,6 +99,19 @@ void v1_write_tokens(struct buf *b, const struct attention_job *job);
 int v1_write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
 		     size_t heads, size_t cols, const size_t *k_len, float *scratch);
 
+/* An axis of a batched tensor: n long, item b's own part len[b] (len NULL:
+ * every item is n long). */
+struct v1_items {
+	size_t n;
+	const size_t *len;
+};
+
+/* The same for a [B, heads, rows.n, cols.n] tensor whose rows are not the
+ * query's (k and v: the keys'), each item trimmed to [heads, rows.len[b],
+ * cols.len[b]]. rows.len is required. */
+int v1_write_items(struct api_writer *w, const struct attention_job *job, const float *x,
+		   size_t heads, struct v1_items rows, struct v1_items cols, float *scratch);
+
 /* "positions": {"type", "encoding" [L, dim], "similarity" [L, L], "distance"
  * [L, L]}, preceded by a comma, from x as attention_positions lays it out
  * (the encoding, then the two comparisons). */

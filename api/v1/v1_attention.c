@@ -3,7 +3,7 @@
  * (api/attention_run.c: the memory and work the request needs checked before
  * anything is allocated), and encode the answer:
  *   {"model", "shape": {...}, "tokens"?, "output", "weights"?, "scores"?,
- *    "positions"?, "usage"}
+ *    "positions"?, "projections"?, "usage"}
  * Unbatched inputs get unbatched answers; ragged batches come back as one
  * tensor per item, trimmed to the item's own query and key lengths.
  */
@@ -33,7 +33,9 @@ static void reserve_answer(struct buf *b, const struct attention_job *job,
 			   const struct attention_plan *plan)
 {
 	size_t per_float = job->encoding == API_ENC_FLOAT ? 16 : 6;
-	size_t floats = plan->out_n + plan->w_n + plan->s_n + plan->pos_n, want = 0, tokens = 0;
+	size_t floats = plan->out_n + plan->w_n + plan->s_n + plan->pos_n + plan->q_n +
+			2 * plan->kv_n; /* each counted within the limit */
+	size_t want = 0, tokens = 0;
 
 	if (size_mul(&want, floats, per_float) ||
 	    size_mul3(&tokens, job->B, job->Lq, ANSWER_TOKEN_BYTES) ||
@@ -57,6 +59,29 @@ static void write_shape(struct buf *b, const struct attention_job *job)
 	buf_puts(b, "\"shape\":");
 	api_json_sizes(b, fields, sizeof fields / sizeof fields[0]);
 	buf_putc(b, '}');
+}
+
+/* "projections": {"q" [B, H, Lq, D], "k" and "v" [B, Hkv, Lk, D]}, preceded
+ * by a comma, each shaped as the request was (one trimmed tensor an item of
+ * a ragged batch: q to its queries, k and v to its keys). */
+static int write_projections(struct api_writer *w, const struct attention_job *job,
+			     const struct attention_plan *plan, const struct attention_out *o)
+{
+	const struct attn_model *m = job->model;
+	const float *k = o->projections + plan->q_n, *v = k + plan->kv_n;
+	struct v1_items queries = {job->Lq, job->q_len}, keys = {job->Lk, job->k_len};
+	struct v1_items dims = {m->D, NULL};
+
+	buf_puts(w->out, ",\"projections\":{\"q\":");
+	if (v1_write_items(w, job, o->projections, m->H, queries, dims, o->scratch) != 0)
+		return -1;
+	buf_puts(w->out, ",\"k\":");
+	if (v1_write_items(w, job, k, m->Hkv, keys, dims, o->scratch) != 0)
+		return -1;
+	buf_puts(w->out, ",\"v\":");
+	if (v1_write_items(w, job, v, m->Hkv, keys, dims, o->scratch) != 0)
+		return -1;
+	return buf_putc(w->out, '}');
 }
 
 static int encode(const struct attention_job *job, const struct attention_plan *plan,
@@ -88,6 +113,8 @@ static int encode(const struct attention_job *job, const struct attention_plan *
 	if (o->positions != NULL &&
 	    v1_write_positions(&w, job->pos.kind == ATTN_POS_ROPE ? "rope" : "sinusoidal",
 			       o->positions, job->Lq, plan->pos_dim) != 0)
+		return -1;
+	if (o->projections != NULL && write_projections(&w, job, plan, o) != 0)
 		return -1;
 	api_json_usage(b, flops, compute_ms);
 	buf_putc(b, '}');

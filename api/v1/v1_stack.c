@@ -53,6 +53,13 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 		if (req_listed(applies, key) || v1_is_default(key, v))
 			continue;
 		api_ptr_key(ptr, sizeof(ptr), "", key);
+		if (strcmp(key, "projections") == 0)
+			return api_fail(err, API_E_INVALID_INPUT, ptr,
+					"projections (q, k and v per head) are answered for "
+					"one-layer models; checkpoint model '%s' answers each "
+					"layer's attentions and, with \"scores\": \"masked\", "
+					"its scores",
+					model);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,
 				"%s does not apply to checkpoint model '%s', which brings its own "
 				"masks, positions and scale",

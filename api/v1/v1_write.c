@@ -74,8 +74,16 @@ void v1_write_tokens(struct buf *b, const struct attention_job *job)
 int v1_write_batched(struct api_writer *w, const struct attention_job *job, const float *x,
 		     size_t heads, size_t cols, const size_t *k_len, float *scratch)
 {
-	size_t hh = heads ? heads : 1, item = hh * job->Lq * cols;
-	size_t shape[4] = {job->B, hh, job->Lq, cols}, *sh = heads ? shape : shape + 1;
+	struct v1_items rows = {job->Lq, job->q_len}, columns = {cols, k_len};
+
+	return v1_write_items(w, job, x, heads, rows, columns, scratch);
+}
+
+int v1_write_items(struct api_writer *w, const struct attention_job *job, const float *x,
+		   size_t heads, struct v1_items rows, struct v1_items cols, float *scratch)
+{
+	size_t hh = heads ? heads : 1, item = hh * rows.n * cols.n;
+	size_t shape[4] = {job->B, hh, rows.n, cols.n}, *sh = heads ? shape : shape + 1;
 
 	if (!job->ragged) {
 		if (!heads)
@@ -86,13 +94,13 @@ int v1_write_batched(struct api_writer *w, const struct attention_job *job, cons
 	}
 	buf_putc(w->out, '[');
 	for (size_t b = 0; b < job->B; b++) {
-		size_t rows = job->q_len[b], kc = k_len ? k_len[b] : cols, n = 0;
-		size_t ishape[3] = {hh, rows, kc};
+		size_t r = rows.len[b], kc = cols.len ? cols.len[b] : cols.n, n = 0;
+		size_t ishape[3] = {hh, r, kc};
 
-		/* item b's [hh, rows, kc] corner of its [hh, Lq, cols] block */
+		/* item b's [hh, r, kc] corner of its [hh, rows.n, cols.n] block */
 		for (size_t h = 0; h < hh; h++)
-			for (size_t i = 0; i < rows; i++, n += kc)
-				memcpy(scratch + n, x + b * item + (h * job->Lq + i) * cols,
+			for (size_t i = 0; i < r; i++, n += kc)
+				memcpy(scratch + n, x + b * item + (h * rows.n + i) * cols.n,
 				       kc * sizeof(float));
 		if (b > 0)
 			buf_putc(w->out, ',');

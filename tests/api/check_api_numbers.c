@@ -4,7 +4,9 @@
  * (inline explicit weights as nested arrays and as base64, and from its own
  * four words), PyTorch cases with key padding as lengths and as ragged
  * batches, and every golden fixture in tests/data/fixtures/mha (or
- * $ATTN_FIXTURES/mha) sent as a request with an inline explicit model.
+ * $ATTN_FIXTURES/mha) sent as a request with an inline explicit model, once
+ * as it is and once with "projections": true (the fixtures' q, k, v: from
+ * PyTorch's in_proj_weight, the seed's X @ W_Qs[h], or the numpy reference).
  *
  * The fixtures are decoded by fixture_case.c, as for check_fixtures, and
  * turned back into requests here. Tolerance: within 1e-5 + 1e-4 |x|
@@ -14,6 +16,7 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,9 @@
 #include "tests/lib/case_files.h"
 #include "tests/lib/fixture_case.h"
 #include "tests/lib/suite_main.h"
+
+/* The seed demo: within 1e-5 of its float64 numbers (tests/data/fixtures/README.md). */
+#define SEED_TOL 1e-5
 
 /* The fixture folder's cases, listed by main. */
 static struct case_list fixtures;
@@ -197,8 +203,30 @@ static json_t *request_json(const struct fixture *fx)
 	return r;
 }
 
-/* The answer to a fixture's request against its expected tensors. */
-static void check_expected(const struct fixture *fx, const struct answer *a)
+/* An answer's projections: "q", "k" or "v" of its "projections" object. */
+static struct flat projection(const struct answer *a, const char *which)
+{
+	return tensor_of(harness_field(harness_field(a->json, "projections"), which));
+}
+
+/* The answer's projections against the fixture's q, k, v. */
+static void check_projections(const struct fixture *fx, const struct answer *a)
+{
+	const char *names[3] = {"q", "k", "v"};
+	const float *want[3] = {fx->q, fx->k, fx->v};
+	size_t n[3] = {fx->n_q, fx->n_kv, fx->n_kv};
+
+	for (size_t p = 0; p < 3; p++) {
+		struct flat got = projection(a, names[p]);
+
+		ck_assert_msg(got.n == n[p], "%s: %zu values, want %zu", names[p], got.n, n[p]);
+		tensor_assert_near_n(names[p], got.x, want[p], got.n, TOL_ABS, TOL_REL);
+	}
+}
+
+/* The answer to a fixture's request against its expected tensors, its
+ * projections too when asked for (else they must be absent). */
+static void check_expected(const struct fixture *fx, const struct answer *a, int projections)
 {
 	const struct {
 		const char *key;
@@ -219,6 +247,10 @@ static void check_expected(const struct fixture *fx, const struct answer *a)
 			      pairs[p].n);
 		tensor_assert_near_n(pairs[p].key, got.x, pairs[p].want, got.n, TOL_ABS, TOL_REL);
 	}
+	if (projections)
+		check_projections(fx, a);
+	else
+		ck_assert_ptr_null(json_object_get(a->json, "projections"));
 }
 
 /* A fixture's [B, L, E] tensor as a ragged batch of items of lens[b] rows. */
@@ -398,7 +430,66 @@ START_TEST(test_fixture)
 	const struct fixture *fx = load(fixtures.names[_i]);
 	struct answer a = harness_attention_json(request_json(fx));
 
-	check_expected(fx, &a);
+	check_expected(fx, &a, 0);
+}
+END_TEST
+
+/* The same with the projections shown: they take the whole-row path, whose
+ * answer must agree too (a fixture without weights streams otherwise). */
+START_TEST(test_fixture_projections)
+{
+	const struct fixture *fx = load(fixtures.names[_i]);
+	json_t *req = request_json(fx);
+	struct answer a;
+
+	json_object_set_new(req, "projections", json_true());
+	a = harness_attention_json(req);
+	check_expected(fx, &a, 1);
+}
+END_TEST
+
+/*
+ * The seed demo's Q, K, V, head by head, as the tutorial prints them before
+ * anything else (Q = X @ W_Qs[h]): shaped [H, L, d_k] for its unbatched
+ * input, and q k^T / sqrt(d_k) softmaxed row by row is the answer's weights.
+ */
+START_TEST(test_seed_demo_projections)
+{
+	const struct fixture *s = seed_demo_load();
+	json_t *model = json_pack("{s:i, s:i, s:b, s:o, s:o}", "d_model", 8, "num_heads", 2, "bias",
+				  0, "in_proj_weight", tensor_json_matrix(s->w_qkv, 24, 8),
+				  "out_proj_weight", tensor_json_matrix(s->w_o, 8, 8));
+	struct answer a = harness_attention_json(
+	    json_pack("{s:o, s:o, s:b}", "model", model, "embeddings",
+		      tensor_json_matrix(s->query, 4, 8), "projections", 1));
+	struct flat q = projection(&a, "q"), k = projection(&a, "k"), v = projection(&a, "v");
+	struct flat w = tensor_at(&a, "weights");
+
+	seed_demo_check(s, &a);
+	tensor_assert_shape("q", &q, 3, 2, 4, 4);
+	tensor_assert_shape("k", &k, 3, 2, 4, 4);
+	tensor_assert_shape("v", &v, 3, 2, 4, 4);
+	tensor_assert_near_n("q", q.x, s->q, 32, SEED_TOL, 0);
+	tensor_assert_near_n("k", k.x, s->k, 32, SEED_TOL, 0);
+	tensor_assert_near_n("v", v.x, s->v, 32, SEED_TOL, 0);
+	for (size_t h = 0; h < 2; h++)
+		for (size_t i = 0; i < 4; i++) {
+			const float *qi = tensor_row(&q, h, i), *wi = tensor_row(&w, h, i);
+			double e[4], sum = 0;
+
+			for (size_t j = 0; j < 4; j++) {
+				const float *kj = tensor_row(&k, h, j);
+				double dot = 0;
+
+				for (size_t d = 0; d < 4; d++)
+					dot += (double)qi[d] * kj[d];
+				sum += e[j] = exp(dot / 2.0); /* sqrt(d_k) = 2 */
+			}
+			for (size_t j = 0; j < 4; j++)
+				ck_assert_msg(tensor_near(wi[j], e[j] / sum, TOL_ABS, TOL_REL),
+					      "head %zu query %zu key %zu: weight %.7g, softmax of "
+					      "q k^T / 2 %.7g", h, i, j, (double)wi[j], e[j] / sum);
+		}
 }
 END_TEST
 
@@ -412,7 +503,7 @@ START_TEST(test_torch_key_padding_lengths)
 	ck_assert(fx->cfg.bias);
 	ck_assert_ptr_nonnull(json_object_get(harness_field(req, "mask"), "lengths"));
 	a = harness_attention_json(req);
-	check_expected(fx, &a);
+	check_expected(fx, &a, 0);
 }
 END_TEST
 
@@ -450,6 +541,43 @@ START_TEST(test_torch_key_padding_ragged)
 					    tensor_near(tensor_row(&w, h, i)[j],
 							fx->weights[((b * 2 + h) * 4 + i) * 6 + j],
 							TOL_ABS, TOL_REL));
+	}
+}
+END_TEST
+
+/* The ragged key batch's projections: each item's q whole ([H, Lq, D]: its
+ * queries are not ragged), its k and v trimmed to its own keys. */
+START_TEST(test_torch_ragged_projections)
+{
+	const struct fixture *fx = load("torch_key_padding_b3");
+	const size_t *lens = fx->kv_lengths;
+	json_t *r = request_json(fx);
+	struct answer a;
+
+	json_object_del(harness_field(r, "mask"), "lengths");
+	json_object_set_new(r, "key", ragged_items(fx->key, 3, 6, 8, lens));
+	json_object_set_new(r, "value", ragged_items(fx->value, 3, 6, 8, lens));
+	json_object_set_new(r, "projections", json_true());
+	a = harness_attention_json(r);
+	harness_expect_ok(&a);
+	for (size_t b = 0; b < 3; b++) {
+		json_t *p = harness_field(a.json, "projections");
+		struct flat q = tensor_of(json_array_get(harness_field(p, "q"), b));
+		struct flat k = tensor_of(json_array_get(harness_field(p, "k"), b));
+		struct flat v = tensor_of(json_array_get(harness_field(p, "v"), b));
+
+		tensor_assert_shape("item q", &q, 3, 2, 4, 4);
+		tensor_assert_shape("item k", &k, 3, 2, (int)lens[b], 4);
+		tensor_assert_shape("item v", &v, 3, 2, (int)lens[b], 4);
+		tensor_assert_near_n("item q", q.x, fx->q + b * 2 * 4 * 4, 32, TOL_ABS, TOL_REL);
+		for (size_t h = 0; h < 2; h++) { /* fx's k, v: [B, H, 6, D] */
+			size_t at = (b * 2 + h) * 6 * 4;
+
+			tensor_assert_near_n("item k", tensor_row(&k, h, 0), fx->k + at, lens[b] * 4,
+					     TOL_ABS, TOL_REL);
+			tensor_assert_near_n("item v", tensor_row(&v, h, 0), fx->v + at, lens[b] * 4,
+					     TOL_ABS, TOL_REL);
+		}
 	}
 }
 END_TEST
@@ -492,12 +620,15 @@ static Suite *numbers_suite(void)
 	tcase_add_test(tc, test_seed_demo_inline);
 	tcase_add_test(tc, test_seed_demo_base64);
 	tcase_add_test(tc, test_seed_demo_text);
+	tcase_add_test(tc, test_seed_demo_projections);
+	tcase_add_test(tc, test_torch_ragged_projections);
 	tcase_add_test(tc, test_torch_key_padding_lengths);
 	tcase_add_test(tc, test_torch_key_padding_ragged);
 	tcase_add_test(tc, test_torch_self_padding_ragged);
 	tcase_add_test(tc, test_large_scale_both_paths);
 	tcase_add_test(tc, test_fixture_count);
 	tcase_add_loop_test(tc, test_fixture, 0, (int)fixtures.n);
+	tcase_add_loop_test(tc, test_fixture_projections, 0, (int)fixtures.n);
 	return s;
 }
 

@@ -478,6 +478,10 @@ START_TEST(refusals)
 		"invalid_value", "/scores");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"scores\": true}", 422,
 		"invalid_value", "/scores");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"projections\": true}", 422,
+		"invalid_input", "/projections");
+	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"projections\": 1}", 422,
+		"invalid_type", "/projections");
 }
 END_TEST
 
@@ -487,7 +491,7 @@ START_TEST(defaults_on_either_kind)
 {
 	static const char fields[] = "\"tokens\": [1, 2], \"mask\": \"none\", \"positional\": "
 				     "\"none\", \"softcap\": 0, \"layers\": \"all\", "
-				     "\"output\": true}";
+				     "\"output\": true, \"projections\": false}";
 	const char *models[] = {ckpt_suite.name[0], "tiny"};
 
 	for (size_t i = 0; i < 2; i++) {
