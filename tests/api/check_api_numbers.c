@@ -452,6 +452,7 @@ END_TEST
  * The seed demo's Q, K, V, head by head, as the tutorial prints them before
  * anything else (Q = X @ W_Qs[h]): shaped [H, L, d_k] for its unbatched
  * input, and q k^T / sqrt(d_k) softmaxed row by row is the answer's weights.
+ * Loop 0 writes the answer as numbers, loop 1 as base64.
  */
 START_TEST(test_seed_demo_projections)
 {
@@ -460,8 +461,9 @@ START_TEST(test_seed_demo_projections)
 				  0, "in_proj_weight", tensor_json_matrix(s->w_qkv, 24, 8),
 				  "out_proj_weight", tensor_json_matrix(s->w_o, 8, 8));
 	struct answer a = harness_attention_json(
-	    json_pack("{s:o, s:o, s:b}", "model", model, "embeddings",
-		      tensor_json_matrix(s->query, 4, 8), "projections", 1));
+	    json_pack("{s:o, s:o, s:b, s:s}", "model", model, "embeddings",
+		      tensor_json_matrix(s->query, 4, 8), "projections", 1, "encoding",
+		      _i ? "base64" : "float"));
 	struct flat q = projection(&a, "q"), k = projection(&a, "k"), v = projection(&a, "v");
 	struct flat w = tensor_at(&a, "weights");
 
@@ -620,7 +622,7 @@ static Suite *numbers_suite(void)
 	tcase_add_test(tc, test_seed_demo_inline);
 	tcase_add_test(tc, test_seed_demo_base64);
 	tcase_add_test(tc, test_seed_demo_text);
-	tcase_add_test(tc, test_seed_demo_projections);
+	tcase_add_loop_test(tc, test_seed_demo_projections, 0, 2);
 	tcase_add_test(tc, test_torch_ragged_projections);
 	tcase_add_test(tc, test_torch_key_padding_lengths);
 	tcase_add_test(tc, test_torch_key_padding_ragged);
