@@ -182,22 +182,24 @@ static void compare_outputs(struct fixture_verdict *v, const struct fixture *fx,
 			    const struct outputs *o, const char *path, double abs_tol,
 			    double rel_tol)
 {
+	const struct {
+		const char *name;
+		const float *got, *want;
+		size_t n;
+	} t[] = {
+		{"out", o->out, fx->out, fx->n_out},
+		{"weights", o->weights, fx->weights, fx->n_weights},
+		{"scores", o->scores, fx->scores, fx->n_scores},
+		{"q", o->q, fx->q, o->q ? fx->n_q : 0}, /* only a run that shows them */
+		{"k", o->k, fx->k, o->k ? fx->n_kv : 0},
+		{"v", o->v, fx->v, o->v ? fx->n_kv : 0},
+	};
 	char what[64];
 
-	snprintf(what, sizeof(what), "%s out", path);
-	compare(v, fx->name, what, o->out, fx->out, fx->n_out, abs_tol, rel_tol);
-	snprintf(what, sizeof(what), "%s weights", path);
-	compare(v, fx->name, what, o->weights, fx->weights, fx->n_weights, abs_tol, rel_tol);
-	snprintf(what, sizeof(what), "%s scores", path);
-	compare(v, fx->name, what, o->scores, fx->scores, fx->n_scores, abs_tol, rel_tol);
-	if (o->q == NULL)
-		return;
-	snprintf(what, sizeof(what), "%s q", path);
-	compare(v, fx->name, what, o->q, fx->q, fx->n_q, abs_tol, rel_tol);
-	snprintf(what, sizeof(what), "%s k", path);
-	compare(v, fx->name, what, o->k, fx->k, fx->n_kv, abs_tol, rel_tol);
-	snprintf(what, sizeof(what), "%s v", path);
-	compare(v, fx->name, what, o->v, fx->v, fx->n_kv, abs_tol, rel_tol);
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		snprintf(what, sizeof(what), "%s %s", path, t[i].name);
+		compare(v, fx->name, what, t[i].got, t[i].want, t[i].n, abs_tol, rel_tol);
+	}
 }
 
 /*
