@@ -45,6 +45,13 @@ int v1_is_default(const char *key, const json_t *v);
 int v1_decode(const struct api_service *svc, const char *body, size_t len, struct v1_body *in,
 	      struct attention_job *job, struct api_error *err);
 
+/* Checks that root has exactly one of the fields names (NULL-ended, at most
+ * four, in the order a message says them; note follows the list). Returns 0,
+ * or -1 with err an invalid_input that says which were sent and points at the
+ * second one found ("" when none was). */
+int v1_one_input(const json_t *root, const char *const *names, const char *note,
+		 struct api_error *err);
+
 /* "tokens" (ids or strings, or a batch of them) and "text" (a string or a
  * batch), as the query of job (attention_inputs.c); limit: request bytes. */
 int v1_decode_tokens(struct attention_job *job, const json_t *v, size_t limit,

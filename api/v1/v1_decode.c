@@ -241,17 +241,58 @@ out:
 	return rc;
 }
 
+/* names[0..n) said as English: "a", "a and b", "a, b and c". */
+static void say_list(char *dst, size_t cap, const char *const *names, size_t n)
+{
+	size_t at = 0;
+
+	dst[0] = '\0';
+	for (size_t i = 0; i < n && at < cap; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == n ? " and " : ", ";
+		int w = snprintf(dst + at, cap - at, "%s%s", sep, names[i]);
+
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+}
+
+int v1_one_input(const json_t *root, const char *const *names, const char *note,
+		 struct api_error *err)
+{
+	const char *all[4], *sent[4];
+	size_t n = 0, n_sent = 0;
+	char all_said[64], sent_said[64], ptr[API_PTR_MAX];
+
+	for (; n < 4 && names[n] != NULL; n++) {
+		all[n] = names[n];
+		if (json_object_get(root, names[n]) != NULL)
+			sent[n_sent++] = names[n];
+	}
+	if (n_sent == 1)
+		return 0;
+	say_list(all_said, sizeof all_said, all, n);
+	if (n_sent == 0)
+		return api_fail(err, API_E_INVALID_INPUT, "", "give exactly one of %s%s; this "
+				"request has none", all_said, note);
+	/* the second one found is the one too many: point the client at it */
+	say_list(sent_said, sizeof sent_said, sent, n_sent);
+	snprintf(ptr, sizeof ptr, "/%s", sent[1]);
+	return api_fail(err, API_E_INVALID_INPUT, ptr, "give exactly one of %s%s; this request "
+			"has %s", all_said, note, sent_said);
+}
+
 /* The one input: exactly one of embeddings, tokens and text. */
 static int decode_input(struct v1_body *in, struct attention_job *job, size_t limit,
 			struct api_error *err)
 {
+	static const char *const inputs[] = { "embeddings", "tokens", "text", NULL };
 	json_t *emb = json_object_get(in->root, "embeddings");
 	json_t *tok = json_object_get(in->root, "tokens");
 	json_t *text = json_object_get(in->root, "text");
 
-	if ((emb != NULL) + (tok != NULL) + (text != NULL) != 1)
-		return api_fail(err, API_E_INVALID_INPUT, "",
-				"give exactly one of embeddings, tokens and text");
+	if (v1_one_input(in->root, inputs, "", err) != 0)
+		return -1;
 	if (emb != NULL)
 		return decode_embeddings(in, job, emb, limit, err);
 	if (tok != NULL)

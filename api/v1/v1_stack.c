@@ -150,11 +150,10 @@ static int decode_input(const struct api_service *svc, const json_t *root, struc
 	const json_t *text = json_object_get(root, "text");
 	const struct api_where where = {tok ? "/tokens" : "/text", API_WHERE_NESTED, 0};
 
-	if ((tok != NULL) + (text != NULL) != 1)
-		return api_fail(
-		    err, API_E_INVALID_INPUT, "",
-		    "give exactly one of tokens and text (a checkpoint model embeds its "
-		    "own tokens)");
+	static const char *const inputs[] = { "tokens", "text", NULL };
+
+	if (v1_one_input(root, inputs, " (a checkpoint model embeds its own tokens)", err) != 0)
+		return -1;
 	if (text != NULL && s->job->entry->tok == NULL)
 		return api_fail(err, API_E_NO_TOKENIZER, "/text",
 				"checkpoint model '%s' has no tokenizer (its folder has no "

@@ -274,8 +274,12 @@ static const struct bad_request bad_requests[] = {
      "\"data\":[]}}," EMB1 "}",
      422, "invalid_model", NULL},
     /* inputs */
-    {"two inputs", A, TINY EMB1 ",\"tokens\":[1]}", 422, "invalid_input", ""},
-    {"three inputs", A, TINY EMB1 ",\"tokens\":[1],\"text\":\"a\"}", 422, "invalid_input", ""},
+    /* two inputs: the pointer names the second one found */
+    {"two inputs", A, TINY EMB1 ",\"tokens\":[1]}", 422, "invalid_input", "/tokens"},
+    {"tokens and text", A, TINY "\"text\":\"a\",\"tokens\":[1]}", 422, "invalid_input",
+     "/text"},
+    {"three inputs", A, TINY EMB1 ",\"tokens\":[1],\"text\":\"a\"}", 422, "invalid_input",
+     "/tokens"},
     {"no input", A, "{\"model\":\"tiny\"}", 422, "invalid_input", ""},
     {"empty object", A, "{}", 422, "invalid_input", ""},
     {"value without key", A, TINY EMB1 ",\"value\":[" R0 "]}", 422, "invalid_input", "/value"},
@@ -516,6 +520,12 @@ START_TEST(test_messages_say_what)
 	    {"{\"model\":{\"d_model\":8,\"num_heads\":2},\"text\":\"a b\"}",
 	     "give it a vocab_size, or send embeddings"},
 	    {TINY EMB1 ",\"mask\":\"window\"}", "or a mask object of causal, alignment, window"},
+	    {TINY "\"tokens\":[1],\"text\":\"a\"}",
+	     "give exactly one of embeddings, tokens and text; this request has tokens and text"},
+	    {TINY EMB1 ",\"tokens\":[1],\"text\":\"a\"}",
+	     "this request has embeddings, tokens and text"},
+	    {"{\"model\":\"tiny\"}", "give exactly one of embeddings, tokens and text; this "
+	     "request has none"},
 	    {"", "the body is empty"},
 	    {" \r\n", "the body holds only white space"},
 	    {"\xef\xbb\xbf{}", "the body starts with a UTF-8 byte order mark"},

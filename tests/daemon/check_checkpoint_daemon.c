@@ -431,6 +431,9 @@ START_TEST(refusals)
 		"invalid_input", "/mask");
 	refused("{\"model\": \"@\", \"embeddings\": [[1, 2]]}", 422, "invalid_input",
 		"/embeddings");
+	/* both inputs: the second one found is pointed at */
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"text\": \"a\"}", 422,
+		"invalid_input", "/text");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 99]}", 422,
 		"out_of_range", "/layers/1");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"layers\": [0, 0]}", 422,
