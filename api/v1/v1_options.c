@@ -413,8 +413,16 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job,
 			     struct api_error *err)
 {
+	const json_t *v = json_object_get(in->root, "positions");
 	int want;
 
+	/* "positions": "sinusoidal" is "positional" misread: say which field
+	 * picks the encoding rather than only that a boolean was wanted */
+	if (json_is_string(v))
+		return api_fail(err, API_E_INVALID_TYPE, "/positions",
+				"must be true or false (true shows the encoding in the answer); "
+				"the encoding is chosen by \"positional\": \"%s\"",
+				json_string_value(v));
 	if (req_bool(in->root, "positions", "", 0, &want, err) != 0)
 		return -1;
 	if (!want)

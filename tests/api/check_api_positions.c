@@ -328,7 +328,8 @@ START_TEST(test_default_off)
 }
 END_TEST
 
-/* none has nothing to show, ALiBi a bias and no encoding; a non-boolean is a type error. */
+/* none has nothing to show, ALiBi a bias and no encoding; a non-boolean is a
+ * type error, a string one with a hint at "positional". */
 START_TEST(test_refusals)
 {
 	static const char *const no_encoding[] = {
@@ -345,6 +346,8 @@ START_TEST(test_refusals)
 	    ",\"positional\":\"rope\",\"positions\":[true]",
 	};
 	struct answer alibi = harness_tiny3(no_encoding[3]), none = harness_tiny3(no_encoding[0]);
+	/* "positions" taken for "positional": the hint names the field that picks */
+	struct answer misread = harness_tiny3(",\"positions\":\"sinusoidal\"");
 
 	for (size_t k = 0; k < sizeof no_encoding / sizeof no_encoding[0]; k++) {
 		struct answer a = harness_tiny3(no_encoding[k]);
@@ -358,6 +361,8 @@ START_TEST(test_refusals)
 
 		harness_expect_error(&a, 422, "invalid_type", "/positions");
 	}
+	harness_expect_error(&misread, 422, "invalid_type", "/positions");
+	harness_expect_message(&misread, "the encoding is chosen by \"positional\": \"sinusoidal\"");
 }
 END_TEST
 
