@@ -85,7 +85,7 @@ static const struct cfg_option options[] = {
      "on SIGTERM/SIGINT, time for in-flight requests to finish (exit 1 if they do not, or "
      "at a second signal)"},
     {"--log-format", "ATTND_LOG_FORMAT", CFG_STR, "text", NULL, 0, 0, OFF(log_format),
-     "access and error log on stderr: text or json"},
+     "access and error log on stderr: text or json (any case)"},
     {"--connection-limit", "ATTND_CONNECTION_LIMIT", CFG_NUM, "1024", NULL, 1, 1000000,
      OFF(connection_limit), "most concurrent connections"},
     {"--per-ip-limit", "ATTND_PER_IP_LIMIT", CFG_NUM, "256", NULL, 0, 1000000, OFF(per_ip_limit),
@@ -295,7 +295,21 @@ static int apply_arg(struct attnd_config *cfg, int argc, char **argv, int *i,
 	return apply(cfg, o, o->flag, value, err, errlen);
 }
 
-static int check_choices(const struct attnd_config *cfg, char *err, size_t errlen)
+/* --log-format in any case, as the booleans are; stored as the lower-case
+ * literal so that its readers (main.c) compare with strcmp. Returns -1,
+ * cfg unchanged, when it is neither text nor json. */
+static int normalise_log_format(struct attnd_config *cfg)
+{
+	if (strcasecmp(cfg->log_format, "text") == 0)
+		cfg->log_format = "text";
+	else if (strcasecmp(cfg->log_format, "json") == 0)
+		cfg->log_format = "json";
+	else
+		return -1;
+	return 0;
+}
+
+static int check_choices(struct attnd_config *cfg, char *err, size_t errlen)
 {
 	char why[256];
 
@@ -310,7 +324,7 @@ static int check_choices(const struct attnd_config *cfg, char *err, size_t errle
 		snprintf(err, errlen, "--cors-origins (or ATTND_CORS_ORIGINS): %s", why);
 		return -1;
 	}
-	if (strcmp(cfg->log_format, "text") != 0 && strcmp(cfg->log_format, "json") != 0) {
+	if (normalise_log_format(cfg) != 0) {
 		snprintf(err, errlen, "--log-format (or ATTND_LOG_FORMAT): '%s' is not text or json",
 			 cfg->log_format);
 		return -1;

@@ -6,6 +6,7 @@
  *          client's X-Request-Id echoed), every line written by exit
  *   head   a HEAD answer's line counts no body bytes out: none was sent
  *   text   the same requests as "ts method path status in out ms id"
+ *   case   ATTND_LOG_FORMAT=Json: the format's name in any case
  *   many   a burst of 300 requests: 300 access lines, none torn or lost,
  *          in the order the daemon completed them (log_writer.c batches)
  *   utf8   invalid UTF-8 a client puts in a path (percent-encoded) or a
@@ -139,6 +140,30 @@ START_TEST(test_json_access_lines)
 	check_json_line(text, "log-test-1", "GET", "/healthz", 200);
 	check_json_line(text, "log-test-2", "POST", "/v1/attention", 200);
 	check_json_line(text, "log-test-3", "POST", "/v1/attention", 400);
+	free(text);
+}
+END_TEST
+
+/* The format's name in any case, as the boolean options take theirs:
+ * ATTND_LOG_FORMAT=Json writes the JSON lines (main.c reads it normalised). */
+START_TEST(test_log_format_any_case)
+{
+	const char *const args[] = {NULL};
+	struct live_daemon d;
+	struct live_resp r = {0};
+	char *text;
+
+	fresh_log();
+	ck_assert_int_eq(setenv("ATTND_LOG_FORMAT", "Json", 1), 0);
+	live_start(&d, args);
+	unsetenv("ATTND_LOG_FORMAT");
+	live_request(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: log-case-1\r\n",
+		     NULL, 0, &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	live_stop(&d);
+	text = read_log();
+	check_json_line(text, "log-case-1", "GET", "/healthz", 200);
 	free(text);
 }
 END_TEST
@@ -636,6 +661,7 @@ static Suite *access_log_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_json_access_lines);
+	tcase_add_test(tc, test_log_format_any_case);
 	tcase_add_test(tc, test_head_sends_no_body_bytes);
 	tcase_add_test(tc, test_text_access_lines);
 	tcase_add_test(tc, test_text_line_fields_and_time);

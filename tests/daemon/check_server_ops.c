@@ -282,6 +282,9 @@ START_TEST(test_help_lists_every_option)
 	const char *const at_min[] = {"--connection-memory", "4096", "--timeout", "1",
 				      "--version", NULL};
 	const char *const past_min[] = {"--connection-memory", "4095", "--version", NULL};
+	/* a choice's name in any case, as a boolean's; an unknown one refused */
+	const char *const upper_format[] = {"--log-format", "JSON", "--version", NULL};
+	const char *const bad_format[] = {"--log-format", "xml", "--version", NULL};
 	/* a budget of bodies that cannot hold one body would refuse every one */
 	const char *const small_budget[] = {"--max-body", "2097153", "--max-receiving-mb", "2",
 					    NULL};
@@ -300,6 +303,8 @@ START_TEST(test_help_lists_every_option)
 	ck_assert_int_eq(run_attnd(past_max, out, sizeof out), 2);
 	ck_assert_int_eq(run_attnd(at_min, out, sizeof out), 0);
 	ck_assert_int_eq(run_attnd(past_min, out, sizeof out), 2);
+	ck_assert_int_eq(run_attnd(upper_format, out, sizeof out), 0);
+	ck_assert_int_eq(run_attnd(bad_format, out, sizeof out), 2);
 	ck_assert_int_eq(run_attnd(small_budget, out, sizeof out), 2);
 }
 END_TEST
