@@ -95,8 +95,21 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
+/* What framing_unescape leaves of a target with a raw '#': "#" alone, which
+ * fits in any such target's bytes and which no path decodes to (a path
+ * starts with '/'; the bare "%23" is no path either), so target_ok can name
+ * the fault. */
+static const char fragment_mark[] = "#";
+
 static int target_ok(const char *method, const char *url, char *why, size_t cap)
 {
+	if (strcmp(url, fragment_mark) == 0) {
+		snprintf(why, cap,
+			 "the request target has a fragment ('#...'): a client never sends one "
+			 "(RFC 9112 section 3.2, RFC 3986 section 3.5); send the path alone, "
+			 "or %%23 for a '#' in it");
+		return 0;
+	}
 	if (strcmp(url, "*") == 0 && strcmp(method, "OPTIONS") != 0) {
 		snprintf(why, cap,
 			 "the request target '*' is only for OPTIONS (RFC 9112 section 3.2.4); "
@@ -225,6 +238,12 @@ size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s)
 
 	(void)cls;
 	(void)conn;
+	/* a fragment is the client's own (RFC 3986 section 3.5), never sent:
+	 * refused whole rather than routed as part of the path (a 404) */
+	if (strchr(s, '#') != NULL) {
+		memcpy(s, fragment_mark, sizeof fragment_mark);
+		return sizeof fragment_mark - 1;
+	}
 	strip_authority(s);
 	n = MHD_http_unescape(s);
 	for (size_t i = 0; i < n; i++) {

@@ -12,7 +12,9 @@
  * read buffer, which is how it is seen); an HTTP/1.1 request without Host,
  * or any with two; a control character in the request target, raw or
  * percent-encoded (%00 among them: framing_unescape keeps it from
- * truncating the path).
+ * truncating the path); a fragment ('#') in the path, which RFC 9112
+ * section 3.2 leaves out of the request target (one in the query, which
+ * attnd never reads, is not looked for).
  *
  * Pure functions of one connection's parsed request (headers.h's rules):
  * nothing is allocated or kept.
@@ -53,8 +55,9 @@ size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const ch
  * accept) becomes its path, read on the raw bytes before any decoding: its
  * authority must be a host and port (no '%', '@', '#', '\'), or the target
  * becomes DEL, refused, so that nothing in it reads as a path here and as
- * a host to a proxy in front. libmicrohttpd also passes query arguments
- * here, which attnd never reads. Returns the new length. */
+ * a host to a proxy in front. A target with a raw '#' becomes a mark
+ * framing_check refuses as a fragment. libmicrohttpd also passes query
+ * arguments here, which attnd never reads. Returns the new length. */
 size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s);
 
 #endif

@@ -165,6 +165,31 @@ START_TEST(test_not_found_and_method)
 }
 END_TEST
 
+/* A fragment is the client's own (RFC 3986 section 3.5, left out of the
+ * request target by RFC 9112 section 3.2): one sent is a 400 saying so,
+ * not a 404 for a path with '#' in it; %23, a '#' in the path, still routes. */
+START_TEST(test_fragment_refused)
+{
+	static const char *const targets[] = {"/healthz#x", "/healthz#", "/#", "http://t/healthz#x"};
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--no-builtins");
+	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+		char line[128];
+
+		snprintf(line, sizeof line, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", targets[i]);
+		live_exchange(d.port, line, &r);
+		live_assert_error(&r, 400, "bad_request");
+		ck_assert_msg(strstr(r.body, "the request target has a fragment") != NULL, "%s: %s",
+			      targets[i], r.body);
+	}
+	live_get(d.port, "/healthz%23x", &r);
+	live_assert_error(&r, 404, "not_found");
+	live_stop(&d);
+	live_resp_release(&r);
+}
+END_TEST
+
 START_TEST(test_media_type)
 {
 	struct live_resp r = {0};
@@ -703,6 +728,7 @@ static Suite *server_suite(void)
 	tcase_add_test(http, test_readyz);
 	tcase_add_test(http, test_metrics_format_and_counter);
 	tcase_add_test(http, test_not_found_and_method);
+	tcase_add_test(http, test_fragment_refused);
 	tcase_add_test(http, test_media_type);
 	tcase_add_test(http, test_413_from_content_length_unread);
 	tcase_add_test(http, test_413_with_expect_continue);
