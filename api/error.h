@@ -33,6 +33,7 @@
 	X(TOKENIZER_NOT_FOUND, 404, "tokenizer_not_found")                          \
 	X(METHOD_NOT_ALLOWED, 405, "method_not_allowed")                            \
 	X(REQUEST_TIMEOUT, 408, "request_timeout")                                  \
+	X(PRECONDITION_FAILED, 412, "precondition_failed")                          \
 	X(PAYLOAD_TOO_LARGE, 413, "payload_too_large")                              \
 	X(UNSUPPORTED_MEDIA_TYPE, 415, "unsupported_media_type")                    \
 	/* a field of the request */                                                \

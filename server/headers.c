@@ -88,6 +88,8 @@ static enum MHD_Result note_field(void *cls, enum MHD_ValueKind kind, const char
 		f->content_encoding = 1;
 	} else if (NAMED(key, key_size, "If-None-Match")) {
 		f->if_none_match = 1;
+	} else if (NAMED(key, key_size, "If-Match")) {
+		f->if_match = 1;
 	}
 	return MHD_YES;
 }
@@ -237,8 +239,9 @@ enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connectio
  * ends it. `*` counts only as the whole field, as nginx and Apache read
  * it: in a list (`"x", *`) or followed by more (`*x`) it is not the
  * grammar's, and taking it would answer 304 to a client that may have
- * nothing. */
-static int etag_listed(const char *field, const char *etag)
+ * nothing. weak: compare weakly (If-None-Match: W/"x" names "x"), else
+ * strongly (If-Match: a weak tag names nothing, RFC 9110 section 8.8.3.2). */
+static int etag_listed(const char *field, const char *etag, int weak)
 {
 	size_t len = strlen(etag);
 	const char *p = field + strspn(field, " \t");
@@ -247,15 +250,19 @@ static int etag_listed(const char *field, const char *etag)
 		return p[1 + strspn(p + 1, " \t")] == '\0';
 	for (;;) {
 		const char *close;
+		int weak_tag = 0;
 
 		p += strspn(p, " \t,");
 		if (*p == '\0')
 			return 0;
-		if (strncmp(p, "W/", 2) == 0)
-			p += 2; /* If-None-Match compares weakly */
+		if (strncmp(p, "W/", 2) == 0) {
+			p += 2;
+			weak_tag = 1;
+		}
 		if (*p != '"' || (close = strchr(p + 1, '"')) == NULL)
 			return 0;
-		if ((size_t)(close + 1 - p) == len && memcmp(p, etag, len) == 0)
+		if ((weak || !weak_tag) && (size_t)(close + 1 - p) == len &&
+		    memcmp(p, etag, len) == 0)
 			return 1;
 		p = close + 1;
 	}
@@ -263,6 +270,8 @@ static int etag_listed(const char *field, const char *etag)
 
 struct etag_search {
 	const char *etag;
+	const char *field; /* If-None-Match or If-Match */
+	int weak;	   /* etag_listed's */
 	int found;
 };
 
@@ -272,18 +281,30 @@ static enum MHD_Result find_etag(void *cls, enum MHD_ValueKind kind, const char 
 	struct etag_search *s = cls;
 
 	(void)kind;
-	if (value != NULL && strcasecmp(key, "If-None-Match") == 0 && etag_listed(value, s->etag))
+	if (value != NULL && strcasecmp(key, s->field) == 0 &&
+	    etag_listed(value, s->etag, s->weak))
 		s->found = 1;
 	return s->found ? MHD_NO : MHD_YES;
 }
 
 int hdr_if_none_match(const struct hdr_fields *f, struct MHD_Connection *conn, const char *etag)
 {
-	struct etag_search s = {etag, 0};
+	struct etag_search s = {etag, "If-None-Match", 1, 0};
 
 	if (f->if_none_match) /* no field to read: the pass would find none */
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, find_etag, &s);
 	return s.found;
+}
+
+int hdr_if_match_fails(const struct hdr_fields *f, struct MHD_Connection *conn,
+		       const char *etag)
+{
+	struct etag_search s = {etag, "If-Match", 0, 0};
+
+	if (!f->if_match) /* no precondition: nothing can fail */
+		return 0;
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, find_etag, &s);
+	return !s.found;
 }
 
 static enum MHD_Result add_content_encoding(void *cls, enum MHD_ValueKind kind, const char *key,

@@ -28,6 +28,7 @@ struct hdr_fields {
 	const char *request_headers; /* Access-Control-Request-Headers (a preflight's) */
 	unsigned content_lengths, transfer_encodings, chunked; /* chunked: exactly "chunked" */
 	int accept_encoding, content_encoding, if_none_match;  /* such a field was sent */
+	int if_match; /* an If-Match field was sent */
 };
 
 /* Reads conn's headers into *f, in one pass (instead of one lookup a name). */
@@ -73,6 +74,11 @@ enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connectio
 /* An If-None-Match field lists etag (a quoted entity tag, as "\"abc\""),
  * compared weakly (W/ ignored), or is `*` (RFC 9110 section 13.1.2). */
 int hdr_if_none_match(const struct hdr_fields *f, struct MHD_Connection *conn, const char *etag);
+
+/* If-Match fields were sent and none lists etag, compared strongly, or is
+ * `*` (RFC 9110 section 13.1.1): the answer is 412. 0 when none was sent. */
+int hdr_if_match_fails(const struct hdr_fields *f, struct MHD_Connection *conn,
+		       const char *etag);
 
 /* The request body's coding, from every Content-Encoding field
  * (compress.h: content_encoding_add); CODING_IDENTITY without one. */

@@ -85,7 +85,8 @@ static void pick_representation(struct request *r, const struct web_asset *a,
 /* A static file: the viewer's, or the OpenAPI document. They change only
  * with the binary, so browsers may keep them but must ask again (no-cache);
  * the entity tag makes asking cheap: a client that has this representation
- * (If-None-Match) gets 304 and no body. */
+ * (If-None-Match) gets 304 and no body, one that wants only another
+ * (If-Match) 412. */
 static enum MHD_Result answer_asset(struct request *r, const struct web_asset *a)
 {
 	const unsigned char *bytes;
@@ -94,6 +95,13 @@ static enum MHD_Result answer_asset(struct request *r, const struct web_asset *a
 	size_t len;
 
 	pick_representation(r, a, &bytes, &len);
+	/* If-Match before If-None-Match (RFC 9110 section 13.2.2): a client
+	 * that asked for one copy only (say, to know it is still current) gets
+	 * 412 when this is not it; the error body is no copy: no ETag on it */
+	if (hdr_if_match_fails(&r->hdr, r->conn, r->etag)) {
+		r->etag = NULL;
+		return refuse(r, REJ_PRECONDITION);
+	}
 	r->cache_control = "no-cache";
 	/* PERSISTENT: libmicrohttpd only reads the static bytes, never writes or
 	 * frees them; the cast through uintptr_t drops const for its signature */

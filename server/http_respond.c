@@ -45,6 +45,9 @@ static const struct {
     [REJ_DEADLINE] = {API_E_DEADLINE_EXCEEDED,
 		      "the computation did not finish within --compute-deadline; retry, or "
 		      "ask for less work"},
+    [REJ_PRECONDITION] = {API_E_PRECONDITION_FAILED,
+			  "If-Match names no entity tag of this representation (its ETag); "
+			  "fetch it again without If-Match"},
 };
 
 /* ---- responses ---------------------------------------------------------- */

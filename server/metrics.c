@@ -45,6 +45,7 @@ static const char *const reject_label[REJ_COUNT] = {
     [REJ_TIMEOUT] = "request_timeout",
     [REJ_DEADLINE] = "deadline_exceeded",
     [REJ_PER_IP] = "per_ip_limit",
+    [REJ_PRECONDITION] = "precondition_failed",
 };
 
 static const char *const limit_label[LIMIT_COUNT] = {

@@ -55,6 +55,7 @@ enum rejection {
 	REJ_TIMEOUT,
 	REJ_DEADLINE, /* --compute-deadline passed (server/watch.h) */
 	REJ_PER_IP,   /* its connection was over --per-ip-limit (server/peers.h) */
+	REJ_PRECONDITION, /* If-Match named no current ETag (http_inline.c) */
 	REJ_COUNT
 };
 

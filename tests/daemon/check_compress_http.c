@@ -16,7 +16,8 @@
  *   viewer   the viewer's files gzipped at build time to a client that takes
  *            gzip (inflating to the file), an entity tag each, 304 to
  *            If-None-Match with the tag of what the client would get, Vary
- *            on every answer of their paths
+ *            on every answer of their paths; 412 to an If-Match naming
+ *            another tag
  */
 #define _GNU_SOURCE /* memmem, strcasestr */
 #include <check.h>
@@ -604,6 +605,58 @@ START_TEST(test_openapi_gzip_and_etag)
 }
 END_TEST
 
+/* If-Match on a file with an ETag (RFC 9110 section 13.1.1): a list that
+ * names the representation this request would get, compared strongly, or
+ * `*`, is answered; any other 412 with the JSON error body and no ETag,
+ * before If-None-Match is looked at (section 13.2.2). */
+START_TEST(test_if_match_412)
+{
+	/* each field is before + (the tag, when tagged) + after */
+	static const struct {
+		const char *before;
+		int tagged, status;
+		const char *after;
+	} cases[] = {
+	    {"", 1, 200, ""},		   {"*", 0, 200, ""},
+	    {"\"other\", ", 1, 200, ""}, {" ", 1, 200, " , \"x\""},
+	    {"\"other\"", 0, 412, ""},   {"W/", 1, 412, ""}, /* strong comparison */
+	    {"\"\"", 0, 412, ""},	   {"*, ", 1, 412, ""}, /* `*` only as the whole field */
+	};
+	struct live_resp plain = {0}, r = {0};
+	char tag[64], hdr[256];
+
+	LIVE_DAEMON(d, "--compress-level", "0");
+	live_get(d.port, "/openapi.json", &plain);
+	ck_assert_int_eq(plain.status, 200);
+	snprintf(tag, sizeof tag, "%s", live_header(&plain, "ETag"));
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(hdr, sizeof hdr, "If-Match: %s%s%s\r\n", cases[i].before,
+			 cases[i].tagged ? tag : "", cases[i].after);
+		get_with(d.port, "GET", "/openapi.json", hdr, &r);
+		ck_assert_msg(r.status == cases[i].status, "%s: %d", hdr, r.status);
+		if (r.status == 200) {
+			ck_assert_uint_eq(r.body_len, plain.body_len);
+			continue;
+		}
+		live_assert_error(&r, 412, "precondition_failed");
+		ck_assert_ptr_null(live_header(&r, "ETag"));
+	}
+	/* the identity's tag is not the gzip copy's; If-Match goes first */
+	snprintf(hdr, sizeof hdr, "Accept-Encoding: gzip\r\nIf-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/openapi.json", hdr, &r);
+	live_assert_error(&r, 412, "precondition_failed");
+	snprintf(hdr, sizeof hdr, "If-Match: \"other\"\r\nIf-None-Match: %s\r\n", tag);
+	get_with(d.port, "GET", "/openapi.json", hdr, &r);
+	live_assert_error(&r, 412, "precondition_failed");
+	/* a viewer's file is the same kind of answer */
+	get_with(d.port, "GET", "/web/app.js", "If-Match: \"other\"\r\n", &r);
+	live_assert_error(&r, 412, "precondition_failed");
+	live_resp_release(&plain);
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
 /* /metrics is coded as Accept-Encoding asks, as Prometheus asks for gzip,
  * and varies on it; with --compress-level 0 it is not, and does not. */
 START_TEST(test_metrics_gzip)
@@ -662,6 +715,7 @@ static Suite *compress_http_suite(void)
 	tcase_add_test(daemon, test_preflight_and_wire_bytes);
 	tcase_add_test(daemon, test_viewer_files_gzip_and_etag);
 	tcase_add_test(daemon, test_openapi_gzip_and_etag);
+	tcase_add_test(daemon, test_if_match_412);
 	tcase_add_test(daemon, test_metrics_gzip);
 	suite_add_tcase(s, daemon);
 	return s;
