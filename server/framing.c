@@ -3,6 +3,7 @@
  * (framing.h says what is refused, and why here rather than in the library).
  */
 #include "framing.h"
+#include "headers.h"
 #include "token.h"
 
 #include <microhttpd.h>
@@ -154,6 +155,32 @@ int framing_check(struct MHD_Connection *conn, const char *method, const char *u
 		return -1;
 	}
 	return 0;
+}
+
+void framing_say_ambiguous(const struct hdr_fields *f, char *why, size_t cap)
+{
+	char value[SHOWN_MAX + 1];
+
+	if (f->content_lengths > 1) {
+		snprintf(why, cap, "%u Content-Length headers: send one", f->content_lengths);
+	} else if (f->content_lengths > 0 && f->transfer_encodings > 0) {
+		snprintf(why, cap,
+			 "Content-Length with Transfer-Encoding: send one of them (RFC 9112 "
+			 "section 6.3)");
+	} else if (f->transfer_encodings > 1) {
+		snprintf(why, cap, "%u Transfer-Encoding headers: send one, 'chunked'",
+			 f->transfer_encodings);
+	} else {
+		/* the value as received: "chunked " differs from chunked only by
+		 * its trailing space, which the quotes show */
+		const char *te = f->transfer_encoding != NULL ? f->transfer_encoding : "";
+
+		shown(value, te, strlen(te));
+		snprintf(why, cap,
+			 "Transfer-Encoding '%s'%s is not 'chunked', the one coding taken: "
+			 "exactly that word, no list and nothing after it",
+			 value, strlen(te) > SHOWN_MAX ? " (cut)" : "");
+	}
 }
 
 /* libmicrohttpd 0.9.75's record of one header (struct MHD_HTTP_Header:

@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 struct MHD_Connection;
+struct hdr_fields;
 
 /* 0 when the request line and headers are well formed; else -1 with a
  * message (printable ASCII, naming what and where) in why[cap]. url is the
@@ -33,6 +34,12 @@ struct MHD_Connection;
  * section 3.2.4), version the protocol ("HTTP/1.1"). */
 int framing_check(struct MHD_Connection *conn, const char *method, const char *url,
 		  const char *version, char *why, size_t cap);
+
+/* Why hdr_framing_ambiguous(f) holds, for the 400's message, into
+ * why[cap]: which headers, and a Transfer-Encoding's value as received
+ * (printable ASCII, first 40 bytes; libmicrohttpd decodes only an exact
+ * "chunked", so "chunked " with a trailing space is refused too). */
+void framing_say_ambiguous(const struct hdr_fields *f, char *why, size_t cap);
 
 /* What the request line and headers hold of the connection's memory pool
  * (--connection-memory) once libmicrohttpd has parsed them: their bytes and

@@ -396,8 +396,11 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	found =
 	    route_match(options ? "GET" : method, url, &r->route, r->param, r->allow, &r->metric);
 	r->vary_encoding = !options && path_varies_on_encoding(r, found, url); /* not a preflight */
-	if (hdr_framing_ambiguous(&r->hdr))
-		return refuse_framing(r); /* before the path's own answers: a message error anywhere */
+	/* before the path's own answers: a message error anywhere */
+	if (hdr_framing_ambiguous(&r->hdr)) {
+		framing_say_ambiguous(&r->hdr, r->detail, sizeof r->detail);
+		return refuse_framing(r);
+	}
 	if (over_per_ip_limit(r)) {
 		r->close = 1;
 		refusals_note(r->srv->refusals, LIMIT_PER_IP);

@@ -32,7 +32,7 @@ static const struct {
     [REJ_BAD_FRAMING] = {API_E_BAD_REQUEST,
 			 "ambiguous body framing: several Content-Length headers, "
 			 "Content-Length with Transfer-Encoding, or a Transfer-Encoding "
-			 "other than chunked"},
+			 "that is not exactly chunked"},
     [REJ_UNAUTHORIZED] = {API_E_UNAUTHORIZED,
 			  "missing or wrong API key (Authorization: Bearer KEY)"},
     [REJ_OVERLOADED] = {API_E_OVERLOADED, "the compute queue is full; retry shortly"},
