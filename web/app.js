@@ -166,12 +166,36 @@ function modelRequest() {
 	return req;
 }
 
+// Q, K and V are asked for (render.js drawProjections) up to the positions'
+// cap: (H + 2 Hkv) L D numbers, on base at 1024 positions 1.5 million, as
+// many as its positions' encoding and similarity. The daemon sets no cap of
+// its own on them, so the page counts before it sends.
+const PROJECTIONS_MAX_L = 1024;
+
+// At least as many positions as the API will make of req's input: the
+// embeddings' rows (a batch's longest item), the words of a text for a
+// model that splits on spaces, its UTF-8 bytes for one with a tokenizer (a
+// byte-level piece is a byte or more). Infinity when it cannot tell.
+function positionsBound(req) {
+	if (req.embeddings !== undefined) {
+		const e = req.embeddings;
+		if (!Array.isArray(e)) return Infinity;
+		const batch = Array.isArray(e[0]?.[0]);
+		return batch ? Math.max(0, ...e.map((item) => (Array.isArray(item) ? item.length : Infinity))) : e.length;
+	}
+	const m = models.find((x) => x.name === req.model);
+	if (m?.tokenizer) return new TextEncoder().encode(req.text).length;
+	return req.text.split(/\s+/).filter((w) => w !== "").length;
+}
+
 function buildRequest() {
 	const ckpt = checkpointModel();
 	if (ckpt) return buildCheckpointRequest(ckpt);
 	const req = modelRequest();
 	if (inputKind() === "text") req.text = $("text").value;
 	else req.embeddings = parseEmbeddings();
+	// each head's q, k and v (a one-layer model's; a checkpoint answers 422)
+	if (positionsBound(req) <= PROJECTIONS_MAX_L) req.projections = true;
 	return req;
 }
 
@@ -261,12 +285,13 @@ async function run() {
 		let { res, body } = await answerOf(req, ctrl.signal);
 		if (my !== seq) return;
 		// the positions are shown for at most 1024 query positions (422 at
-		// /positions): the attention is still drawn, asked again without them,
-		// and the Positions panel says why it is empty
-		let positionsNote = null;
-		if (res.status === 422 && req.positions && body.error?.pointer === "/positions") {
-			positionsNote = body.error.message;
-			const { positions, ...rest } = req;
+		// /positions), and q, k and v may be refused as well (422 at
+		// /projections): the attention is still drawn, asked again without
+		// what was refused, and that panel says why it is empty
+		const notes = { positions: null, projections: null };
+		for (let field = refusedExtra(req, res, body); field !== null; field = refusedExtra(req, res, body)) {
+			notes[field] = body.error.message;
+			const { [field]: _, ...rest } = req;
 			req = rest;
 			view.lastRequest = req;
 			showRequest(req);
@@ -279,7 +304,7 @@ async function run() {
 		const m = models.find((x) => x.name === body.model) ?? null;
 		hideError();
 		scoresAsked = null;
-		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "", positionsNote, chosen: pendingView });
+		render(req, body, timing, meta, { model: m, text: typeof req.text === "string" ? req.text : "", positionsNote: notes.positions, projectionsNote: notes.projections, chosen: pendingView });
 		pendingView = null;
 		view.renders++;
 		keepAddress(address);
@@ -291,6 +316,15 @@ async function run() {
 	} finally {
 		if (inflight === ctrl) inflight = null;
 	}
+}
+
+// Which extra the API refused, "positions" or "projections", when req asked
+// for it and the answer is a 422 at its pointer; else null (each is dropped
+// once asked again without, so a loop over this ends).
+function refusedExtra(req, res, body) {
+	if (res.status !== 422) return null;
+	const field = { "/positions": "positions", "/projections": "projections" }[body.error?.pointer];
+	return field !== undefined && req[field] === true ? field : null;
 }
 
 // The controls the address keeps besides ?model= and ?text=: a

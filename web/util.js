@@ -134,10 +134,10 @@ export function rovingFocus(container, selector, current, columns) {
 }
 
 // A request without its inputs (text, embeddings, tokens) and without asking
-// to see the positions (which change no weight), as a string: what says
+// to see the positions or q, k and v (which change no weight), as a string: what says
 // which model, settings, mask and positional encoding an answer is of.
 export function specKey(req) {
-	const { text, embeddings, tokens, positions, ...spec } = req ?? {};
+	const { text, embeddings, tokens, positions, projections, ...spec } = req ?? {};
 	return JSON.stringify(spec);
 }
 
