@@ -1,8 +1,9 @@
 // render.js: turns an answer of POST /v1/attention into what the page shows
 // (state.js's view), and draws it: facts and legend, the tokens over the
 // sentence, the model view grid, one or two heads large, the head view, and
-// every head of one layer as small multiples with the mean, and the
-// positional encoding itself when the answer has it (drawPositions).
+// every head of one layer as small multiples with the mean, the
+// positional encoding itself when the answer has it (drawPositions), and
+// the head's q, k and v when it has those (drawProjections).
 //
 // Shapes (outermost first): a single-layer answer's weights [H, Lq, Lk]
 // ([B, H, Lq, Lk] batched: item 0 is drawn); a checkpoint's attentions
@@ -122,6 +123,8 @@ export function render(req, body, timing, meta, info) {
 	view.scoresNote = null;
 	view.positionsNote = info.positionsNote ?? null;
 	view.positions = body.positions ? { ...body.positions, encoding: toNumbers(body.positions.encoding), similarity: toNumbers(body.positions.similarity), distance: toNumbers(body.positions.distance) } : null;
+	view.projectionsNote = info.projectionsNote ?? null;
+	view.projections = projectionsOf(body, batched);
 	if (!sameShape) {
 		view.selected = { layer: 0, head: 0 };
 		view.compare = view.compare ? { layer: Math.min(layers.length - 1, 1), head: Math.min(H - 1, 1) } : null;
@@ -224,6 +227,7 @@ export function draw() {
 	$("hv-title").textContent = `Head view · layer ${view.layerIds[view.layer]}`;
 	drawEveryHead(ctx, scoresShown);
 	drawPositions();
+	drawProjections();
 }
 
 // What the token chips of the drawn request are.
@@ -506,14 +510,15 @@ const POSITION_TITLES = {
 	learned: ["Learned position embeddings", "learned · d_model"],
 };
 
-// One heatmap of the panel, its numbers in data-values for tests, and its sentence.
-function positionsFigure(which, m, title, ctx, note) {
-	const fig = el("figure", { class: `pos ${which}` });
+// One heatmap of a panel (panel "pos" or "proj"), its numbers in
+// data-values for tests, and its sentence.
+function valuesFigure(panel, which, m, title, ctx, note) {
+	const fig = el("figure", { class: `${panel} ${which}` });
 	fig.dataset.values = JSON.stringify(m);
 	fig.append(el("figcaption", {}, el("strong", { text: title }), el("span", { text: ` [${m.length}, ${m[0]?.length ?? 0}]` })));
 	fig.append(el("div", { class: "map-scroll" }, heatmap(m, title, ctx)));
 	fig.append(el("p", { class: "map-readout" }));
-	fig.append(el("p", { class: "note pos-note" }, note[0], " ", el("span", { lang: "ko", text: note[1] })));
+	fig.append(el("p", { class: `note ${panel}-note` }, note[0], " ", el("span", { lang: "ko", text: note[1] })));
 	return fig;
 }
 
@@ -555,7 +560,93 @@ function drawPositions() {
 		el("span", { class: "axes", text: "encoding: rows token, columns dimension · similarity: rows and columns token" }),
 	);
 	$("positions").replaceChildren(
-		positionsFigure("encoding", encoding, title, enc, notes.encoding),
-		positionsFigure("similarity", similarity, "Similarity of positions (dot product)", sim, notes.similarity),
+		valuesFigure("pos", "encoding", encoding, title, enc, notes.encoding),
+		valuesFigure("pos", "similarity", similarity, "Similarity of positions (dot product)", sim, notes.similarity),
 	);
+}
+
+// ---- q, k and v ----------------------------------------------------------------
+
+// The drawn item's projections as numbers, {q [H][Lq][D], k and v
+// [Hkv][Lk][D]}, or null when the answer has none (a checkpoint, or a text
+// past app.js's PROJECTIONS_MAX_L). A batch's, ragged or not, are per item.
+function projectionsOf(body, batched) {
+	const p = body.projections;
+	if (!p) return null;
+	const item = (t) => toNumbers(batched ? t[0] : t);
+	return { q: item(p.q), k: item(p.k), v: item(p.v) };
+}
+
+// What q's rows are after the positional encoding drawn.
+const PROJECTION_POSITIONAL = {
+	sinusoidal: ", from the input with the sinusoidal encoding added",
+	rope: ", already rotated by RoPE for its position",
+};
+
+// The three sentences, English with its Korean line, for query head h
+// reading key head g of Hkv (H query heads), D dimensions a head.
+function projectionNotes(h, g, H, Hkv, D, positional) {
+	const root = Number.isInteger(Math.sqrt(D)) ? ` = q_i · k_j / ${Math.sqrt(D)}` : "";
+	const shared = H / Hkv;
+	return {
+		q: [
+			`Row i is query i's vector in head ${h} (D = ${D} numbers${PROJECTION_POSITIONAL[positional] ?? ""}): its score for key j is q_i · k_j / √${D}${root}.`,
+			`각 행은 그 토큰의 쿼리 벡터이고, 점수는 q_i · k_j / √${D} 입니다.`,
+		],
+		k: shared > 1
+			? [`Row j is key j's vector in key head ${g}: ${H} query heads share ${Hkv} key heads (grouped-query attention), query head h reads key head ⌊h / ${shared}⌋, so head ${h} reads ${g}.`, `쿼리 head ${h}는 키 head ${g}를 읽습니다.`]
+			: [`Row j is key j's vector in head ${g}: each query head has its own key head, of the same number.`, `각 행은 그 토큰의 키 벡터입니다.`],
+		v: [
+			`Row j is what key j passes on: query i's output in this head is Σ_j w_ij v_j, the weights' mix of these rows.`,
+			`출력은 가중치로 이 행들을 섞은 것입니다.`,
+		],
+	};
+}
+
+// The head shown large's queries, keys and values (the answer's
+// projections), or the panel hidden: a checkpoint has none to show. Refused
+// (app.js asked again without), the panel says why.
+function drawProjections() {
+	const p = view.projections;
+	const panel = $("projections-panel");
+	panel.hidden = p === null && view.projectionsNote === null;
+	if (p === null) {
+		const why = view.projectionsNote === null ? [] : [el("p", { class: "note", text: `Not shown: ${view.projectionsNote}.` })];
+		$("proj-type").textContent = "";
+		$("projections").replaceChildren(...why);
+		$("proj-legend").replaceChildren();
+		return;
+	}
+	const H = p.q.length;
+	const Hkv = p.k.length;
+	const h = Math.min(view.selected.head, H - 1);
+	const g = Math.floor(h / (H / Hkv)); // the key head query head h reads (GQA)
+	const [q, k, v] = [p.q[h], p.k[g], p.v[g]];
+	const D = q[0]?.length ?? 0;
+	const dims = Array.from({ length: D }, (_, c) => String(c));
+	const notes = projectionNotes(h, g, H, Hkv, D, drawn.req.positional);
+	// q and k on one scale, as their dot product is the score; v on its own
+	const qk = absMax([...q, ...k]);
+	const top = absMax(v);
+	const base = { keyTokens: dims, lang: view.lang, kind: "values", ramp: DIVERGING, numbers: $("numbers").checked, hidden: null };
+	const qCtx = { ...base, queryTokens: view.queryTokens, lo: -qk, hi: qk, axes: ["queries", "dimensions"] };
+	const kCtx = { ...base, queryTokens: view.keyTokens, lo: -qk, hi: qk, axes: ["keys", "dimensions"] };
+	const vCtx = { ...kCtx, lo: -top, hi: top };
+	$("proj-type").textContent = `head ${h}` + (Hkv < H ? ` · key head ${g} of ${Hkv}` : "") + ` · D ${D}`;
+	$("proj-legend").replaceChildren(
+		el("span", { class: "legend-title", text: "q and k" }),
+		scaleBar(-qk, qk, DIVERGING),
+		el("span", { class: "legend-title", text: "v" }),
+		scaleBar(-top, top, DIVERGING),
+		el("span", { class: "axes", text: "rows: token (q: queries, k and v: keys) · columns: the head's dimensions" }),
+	);
+	const kvName = Hkv < H ? `key head ${g}` : `head ${g}`;
+	const figs = [
+		valuesFigure("proj", "q", q, `Queries q · head ${h}`, qCtx, notes.q),
+		valuesFigure("proj", "k", k, `Keys k · ${kvName}`, kCtx, notes.k),
+		valuesFigure("proj", "v", v, `Values v · ${kvName}`, vCtx, notes.v),
+	];
+	figs[0].dataset.head = String(h);
+	for (const f of figs.slice(1)) f.dataset.head = String(g);
+	$("projections").replaceChildren(...figs);
 }

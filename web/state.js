@@ -24,6 +24,10 @@
 //                checkpoint's own), or null
 //   positionsNote  why positions asked for are not shown (the API's refusal
 //                past 1024 positions; the attention was asked again without), or null
+//   projections  the drawn item's projections {q [H][Lq][D], k and v
+//                [Hkv][Lk][D]} (one layer, up to 1024 positions), or null
+//   projectionsNote  why projections asked for are not shown (the API's
+//                refusal; the attention was asked again without), or null
 //   drawnKey     util.js specKey of the request drawn
 //   findKey      the specKey Find heads ran (or runs) on, while its note is of it
 
@@ -55,6 +59,8 @@ export const view = {
 	maskedAt: () => null,
 	positions: null,
 	positionsNote: null,
+	projections: null,
+	projectionsNote: null,
 	drawnKey: null,
 	findKey: null,
 };
