@@ -14,7 +14,7 @@
 //
 // viewer_page.mjs holds the shared helpers, viewer_checkpoint.mjs the checks
 // on whole checkpoints, viewer_address.mjs those on the view choices kept in
-// the address.
+// the address, viewer_projections.mjs those on the Q, K, V panel.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -22,6 +22,7 @@ import { dirname, join, resolve } from "node:path";
 import { startDaemon, stopDaemon } from "./daemon.mjs";
 import { check, finish } from "./report.mjs";
 import { checkViewAddress } from "./viewer_address.mjs";
+import { checkProjections } from "./viewer_projections.mjs";
 import { checkLongInput } from "./viewer_long.mjs";
 import { checkLongHeadView, checkLongHeadViewShift, checkLongTables } from "./viewer_long_views.mjs";
 import { checkCheckpoint, checkFindHeads, checkSlidingWindow, checkTokenIds, plantPreviousTokenHead } from "./viewer_checkpoint.mjs";
@@ -919,6 +920,7 @@ async function main() {
 		await checkDefault(page, d.base, requests);
 		await checkSingleLayer(page, d.base);
 		await checkPositions(page, d.base);
+		await checkProjections(page, d.base);
 		await checkCheckpoint(page, d.base);
 		await checkFindHeads(page, d.base);
 		await checkStates(page, d.base);

@@ -23,10 +23,11 @@ export async function checkLongInput(page, base) {
 		if (!drawn) return p.push(`no canvas heatmap after ${ms} ms`);
 		if (ms > DRAWN_WITHIN_MS) p.push(`drawn in ${ms} ms`);
 		const got = await page.evaluate(() => ({
-			rects: document.querySelectorAll("#focus rect[data-q], #heads rect[data-q], #positions rect[data-q]").length,
+			rects: document.querySelectorAll("#focus rect[data-q], #heads rect[data-q], #positions rect[data-q], #projections rect[data-q]").length,
 			heads: [...document.querySelectorAll("#heads figure")].map((f) => f.querySelector("canvas.cells")?.dataset.rows ?? null),
 			big: [...document.querySelectorAll("#focus figure")].map((f) => f.querySelector("canvas.cells")?.dataset.rows ?? null),
-			named: [...document.querySelectorAll("canvas.cells")].every((c) => c.getAttribute("role") === "img" && /\d+ queries by \d+ keys/.test(c.getAttribute("aria-label") ?? "")),
+			// the attention's canvases are queries by keys; the Q, K, V panel's tokens by the head's dimensions
+			named: [...document.querySelectorAll("canvas.cells")].every((c) => c.getAttribute("role") === "img" && /\d+ (queries by \d+ keys|(queries|keys) by \d+ dimensions)/.test(c.getAttribute("aria-label") ?? "")),
 			tables: document.querySelectorAll("#heads table.wtable").length,
 		}));
 		if (got.rects !== 0) p.push(`${got.rects} rects drawn as cells`);
