@@ -590,7 +590,7 @@ function projectionNotes(h, g, H, Hkv, D, positional) {
 	const shared = H / Hkv;
 	return {
 		q: [
-			`Row i is query i's vector in head ${h} (D = ${D} numbers${PROJECTION_POSITIONAL[positional] ?? ""}): its score for key j is q_i · k_j / √${D}${root}.`,
+			`Row i is query i's vector in head ${h} (D = ${D} numbers${PROJECTION_POSITIONAL[positional] ?? ""}): its score for key j, before any mask or ALiBi bias, is q_i · k_j / √${D}${root}.`,
 			`각 행은 그 토큰의 쿼리 벡터이고, 점수는 q_i · k_j / √${D} 입니다.`,
 		],
 		k: shared > 1
