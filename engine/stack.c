@@ -44,6 +44,7 @@ struct stack_layout {
 	int s_scratch;            /* captured scores go through atts */
 	size_t slab;              /* floats of one captured layer's weights */
 	size_t s_slab;            /* floats of one captured layer's scores */
+	size_t p_slab;            /* floats of one captured layer's projections */
 	struct attn_sdpa core;    /* views bound to the workspace by bind_views */
 };
 
@@ -118,6 +119,7 @@ static enum attn_status plan_layout(struct stack_layout *lay, const struct attn_
 	      size_mul(&lay->W3, s->H + 2 * s->Hkv, s->D) != 0 ||
 	      stack_slab_floats(run, &lay->slab) != 0 ||
 	      stack_score_floats(run, &lay->s_slab) != 0 ||
+	      stack_projection_floats(run, &lay->p_slab) != 0 ||
 	      ((lay->scratch || lay->s_scratch) &&
 	       size_mul4(&bhll, run->B, s->H, run->L, run->L) != 0);
 	bad = bad || reserve(&t, &lay->x, lay->n, s->E) || reserve(&t, &lay->h, lay->n, s->E) ||
@@ -245,11 +247,34 @@ static void capture_heads(float *slab, const float *attw, const struct attn_stac
 			slab[k] /= (float)Hc;
 }
 
-/* Where a captured layer's weights and scores go (each NULL: not kept):
- * run->attentions and run->scores, whose captured layers follow one another. */
+/* The captured heads' q, and the k and v of the key head each reads, from
+ * qkv [B, L, W3] (q, k, v side by side; llama's q and k rotated) into slab
+ * [3, B, Hc, L, D]. */
+static void capture_projections(float *slab, const float *qkv, size_t W3,
+				const struct attn_stack_run *run)
+{
+	const struct attn_stack *s = run->stack;
+	size_t Hc = stack_n_heads(run), L = run->L, D = s->D, part = run->B * Hc * L * D;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t i = 0; i < Hc; i++) {
+			size_t h = run->heads ? run->heads[i] : i, g = h / (s->H / s->Hkv);
+			size_t col[3] = {h * D, (s->H + g) * D, (s->H + s->Hkv + g) * D};
+
+			for (size_t t = 0; t < 3; t++)
+				for (size_t l = 0; l < L; l++) /* qkv[b, l, col[t]:] to slab[t, b, i, l] */
+					memcpy(slab + t * part + ((b * Hc + i) * L + l) * D,
+					       qkv + (b * L + l) * W3 + col[t], D * sizeof(float));
+		}
+}
+
+/* Where a captured layer's weights, scores and projections go (each NULL:
+ * not kept): run->attentions, run->scores and run->projections, whose
+ * captured layers follow one another. */
 struct layer_slabs {
-	float *weights; /* [B, Hc, L, L] per head, or [B, L, L] MEAN */
-	float *scores;  /* [B, Hc, L, L] */
+	float *weights;     /* [B, Hc, L, L] per head, or [B, L, L] MEAN */
+	float *scores;      /* [B, Hc, L, L] */
+	float *projections; /* [3, B, Hc, L, D] */
 };
 
 /* Attention: out [n, E] = o(attend(rope(qkv(in)))); cap is NULL, or where
@@ -293,6 +318,8 @@ static enum attn_status stack_attention(const struct stack_layout *lay,
 		capture_heads(slab, ws + lay->attw, run, run->weights_mode);
 	if (s_slab && lay->s_scratch)
 		capture_heads(s_slab, ws + lay->atts, run, ATTN_WEIGHTS_PER_HEAD);
+	if (cap && cap->projections)
+		capture_projections(cap->projections, qkv, W3, run);
 	run_linear(run, out, s->E, ctx, s->H * s->D, lay->n, &blk->o);
 	return ATTN_OK;
 }
@@ -361,6 +388,7 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 		return st;
 	cap.weights = stack_weights_captured(run) ? run->attentions : NULL;
 	cap.scores = stack_scores_captured(run) ? run->scores : NULL;
+	cap.projections = stack_projections_captured(run) ? run->projections : NULL;
 	if (ws == NULL || ws_bytes < lay.total * sizeof(float))
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "%zu bytes given, %zu needed", ws_bytes, lay.total * sizeof(float));
@@ -378,6 +406,8 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 			cap.weights += lay.slab;
 		if (keep && cap.scores)
 			cap.scores += lay.s_slab;
+		if (keep && cap.projections)
+			cap.projections += lay.p_slab;
 	}
 	st = attn_cancel_check(run->cancel, err);
 	if (st != ATTN_OK)

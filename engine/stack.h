@@ -156,6 +156,12 @@ struct attn_stack_run {
 	enum attn_scores_view scores_view; /* NONE, or MASKED: capture the scores too */
 	float *scores;     /* [C, B, Hc, L, L] per head whatever weights_mode, when
 	                      scores_view is MASKED; else NULL */
+	int show_projections; /* nonzero: the captured layers' q, k and v too */
+	float *projections; /* [C, 3, B, Hc, L, D] when show_projections: each
+	                       captured layer's q of each captured head (llama: after
+	                       RoPE), then the k and the v of the key head it reads,
+	                       h / (H / Hkv), so that head i's masked scores are
+	                       scale q[i] k[i]^T where a key is visible; else NULL */
 	float *out;        /* [B, L, E] hidden state after last_layer, with the final
 	                      norm when last_layer == N - 1 (Hugging Face's
 	                      hidden_states[last_layer + 1]); or NULL */

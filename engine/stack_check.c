@@ -128,6 +128,11 @@ int stack_scores_captured(const struct attn_stack_run *run)
 	return stack_n_captured(run) > 0 && run->scores_view == ATTN_SCORES_MASKED;
 }
 
+int stack_projections_captured(const struct attn_stack_run *run)
+{
+	return stack_n_captured(run) > 0 && run->show_projections;
+}
+
 /* Floats of B slabs [hc, L, L], and of C of them; -1 on overflow. */
 static int slab_of(const struct attn_stack_run *run, size_t hc, size_t *floats)
 {
@@ -148,6 +153,16 @@ int stack_slab_floats(const struct attn_stack_run *run, size_t *floats)
 int stack_score_floats(const struct attn_stack_run *run, size_t *floats)
 {
 	return slab_of(run, stack_n_heads(run), floats);
+}
+
+int stack_projection_floats(const struct attn_stack_run *run, size_t *floats)
+{
+	size_t per_item, all;
+
+	if (size_mul4(&per_item, 3, stack_n_heads(run), run->L, run->stack->D) != 0 ||
+	    size_mul(floats, per_item, run->B) != 0)
+		return -1;
+	return size_mul(&all, *floats, stack_n_captured(run));
 }
 
 enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct attn_error *err)
@@ -171,9 +186,11 @@ enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct at
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "scores_view", 0,
 				 "a stack captures the masked scores or none");
 	if (run->weights_mode != ATTN_WEIGHTS_PER_HEAD && run->weights_mode != ATTN_WEIGHTS_MEAN &&
-	    !(run->weights_mode == ATTN_WEIGHTS_NONE && run->scores_view == ATTN_SCORES_MASKED))
+	    !(run->weights_mode == ATTN_WEIGHTS_NONE &&
+	      (run->scores_view == ATTN_SCORES_MASKED || run->show_projections)))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights_mode", 0,
-				 "captured layers need per-head or mean weights, or the scores");
+				 "captured layers need per-head or mean weights, the scores or "
+				 "the projections");
 	if (run->heads != NULL && (run->n_heads == 0 || run->n_heads > s->H))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "heads", 0,
 				 "%zu heads of %zu", run->n_heads, s->H);
@@ -188,6 +205,9 @@ enum attn_status stack_check_outputs(const struct attn_stack_run *run, struct at
 	if (run->scores == NULL && stack_scores_captured(run))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "scores", 0,
 				 "captured scores need a buffer");
+	if (run->projections == NULL && stack_projections_captured(run))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "projections", 0,
+				 "captured projections need a buffer");
 	return ATTN_OK;
 }
 

@@ -20,7 +20,8 @@ enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct at
 /* The run's arrays: ids, type ids, lengths, heads. */
 enum attn_status stack_check_arrays(const struct attn_stack_run *run, struct attn_error *err);
 
-/* The output buffers the captured layers write (attentions, scores) are
+/* The output buffers the captured layers write (attentions, scores,
+ * projections) are
  * given: ATTN_ERR_ARGUMENT with that field when not. The forward passes call
  * it; planning does not, as a caller plans before it allocates. */
 enum attn_status stack_check_outputs(const struct attn_stack_run *run, struct attn_error *err);
@@ -38,6 +39,7 @@ size_t stack_n_heads(const struct attn_stack_run *run);
  * scores (scores_view MASKED); 0 when no layer is captured. */
 int stack_weights_captured(const struct attn_stack_run *run);
 int stack_scores_captured(const struct attn_stack_run *run);
+int stack_projections_captured(const struct attn_stack_run *run);
 
 /* Floats of one captured layer's slab of weights: [B, Hc, L, L] or
  * [B, L, L] (MEAN); -1 on overflow, and when C such slabs overflow. */
@@ -45,5 +47,8 @@ int stack_slab_floats(const struct attn_stack_run *run, size_t *floats);
 
 /* The same for one captured layer's scores: [B, Hc, L, L] always. */
 int stack_score_floats(const struct attn_stack_run *run, size_t *floats);
+
+/* The same for one captured layer's projections: [3, B, Hc, L, D]. */
+int stack_projection_floats(const struct attn_stack_run *run, size_t *floats);
 
 #endif

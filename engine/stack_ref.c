@@ -192,11 +192,38 @@ static void ref_capture(const struct attn_stack_run *run, const float *attw, flo
 		}
 }
 
-/* slab and s_slab: where this layer's weights and scores go, or NULL. */
-static void ref_attention(const struct attn_stack_run *run, const struct attn_block *blk,
-			  struct ref_bufs *rb, const float *in, float *out, float *slab,
-			  float *s_slab)
+/* Where a captured layer's outputs go, each NULL when not kept. */
+struct ref_slabs {
+	float *weights;     /* [B, Hc, L, L] or [B, L, L] */
+	float *scores;      /* [B, Hc, L, L] */
+	float *projections; /* [3, B, Hc, L, D] */
+};
+
+/* p [3, B, Hc, L, D]: element by element, q of captured head h, k and v of
+ * key head h / (H / Hkv), read from qkv [B, L, W3] after RoPE. */
+static void ref_capture_projections(const struct attn_stack_run *run, const struct ref_bufs *rb,
+				    float *p)
 {
+	const struct attn_stack *s = run->stack;
+	size_t Hc = stack_n_heads(run), D = s->D, k = 0;
+
+	for (size_t t = 0; t < 3; t++)
+		for (size_t b = 0; b < run->B; b++)
+			for (size_t i = 0; i < Hc; i++) {
+				size_t h = run->heads ? run->heads[i] : i;
+				size_t head = t == 0 ? h : s->H + (t - 1) * s->Hkv + h * s->Hkv / s->H;
+
+				for (size_t l = 0; l < run->L; l++)
+					for (size_t d = 0; d < D; d++)
+						p[k++] = rb->qkv[(b * run->L + l) * rb->W3 + head * D + d];
+			}
+}
+
+static void ref_attention(const struct attn_stack_run *run, const struct attn_block *blk,
+			  struct ref_bufs *rb, const float *in, float *out,
+			  const struct ref_slabs *cap)
+{
+	float *slab = cap ? cap->weights : NULL, *s_slab = cap ? cap->scores : NULL;
 	const struct attn_stack *s = run->stack;
 	size_t col = 0, window = blk->full_attention ? 0 : s->window;
 
@@ -216,6 +243,8 @@ static void ref_attention(const struct attn_stack_run *run, const struct attn_bl
 		ref_capture(run, rb->attw, slab, run->weights_mode);
 	if (s_slab)
 		ref_capture(run, rb->atts, s_slab, ATTN_WEIGHTS_PER_HEAD);
+	if (cap && cap->projections)
+		ref_capture_projections(run, rb, cap->projections);
 	ref_linear(out, s->E, rb->ctx, s->H * s->D, rb->n, &blk->o);
 }
 
@@ -238,13 +267,13 @@ static void ref_mlp(const struct attn_stack_run *run, const struct attn_block *b
 }
 
 static void ref_layer(const struct attn_stack_run *run, const struct attn_block *blk,
-		      struct ref_bufs *rb, float *slab, float *s_slab)
+		      struct ref_bufs *rb, const struct ref_slabs *cap)
 {
 	const struct attn_stack *s = run->stack;
 	size_t m = rb->n * s->E;
 
 	if (s->family == ATTN_FAMILY_BERT) {
-		ref_attention(run, blk, rb, rb->x, rb->h, slab, s_slab);
+		ref_attention(run, blk, rb, rb->x, rb->h, cap);
 		for (size_t k = 0; k < m; k++)
 			rb->h[k] += rb->x[k];
 		ref_norm(s, &blk->norm1, rb->x, rb->h, rb->n);
@@ -255,7 +284,7 @@ static void ref_layer(const struct attn_stack_run *run, const struct attn_block 
 		return;
 	}
 	ref_norm(s, &blk->norm1, rb->h, rb->x, rb->n);
-	ref_attention(run, blk, rb, rb->h, rb->h, slab, s_slab);
+	ref_attention(run, blk, rb, rb->h, rb->h, cap);
 	for (size_t k = 0; k < m; k++)
 		rb->x[k] += rb->h[k];
 	ref_norm(s, &blk->norm2, rb->h, rb->x, rb->n);
@@ -299,8 +328,8 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 					struct attn_error *err)
 {
 	struct ref_bufs rb;
-	size_t bytes;
-	float *slab, *s_slab;
+	size_t bytes, per = 0, s_per = 0, p_per = 0;
+	struct ref_slabs cap;
 	void *block;
 	enum attn_status st = attn_stack_workspace(run, &bytes, err); /* the same checks */
 	const struct attn_stack *s;
@@ -317,19 +346,22 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 	if (block == NULL)
 		return attn_fail(err, ATTN_ERR_NOMEM, "workspace", 0, "out of memory");
 	ref_embed(run, rb.x);
-	slab = stack_weights_captured(run) ? run->attentions : NULL;
-	s_slab = stack_scores_captured(run) ? run->scores : NULL;
+	cap.weights = stack_weights_captured(run) ? run->attentions : NULL;
+	cap.scores = stack_scores_captured(run) ? run->scores : NULL;
+	cap.projections = stack_projections_captured(run) ? run->projections : NULL;
+	stack_slab_floats(run, &per); /* checked by the workspace's plan */
+	stack_score_floats(run, &s_per);
+	stack_projection_floats(run, &p_per);
 	for (size_t l = 0; l <= run->last_layer; l++) {
-		size_t per, s_per;
 		int keep = stack_captured(run, l);
 
-		stack_slab_floats(run, &per);
-		stack_score_floats(run, &s_per);
-		ref_layer(run, &s->blocks[l], &rb, keep ? slab : NULL, keep ? s_slab : NULL);
-		if (keep && slab)
-			slab += per;
-		if (keep && s_slab)
-			s_slab += s_per;
+		ref_layer(run, &s->blocks[l], &rb, keep ? &cap : NULL);
+		if (keep && cap.weights)
+			cap.weights += per;
+		if (keep && cap.scores)
+			cap.scores += s_per;
+		if (keep && cap.projections)
+			cap.projections += p_per;
 	}
 	if (run->out && run->last_layer + 1 == s->n_layers)
 		ref_norm(s, &s->final_norm, run->out, rb.x, rb.n);

@@ -166,6 +166,7 @@ struct trun {
 	int64_t *ids, *types;
 	float *scores; /* [C, B, Hc, L, L] when r.scores_view is MASKED: tr_run's
 	                  scores, which the caller copies between runs */
+	float *proj;   /* [C, 3, B, Hc, L, D] when r.show_projections: the same */
 	size_t lengths[4], heads[4];
 	uint8_t capture[MAX_LAYERS];
 	size_t att_floats, out_floats;
@@ -180,6 +181,17 @@ static size_t tr_score_floats(const struct trun *t)
 	for (size_t l = 0; l <= r->last_layer; l++)
 		C += r->capture[l] != 0;
 	return r->scores_view == ATTN_SCORES_NONE ? 0 : C * r->B * Hc * r->L * r->L;
+}
+
+/* Floats of the captured projections, [C, 3, B, Hc, L, D] (0 without). */
+static size_t tr_proj_floats(const struct trun *t)
+{
+	const struct attn_stack_run *r = &t->r;
+	size_t C = 0, Hc = r->heads ? r->n_heads : r->stack->H;
+
+	for (size_t l = 0; l <= r->last_layer; l++)
+		C += r->capture[l] != 0;
+	return r->show_projections ? C * 3 * r->B * Hc * r->L * r->stack->D : 0;
 }
 
 static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stack *s,
@@ -230,6 +242,8 @@ static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stac
 		break;
 	}
 	t->scores = calloc(tr_score_floats(t) + 1, sizeof(float));
+	r->show_projections = (int)test_pick(g, 0, 1);
+	t->proj = calloc(tr_proj_floats(t) + 1, sizeof(float));
 }
 
 /* Runs fast (threads) or ref into fresh outputs the caller frees. */
@@ -248,6 +262,7 @@ static void tr_run(const struct trun *t, int ref, size_t threads, float **att, f
 	*out = calloc(r.B * r.L * r.stack->E, sizeof(float));
 	r.attentions = C && r.weights_mode != ATTN_WEIGHTS_NONE ? *att : NULL;
 	r.scores = C && r.scores_view != ATTN_SCORES_NONE ? t->scores : NULL;
+	r.projections = C && r.show_projections ? t->proj : NULL;
 	r.out = *out;
 	r.threads = threads;
 	if (ref) {
@@ -278,15 +293,15 @@ static void tr_free(struct trun *t)
 	free(t->ids);
 	free(t->types);
 	free(t->scores);
+	free(t->proj);
 }
 
-/* A copy of t's scores after a run (freed by the caller). */
-static float *tr_take_scores(const struct trun *t)
+/* A copy of n + 1 floats of a run's buffer (freed by the caller). */
+static float *tr_take(const float *x, size_t n)
 {
-	size_t n = tr_score_floats(t) + 1;
-	float *copy = malloc(n * sizeof(float));
+	float *copy = malloc((n + 1) * sizeof(float));
 
-	memcpy(copy, t->scores, n * sizeof(float));
+	memcpy(copy, x, (n + 1) * sizeof(float));
 	return copy;
 }
 
@@ -319,26 +334,29 @@ static void check_softmax_of_scores(const struct trun *t, const float *att, cons
  * (within tolerance); frees t and m. */
 static void check_threads_and_twin(struct trun *t, struct tmodel *m, int i)
 {
-	float *att1, *out1, *att2, *out2, *att_ref, *out_ref, *sc1, *sc2;
-	size_t n_out = t->r.B * t->r.L * m->s.E;
+	float *att1, *out1, *att2, *out2, *att_ref, *out_ref, *sc1, *sc2, *pr1, *pr2;
+	size_t n_out = t->r.B * t->r.L * m->s.E, n_sc = tr_score_floats(t), n_pr = tr_proj_floats(t);
 
 	tr_run(t, 0, 1, &att1, &out1);
-	sc1 = tr_take_scores(t);
+	sc1 = tr_take(t->scores, n_sc);
+	pr1 = tr_take(t->proj, n_pr);
 	tr_run(t, 0, 2, &att2, &out2);
-	sc2 = tr_take_scores(t);
+	sc2 = tr_take(t->scores, n_sc);
+	pr2 = tr_take(t->proj, n_pr);
 	tr_run(t, 1, 0, &att_ref, &out_ref);
 	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
 	ck_assert_msg(memcmp(att1, att2, tr_att_floats(t) * sizeof(float)) == 0,
 		      "threads change attentions");
-	ck_assert_msg(memcmp(sc1, sc2, tr_score_floats(t) * sizeof(float)) == 0,
-		      "threads change scores");
+	ck_assert_msg(memcmp(sc1, sc2, n_sc * sizeof(float)) == 0, "threads change scores");
+	ck_assert_msg(memcmp(pr1, pr2, n_pr * sizeof(float)) == 0, "threads change projections");
+	test_assert_close(pr1, t->proj, n_pr, "projections", i);
 	test_assert_close(att1, att_ref, tr_att_floats(t), "attentions", i);
 	test_assert_close(sc1, t->scores, tr_score_floats(t), "scores", i);
 	test_assert_close(out1, out_ref, n_out, "out", i);
 	if (t->r.weights_mode == ATTN_WEIGHTS_PER_HEAD)
 		check_softmax_of_scores(t, att1, sc1, i);
 	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
-	free(sc1), free(sc2);
+	free(sc1), free(sc2), free(pr1), free(pr2);
 	tr_free(t);
 	tm_free(m);
 }
@@ -393,6 +411,7 @@ static enum attn_status run_with_flag(const struct trun *t, size_t threads,
 
 	r.attentions = tr_att_floats(t) ? att : NULL;
 	r.scores = tr_score_floats(t) ? t->scores : NULL;
+	r.projections = tr_proj_floats(t) ? t->proj : NULL;
 	r.out = out;
 	r.threads = threads;
 	r.cancel = flag;
@@ -449,7 +468,8 @@ START_TEST(padded_rows_match_alone)
 	pad.lengths[1] = k;
 	pad.r.heads = NULL;
 	pad.r.weights_mode = ATTN_WEIGHTS_PER_HEAD;
-	pad.r.scores_view = ATTN_SCORES_NONE; /* alone's buffer is not sized for pad's */
+	pad.r.scores_view = ATTN_SCORES_NONE; /* alone's buffers are not sized for pad's */
+	pad.r.show_projections = 0;
 	pad.r.last_layer = m.s.n_layers - 1;
 	memset(pad.capture, 1, sizeof(pad.capture));
 	tr_build(&alone, &g, &m.s, 1, k);
@@ -543,8 +563,14 @@ START_TEST(bad_runs_are_refused)
 	expect(&r, ATTN_ERR_ARGUMENT, "heads", 1);
 	r = t.r, r.last_layer = 3;
 	expect(&r, ATTN_ERR_ARGUMENT, "layers", 3);
-	r = t.r, r.weights_mode = ATTN_WEIGHTS_NONE;
+	r = t.r, r.weights_mode = ATTN_WEIGHTS_NONE, r.show_projections = 0;
 	expect(&r, ATTN_ERR_ARGUMENT, "weights_mode", 0);
+	r.show_projections = 1; /* the projections alone are something to capture */
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
+	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "projections"); /* but need a buffer */
+	ck_assert_int_eq(attn_stack_forward(&r, &att, sizeof(att), &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "projections");
 	r = t.r, r.scores_view = ATTN_SCORES_RAW; /* a stack keeps the masked view only */
 	expect(&r, ATTN_ERR_ARGUMENT, "scores_view", 0);
 	r = t.r, r.scores_view = ATTN_SCORES_MASKED, r.scores = NULL;
