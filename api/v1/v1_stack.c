@@ -9,6 +9,9 @@
  *    "scores"?: with "scores": "masked", the same per answered layer: each
  *               head's pre-softmax scores (engine/stack.h), shaped as a
  *               per-head "attentions" entry whatever "weights" says,
+ *    "projections"?: with "projections": true, per answered layer {"q", "k",
+ *                    "v"}, each [Hc, L, D] shaped as a per-head entry: q of
+ *                    each answered head, k and v of the key head it reads,
  *    "output"?: Hugging Face's hidden_states[max(layers) + 1],
  *    "positions"?: with "positions": true, the checkpoint's own position
  *                  signal, shaped as a layer's (v1_write_positions): type
@@ -34,7 +37,8 @@
 /* What a checkpoint request reads beside its input. */
 static const char *const applies[] = {"model",	  "tokens",    "text",	  "token_type_ids",
 				      "layers",	  "heads",     "weights", "scores",
-				      "output",	  "positions", "encoding", "precision", NULL};
+				      "output",	  "positions", "projections", "encoding",
+				      "precision", NULL};
 
 /* ---- decoding ---------------------------------------------------------- */
 
@@ -53,13 +57,6 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 		if (req_listed(applies, key) || v1_is_default(key, v))
 			continue;
 		api_ptr_key(ptr, sizeof(ptr), "", key);
-		if (strcmp(key, "projections") == 0)
-			return api_fail(err, API_E_INVALID_INPUT, ptr,
-					"projections (q, k and v per head) are answered for "
-					"one-layer models; checkpoint model '%s' answers each "
-					"layer's attentions and, with \"scores\": \"masked\", "
-					"its scores",
-					model);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,
 				"%s does not apply to checkpoint model '%s', which brings its own "
 				"masks, positions and scale",
@@ -248,6 +245,7 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	    decode_positions(in->root, s, err) != 0 || decode_layers(in->root, s, err) != 0 ||
 	    decode_heads(in->root, s, err) != 0 ||
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
+	    req_bool(in->root, "projections", "", 0, &s->want_projections, err) != 0 ||
 	    v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
 	if (o.scores != ATTN_SCORES_NONE && o.scores != ATTN_SCORES_MASKED)
@@ -315,6 +313,31 @@ static int write_layers(struct api_writer *w, const struct stack_job *s, const c
 	return buf_putc(w->out, ']');
 }
 
+/* Each answered layer's projections, from [C, 3, B, Hc, L, D]: a list of
+ * {"q", "k", "v"}, each [Hc, L, D] shaped as the request was (k and v of the
+ * key head each answered head reads). */
+static int write_projections(struct api_writer *w, const struct stack_job *s)
+{
+	const struct attention_job *job = s->job;
+	size_t part = s->pr_n / s->n_layers / 3, Hc = stack_heads(s);
+	struct v1_items rows = {job->Lq, job->q_len}, dims = {s->st->D, NULL};
+	static const char *const keys[3] = {"{\"q\":", ",\"k\":", ",\"v\":"};
+
+	buf_puts(w->out, ",\"projections\":[");
+	for (size_t c = 0; c < s->n_layers; c++) {
+		buf_puts(w->out, c > 0 ? "," : "");
+		for (size_t t = 0; t < 3; t++) {
+			buf_puts(w->out, keys[t]);
+			/* seek to captured layer c's q, k or v [B, Hc, L, D] */
+			if (v1_write_items(w, job, s->projections + (3 * c + t) * part, Hc, rows,
+					   dims, s->scratch) != 0)
+				return -1;
+		}
+		buf_putc(w->out, '}');
+	}
+	return buf_putc(w->out, ']');
+}
+
 static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
 {
 	const struct attention_job *job = s->job;
@@ -335,6 +358,8 @@ static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
 		return -1;
 	if (job->scores_view != ATTN_SCORES_NONE &&
 	    write_layers(&w, s, ",\"scores\":", s->scores, s->sc_n, stack_heads(s)) != 0)
+		return -1;
+	if (s->want_projections && write_projections(&w, s) != 0)
 		return -1;
 	if (s->want_output) {
 		buf_puts(b, ",\"output\":");
