@@ -62,7 +62,7 @@ def main():
     table = {}
     with torch.no_grad():
         for name, ids in probes.items():
-            atts, _, _ = models.gpt2_forward(cfg, w, ids)
+            atts, _, _, _ = models.gpt2_forward(cfg, w, ids)
             table[name] = [heads.scores(a, 50) for a in atts]
     print("| layer | head | previous-token (random) | induction (random) | sink (random) "
           "| previous-token (fortunes) | induction (fortunes) |")

@@ -138,7 +138,7 @@ def make_batch(stream, rows, L, vocab_plain, rng):
 
 def lm_loss(cfg, w, batch):
     """Mean next-token cross-entropy; the head is tied to wte, as GPT-2's."""
-    _, hidden, _ = models.gpt2_forward(cfg, w, batch[:, :-1])
+    _, hidden, _, _ = models.gpt2_forward(cfg, w, batch[:, :-1])
     logits = hidden[-1] @ w["wte.weight"].t()
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), batch[:, 1:].reshape(-1))
 
@@ -232,7 +232,7 @@ def main():
             if step % args.eval_every == 0 or step == args.steps:
                 with torch.no_grad():
                     val = lm_loss(cfg, w, val_batch).item()
-                    atts, _, _ = models.gpt2_forward(cfg, w, probe)
+                    atts, _, _, _ = models.gpt2_forward(cfg, w, probe)
                     prev, ind = heads.best_scores(atts, 50)
                 row = [step, round((time.monotonic() - t0) / 60, 2),
                        round(avg, 4) if avg else "", round(val, 4), round(prev, 3), round(ind, 3)]

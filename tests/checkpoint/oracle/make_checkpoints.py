@@ -2,7 +2,8 @@
 """Writes tests/data/checkpoints/<case>/: small random Hugging Face style
 checkpoints (config.json, safetensors, sometimes tokenizer.json) and
 expected.json, the attentions and hidden states models.py computes for them
-(and, for the cases with "scores": True, each layer's pre-softmax scores).
+(and, for the cases with "scores": True, each layer's pre-softmax scores and
+the q, k, v projections they are taken from).
 
 Usage: make_checkpoints.py OUT_DIR   (make checkpoint-fixtures)
 
@@ -356,7 +357,7 @@ def run_case(c, w32, items, type_items, text=None):
     if type_items is not None:
         tids = torch.tensor([x + [0] * (L - len(x)) for x in type_items], dtype=torch.int64)
     with torch.no_grad():
-        atts, hidden, scores = models.forward(c, w32, ids, lengths, tids)
+        atts, hidden, scores, projs = models.forward(c, w32, ids, lengths, tids)
     run = {}
     if text is not None:
         run["text"] = text
@@ -366,6 +367,9 @@ def run_case(c, w32, items, type_items, text=None):
     run["attentions"] = [[a[b, :, :n, :n].tolist() for b, n in enumerate(lengths)] for a in atts]
     if c.get("scores"):  # finfo(float32).min where a key is hidden, as torch has it
         run["scores"] = [[s[b, :, :n, :n].tolist() for b, n in enumerate(lengths)] for s in scores]
+        # what the scores are taken from: [layer]{q, k, v}[item][head][i][d]
+        run["projections"] = [{name: [t[b, :, :n, :].tolist() for b, n in enumerate(lengths)]
+                               for name, t in zip("qkv", qkv)} for qkv in projs]
     run["hidden"] = [[h[b, :n].tolist() for b, n in enumerate(lengths)] for h in hidden[1:]]
     return run
 
@@ -404,8 +408,8 @@ def check_windows_matter(c, w32):
     assert L > max(windows), "a sequence longer than the window"
     ids = torch.randint(0, c["V"], (1, L), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        got, _, _ = models.forward(c, w32, ids, [L])
-        full, _, _ = models.forward(dict(c, use_sliding_window=False), w32, ids, [L])
+        got, _, _, _ = models.forward(c, w32, ids, [L])
+        full, _, _, _ = models.forward(dict(c, use_sliding_window=False), w32, ids, [L])
     first = windows.index(next(x for x in windows if x))
     for l, W in enumerate(windows):
         if W:

@@ -15,6 +15,11 @@ output_attentions=True and output_hidden_states=True:
   hidden_states[0] the embeddings, hidden_states[l + 1] the output of layer l;
                    the last one has the final norm applied (GPT-2 ln_f, Llama
                    norm); BERT has no final norm.
+  projections[l]   (q, k, v) of layer l, each [B, H, L, D], the tensors the
+                   scores are taken from: GPT-2 after split_heads, BERT after
+                   the query / key / value linears split into heads, Llama
+                   with q and k after RoPE and k, v after repeat_kv (H heads:
+                   query head h's kv head h // (H / Hkv), repeated)
 
 Every computation is float32 (weights stored as F16/BF16 are upcast first).
 Weights are a dict keyed by the base model's names (no "transformer.",
@@ -29,7 +34,8 @@ import torch.nn.functional as F
 
 
 def forward(cfg, w, ids, lengths, type_ids=None):
-    """Dispatches on cfg["family"]; returns (attentions, hidden_states, scores)."""
+    """Dispatches on cfg["family"]; returns (attentions, hidden_states, scores,
+    projections)."""
     if cfg["family"] == "gpt2":
         return gpt2_forward(cfg, w, ids)
     if cfg["family"] == "bert":
@@ -69,13 +75,14 @@ def gpt2_forward(cfg, w, ids):
     position_ids = torch.arange(L).unsqueeze(0)
     x = F.embedding(ids, w["wte.weight"]) + F.embedding(position_ids, w["wpe.weight"])
     causal = torch.tril(torch.ones((L, L), dtype=torch.bool)).view(1, 1, L, L)
-    hidden, atts, scores = [x], [], []
+    hidden, atts, scores, projs = [x], [], [], []
     for l in range(N):
         p = "h.%d." % l
         residual = x
         h = F.layer_norm(x, (E,), w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
         q, k, v = conv1d(h, w[p + "attn.c_attn.weight"], w[p + "attn.c_attn.bias"]).split(E, dim=2)
         q, k, v = (split_heads(t, H, D) for t in (q, k, v))
+        projs.append((q, k, v))
         a = torch.matmul(q, k.transpose(-1, -2))
         if cfg.get("scale_attn", True):
             a = a / torch.full([], v.size(-1) ** 0.5, dtype=a.dtype)
@@ -93,7 +100,7 @@ def gpt2_forward(cfg, w, ids):
         x = residual + h
         hidden.append(x)
     hidden[-1] = F.layer_norm(x, (E,), w["ln_f.weight"], w["ln_f.bias"], eps)
-    return atts, hidden, scores
+    return atts, hidden, scores, projs
 
 
 # ---------------------------------------------------------------- BERT
@@ -132,12 +139,13 @@ def bert_forward(cfg, w, ids, lengths, type_ids):
     x = x + F.embedding(type_ids, w["embeddings.token_type_embeddings.weight"])
     x = x + F.embedding(position_ids, w["embeddings.position_embeddings.weight"])
     x = ln(x, "embeddings.LayerNorm")
-    hidden, atts, scores = [x], [], []
+    hidden, atts, scores, projs = [x], [], [], []
     for l in range(N):
         p = "encoder.layer.%d." % l
         q = split_heads(lin(x, p + "attention.self.query"), H, D)
         k = split_heads(lin(x, p + "attention.self.key"), H, D)
         v = split_heads(lin(x, p + "attention.self.value"), H, D)
+        projs.append((q, k, v))
         s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(D)
         s = s + ext
         scores.append(s)
@@ -148,7 +156,7 @@ def bert_forward(cfg, w, ids, lengths, type_ids):
         inter = F.gelu(lin(x, p + "intermediate.dense"))
         x = ln(lin(inter, p + "output.dense") + x, p + "output.LayerNorm")
         hidden.append(x)
-    return atts, hidden, scores
+    return atts, hidden, scores, projs
 
 
 # ---------------------------------------------------------------- Llama, Mistral, Qwen2
@@ -252,7 +260,7 @@ def llama_forward(cfg, w, ids):
         return F.linear(t, w[name + ".weight"], w.get(name + ".bias"))
 
     x = F.embedding(ids, w["embed_tokens.weight"])
-    hidden, atts, scores = [x], [], []
+    hidden, atts, scores, projs = [x], [], [], []
     for l in range(N):
         p = "layers.%d." % l
         residual = x
@@ -264,6 +272,7 @@ def llama_forward(cfg, w, ids):
         k = (k * cos) + (rotate_half(k) * sin)
         k = repeat_kv(k, H // Hkv)
         v = repeat_kv(v, H // Hkv)
+        projs.append((q, k, v))
         s = torch.matmul(q, k.transpose(2, 3)) * scaling
         s = s + masks[l]
         scores.append(s)
@@ -277,4 +286,4 @@ def llama_forward(cfg, w, ids):
         x = residual + m
         hidden.append(x)
     hidden[-1] = rms_norm(x, w["norm.weight"], eps)
-    return atts, hidden, scores
+    return atts, hidden, scores, projs

@@ -11,7 +11,11 @@ kv head h // (H / Hkv) instead of repeat_kv, RoPE as an explicit rotation of
 the channel pairs (i, i + D/2), masks as index tests, erf/tanh GELU by
 formula), and compares with expected.json. It also checks that every
 attention row sums to 1 and is zero where masked, and that a rerun of the
-generator gives byte-identical files.
+generator gives byte-identical files. Where a run keeps "projections" (each
+layer's q, k, v), they are compared with the float64 model's per-head q, k, v
+(Llama's q, k rotated, kv head h // (H / Hkv) for query head h), and the
+file's own scores must be scale * q_i . k_j of the file's own q and k wherever
+key j is visible, and finfo(float32).min exactly where it is not.
 """
 
 import filecmp
@@ -28,6 +32,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOL_ATT = 2e-5   # absolute, on weights in [0, 1]
 TOL_HID = 2e-4   # relative to max(1, |value|)
+TOL_PROJ = 1e-5  # q, k, v against the float64 model, relative to max(1, |value|)
+TOL_QK = 1e-5    # scores against scale * q . k of the file's q, k, relative to max(1, |score|)
 
 
 # ---------------------------------------------------------------- reading
@@ -144,6 +150,10 @@ def softmax_rows(s, visible):
     return out
 
 
+def visible_matrix(L, visible):
+    return np.array([[bool(visible(i, j)) for j in range(L)] for i in range(L)])
+
+
 def attend(q, k, v, scale, visible):
     """q [L, D], k, v [L, D] of one head -> (weights [L, L], out [L, D])."""
     a = softmax_rows(np.einsum("id,jd->ij", q, k) * scale, visible)
@@ -154,19 +164,22 @@ def gpt2_ref(p, w, ids):
     E, H, L = p["E"], p["H"], len(ids)
     D = E // H
     x = w["wte.weight"][ids] + w["wpe.weight"][:L]
-    atts, hid = [], []
+    atts, hid, projs = [], [], []
     for l in range(p["N"]):
         g = lambda n: w["h.%d.%s" % (l, n)]
         h = layer_norm(x, g("ln_1.weight"), g("ln_1.bias"), p["eps"])
         qkv = h @ g("attn.c_attn.weight") + g("attn.c_attn.bias")  # Conv1D [in, out]
-        heads, outs = [], []
+        heads, outs, qs, ks, vs = [], [], [], [], []
+        scale = 1 / math.sqrt(D) if p["scale"] else 1.0
         for hh in range(H):
             q = qkv[:, hh * D:(hh + 1) * D]
             k = qkv[:, E + hh * D:E + (hh + 1) * D]
             v = qkv[:, 2 * E + hh * D:2 * E + (hh + 1) * D]
-            a, o = attend(q, k, v, 1 / math.sqrt(D) if p["scale"] else 1.0, lambda i, j: j <= i)
+            a, o = attend(q, k, v, scale, lambda i, j: j <= i)
             heads.append(a)
             outs.append(o)
+            qs.append(q), ks.append(k), vs.append(v)
+        projs.append((np.stack(qs), np.stack(ks), np.stack(vs), scale, visible_matrix(L, lambda i, j: j <= i)))
         x = x + np.concatenate(outs, 1) @ g("attn.c_proj.weight") + g("attn.c_proj.bias")
         h = layer_norm(x, g("ln_2.weight"), g("ln_2.bias"), p["eps"])
         u = h @ g("mlp.c_fc.weight") + g("mlp.c_fc.bias")
@@ -175,7 +188,7 @@ def gpt2_ref(p, w, ids):
         atts.append(np.stack(heads))
         hid.append(x)
     hid[-1] = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], p["eps"])
-    return atts, hid
+    return atts, hid, projs
 
 
 def bert_ref(p, w, ids, types):
@@ -192,17 +205,20 @@ def bert_ref(p, w, ids, types):
         + e("token_type_embeddings.weight")[types]
     x = layer_norm(x, e("LayerNorm.weight"), e("LayerNorm.bias"), p["eps"])
     erf = np.vectorize(math.erf)
-    atts, hid = [], []
+    atts, hid, projs = [], [], []
     for l in range(p["N"]):
         g = lambda n: w["encoder.layer.%d.%s" % (l, n)]
         lin = lambda t, n: t @ g(n + ".weight").T + g(n + ".bias")
         q, k, v = (lin(x, "attention.self." + n) for n in ("query", "key", "value"))
-        heads, outs = [], []
+        heads, outs, qs, ks, vs = [], [], [], [], []
         for hh in range(H):
             sl = slice(hh * D, (hh + 1) * D)
             a, o = attend(q[:, sl], k[:, sl], v[:, sl], 1 / math.sqrt(D), lambda i, j: True)
             heads.append(a)
             outs.append(o)
+            qs.append(q[:, sl]), ks.append(k[:, sl]), vs.append(v[:, sl])
+        projs.append((np.stack(qs), np.stack(ks), np.stack(vs), 1 / math.sqrt(D),
+                      visible_matrix(L, lambda i, j: True)))
         x = layer_norm(x + lin(np.concatenate(outs, 1), "attention.output.dense"),
                        g("attention.output.LayerNorm.weight"), g("attention.output.LayerNorm.bias"), p["eps"])
         u = lin(x, "intermediate.dense")
@@ -211,7 +227,7 @@ def bert_ref(p, w, ids, types):
                        p["eps"])
         atts.append(np.stack(heads))
         hid.append(x)
-    return atts, hid
+    return atts, hid, projs
 
 
 def inv_freq64(p):
@@ -258,7 +274,8 @@ def llama_ref(p, w, ids):
         return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + p["eps"]) * g
 
     x = w["embed_tokens.weight"][ids]
-    atts, hid = [], []
+    L = len(ids)
+    atts, hid, projs = [], [], []
     for l in range(p["N"]):
         W = p["windows"][l]
         visible = lambda i, j, W=W: j <= i and (not W or j > i - W)
@@ -266,14 +283,17 @@ def llama_ref(p, w, ids):
         lin = lambda t, n: t @ g(n + ".weight").T + (g(n + ".bias") if "layers.%d.%s.bias" % (l, n) in w else 0)
         h = rms(x, g("input_layernorm.weight"))
         q, k, v = (lin(h, "self_attn.%s_proj" % n) for n in "qkv")
-        heads, outs = [], []
+        heads, outs, qs, ks, vs = [], [], [], [], []
         for hh in range(H):
             kv = hh // (H // Hkv)
             qh = rotate(q[:, hh * D:(hh + 1) * D], f)
             kh = rotate(k[:, kv * D:(kv + 1) * D], f)
-            a, o = attend(qh, kh, v[:, kv * D:(kv + 1) * D], D ** -0.5, visible)
+            vh = v[:, kv * D:(kv + 1) * D]
+            a, o = attend(qh, kh, vh, D ** -0.5, visible)
             heads.append(a)
             outs.append(o)
+            qs.append(qh), ks.append(kh), vs.append(vh)
+        projs.append((np.stack(qs), np.stack(ks), np.stack(vs), D ** -0.5, visible_matrix(L, visible)))
         x = x + lin(np.concatenate(outs, 1), "self_attn.o_proj")
         h = rms(x, g("post_attention_layernorm.weight"))
         gate = lin(h, "mlp.gate_proj")
@@ -281,7 +301,7 @@ def llama_ref(p, w, ids):
         atts.append(np.stack(heads))
         hid.append(x)
     hid[-1] = rms(x, w["norm.weight"])
-    return atts, hid
+    return atts, hid, projs
 
 
 # ---------------------------------------------------------------- checks
@@ -294,16 +314,20 @@ def check_case(folder):
     if cfg["model_type"] == "llama":
         has_bias = any(n.endswith("self_attn.o_proj.bias") for n in w)
         assert has_bias == bool(cfg.get("attention_bias")), "attention_bias vs tensors"
-    worst_a = worst_h = 0.0
+    worst_a = worst_h = worst_p = worst_s = 0.0
+    n_proj = 0
     for run in exp["runs"]:
+        if "projections" in run:
+            assert "scores" in run and len(run["projections"]) == p["N"], "projections: one per layer"
+            n_proj += 1
         for b, ids in enumerate(run["ids"]):
             if p["family"] == "gpt2":
-                atts, hid = gpt2_ref(p, w, ids)
+                atts, hid, projs = gpt2_ref(p, w, ids)
             elif p["family"] == "bert":
                 types = run.get("type_ids", [[0] * len(x) for x in run["ids"]])[b]
-                atts, hid = bert_ref(p, w, ids, types)
+                atts, hid, projs = bert_ref(p, w, ids, types)
             else:
-                atts, hid = llama_ref(p, w, ids)
+                atts, hid, projs = llama_ref(p, w, ids)
             for l in range(p["N"]):
                 ea = np.array(run["attentions"][l][b])
                 eh = np.array(run["hidden"][l][b])
@@ -312,14 +336,38 @@ def check_case(folder):
                 assert np.all((atts[l] == 0) <= (ea == 0)), "zero where masked"
                 if "scores" in run:
                     worst_a = max(worst_a, check_scores(np.array(run["scores"][l][b]), ea))
+                if "projections" in run:
+                    pr = run["projections"][l]
+                    assert sorted(pr) == ["k", "q", "v"], "projections: q, k, v"
+                    for name, ref in zip("qkv", projs[l][:3]):
+                        got = np.array(pr[name][b])
+                        assert got.shape == ref.shape, "projections %s [H][n][D]" % name
+                        worst_p = max(worst_p, (np.abs(got - ref) / np.maximum(1, np.abs(ref))).max())
+                    worst_s = max(worst_s, check_qk(np.array(run["scores"][l][b]), np.array(pr["q"][b]),
+                                                    np.array(pr["k"][b]), projs[l][3], projs[l][4]))
                 worst_a = max(worst_a, np.abs(ea - atts[l]).max())
                 worst_h = max(worst_h, (np.abs(eh - hid[l]) / np.maximum(1, np.abs(hid[l]))).max())
         if "text" in run:
             assert len(run["ids"]) == 1
-    ok = worst_a < TOL_ATT and worst_h < TOL_HID
-    print("%-20s %s  attention max |diff| %.2e  hidden max rel diff %.2e" % (
-        exp["case"], "ok  " if ok else "FAIL", worst_a, worst_h))
+    ok = worst_a < TOL_ATT and worst_h < TOL_HID and worst_p < TOL_PROJ and worst_s < TOL_QK
+    proj = ""
+    if n_proj:
+        proj = "  q/k/v max rel diff %.2e  scores vs q.k %.2e (%d runs)" % (worst_p, worst_s, n_proj)
+    print("%-20s %s  attention max |diff| %.2e  hidden max rel diff %.2e%s" % (
+        exp["case"], "ok  " if ok else "FAIL", worst_a, worst_h, proj))
     return ok
+
+
+def check_qk(es, q, k, scale, visible):
+    """A run's scores [H, L, L] against its own q, k [H, L, D]: finfo(float32).min
+    exactly where the key is hidden, scale * q_i . k_j (in float64) where it is
+    visible. Returns the largest difference relative to max(1, |score|)."""
+    assert es.shape == (q.shape[0], q.shape[1], k.shape[1]), "scores vs q, k shapes"
+    hidden = es.astype(np.float32) == np.finfo(np.float32).min  # the file's -3.4028235e+38
+    assert np.all(hidden == ~visible[None]), "finfo.min exactly where hidden"
+    ref = np.einsum("hid,hjd->hij", q, k) * scale
+    diff = np.abs(es - ref) / np.maximum(1, np.abs(ref))
+    return diff[np.broadcast_to(visible[None], diff.shape)].max()
 
 
 def check_scores(es, ea):
