@@ -241,12 +241,45 @@ static json_t *layers_as_items(json_t *atts, int unbatched)
 	return w;
 }
 
+/* The answer's projections (one {"q", "k", "v"} per layer) against a run's
+ * (the same, each [items][H][n][D], k and v already per query head), of
+ * heads[0 .. nh) when heads is given, else of all. */
+static void check_projections(const json_t *ans, const json_t *want_pr, const size_t *heads,
+			      size_t nh, int unbatched, const char *what)
+{
+	static const char *const keys[3] = {"q", "k", "v"};
+	const json_t *got = json_object_get(ans, "projections");
+
+	ck_assert_msg(json_array_size(got) == json_array_size(want_pr),
+		      "%s: %zu layers of projections, want %zu", what, json_array_size(got),
+		      json_array_size(want_pr));
+	for (size_t t = 0; t < 3; t++) {
+		json_t *g = json_array(), *w = json_array(), *sel;
+		char where[160];
+
+		for (size_t l = 0; l < json_array_size(want_pr); l++) {
+			json_array_append_new(
+			    g, as_items(json_object_get(json_array_get(got, l), keys[t]), unbatched));
+			json_array_append(w, json_object_get(json_array_get(want_pr, l), keys[t]));
+		}
+		sel = heads ? select_heads(w, heads, nh, 0) : json_incref(w);
+		snprintf(where, sizeof where, "%s %s", what, keys[t]);
+		ck_assert_uint_gt(compare(g, sel, where), 0);
+		json_decref(g);
+		json_decref(w);
+		json_decref(sel);
+	}
+}
+
 /* ---- the oracle, run by run -------------------------------------------- */
 
 static void check_run(size_t c, const json_t *run, size_t k)
 {
 	const json_t *want_sc = json_object_get(run, "scores");
-	char *body = run_request(ckpt_suite.name[c], run, want_sc ? "{\"scores\": \"masked\"}" : NULL);
+	const json_t *want_pr = json_object_get(run, "projections"); /* with the scores */
+	char *body = run_request(ckpt_suite.name[c], run,
+				 want_pr ? "{\"scores\": \"masked\", \"projections\": true}"
+				 : want_sc ? "{\"scores\": \"masked\"}" : NULL);
 	json_t *ans = attention(body);
 	int unbatched = json_object_get(run, "text") != NULL;
 	const json_t *hidden = json_object_get(run, "hidden");
@@ -273,6 +306,11 @@ static void check_run(size_t c, const json_t *run, size_t k)
 	} else {
 		ck_assert_ptr_null(json_object_get(ans, "scores"));
 	}
+	snprintf(where, sizeof where, "%s run %zu projections", ckpt_suite.name[c], k);
+	if (want_pr != NULL)
+		check_projections(ans, want_pr, NULL, 0, unbatched, where);
+	else
+		ck_assert_ptr_null(json_object_get(ans, "projections"));
 	json_decref(atts);
 	json_decref(out);
 	json_decref(ans);
@@ -322,10 +360,13 @@ static void check_heads(size_t c, const json_t *run, int mean)
 	int unbatched = json_object_get(run, "text") != NULL;
 
 	const json_t *want_sc = json_object_get(run, "scores");
+	const json_t *want_pr = json_object_get(run, "projections");
 
 	snprintf(extra, sizeof extra,
-		 "{\"heads\": [%zu, 0], \"weights\": \"%s\", \"output\": false, \"scores\": \"%s\"}",
-		 H - 1, mean ? "mean" : "per_head", want_sc ? "masked" : "none");
+		 "{\"heads\": [%zu, 0], \"weights\": \"%s\", \"output\": false, \"scores\": "
+		 "\"%s\", \"projections\": %s}",
+		 H - 1, mean ? "mean" : "per_head", want_sc ? "masked" : "none",
+		 want_pr ? "true" : "false");
 	body = run_request(ckpt_suite.name[c], run, extra);
 	ans = attention(body);
 	ck_assert_ptr_null(json_object_get(ans, "output"));
@@ -343,6 +384,9 @@ static void check_heads(size_t c, const json_t *run, int mean)
 		json_decref(want);
 		json_decref(sc);
 	}
+	if (want_pr != NULL) /* the heads' q, and the k and v each reads */
+		check_projections(ans, want_pr, heads, H > 1 ? 2 : 1, unbatched,
+				  "projections of the heads subset");
 	json_decref(atts);
 	json_decref(ans);
 	free(body);
@@ -481,8 +525,8 @@ START_TEST(refusals)
 		"invalid_value", "/scores");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"scores\": true}", 422,
 		"invalid_value", "/scores");
-	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"projections\": true}", 422,
-		"invalid_input", "/projections");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"projections\": \"yes\"}", 422,
+		"invalid_type", "/projections");
 	refused("{\"model\": \"tiny\", \"tokens\": [1, 2], \"projections\": 1}", 422,
 		"invalid_type", "/projections");
 }
@@ -533,6 +577,40 @@ START_TEST(scores_without_weights)
 	want = json_array();
 	json_array_append(want, json_array_get(want_sc, json_array_size(want_sc) - 1));
 	ck_assert_uint_gt(compare_scores(json_object_get(ans, "scores"), want, "scores alone"), 0);
+	json_decref(want);
+	json_decref(ans);
+	free(body);
+}
+END_TEST
+
+/* "projections": true alone ("weights": "none", no output): the last layer's
+ * q, k and v of llama_f32 (grouped-query: 4 query heads read 2 key heads),
+ * heads 3 and 1, answered ascending, each with the key head it reads. */
+START_TEST(projections_alone)
+{
+	static const size_t heads[2] = {1, 3};
+	size_t c = 0;
+	const json_t *run, *want_pr;
+	json_t *ans, *want;
+	char *body;
+
+	while (c < ckpt_suite.n && strcmp(ckpt_suite.name[c], "llama_f32") != 0)
+		c++;
+	ck_assert_uint_lt(c, ckpt_suite.n);
+	run = json_array_get(json_object_get(ckpt_suite.expected[c], "runs"), 0);
+	want_pr = json_object_get(run, "projections");
+	ck_assert_ptr_nonnull(want_pr);
+	body = run_request(ckpt_suite.name[c], run,
+			   "{\"weights\": \"none\", \"projections\": true, \"layers\": \"last\", "
+			   "\"heads\": [3, 1], \"output\": false}");
+	ans = attention(body);
+	ck_assert_ptr_null(json_object_get(ans, "attentions"));
+	ck_assert_ptr_null(json_object_get(ans, "scores"));
+	ck_assert_ptr_null(json_object_get(ans, "output"));
+	want = json_array();
+	json_array_append(want, json_array_get(want_pr, json_array_size(want_pr) - 1));
+	check_projections(ans, want, heads, 2, json_object_get(run, "text") != NULL,
+			  "projections alone");
 	json_decref(want);
 	json_decref(ans);
 	free(body);
@@ -664,6 +742,7 @@ static Suite *checkpoint_suite(void)
 	tcase_add_loop_test(tc, context_length, 0, (int)ckpt_suite.n);
 	tcase_add_test(tc, id_labels);
 	tcase_add_test(tc, scores_without_weights);
+	tcase_add_test(tc, projections_alone);
 	tcase_add_test(tc, limits);
 	suite_add_tcase(s, tc);
 	return s;
