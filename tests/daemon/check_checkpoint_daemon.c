@@ -554,20 +554,24 @@ START_TEST(defaults_on_either_kind)
 }
 END_TEST
 
+/* The first oracle run of the case called name; *c its index. */
+static const json_t *first_run(const char *name, size_t *c)
+{
+	for (*c = 0; *c < ckpt_suite.n && strcmp(ckpt_suite.name[*c], name) != 0; ++*c)
+		;
+	ck_assert_msg(*c < ckpt_suite.n, "no oracle case %s", name);
+	return json_array_get(json_object_get(ckpt_suite.expected[*c], "runs"), 0);
+}
+
 /* "weights": "none" with "scores": "masked": the scores alone, torch's, for
  * the last layer of gpt2_f32's first run. */
 START_TEST(scores_without_weights)
 {
-	size_t c = 0;
-	const json_t *run, *want_sc;
+	size_t c;
+	const json_t *run = first_run("gpt2_f32", &c), *want_sc = json_object_get(run, "scores");
 	json_t *ans, *want;
 	char *body;
 
-	while (c < ckpt_suite.n && strcmp(ckpt_suite.name[c], "gpt2_f32") != 0)
-		c++;
-	ck_assert_uint_lt(c, ckpt_suite.n);
-	run = json_array_get(json_object_get(ckpt_suite.expected[c], "runs"), 0);
-	want_sc = json_object_get(run, "scores");
 	body = run_request(ckpt_suite.name[c], run,
 			   "{\"weights\": \"none\", \"scores\": \"masked\", \"layers\": \"last\", "
 			   "\"output\": false}");
@@ -589,16 +593,11 @@ END_TEST
 START_TEST(projections_alone)
 {
 	static const size_t heads[2] = {1, 3};
-	size_t c = 0;
-	const json_t *run, *want_pr;
+	size_t c;
+	const json_t *run = first_run("llama_f32", &c), *want_pr = json_object_get(run, "projections");
 	json_t *ans, *want;
 	char *body;
 
-	while (c < ckpt_suite.n && strcmp(ckpt_suite.name[c], "llama_f32") != 0)
-		c++;
-	ck_assert_uint_lt(c, ckpt_suite.n);
-	run = json_array_get(json_object_get(ckpt_suite.expected[c], "runs"), 0);
-	want_pr = json_object_get(run, "projections");
 	ck_assert_ptr_nonnull(want_pr);
 	body = run_request(ckpt_suite.name[c], run,
 			   "{\"weights\": \"none\", \"projections\": true, \"layers\": \"last\", "
