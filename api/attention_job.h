@@ -159,8 +159,9 @@ struct attention_out {
 	float *weights; /* [B, H, Lq, Lk] or [B, Lq, Lk] */
 	float *scores;  /* [B, H, Lq, Lk] */
 	float *scratch; /* one item's trimmed [H, Lq, Lk] (or [Hkv, Lk, D]) when ragged */
-	/* when job->projections: q [B, H, Lq, D], then k and v [B, Hkv, Lk, D] */
-	float *projections;
+	/* when job->projections: q [B, H, Lq, D], k and v [B, Hkv, Lk, D], one
+	 * allocation (q's) laid out by alloc_outputs; else NULL */
+	float *q, *k, *v;
 	/* when job->positions: encoding [Lq, pos_dim], then similarity [Lq, Lq],
 	 * then distance [Lq, Lq] (attention_positions) */
 	float *positions;

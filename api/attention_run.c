@@ -20,7 +20,7 @@ void attention_out_release(struct attention_out *o)
 	free(o->scores);
 	free(o->scratch);
 	free(o->positions);
-	free(o->projections);
+	free(o->q); /* k and v are in its block */
 	free(o->ws);
 }
 
@@ -28,9 +28,6 @@ void attention_out_release(struct attention_out *o)
 static void request_of(const struct attention_job *job, struct attention_out *o,
 		       const struct api_threads *threads, struct attn_mha *r)
 {
-	size_t q_n = job->B * job->Lq * job->model->E;                    /* [B, H, Lq, D] */
-	size_t kv_n = job->B * job->Lk * job->model->Hkv * job->model->D; /* [B, Hkv, Lk, D] */
-
 	memset(r, 0, sizeof(*r));
 	r->model = job->model;
 	r->B = job->B;
@@ -49,11 +46,9 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->scores_view = job->scores_view;
 	r->scores = o->scores;
 	r->show_projections = job->projections;
-	if (o->projections != NULL) {
-		r->q_heads = o->projections;
-		r->k_heads = o->projections + q_n;
-		r->v_heads = o->projections + q_n + kv_n;
-	}
+	r->q_heads = o->q;
+	r->k_heads = o->k;
+	r->v_heads = o->v;
 	r->threads = threads->threads;
 	r->workers = threads->workers;
 	r->cancel = threads->cancel;
@@ -241,11 +236,14 @@ static int alloc_outputs(struct attention_out *o, const struct attention_plan *p
 	o->scores = p->s_n ? malloc(p->s_n * sizeof(float)) : NULL;
 	o->scratch = p->scratch_n ? malloc(p->scratch_n * sizeof(float)) : NULL;
 	o->positions = p->pos_n ? malloc(p->pos_n * sizeof(float)) : NULL;
-	o->projections = p->q_n ? malloc((p->q_n + 2 * p->kv_n) * sizeof(float)) : NULL;
+	o->q = p->q_n ? malloc((p->q_n + 2 * p->kv_n) * sizeof(float)) : NULL;
 	if (!o->out || (p->w_n && !o->weights) || (p->s_n && !o->scores) ||
-	    (p->scratch_n && !o->scratch) || (p->pos_n && !o->positions) ||
-	    (p->q_n && !o->projections))
+	    (p->scratch_n && !o->scratch) || (p->pos_n && !o->positions) || (p->q_n && !o->q))
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
+	if (o->q != NULL) { /* k and v follow q in its block */
+		o->k = o->q + p->q_n;
+		o->v = o->k + p->kv_n;
+	}
 	return 0;
 }
 

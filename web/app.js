@@ -194,7 +194,7 @@ function buildRequest() {
 	const req = modelRequest();
 	if (inputKind() === "text") req.text = $("text").value;
 	else req.embeddings = parseEmbeddings();
-	// each head's q, k and v (a one-layer model's; a checkpoint answers 422)
+	// each head's q, k and v (a one-layer model's: a checkpoint's request is built above)
 	if (positionsBound(req) <= PROJECTIONS_MAX_L) req.projections = true;
 	return req;
 }

@@ -65,21 +65,20 @@ static void write_shape(struct buf *b, const struct attention_job *job)
  * by a comma, each shaped as the request was (one trimmed tensor an item of
  * a ragged batch: q to its queries, k and v to its keys). */
 static int write_projections(struct api_writer *w, const struct attention_job *job,
-			     const struct attention_plan *plan, const struct attention_out *o)
+			     const struct attention_out *o)
 {
 	const struct attn_model *m = job->model;
-	const float *k = o->projections + plan->q_n, *v = k + plan->kv_n;
 	struct v1_items queries = {job->Lq, job->q_len}, keys = {job->Lk, job->k_len};
 	struct v1_items dims = {m->D, NULL};
 
 	buf_puts(w->out, ",\"projections\":{\"q\":");
-	if (v1_write_items(w, job, o->projections, m->H, queries, dims, o->scratch) != 0)
+	if (v1_write_items(w, job, o->q, m->H, queries, dims, o->scratch) != 0)
 		return -1;
 	buf_puts(w->out, ",\"k\":");
-	if (v1_write_items(w, job, k, m->Hkv, keys, dims, o->scratch) != 0)
+	if (v1_write_items(w, job, o->k, m->Hkv, keys, dims, o->scratch) != 0)
 		return -1;
 	buf_puts(w->out, ",\"v\":");
-	if (v1_write_items(w, job, v, m->Hkv, keys, dims, o->scratch) != 0)
+	if (v1_write_items(w, job, o->v, m->Hkv, keys, dims, o->scratch) != 0)
 		return -1;
 	return buf_putc(w->out, '}');
 }
@@ -114,7 +113,7 @@ static int encode(const struct attention_job *job, const struct attention_plan *
 	    v1_write_positions(&w, job->pos.kind == ATTN_POS_ROPE ? "rope" : "sinusoidal",
 			       o->positions, job->Lq, plan->pos_dim) != 0)
 		return -1;
-	if (o->projections != NULL && write_projections(&w, job, plan, o) != 0)
+	if (o->q != NULL && write_projections(&w, job, o) != 0)
 		return -1;
 	api_json_usage(b, flops, compute_ms);
 	buf_putc(b, '}');

@@ -260,18 +260,16 @@ static void say_list(char *dst, size_t cap, const char *const *names, size_t n)
 int v1_one_input(const json_t *root, const char *const *names, const char *note,
 		 struct api_error *err)
 {
-	const char *all[4], *sent[4];
+	const char *sent[4];
 	size_t n = 0, n_sent = 0;
 	char all_said[64], sent_said[64], ptr[API_PTR_MAX];
 
-	for (; n < 4 && names[n] != NULL; n++) {
-		all[n] = names[n];
+	for (; n < 4 && names[n] != NULL; n++)
 		if (json_object_get(root, names[n]) != NULL)
 			sent[n_sent++] = names[n];
-	}
 	if (n_sent == 1)
 		return 0;
-	say_list(all_said, sizeof all_said, all, n);
+	say_list(all_said, sizeof all_said, names, n);
 	if (n_sent == 0)
 		return api_fail(err, API_E_INVALID_INPUT, "", "give exactly one of %s%s; this "
 				"request has none", all_said, note);
