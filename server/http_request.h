@@ -13,6 +13,7 @@
 
 #include <microhttpd.h>
 
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -27,6 +28,7 @@
 #include "refusals.h"
 #include "route.h"
 #include "split.h"
+#include "thread_slot.h"
 #include "watch.h"
 #include "api/service.h"
 
@@ -41,17 +43,20 @@ struct http_server {
 	struct split_policy split; /* idle workers lent to a large call */
 	struct watch *watch;	   /* queued and computing requests' clients and deadlines */
 	struct lingerer *linger;	   /* closed connections whose clients may still send */
-	struct pending pending;	   /* answer bytes queued and not yet sent */
-	struct pending receiving;  /* request body bytes received and held */
 	struct peers *peers;	   /* open connections per address, or NULL: no --per-ip-limit */
 	struct refusals *refusals; /* the limits' refusals, counted and logged */
 	struct MHD_Daemon *daemon;
 	unsigned port;
 	atomic_int draining;
-	atomic_long active;
+	unsigned long long id_seed;
+	/* Written by every request, from every I/O thread: on lines of their
+	 * own (http_start allocates srv aligned), so the other core's writes do
+	 * not evict the fields above, which every request reads. */
+	alignas(SHARD_ALIGN) atomic_long active;
 	atomic_ulong completed; /* requests freed since start */
 	atomic_ullong next_id;
-	unsigned long long id_seed;
+	struct pending pending;	  /* answer bytes queued and not yet sent */
+	struct pending receiving; /* request body bytes received and held */
 };
 
 enum request_state {

@@ -1,8 +1,9 @@
 /*
  * metrics.h: the daemon's counters, rendered in Prometheus text format 0.0.4.
  *
- * Every counter is an atomic, so any thread may record without a lock (a
- * model's series are found by name: a short lock when a name is first seen).
+ * Any thread may record without a lock: each adds to counters of its own
+ * (metrics.c: per-thread shards), summed when rendered; a model's series
+ * are found by name, a short lock when a name is first seen.
  * Ownership: metrics_new returns a struct the caller frees with metrics_free
  * (NULL accepted); metrics_render appends to a buf the caller owns. Strings
  * given to metrics_set_build and metrics_model are copied.

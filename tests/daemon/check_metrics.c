@@ -1,0 +1,124 @@
+/*
+ * check_metrics.c: server/metrics.c's per-thread shards, without a daemon.
+ * Threads past METRICS_SHARDS record at once, each its share of requests;
+ * the exposition shows every count once: the counters, the histograms'
+ * buckets and counts, the byte and FLOP totals summed over the shards. A
+ * gauge raised on some threads and lowered on another reads the difference
+ * (in flight: 0 once every +1 has its -1; pending bytes: what is still
+ * held), though no single shard holds it.
+ */
+#include <check.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server/metrics.h"
+
+#include "tests/lib/suite_main.h"
+
+enum { THREADS = 13, PER_THREAD = 2000 };
+
+static void *record(void *arg)
+{
+	struct metrics *m = arg;
+	size_t tiny = metrics_model(m, "tiny");
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		metrics_in_flight(m, +1);
+		metrics_pending_bytes(m, 100);
+		metrics_request(m, MR_ATTENTION, 200, 0.00007, 10, 20, 5);
+		metrics_model_request(m, tiny, OUTCOME_OK, 0, 0.00003);
+	}
+	return NULL;
+}
+
+/* The exposition of m, as a string the caller releases. */
+static struct buf rendered(const struct metrics *m)
+{
+	struct buf out;
+
+	buf_init(&out, 8 << 20);
+	ck_assert_int_eq(metrics_render(m, &out), 0);
+	buf_putc(&out, '\0');
+	return out;
+}
+
+static void assert_line(const struct buf *out, const char *line)
+{
+	ck_assert_msg(strstr(out->data, line) != NULL, "no line \"%s\" in the exposition", line);
+}
+
+START_TEST(test_shards_summed)
+{
+	struct metrics *m = metrics_new();
+	pthread_t t[THREADS];
+	struct buf out;
+	char sum[128];
+
+	ck_assert_ptr_nonnull(m);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, record, m), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < THREADS * PER_THREAD; i++) /* on this thread's shard alone */
+		metrics_in_flight(m, -1);
+	metrics_pending_bytes(m, -(long long)THREADS * PER_THREAD * 100 + 300);
+	out = rendered(m);
+	assert_line(&out, "attnd_http_requests_total{route=\"/v1/attention\",code=\"200\"} 26000\n");
+	assert_line(&out, "attnd_http_request_duration_seconds_bucket{route=\"/v1/attention\","
+			  "le=\"5e-05\"} 0\n");
+	assert_line(&out, "attnd_http_request_duration_seconds_bucket{route=\"/v1/attention\","
+			  "le=\"0.0001\"} 26000\n");
+	assert_line(&out, "attnd_http_request_duration_seconds_count{route=\"/v1/attention\"} "
+			  "26000\n");
+	snprintf(sum, sizeof sum,
+		 "attnd_http_request_duration_seconds_sum{route=\"/v1/attention\"} %.9f\n",
+		 (double)(THREADS * PER_THREAD * (unsigned long long)(0.00007 * 1e9)) / 1e9);
+	assert_line(&out, sum);
+	assert_line(&out, "attnd_model_requests_total{model=\"tiny\",outcome=\"ok\"} 26000\n");
+	assert_line(&out, "attnd_compute_duration_seconds_bucket{model=\"tiny\",le=\"5e-05\"} "
+			  "26000\n");
+	assert_line(&out, "attnd_http_request_bytes_total 260000\n");
+	assert_line(&out, "attnd_http_response_bytes_total 520000\n");
+	assert_line(&out, "attnd_engine_flops_total 130000\n");
+	assert_line(&out, "attnd_http_requests_in_flight 0\n");
+	assert_line(&out, "attnd_answers_pending_bytes 300\n");
+	buf_release(&out);
+	metrics_free(m);
+}
+END_TEST
+
+START_TEST(test_gauge_below_zero_on_a_shard)
+{
+	struct metrics *m = metrics_new();
+	struct buf out;
+
+	ck_assert_ptr_nonnull(m);
+	metrics_queued(m, -2); /* this thread's shard holds -2 */
+	out = rendered(m);
+	assert_line(&out, "attnd_compute_queue_depth -2\n");
+	buf_release(&out);
+	metrics_queued(m, +2);
+	out = rendered(m);
+	assert_line(&out, "attnd_compute_queue_depth 0\n");
+	buf_release(&out);
+	metrics_free(m);
+}
+END_TEST
+
+static Suite *metrics_suite(void)
+{
+	Suite *s = suite_create("metrics");
+	TCase *tc = tcase_create("shards");
+
+	tcase_add_test(tc, test_shards_summed);
+	tcase_add_test(tc, test_gauge_below_zero_on_a_shard);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	return suite_main(argc, argv, metrics_suite, NULL);
+}
