@@ -1,17 +1,26 @@
 /*
  * watch.c: the watcher of queued and running requests (see watch.h).
  *
+ * The entries live in per-thread lists (shards, thread_slot.h), each under
+ * its own lock: an I/O thread adds and removes an entry at every request
+ * with a body, and with one list for all the two I/O threads' cores passed
+ * its lock between them each time. An entry remembers its list, so a
+ * worker can remove what an I/O thread added.
+ *
  * One round, every WATCH_TICK_MS while anything is registered (with
  * nothing, every WATCH_IDLE_MS):
- *   1. under the lock: fire every entry past its deadline or its idle
- *      bound (the earlier of the two says why), and copy the
- *      sockets of the others (with their ids) into the poll set;
+ *   1. under each list's lock in turn: fire every entry past its deadline
+ *      or its idle bound (the earlier of the two says why), and copy the
+ *      sockets of the others (with their list and id) into the poll set;
  *   2. unlocked: poll them, WATCH_TICK_MS at most (the tick itself);
- *   3. under the lock: fire the entries whose socket hung up, found again
- *      by id: an entry removed meanwhile is not in the list, and a new one
- *      at the same address has another id. A socket closed and reused in
+ *   3. under the list's lock: fire the entries whose socket hung up, found
+ *      again by id: an entry removed meanwhile is not in the list, and a new
+ *      one at the same address has another id. A socket closed and reused in
  *      between belongs to no registered entry, so what poll said of it is
  *      dropped with it.
+ * The watcher sleeps between rounds under the watcher's own lock, which an
+ * entry with a socket takes to wake it; `added` tells it that one came
+ * while it was collecting, so that wake-up is not lost.
  */
 #define _GNU_SOURCE /* POLLRDHUP */
 #include "watch.h"
@@ -19,23 +28,37 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "clock.h"
+#include "thread_slot.h"
 
-struct watch {
-	pthread_mutex_t lock;
-	pthread_cond_t wake; /* an entry was added, or stop */
+enum { WATCH_SHARDS = 8 };
+
+/* The entries added on the threads of one turn (thread_slot.h). */
+struct watch_shard {
+	alignas(SHARD_ALIGN) pthread_mutex_t lock;
 	struct watch_entry *head;
 	unsigned long long next_id;
+};
+
+struct watch {
+	struct watch_shard shard[WATCH_SHARDS];
+	pthread_mutex_t lock; /* stop, added, and the wait */
+	pthread_cond_t wake;  /* an entry with a socket was added, or stop */
+	unsigned long long added; /* entries with a socket added so far */
 	int stop;
 	pthread_t thread;
 	/* the poll set, the watcher thread's alone */
 	struct pollfd *fds;
-	unsigned long long *ids;
+	struct polled {
+		struct watch_shard *shard;
+		unsigned long long id;
+	} *polled;
 	size_t cap;
 };
 
@@ -77,7 +100,7 @@ static void fire(struct watch_entry *e, enum watch_reason why)
 static int reserve(struct watch *w, size_t n)
 {
 	struct pollfd *fds;
-	unsigned long long *ids;
+	struct polled *polled;
 	size_t cap = w->cap ? w->cap : 16;
 
 	if (n <= w->cap)
@@ -88,25 +111,25 @@ static int reserve(struct watch *w, size_t n)
 	if (fds == NULL)
 		return -1;
 	w->fds = fds;
-	ids = realloc(w->ids, cap * sizeof(*ids));
-	if (ids == NULL)
+	polled = realloc(w->polled, cap * sizeof(*polled));
+	if (polled == NULL)
 		return -1;
-	w->ids = ids;
+	w->polled = polled;
 	w->cap = cap;
 	return 0;
 }
 
-/* Step 1: deadlines fired, the other sockets copied; returns how many. */
-static size_t collect(struct watch *w)
+/* Step 1 for one list, under its lock: deadlines fired, the other sockets
+ * added to the poll set after its first n; returns the poll set's size. */
+static size_t collect_shard(struct watch *w, struct watch_shard *s, double now, size_t n)
 {
-	double now = clock_seconds();
-	size_t n = 0, total = 0;
+	size_t total = n;
 
-	for (struct watch_entry *e = w->head; e != NULL; e = e->next)
+	for (struct watch_entry *e = s->head; e != NULL; e = e->next)
 		total++;
 	if (reserve(w, total) != 0)
 		total = w->cap; /* poll what fits; deadlines are still all checked */
-	for (struct watch_entry *e = w->head; e != NULL; e = e->next) {
+	for (struct watch_entry *e = s->head; e != NULL; e = e->next) {
 		enum watch_reason why;
 
 		if (e->fired)
@@ -119,8 +142,27 @@ static size_t collect(struct watch *w)
 		if (e->fd < 0 || n >= total)
 			continue;
 		w->fds[n] = (struct pollfd){ .fd = e->fd, .events = POLLRDHUP };
-		w->ids[n] = e->id;
+		w->polled[n] = (struct polled){ .shard = s, .id = e->id };
 		n++;
+	}
+	return n;
+}
+
+/* Step 1: every list's; *registered says whether any entry was. Returns the
+ * poll set's size. */
+static size_t collect(struct watch *w, int *registered)
+{
+	double now = clock_seconds();
+	size_t n = 0;
+
+	*registered = 0;
+	for (size_t i = 0; i < WATCH_SHARDS; i++) {
+		struct watch_shard *s = &w->shard[i];
+
+		pthread_mutex_lock(&s->lock);
+		*registered |= s->head != NULL;
+		n = collect_shard(w, s, now, n);
+		pthread_mutex_unlock(&s->lock);
 	}
 	return n;
 }
@@ -129,15 +171,19 @@ static size_t collect(struct watch *w)
 static void fire_hangups(struct watch *w, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		struct watch_shard *s = w->polled[i].shard;
+
 		if (!(w->fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
 			continue;
-		for (struct watch_entry *e = w->head; e != NULL; e = e->next) {
-			if (e->id == w->ids[i]) {
+		pthread_mutex_lock(&s->lock);
+		for (struct watch_entry *e = s->head; e != NULL; e = e->next) {
+			if (e->id == w->polled[i].id) {
 				if (!e->fired)
 					fire(e, WATCH_CLIENT_GONE);
 				break;
 			}
 		}
+		pthread_mutex_unlock(&s->lock);
 	}
 }
 
@@ -157,28 +203,33 @@ static void timed_wait(struct watch *w, long ms)
 	pthread_cond_timedwait(&w->wake, &w->lock, &ts);
 }
 
+static void destroy_locks(struct watch *w)
+{
+	for (size_t i = 0; i < WATCH_SHARDS; i++)
+		pthread_mutex_destroy(&w->shard[i].lock);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+}
+
 static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
+		unsigned long long added = w->added;
+		int registered;
 		size_t n;
 
-		if (w->head == NULL) {
-			timed_wait(w, WATCH_IDLE_MS);
-			continue;
-		}
-		n = collect(w);
-		if (n == 0) { /* deadlines only, or every entry fired */
-			timed_wait(w, WATCH_TICK_MS);
-			continue;
-		}
 		pthread_mutex_unlock(&w->lock);
-		if (poll(w->fds, (nfds_t)n, WATCH_TICK_MS) < 0)
-			n = 0; /* EINTR or worse: nothing learnt this round */
+		n = collect(w, &registered);
+		if (n > 0 && poll(w->fds, (nfds_t)n, WATCH_TICK_MS) >= 0)
+			fire_hangups(w, n); /* else EINTR or worse: nothing learnt */
 		pthread_mutex_lock(&w->lock);
-		fire_hangups(w, n);
+		/* with sockets polled, the poll was the tick; else sleep, unless an
+		 * entry with a socket came meanwhile */
+		if (n == 0 && w->added == added && !w->stop)
+			timed_wait(w, registered ? WATCH_TICK_MS : WATCH_IDLE_MS);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -186,18 +237,21 @@ static void *watch_main(void *arg)
 
 struct watch *watch_new(char *err, size_t errlen)
 {
-	struct watch *w = calloc(1, sizeof(*w));
+	/* sizeof is a multiple of the shards' alignment, as aligned_alloc asks */
+	struct watch *w = aligned_alloc(SHARD_ALIGN, sizeof(struct watch));
 
 	if (w == NULL) {
 		snprintf(err, errlen, "out of memory for the request watcher");
 		return NULL;
 	}
+	memset(w, 0, sizeof *w);
+	for (size_t i = 0; i < WATCH_SHARDS; i++)
+		pthread_mutex_init(&w->shard[i].lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
 	if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
 		snprintf(err, errlen, "cannot start the request watcher thread");
-		pthread_cond_destroy(&w->wake);
-		pthread_mutex_destroy(&w->lock);
+		destroy_locks(w);
 		free(w);
 		return NULL;
 	}
@@ -206,20 +260,27 @@ struct watch *watch_new(char *err, size_t errlen)
 
 void watch_add(struct watch *w, struct watch_entry *e, int fd, double deadline)
 {
+	struct watch_shard *s = &w->shard[thread_slot() % WATCH_SHARDS];
+
 	atomic_init(&e->cancel, WATCH_NONE);
 	e->fd = fd;
 	e->deadline = deadline;
 	e->fired = 0;
 	e->prev = NULL;
+	e->shard = s;
 	atomic_store_explicit(&e->touched_ms, now_ms(), memory_order_relaxed);
+	pthread_mutex_lock(&s->lock);
+	e->id = ++s->next_id;
+	e->next = s->head;
+	if (s->head != NULL)
+		s->head->prev = e;
+	s->head = e;
+	pthread_mutex_unlock(&s->lock);
+	if (fd < 0) /* a deadline alone waits for the next idle wake-up (watch.h) */
+		return;
 	pthread_mutex_lock(&w->lock);
-	e->id = ++w->next_id;
-	e->next = w->head;
-	if (w->head != NULL)
-		w->head->prev = e;
-	w->head = e;
-	if (fd >= 0) /* a deadline alone waits for the next idle wake-up (watch.h) */
-		pthread_cond_signal(&w->wake);
+	w->added++;
+	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -230,15 +291,18 @@ void watch_touch(struct watch_entry *e)
 
 void watch_remove(struct watch *w, struct watch_entry *e)
 {
-	pthread_mutex_lock(&w->lock);
+	struct watch_shard *s = e->shard;
+
+	(void)w;
+	pthread_mutex_lock(&s->lock);
 	if (e->prev != NULL)
 		e->prev->next = e->next;
 	else
-		w->head = e->next;
+		s->head = e->next;
 	if (e->next != NULL)
 		e->next->prev = e->prev;
 	e->prev = e->next = NULL;
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&s->lock);
 }
 
 void watch_free(struct watch *w)
@@ -250,9 +314,8 @@ void watch_free(struct watch *w)
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
-	pthread_cond_destroy(&w->wake);
-	pthread_mutex_destroy(&w->lock);
+	destroy_locks(w);
 	free(w->fds);
-	free(w->ids);
+	free(w->polled);
 	free(w);
 }

@@ -21,9 +21,10 @@
  * no context switch each.
  *
  * Thread-safety: watch_add and watch_remove may be called from any thread
- * (libmicrohttpd's I/O threads add, workers remove); a lock guards the list,
- * and the watcher polls a copy of the sockets taken under it, so no call
- * waits for a poll. An entry fires once; its flag keeps the first reason.
+ * (libmicrohttpd's I/O threads add, workers remove); the entries are kept in
+ * per-thread lists, each under its own lock (watch.c), and the watcher polls
+ * a copy of the sockets taken under them, so no call waits for a poll. An
+ * entry fires once; its flag keeps the first reason.
  *
  * An entry may also carry its own action (on_fire), as the transport's
  * request deadline does: its 408 is written when the deadline passes, even
@@ -54,17 +55,19 @@ enum watch_reason {
 };
 
 struct watch;
+struct watch_shard;
 
 struct watch_entry {
 	atomic_int cancel;  /* WATCH_NONE, or the reason: the engine's cancel flag */
-	/* the watcher's, under its lock */
+	/* the watcher's, under its list's lock */
+	struct watch_shard *shard; /* the list it is on */
 	int fd;             /* the client's socket, or -1 */
 	double deadline;    /* CLOCK_MONOTONIC seconds; 0: none */
 	unsigned long long id; /* tells a polled entry from a later one at the same address */
 	int fired;
 	struct watch_entry *prev, *next;
 	/* the caller's, set before watch_add (NULL: none): called once when the
-	 * entry fires, on the watcher's thread under its lock, so it must be
+	 * entry fires, on the watcher's thread under its list's lock, so it must be
 	 * short and must not call watch_add or watch_remove */
 	void (*on_fire)(struct watch_entry *e, enum watch_reason why);
 	double idle; /* the caller's, set before watch_add: seconds, or 0: no idle bound */
