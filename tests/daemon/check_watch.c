@@ -1,9 +1,11 @@
 /*
- * check_watch.c: server/watch.c's deadlines and idle bounds (watch.h),
- * without a daemon and without sockets: an entry fires WATCH_IDLE once its
- * idle seconds pass without a watch_touch, each touch starts that again,
- * the earlier of deadline and idle bound says why it fires, and an entry
- * without an idle bound (the compute requests') fires at its deadline only.
+ * check_watch.c: server/watch.c's deadlines, idle bounds and sockets
+ * (watch.h), without a daemon: an entry fires WATCH_IDLE once its idle
+ * seconds pass without a watch_touch, each touch starts that again, the
+ * earlier of deadline and idle bound says why it fires, and an entry without
+ * an idle bound (the compute requests') fires at its deadline only. Of
+ * entries added on other threads (each on a list of its own), the one whose
+ * socket's peer closes fires WATCH_CLIENT_GONE, the others never.
  *
  * The entries' on_fire records on the watcher's thread (atomics); the test's
  * thread asserts. Times are short (tenths of a second) with margins for the
@@ -11,9 +13,12 @@
  */
 #include <check.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server/watch.h"
 
@@ -148,6 +153,61 @@ START_TEST(test_no_idle_bound)
 }
 END_TEST
 
+/* One entry to add on a thread of its own (so on a list of its own). */
+struct adder {
+	struct watch *w;
+	struct fired *f;
+	int fd;
+};
+
+static void *add_on_thread(void *arg)
+{
+	struct adder *a = arg;
+
+	atomic_init(&a->f->why, WATCH_NONE);
+	a->f->e.on_fire = record;
+	a->f->e.idle = 0;
+	watch_add(a->w, &a->f->e, a->fd, 0);
+	return NULL;
+}
+
+static void add_from_thread(struct watch *w, struct fired *f, int fd)
+{
+	struct adder a = {w, f, fd};
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, add_on_thread, &a), 0);
+	pthread_join(t, NULL);
+}
+
+/* Entries added on other threads (each on its own list): the one whose
+ * socket's peer closes fires WATCH_CLIENT_GONE, the others never fire, and
+ * this thread removes them all. */
+START_TEST(test_hangup_across_threads)
+{
+	struct watch *w = start();
+	struct fired quiet[3], gone;
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	for (int i = 0; i < 3; i++)
+		add_from_thread(w, &quiet[i], -1);
+	add_from_thread(w, &gone, sv[0]);
+	sleep_s(0.05);
+	ck_assert_int_eq(atomic_load(&gone.why), WATCH_NONE);
+	close(sv[1]);
+	ck_assert_int_eq(wait_fired(&gone, 2.0), WATCH_CLIENT_GONE);
+	ck_assert_int_eq(atomic_load(&gone.e.cancel), WATCH_CLIENT_GONE);
+	watch_remove(w, &gone.e);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(atomic_load(&quiet[i].why), WATCH_NONE);
+		watch_remove(w, &quiet[i].e);
+	}
+	close(sv[0]);
+	watch_free(w);
+}
+END_TEST
+
 static Suite *watch_suite(void)
 {
 	Suite *s = suite_create("watch");
@@ -158,6 +218,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_touch_starts_idle_again);
 	tcase_add_test(tc, test_deadline_before_idle);
 	tcase_add_test(tc, test_no_idle_bound);
+	tcase_add_test(tc, test_hangup_across_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
