@@ -125,6 +125,7 @@ export function render(req, body, timing, meta, info) {
 	view.positions = body.positions ? { ...body.positions, encoding: toNumbers(body.positions.encoding), similarity: toNumbers(body.positions.similarity), distance: toNumbers(body.positions.distance) } : null;
 	view.projectionsNote = info.projectionsNote ?? null;
 	view.projections = projectionsOf(body, batched);
+	view.projectionsAsked = null; // a checkpoint's: app.js asks once this is drawn
 	if (!sameShape) {
 		view.selected = { layer: 0, head: 0 };
 		view.compare = view.compare ? { layer: Math.min(layers.length - 1, 1), head: Math.min(H - 1, 1) } : null;
@@ -568,13 +569,55 @@ function drawPositions() {
 // ---- q, k and v ----------------------------------------------------------------
 
 // The drawn item's projections as numbers, {q [H][Lq][D], k and v
-// [Hkv][Lk][D]}, or null when the answer has none (a checkpoint, or a text
-// past app.js's PROJECTIONS_MAX_L). A batch's, ragged or not, are per item.
+// [Hkv][Lk][D]}, or null when the answer has none (a checkpoint's come in
+// a request of their own: checkpointProjectionsOf; a text past app.js's
+// PROJECTIONS_MAX_L). A batch's, ragged or not, are per item.
 function projectionsOf(body, batched) {
 	const p = body.projections;
 	if (!p) return null;
 	const item = (t) => toNumbers(batched ? t[0] : t);
 	return { q: item(p.q), k: item(p.k), v: item(p.v) };
+}
+
+// A checkpoint's answer for one layer and one head (app.js askProjections)
+// as {q, k, v [1][L][D], layer, head, H, Hkv}: q of query head `head` of
+// layer number `layer`, k and v of the key head it reads, the model's H
+// query and Hkv key heads; null when the answer has none.
+export function checkpointProjectionsOf(body) {
+	const p = body.projections?.[0];
+	if (!p || body.layers?.length !== 1 || body.heads?.length !== 1) return null;
+	const s = body.shape;
+	return { q: toNumbers(p.q), k: toNumbers(p.k), v: toNumbers(p.v), layer: body.layers[0], head: body.heads[0], H: s.num_heads, Hkv: s.num_kv_heads };
+}
+
+// A checkpoint's q, k and v arrived (p, or null: note says why), or are
+// asked for (both null, view.projectionsAsked says of which head).
+export function setProjections(p, note) {
+	view.projections = p;
+	view.projectionsNote = note;
+	if (drawn) drawProjections();
+}
+
+// The head drawn large as {layer (its number), head}.
+function drawnLarge() {
+	return { layer: view.layerIds[view.selected.layer], head: view.selected.head };
+}
+
+// Which of p's heads the panel draws: {h, g, H, Hkv, layer, qi, ki}, query
+// head h (p.q[qi]) reading key head g (p.k[ki], p.v[ki]) of H and Hkv, in
+// the layer numbered `layer` (null: a one-layer model); null when p is a
+// checkpoint's of another head than the one drawn large.
+function projectedHead(p) {
+	if (p.head === undefined) {
+		const H = p.q.length;
+		const Hkv = p.k.length;
+		const h = Math.min(view.selected.head, H - 1);
+		const g = Math.floor(h / (H / Hkv)); // the key head query head h reads (GQA)
+		return { h, g, H, Hkv, layer: null, qi: h, ki: g };
+	}
+	const at = drawnLarge();
+	if (p.layer !== at.layer || p.head !== at.head) return null;
+	return { h: p.head, g: Math.floor(p.head / (p.H / p.Hkv)), H: p.H, Hkv: p.Hkv, layer: p.layer, qi: 0, ki: 0 };
 }
 
 // What q's rows are after the positional encoding drawn.
@@ -603,28 +646,41 @@ function projectionNotes(h, g, H, Hkv, D, positional) {
 	};
 }
 
+// The panel's words instead of figures: why q, k and v are not shown, that
+// they are on their way (a checkpoint's), or nothing (the panel hidden:
+// not asked for, past PROJECTIONS_MAX_L).
+function projectionsWait() {
+	if (view.projectionsNote !== null) return `Not shown: ${view.projectionsNote}.`;
+	const asked = view.projectionsAsked;
+	const at = drawnLarge();
+	if (asked !== null && asked.layer === at.layer && asked.head === at.head) return `Asking for the q, k and v of layer ${at.layer}, head ${at.head}…`;
+	return null;
+}
+
 // The head shown large's queries, keys and values (the answer's
-// projections), or the panel hidden: a checkpoint has none to show. Refused
-// (app.js asked again without), the panel says why.
+// projections, or for a checkpoint those app.js asked for of that head
+// alone), or the panel hidden when there are none. Refused (app.js asked
+// again without, or the checkpoint's request failed), the panel says why.
 function drawProjections() {
 	const p = view.projections;
+	const at = p === null ? null : projectedHead(p);
 	const panel = $("projections-panel");
-	panel.hidden = p === null && view.projectionsNote === null;
-	if (p === null) {
-		const why = view.projectionsNote === null ? [] : [el("p", { class: "note", text: `Not shown: ${view.projectionsNote}.` })];
+	if (at === null) {
+		const why = projectionsWait();
+		panel.hidden = why === null;
 		$("proj-type").textContent = "";
-		$("projections").replaceChildren(...why);
+		$("projections").replaceChildren(...(why === null ? [] : [el("p", { class: "note", text: why })]));
 		$("proj-legend").replaceChildren();
 		return;
 	}
-	const H = p.q.length;
-	const Hkv = p.k.length;
-	const h = Math.min(view.selected.head, H - 1);
-	const g = Math.floor(h / (H / Hkv)); // the key head query head h reads (GQA)
-	const [q, k, v] = [p.q[h], p.k[g], p.v[g]];
+	panel.hidden = false;
+	const { h, g, H, Hkv, layer } = at;
+	const [q, k, v] = [p.q[at.qi], p.k[at.ki], p.v[at.ki]];
 	const D = q[0]?.length ?? 0;
 	const dims = Array.from({ length: D }, (_, c) => String(c));
-	const notes = projectionNotes(h, g, H, Hkv, D, drawn.req.positional);
+	// a checkpoint's q is rotated when its positions are RoPE (the Llama family)
+	const positional = layer === null ? drawn.req.positional : view.positions?.type;
+	const notes = projectionNotes(h, g, H, Hkv, D, positional);
 	// q and k on one scale, as their dot product is the score; v on its own
 	const qk = absMax([...q, ...k]);
 	const top = absMax(v);
@@ -632,7 +688,8 @@ function drawProjections() {
 	const qCtx = { ...base, queryTokens: view.queryTokens, lo: -qk, hi: qk, axes: ["queries", "dimensions"] };
 	const kCtx = { ...base, queryTokens: view.keyTokens, lo: -qk, hi: qk, axes: ["keys", "dimensions"] };
 	const vCtx = { ...kCtx, lo: -top, hi: top };
-	$("proj-type").textContent = `head ${h}` + (Hkv < H ? ` · key head ${g} of ${Hkv}` : "") + ` · D ${D}`;
+	const where = layer === null ? "" : `layer ${layer} · `;
+	$("proj-type").textContent = `${where}head ${h}` + (Hkv < H ? ` · key head ${g} of ${Hkv}` : "") + ` · D ${D}`;
 	$("proj-legend").replaceChildren(
 		el("span", { class: "legend-title", text: "q and k" }),
 		scaleBar(-qk, qk, DIVERGING),
@@ -642,11 +699,12 @@ function drawProjections() {
 	);
 	const kvName = Hkv < H ? `key head ${g}` : `head ${g}`;
 	const figs = [
-		valuesFigure("proj", "q", q, `Queries q · head ${h}`, qCtx, notes.q),
-		valuesFigure("proj", "k", k, `Keys k · ${kvName}`, kCtx, notes.k),
-		valuesFigure("proj", "v", v, `Values v · ${kvName}`, vCtx, notes.v),
+		valuesFigure("proj", "q", q, `Queries q · ${where}head ${h}`, qCtx, notes.q),
+		valuesFigure("proj", "k", k, `Keys k · ${where}${kvName}`, kCtx, notes.k),
+		valuesFigure("proj", "v", v, `Values v · ${where}${kvName}`, vCtx, notes.v),
 	];
 	figs[0].dataset.head = String(h);
 	for (const f of figs.slice(1)) f.dataset.head = String(g);
+	if (layer !== null) for (const f of figs) f.dataset.layer = String(layer);
 	$("projections").replaceChildren(...figs);
 }

@@ -25,7 +25,12 @@
 //   positionsNote  why positions asked for are not shown (the API's refusal
 //                past 1024 positions; the attention was asked again without), or null
 //   projections  the drawn item's projections {q [H][Lq][D], k and v
-//                [Hkv][Lk][D]} (one layer, up to 1024 positions), or null
+//                [Hkv][Lk][D]} (one layer, up to 1024 positions); for a
+//                checkpoint, those of the head drawn large alone, asked for
+//                after its attention: {q, k, v [1][L][D], layer (its number),
+//                head, H, Hkv}; or null
+//   projectionsAsked  the checkpoint head {layer (its number), head} whose
+//                projections were last asked for, or null
 //   projectionsNote  why projections asked for are not shown (the API's
 //                refusal; the attention was asked again without), or null
 //   drawnKey     util.js specKey of the request drawn
@@ -61,6 +66,7 @@ export const view = {
 	positionsNote: null,
 	projections: null,
 	projectionsNote: null,
+	projectionsAsked: null,
 	drawnKey: null,
 	findKey: null,
 };
