@@ -16,6 +16,7 @@
 
 import { copyLength, looksSpecial, randomIds, scoreModel } from "./findheads.js";
 import { hideTip } from "./heatmap.js";
+import { PROJECTIONS_MAX_L, askProjections } from "./qkv.js";
 import { draw, drawBadge, highlightToken, onPicked, render, scoresOf, setScores, weightsLabel } from "./render.js";
 import { view } from "./state.js";
 import { $, el, isKorean, parseServerTiming, specKey, toNumbers } from "./util.js";
@@ -166,12 +167,6 @@ function modelRequest() {
 	return req;
 }
 
-// Q, K and V are asked for (render.js drawProjections) up to the positions'
-// cap: (H + 2 Hkv) L D numbers, on base at 1024 positions 1.5 million, as
-// many as its positions' encoding and similarity. The daemon sets no cap of
-// its own on them, so the page counts before it sends.
-const PROJECTIONS_MAX_L = 1024;
-
 // At least as many positions as the API will make of req's input: the
 // embeddings' rows (a batch's longest item), the words of a text for a
 // model that splits on spaces, its UTF-8 bytes for one with a tokenizer (a
@@ -310,6 +305,7 @@ async function run() {
 		keepAddress(address);
 		setState("ok");
 		if (view.mode === "scores") askScores();
+		askProjections(post);
 	} catch (e) {
 		if (e.name === "AbortError" || my !== seq) return;
 		showError(e);
@@ -398,6 +394,13 @@ function keepView(url) {
 // A view choice changed (no request): the address says it.
 function keepViewChoice() {
 	keepAddress(new URL(location.href));
+}
+
+// The head drawn large (or the one compared) changed: the address says
+// so, and a checkpoint's q, k and v of the head drawn large are asked for.
+function headChosen() {
+	keepViewChoice();
+	askProjections(post);
 }
 
 // ?values= as an address wrote it, read at load; a value no radio has is left out.
@@ -777,7 +780,7 @@ function wireResults() {
 		view.selected = { layer: Number($("pick-layer").value), head: Number($("pick-head").value) };
 		if (view.compare) view.compare = { layer: Number($("cmp-layer").value), head: Number($("cmp-head").value) };
 		draw();
-		keepViewChoice();
+		headChosen();
 	};
 	for (const id of ["pick-layer", "pick-head", "cmp-layer", "cmp-head"]) $(id).addEventListener("change", pick);
 	$("compare").addEventListener("change", () => {
@@ -795,7 +798,7 @@ function wireResults() {
 		});
 	}
 	// a head picked on the grid (render.js) is kept as one picked here is
-	onPicked(keepViewChoice);
+	onPicked(headChosen);
 	$("find-heads").addEventListener("click", findHeads);
 	// a token pointed at or focused lights its characters in the sentence
 	const over = (ev) => {
