@@ -14,7 +14,8 @@
 //
 // viewer_page.mjs holds the shared helpers, viewer_checkpoint.mjs the checks
 // on whole checkpoints, viewer_address.mjs those on the view choices kept in
-// the address, viewer_projections.mjs those on the Q, K, V panel.
+// the address, viewer_projections.mjs those on the Q, K, V panel,
+// viewer_checkpoint_projections.mjs that panel on a whole checkpoint.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -23,6 +24,7 @@ import { startDaemon, stopDaemon } from "./daemon.mjs";
 import { check, finish } from "./report.mjs";
 import { checkViewAddress } from "./viewer_address.mjs";
 import { checkProjections } from "./viewer_projections.mjs";
+import { checkCheckpointProjections } from "./viewer_checkpoint_projections.mjs";
 import { checkLongInput } from "./viewer_long.mjs";
 import { checkLongHeadView, checkLongHeadViewShift, checkLongTables } from "./viewer_long_views.mjs";
 import { checkCheckpoint, checkFindHeads, checkSlidingWindow, checkTokenIds, plantPreviousTokenHead } from "./viewer_checkpoint.mjs";
@@ -864,7 +866,8 @@ async function checkPositions(page, base) {
 		const refusal = "positions are shown for at most 1024 query positions; this request has 1500";
 		const handler = (route) => {
 			const body = route.request().postDataJSON();
-			sent.push(body);
+			// the attention's requests; the q, k and v of the head drawn large are asked apart
+			if (body.projections !== true) sent.push(body);
 			if (body.positions !== true) return route.continue();
 			return route.fulfill({ status: 422, contentType: "application/json", body: JSON.stringify({ error: { code: "invalid_value", message: refusal, pointer: "/positions" } }) });
 		};
@@ -922,6 +925,7 @@ async function main() {
 		await checkPositions(page, d.base);
 		await checkProjections(page, d.base);
 		await checkCheckpoint(page, d.base);
+		await checkCheckpointProjections(page, d.base);
 		await checkFindHeads(page, d.base);
 		await checkStates(page, d.base);
 		await checkViewAddress(page, d.base);
