@@ -47,13 +47,16 @@ static void tensor_meta(struct buf *b, int first, const char *name, enum v2_dtyp
 }
 
 /* Inputs as batches (embeddings [L, E] and tokens [L] are taken too); text
- * and tokens only for a model with an embedding table. */
+ * and tokens only for a model with an embedding table. The outputs q
+ * [B, H, Lq, D], k and v [B, Hkv, Lk, D] come only when named. */
 static void model_metadata(const struct api_model_entry *e, struct api_reply *reply)
 {
 	const struct attn_model *m = e->model;
-	long long E = (long long)m->E, H = (long long)m->H;
+	long long E = (long long)m->E, H = (long long)m->H, Hkv = (long long)m->Hkv;
+	long long D = (long long)m->D;
 	const long long ble[] = { -1, -1, E }, bl[] = { -1, -1 }, b[] = { -1 };
 	const long long bhll[] = { -1, H, -1, -1 }, bll[] = { -1, -1, -1 };
+	const long long bhld[] = { -1, H, -1, D }, bkld[] = { -1, Hkv, -1, D };
 	struct buf *out = &reply->body;
 
 	buf_puts(out, "{\"name\":");
@@ -70,6 +73,9 @@ static void model_metadata(const struct api_model_entry *e, struct api_reply *re
 	tensor_meta(out, 1, "output", V2_FP32, 3, ble);
 	tensor_meta(out, 0, "weights", V2_FP32, 4, bhll);
 	tensor_meta(out, 0, "weights_mean", V2_FP32, 3, bll);
+	tensor_meta(out, 0, "q", V2_FP32, 4, bhld);
+	tensor_meta(out, 0, "k", V2_FP32, 4, bkld);
+	tensor_meta(out, 0, "v", V2_FP32, 4, bkld);
 	buf_puts(out, "]}");
 	reply->status = 200;
 }

@@ -1,6 +1,7 @@
 /*
  * v2_answer.c: a built /v2 infer call run and answered (see v2_job.h):
- * rows of a padded item past its own length zeroed (scores: -inf), then
+ * rows of a padded item past its own length zeroed (scores: -inf; q past
+ * its queries, k and v past its keys), then
  *   {"model_name", "model_version", "id"?, "outputs": [{"name", "datatype",
  *    "shape", "data" | "parameters": {"binary_data_size"}}]}
  * followed by each binary output's little-endian float32 bytes, in order.
@@ -39,24 +40,38 @@ static int mean_of_heads(struct v2_job *v, struct api_error *err)
 	return 0;
 }
 
-/* Fills the rows of x [B, heads, Lq, cols] past each item's own length with
- * value. */
+/* Fills the rows of x [B, heads, L, cols] past each item's own length
+ * len[b] with value. */
+static void fill_rows(float *x, size_t B, size_t heads, size_t L, const size_t *len, size_t cols,
+		      float value)
+{
+	for (size_t b = 0; x && b < B; b++)
+		for (size_t h = 0; h < heads; h++) {
+			/* seek to x[b, h, len[b], 0] */
+			float *row = x + ((b * heads + h) * L + len[b]) * cols;
+
+			for (size_t k = 0; k < (L - len[b]) * cols; k++)
+				row[k] = value;
+		}
+}
+
+/* Fills the rows of x [B, heads, Lq, cols] past each item's own query length
+ * with value. */
 static void fill_padding(const struct attention_job *job, float *x, size_t heads, size_t cols,
 			 float value)
 {
-	for (size_t b = 0; x && b < job->B; b++)
-		for (size_t h = 0; h < heads; h++) {
-			/* seek to x[b, h, q_len[b], 0] */
-			float *row = x + ((b * heads + h) * job->Lq + job->q_len[b]) * cols;
-
-			for (size_t k = 0; k < (job->Lq - job->q_len[b]) * cols; k++)
-				row[k] = value;
-		}
+	fill_rows(x, job->B, heads, job->Lq, job->q_len, cols, value);
 }
 
 static void zero_padding(const struct attention_job *job, float *x, size_t heads, size_t cols)
 {
 	fill_padding(job, x, heads, cols, 0.0f);
+}
+
+/* The same for x [B, heads, Lk, cols], past each item's own key length. */
+static void zero_key_padding(const struct attention_job *job, float *x, size_t heads, size_t cols)
+{
+	fill_rows(x, job->B, heads, job->Lk, job->k_len, cols, 0.0f);
 }
 
 struct out_tensor {
@@ -88,23 +103,39 @@ static struct out_tensor stack_tensor(const struct v2_job *v, enum out_kind k)
 	return t;
 }
 
-static struct out_tensor out_tensor(const struct v2_job *v, enum out_kind k)
+/* One layer's output [B, Lq, E], weights [B, H, Lq, Lk], weights_mean
+ * [B, Lq, Lk], q [B, H, Lq, D], k and v [B, Hkv, Lk, D], without B for an
+ * unbatched input. */
+static struct out_tensor layer_tensor(const struct v2_job *v, enum out_kind k)
 {
 	const struct attention_job *job = &v->job;
-	size_t B = job->B, H = job->model->H, Lq = job->Lq, Lk = job->Lk, E = job->model->E;
+	const struct attn_model *m = job->model;
+	size_t B = job->B, Lq = job->Lq, Lk = job->Lk, skip = job->batched ? 0 : 1;
+	const struct {
+		const float *x;
+		size_t rank, shape[4];
+	} layer[OUT_COUNT] = {
+	    [OUT_OUTPUT] = {v->o.out, 3, {B, Lq, m->E}},
+	    [OUT_WEIGHTS] = {v->o.weights, 4, {B, m->H, Lq, Lk}},
+	    [OUT_MEAN] = {v->mean ? v->mean : v->o.weights, 3, {B, Lq, Lk}},
+	    [OUT_Q] = {v->o.q, 4, {B, m->H, Lq, m->D}},
+	    [OUT_K] = {v->o.k, 4, {B, m->Hkv, Lk, m->D}},
+	    [OUT_V] = {v->o.v, 4, {B, m->Hkv, Lk, m->D}},
+	};
 	struct out_tensor t = {0};
-	size_t full[3][4] = {{B, Lq, E}, {B, H, Lq, Lk}, {B, Lq, Lk}};
-	size_t rank = k == OUT_WEIGHTS ? 4 : 3, skip = job->batched ? 0 : 1;
 
-	if (v->ckpt != NULL)
-		return stack_tensor(v, k);
-	t.x = k == OUT_OUTPUT ? v->o.out : k == OUT_MEAN && v->mean ? v->mean : v->o.weights;
-	t.rank = rank - skip;
-	memcpy(t.shape, full[k] + skip, t.rank * sizeof(size_t));
+	t.x = layer[k].x;
+	t.rank = layer[k].rank - skip;
+	memcpy(t.shape, layer[k].shape + skip, t.rank * sizeof(size_t));
 	t.n = 1;
 	for (size_t i = 0; i < t.rank; i++)
 		t.n *= t.shape[i]; /* within the limit attention_run has checked */
 	return t;
+}
+
+static struct out_tensor out_tensor(const struct v2_job *v, enum out_kind k)
+{
+	return v->ckpt != NULL ? stack_tensor(v, k) : layer_tensor(v, k);
 }
 
 /* Appends n floats as little-endian float32 bytes. */
@@ -219,6 +250,11 @@ int v2_run(const struct api_service *svc, struct v2_job *v, struct api_reply *re
 			     H, job->Lk);
 		zero_padding(job, job->weights_mode == ATTN_WEIGHTS_MEAN ? v->o.weights : v->mean,
 			     1, job->Lk);
+		/* the projections: q's rows past the item's queries, k's and v's
+		 * past its keys (NULL when not asked) */
+		zero_padding(job, v->o.q, H, job->model->D);
+		zero_key_padding(job, v->o.k, job->model->Hkv, job->model->D);
+		zero_key_padding(job, v->o.v, job->model->Hkv, job->model->D);
 	}
 	return 0;
 }

@@ -244,6 +244,8 @@ int v2_build_job(const struct api_service *svc, const struct api_model_entry *e,
 	job->weights_mode = v2_wants(v, OUT_WEIGHTS) ? ATTN_WEIGHTS_PER_HEAD
 			    : v2_wants(v, OUT_MEAN)  ? ATTN_WEIGHTS_MEAN
 						     : ATTN_WEIGHTS_NONE;
+	/* the engine fills q, k and v together, as /v1's "projections" asks */
+	job->projections = v2_wants(v, OUT_Q) || v2_wants(v, OUT_K) || v2_wants(v, OUT_V);
 	job->encoding = API_ENC_FLOAT;
 	return 0;
 }

@@ -14,7 +14,10 @@
  *               asked for, and come by default), binary_data_output
  *   outputs     among output [B, Lq, E], weights [B, H, Lq, Lk] and
  *               weights_mean [B, Lq, Lk] (no B for unbatched inputs), each
- *               with parameters.binary_data; absent: every one `weights` allows
+ *               with parameters.binary_data; absent: every one `weights`
+ *               allows. Only when named: q [B, H, Lq, D], k and v
+ *               [B, Hkv, Lk, D], each head's projections as /v1's
+ *               "projections" gives them (engine/mha.h show_projections)
  * A checkpoint model (api/stack_job.h) takes tokens or text (BERT and
  * RoBERTa also token_type_ids INT32 / INT64, the shape of tokens), and of the
  * parameters weights and binary_data_output; its outputs are output (the
@@ -193,12 +196,37 @@ static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, 
 }
 
 /* Whether the model's kind has an output at all: a checkpoint answers
- * output, attentions and scores, one layer output, weights and weights_mean. */
+ * output, attentions and scores, one layer output, weights, weights_mean,
+ * q, k and v. */
 static int known(const struct v2_job *v, enum out_kind k)
 {
 	if (v->ckpt != NULL)
 		return k == OUT_OUTPUT || k == OUT_ATTENTIONS || k == OUT_SCORES;
-	return k == OUT_OUTPUT || k == OUT_WEIGHTS || k == OUT_MEAN;
+	return k == OUT_OUTPUT || k == OUT_WEIGHTS || k == OUT_MEAN || v2_is_projection(k);
+}
+
+/* Whether k comes only when named in "outputs", never by default. */
+static int named_only(enum out_kind k)
+{
+	return k == OUT_SCORES || v2_is_projection(k);
+}
+
+/* An output name the model does not answer (at ptr/name): a projection on a
+ * checkpoint (the only model without them) says why, any other name lists
+ * the outputs. Returns -1. */
+static int unknown_output(int k, const char *ptr, struct api_error *err)
+{
+	char child[API_PTR_MAX];
+
+	req_child(child, ptr, "name");
+	if (k < OUT_COUNT && v2_is_projection((enum out_kind)k))
+		return api_fail(err, API_E_UNKNOWN_OUTPUT, child,
+				"output '%s' is for one-layer models; a checkpoint answers "
+				"output, attentions and scores",
+				v2_out_names[k]);
+	return api_fail(err, API_E_UNKNOWN_OUTPUT, child,
+			"the outputs are output, weights, weights_mean, q, k and v (one layer), "
+			"output, attentions and scores (a checkpoint)");
 }
 
 /* Whether the `weights` parameter lets a known output be computed. */
@@ -227,9 +255,7 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 	       strcmp(v2_out_names[k], json_string_value(name)) != 0)
 		k++;
 	if (!json_is_string(name) || k == OUT_COUNT || !known(v, (enum out_kind)k))
-		return api_fail(err, API_E_UNKNOWN_OUTPUT, req_child(child, ptr, "name"),
-				"the outputs are output, weights and weights_mean (one layer), "
-				"output, attentions and scores (a checkpoint)");
+		return unknown_output(k, ptr, err);
 	for (size_t j = 0; j < v->n_out; j++)
 		if (v->order[j] == (enum out_kind)k)
 			return api_fail(err, API_E_DUPLICATE_OUTPUT, ptr,
@@ -254,7 +280,7 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 }
 
 /* "outputs"; absent or empty: every output the `weights` parameter allows
- * but scores, which come only when named. */
+ * but scores, q, k and v, which come only when named. */
 static int read_outputs(struct v2_job *v, struct api_error *err)
 {
 	json_t *outs = json_object_get(v->root, "outputs");
@@ -268,7 +294,8 @@ static int read_outputs(struct v2_job *v, struct api_error *err)
 		return 0;
 	}
 	for (int k = 0; k < OUT_COUNT; k++)
-		if (k != OUT_SCORES && known(v, (enum out_kind)k) && allowed(v, (enum out_kind)k)) {
+		if (!named_only((enum out_kind)k) && known(v, (enum out_kind)k) &&
+		    allowed(v, (enum out_kind)k)) {
 			v->order[v->n_out++] = (enum out_kind)k;
 			v->binary[k] = v->binary_default;
 		}

@@ -6,8 +6,8 @@
 
 const char *const v2_role_names[IN_COUNT] = {"embeddings", "tokens", "text",
 					     "key",	   "value",  "token_type_ids"};
-const char *const v2_out_names[OUT_COUNT] = {"output", "weights", "weights_mean", "attentions",
-					     "scores"};
+const char *const v2_out_names[OUT_COUNT] = {
+    "output", "weights", "weights_mean", "attentions", "scores", "q", "k", "v"};
 
 int v2_wants(const struct v2_job *v, enum out_kind k)
 {
@@ -15,4 +15,9 @@ int v2_wants(const struct v2_job *v, enum out_kind k)
 		if (v->order[i] == k)
 			return 1;
 	return 0;
+}
+
+int v2_is_projection(enum out_kind k)
+{
+	return k == OUT_Q || k == OUT_K || k == OUT_V;
 }

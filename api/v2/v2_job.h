@@ -22,7 +22,19 @@
 #include "api/stack_job.h"
 
 enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_TYPES, IN_COUNT };
-enum out_kind { OUT_OUTPUT = 0, OUT_WEIGHTS, OUT_MEAN, OUT_ATTENTIONS, OUT_SCORES, OUT_COUNT };
+/* q, k and v: one layer's projections per head (engine/mha.h show_projections),
+ * answered only when named, as scores are. */
+enum out_kind {
+	OUT_OUTPUT = 0,
+	OUT_WEIGHTS,
+	OUT_MEAN,
+	OUT_ATTENTIONS,
+	OUT_SCORES,
+	OUT_Q,
+	OUT_K,
+	OUT_V,
+	OUT_COUNT
+};
 enum weights_param { W_PER_HEAD = 0, W_MEAN, W_NONE };
 
 /* The inputs' and outputs' names in the protocol ("embeddings", "weights_mean", ...). */
@@ -52,6 +64,9 @@ struct v2_job {
 
 /* Whether output k was asked for (or comes by default). */
 int v2_wants(const struct v2_job *v, enum out_kind k);
+
+/* Whether k is one of the projections q, k and v. */
+int v2_is_projection(enum out_kind k);
 
 /* v2_build.c: the read inputs and parameters onto v->job (one attention
  * layer) or v->stack (model e's checkpoint). 0, or -1 with err set. */
