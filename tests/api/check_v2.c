@@ -43,33 +43,6 @@ static void stop_builtins(void)
 
 /* ---- reading answers ------------------------------------------------------ */
 
-/* The numbers of the JSON array starting at text (nested or flat), read with
- * strtof in order; returns the count. */
-static size_t floats_at(const char *text, float *out, size_t max)
-{
-	const char *p = text;
-	size_t n = 0;
-	int depth = 0;
-
-	ck_assert_int_eq(*p, '[');
-	do {
-		if (*p == '[')
-			depth++;
-		else if (*p == ']')
-			depth--;
-		if (*p == '-' || (*p >= '0' && *p <= '9')) {
-			char *end;
-
-			ck_assert_uint_lt(n, max);
-			out[n++] = strtof(p, &end);
-			p = end;
-			continue;
-		}
-		p++;
-	} while (depth > 0 && *p != '\0');
-	return n;
-}
-
 /* v1: the numbers of top-level field `key` ("output", "weights"). */
 static size_t v1_floats(const struct live_resp *r, const char *key, float *out)
 {
@@ -79,7 +52,7 @@ static size_t v1_floats(const struct live_resp *r, const char *key, float *out)
 	snprintf(pat, sizeof pat, "\"%s\":", key);
 	at = strstr(r->body, pat);
 	ck_assert_msg(at != NULL, "no %s in %.200s", key, r->body);
-	return floats_at(at + strlen(pat), out, MAXF);
+	return v2_floats_at(at + strlen(pat), out, MAXF);
 }
 
 /* v2: the numbers of the `data` of the output named `name`. */
@@ -93,7 +66,7 @@ static size_t v2_floats(const char *body, const char *name, float *out)
 	ck_assert_msg(at != NULL, "no output %s in %.300s", name, body);
 	at = strstr(at, "\"data\":");
 	ck_assert_ptr_nonnull(at);
-	return floats_at(at + strlen("\"data\":"), out, MAXF);
+	return v2_floats_at(at + strlen("\"data\":"), out, MAXF);
 }
 
 static void assert_same_floats(const float *a, size_t na, const float *b, size_t nb)
@@ -215,10 +188,21 @@ START_TEST(test_model_metadata)
 			 -1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(in, 2), "datatype")),
 			 "BYTES");
-	ck_assert_uint_eq(json_array_size(out), 3);
+	ck_assert_uint_eq(json_array_size(out), 6);
 	ck_assert_int_eq(json_integer_value(json_array_get(
 			     json_object_get(json_array_get(out, 1), "shape"), 1)),
 			 2); /* weights [-1, H, -1, -1] */
+	/* the projections, q [-1, H, -1, D], k and v [-1, Hkv, -1, D]
+	 * (check_v2_projections: a model with Hkv < H) */
+	for (size_t i = 3; i < 6; i++) {
+		static const char *const names[] = {"q", "k", "v"};
+		json_t *o = json_array_get(out, i), *want = json_pack("[i,i,i,i]", -1, 2, -1, 4);
+
+		ck_assert_str_eq(json_string_value(json_object_get(o, "name")), names[i - 3]);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "datatype")), "FP32");
+		ck_assert(json_equal(json_object_get(o, "shape"), want));
+		json_decref(want);
+	}
 	json_decref(j);
 	live_get(d.port, "/v2/models/tiny/versions/1", &v);
 	ck_assert_int_eq(v.status, 200);

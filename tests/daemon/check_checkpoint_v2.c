@@ -28,7 +28,8 @@
  *   binary     binary_data_output: the outputs' float32 bytes after the JSON
  *              header (Inference-Header-Content-Length), the oracle's numbers
  * and once: refusals (an embeddings input, a causal parameter, the one-layer
- * output "weights", an id past the vocabulary) are 422 with the protocol's
+ * outputs "weights", "q" and "k" (the projections' message says they are
+ * for one-layer models), an id past the vocabulary) are 422 with the protocol's
  * error body {"error": "..."}. Folders that must stop start-up are
  * check_checkpoint_startup's; what Triton's Python client sends is
  * check_checkpoint_triton's. The comparisons are tests/lib/ckpt_answer.h's.
@@ -438,6 +439,14 @@ START_TEST(refusals)
 	req = tokens_request(ids, json_pack("{s:s}", "weights", "mean"));
 	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "weights_mean"));
 	refused(req, "/outputs/0/name");
+	/* q, k and v are one layer's projections: the name is refused, saying so */
+	req = tokens_request(ids, NULL);
+	json_object_set_new(req, "outputs", json_pack("[{s:s},{s:s}]", "name", "output", "name", "k"));
+	refused(req, "output 'k' is for one-layer models; a checkpoint answers output, attentions "
+		     "and scores (at /outputs/1/name)");
+	req = tokens_request(ids, json_pack("{s:b}", "binary_data_output", 1));
+	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "q"));
+	refused(req, "output 'q' is for one-layer models");
 	refused(tokens_request(far, NULL), "/inputs/0");
 	/* an item past the context, in flat data: the data, not its element 0 */
 	long_ids = json_array();

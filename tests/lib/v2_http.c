@@ -10,6 +10,31 @@ const float v2_x3[24] = {0.5f,	-0.25f, 0.125f, 1,     0,     -1,   0.75f, 0.25f,
 			 0.8f,	-0.2f,	0.3f,	0.1f,  -0.5f, 0.6f, 0.2f,  0.1f,
 			 -0.3f, 0.2f,	0.9f,	-0.4f, 0.5f,  0.1f, 0.7f,  -0.8f};
 
+size_t v2_floats_at(const char *text, float *out, size_t max)
+{
+	const char *p = text;
+	size_t n = 0;
+	int depth = 0;
+
+	ck_assert_int_eq(*p, '[');
+	do {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']')
+			depth--;
+		if (*p == '-' || (*p >= '0' && *p <= '9')) {
+			char *end;
+
+			ck_assert_uint_lt(n, max);
+			out[n++] = strtof(p, &end);
+			p = end;
+			continue;
+		}
+		p++;
+	} while (depth > 0 && *p != '\0');
+	return n;
+}
+
 json_t *v2_json_of(const char *text, size_t len)
 {
 	json_error_t e;

@@ -1,8 +1,9 @@
 /*
  * v2_http.h: what the Open Inference Protocol suites on the tiny built-in
- * model share (check_v2.c, check_v2_errors.c): its infer path, three
- * embedding rows of its d_model 8 as JSON text and as floats, the protocol's
- * error body asserted, and a POST with Triton's binary tensor extension.
+ * model share (check_v2.c, check_v2_errors.c, check_v2_projections.c): its
+ * infer path, three embedding rows of its d_model 8 as JSON text and as
+ * floats, numbers read from an answer's text, the protocol's error body
+ * asserted, and a POST with Triton's binary tensor extension.
  * Every name starts with v2_ or V2_: the Makefile links this file into every
  * test binary.
  *
@@ -32,6 +33,12 @@ extern const float v2_x3[24];
 #define V2_EMB(shape, data)                                                                        \
 	"{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":" shape             \
 	",\"data\":" data "}]}"
+
+/* The numbers of the JSON array starting at text (nested or flat), read with
+ * strtof in order, at most max of them (asserted); returns the count. Both
+ * routes write the shortest text that reads back to the same float32, so
+ * equal floats compare equal bit for bit. */
+size_t v2_floats_at(const char *text, float *out, size_t max);
 
 /* text as JSON, asserted to parse. */
 json_t *v2_json_of(const char *text, size_t len);

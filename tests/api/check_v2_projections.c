@@ -1,0 +1,385 @@
+/*
+ * check_v2_projections.c: the Open Inference Protocol's outputs q, k and v
+ * (each head's projections, /v1's "projections": true) on the real daemon
+ * (live_daemon.h), on a one-layer model with grouped-query attention (the
+ * fixture llama_gqa_f32: E 16, H 4, Hkv 2, D 4, vocabulary 11), so that q's
+ * heads and k's and v's differ:
+ *   metadata  GET /v2/models/gqa lists q [-1, 4, -1, 4], k and v [-1, 2, -1, 4]
+ *   json      q, k and v named in outputs (never by default): the shapes of
+ *             /v1's batched form ([B, H, Lq, D], [B, Hkv, Lk, D], no B for an
+ *             unbatched input) and /v1's numbers bit for bit
+ *   binary    the same numbers as raw float32, per output (binary_data) and
+ *             for all (binary_data_output)
+ *   ragged    a text batch of different word counts: item by item /v1's
+ *             trimmed numbers, the rows past each item's length zero (with
+ *             sinusoidal positions, which the padded rows' projections would
+ *             otherwise carry)
+ * A checkpoint asked for them is check_checkpoint_v2's (refusals).
+ *
+ * Numbers are compared exactly: both routes write the shortest text that
+ * reads back to the same float32 (v2_floats_at reads it with strtof).
+ */
+#include <check.h>
+#include <jansson.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/live_daemon.h"
+#include "tests/lib/suite_main.h"
+#include "tests/lib/v2_http.h"
+
+#define FIXTURE "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors"
+#define GQA_INFER "/v2/models/gqa/infer"
+
+enum { MAXF = 1024, H = 4, HKV = 2, D = 4 };
+
+static struct live_daemon d; /* the built-in models and gqa, per test case */
+
+static void start(void)
+{
+	static const char *const args[] = {"--model", "gqa=" FIXTURE ",heads=4", NULL};
+
+	live_start(&d, args);
+}
+
+static void stop(void)
+{
+	live_stop(&d);
+}
+
+/* ---- reading answers ------------------------------------------------------ */
+
+/* v1: the numbers of projections.<name> ("q", "k", "v"). */
+static size_t v1_projection(const struct live_resp *r, const char *name, float *out)
+{
+	const char *at = strstr(r->body, "\"projections\":");
+	char pat[16];
+
+	ck_assert_msg(at != NULL, "no projections in %.300s", r->body);
+	snprintf(pat, sizeof pat, "\"%s\":", name);
+	at = strstr(at, pat);
+	ck_assert_ptr_nonnull(at);
+	return v2_floats_at(at + strlen(pat), out, MAXF);
+}
+
+/* v2: the output named name (borrowed from j), asserted present. */
+static json_t *output_of(json_t *j, const char *name)
+{
+	json_t *outs = json_object_get(j, "outputs");
+
+	for (size_t i = 0; i < json_array_size(outs); i++) {
+		json_t *o = json_array_get(outs, i);
+
+		if (strcmp(json_string_value(json_object_get(o, "name")), name) == 0)
+			return o;
+	}
+	ck_abort_msg("no output %s", name);
+	return NULL;
+}
+
+/* v2: the numbers of the JSON data of output name. */
+static size_t v2_data(const char *body, const char *name, float *out)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof pat, "{\"name\":\"%s\"", name);
+	at = strstr(body, pat);
+	ck_assert_msg(at != NULL, "no output %s in %.300s", name, body);
+	at = strstr(at, "\"data\":");
+	ck_assert_ptr_nonnull(at);
+	return v2_floats_at(at + strlen("\"data\":"), out, MAXF);
+}
+
+/* Asserts output name is FP32 of this shape (rank dims). */
+static void assert_shape(json_t *j, const char *name, size_t rank, const size_t *dims)
+{
+	json_t *o = output_of(j, name), *shape = json_object_get(o, "shape");
+
+	ck_assert_str_eq(json_string_value(json_object_get(o, "datatype")), "FP32");
+	ck_assert_uint_eq(json_array_size(shape), rank);
+	for (size_t i = 0; i < rank; i++)
+		ck_assert_int_eq(json_integer_value(json_array_get(shape, i)), (json_int_t)dims[i]);
+}
+
+static void assert_same(const float *a, size_t na, const float *b, size_t nb, const char *what)
+{
+	ck_assert_uint_eq(na, nb);
+	ck_assert_uint_gt(na, 0);
+	ck_assert_msg(memcmp(a, b, na * sizeof(float)) == 0, "%s: the numbers differ", what);
+}
+
+/* ---- metadata ------------------------------------------------------------ */
+
+/* q [-1, H, -1, D], k and v [-1, Hkv, -1, D], the model's own numbers. */
+START_TEST(test_metadata_lists_projections)
+{
+	static const char *const names[] = {"q", "k", "v"};
+	struct live_resp r = {0};
+	json_t *j, *outs;
+
+	live_get(d.port, "/v2/models/gqa", &r);
+	ck_assert_int_eq(r.status, 200);
+	j = v2_json_of(r.body, r.body_len);
+	outs = json_object_get(j, "outputs");
+	ck_assert_uint_eq(json_array_size(outs), 6);
+	for (size_t i = 0; i < 3; i++) {
+		json_t *o = json_array_get(outs, 3 + i);
+		json_t *want = json_pack("[i,i,i,i]", -1, i == 0 ? H : HKV, -1, D);
+
+		ck_assert_str_eq(json_string_value(json_object_get(o, "name")), names[i]);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "datatype")), "FP32");
+		ck_assert_msg(json_equal(json_object_get(o, "shape"), want), "%s's shape",
+			      names[i]);
+		json_decref(want);
+	}
+	json_decref(j);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* ---- the numbers of /v1 ------------------------------------------------------ */
+
+#define TOKENS_2x3 "[[3,1,4],[1,5,9]]"
+#define V1_TOKENS                                                                                  \
+	"{\"model\":\"gqa\",\"tokens\":" TOKENS_2x3 ",\"mask\":\"causal\",\"positional\":\"rope\","  \
+	"\"projections\":true}"
+#define V2_TOKENS_IN                                                                               \
+	"\"parameters\":{\"causal\":true,\"positional\":\"rope\"},\"inputs\":[{\"name\":"          \
+	"\"tokens\",\"datatype\":\"INT64\",\"shape\":[2,3],\"data\":" TOKENS_2x3 "}]"
+
+/* tokens [2, 3], causal, RoPE (q and k after it): q, k and v as JSON equal
+ * /v1's projections; absent from the default outputs. */
+START_TEST(test_json_equals_v1)
+{
+	static const size_t q_shape[] = {2, H, 3, D}, kv_shape[] = {2, HKV, 3, D};
+	static const char *const names[] = {"q", "k", "v"};
+	struct live_resp v1 = {0}, v2 = {0}, dflt = {0};
+	float a[MAXF], b[MAXF];
+	json_t *j;
+
+	v2_post_json(d.port, "/v1/attention", V1_TOKENS, &v1);
+	ck_assert_msg(v1.status == 200, "%s", v1.body);
+	v2_post_json(d.port, GQA_INFER,
+		     "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"v\"},{\"name\":\"q\"},"
+		     "{\"name\":\"k\"}]}",
+		     &v2);
+	ck_assert_msg(v2.status == 200, "%s", v2.body);
+	j = v2_json_of(v2.body, v2.body_len);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 3);
+	assert_shape(j, "q", 4, q_shape);
+	assert_shape(j, "k", 4, kv_shape);
+	assert_shape(j, "v", 4, kv_shape);
+	json_decref(j);
+	for (size_t i = 0; i < 3; i++) {
+		size_t na = v1_projection(&v1, names[i], a), nb = v2_data(v2.body, names[i], b);
+
+		ck_assert_uint_eq(na, (i == 0 ? H : HKV) * 2 * 3 * D);
+		assert_same(a, na, b, nb, names[i]);
+	}
+	/* never by default */
+	v2_post_json(d.port, GQA_INFER, "{" V2_TOKENS_IN "}", &dflt);
+	ck_assert_int_eq(dflt.status, 200);
+	ck_assert_ptr_null(strstr(dflt.body, "\"name\":\"q\""));
+	ck_assert_ptr_null(strstr(dflt.body, "\"name\":\"k\""));
+	ck_assert_ptr_null(strstr(dflt.body, "\"name\":\"v\""));
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+	live_resp_release(&dflt);
+}
+END_TEST
+
+/* An unbatched input, tokens [3]: [H, Lq, D] and [Hkv, Lk, D], as /v1's. */
+START_TEST(test_unbatched_equals_v1)
+{
+	static const size_t q_shape[] = {H, 3, D}, kv_shape[] = {HKV, 3, D};
+	struct live_resp v1 = {0}, v2 = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, nb;
+	json_t *j;
+
+	v2_post_json(d.port, "/v1/attention",
+		     "{\"model\":\"gqa\",\"tokens\":[2,7,1],\"projections\":true}", &v1);
+	v2_post_json(d.port, GQA_INFER,
+		     "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[3],"
+		     "\"data\":[2,7,1]}],\"outputs\":[{\"name\":\"q\"},{\"name\":\"k\"},"
+		     "{\"name\":\"output\"}]}",
+		     &v2);
+	ck_assert_msg(v2.status == 200, "%s", v2.body);
+	j = v2_json_of(v2.body, v2.body_len);
+	assert_shape(j, "q", 3, q_shape);
+	assert_shape(j, "k", 3, kv_shape);
+	json_decref(j);
+	na = v1_projection(&v1, "q", a);
+	nb = v2_data(v2.body, "q", b);
+	assert_same(a, na, b, nb, "q");
+	na = v1_projection(&v1, "k", a);
+	nb = v2_data(v2.body, "k", b);
+	assert_same(a, na, b, nb, "k");
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+}
+END_TEST
+
+/* The binary section of an answer (after Inference-Header-Content-Length's
+ * JSON), asserted to hold exactly n floats, into out. */
+static void binary_floats(const struct live_resp *r, float *out, size_t n)
+{
+	const char *ihcl;
+	size_t json_len;
+
+	ck_assert_str_eq(live_header(r, "Content-Type"), V2_OCTET_CT);
+	ihcl = live_header(r, "Inference-Header-Content-Length"); /* until the next call */
+	ck_assert_ptr_nonnull(ihcl);
+	json_len = strtoul(ihcl, NULL, 10);
+	ck_assert_uint_eq(r->body_len, json_len + n * sizeof(float));
+	memcpy(out, r->body + json_len, n * sizeof(float)); /* x86 / arm64: little-endian */
+}
+
+/* binary_data on q and v (k as JSON between them), then binary_data_output
+ * for all three: /v1's numbers as raw float32, in the order asked. */
+START_TEST(test_binary_equals_v1)
+{
+	enum { NQ = 2 * H * 3 * D, NKV = 2 * HKV * 3 * D };
+	struct live_resp v1 = {0}, some = {0}, all = {0};
+	float q[MAXF], k[MAXF], v[MAXF], bin[MAXF], js[MAXF];
+	json_t *j;
+
+	v2_post_json(d.port, "/v1/attention", V1_TOKENS, &v1);
+	ck_assert_uint_eq(v1_projection(&v1, "q", q), NQ);
+	ck_assert_uint_eq(v1_projection(&v1, "k", k), NKV);
+	ck_assert_uint_eq(v1_projection(&v1, "v", v), NKV);
+	v2_post_json(d.port, GQA_INFER,
+		     "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"q\",\"parameters\":{\"binary_data\":"
+		     "true}},{\"name\":\"k\"},{\"name\":\"v\",\"parameters\":{\"binary_data\":true}}]}",
+		     &some);
+	ck_assert_msg(some.status == 200, "%.300s", some.body);
+	binary_floats(&some, bin, NQ + NKV);
+	assert_same(q, NQ, bin, NQ, "binary q");
+	assert_same(v, NKV, bin + NQ, NKV, "binary v");
+	j = v2_json_of(some.body, strtoul(live_header(&some, "Inference-Header-Content-Length"),
+					  NULL, 10));
+	ck_assert_int_eq(json_integer_value(json_object_get(
+			     json_object_get(output_of(j, "q"), "parameters"), "binary_data_size")),
+			 NQ * 4);
+	ck_assert_ptr_null(json_object_get(output_of(j, "q"), "data"));
+	json_decref(j);
+	some.body[strtoul(live_header(&some, "Inference-Header-Content-Length"), NULL, 10)] = '\0';
+	assert_same(k, NKV, js, v2_data(some.body, "k", js), "json k beside binary");
+	v2_post_json(d.port, GQA_INFER,
+		     "{\"parameters\":{\"causal\":true,\"positional\":\"rope\","
+		     "\"binary_data_output\":true},\"inputs\":[{\"name\":\"tokens\",\"datatype\":"
+		     "\"INT64\",\"shape\":[2,3],\"data\":" TOKENS_2x3 "}],\"outputs\":[{\"name\":"
+		     "\"k\"},{\"name\":\"v\"},{\"name\":\"q\"}]}",
+		     &all);
+	ck_assert_msg(all.status == 200, "%.300s", all.body);
+	binary_floats(&all, bin, NKV + NKV + NQ);
+	assert_same(k, NKV, bin, NKV, "binary_data_output k");
+	assert_same(v, NKV, bin + NKV, NKV, "binary_data_output v");
+	assert_same(q, NQ, bin + 2 * NKV, NQ, "binary_data_output q");
+	live_resp_release(&v1);
+	live_resp_release(&some);
+	live_resp_release(&all);
+}
+END_TEST
+
+/* ---- ragged batches ---------------------------------------------------------- */
+
+/* A text batch of 3 and 1 words, sinusoidal positions: v2's [2, heads, 3, D]
+ * holds item 0 whole as /v1's, then item 1's one row per head as /v1's and
+ * its two padded rows zero. (The padded rows' inputs are the sinusoidal
+ * encoding alone, whose projections are not zero: the zeros are v2's.) */
+static void assert_ragged(const struct live_resp *v1, const char *v2_body, const char *name,
+			  size_t heads)
+{
+	float a[MAXF], b[MAXF];
+	size_t na = v1_projection(v1, name, a), nb = v2_data(v2_body, name, b);
+	size_t item0 = heads * 3 * D;
+
+	ck_assert_uint_eq(na, item0 + heads * 1 * D); /* v1 trims each item */
+	ck_assert_uint_eq(nb, 2 * item0);
+	assert_same(a, item0, b, item0, name);
+	for (size_t h = 0; h < heads; h++) {
+		const float *row_b = b + item0 + h * 3 * D; /* v2's item 1, head h, row 0 */
+		const float *row_a = a + item0 + h * D;	    /* v1's item 1, head h */
+
+		ck_assert_msg(memcmp(row_a, row_b, D * sizeof(float)) == 0, "%s head %zu", name,
+			      h);
+		for (size_t c = D; c < 3 * D; c++)
+			ck_assert_msg(row_b[c] == 0.0f, "%s: item 1 head %zu padded [%zu] = %g",
+				      name, h, c, (double)row_b[c]);
+	}
+}
+
+START_TEST(test_ragged_rows_zeroed)
+{
+	static const size_t q_shape[] = {2, H, 3, D}, kv_shape[] = {2, HKV, 3, D};
+	struct live_resp v1 = {0}, v2 = {0};
+	json_t *j;
+
+	v2_post_json(d.port, "/v1/attention",
+		     "{\"model\":\"gqa\",\"text\":[\"a b c\",\"d\"],\"positional\":\"sinusoidal\","
+		     "\"projections\":true}",
+		     &v1);
+	ck_assert_msg(v1.status == 200, "%s", v1.body);
+	v2_post_json(d.port, GQA_INFER,
+		     "{\"parameters\":{\"positional\":\"sinusoidal\"},\"inputs\":[{\"name\":\"text\","
+		     "\"datatype\":\"BYTES\",\"shape\":[2],\"data\":[\"a b c\",\"d\"]}],"
+		     "\"outputs\":[{\"name\":\"q\"},{\"name\":\"k\"},{\"name\":\"v\"}]}",
+		     &v2);
+	ck_assert_msg(v2.status == 200, "%s", v2.body);
+	j = v2_json_of(v2.body, v2.body_len);
+	assert_shape(j, "q", 4, q_shape);
+	assert_shape(j, "k", 4, kv_shape);
+	assert_shape(j, "v", 4, kv_shape);
+	json_decref(j);
+	assert_ragged(&v1, v2.body, "q", H);
+	assert_ragged(&v1, v2.body, "k", HKV);
+	assert_ragged(&v1, v2.body, "v", HKV);
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+}
+END_TEST
+
+/* An output name repeated, or unknown: refused as any other's. */
+START_TEST(test_refusals)
+{
+	struct live_resp r = {0};
+
+	v2_post_json(d.port, GQA_INFER,
+		     "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"q\"},{\"name\":\"q\"}]}", &r);
+	v2_assert_error(&r, 422, "output 'q' is asked twice");
+	live_resp_release(&r);
+	v2_post_json(d.port, GQA_INFER, "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"Q\"}]}", &r);
+	v2_assert_error(&r, 422, "the outputs are output, weights, weights_mean, q, k and v (one "
+				 "layer), output, attentions and scores (a checkpoint) (at "
+				 "/outputs/0/name)");
+	live_resp_release(&r);
+}
+END_TEST
+
+static Suite *v2_projections_suite(void)
+{
+	Suite *s = suite_create("v2_projections");
+	TCase *tc = tcase_create("projections");
+
+	tcase_add_checked_fixture(tc, start, stop);
+	tcase_add_test(tc, test_metadata_lists_projections);
+	tcase_add_test(tc, test_json_equals_v1);
+	tcase_add_test(tc, test_unbatched_equals_v1);
+	tcase_add_test(tc, test_binary_equals_v1);
+	tcase_add_test(tc, test_ragged_rows_zeroed);
+	tcase_add_test(tc, test_refusals);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct suite_main_opts opts = {.daemon = true};
+
+	return suite_main(argc, argv, v2_projections_suite, &opts);
+}
