@@ -145,7 +145,8 @@ END_TEST
 
 #define TOKENS_2x3 "[[3,1,4],[1,5,9]]"
 #define V1_TOKENS                                                                                  \
-	"{\"model\":\"gqa\",\"tokens\":" TOKENS_2x3 ",\"mask\":\"causal\",\"positional\":\"rope\","  \
+	"{\"model\":\"gqa\",\"tokens\":" TOKENS_2x3                                                \
+	",\"mask\":\"causal\",\"positional\":\"rope\","                                            \
 	"\"projections\":true}"
 #define V2_TOKENS_IN                                                                               \
 	"\"parameters\":{\"causal\":true,\"positional\":\"rope\"},\"inputs\":[{\"name\":"          \
@@ -246,28 +247,30 @@ START_TEST(test_binary_equals_v1)
 	enum { NQ = 2 * H * 3 * D, NKV = 2 * HKV * 3 * D };
 	struct live_resp v1 = {0}, some = {0}, all = {0};
 	float q[MAXF], k[MAXF], v[MAXF], bin[MAXF], js[MAXF];
+	size_t json_len;
 	json_t *j;
 
 	v2_post_json(d.port, "/v1/attention", V1_TOKENS, &v1);
 	ck_assert_uint_eq(v1_projection(&v1, "q", q), NQ);
 	ck_assert_uint_eq(v1_projection(&v1, "k", k), NKV);
 	ck_assert_uint_eq(v1_projection(&v1, "v", v), NKV);
-	v2_post_json(d.port, GQA_INFER,
-		     "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"q\",\"parameters\":{\"binary_data\":"
-		     "true}},{\"name\":\"k\"},{\"name\":\"v\",\"parameters\":{\"binary_data\":true}}]}",
-		     &some);
+	v2_post_json(
+	    d.port, GQA_INFER,
+	    "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"q\",\"parameters\":{\"binary_data\":"
+	    "true}},{\"name\":\"k\"},{\"name\":\"v\",\"parameters\":{\"binary_data\":true}}]}",
+	    &some);
 	ck_assert_msg(some.status == 200, "%.300s", some.body);
 	binary_floats(&some, bin, NQ + NKV);
 	assert_same(q, NQ, bin, NQ, "binary q");
 	assert_same(v, NKV, bin + NQ, NKV, "binary v");
-	j = v2_json_of(some.body, strtoul(live_header(&some, "Inference-Header-Content-Length"),
-					  NULL, 10));
+	json_len = strtoul(live_header(&some, "Inference-Header-Content-Length"), NULL, 10);
+	j = v2_json_of(some.body, json_len);
 	ck_assert_int_eq(json_integer_value(json_object_get(
 			     json_object_get(output_of(j, "q"), "parameters"), "binary_data_size")),
 			 NQ * 4);
 	ck_assert_ptr_null(json_object_get(output_of(j, "q"), "data"));
 	json_decref(j);
-	some.body[strtoul(live_header(&some, "Inference-Header-Content-Length"), NULL, 10)] = '\0';
+	some.body[json_len] = '\0'; /* k's JSON data, read as text */
 	assert_same(k, NKV, js, v2_data(some.body, "k", js), "json k beside binary");
 	v2_post_json(d.port, GQA_INFER,
 		     "{\"parameters\":{\"causal\":true,\"positional\":\"rope\","
@@ -306,8 +309,7 @@ static void assert_ragged(const struct live_resp *v1, const char *v2_body, const
 		const float *row_b = b + item0 + h * 3 * D; /* v2's item 1, head h, row 0 */
 		const float *row_a = a + item0 + h * D;	    /* v1's item 1, head h */
 
-		ck_assert_msg(memcmp(row_a, row_b, D * sizeof(float)) == 0, "%s head %zu", name,
-			      h);
+		ck_assert_msg(memcmp(row_a, row_b, D * sizeof(float)) == 0, "%s head %zu", name, h);
 		for (size_t c = D; c < 3 * D; c++)
 			ck_assert_msg(row_b[c] == 0.0f, "%s: item 1 head %zu padded [%zu] = %g",
 				      name, h, c, (double)row_b[c]);
@@ -325,11 +327,12 @@ START_TEST(test_ragged_rows_zeroed)
 		     "\"projections\":true}",
 		     &v1);
 	ck_assert_msg(v1.status == 200, "%s", v1.body);
-	v2_post_json(d.port, GQA_INFER,
-		     "{\"parameters\":{\"positional\":\"sinusoidal\"},\"inputs\":[{\"name\":\"text\","
-		     "\"datatype\":\"BYTES\",\"shape\":[2],\"data\":[\"a b c\",\"d\"]}],"
-		     "\"outputs\":[{\"name\":\"q\"},{\"name\":\"k\"},{\"name\":\"v\"}]}",
-		     &v2);
+	v2_post_json(
+	    d.port, GQA_INFER,
+	    "{\"parameters\":{\"positional\":\"sinusoidal\"},\"inputs\":[{\"name\":\"text\","
+	    "\"datatype\":\"BYTES\",\"shape\":[2],\"data\":[\"a b c\",\"d\"]}],"
+	    "\"outputs\":[{\"name\":\"q\"},{\"name\":\"k\"},{\"name\":\"v\"}]}",
+	    &v2);
 	ck_assert_msg(v2.status == 200, "%s", v2.body);
 	j = v2_json_of(v2.body, v2.body_len);
 	assert_shape(j, "q", 4, q_shape);
@@ -354,9 +357,10 @@ START_TEST(test_refusals)
 	v2_assert_error(&r, 422, "output 'q' is asked twice");
 	live_resp_release(&r);
 	v2_post_json(d.port, GQA_INFER, "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"Q\"}]}", &r);
-	v2_assert_error(&r, 422, "the outputs are output, weights, weights_mean, q, k and v (one "
-				 "layer), output, attentions and scores (a checkpoint) (at "
-				 "/outputs/0/name)");
+	v2_assert_error(&r, 422,
+			"the outputs are output, weights, weights_mean, q, k and v (one "
+			"layer), output, attentions and scores (a checkpoint) (at "
+			"/outputs/0/name)");
 	live_resp_release(&r);
 }
 END_TEST
