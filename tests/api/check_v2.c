@@ -58,15 +58,7 @@ static size_t v1_floats(const struct live_resp *r, const char *key, float *out)
 /* v2: the numbers of the `data` of the output named `name`. */
 static size_t v2_floats(const char *body, const char *name, float *out)
 {
-	char pat[64];
-	const char *at;
-
-	snprintf(pat, sizeof pat, "{\"name\":\"%s\"", name);
-	at = strstr(body, pat);
-	ck_assert_msg(at != NULL, "no output %s in %.300s", name, body);
-	at = strstr(at, "\"data\":");
-	ck_assert_ptr_nonnull(at);
-	return v2_floats_at(at + strlen("\"data\":"), out, MAXF);
+	return v2_output_floats(body, name, out, MAXF);
 }
 
 static void assert_same_floats(const float *a, size_t na, const float *b, size_t nb)

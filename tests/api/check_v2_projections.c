@@ -80,18 +80,10 @@ static json_t *output_of(json_t *j, const char *name)
 	return NULL;
 }
 
-/* v2: the numbers of the JSON data of output name. */
+/* v2: the numbers of the `data` of the output named `name`. */
 static size_t v2_data(const char *body, const char *name, float *out)
 {
-	char pat[64];
-	const char *at;
-
-	snprintf(pat, sizeof pat, "{\"name\":\"%s\"", name);
-	at = strstr(body, pat);
-	ck_assert_msg(at != NULL, "no output %s in %.300s", name, body);
-	at = strstr(at, "\"data\":");
-	ck_assert_ptr_nonnull(at);
-	return v2_floats_at(at + strlen("\"data\":"), out, MAXF);
+	return v2_output_floats(body, name, out, MAXF);
 }
 
 /* Asserts output name is FP32 of this shape (rank dims). */

@@ -35,6 +35,19 @@ size_t v2_floats_at(const char *text, float *out, size_t max)
 	return n;
 }
 
+size_t v2_output_floats(const char *body, const char *name, float *out, size_t max)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof pat, "{\"name\":\"%s\"", name);
+	at = strstr(body, pat);
+	ck_assert_msg(at != NULL, "no output %s in %.300s", name, body);
+	at = strstr(at, "\"data\":");
+	ck_assert_ptr_nonnull(at);
+	return v2_floats_at(at + strlen("\"data\":"), out, max);
+}
+
 json_t *v2_json_of(const char *text, size_t len)
 {
 	json_error_t e;

@@ -40,6 +40,10 @@ extern const float v2_x3[24];
  * equal floats compare equal bit for bit. */
 size_t v2_floats_at(const char *text, float *out, size_t max);
 
+/* The numbers of the JSON `data` of the output named `name` in an answer's
+ * body (asserted there), as v2_floats_at reads them. */
+size_t v2_output_floats(const char *body, const char *name, float *out, size_t max);
+
 /* text as JSON, asserted to parse. */
 json_t *v2_json_of(const char *text, size_t len);
 
