@@ -729,8 +729,7 @@ static int start_limits(struct http_server *srv, char *err, size_t errlen)
 
 struct http_server *http_start(const struct http_deps *deps, char *err, size_t errlen)
 {
-	/* sizeof is a multiple of the hot fields' alignment, as aligned_alloc asks */
-	struct http_server *srv = aligned_alloc(SHARD_ALIGN, sizeof *srv);
+	struct http_server *srv = shard_calloc(sizeof *srv);
 	union sockaddr_any addr;
 	const union MHD_DaemonInfo *info;
 	int family_flag;
@@ -739,7 +738,6 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	memset(srv, 0, sizeof *srv);
 	srv->cfg = deps->cfg;
 	srv->svc = deps->svc;
 	srv->metrics = deps->metrics;

@@ -183,13 +183,11 @@ static void sum_shards(const struct metrics *m, struct tally *t)
 
 struct metrics *metrics_new(void)
 {
-	/* all-zero bytes are valid zero atomics on every platform we build for;
-	 * sizeof is a multiple of the shards' alignment, as aligned_alloc asks */
-	struct metrics *m = aligned_alloc(SHARD_ALIGN, sizeof(struct metrics));
+	/* all-zero bytes are valid zero atomics on every platform we build for */
+	struct metrics *m = shard_calloc(sizeof(struct metrics));
 
 	if (m == NULL)
 		return NULL;
-	memset(m, 0, sizeof *m);
 	if (pthread_mutex_init(&m->model_lock, NULL) != 0) {
 		free(m);
 		return NULL;

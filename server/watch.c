@@ -237,14 +237,12 @@ static void *watch_main(void *arg)
 
 struct watch *watch_new(char *err, size_t errlen)
 {
-	/* sizeof is a multiple of the shards' alignment, as aligned_alloc asks */
-	struct watch *w = aligned_alloc(SHARD_ALIGN, sizeof(struct watch));
+	struct watch *w = shard_calloc(sizeof(struct watch));
 
 	if (w == NULL) {
 		snprintf(err, errlen, "out of memory for the request watcher");
 		return NULL;
 	}
-	memset(w, 0, sizeof *w);
 	for (size_t i = 0; i < WATCH_SHARDS; i++)
 		pthread_mutex_init(&w->shard[i].lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
