@@ -5,7 +5,7 @@
 // large alone: its request answers every layer's attention, and
 // "projections": true beside it would answer every layer's q, k and v too.
 
-import { checkpointProjectionsOf, setProjections } from "./render.js";
+import { checkpointProjectionsOf, drawnLarge, setProjections } from "./render.js";
 import { view } from "./state.js";
 
 // Q, K and V are asked for up to the positions' cap: (H + 2 Hkv) L D
@@ -24,7 +24,7 @@ let inflight = null; // the AbortController of a checkpoint's q, k and v request
 function projectionsWanted() {
 	if (view.state !== "ok" || view.model?.kind !== "checkpoint") return null;
 	if (view.queryTokens.length > PROJECTIONS_MAX_L) return null;
-	return { layer: view.layerIds[view.selected.layer], head: view.selected.head };
+	return drawnLarge();
 }
 
 // The drawn request's input, asked for the q, k and v of one layer's one

@@ -599,7 +599,7 @@ export function setProjections(p, note) {
 }
 
 // The head drawn large as {layer (its number), head}.
-function drawnLarge() {
+export function drawnLarge() {
 	return { layer: view.layerIds[view.selected.layer], head: view.selected.head };
 }
 
@@ -608,16 +608,17 @@ function drawnLarge() {
 // the layer numbered `layer` (null: a one-layer model); null when p is a
 // checkpoint's of another head than the one drawn large.
 function projectedHead(p) {
+	const keyHead = (h, H, Hkv) => Math.floor(h / (H / Hkv)); // the key head query head h reads (GQA)
 	if (p.head === undefined) {
 		const H = p.q.length;
 		const Hkv = p.k.length;
 		const h = Math.min(view.selected.head, H - 1);
-		const g = Math.floor(h / (H / Hkv)); // the key head query head h reads (GQA)
+		const g = keyHead(h, H, Hkv);
 		return { h, g, H, Hkv, layer: null, qi: h, ki: g };
 	}
 	const at = drawnLarge();
 	if (p.layer !== at.layer || p.head !== at.head) return null;
-	return { h: p.head, g: Math.floor(p.head / (p.H / p.Hkv)), H: p.H, Hkv: p.Hkv, layer: p.layer, qi: 0, ki: 0 };
+	return { h: p.head, g: keyHead(p.head, p.H, p.Hkv), H: p.H, Hkv: p.Hkv, layer: p.layer, qi: 0, ki: 0 };
 }
 
 // What q's rows are after the positional encoding drawn.
