@@ -23,11 +23,11 @@
  */
 #include "attention.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
 #include "cancel.h"
+#include "gemm.h"
 #include "mask.h"
 #include "sdpa_check.h"
 #include "sizes.h"
@@ -224,9 +224,8 @@ static void qk_pass(const struct sdpa_plan *plan, float *S, float *vmax, const f
 			plan->ldk, m, n, req->D, plan->scale, 1);
 		return;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)req->D,
-		    plan->scale, q_bhi, (int)req->q.row_stride, k_bh, (int)req->k.row_stride, 0.0f,
-		    S, (int)req->Lk);
+	gemm(1, m, n, req->D, plan->scale, q_bhi, req->q.row_stride, k_bh, req->k.row_stride, 0.0f,
+	     S, req->Lk);
 }
 
 /* Pass 4: out rows [m, Dv] at out_bhi = P [m, :n] V[:n] of (b, kvh) (P's
@@ -237,9 +236,8 @@ static void pv_pass(const struct sdpa_plan *plan, float *out_bhi, const float *P
 	const struct attn_sdpa *req = plan->req;
 
 	if (!plan->tiles) {
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)req->Dv, (int)n,
-			    1.0f, P, (int)req->Lk, v_bh, (int)req->v.row_stride, 0.0f, out_bhi,
-			    (int)req->out.row_stride);
+		gemm(0, m, req->Dv, n, 1.0f, P, req->Lk, v_bh, req->v.row_stride, 0.0f, out_bhi,
+		     req->out.row_stride);
 		return;
 	}
 	for (size_t r = 0; r < m; r++)

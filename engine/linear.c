@@ -1,10 +1,10 @@
 /* linear.c: projections split over threads in fixed tiles (see linear.h). */
 #include "linear.h"
 
-#include <cblas.h>
 #include <string.h>
 
 #include "cancel.h"
+#include "gemm.h"
 #include "linear_few.h"
 #include "team.h"
 
@@ -21,9 +21,7 @@ static void linear_tile(float *out, size_t ld_out, const float *x, size_t ld_x, 
 			memcpy(out + r * ld_out, bias, w * sizeof(float));
 		beta = 1.0f;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, in_major ? CblasNoTrans : CblasTrans, (int)n,
-		    (int)w, (int)E, 1.0f, x, (int)ld_x, Wc, (int)(in_major ? width : E), beta, out,
-		    (int)ld_out);
+	gemm(!in_major, n, w, E, 1.0f, x, ld_x, Wc, in_major ? width : E, beta, out, ld_out);
 }
 
 /* One sgemm: out [n, width] = x [n, E] W^T + bias. */

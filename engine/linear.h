@@ -1,5 +1,6 @@
 /*
- * linear.h: y = x W^T + b on cblas_sgemm, the projections of a layer.
+ * linear.h: y = x W^T + b on gemm.h's gemm (cblas_sgemm, but for tiny
+ * products), the projections of a layer.
  * Internal to the engine. Buffers belong to the caller; nothing is kept.
  */
 #ifndef ATTN_LINEAR_H

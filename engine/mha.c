@@ -11,7 +11,6 @@
  */
 #include "mha.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 

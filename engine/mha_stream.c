@@ -25,7 +25,7 @@
  *        then kt, vh per head (tile kernels only)     (item, kv head) split
  *     2. per (item, query block, head) task:
  *        S = scale (Q K^T); softcap; mask; P = exp(S - m); acc = alpha acc + P V
- *        with tile.h's kernels (AVX-512F, D % 16 == 0), else cblas_sgemm;
+ *        with tile.h's kernels (AVX-512F, D % 16 == 0), else gemm.h's gemm;
  *        the tile kernel hands over each row's max where nothing changes
  *        the scores after it (no softcap, ALiBi or user mask) and the row
  *        sees the whole block, which saves the softmax a pass
@@ -41,11 +41,11 @@
  */
 #include "mha_stream.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
 #include "cancel.h"
+#include "gemm.h"
 #include "linear.h"
 #include "mask.h"
 #include "mha_check.h"
@@ -306,12 +306,10 @@ static void fold_head_sgemm(const struct stream *st, struct key_block blk, float
 	const float *v_bh = k_bh + st->kw;
 
 	/* S = scale Q_blk K_blk^T, [m, kb] */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)kb, (int)st->D,
-		    head_scale(st), q_bih, (int)st->qw, k_bh, (int)(2 * st->kw), 0.0f, S, (int)kb);
+	gemm(1, m, kb, st->D, head_scale(st), q_bih, st->qw, k_bh, 2 * st->kw, 0.0f, S, kb);
 	fold_rows(st, blk, S, kb, NULL, acc_bih, b, h, i0, m);
 	/* acc_blk += P V_blk, [m, D] */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)st->D, (int)kb, 1.0f,
-		    S, (int)kb, v_bh, (int)(2 * st->kw), 1.0f, acc_bih, (int)st->qw);
+	gemm(0, m, st->D, kb, 1.0f, S, kb, v_bh, 2 * st->kw, 1.0f, acc_bih, st->qw);
 }
 
 /* The same with tile.h's kernels on kt and vh, SUB_ROWS queries at a time. */

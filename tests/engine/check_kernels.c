@@ -6,6 +6,10 @@
  *   few     linear_few's AVX-512F and AVX2 kernels vs their scalar twin,
  *           bitwise, and a double-precision product; nothing outside the
  *           tile written
+ *   gemm    gemm.h's small kernel vs its scalar twin, bitwise, both ways of
+ *           storing B, alpha and beta as the engine passes them and others;
+ *           the twin and gemm itself (either path) vs a double-precision
+ *           product; which products take the small kernel
  *   exp     the AVX2 and AVX-512 exp and softmax vs libm expf and the
  *           scalar softmax; the online step with a known max vs without;
  *           the online steps over far-apart blocks vs the whole row
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "engine/attention.h"
+#include "engine/gemm.h"
 #include "engine/linear_few.h"
 #include "engine/prng.h"
 #include "engine/softmax.h"
@@ -243,6 +248,100 @@ START_TEST(few_tails_match_twin)
 			for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++, iter++)
 				few_check(&g, rows[i], widths[j], depths[k], depths[k], widths[j],
 					  widths[j], (size_t)(iter % 2), iter % 3 != 0, iter);
+}
+END_TEST
+
+/* ---- small products --------------------------------------------------- */
+
+/* One seeded product C [m, n] (rows ldc apart) = alpha A [m, k] B + beta C,
+ * B [k, n] or [n, k] (b_trans), every stride wider than tight on odd
+ * iterations; C's columns past n start UNTOUCHED and must stay so. With
+ * beta 0, C starts as NaN: sgemm does not read it then, nor may gemm. */
+START_TEST(gemm_small_matches_twin)
+{
+	static const float alphas[] = {1.0f, 0.35355339f, -2.5f}, betas[] = {0.0f, 1.0f, 0.5f};
+	struct attn_prng g;
+	int b_trans = _i % 2, pad = (_i / 2) % 2;
+	size_t m, n, k, lda, ldb, ldc;
+	float alpha = alphas[_i % 3], beta = betas[(_i / 3) % 3];
+	float *A, *B, *C0, *c_twin, *c_small, *c_gemm;
+
+	attn_prng_seed(&g, 9400 + (uint64_t)_i);
+	m = test_pick(&g, 1, 12);
+	n = test_pick(&g, 1, 40);
+	k = test_pick(&g, 1, 40);
+	lda = k + (pad ? test_pick(&g, 1, 5) : 0);
+	ldb = (b_trans ? k : n) + (pad ? test_pick(&g, 1, 5) : 0);
+	ldc = n + test_pick(&g, 1, 5);
+	A = test_randn(&g, m * lda);
+	B = test_randn(&g, (b_trans ? n : k) * ldb);
+	C0 = test_randn(&g, m * ldc);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < ldc; j++)
+			C0[i * ldc + j] = j >= n ? UNTOUCHED : beta == 0.0f ? NAN : C0[i * ldc + j];
+	c_twin = malloc(m * ldc * sizeof(float));
+	c_small = malloc(m * ldc * sizeof(float));
+	c_gemm = malloc(m * ldc * sizeof(float));
+	ck_assert_ptr_nonnull(c_twin);
+	ck_assert_ptr_nonnull(c_small);
+	ck_assert_ptr_nonnull(c_gemm);
+	memcpy(c_twin, C0, m * ldc * sizeof(float));
+	memcpy(c_small, C0, m * ldc * sizeof(float));
+	memcpy(c_gemm, C0, m * ldc * sizeof(float));
+	gemm_small_twin(b_trans, m, n, k, alpha, A, lda, B, ldb, beta, c_twin, ldc);
+	gemm(b_trans, m, n, k, alpha, A, lda, B, ldb, beta, c_gemm, ldc);
+	if (gemm_small_taken(1, 1, 1)) {
+		gemm_small(b_trans, m, n, k, alpha, A, lda, B, ldb, beta, c_small, ldc);
+		EXPECT_MSG(memcmp(c_small, c_twin, m * ldc * sizeof(float)) == 0,
+			   "small kernel differs from its twin (iter %d: m %zu n %zu k %zu)", _i,
+			   m, n, k);
+	}
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < ldc; j++) {
+			double want = 0.0;
+
+			if (j >= n) {
+				EXPECT_MSG(c_twin[i * ldc + j] == UNTOUCHED &&
+						   c_gemm[i * ldc + j] == UNTOUCHED,
+					   "[%zu, %zu] past n = %zu written", i, j, n);
+				continue;
+			}
+			for (size_t p = 0; p < k; p++)
+				want += (double)A[i * lda + p] *
+					(b_trans ? B[j * ldb + p] : B[p * ldb + j]);
+			want = alpha * want + (beta == 0.0f ? 0.0 : (double)beta * C0[i * ldc + j]);
+			EXPECT_MSG(fabs(c_twin[i * ldc + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+				   "twin [%zu, %zu] = %g, want %g", i, j, c_twin[i * ldc + j], want);
+			EXPECT_MSG(fabs(c_gemm[i * ldc + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+				   "gemm [%zu, %zu] = %g, want %g", i, j, c_gemm[i * ldc + j], want);
+		}
+	free(A);
+	free(B);
+	free(C0);
+	free(c_twin);
+	free(c_small);
+	free(c_gemm);
+}
+END_TEST
+
+/* The small kernel takes products up to GEMM_SMALL_MACS multiply-adds whose
+ * B fits its buffer, never an empty one, and a product whose m n k
+ * overflows size_t goes to sgemm (where the engine checks its sizes). */
+START_TEST(gemm_small_takes_only_small_products)
+{
+	int fma = gemm_small_taken(1, 1, 1);
+
+	EXPECT_MSG(gemm_small_taken(4, 16, GEMM_SMALL_MACS / 64) == fma, "4 x 16 x %d",
+		   GEMM_SMALL_MACS / 64);
+	EXPECT_MSG(gemm_small_taken(GEMM_SMALL_MACS, 1, 1) == fma, "a column of %d",
+		   GEMM_SMALL_MACS);
+	EXPECT_MSG(!gemm_small_taken(4, 16, GEMM_SMALL_MACS / 64 + 1), "one step past the bound");
+	EXPECT_MSG(!gemm_small_taken(1, 1, GEMM_SMALL_MACS), "B padded to 8 columns is too big");
+	EXPECT_MSG(!gemm_small_taken(0, 4, 4) && !gemm_small_taken(4, 0, 4) &&
+			   !gemm_small_taken(4, 4, 0),
+		   "an empty product");
+	EXPECT_MSG(!gemm_small_taken(SIZE_MAX / 2, 4, 4) && !gemm_small_taken(4, SIZE_MAX / 2, 4),
+		   "m n k overflowing");
 }
 END_TEST
 
@@ -471,6 +570,8 @@ static Suite *kernels_suite(void)
 	tcase_add_loop_test(tc, tile_lane_max_matches_scores, 0, test_light() ? 4 : 24);
 	tcase_add_loop_test(tc, few_rows_match_twin, 0, test_light() ? 8 : 40);
 	tcase_add_test(tc, few_tails_match_twin);
+	tcase_add_loop_test(tc, gemm_small_matches_twin, 0, test_light() ? 18 : 72);
+	tcase_add_test(tc, gemm_small_takes_only_small_products);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("softmax");
 	tcase_add_loop_test(tc, vector_exp_matches_expf, SOFTMAX_AVX2, SOFTMAX_AVX512 + 1);
