@@ -74,6 +74,22 @@ static const char *vary_value(int origin, int encoding, int request_headers)
 	return values[(origin ? 1 : 0) | (encoding ? 2 : 0) | (request_headers ? 4 : 0)];
 }
 
+/* 1 when no one reads the CORS headers of r's answer: a request without
+ * Origin is no browser's cross-origin request (a browser sends Origin on
+ * every one, and on every POST), and a no-store answer is kept by no cache
+ * to be served to one later. So curl's, wrk's and a program's compute
+ * answers go without them under --cors-origins "*" (under a list they never
+ * had them without an Origin): two of the nine headers the four-word answer
+ * had, some 2k of its instructions in libmicrohttpd (copies of each name
+ * and value, freed again). Answers a cache may keep (no-cache: the model
+ * list, the OpenAPI document) carry them whatever asked, so that one stored
+ * answer serves a browser too. */
+static int unread_cors(const struct request *r)
+{
+	return r->hdr.origin == NULL && r->cache_control != NULL &&
+	       strcmp(r->cache_control, "no-store") == 0;
+}
+
 /* The CORS headers. A browser's script reads the answer's headers it is
  * told it may (Expose): the ids and timings, the coding, and the ones that
  * say what to do next (Retry-After on a 503, Allow on a 405,
@@ -86,6 +102,9 @@ static size_t cors_headers(const struct request *r, struct answer_header *h, siz
 {
 	int vary = 0;
 	const char *origin = hdr_cors_origin(&r->hdr, r->srv->cfg->cors_origins, &vary);
+
+	if (unread_cors(r))
+		origin = NULL;
 	/* echoed only to an allowed origin: only then does the answer vary on it */
 	const char *asked =
 	    r->preflight && origin != NULL ? hdr_cors_request_headers(&r->hdr) : NULL;

@@ -45,9 +45,23 @@ START_TEST(test_healthz_and_common_headers)
 	ck_assert_ptr_nonnull(strstr(timing, "compute;dur="));
 	ck_assert_ptr_nonnull(strstr(timing, "encode;dur="));
 	ck_assert_ptr_nonnull(strstr(timing, ", total;dur="));
+	/* CORS only where a browser asked (Origin): a no-store answer is kept by
+	 * no cache to be served to a browser later */
+	ck_assert_ptr_null(live_header(&r, "Access-Control-Allow-Origin"));
+	ck_assert_ptr_null(live_header(&r, "Access-Control-Expose-Headers"));
+	live_resp_release(&r);
+	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n\r\n",
+		      &r);
+	ck_assert_int_eq(r.status, 200);
 	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "*");
 	ck_assert_ptr_nonnull(
 	    strstr(live_header(&r, "Access-Control-Expose-Headers"), "X-Request-Id"));
+	/* an answer a cache may keep (no-cache) carries them whatever asked */
+	live_resp_release(&r);
+	live_get(d.port, "/openapi.json", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(live_header(&r, "Cache-Control"), "no-cache");
+	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "*");
 	live_stop(&d);
 	live_resp_release(&r);
 }
@@ -224,7 +238,7 @@ END_TEST
 /* The headers every answer of a compute route carries, whether libmicrohttpd
  * sent it or attnd wrote it to the socket mid-body (server/cutoff.h): a
  * browser reads a 413 or 408 only with its CORS header. */
-static void assert_answer_headers(const struct live_resp *r)
+static void assert_answer_headers(const struct live_resp *r, int with_origin)
 {
 	const char *h;
 
@@ -235,6 +249,11 @@ static void assert_answer_headers(const struct live_resp *r)
 	h = live_header(r, "Vary");
 	ck_assert_msg(h != NULL && strstr(h, "Accept-Encoding") != NULL, "Vary: %s", h);
 	h = live_header(r, "Access-Control-Allow-Origin");
+	if (!with_origin) { /* no browser asked: no one reads them */
+		ck_assert_msg(h == NULL, "Access-Control-Allow-Origin: %s", h);
+		ck_assert_ptr_null(live_header(r, "Access-Control-Expose-Headers"));
+		return;
+	}
 	ck_assert_msg(h != NULL && strcmp(h, "*") == 0, "Access-Control-Allow-Origin: %s", h);
 	ck_assert_ptr_nonnull(live_header(r, "Access-Control-Expose-Headers"));
 }
@@ -247,13 +266,14 @@ START_TEST(test_413_from_content_length_unread)
 
 	LIVE_DAEMON(d, "--no-builtins", "--max-body", "100");
 	/* headers only: the answer must come without any body byte sent */
-	snprintf(req, sizeof req, "%sContent-Length: 1000000\r\n\r\n", LIVE_POST_ATTENTION);
+	snprintf(req, sizeof req, "%sOrigin: https://app.example\r\nContent-Length: 1000000\r\n\r\n",
+		 LIVE_POST_ATTENTION);
 	fd = live_connect(d.port);
 	live_send_str(fd, req);
 	live_read_response(fd, &r);
 	close(fd);
 	live_assert_error(&r, 413, "payload_too_large");
-	assert_answer_headers(&r);
+	assert_answer_headers(&r, 1);
 	live_stop(&d);
 	live_resp_release(&r);
 }
@@ -292,7 +312,7 @@ START_TEST(test_413_chunked)
 		 chunk, chunk);
 	live_exchange(d.port, req, &r);
 	live_assert_error(&r, 413, "payload_too_large");
-	assert_answer_headers(&r); /* written mid-body by attnd itself */
+	assert_answer_headers(&r, 0); /* written mid-body by attnd itself, no Origin */
 	live_stop(&d);
 	live_resp_release(&r);
 }
@@ -642,7 +662,8 @@ START_TEST(test_request_deadline)
 
 	LIVE_DAEMON(d, "--no-builtins", "--request-deadline", "1" /* DEADLINE_S */);
 	fd = live_connect(d.port);
-	snprintf(req, sizeof req, "%sContent-Length: 4\r\n\r\n{\"", LIVE_POST_ATTENTION);
+	snprintf(req, sizeof req, "%sOrigin: https://app.example\r\nContent-Length: 4\r\n\r\n{\"",
+		 LIVE_POST_ATTENTION);
 	live_send_str(fd, req);
 	live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000); /* it and the poll */
 	seen = live_now();
@@ -652,7 +673,7 @@ START_TEST(test_request_deadline)
 	live_read_response(fd, &r);
 	close(fd);
 	live_assert_error(&r, 408, "request_timeout");
-	assert_answer_headers(&r); /* written mid-body by attnd itself */
+	assert_answer_headers(&r, 1); /* written mid-body by attnd itself */
 	live_stop(&d);
 	live_resp_release(&r);
 }
