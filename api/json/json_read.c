@@ -4,6 +4,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,22 @@ int req_listed(const char *const *names, const char *key)
 	return *names != NULL;
 }
 
+json_t *req_get(const json_t *obj, const char *key)
+{
+	json_t *o = (json_t *)(uintptr_t)obj; /* jansson's iterators take no const */
+
+	if (!json_is_object(o) || json_object_size(o) > REQ_SCAN_MEMBERS)
+		return json_object_get(o, key);
+	for (void *it = json_object_iter(o); it != NULL; it = json_object_iter_next(o, it)) {
+		const char *k = json_object_iter_key(it);
+
+		/* most keys asked for differ from a member's in the first byte */
+		if (k[0] == key[0] && strcmp(k, key) == 0)
+			return json_object_iter_value(it);
+	}
+	return NULL;
+}
+
 int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 		     struct api_error *err)
 {
@@ -188,7 +205,7 @@ int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 int req_enum(const json_t *obj, const char *key, const char *ptr, const char *const *names,
 	     int dflt, int *out, struct api_error *err)
 {
-	const json_t *v = json_object_get(obj, key);
+	const json_t *v = req_get(obj, key);
 	char child[API_PTR_MAX];
 
 	*out = dflt;
@@ -240,7 +257,7 @@ int req_integer(const json_t *v, json_int_t *out)
 int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,
 	     size_t dflt, size_t *out, struct api_error *err)
 {
-	const json_t *v = json_object_get(obj, key);
+	const json_t *v = req_get(obj, key);
 	char child[API_PTR_MAX];
 	json_int_t x;
 
@@ -261,7 +278,7 @@ int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, siz
 static int number_in(const json_t *obj, const char *key, const char *ptr, double lo, int open,
 		     double hi, double dflt, double *out, struct api_error *err)
 {
-	const json_t *v = json_object_get(obj, key);
+	const json_t *v = req_get(obj, key);
 	double x = json_number_value(v); /* 0 for anything else */
 	char child[API_PTR_MAX];
 
@@ -303,7 +320,7 @@ int req_softcap(const json_t *obj, const char *ptr, float *out, struct api_error
 int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,
 	     struct api_error *err)
 {
-	const json_t *v = json_object_get(obj, key);
+	const json_t *v = req_get(obj, key);
 	char child[API_PTR_MAX];
 
 	*out = dflt;

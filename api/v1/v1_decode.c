@@ -53,7 +53,7 @@ static int refuse_stack_fields(const struct v1_body *in, const struct attention_
 			       struct api_error *err)
 {
 	for (const char *const *f = stack_fields; *f != NULL; f++) {
-		const json_t *v = json_object_get(in->root, *f);
+		const json_t *v = req_get(in->root, *f);
 		char ptr[API_PTR_MAX];
 
 		if (v == NULL || v1_is_default(*f, v))
@@ -265,7 +265,7 @@ int v1_one_input(const json_t *root, const char *const *names, const char *note,
 	char all_said[64], sent_said[64], ptr[API_PTR_MAX];
 
 	for (; n < 4 && names[n] != NULL; n++)
-		if (json_object_get(root, names[n]) != NULL)
+		if (req_get(root, names[n]) != NULL)
 			sent[n_sent++] = names[n];
 	if (n_sent == 1)
 		return 0;
@@ -285,9 +285,9 @@ static int decode_input(struct v1_body *in, struct attention_job *job, size_t li
 			struct api_error *err)
 {
 	static const char *const inputs[] = { "embeddings", "tokens", "text", NULL };
-	json_t *emb = json_object_get(in->root, "embeddings");
-	json_t *tok = json_object_get(in->root, "tokens");
-	json_t *text = json_object_get(in->root, "text");
+	json_t *emb = req_get(in->root, "embeddings");
+	json_t *tok = req_get(in->root, "tokens");
+	json_t *text = req_get(in->root, "text");
 
 	if (v1_one_input(in->root, inputs, "", err) != 0)
 		return -1;
@@ -302,8 +302,8 @@ static int decode_input(struct v1_body *in, struct attention_job *job, size_t li
 static int decode_kv(struct v1_body *in, struct attention_job *job, size_t limit,
 		     struct api_error *err)
 {
-	json_t *k = json_object_get(in->root, "key");
-	json_t *v = json_object_get(in->root, "value");
+	json_t *k = req_get(in->root, "key");
+	json_t *v = req_get(in->root, "value");
 	size_t E = job->model->E;
 	int ragged = 0;
 

@@ -24,7 +24,7 @@ static const char *const inline_fields[] = { "d_model",	     "num_heads",	"num_k
 static int read_weight(struct v1_body *in, const json_t *obj, const char *key, size_t rank,
 		       size_t d0, size_t d1, struct api_tensor *t, struct api_error *err)
 {
-	json_t *v = json_object_get(obj, key);
+	json_t *v = req_get(obj, key);
 	char ptr[API_PTR_MAX];
 	int rc;
 
@@ -52,7 +52,7 @@ static int inline_explicit(struct v1_body *in, struct attention_job *job, const 
 	size_t D = cfg->E / cfg->H, rows = (cfg->H + 2 * cfg->Hkv) * D;
 	struct api_inline_model *s = &job->inline_spec;
 
-	if ((json_object_get(m, "embed_tokens") != NULL) != (cfg->vocab > 0))
+	if ((req_get(m, "embed_tokens") != NULL) != (cfg->vocab > 0))
 		return api_fail(err, API_E_INVALID_MODEL, "/model/embed_tokens",
 				"embed_tokens [vocab_size, d_model] goes with vocab_size");
 	if (read_weight(in, m, "in_proj_weight", 2, rows, cfg->E, &s->w_qkv, err) != 0 ||
@@ -119,10 +119,10 @@ static int decode_inline(const struct api_service *svc, struct v1_body *in,
 	job->shape.D = D;
 	job->shape.vocab = cfg.vocab;
 	job->model_name = API_INLINE_MODEL;
-	if (json_object_get(m, "in_proj_weight") != NULL) {
-		int has_bias = json_object_get(m, "in_proj_bias") != NULL;
+	if (req_get(m, "in_proj_weight") != NULL) {
+		int has_bias = req_get(m, "in_proj_bias") != NULL;
 
-		if (json_object_get(m, "bias") != NULL && bias != has_bias)
+		if (req_get(m, "bias") != NULL && bias != has_bias)
 			return api_fail(err, API_E_INVALID_MODEL, "/model/bias",
 					"bias is %s but in_proj_bias is %s", bias ? "true" : "false",
 					has_bias ? "given" : "absent");
@@ -134,7 +134,7 @@ static int decode_inline(const struct api_service *svc, struct v1_body *in,
 		char ptr[API_PTR_MAX];
 
 		for (size_t i = 0; i < 4; i++)
-			if (json_object_get(m, explicit_only[i]) != NULL)
+			if (req_get(m, explicit_only[i]) != NULL)
 				return api_fail(err, API_E_INVALID_MODEL,
 						req_child(ptr, "/model", explicit_only[i]),
 						"explicit weights need in_proj_weight too");
@@ -145,7 +145,7 @@ static int decode_inline(const struct api_service *svc, struct v1_body *in,
 int v1_decode_model(const struct api_service *svc, struct v1_body *in, struct attention_job *job,
 		    struct api_error *err)
 {
-	json_t *m = json_object_get(in->root, "model");
+	json_t *m = req_get(in->root, "model");
 
 	job->max_text_bytes = svc->limits.max_text_bytes; /* a named or an inline model's text */
 	if (m == NULL || json_is_string(m)) {
@@ -216,7 +216,7 @@ int v1_decode_mask(struct v1_body *in, struct attention_job *job, struct api_err
 	static const char *const kinds[] = { "none", "causal", NULL };
 	static const char *const alignments[] = { "top_left", "bottom_right", NULL };
 	struct api_mask_spec spec = { .where_lengths = "/mask/lengths" };
-	json_t *m = json_object_get(in->root, "mask"), *lengths;
+	json_t *m = req_get(in->root, "mask"), *lengths;
 	int64_t *lens = NULL;
 	int kind, rc;
 
@@ -238,16 +238,16 @@ int v1_decode_mask(struct v1_body *in, struct attention_job *job, struct api_err
 	    req_enum(m, "alignment", "/mask", alignments, 0, &spec.bottom_right, err) != 0 ||
 	    req_size(m, "window", "/mask", 1, (size_t)1 << 30, 0, &spec.window, err) != 0)
 		return -1;
-	if (json_object_get(m, "allow") && json_object_get(m, "bias"))
+	if (req_get(m, "allow") && req_get(m, "bias"))
 		return api_fail(err, API_E_INVALID_MASK, "/mask",
 				"give allow (boolean) or bias (additive), not both");
-	if (json_object_get(m, "allow") &&
-	    decode_user_mask(in, job, json_object_get(m, "allow"), 1, err) != 0)
+	if (req_get(m, "allow") &&
+	    decode_user_mask(in, job, req_get(m, "allow"), 1, err) != 0)
 		return -1;
-	if (json_object_get(m, "bias") &&
-	    decode_user_mask(in, job, json_object_get(m, "bias"), 0, err) != 0)
+	if (req_get(m, "bias") &&
+	    decode_user_mask(in, job, req_get(m, "bias"), 0, err) != 0)
 		return -1;
-	lengths = json_object_get(m, "lengths");
+	lengths = req_get(m, "lengths");
 	if (lengths != NULL && api_ints_read(lengths, "/mask/lengths", 0, (int64_t)job->Lk, &lens,
 					     &spec.n_lengths, err) != 0)
 		return -1;
@@ -270,7 +270,7 @@ static const char *const pos_kinds[] = { "none", "sinusoidal", "rope", "alibi", 
  * bits: those are t's. */
 static double position_at(const json_t *v, const struct api_tensor *t, size_t i)
 {
-	const json_t *list = json_is_object(v) ? json_object_get(v, "data") : v;
+	const json_t *list = json_is_object(v) ? req_get(v, "data") : v;
 	const json_t *e = json_array_get(list, i);
 
 	return json_is_number(e) ? json_number_value(e) : (double)t->data[i];
@@ -280,7 +280,7 @@ static double position_at(const json_t *v, const struct api_tensor *t, size_t i)
 static int read_positions(const json_t *obj, const char *key, size_t n, double **out,
 			  struct api_error *err)
 {
-	json_t *v = json_object_get(obj, key);
+	json_t *v = req_get(obj, key);
 	char ptr[API_PTR_MAX];
 	struct api_tensor t;
 
@@ -348,7 +348,7 @@ static int refuse_unread_fields(const json_t *p, const struct attn_positional *p
 	char ptr[API_PTR_MAX];
 
 	for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
-		if (json_object_get(p, reads[i].field) == NULL ||
+		if (req_get(p, reads[i].field) == NULL ||
 		    (reads[i].kinds & (1u << pos->kind)) || pos_field_default(pos, reads[i].field))
 			continue;
 		return api_fail(err, API_E_INVALID_INPUT, req_child(ptr, "/positional", reads[i].field),
@@ -362,7 +362,7 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 			 struct api_error *err)
 {
 	static const char *const styles[] = { "interleaved", "half", NULL };
-	json_t *p = json_object_get(in->root, "positional");
+	json_t *p = req_get(in->root, "positional");
 	struct attn_positional *pos = &job->pos;
 	double theta, scaling;
 	size_t rotary, offset;
@@ -394,7 +394,7 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 	pos->offset = offset;
 	if (refuse_unread_fields(p, pos, pos_kinds[kind], err) != 0)
 		return -1;
-	if (json_object_get(p, "key_positions") && job->key.data == NULL)
+	if (req_get(p, "key_positions") && job->key.data == NULL)
 		return api_fail(err, API_E_INVALID_VALUE, "/positional/key_positions",
 				"key_positions is for cross-attention; self-attention keys use positions");
 	if (read_positions(p, "positions", job->Lq, &job->q_positions, err) != 0 ||
@@ -413,7 +413,7 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job,
 			     struct api_error *err)
 {
-	const json_t *v = json_object_get(in->root, "positions");
+	const json_t *v = req_get(in->root, "positions");
 	int want;
 
 	/* "positions": "sinusoidal" is "positional" misread: say which field

@@ -102,7 +102,7 @@ static int heads_divide(const struct sdpa_job *j, size_t hq, size_t hkv, struct 
 	if (!q_bad && j->k.shape[2] % hkv == 0 && j->v.shape[2] % hkv == 0)
 		return 0;
 	return api_fail(err, API_E_DIMENSION_MISMATCH,
-			q_bad || json_object_get(j->root, "num_kv_heads") == NULL ? "/num_heads"
+			q_bad || req_get(j->root, "num_kv_heads") == NULL ? "/num_heads"
 										  : "/num_kv_heads",
 			"3D q, k, v need num_heads (and num_kv_heads) dividing their last axes");
 }
@@ -166,11 +166,11 @@ static int decode_qkv(struct sdpa_job *j, struct api_error *err)
 
 	struct fastjson_pool *pool = &j->numbers;
 
-	if (api_tensor_read_pool(pool, json_object_get(r, "q"), "/q", 3, 4, SDPA_MAX_ELEMS, 0,
+	if (api_tensor_read_pool(pool, req_get(r, "q"), "/q", 3, 4, SDPA_MAX_ELEMS, 0,
 				 &j->q, err) ||
-	    api_tensor_read_pool(pool, json_object_get(r, "k"), "/k", 3, 4, SDPA_MAX_ELEMS, 0,
+	    api_tensor_read_pool(pool, req_get(r, "k"), "/k", 3, 4, SDPA_MAX_ELEMS, 0,
 				 &j->k, err) ||
-	    api_tensor_read_pool(pool, json_object_get(r, "v"), "/v", 3, 4, SDPA_MAX_ELEMS, 0,
+	    api_tensor_read_pool(pool, req_get(r, "v"), "/v", 3, 4, SDPA_MAX_ELEMS, 0,
 				 &j->v, err))
 		return -1;
 	if (j->k.rank != j->q.rank || j->v.rank != j->q.rank)
@@ -223,8 +223,8 @@ static int past_agree(const struct sdpa_job *j, struct api_error *err)
 /* past_key / past_value [B, Hkv, P, D / Dv] and the present they make. */
 static int decode_past(struct sdpa_job *j, struct api_error *err)
 {
-	json_t *pk = json_object_get(j->root, "past_key");
-	json_t *pv = json_object_get(j->root, "past_value");
+	json_t *pk = req_get(j->root, "past_key");
+	json_t *pv = req_get(j->root, "past_value");
 
 	if ((pk == NULL) != (pv == NULL))
 		return api_fail(err, API_E_INVALID_INPUT, pk ? "/past_value" : "/past_key",
@@ -243,15 +243,15 @@ static int decode_past(struct sdpa_job *j, struct api_error *err)
 /* attn_mask: bool or additive, numpy broadcast; kv_lengths; is_causal. */
 static int decode_mask(struct sdpa_job *j, struct api_error *err)
 {
-	json_t *m = json_object_get(j->root, "attn_mask");
-	json_t *kl = json_object_get(j->root, "kv_lengths");
+	json_t *m = req_get(j->root, "attn_mask");
+	json_t *kl = req_get(j->root, "kv_lengths");
 	struct attn_mask *mask = &j->req.mask;
 	int causal;
 
 	if (req_bool(j->root, "is_causal", "", 0, &causal, err) != 0)
 		return -1;
 	if (m != NULL) {
-		const json_t *first = json_is_object(m) ? json_object_get(m, "data") : m;
+		const json_t *first = json_is_object(m) ? req_get(m, "data") : m;
 
 		while (json_is_array(first))
 			first = json_array_get(first, 0);

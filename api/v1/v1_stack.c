@@ -112,7 +112,7 @@ static int index_list(const json_t *v, const char *ptr, size_t n, const char *wh
 /* "layers": "all" (default), "last" or a list of indices. */
 static int decode_layers(const json_t *root, struct stack_job *s, struct api_error *err)
 {
-	const json_t *v = json_object_get(root, "layers");
+	const json_t *v = req_get(root, "layers");
 	const char *word = json_is_string(v) ? json_string_value(v) : NULL;
 
 	if (v != NULL && json_is_array(v))
@@ -132,7 +132,7 @@ static int decode_layers(const json_t *root, struct stack_job *s, struct api_err
 
 static int decode_heads(const json_t *root, struct stack_job *s, struct api_error *err)
 {
-	const json_t *v = json_object_get(root, "heads");
+	const json_t *v = req_get(root, "heads");
 
 	if (v == NULL)
 		return 0;
@@ -143,8 +143,8 @@ static int decode_heads(const json_t *root, struct stack_job *s, struct api_erro
 static int decode_input(const struct api_service *svc, const json_t *root, struct stack_job *s,
 			struct api_error *err)
 {
-	const json_t *tok = json_object_get(root, "tokens");
-	const json_t *text = json_object_get(root, "text");
+	const json_t *tok = req_get(root, "tokens");
+	const json_t *text = req_get(root, "text");
 	const struct api_where where = {tok ? "/tokens" : "/text", API_WHERE_NESTED, 0};
 
 	static const char *const inputs[] = { "tokens", "text", NULL };
@@ -194,7 +194,7 @@ static int type_item(const json_t *v, const char *ptr, size_t len, size_t T, int
 static int decode_types(const json_t *root, struct stack_job *s, struct api_error *err)
 {
 	static const struct api_where where = {"/token_type_ids", API_WHERE_NESTED, 0};
-	const json_t *v = json_object_get(root, "token_type_ids");
+	const json_t *v = req_get(root, "token_type_ids");
 	const struct attention_job *job = s->job;
 
 	if (v == NULL)

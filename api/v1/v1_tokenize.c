@@ -49,7 +49,7 @@ static int parse(const char *body, size_t len, const char *const *fields, int re
 static int pick(const struct api_service *svc, json_t *root, const struct tokenizer **tok,
 		struct api_error *err)
 {
-	json_t *t = json_object_get(root, "tokenizer"), *m = json_object_get(root, "model");
+	json_t *t = req_get(root, "tokenizer"), *m = req_get(root, "model");
 	const struct api_tokenizer_entry *te;
 	const struct api_model_entry *me;
 
@@ -88,7 +88,7 @@ static int pick(const struct api_service *svc, json_t *root, const struct tokeni
 static int read_text(json_t *root, size_t max, const char **text, size_t *len,
 		     struct api_error *err)
 {
-	json_t *t = json_object_get(root, "text");
+	json_t *t = req_get(root, "text");
 
 	if (t == NULL)
 		return api_fail(err, API_E_MISSING_FIELD, "/text", "give the text to tokenize");
@@ -178,7 +178,7 @@ out:
 /* "ids": integers in [0, 2^31), into a new array (caller frees). */
 static int read_ids(json_t *root, int32_t **ids, size_t *n, struct api_error *err)
 {
-	json_t *a = json_object_get(root, "ids"), *v;
+	json_t *a = req_get(root, "ids"), *v;
 	char ptr[API_PTR_MAX];
 	json_int_t id;
 	size_t i;
