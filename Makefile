@@ -486,9 +486,10 @@ fuzz-regress: fuzz-build
 bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_fmt \
        $(BUILD)/bench/bench_request \
        $(BUILD)/bench/bench_tokenizer $(BUILD)/bench/bench_compress $(BUILD)/bench/bench_linear \
-       $(BUILD)/bench/bench_tile $(TIMER_SO)
+       $(BUILD)/bench/bench_tile $(BUILD)/bench/bench_gemm $(TIMER_SO)
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_tile
+	$(BUILD)/bench/bench_gemm
 	$(BUILD)/bench/bench_linear
 	OPENBLAS_CORETYPE=Haswell $(BUILD)/bench/bench_linear --isa avx2
 	$(BUILD)/bench/bench_parse

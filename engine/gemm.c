@@ -2,9 +2,10 @@
  * gemm.c: small products by a plain kernel, the rest by sgemm (see gemm.h).
  *
  * The vector kernel (AVX2 and FMA, chosen at run time) first copies B, as
- * [k, n] whichever way it is stored, into a buffer on its stack whose rows
- * are padded with zeros to a multiple of RUN; then walks C a row at a time,
- * RUN columns at once, one vector of accumulators while k goes by in order:
+ * [k, n] whichever way it is stored (B [n, k] by gathers, RUN rows at once),
+ * into a buffer on its stack whose rows are padded with zeros to a multiple
+ * of RUN; then walks C a row at a time, RUN columns at once, one vector of
+ * accumulators while k goes by in order:
  *   acc [RUN] += a[p] Bp[p, j0 .. j0 + RUN)
  * and keeps the columns that exist. The scalar twin sums each element
  * straight from A and B in the same order (fmaf, one rounding a step), so
@@ -14,6 +15,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -23,7 +25,8 @@
 
 enum {
 	RUN = 8,                          /* columns of C summed at once: one ymm */
-	PACK_FLOATS = GEMM_SMALL_MACS,    /* B packed, [k, n rounded up to RUN] */
+	PACK_FLOATS = GEMM_SMALL_PACK,    /* B packed, [k, n rounded up to RUN] */
+	GATHER_LD_MAX = INT32_MAX / RUN,  /* B's row stride a gather's 32-bit offsets reach */
 };
 
 /* alpha acc, rounded once, where beta is 0 (c not read, as in sgemm: C may
@@ -56,10 +59,35 @@ static size_t padded(size_t n)
 }
 
 #ifdef HAVE_GEMM_FMA
-/* Bp [k, npad] = B as [k, n], zeros in columns n .. npad. */
-static void pack_b(float *Bp, size_t npad, int b_trans, size_t n, size_t k, const float *B,
-		   size_t ldb)
+/* Bp [k, npad] = B [n, k] transposed, zeros in columns n .. npad: each
+ * run of RUN columns of a row of Bp gathered from RUN rows of B at once. */
+__attribute__((target("avx2,fma"))) static void gather_bt(float *Bp, size_t npad, size_t n,
+							   size_t k, const float *B, size_t ldb)
 {
+	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i rows = _mm256_mullo_epi32(lanes, _mm256_set1_epi32((int)ldb));
+
+	for (size_t j0 = 0; j0 < n; j0 += RUN) {
+		/* lanes past n read nothing and hold 0 */
+		__m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - j0)), lanes);
+		const float *b = B + j0 * ldb; /* B[j0, :] */
+
+		for (size_t p = 0; p < k; p++)
+			_mm256_storeu_ps(Bp + p * npad + j0,
+					 _mm256_mask_i32gather_ps(_mm256_setzero_ps(), b + p, rows,
+								  _mm256_castsi256_ps(in), 4));
+	}
+}
+
+/* Bp [k, npad] = B as [k, n], zeros in columns n .. npad. */
+__attribute__((target("avx2,fma"))) static void pack_b(float *Bp, size_t npad, int b_trans,
+							size_t n, size_t k, const float *B,
+							size_t ldb)
+{
+	if (b_trans && ldb <= GATHER_LD_MAX) {
+		gather_bt(Bp, npad, n, k, B, ldb);
+		return;
+	}
 	for (size_t p = 0; p < k; p++)
 		for (size_t j = n; j < npad; j++)
 			Bp[p * npad + j] = 0.0f;

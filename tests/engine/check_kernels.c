@@ -257,6 +257,8 @@ END_TEST
  * B [k, n] or [n, k] (b_trans), every stride wider than tight on odd
  * iterations; C's columns past n start UNTOUCHED and must stay so. With
  * beta 0, C starts as NaN: sgemm does not read it then, nor may gemm. */
+_Static_assert(40 * 40 <= GEMM_SMALL_PACK, "the seeded B's fit the small kernel's buffer");
+
 START_TEST(gemm_small_matches_twin)
 {
 	static const float alphas[] = {1.0f, 0.35355339f, -2.5f}, betas[] = {0.0f, 1.0f, 0.5f};
@@ -336,7 +338,8 @@ START_TEST(gemm_small_takes_only_small_products)
 	EXPECT_MSG(gemm_small_taken(GEMM_SMALL_MACS, 1, 1) == fma, "a column of %d",
 		   GEMM_SMALL_MACS);
 	EXPECT_MSG(!gemm_small_taken(4, 16, GEMM_SMALL_MACS / 64 + 1), "one step past the bound");
-	EXPECT_MSG(!gemm_small_taken(1, 1, GEMM_SMALL_MACS), "B padded to 8 columns is too big");
+	EXPECT_MSG(!gemm_small_taken(1, 1, GEMM_SMALL_PACK / 8 + 1),
+		   "B padded to 8 columns past the kernel's buffer");
 	EXPECT_MSG(!gemm_small_taken(0, 4, 4) && !gemm_small_taken(4, 0, 4) &&
 			   !gemm_small_taken(4, 4, 0),
 		   "an empty product");
