@@ -35,6 +35,12 @@
 #include "tests/lib/seeded.h"
 #include "tests/lib/suite_main.h"
 
+/* got is a float product's double-precision value want, within rounding. */
+static int near(double got, double want)
+{
+	return fabs(got - want) <= 1e-4 + 1e-5 * fabs(want);
+}
+
 /* ---- tile kernels ----------------------------------------------------- */
 
 /* tile.h: the vector kernels give the scalar twins' bits (same fma chains),
@@ -84,7 +90,7 @@ START_TEST(tile_kernels_match_twins)
 			for (size_t d = 0; j < n && d < D; d++)
 				want += (double)q[r * ldq + d] * k[j * 2 * D + d];
 			want *= 0.1f; /* not a power of two: where the scale is applied shows */
-			EXPECT_MSG(fabs(s_sc[r * lds + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+			EXPECT_MSG(near(s_sc[r * lds + j], want),
 				   "qk [%zu, %zu] = %g, want %g", r, j, s_sc[r * lds + j], want);
 		}
 	}
@@ -200,7 +206,7 @@ static void few_check(struct attn_prng *g, size_t n, size_t w, size_t E, size_t 
 
 			for (size_t k = 0; k < E; k++)
 				want += (double)x[r * ld_x + k] * W[k * ldw + c];
-			EXPECT_MSG(fabs(out_sc[r * ld_out + c] - want) <= 1e-4 + 1e-5 * fabs(want),
+			EXPECT_MSG(near(out_sc[r * ld_out + c], want),
 				   "[%zu, %zu] = %g, want %g", r, c, out_sc[r * ld_out + c], want);
 		}
 	free(x);
@@ -312,9 +318,9 @@ START_TEST(gemm_small_matches_twin)
 				want += (double)A[i * lda + p] *
 					(b_trans ? B[j * ldb + p] : B[p * ldb + j]);
 			want = alpha * want + (beta == 0.0f ? 0.0 : (double)beta * C0[i * ldc + j]);
-			EXPECT_MSG(fabs(c_twin[i * ldc + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+			EXPECT_MSG(near(c_twin[i * ldc + j], want),
 				   "twin [%zu, %zu] = %g, want %g", i, j, c_twin[i * ldc + j], want);
-			EXPECT_MSG(fabs(c_gemm[i * ldc + j] - want) <= 1e-4 + 1e-5 * fabs(want),
+			EXPECT_MSG(near(c_gemm[i * ldc + j], want),
 				   "gemm [%zu, %zu] = %g, want %g", i, j, c_gemm[i * ldc + j], want);
 		}
 	free(A);
