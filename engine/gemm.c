@@ -29,13 +29,15 @@ enum {
 	GATHER_LD_MAX = INT32_MAX / RUN,  /* B's row stride a gather's 32-bit offsets reach */
 };
 
-/* alpha acc, rounded once, where beta is 0 (c not read, as in sgemm: C may
- * hold NaN there); else alpha acc + beta c in one rounding. */
-static inline float finish(float acc, float alpha, float beta, float c)
+/* *c = alpha acc, rounded once, where beta is 0 (*c not read, as in sgemm:
+ * C may hold NaN there, or nothing written yet); else alpha acc + beta *c
+ * in one rounding. */
+static inline void finish(float *c, float acc, float alpha, float beta)
 {
 	if (beta == 0.0f)
-		return alpha * acc;
-	return fmaf(alpha, acc, beta == 1.0f ? c : beta * c);
+		*c = alpha * acc;
+	else
+		*c = fmaf(alpha, acc, beta == 1.0f ? *c : beta * *c);
 }
 
 /* The twin: each element's chain straight from A and B. */
@@ -49,7 +51,7 @@ void gemm_small_twin(int b_trans, size_t m, size_t n, size_t k, float alpha, con
 			for (size_t p = 0; p < k; p++)
 				acc = fmaf(A[i * lda + p], b_trans ? B[j * ldb + p] : B[p * ldb + j],
 					   acc);
-			C[i * ldc + j] = finish(acc, alpha, beta, C[i * ldc + j]);
+			finish(C + i * ldc + j, acc, alpha, beta);
 		}
 }
 
@@ -118,7 +120,7 @@ __attribute__((target("avx2,fma"))) static void store_run(float *c, size_t w, __
 	}
 	_mm256_storeu_ps(sums, acc);
 	for (size_t j = 0; j < w; j++)
-		c[j] = finish(sums[j], alpha, beta, c[j]);
+		finish(c + j, sums[j], alpha, beta);
 }
 
 __attribute__((target("avx2,fma"))) void gemm_small(int b_trans, size_t m, size_t n, size_t k,
