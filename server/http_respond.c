@@ -79,8 +79,8 @@ static const char *vary_value(int origin, int encoding, int request_headers)
  * every one, and on every POST), and a no-store answer is kept by no cache
  * to be served to one later. So curl's, wrk's and a program's compute
  * answers go without them under --cors-origins "*" (under a list they never
- * had them without an Origin): two of the nine headers the four-word answer
- * had, some 2k of its instructions in libmicrohttpd (copies of each name
+ * had them without an Origin): two of the seven headers attnd put on the
+ * four-word answer, some 2k of its instructions in libmicrohttpd (copies of each name
  * and value, freed again). Answers a cache may keep (no-cache: the model
  * list, the OpenAPI document) carry them whatever asked, so that one stored
  * answer serves a browser too. */
