@@ -168,8 +168,9 @@ enum attn_status attn_sdpa_workspace(const struct attn_sdpa *req, size_t *bytes,
 				     struct attn_error *err);
 
 /*
- * Runs the request (on tile.h's kernels where they run, else gemm.h's gemm). ws holds ws_bytes of scratch (suitably
- * aligned for float). On failure the outputs are unspecified and err says why.
+ * Runs the request (on tile.h's kernels where they run, else gemm.h's
+ * gemm). ws holds ws_bytes of scratch (suitably aligned for float). On
+ * failure the outputs are unspecified and err says why.
  */
 enum attn_status attn_sdpa_forward(const struct attn_sdpa *req, void *ws, size_t ws_bytes,
 				   struct attn_error *err);
