@@ -157,7 +157,8 @@ FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 NODE_DEPS  := node_modules/.package-lock.json
 
 BENCH_SRC  := $(wildcard bench/*.c)
-BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/bench_engine
+BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/bench_engine \
+              $(BUILD)/bench/attnd_fixed_reply
 # bench_engine is the one bench program in parts: bench/engine/*.c
 BENCH_ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 
@@ -284,6 +285,14 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $
 
 $(BUILD)/bench/bench_engine: $(BENCH_ENGINE_OBJ) $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# attnd with api_handle wrapped (bench/fixed_reply/fixed_reply.c): the HTTP
+# bench's "fixed" row, attnd's transport with the API's work taken out.
+# Linked as $(ATTND) is (LTO included), so that only the wrap differs.
+$(BUILD)/bench/attnd_fixed_reply: $(BUILD)/bench/fixed_reply/fixed_reply.o $(SERVER_OBJ) $(WEB_OBJ) \
+				  $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+	$(CC) $(filter-out -fno-lto,$(LDFLAGS)) $(LTO) -Wl,--wrap=api_handle $^ -o $@ -lmicrohttpd \
+		-ljansson $(TOK_LIBS) $(ZLIB_LIBS) $(LDLIBS)
 
 # bench/timer: the engine as a shared library that bench/torch_mha.py loads
 # beside PyTorch, to time both in one process (position-independent objects).
@@ -500,7 +509,7 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/ben
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 		$(PYTHON) bench/torch_mha.py; \
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
-	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server
+	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server $(BUILD)/bench/attnd_fixed_reply
 	bench/http_bench.sh
 	$(PYTHON) bench/path_bench.py $(ATTND) $(TIMER_SO)
 	$(PYTHON) bench/split_bench.py $(ATTND)

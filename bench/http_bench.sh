@@ -16,7 +16,13 @@
 # taken with curl from the attnd started here; bare_server --answer). So the
 # gap splits in two: bare -> answer is what the answer's bytes cost on this
 # machine, answer -> attnd is attnd's own work per request (information
-# lines under the targets). Without curl it is left out.
+# lines under the targets). Without curl it is left out. And a fourth,
+# "fixed": build/bench/attnd_fixed_reply, attnd itself with the API's work
+# on a repeated request replaced by a copy of its first reply
+# (bench/fixed_reply/fixed_reply.c), which splits attnd's own work again:
+# answer -> fixed is attnd's transport (routing, headers, metrics, the access
+# log), fixed -> attnd the API's decoding, engine and encoding. Left out when
+# it is not built.
 #
 # Columns: requests/s, p50 and p99 latency (wrk --latency), non-2xx answers
 # (attnd's own count: the change in its /metrics attnd_http_requests_total
@@ -214,6 +220,9 @@ rounds() {
 		if [[ $1 == seeds_c* && -n $answer_port ]]; then
 			run "$1" answer "http://127.0.0.1:$answer_port" "$answer_pid"
 		fi
+		if [[ $1 == seeds_c* && -n $fixed_port ]]; then
+			run "$1" fixed "http://127.0.0.1:$fixed_port" "$fixed_pid"
+		fi
 		run "$1" attnd "http://127.0.0.1:$attnd_port" "$attnd_pid"
 	done
 }
@@ -252,8 +261,14 @@ else
 	attnd_port=$port attnd_pid=$pid
 	start bare_server build/bench/bare_server --port 0
 	bare_port=$port bare_pid=$pid
-	answer_port=''
-	[[ " ${SCENARIOS[*]} " != *" seeds_c"* ]] || start_answer
+	answer_port='' fixed_port=''
+	if [[ " ${SCENARIOS[*]} " == *" seeds_c"* ]]; then
+		start_answer
+		if [[ -x build/bench/attnd_fixed_reply ]]; then
+			start fixed build/bench/attnd_fixed_reply --host 127.0.0.1 --port 0
+			fixed_port=$port fixed_pid=$pid
+		fi
+	fi
 	echo "HTTP bench on loopback, $cpus CPUs, wrk $("$WRK" -v 2>&1 | awk 'NR == 1 { print $2 }')," \
 		"seeds: median of $ROUNDS alternating rounds"
 	for s in "${SCENARIOS[@]}"; do
@@ -264,7 +279,7 @@ fi
 # One line per scenario and server: the round of median requests/s; non-2xx
 # and socket errors summed over all its rounds (zero must hold for every one).
 for s in "${SCENARIOS[@]}"; do
-	for server in bare answer attnd; do
+	for server in bare answer fixed attnd; do
 		awk -v s="$s" -v v="$server" '$1 == s && $2 == v' "$work/rows" | sort -g -k3 >"$work/one"
 		[[ -s $work/one ]] || continue
 		awk -v mid=$((($(wc -l <"$work/one") + 1) / 2)) '
@@ -284,10 +299,12 @@ awk 'BEGIN {
 
 # the target lines: attnd against the bare server on the seeds' request; then,
 # for information, the same gap split at the bare server sending attnd's answer
+# and at attnd answering without its API's work
 for s in seeds_c8 seeds_c32; do
 	awk -v s="$s" -v target="$TARGET_PCT" '
 	$1 == s && $2 == "bare" { bare = $3 }
 	$1 == s && $2 == "answer" { answer = $3 }
+	$1 == s && $2 == "fixed" { fixed = $3 }
 	$1 == s && $2 == "attnd" { attnd = $3; non2xx = $6 }
 	END {
 		if (bare == "" || attnd == "" || bare <= 0)
@@ -300,5 +317,9 @@ for s in seeds_c8 seeds_c32; do
 			printf "%s: the bare server sending attnd'"'"'s answer %.0f req/s = %.0f%% of " \
 			       "the bare server; attnd = %.0f%% of it (information)\n", s, answer,
 			       100 * answer / bare, 100 * attnd / answer
+		if (fixed != "" && fixed > 0)
+			printf "%s: attnd with its API'"'"'s work replaced by a copy of its answer %.0f " \
+			       "req/s = %.0f%% of the bare server; attnd = %.0f%% of it (information)\n",
+			       s, fixed, 100 * fixed / bare, 100 * attnd / fixed
 	}' "$work/table"
 done
