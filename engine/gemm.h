@@ -13,10 +13,9 @@
  * of at most GEMM_SMALL_MACS multiply-adds run here instead: each element
  * one chain of fused multiply-adds over k in order, from 0, then alpha
  * times it plus beta C in one rounding (as tile.h's and linear_few.h's
- * kernels sum). OpenBLAS's
- * kernels sum in an order of their own, so the two differ in the last bits
- * as any two orders do (tests/engine/check_kernels.c bounds both against a
- * double-precision product).
+ * kernels sum). OpenBLAS's kernels sum in an order of their own, so the two
+ * differ in the last bits as any two orders do (tests/engine/check_kernels.c
+ * bounds both against a double-precision product).
  *
  * The small kernel needs FMA (AVX2's machines); elsewhere every product goes
  * to sgemm. gemm_small_twin is its scalar twin (fmaf from libm), for tests.
