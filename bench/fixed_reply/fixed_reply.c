@@ -74,8 +74,7 @@ static char *copy_bytes(const char *p, size_t n)
 static void keep(enum api_route route, const char *param, const char *body, size_t len,
 		 const struct api_reply *reply)
 {
-	if (kept.valid || reply->declined || reply->status < 200 || reply->status > 299 ||
-	    reply->inference_header_len != 0)
+	if (kept.valid || reply->declined || reply->status < 200 || reply->status > 299)
 		return;
 	kept.param = param != NULL ? copy_bytes(param, strlen(param)) : NULL;
 	kept.body = copy_bytes(body != NULL ? body : "", len);
