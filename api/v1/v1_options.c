@@ -276,6 +276,11 @@ static double position_at(const json_t *v, const struct api_tensor *t, size_t i)
 	return json_is_number(e) ? json_number_value(e) : (double)t->data[i];
 }
 
+static int wrong_count(const char *ptr, size_t n, struct api_error *err)
+{
+	return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "needs %zu positions", n);
+}
+
 /* An explicit position list of exactly n finite numbers >= 0. */
 static int read_positions(const json_t *obj, const char *key, size_t n, double **out,
 			  struct api_error *err)
@@ -288,11 +293,13 @@ static int read_positions(const json_t *obj, const char *key, size_t n, double *
 	if (v == NULL)
 		return 0;
 	req_child(ptr, "/positional", key);
+	/* bounded by n before anything is allocated; a list longer than n is
+	 * the same mistake as a shorter one, so both read dimension_mismatch */
 	if (api_tensor_read(v, ptr, 1, 1, n, 0, &t, err) != 0)
-		return -1;
+		return err->kind == API_E_TOO_LARGE ? wrong_count(ptr, n, err) : -1;
 	if (t.n != n) {
 		api_tensor_release(&t);
-		return api_fail(err, API_E_DIMENSION_MISMATCH, ptr, "needs %zu positions", n);
+		return wrong_count(ptr, n, err);
 	}
 	*out = malloc(n * sizeof(double));
 	for (size_t i = 0; *out && i < n; i++)

@@ -324,6 +324,17 @@ static const struct bad_request bad_requests[] = {
     {"positions of the wrong count", A,
      TINY EMB3 ",\"positional\":{\"type\":\"rope\",\"positions\":[0,1]}}", 422,
      "dimension_mismatch", "/positional/positions"},
+    /* one too many reads as one too few, not as a size limit */
+    {"one position too many", A,
+     TINY EMB3 ",\"positional\":{\"type\":\"rope\",\"positions\":[0,1,2,3]}}", 422,
+     "dimension_mismatch", "/positional/positions"},
+    {"one position too many, as a tensor object", A,
+     TINY EMB3 ",\"positional\":{\"type\":\"rope\",\"positions\":{\"shape\":[4],"
+     "\"data\":[0,1,2,3]}}}",
+     422, "dimension_mismatch", "/positional/positions"},
+    {"one key position too many", A,
+     TINY EMB1 ",\"key\":" X3 ",\"positional\":{\"type\":\"rope\",\"key_positions\":[0,1,2,3]}}",
+     422, "dimension_mismatch", "/positional/key_positions"},
     {"odd rotary_dim", A, TINY EMB1 ",\"positional\":{\"type\":\"rope\",\"rotary_dim\":3}}", 422,
      "invalid_rotary_dim", "/positional/rotary_dim"},
     /* no rotary_dim given: the default (the whole head) is what cannot be,
