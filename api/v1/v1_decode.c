@@ -173,6 +173,14 @@ int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
 	return rc;
 }
 
+/* A number written whole but past json_int_t's ends (1e300). */
+static int past_int64(const json_t *e)
+{
+	double x = json_is_real(e) ? json_real_value(e) : 0;
+
+	return x >= 0x1p63 || x < -0x1p63;
+}
+
 /* One item of "tokens": an array of strings and ids, appended to tok. */
 static int token_item(const json_t *item, const char *ptr, struct api_token *tok,
 		      size_t *n, struct api_error *err)
@@ -189,6 +197,12 @@ static int token_item(const json_t *item, const char *ptr, struct api_token *tok
 		if (json_is_string(e)) {
 			tok[i].str = json_string_value(e);
 			tok[i].len = json_string_length(e);
+		} else if (past_int64(e) && req_integer(e, &id)) {
+			/* whole, but req_integer's clamped end is not what was sent */
+			api_ptr_index(child, sizeof(child), ptr, i);
+			return api_fail(err, API_E_TOKEN_OUT_OF_RANGE, child,
+					"token id %.15g is past every vocabulary's ids",
+					json_real_value(e));
 		} else if (req_integer(e, &id)) {
 			tok[i].str = NULL;
 			tok[i].id = id;

@@ -243,6 +243,8 @@ static const struct bad_request bad_requests[] = {
      "/tokens/0"},
     {"token in a batch", A, TINY "\"tokens\":[[1,2],[3,-1]]}", 422, "token_out_of_range",
      "/tokens/1/1"},
+    {"token 1e300", A, TINY "\"tokens\":[1,1e300]}", 422, "token_out_of_range", "/tokens/1"},
+    {"token -1e19", A, TINY "\"tokens\":[-1e19]}", 422, "token_out_of_range", "/tokens/0"},
     {"no tokens", A, TINY "\"tokens\":[]}", 422, "empty_sequence", "/tokens"},
     {"tokens not an array", A, TINY "\"tokens\":7}", 422, "invalid_type", "/tokens"},
     {"empty batch item", A, TINY "\"tokens\":[[1],[]]}", 422, "empty_sequence", "/tokens/1"},
@@ -528,6 +530,9 @@ START_TEST(test_messages_say_what)
 	    {TINY EMB1 ",\"mask\":{\"allow\":{\"shape\":[1,1],\"base64\":\"AAAA\"}}}",
 	     "a boolean tensor cannot be sent as base64"},
 	    {TINY "\"tokens\":[1,2,99]}", "token id 99 is outside [0, 64)"},
+	    /* a whole number past int64 is named as sent, not as its clamped end */
+	    {TINY "\"tokens\":[1e300]}", "token id 1e+300 is past every"},
+	    {TINY "\"tokens\":[2e19]}", "token id 2e+19 is past every"},
 	    {"{\"model\":{\"d_model\":8,\"num_heads\":2},\"text\":\"a b\"}",
 	     "give it a vocab_size, or send embeddings"},
 	    {TINY EMB1 ",\"mask\":\"window\"}", "or a mask object of causal, alignment, window"},
