@@ -12,9 +12,12 @@
  * on every call, and scanning a text match by match would be quadratic.
  *
  * Classes differ between engines: PCRE2 10.42's \s (with UCP) holds U+0085
- * and U+180E, Hugging Face's (Oniguruma, White_Space) U+0085 only and
- * JavaScript's U+FEFF but neither of the others; PCRE2's \w is letters,
- * numbers and '_', Oniguruma's adds marks and drops No. Patterns are used as
+ * and U+180E, Hugging Face's (Oniguruma: \t-\r, U+0085, Zs, Zl, Zp) U+0085
+ * only, and JavaScript's U+FEFF but neither of the others. Every pattern's
+ * \s and \S are written out as Oniguruma's set before PCRE2 compiles it
+ * (onig_spaces), so GPT-2's and Llama 3's splits keep " \u180E" together as
+ * Hugging Face does. PCRE2's \w is letters, numbers and '_', Oniguruma's
+ * adds marks and drops No; no shipped pattern uses \w, and it stays as
  * written.
  */
 #define _GNU_SOURCE /* memmem */
@@ -59,11 +62,131 @@ static struct tok_regex *compile_literal(const char *text, char *err, size_t err
 	return NULL;
 }
 
+/* Oniguruma's \s as a class's contents, and its complement (\S) */
+#define ONIG_SPACE                                                                       \
+	"\\x{9}-\\x{D}\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"      \
+	"\\x{202F}\\x{205F}\\x{3000}"
+#define ONIG_NONSPACE                                                                    \
+	"\\x{0}-\\x{8}\\x{E}-\\x{1F}\\x{21}-\\x{84}\\x{86}-\\x{9F}\\x{A1}-\\x{167F}"         \
+	"\\x{1681}-\\x{1FFF}\\x{200B}-\\x{2027}\\x{202A}-\\x{202E}\\x{2030}-\\x{205E}"        \
+	"\\x{2060}-\\x{2FFF}\\x{3001}-\\x{10FFFF}"
+
+/* Appends \s (or \S with non) at o: the set's contents inside a class,
+ * the set in brackets outside one. Returns the end. */
+static char *put_space(char *o, int non, int in_class)
+{
+	const char *set = non ? ONIG_NONSPACE : ONIG_SPACE;
+	size_t n = strlen(set);
+
+	if (!in_class)
+		*o++ = '[';
+	memcpy(o, set, n);
+	o += n;
+	if (!in_class)
+		*o++ = ']';
+	return o;
+}
+
+/* Copies p's escape or \Q...\E quote at p (p[0] == '\\') to *o, advancing
+ * both; \s and \S become Oniguruma's sets. */
+static void copy_escape(const char **p, char **o, int in_class)
+{
+	const char *s = *p;
+
+	if (s[1] == 's' || s[1] == 'S') {
+		*o = put_space(*o, s[1] == 'S', in_class);
+		*p = s + 2;
+		return;
+	}
+	if (s[1] == 'Q') { /* literal to \E or the end */
+		const char *e = strstr(s + 2, "\\E");
+		size_t n = e != NULL ? (size_t)(e + 2 - s) : strlen(s);
+
+		memcpy(*o, s, n);
+		*o += n;
+		*p = s + n;
+		return;
+	}
+	*(*o)++ = *s++;
+	if (*s != '\0')
+		*(*o)++ = *s++;
+	*p = s;
+}
+
+/*
+ * text with every \s and \S written out as Oniguruma's set (see the top of
+ * this file), or NULL when out of memory; the caller frees it. Escapes,
+ * \Q...\E quotes, classes ("[^]...]" and POSIX "[:alpha:]" inside them)
+ * are followed so that only those two escapes change.
+ */
+static char *onig_spaces(const char *text)
+{
+	size_t grow = sizeof ONIG_NONSPACE + 2, n = strlen(text) + 1;
+	int in_class = 0;
+	char *out, *o;
+
+	for (const char *q = text; *q != '\0'; q++)
+		if (*q == '\\' && (n += grow) < grow)
+			return NULL;
+	out = o = malloc(n);
+	if (out == NULL)
+		return NULL;
+	while (*text != '\0') {
+		if (*text == '\\') {
+			copy_escape(&text, &o, in_class);
+		} else if (!in_class && *text == '[') {
+			in_class = 1;
+			*o++ = *text++;
+			if (*text == '^')
+				*o++ = *text++;
+			if (*text == ']') /* a ']' first is a member */
+				*o++ = *text++;
+		} else if (in_class && text[0] == '[' && text[1] == ':' &&
+			   strstr(text + 2, ":]") != NULL) {
+			size_t k = (size_t)(strstr(text + 2, ":]") + 2 - text);
+
+			memcpy(o, text, k);
+			o += k;
+			text += k;
+		} else {
+			in_class &= *text != ']';
+			*o++ = *text++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* pcre2_compile of text as written or with Oniguruma's spaces; a failure's
+ * message and offset in err (the offset is text's). */
+static pcre2_code *compile_pattern(const char *text, int onig, char *err, size_t errlen)
+{
+	char *rewritten = onig ? onig_spaces(text) : NULL;
+	pcre2_code *code;
+	int rc;
+	PCRE2_SIZE offset;
+
+	if (onig && rewritten == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	code = pcre2_compile((PCRE2_SPTR)(onig ? rewritten : text), PCRE2_ZERO_TERMINATED,
+			     PCRE2_UTF | PCRE2_UCP, &rc, &offset, NULL);
+	free(rewritten);
+	if (code == NULL && onig) /* the pattern's own error, at its own offset */
+		return compile_pattern(text, 0, err, errlen);
+	if (code == NULL) {
+		PCRE2_UCHAR msg[160];
+
+		pcre2_get_error_message(rc, msg, sizeof msg);
+		snprintf(err, errlen, "%s at offset %zu", (const char *)msg, (size_t)offset);
+	}
+	return code;
+}
+
 struct tok_regex *tok_regex_compile(const char *text, int is_regex, char *err, size_t errlen)
 {
 	struct tok_regex *re;
-	int code;
-	PCRE2_SIZE offset;
 
 	if (!is_regex)
 		return compile_literal(text, err, errlen);
@@ -72,12 +195,8 @@ struct tok_regex *tok_regex_compile(const char *text, int is_regex, char *err, s
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	re->code = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP,
-				 &code, &offset, NULL);
+	re->code = compile_pattern(text, 1, err, errlen);
 	if (re->code == NULL) {
-		PCRE2_UCHAR msg[160];
-		pcre2_get_error_message(code, msg, sizeof msg);
-		snprintf(err, errlen, "%s at offset %zu", (const char *)msg, (size_t)offset);
 		free(re);
 		return NULL;
 	}

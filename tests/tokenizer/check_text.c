@@ -21,7 +21,9 @@
  *                 schemes and split ("first" by the split's original start,
  *                 as metaspace.rs's offsets_original().0 == 0), Sequence
  *   regex         empty matches skipped, literals, a bad pattern's message,
- *                 \s of PCRE2 (U+0085 yes, U+FEFF no)
+ *                 \s and \S as Oniguruma's (U+0085 space, U+180E and
+ *                 U+FEFF not; in classes, negated ones, not in escapes or
+ *                 \Q...\E), a rewritten pattern's error at its own offset
  * Added tokens are check_added.c; the linear-time cases check_text_linear.c.
  */
 #include <check.h>
@@ -634,11 +636,41 @@ START_TEST(regex_matches)
 	/* a literal is literal */
 	ck_assert_int_eq(tok_regex_next(lit, m, "abba.", 5, 0, &ms, &me), TOK_OK);
 	ck_assert_uint_eq(ms, 3);
-	/* PCRE2's \s: U+0085 yes (as HF), U+FEFF no (JavaScript's \s has it) */
+	/* Oniguruma's \s: U+0085 yes (as HF), U+FEFF no (JavaScript's \s has
+	 * it), U+180E no (PCRE2's has it) */
 	ck_assert_int_eq(tok_regex_next(sp, m, "\xc2\x85", 2, 0, &ms, &me), TOK_OK);
 	ck_assert_int_eq(tok_regex_next(sp, m, "\xef\xbb\xbf", 3, 0, &ms, &me), TOK_EINVAL);
+	ck_assert_int_eq(tok_regex_next(sp, m, "\xe1\xa0\x8e", 3, 0, &ms, &me), TOK_EINVAL);
 	ck_assert_ptr_null(tok_regex_compile("(a", 1, err, sizeof err));
 	ck_assert_msg(strstr(err, "offset 2") != NULL, "%s", err);
+	/* a pattern with \s fails at its own offset, not the rewritten one's */
+	ck_assert_ptr_null(tok_regex_compile("\\s+(a", 1, err, sizeof err));
+	ck_assert_msg(strstr(err, "offset 5") != NULL, "%s", err);
+	tok_regex_free(sp);
+	tok_match_free(m);
+	m = tok_match_new();
+	ck_assert_ptr_nonnull(m);
+	/* GPT-2's piece for a space before other symbols: " \u180E" is one */
+	sp = tok_regex_compile(" ?[^\\s\\p{L}\\p{N}]+|\\s+", 1, err, sizeof err);
+	ck_assert_ptr_nonnull(sp);
+	ck_assert_int_eq(tok_regex_next(sp, m, "a \xe1\xa0\x8e!", 6, 0, &ms, &me), TOK_OK);
+	ck_assert_uint_eq(ms, 1);
+	ck_assert_uint_eq(me, 6);
+	tok_regex_free(sp);
+	/* \S, [\S] and [^\s] take U+180E; [^\S] takes U+2028 and not 'x' */
+	sp = tok_regex_compile("\\S[\\S][^\\s][^\\S]", 1, err, sizeof err);
+	ck_assert_ptr_nonnull(sp);
+	ck_assert_int_eq(tok_regex_next(sp, m, "\xe1\xa0\x8e\xe1\xa0\x8e\xe1\xa0\x8e\xe2\x80\xa8",
+					12, 0, &ms, &me),
+			 TOK_OK);
+	ck_assert_int_eq(tok_regex_next(sp, m, "abcx", 4, 0, &ms, &me), TOK_EINVAL);
+	tok_regex_free(sp);
+	/* an escaped backslash, a quote and a POSIX class keep their \s */
+	sp = tok_regex_compile("\\\\s\\Q\\s\\E[[:alpha:]\\s]", 1, err, sizeof err);
+	ck_assert_ptr_nonnull(sp);
+	ck_assert_int_eq(tok_regex_next(sp, m, "\\s\\s ", 5, 0, &ms, &me), TOK_OK);
+	ck_assert_uint_eq(ms, 0);
+	ck_assert_uint_eq(me, 5);
 	tok_regex_free(re);
 	tok_regex_free(lit);
 	tok_regex_free(sp);
