@@ -111,14 +111,17 @@ static int authorized(const struct request *r)
  * connection without an answer, is raised meanwhile to one second past the
  * earlier of the two: its clock restarts at every byte read, as the
  * watcher's at every body byte, so it never comes first, and it still
- * closes, a second after the 408, a client that stays silent. */
+ * closes, a second after the 408, a client that stays silent. A body still
+ * trickling when the deadline nears shortens it (shorten_timeout), so the
+ * deadline's 408 is not followed by up to --timeout of a held connection. */
 static void watch_receiving(struct request *r)
 {
 	const struct attnd_config *cfg = r->srv->cfg;
 	unsigned long long bound =
 	    cfg->timeout < cfg->request_deadline ? cfg->timeout : cfg->request_deadline;
 
-	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)bound + 1);
+	r->recv_timeout = (unsigned)bound + 1;
+	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, r->recv_timeout);
 	r->recv_watch.on_fire = cut_off_at_deadline;
 	r->recv_watch.idle = (double)cfg->timeout;
 	watch_add(r->srv->watch, &r->recv_watch, -1, r->t_start + (double)cfg->request_deadline);
@@ -429,6 +432,23 @@ static int past_deadline(const struct request *r)
 	return clock_seconds() - r->t_start > (double)r->srv->cfg->request_deadline;
 }
 
+/* With a body byte just read and the --request-deadline nearer than the
+ * inactivity timeout set in watch_receiving, that timeout (restarted by
+ * every byte) is cut to the deadline's whole seconds plus 2: a client that
+ * trickles up to its 408 and then stays silent is closed within 2 s of it.
+ * libmicrohttpd is called only when the value falls, once a second at most. */
+static void shorten_timeout(struct request *r, double now)
+{
+	double left = r->t_start + (double)r->srv->cfg->request_deadline - now;
+	unsigned t;
+
+	if (left < 0 || left + 2 >= (double)r->recv_timeout)
+		return;
+	t = (unsigned)left + 2;
+	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, t);
+	r->recv_timeout = t;
+}
+
 /* r->detail for a coded body that does not inflate, in the decoder's words. */
 static void say_not_inflating(struct request *r)
 {
@@ -490,6 +510,7 @@ static int body_inflated(struct request *r)
 static enum MHD_Result on_body(struct request *r, const char *data, size_t *size)
 {
 	size_t n = *size;
+	double now;
 
 	*size = 0;
 	r->bytes_in += n;
@@ -498,8 +519,10 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 	if (r->state == REQ_ANSWERED) /* refused before the body: libmicrohttpd drops it */
 		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES;
 	watch_touch(&r->recv_watch); /* its --timeout starts again */
-	if (past_deadline(r))
+	now = clock_seconds();
+	if (now - r->t_start > (double)r->srv->cfg->request_deadline)
 		return cut_off(r, REJ_TIMEOUT);
+	shorten_timeout(r, now);
 	if (r->state != REQ_RECEIVING) { /* an inline route: the body is not needed */
 		if (r->bytes_in > r->srv->cfg->max_body)
 			return cut_off(r, REJ_TOO_LARGE);

@@ -83,6 +83,7 @@ struct request {
 	atomic_int cut;		/* an answer was written to the socket (cut_off) */
 	int fd;			/* the connection's socket, for a cut-off answer */
 	int recv_watched;	/* recv_watch registered: the body is arriving */
+	unsigned recv_timeout;	/* libmicrohttpd's inactivity timeout meanwhile, s */
 	struct watch_entry recv_watch; /* --request-deadline, while the body arrives */
 	struct hdr_fields hdr;	       /* its headers, read once (headers.h) */
 	char method[16];

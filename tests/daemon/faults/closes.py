@@ -368,3 +368,24 @@ def test_idle_408(report, run):
         logged = attnd.wait_until(lambda: len(re.findall(r" 408 ", d.log_tail(1 << 16))) >= 4,
                                   5.0)
         report.check("idle_408: each 408 logged", logged, d.log_tail(600))
+    # --timeout longer than what is left of the deadline: a body trickled up
+    # to the deadline's 408, the client then silent and open, is freed within
+    # 2 s of the 408, not at --timeout + 1 after its last byte (4 s here)
+    with attnd.Daemon(["--threads", "2", "--timeout", "3", "--request-deadline", "5"]) as d:
+        s = attnd.connect("127.0.0.1", d.port, 10.0)
+        s.sendall(ATTENTION_HEAD + b"Content-Length: 100\r\n\r\n")
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 8:
+            ready, _, _ = select.select([s], [], [], 0.4)
+            if ready or send_ignoring(s, b"[") < 0:
+                break
+        got, end = read_to_eof(s, 10.0)
+        t408 = time.monotonic()
+        why = ended_cleanly(s, got, end, 408, "request_timeout", "--request-deadline")
+        freed, m = attnd.wait_metrics(d.port, {IN_FLIGHT: 1}, 4.0)
+        after = time.monotonic() - t408
+        s.close()
+        report.check("idle_408 deadline, then silent: the deadline's 408, then EOF", not why, why)
+        report.check("idle_408 deadline, then silent: the request freed within 2 s of its 408, "
+                     "not at --timeout", freed and after < 2.6,
+                     "%.2f s after the 408; %s" % (after, run.shown(m, IN_FLIGHT)))

@@ -59,7 +59,8 @@ it replaces), breaks something, and checks what must survive:
                     read whole, then EOF, never a reset (the lingering close),
                     20 times each; the lingering's bounds, and SIGTERM during
                     it; a body that stops coming gets 408 at --timeout, an
-                    idle keep-alive connection is just closed
+                    idle keep-alive connection is just closed, and a client
+                    silent after a deadline's 408 is freed within 2 s
 
 Only loopback addresses are used; every wait has a bound. Prints one line
 per check and `faults: N passed, M failed`; exits 1 on any failure.
