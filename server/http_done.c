@@ -75,9 +75,21 @@ static int left_before_answer(const struct request *r, enum MHD_RequestTerminati
 	       toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT;
 }
 
+/* libmicrohttpd tells only whether an answer it was given went out whole,
+ * not how much of it did: one whose connection ended first (its client gone
+ * mid-answer, or --write-timeout) counts no bytes out rather than all of
+ * them. An answer written to the socket by attnd (cut_off) went whole. */
+static int answer_cut_short(const struct request *r, enum MHD_RequestTerminationCode toe)
+{
+	return r->state == REQ_ANSWERED && atomic_load(&r->cut) == 0 &&
+	       toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
+}
+
 void record_request(struct request *r, enum MHD_RequestTerminationCode toe)
 {
 	if (left_before_answer(r, toe))
 		r->status = 499;
+	if (answer_cut_short(r, toe))
+		r->bytes_out = 0;
 	log_and_count(r);
 }

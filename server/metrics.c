@@ -584,7 +584,7 @@ int metrics_render(const struct metrics *m, struct buf *out)
 	render_scalar(out, "attnd_http_request_bytes_total", "counter",
 		      "Request body bytes received.", t->bytes_in);
 	render_scalar(out, "attnd_http_response_bytes_total", "counter",
-		      "Response body bytes sent.", t->bytes_out);
+		      "Response body bytes sent (answers sent whole).", t->bytes_out);
 	free(t);
 	render_build(m, out);
 	proc_metrics_render(out);

@@ -35,7 +35,8 @@ it replaces), breaks something, and checks what must survive:
                     answers and read none: RSS stays within --max-pending-mb
                     (32) plus slack, the answers past it are 503 with
                     Retry-After, --write-timeout (2 s) closes the stalled
-                    readers, then memory and descriptors come back
+                    readers (logged 200 with 0 bytes out), then memory and
+                    descriptors come back
   pending_gzip      --max-pending-mb held by a reader that reads nothing: the
                     503 to a client accepting gzip, whose answer was
                     compressed before the budget refused it, is plain JSON
@@ -378,6 +379,15 @@ def test_pending_readers(report):
         freed = attnd.wait_until(lambda: in_flight(d.port) == 1.0, write_timeout + 5.0, 0.2)
         report.check("pending_readers: --write-timeout %d closes the stalled readers" % write_timeout,
                      freed, "in flight %s after %.1f s" % (in_flight(d.port), time.monotonic() - t0))
+        # the held answers went out cut short: logged with their 200 and no
+        # bytes out (libmicrohttpd does not say how many), not 4 MB each
+        cut = attnd.wait_until(lambda: len(re.findall(r" POST /v1/attention 200 \d+ 0 ",
+                                                      d.log_tail(1 << 20))) >= held, 5.0)
+        whole = re.findall(r" POST /v1/attention 200 \d+ \d{7,} ", d.log_tail(1 << 20))
+        report.check("pending_readers: each answer cut short logged 200 with 0 bytes out",
+                     cut and not whole, "%d of %d; %d logged with a whole answer's bytes" % (
+                         len(re.findall(r" POST /v1/attention 200 \d+ 0 ", d.log_tail(1 << 20))),
+                         held, len(whole)))
         report.note("pending_readers: %d held, %d refused; peak RSS %d KiB (baseline %d, bound %d); "
                     "heads in %.1f s, freed %.1f s after" % (held, refused, rss_peak, rss0, bound,
                                                              t_heads, time.monotonic() - t0))
