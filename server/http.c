@@ -470,8 +470,7 @@ static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t
 	st = body_decoder_feed(r->decoder, data, n, &r->body);
 	if (st == DECODE_NOMEM)
 		return MHD_NO; /* out of memory: close the connection */
-	if (hold_body(r, r->body.len) != 0) /* what one chunk inflated to, at most */
-		return cut_off(r, REJ_OVERLOADED);
+	/* the body's own faults first: a retry after a 503 would not mend them */
 	if (st == DECODE_TOO_LARGE) {
 		snprintf(r->detail, sizeof r->detail,
 			 "the request body inflates to more than --max-body (%llu bytes)",
@@ -482,6 +481,8 @@ static enum MHD_Result on_coded_body(struct request *r, const char *data, size_t
 		say_not_inflating(r);
 		return cut_off(r, REJ_BAD_ENCODING);
 	}
+	if (hold_body(r, r->body.len) != 0) /* what one chunk inflated to, at most */
+		return cut_off(r, REJ_OVERLOADED);
 	return MHD_YES;
 }
 

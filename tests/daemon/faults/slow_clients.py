@@ -46,10 +46,12 @@ tests/daemon/faults/run.py runs them with the others (`make faults`).
                     is then 503 overloaded with Retry-After at its headers,
                     before a byte of it, while a small one still fits, and
                     a chunked body is cut off with 503 and Connection: close
-                    while it streams; an upload that goes gives its bytes
+                    while it streams, a gzip one inflating past --max-body
+                    with 413 (not 503); an upload that goes gives its bytes
                     back; nothing left held, descriptors and memory back
                     (sixty such uploads held 1.2 GB before the budget)
 """
+import gzip
 import re
 import select
 import shutil
@@ -361,6 +363,17 @@ def test_receiving_bodies(report):
         report.check("receiving_bodies: a chunked body is cut off with 503 while it streams",
                      not why, why)
         s.close()
+        # a gzip body that inflates past --max-body is the client's fault, 413,
+        # though the budget it would take is full as well
+        bomb = gzip.compress(b"[" * (body_max + 4096))
+        s = attnd.connect("127.0.0.1", d.port, 10.0)
+        s.sendall(CHUNKED_HEAD.replace(b"\r\n\r\n", b"\r\nContent-Encoding: gzip\r\n\r\n", 1)
+                  + b"%x\r\n" % len(bomb) + bomb + b"\r\n0\r\n\r\n")
+        r = attnd.Reader(s).read(5.0)
+        s.close()
+        why = cut_off_answer(r, 413, "payload_too_large")
+        report.check("receiving_bodies: a gzip body past --max-body is 413 with the budget full",
+                     not why, why)
         stalled.pop().close()
         freed = attnd.wait_until(lambda: attnd.metric(d.port, RECEIVING) == body_max - 1000, WAIT)
         report.check("receiving_bodies: a closed upload gives its share back", freed,
