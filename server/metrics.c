@@ -91,7 +91,7 @@ static const char *const cancel_label[CANCEL_REASON_COUNT] = {
 
 /* Status codes counted by name; anything else is counted as "other". */
 static const int known_status[] = {0,	200, 204, 304, 400, 401, 403, 404, 405, 408,
-				   409, 413, 415, 422, 429, 499, 500, 501, 503, 504};
+				   409, 412, 413, 415, 422, 429, 499, 500, 501, 503, 504};
 enum { N_STATUS = sizeof known_status / sizeof known_status[0] + 1 };
 
 /* Every histogram's buckets, in seconds (+Inf implied): from 50 us, where a

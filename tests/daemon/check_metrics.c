@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/error.h"
 #include "server/metrics.h"
 
 #include "tests/lib/suite_main.h"
@@ -89,6 +90,43 @@ START_TEST(test_shards_summed)
 }
 END_TEST
 
+/* Every status attnd sends is counted under its own code, not "other":
+ * each error kind's (api/error.h) and the transport's own. */
+START_TEST(test_every_status_by_name)
+{
+#define API_STATUS(name, status, code) status,
+	static const int api[] = {API_ERROR_KINDS(API_STATUS)};
+#undef API_STATUS
+	/* ok, preflight, not modified, --api-key, no route, no method, request
+	 * deadline, the viewer's If-Match, body limits, media type, a client
+	 * gone, internal, draining and full */
+	static const int transport[] = {200, 204, 304, 401, 404, 405, 408, 412,
+					413, 415, 499, 500, 503};
+	struct metrics *m = metrics_new();
+	struct buf out;
+	char line[128];
+
+	ck_assert_ptr_nonnull(m);
+	for (size_t i = 0; i < sizeof api / sizeof api[0]; i++)
+		metrics_request(m, MR_ATTENTION, api[i], 0.001, 0, 0, 0);
+	for (size_t i = 0; i < sizeof transport / sizeof transport[0]; i++)
+		metrics_request(m, MR_ATTENTION, transport[i], 0.001, 0, 0, 0);
+	out = rendered(m);
+	ck_assert_msg(strstr(out.data, "code=\"other\"") == NULL, "a status counted as other");
+	for (size_t i = 0; i < sizeof api / sizeof api[0]; i++) {
+		snprintf(line, sizeof line, "{route=\"/v1/attention\",code=\"%d\"}", api[i]);
+		assert_line(&out, line);
+	}
+	for (size_t i = 0; i < sizeof transport / sizeof transport[0]; i++) {
+		snprintf(line, sizeof line, "{route=\"/v1/attention\",code=\"%d\"}",
+			 transport[i]);
+		assert_line(&out, line);
+	}
+	buf_release(&out);
+	metrics_free(m);
+}
+END_TEST
+
 START_TEST(test_gauge_below_zero_on_a_shard)
 {
 	struct metrics *m = metrics_new();
@@ -113,6 +151,7 @@ static Suite *metrics_suite(void)
 	TCase *tc = tcase_create("shards");
 
 	tcase_add_test(tc, test_shards_summed);
+	tcase_add_test(tc, test_every_status_by_name);
 	tcase_add_test(tc, test_gauge_below_zero_on_a_shard);
 	suite_add_tcase(s, tc);
 	return s;
