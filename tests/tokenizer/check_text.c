@@ -646,37 +646,49 @@ START_TEST(regex_matches)
 	/* a pattern with \s fails at its own offset, not the rewritten one's */
 	ck_assert_ptr_null(tok_regex_compile("\\s+(a", 1, err, sizeof err));
 	ck_assert_msg(strstr(err, "offset 5") != NULL, "%s", err);
-	tok_regex_free(sp);
-	tok_match_free(m);
-	m = tok_match_new();
-	ck_assert_ptr_nonnull(m);
-	/* GPT-2's piece for a space before other symbols: " \u180E" is one */
-	sp = tok_regex_compile(" ?[^\\s\\p{L}\\p{N}]+|\\s+", 1, err, sizeof err);
-	ck_assert_ptr_nonnull(sp);
-	ck_assert_int_eq(tok_regex_next(sp, m, "a \xe1\xa0\x8e!", 6, 0, &ms, &me), TOK_OK);
-	ck_assert_uint_eq(ms, 1);
-	ck_assert_uint_eq(me, 6);
-	tok_regex_free(sp);
-	/* \S, [\S] and [^\s] take U+180E; [^\S] takes U+2028 and not 'x' */
-	sp = tok_regex_compile("\\S[\\S][^\\s][^\\S]", 1, err, sizeof err);
-	ck_assert_ptr_nonnull(sp);
-	ck_assert_int_eq(tok_regex_next(sp, m, "\xe1\xa0\x8e\xe1\xa0\x8e\xe1\xa0\x8e\xe2\x80\xa8",
-					12, 0, &ms, &me),
-			 TOK_OK);
-	ck_assert_int_eq(tok_regex_next(sp, m, "abcx", 4, 0, &ms, &me), TOK_EINVAL);
-	tok_regex_free(sp);
-	/* an escaped backslash, a quote and a POSIX class keep their \s */
-	sp = tok_regex_compile("\\\\s\\Q\\s\\E[[:alpha:]\\s]", 1, err, sizeof err);
-	ck_assert_ptr_nonnull(sp);
-	ck_assert_int_eq(tok_regex_next(sp, m, "\\s\\s ", 5, 0, &ms, &me), TOK_OK);
-	ck_assert_uint_eq(ms, 0);
-	ck_assert_uint_eq(me, 5);
 	tok_regex_free(re);
 	tok_regex_free(lit);
 	tok_regex_free(sp);
 	tok_match_free(m);
 	tok_regex_free(NULL);
 	tok_match_free(NULL);
+}
+END_TEST
+
+/* pattern's first match in subject[0, n): [start, end), or none (start
+ * SIZE_MAX) */
+static void expect_first(const char *pattern, const char *subject, size_t n, size_t start,
+			 size_t end)
+{
+	char err[160];
+	struct tok_regex *re = tok_regex_compile(pattern, 1, err, sizeof err);
+	struct tok_match *m = tok_match_new();
+	size_t ms, me;
+
+	ck_assert_msg(re != NULL, "%s: %s", pattern, err);
+	ck_assert_ptr_nonnull(m);
+	if (start == SIZE_MAX) {
+		ck_assert_int_eq(tok_regex_next(re, m, subject, n, 0, &ms, &me), TOK_EINVAL);
+	} else {
+		ck_assert_int_eq(tok_regex_next(re, m, subject, n, 0, &ms, &me), TOK_OK);
+		ck_assert_uint_eq(ms, start);
+		ck_assert_uint_eq(me, end);
+	}
+	tok_match_free(m);
+	tok_regex_free(re);
+}
+
+/* \s and \S as Oniguruma's, wherever a pattern writes them */
+START_TEST(regex_spaces_as_oniguruma)
+{
+	/* GPT-2's piece for a space before other symbols: " \u180E" is one */
+	expect_first(" ?[^\\s\\p{L}\\p{N}]+|\\s+", "a \xe1\xa0\x8e!", 6, 1, 6);
+	/* \S, [\S] and [^\s] take U+180E; [^\S] takes U+2028 and not 'x' */
+	expect_first("\\S[\\S][^\\s][^\\S]", "\xe1\xa0\x8e\xe1\xa0\x8e\xe1\xa0\x8e\xe2\x80\xa8", 12, 0,
+		     12);
+	expect_first("\\S[\\S][^\\s][^\\S]", "abcx", 4, SIZE_MAX, 0);
+	/* an escaped backslash, a quote and a POSIX class keep their \s */
+	expect_first("\\\\s\\Q\\s\\E[[:alpha:]\\s]", "\\s\\s ", 5, 0, 5);
 }
 END_TEST
 
@@ -695,6 +707,7 @@ static Suite *text_suite(void)
 	tcase_add_test(norm, bert_normalizer);
 	tcase_add_test(norm, normalizer_sequence);
 	tcase_add_test(norm, regex_matches);
+	tcase_add_test(norm, regex_spaces_as_oniguruma);
 	suite_add_tcase(s, norm);
 	tcase_add_test(pre, byte_level_splits);
 	tcase_add_test(pre, split_behaviors);
