@@ -12,22 +12,28 @@
 #include <string.h>
 #include <strings.h>
 
-static int request_id_valid(const char *id)
+/* id's length without the spaces and tabs after it (RFC 9110 section 5.5:
+ * not part of the value; libmicrohttpd 0.9.75 strips only those before it),
+ * when that is 1..HDR_REQUEST_ID_MAX printable ASCII characters, else 0. */
+static size_t request_id_len(const char *id)
 {
-	size_t n = 0;
+	size_t n = strlen(id);
 
-	for (; id[n] != '\0'; n++) {
-		if (n >= HDR_REQUEST_ID_MAX || id[n] < 0x20 || id[n] > 0x7e)
+	while (n > 0 && (id[n - 1] == ' ' || id[n - 1] == '\t'))
+		n--;
+	if (n > HDR_REQUEST_ID_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (id[i] < 0x20 || id[i] > 0x7e)
 			return 0;
 	}
-	return n > 0;
+	return n;
 }
 
-const char *hdr_client_request_id(const struct hdr_fields *f)
+size_t hdr_client_request_id(const struct hdr_fields *f, const char **id)
 {
-	const char *given = f->request_id;
-
-	return given != NULL && request_id_valid(given) ? given : NULL;
+	*id = f->request_id;
+	return f->request_id != NULL ? request_id_len(f->request_id) : 0;
 }
 
 /* value is "chunked" exactly as libmicrohttpd 0.9.75 decodes it: without

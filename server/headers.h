@@ -34,8 +34,9 @@ struct hdr_fields {
 /* Reads conn's headers into *f, in one pass (instead of one lookup a name). */
 void hdr_scan(struct MHD_Connection *conn, struct hdr_fields *f);
 
-/* The client's X-Request-Id if it is 1..128 printable ASCII chars, else NULL. */
-const char *hdr_client_request_id(const struct hdr_fields *f);
+/* The client's X-Request-Id at *id: its length without trailing spaces and
+ * tabs when that is 1..128 printable ASCII chars, else 0 (none valid). */
+size_t hdr_client_request_id(const struct hdr_fields *f, const char **id);
 
 /* Two Content-Length headers, or Content-Length with chunked encoding. */
 int hdr_framing_ambiguous(const struct hdr_fields *f);

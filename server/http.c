@@ -80,11 +80,13 @@ static void copy_text(char *dst, size_t size, const char *src)
 static void set_request_id(struct request *r)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *given = hdr_client_request_id(&r->hdr);
+	const char *given;
+	size_t len = hdr_client_request_id(&r->hdr, &given);
 	unsigned long long n;
 
-	if (given != NULL) {
-		copy_text(r->request_id, sizeof r->request_id, given);
+	if (len > 0) { /* len <= HDR_REQUEST_ID_MAX: it fits */
+		memcpy(r->request_id, given, len);
+		r->request_id[len] = '\0';
 		return;
 	}
 	n = atomic_fetch_add(&r->srv->next_id, 1);

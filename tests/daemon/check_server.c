@@ -605,6 +605,16 @@ START_TEST(test_request_id)
 		      "X-Request-Id: second-2\r\n\r\n",
 		      &r);
 	ck_assert_str_eq(live_header(&r, "X-Request-Id"), "first-1");
+	/* spaces and tabs after a value are not part of it (RFC 9110 5.5) */
+	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: trail \t \r\n\r\n",
+		      &r);
+	ck_assert_str_eq(live_header(&r, "X-Request-Id"), "trail");
+	memset(long_id, 'a', 128);
+	snprintf(req, sizeof req, "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: %.128s  \r\n\r\n",
+		 long_id);
+	live_exchange(d.port, req, &r);
+	ck_assert_uint_eq(strlen(live_header(&r, "X-Request-Id")), 128);
+	ck_assert_int_eq(live_header(&r, "X-Request-Id")[0], 'a');
 	memset(long_id, 'a', 200);
 	long_id[200] = '\0';
 	snprintf(req, sizeof req, "GET /nope HTTP/1.1\r\nHost: t\r\nX-Request-Id: %s\r\n\r\n",
