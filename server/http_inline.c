@@ -12,6 +12,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/openapi.h"
@@ -128,8 +129,10 @@ static enum MHD_Result answer_web(struct request *r)
 	const char *name = r->route->param != NULL ? r->param : "index.html";
 	const struct web_asset *a = web_asset_find(name);
 
-	if (a == NULL)
+	if (a == NULL) { /* the route matched: say what is missing */
+		snprintf(r->detail, sizeof r->detail, "no viewer file '%.96s'", name);
 		return refuse(r, REJ_NOT_FOUND);
+	}
 	return answer_asset(r, a);
 }
 

@@ -145,6 +145,10 @@ START_TEST(test_not_found_and_method)
 	live_exchange(d.port, "GET /v1/attention HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	live_assert_error(&r, 405, "method_not_allowed");
 	ck_assert_str_eq(live_header(&r, "Allow"), "POST, OPTIONS");
+	/* the viewer's route with a file it does not have names the file */
+	live_get(d.port, "/web/nope.js", &r);
+	live_assert_error(&r, 404, "not_found");
+	ck_assert_ptr_nonnull(strstr(r.body, "no viewer file 'nope.js'"));
 	/* a name is one segment: a deeper path is no route, not an unknown model */
 	live_get(d.port, "/v1/models/a/b", &r);
 	live_assert_error(&r, 404, "not_found");
