@@ -335,12 +335,12 @@ const ADDRESS_MAX = 8192;
 
 // The page's address for req, with the ?model= and ?text= it opens on read
 // from it, so that a reload or a shared link draws it again; the API key is
-// never in it. Embeddings are not, nor a text too long: ?text= is then left out.
+// never in it. Embeddings are not, nor a text too long (keepAddress).
 function addressOf(req) {
 	const url = new URL(location.href);
 	url.searchParams.set("model", typeof req.model === "string" ? req.model : "inline");
 	if (inputKind() === "text") url.searchParams.set("text", $("text").value);
-	if (inputKind() !== "text" || url.href.length > ADDRESS_MAX) url.searchParams.delete("text");
+	else url.searchParams.delete("text");
 	for (const id of KEPT) url.searchParams.delete(id);
 	if (!checkpointModel()) {
 		url.searchParams.set("mask", $("mask").value);
@@ -352,10 +352,12 @@ function addressOf(req) {
 }
 
 // url, with a checkpoint's layer as drawn, as the page's address: replaced,
-// not pushed, so that drawing adds no history entry.
+// not pushed, so that drawing adds no history entry. ?text= is left out
+// when the whole address, everything else in it, would pass ADDRESS_MAX.
 function keepAddress(url) {
 	if (view.model?.kind === "checkpoint") url.searchParams.set("layer", String(view.layerIds[view.layer]));
 	keepView(url);
+	if (url.href.length > ADDRESS_MAX) url.searchParams.delete("text");
 	if (url.href !== location.href) history.replaceState(history.state, "", url);
 }
 

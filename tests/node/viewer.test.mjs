@@ -543,6 +543,12 @@ async function checkStates(page, base) {
 		await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.text === t, long);
 		const kept = new URL(page.url()).searchParams;
 		if (kept.has("text") || kept.get("model") !== "tiny") p.push(`after drawing a long text the address is ${page.url().slice(0, 200)}`);
+		// a text that fits alone but not with the mask and positional
+		// encoding the address keeps too: the whole address stays within 8192
+		const edge = "a".repeat(8192 - `${base}/?model=tiny&text=`.length - 4);
+		await page.fill("#text", edge);
+		await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.text === t, edge);
+		if (page.url().length > 8192) p.push(`after drawing a text near the limit the address has ${page.url().length} characters`);
 	});
 
 	await check("the address keeps a model's mask and positional encoding, a checkpoint's layer and the inline model's settings, for a reload", async (p) => {
