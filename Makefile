@@ -273,8 +273,10 @@ $(BUILD)/tests/daemon/check_compress $(BUILD)/bench/bench_compress: LDLIBS := $(
 $(BUILD)/tests/fuzz/replay_fuzz_codings $(BUILD)/fuzz/fuzz_codings: $(BUILD)/server/compress.o
 $(BUILD)/tests/fuzz/replay_fuzz_codings $(BUILD)/fuzz/fuzz_codings: LDLIBS := $(COMMON_LIB) $(ZLIB_LIBS) $(LDLIBS)
 
-# (kept: make would delete them as intermediates of the pattern rules)
-.SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
+# (kept: make would delete them as intermediates of the pattern rules, and
+# the next make, finding them named in the .d files, would build them again)
+.SECONDARY: $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%.o) $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON) \
+	    $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%.o) $(BUILD)/bench/fixed_reply/fixed_reply.o
 
 $(BUILD)/tests/fuzz/replay_%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON) \
 			      $(API_LIB) $(TOKENIZER_LIB) $(COMMON_LIB) $(ENGINE_LIB)
@@ -642,27 +644,34 @@ fixtures:
 	$(PYTHON) tests/data/fixtures/make_fixtures.py tests/data/fixtures
 	$(PYTHON) tests/data/fixtures/make_safetensors.py tests/data/fixtures/safetensors
 
-# $(call apt_install,PACKAGES[,APT OPTIONS]): installs those of PACKAGES that are missing.
+# $(call apt_install,PACKAGES[,APT OPTIONS]): installs those of PACKAGES that are missing
+# (dpkg's status "installed": one removed but not purged, or half-installed, is
+# missing). env passes DEBIAN_FRONTEND through sudo, which resets the environment.
 define apt_install
 	@missing=""; for p in $(1); do \
-		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+		[ "$$(dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null)" = installed ] || \
+			missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(2) $$missing; \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing; \
 	fi
 endef
 
 run-deps:
 	$(call apt_install,$(RUN_DEB_PACKAGES))
 
+# promtool too: check_server_metrics, one of the C suites, lints /metrics with it
 check-tools:
 	$(call apt_install,$(CHECK_DEB_PACKAGES))
+	$(call apt_install,$(PROMTOOL_DEB_PACKAGES),--no-install-recommends)
 
 # node and npm: Debian's nodejs and npm unless the machine has both commands
-# already (a node from elsewhere ships its own npm, which Debian's conflicts with)
+# already (a node from elsewhere ships its own npm, which Debian's conflicts with).
+# Debian 12's is Node 18: playwright-core stays at 1.61, its last release for
+# Node 18 (1.62 and later refuse to start there); the other pinned tools run on it.
 test-tools:
 	$(call apt_install,$(TEST_DEB_PACKAGES))
 	$(call apt_install,$(PROMTOOL_DEB_PACKAGES),--no-install-recommends)
@@ -686,6 +695,11 @@ format:
 	clang-format -i engine/*.[ch] tests/*.[ch] bench/*.c bench/engine/*.[ch]
 
 clean:
-	rm -rf $(BUILD) build-san $(FUZZ_BUILD)
+	rm -rf $(BUILD) build-san build-tsan $(FUZZ_BUILD)
+
+# `make -j2 clean all`: the removal first, not beside the compiles
+ifneq ($(filter clean,$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
