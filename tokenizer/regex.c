@@ -124,6 +124,7 @@ static char *onig_spaces(const char *text)
 	size_t grow = sizeof ONIG_NONSPACE + 2, n = strlen(text) + 1;
 	int in_class = 0;
 	char *out, *o;
+	const char *posix;
 
 	for (const char *q = text; *q != '\0'; q++)
 		if (*q == '\\' && (n += grow) < grow)
@@ -142,8 +143,8 @@ static char *onig_spaces(const char *text)
 			if (*text == ']') /* a ']' first is a member */
 				*o++ = *text++;
 		} else if (in_class && text[0] == '[' && text[1] == ':' &&
-			   strstr(text + 2, ":]") != NULL) {
-			size_t k = (size_t)(strstr(text + 2, ":]") + 2 - text);
+			   (posix = strstr(text + 2, ":]")) != NULL) {
+			size_t k = (size_t)(posix + 2 - text);
 
 			memcpy(o, text, k);
 			o += k;
@@ -157,31 +158,44 @@ static char *onig_spaces(const char *text)
 	return out;
 }
 
-/* pcre2_compile of text as written or with Oniguruma's spaces; a failure's
- * message and offset in err (the offset is text's). */
-static pcre2_code *compile_pattern(const char *text, int onig, char *err, size_t errlen)
+/* pcre2_compile of text; a failure's message and offset in err. */
+static pcre2_code *compile_text(const char *text, char *err, size_t errlen)
 {
-	char *rewritten = onig ? onig_spaces(text) : NULL;
 	pcre2_code *code;
 	int rc;
 	PCRE2_SIZE offset;
+	PCRE2_UCHAR msg[160];
 
-	if (onig && rewritten == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	code = pcre2_compile((PCRE2_SPTR)(onig ? rewritten : text), PCRE2_ZERO_TERMINATED,
-			     PCRE2_UTF | PCRE2_UCP, &rc, &offset, NULL);
-	free(rewritten);
-	if (code == NULL && onig) /* the pattern's own error, at its own offset */
-		return compile_pattern(text, 0, err, errlen);
+	code = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &rc,
+			     &offset, NULL);
 	if (code == NULL) {
-		PCRE2_UCHAR msg[160];
-
 		pcre2_get_error_message(rc, msg, sizeof msg);
 		snprintf(err, errlen, "%s at offset %zu", (const char *)msg, (size_t)offset);
 	}
 	return code;
+}
+
+/* text compiled with Oniguruma's spaces. A pattern PCRE2 refuses is
+ * reported as written: compiled again for its own message and offset. */
+static pcre2_code *compile_pattern(const char *text, char *err, size_t errlen)
+{
+	char *rewritten = onig_spaces(text);
+	pcre2_code *code;
+
+	if (rewritten == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	code = compile_text(rewritten, err, errlen);
+	free(rewritten);
+	if (code != NULL)
+		return code;
+	code = compile_text(text, err, errlen);
+	if (code != NULL) { /* as written it compiles: the rewrite broke it */
+		pcre2_code_free(code);
+		snprintf(err, errlen, "the pattern with \\s and \\S written out does not compile");
+	}
+	return NULL;
 }
 
 struct tok_regex *tok_regex_compile(const char *text, int is_regex, char *err, size_t errlen)
@@ -195,7 +209,7 @@ struct tok_regex *tok_regex_compile(const char *text, int is_regex, char *err, s
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	re->code = compile_pattern(text, 1, err, errlen);
+	re->code = compile_pattern(text, err, errlen);
 	if (re->code == NULL) {
 		free(re);
 		return NULL;
