@@ -429,9 +429,9 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 	return admit_inline(r);
 }
 
-static int past_deadline(const struct request *r)
+static int past_deadline(const struct request *r, double now)
 {
-	return clock_seconds() - r->t_start > (double)r->srv->cfg->request_deadline;
+	return now - r->t_start > (double)r->srv->cfg->request_deadline;
 }
 
 /* With a body byte just read and the --request-deadline nearer than the
@@ -523,7 +523,7 @@ static enum MHD_Result on_body(struct request *r, const char *data, size_t *size
 		return r->bytes_in > r->srv->cfg->max_body ? MHD_NO : MHD_YES;
 	watch_touch(&r->recv_watch); /* its --timeout starts again */
 	now = clock_seconds();
-	if (now - r->t_start > (double)r->srv->cfg->request_deadline)
+	if (past_deadline(r, now))
 		return cut_off(r, REJ_TIMEOUT);
 	shorten_timeout(r, now);
 	if (r->state != REQ_RECEIVING) { /* an inline route: the body is not needed */
@@ -550,7 +550,7 @@ static enum MHD_Result on_complete(struct request *r)
 		received(r);
 		if (atomic_load(&r->cut) != 0) /* the watcher answered 408: close */
 			return cut_off(r, REJ_TIMEOUT);
-		if (past_deadline(r))
+		if (past_deadline(r, clock_seconds()))
 			return refuse(r, REJ_TIMEOUT);
 		if (!body_inflated(r))
 			return refuse(r, REJ_BAD_ENCODING);
