@@ -100,6 +100,9 @@ TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
 # in Debian's prometheus package: installed without its recommends (a node exporter),
 # and nothing of it is started
 PROMTOOL_DEB_PACKAGES := prometheus
+# wrk and curl for the targets that load the daemon (bench, soak, faults, load),
+# installed by each itself: `make bench` right after `make run` has neither
+LOAD_DEB_PACKAGES := wrk curl
 
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
@@ -512,6 +515,7 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/ben
 		$(PYTHON) bench/torch_mha.py; \
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
 	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server $(BUILD)/bench/attnd_fixed_reply
+	$(call apt_install,$(LOAD_DEB_PACKAGES))
 	bench/http_bench.sh
 	$(PYTHON) bench/path_bench.py $(ATTND) $(TIMER_SO)
 	$(PYTHON) bench/split_bench.py $(ATTND)
@@ -585,10 +589,12 @@ concurrency: $(ATTND)
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/concurrency/run.py
 
 soak: $(ATTND)
+	$(call apt_install,$(LOAD_DEB_PACKAGES))
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/soak/run.py --seconds $(SOAK_SECONDS)
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/hostile/run.py --bounds
 
 faults: $(ATTND)
+	$(call apt_install,$(LOAD_DEB_PACKAGES))
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/faults/run.py
 
 # The container image and its deployment (deploy/): the Dockerfile built with
@@ -600,6 +606,7 @@ container-test:
 	deploy/container-test.sh
 
 load: $(ATTND)
+	$(call apt_install,$(LOAD_DEB_PACKAGES))
 	deploy/load.sh
 
 # The tokenizer oracle (tests/tokenizer/oracle/, tests/data/tokenizers/README.md):
@@ -647,6 +654,8 @@ fixtures:
 # $(call apt_install,PACKAGES[,APT OPTIONS]): installs those of PACKAGES that are missing
 # (dpkg's status "installed": one removed but not purged, or half-installed, is
 # missing). env passes DEBIAN_FRONTEND through sudo, which resets the environment.
+# apt-get waits up to 10 minutes for a lock another apt holds (a fresh cloud machine
+# runs unattended-upgrades at boot) instead of failing at once.
 define apt_install
 	@missing=""; for p in $(1); do \
 		[ "$$(dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null)" = installed ] || \
@@ -655,8 +664,9 @@ define apt_install
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-		$$SUDO apt-get update -qq && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing; \
+		$$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+			install -y -qq $(2) $$missing; \
 	fi
 endef
 
