@@ -34,9 +34,13 @@ COPY . .
 # against the same OpenBLAS build the runtime stage installs: the engine's
 # fast paths against their naive twins, the PyTorch golden fixtures, the
 # safetensors loader and the ONNX conformance cases (tests/data/).
+# The commit that /metrics' attnd_build_info names: .git is not in the build
+# context, so the builder passes it (deploy/container-test.sh does):
+#   docker build --build-arg ATTND_COMMIT="$(git rev-parse --short HEAD)" -t attnd .
+ARG ATTND_COMMIT=unknown
 ARG UNIT_TESTS="engine/check_engine engine/check_fixtures engine/check_onnx \
 engine/check_safetensors_format engine/check_safetensors_fixtures engine/check_safetensors_models"
-RUN make -j"$(nproc)" build/attnd $(for t in $UNIT_TESTS; do printf 'build/tests/%s ' "$t"; done) \
+RUN make -j"$(nproc)" ATTND_COMMIT="$ATTND_COMMIT" build/attnd $(for t in $UNIT_TESTS; do printf 'build/tests/%s ' "$t"; done) \
  && for t in $UNIT_TESTS; do \
         echo "== $t" && OPENBLAS_NUM_THREADS=1 "build/tests/$t" || exit 1; \
     done \
@@ -60,6 +64,9 @@ RUN apt-get update \
 
 # The OpenAPI document and the web page are embedded in the binary.
 COPY --from=build /src/build/attnd /usr/local/bin/attnd
+ARG ATTND_COMMIT=unknown
+LABEL org.opencontainers.image.title="attnd" \
+      org.opencontainers.image.revision="$ATTND_COMMIT"
 
 # Model files: mount a directory read-only at /models and name each file with
 # --model NAME=/models/FILE.safetensors,heads=H (or ATTND_MODEL, ';'-separated).

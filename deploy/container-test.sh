@@ -32,6 +32,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 IMAGE=${IMAGE:-localhost/attnd:test}
+# the commit attnd_build_info and the image label name (.git stays out of the build context)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 BASE=docker.io/library/debian:bookworm-slim
 started=$SECONDS
 
@@ -170,7 +172,8 @@ build_image() {
 	# --layers=false: no cached image of each step is kept; with them every
 	# run left three untagged images behind (the build stage's), which the
 	# clean-up's rmi of $IMAGE does not reach
-	podman build --isolation=chroot --format docker --pull=never --layers=false -t "$IMAGE" . \
+	podman build --isolation=chroot --format docker --pull=never --layers=false -t "$IMAGE" \
+		--build-arg ATTND_COMMIT="$commit" . \
 		>"$work/build.log" 2>&1 ||
 		{ tail -n 40 "$work/build.log" >&2; die "podman build failed (log above)"; }
 	grep -E '^(== check_|[0-9]+%: Checks)|attnd [0-9]' "$work/build.log" || true
@@ -247,6 +250,9 @@ run_checks() {
 		http "$url/v1/attention" -H 'Content-Type: application/json' \
 		-d '{"model": "tiny", "text": "나는 맛있는 사과를 먹었다"}'
 	check "GET /openapi.json (embedded at build time)" '"openapi"' http "$url/openapi.json"
+	check "attnd_build_info names commit $commit" "commit=\"$commit\"" http "$url/metrics"
+	check "image label org.opencontainers.image.revision=$commit" "$commit" \
+		podman image inspect --format '{{index .Config.Labels "org.opencontainers.image.revision"}}' "$IMAGE"
 	# the image's HEALTHCHECK command as recorded in the image, run in it
 	probe=$(podman image inspect --format '{{json .Config.Healthcheck.Test}}' "$IMAGE")
 	check "HEALTHCHECK is attnd --probe: $probe" "attnd --probe" echo "$probe"
