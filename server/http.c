@@ -183,6 +183,8 @@ static int media_allowed(unsigned media, const struct hdr_fields *f)
 		return (media & ROUTE_MEDIA_NONE) != 0;
 	if ((media & ROUTE_MEDIA_JSON) && hdr_media_type_json(f))
 		return 1;
+	if ((media & ROUTE_MEDIA_FORM) && hdr_media_type_is(f, "application/x-www-form-urlencoded"))
+		return 1;
 	return (media & ROUTE_MEDIA_OCTET) && hdr_media_type_is(f, "application/octet-stream");
 }
 

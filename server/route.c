@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A v2 infer body: JSON with or without binary tensors after it, typed as
+ * Triton's clients, curl -d or nothing at all type it (route.h). */
+#define V2_INFER_MEDIA (ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET | ROUTE_MEDIA_NONE | ROUTE_MEDIA_FORM)
+
 /* {method, path, param, kind, api, metric, open, media} */
 static const struct route routes[] = {
     {"POST", "/v1/attention", NULL, ROUTE_COMPUTE, API_ROUTE_ATTENTION, MR_ATTENTION, 0,
@@ -38,9 +42,9 @@ static const struct route routes[] = {
     {"GET", "/v2/models/{name}/versions/{version}/ready", "name", ROUTE_API,
      API_ROUTE_V2_MODEL_READY, MR_V2_MODEL_READY, 0, 0},
     {"POST", "/v2/models/{name}/infer", "name", ROUTE_COMPUTE, API_ROUTE_V2_INFER, MR_V2_INFER,
-     0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET | ROUTE_MEDIA_NONE},
+     0, V2_INFER_MEDIA},
     {"POST", "/v2/models/{name}/versions/{version}/infer", "name", ROUTE_COMPUTE,
-     API_ROUTE_V2_INFER, MR_V2_INFER, 0, ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET | ROUTE_MEDIA_NONE},
+     API_ROUTE_V2_INFER, MR_V2_INFER, 0, V2_INFER_MEDIA},
 };
 
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };

@@ -31,6 +31,12 @@ enum route_media {
 	 * Inference-Header-Content-Length bytes): what Triton's HTTP clients
 	 * send, and Triton takes; a Content-Type that is present is still checked */
 	ROUTE_MEDIA_NONE = 1 << 2,
+	/* application/x-www-form-urlencoded, read as JSON: what `curl -d` sends
+	 * unless told otherwise, and what Triton's and KServe's own examples of
+	 * an infer request send (Triton reads the body whatever its type). The
+	 * routes that take it take a body without a type too, so no request a
+	 * browser could send without a preflight is let in that was not before. */
+	ROUTE_MEDIA_FORM = 1 << 3,
 };
 
 struct route {

@@ -186,6 +186,17 @@ START_TEST(test_binary_errors)
 	live_post(d.port, V2_INFER, V2_OCTET_CT, hdr, whole, strlen(whole), &r);
 	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
 	live_resp_release(&r);
+	/* curl -d's default type, as Triton's and KServe's examples send an infer
+	 * request: read as JSON. /v1 still takes JSON alone. */
+	live_post(d.port, V2_INFER, "application/x-www-form-urlencoded", "", whole, strlen(whole),
+		  &r);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"outputs\""));
+	live_resp_release(&r);
+	live_post(d.port, "/v1/attention", "application/x-www-form-urlencoded", "",
+		  "{\"model\":\"tiny\",\"text\":\"a b\"}", 29, &r);
+	ck_assert_int_eq(r.status, 415);
+	live_resp_release(&r);
 	/* a media type neither JSON nor octet-stream: the transport's 415, v2 body */
 	live_post(d.port, V2_INFER, "text/plain", "", "{}", 2, &r);
 	v2_assert_error(&r, 415, "or application/octet-stream, or come without a Content-Type");
