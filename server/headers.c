@@ -373,13 +373,57 @@ const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *v
 	return NULL;
 }
 
-/* [p, p + len) is an origin as a browser sends it (RFC 6454 section 6.1):
- * "null", or scheme://host[:port] in lowercase with no path, query,
- * fragment, user or wildcard; what it is not, in why. */
+/* The port of an origin, [p, p + len) after its ':': what a browser's URL
+ * parser leaves there (WHATWG URL, RFC 6454 section 6.2): digits without a
+ * leading zero, at most 65535, never the scheme's default (the parser drops it,
+ * and "https://app.example:" too). 1, or 0 with why filled. */
+static int origin_port_ok(const char *o, size_t olen, const char *scheme, size_t slen,
+			  const char *p, size_t len, char *why, size_t cap)
+{
+	static const struct {
+		const char *scheme;
+		unsigned port;
+	} defaults[] = {{"http", 80}, {"https", 443}, {"ws", 80}, {"wss", 443}};
+	unsigned long v = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] < '0' || p[i] > '9' || len > 5 || (i == 0 && p[i] == '0' && len > 1)) {
+			snprintf(why, cap,
+				 "'%.*s': the port must be a number from 0 to 65535 without leading "
+				 "zeros, as browsers send it",
+				 (int)olen, o);
+			return 0;
+		}
+		v = v * 10 + (unsigned long)(p[i] - '0');
+	}
+	if (len == 0 || v > 65535) {
+		snprintf(why, cap, "'%.*s': the port must be a number from 0 to 65535", (int)olen,
+			 o);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+		if (strlen(defaults[i].scheme) == slen &&
+		    strncmp(defaults[i].scheme, scheme, slen) == 0 && defaults[i].port == v) {
+			snprintf(why, cap,
+				 "'%.*s': browsers leave out %s's default port %u; write '%.*s'",
+				 (int)olen, o, defaults[i].scheme, defaults[i].port,
+				 (int)(p - 1 - o), o);
+			return 0;
+		}
+	return 1;
+}
+
+/* [p, p + len) is an origin as a browser sends it in Origin (RFC 6454 section
+ * 6.2, the ASCII serialization): "null", or scheme://host[:port] in lowercase
+ * ASCII (a Unicode host as its punycode, xn--...), with no path, query,
+ * fragment, user or wildcard, and a port only when it is not the scheme's
+ * default; what it is not, in why. An origin written otherwise would never
+ * equal the one a browser sends, and no CORS header would ever be given. */
 static int origin_ok(const char *p, size_t len, char *why, size_t cap)
 {
 	const char *sep = memchr(p, ':', len);
 	size_t scheme = sep != NULL ? (size_t)(sep - p) : len;
+	const char *host, *end = p + len, *colon;
 
 	if (len == 4 && strncmp(p, "null", 4) == 0)
 		return 1;
@@ -395,6 +439,13 @@ static int origin_ok(const char *p, size_t len, char *why, size_t cap)
 				 (int)len, p);
 			return 0;
 		}
+		if (c >= 0x80) {
+			snprintf(why, cap,
+				 "'%.*s' is not ASCII; browsers send a Unicode host as its "
+				 "punycode (xn--...)",
+				 (int)len, p);
+			return 0;
+		}
 		if (i >= scheme + 3 && strchr("/?#@*", c) != NULL) {
 			snprintf(why, cap,
 				 "'%.*s' is not scheme://host[:port]: no path, trailing slash, "
@@ -403,7 +454,21 @@ static int origin_ok(const char *p, size_t len, char *why, size_t cap)
 			return 0;
 		}
 	}
-	return 1;
+	host = p + scheme + 3;
+	if (*host == '[') { /* an IPv6 literal: its port, if any, after the ']' */
+		const char *close = memchr(host, ']', (size_t)(end - host));
+
+		colon = close != NULL && close + 1 < end ? close + 1 : NULL;
+		if (close == NULL || (colon != NULL && *colon != ':')) {
+			snprintf(why, cap, "'%.*s' is not scheme://[address][:port]", (int)len, p);
+			return 0;
+		}
+	} else {
+		colon = memchr(host, ':', (size_t)(end - host));
+	}
+	if (colon == NULL)
+		return 1;
+	return origin_port_ok(p, len, p, scheme, colon + 1, (size_t)(end - colon - 1), why, cap);
 }
 
 int hdr_cors_list_check(const char *list, char *why, size_t cap)

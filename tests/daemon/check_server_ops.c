@@ -309,6 +309,66 @@ START_TEST(test_help_lists_every_option)
 }
 END_TEST
 
+/* run_attnd with what attnd wrote on stderr in err instead of its stdout. */
+static int run_attnd_stderr(const char *const *args, char *err, size_t cap)
+{
+	static char out[4096];
+	pid_t pid;
+	int err_fd, fd = live_spawn_stderr(args, &pid, &err_fd);
+	int status;
+	size_t got = 0, n;
+
+	while ((n = live_read_stdout(err_fd, err + got, cap - got, WAIT_MS)) > 0)
+		got += n;
+	live_read_stdout(fd, out, sizeof out, WAIT_MS);
+	close(err_fd);
+	close(fd);
+	status = live_wait_exit(pid, WAIT_MS);
+	ck_assert(status != -1 && WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* --cors-origins takes each origin only as a browser's Origin header
+ * carries it (RFC 6454 section 6.2): one written otherwise would never match,
+ * and its frontend would get no CORS header, with nothing said. */
+START_TEST(test_cors_origins_as_browsers_send_them)
+{
+	static const struct {
+		const char *list, *why; /* why: NULL when attnd takes the list */
+	} cases[] = {
+	    {"https://app.example:443", "write 'https://app.example'"},
+	    {"http://localhost:80", "default port 80; write 'http://localhost'"},
+	    {"https://a.example,wss://b.example:443", "write 'wss://b.example'"},
+	    {"http://[::1]:80", "write 'http://[::1]'"},
+	    {"https://b\xc3\xbc" "cher.example", "punycode"},
+	    {"https://app.example:08443", "without leading zeros"},
+	    {"https://app.example:", "from 0 to 65535"},
+	    {"https://app.example:65536", "from 0 to 65535"},
+	    {"https://app.example:8a", "from 0 to 65535"},
+	    {"http://[::1]x", "scheme://[address][:port]"},
+	    {"HTTPS://app.example", "capitals"},
+	    {"https://app.example/", "trailing slash"},
+	    {"https://app.example:8443", NULL},
+	    {"http://app.example:443,https://app.example:80", NULL},
+	    {"https://app.example.", NULL},
+	    {"http://[::1]:8080,http://[::1],null", NULL},
+	    {"https://xn--bcher-kva.example,http://localhost:65535", NULL},
+	};
+	static char err[4096];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *const argv[] = {"--cors-origins", cases[i].list, "--version", NULL};
+		int rc = run_attnd_stderr(argv, err, sizeof err);
+
+		ck_assert_msg(rc == (cases[i].why ? 2 : 0), "'%s': exit %d: %s", cases[i].list, rc,
+			      err);
+		if (cases[i].why)
+			ck_assert_msg(strstr(err, cases[i].why) != NULL, "'%s': %s", cases[i].list,
+				      err);
+	}
+}
+END_TEST
+
 /* A --model file becomes a served model and the default. */
 START_TEST(test_model_from_file)
 {
@@ -530,6 +590,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(load, test_small_compute_skips_queue);
 	tcase_add_test(load, test_drain_with_request_in_flight);
 	tcase_add_test(cli, test_help_lists_every_option);
+	tcase_add_test(cli, test_cors_origins_as_browsers_send_them);
 	tcase_add_test(cli, test_bad_model_exits_2);
 	tcase_add_test(cli, test_model_from_file);
 	tcase_add_test(cli, test_probe);
