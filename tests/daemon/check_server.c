@@ -543,10 +543,13 @@ START_TEST(test_cors_origin_list)
 	ck_assert_str_eq(live_header(&r, "Vary"), "Origin");
 	ck_assert_ptr_nonnull(
 	    strstr(live_header(&r, "Access-Control-Expose-Headers"), "Server-Timing"));
+	/* the page's PerformanceResourceTiming may read Server-Timing too */
+	ck_assert_str_eq(live_header(&r, "Timing-Allow-Origin"), "https://b.example");
 	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://evil.example\r\n\r\n",
 		 &r);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_ptr_null(live_header(&r, "Access-Control-Allow-Origin"));
+	ck_assert_ptr_null(live_header(&r, "Timing-Allow-Origin"));
 	/* a listed origin is matched whole: not a prefix of it, nor one it is a prefix of */
 	live_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://a.exampl\r\n\r\n",
 		 &r);
@@ -560,6 +563,7 @@ START_TEST(test_cors_origin_list)
 		 "OPTIONS /v1/sdpa HTTP/1.1\r\nHost: t\r\nOrigin: https://a.example\r\n\r\n", &r);
 	ck_assert_int_eq(r.status, 204);
 	ck_assert_str_eq(live_header(&r, "Access-Control-Allow-Origin"), "https://a.example");
+	ck_assert_ptr_null(live_header(&r, "Timing-Allow-Origin")); /* no timing to read */
 	/* an origin not listed gets no CORS headers: nothing echoed, so its
 	 * answer does not vary on the headers it asked for */
 	live_exchange(d.port,
