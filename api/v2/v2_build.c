@@ -292,13 +292,15 @@ static int layer_param_is_default(const char *key, const json_t *v)
 	return 0;
 }
 
-/* A checkpoint's parameters: weights and binary_data_output. The one-layer
+/* A checkpoint's parameters: weights and binary_data_output (and Triton's
+ * priority and timeout, read by v2_infer.c and acted on by none). The one-layer
  * ones have no place (the checkpoint brings its masks, positions and scale)
  * but for their defaults, so that a client sending one parameter set to
  * every model is refused only for asking what a checkpoint cannot do. */
 static int stack_params(json_t *params, const char *model, struct api_error *err)
 {
-	static const char *const own[] = {"weights", "binary_data_output", NULL};
+	static const char *const own[] = {"weights", "binary_data_output", "priority", "timeout",
+					  NULL};
 	static const char *const layer[] = {"causal", "window", "alignment", "positional",
 					    "scale", "softcap", NULL};
 	const char *key;

@@ -37,6 +37,7 @@
  */
 #include "v2_job.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +57,9 @@ static const unsigned role_dtypes[IN_COUNT] = {
  * every body; the path names the model, so it is read for its type only. */
 static const char *const top_fields[] = {"id",	   "model_name", "parameters",
 					 "inputs", "outputs",	 NULL};
-static const char *const param_fields[] = {"causal", "window",	"alignment", "positional",
-					   "scale",  "softcap", "weights",   "binary_data_output",
-					   NULL};
+static const char *const param_fields[] = {
+    "causal", "window", "alignment", "positional", "scale", "softcap", "weights",
+    "binary_data_output", "priority", "timeout", NULL};
 
 static void v2_job_release(struct v2_job *v)
 {
@@ -113,6 +114,24 @@ static int read_string(const struct v2_job *v, const char *key, const char **out
 	return 0;
 }
 
+/*
+ * Triton's request parameters that tritonclient sends when its caller sets
+ * them (infer(..., priority=, timeout=)): priority (a uint64; 0, the default,
+ * is the model's own) and timeout (microseconds, a uint64). They are read
+ * and checked, and change nothing, as on a Triton model without dynamic
+ * batching, which takes both and honours neither: attnd has one queue, and
+ * --compute-deadline bounds every request's compute.
+ */
+static int read_triton_params(const json_t *params, struct api_error *err)
+{
+	size_t unused;
+
+	if (req_size(params, "priority", "/parameters", 0, SIZE_MAX, 0, &unused, err) != 0 ||
+	    req_size(params, "timeout", "/parameters", 0, SIZE_MAX, 0, &unused, err) != 0)
+		return -1;
+	return 0;
+}
+
 static int read_top(struct v2_job *v, struct api_error *err)
 {
 	static const char *const weights[] = {"per_head", "mean", "none", NULL};
@@ -132,7 +151,7 @@ static int read_top(struct v2_job *v, struct api_error *err)
 	    req_enum(v->params, "weights", ptr, weights, W_PER_HEAD, &v->weights, err) != 0 ||
 	    req_bool(v->params, "binary_data_output", ptr, 0, &v->binary_default, err) != 0)
 		return -1;
-	return 0;
+	return read_triton_params(v->params, err);
 }
 
 /* Reads one input and files it under its name. */

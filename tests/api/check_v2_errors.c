@@ -111,6 +111,14 @@ START_TEST(test_json_errors)
 		   "\"shape\":[1],\"data\":[\"ok\"]}]}",
 		   "the body is not valid UTF-8 at byte 7");
 	expect_error(422, "{\"id\":1,\"inputs\":[]}", "id is a string");
+	/* Triton's priority and timeout are read (uint64s), other Triton
+	 * parameters are not attnd's */
+	expect_error(422, "{\"parameters\":{\"priority\":\"high\"},\"inputs\":[]}",
+		     "must be an integer in [0, 18446744073709551615] (at /parameters/priority)");
+	expect_error(422, "{\"parameters\":{\"timeout\":-5},\"inputs\":[]}",
+		     "(at /parameters/timeout)");
+	expect_error(422, "{\"parameters\":{\"sequence_id\":7},\"inputs\":[]}",
+		     "unknown field 'sequence_id' (at /parameters/sequence_id)");
 	expect_error(422, "{\"parameters\":{\"window\":0},\"inputs\":[{\"name\":\"embeddings\","
 		   "\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":" V2_ROW0 "}]}",
 		   "/parameters/window");
@@ -129,6 +137,9 @@ START_TEST(test_binary_errors)
 			   "\"parameters\":{\"binary_data_size\":6}}]}";
 	const char *whole = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\","
 			    "\"shape\":[1,8],\"data\":" V2_ROW0 "}]}";
+	const char *triton = "{\"parameters\":{\"priority\":2,\"timeout\":5000},\"inputs\":[{"
+			     "\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
+			     "\"data\":" V2_ROW0 "}]}";
 	const char *ints = "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[2],"
 			   "\"parameters\":{\"binary_data_size\":8}}]}";
 	const unsigned char neg_ids[] = {1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}; /* 1, -1 (LE) */
@@ -184,6 +195,10 @@ START_TEST(test_binary_errors)
 	/* a count of the whole body: all of it JSON, no binary section */
 	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %zu\r\n", strlen(whole));
 	live_post(d.port, V2_INFER, V2_OCTET_CT, hdr, whole, strlen(whole), &r);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+	live_resp_release(&r);
+	/* what tritonclient's infer(..., priority=2, timeout=5000) adds: taken */
+	live_post(d.port, V2_INFER, "application/json", "", triton, strlen(triton), &r);
 	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
 	live_resp_release(&r);
 	/* curl -d's default type, as Triton's and KServe's examples send an infer

@@ -472,6 +472,9 @@ START_TEST(layer_defaults_pass)
 					    "weights", "per_head")),
 	      &r);
 	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
+	/* Triton's priority and timeout (tritonclient's infer(priority=, timeout=)) */
+	infer(0, tokens_request(ids, json_pack("{s:i,s:i}", "priority", 1, "timeout", 100000)), &r);
+	ck_assert_msg(r.status == 200, "status %d: %s", r.status, r.body);
 	live_resp_release(&r);
 	json_decref(ids);
 }
