@@ -40,7 +40,8 @@ static void count_model(const struct request *r)
 static void log_and_count(const struct request *r)
 {
 	struct access_entry e;
-	double seconds = clock_seconds() - r->t_start;
+	double end = r->t_answered > 0 ? r->t_answered : clock_seconds();
+	double seconds = end - r->t_start;
 
 	e.method = r->method;
 	e.path = r->path;

@@ -110,6 +110,10 @@ struct request {
 	size_t receiving;  /* bytes of its body taken from srv->receiving */
 	int write_watched; /* its connection's timeout is --write-timeout until it completes */
 	double t_start, t_queued, queue_ms;
+	/* when a cut-off answer (a 408 or 413 mid-body, cut_off) was written:
+	 * the request's duration ends there, not when libmicrohttpd lets the
+	 * connection go, up to --timeout later (0: the answer went as any) */
+	double t_answered;
 };
 
 /* Adds the headers (http_respond.c) and queues resp (len bytes of body);

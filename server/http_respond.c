@@ -387,6 +387,7 @@ static void cut_off_send(struct request *r, enum rejection why, const char *mess
 					  head ? NULL : b.data, b.len) == 0) {
 		r->status = status;
 		r->bytes_out = head ? 0 : b.len;
+		r->t_answered = clock_seconds();
 		metrics_reject(r->srv->metrics, why);
 	}
 	buf_release(&b);

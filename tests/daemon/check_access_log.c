@@ -610,6 +610,44 @@ static char *exit_1_and_log(struct live_daemon *d, int busy, const char *why)
 	return read_log();
 }
 
+/* A request whose body stops coming gets its 408 at --timeout, and the
+ * connection is let go at the client's close or --timeout later still
+ * (http.c); its line's ms, and the duration histogram with it, end at the
+ * answer (the documented "from its headers to its answer"), not there. */
+START_TEST(test_408_duration_ends_at_its_answer)
+{
+	const char *const args[] = {"--timeout", "1", "--log-format", "json", NULL};
+	struct live_daemon d;
+	struct live_resp r = {0};
+	char line[1024];
+	const char *ms;
+	double t0, answered;
+	int fd;
+
+	fresh_log();
+	live_start(&d, args);
+	fd = live_connect(d.port);
+	t0 = live_now();
+	live_send_str(fd, "POST /v1/attention HTTP/1.1\r\nHost: t\r\nX-Request-Id: slow-408\r\n"
+			  "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
+	live_read_response(fd, &r);
+	answered = live_now() - t0;
+	ck_assert_int_eq(r.status, 408);
+	for (int i = 0; i < 500 && !log_has("slow-408"); i++) /* the client stays silent */
+		usleep(10000);
+	close(fd);
+	live_stop(&d);
+	char *text = read_log();
+	ck_assert_int_eq(count_lines(text, "slow-408", line, sizeof line), 1);
+	ms = strstr(line, "\"ms\":");
+	ck_assert_ptr_nonnull(ms);
+	ck_assert_msg(strtod(ms + 5, NULL) < answered * 1e3 + 250,
+		      "408 answered after %.0f ms, logged: %s", answered * 1e3, line);
+	free(text);
+	live_resp_release(&r);
+}
+END_TEST
+
 START_TEST(test_drain_timeout_writes_waiting_counts)
 {
 	const char *const args[] = {"--drain-seconds", "1", NULL};
@@ -669,6 +707,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
 	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	tcase_add_test(tc, test_malformed_requests_counted_not_errors);
+	tcase_add_test(tc, test_408_duration_ends_at_its_answer);
 	tcase_add_test(tc, test_drain_timeout_writes_waiting_counts);
 	tcase_add_test(tc, test_second_signal_ends_the_drain);
 	suite_add_tcase(s, tc);
