@@ -294,6 +294,10 @@ int attention_run(const struct api_service *svc, struct attention_job *job,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (attn_mha_forward(&r, o->ws, o->ws_bytes, &aerr) != ATTN_OK) {
+		/* the engine's time counts however it ended: cut at a deadline,
+		 * or for a client gone, it was spent all the same (the FLOPs of
+		 * the part done are not known, and are not counted) */
+		reply->compute_ms = api_ms_since(&t0);
 		attention_engine_error(job, &aerr, err);
 		goto out;
 	}

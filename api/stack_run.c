@@ -297,6 +297,7 @@ int stack_run(const struct api_service *svc, struct stack_job *s, struct api_rep
 	run_of(s, &t, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (attn_stack_forward(&r, s->ws, s->ws_bytes, &aerr) != ATTN_OK) {
+		reply->compute_ms = positions_ms + api_ms_since(&t0); /* as attention_run's */
 		attention_engine_error(s->job, &aerr, err);
 		goto out;
 	}

@@ -518,11 +518,11 @@ void api_sdpa(const struct api_service *svc, const char *body, size_t len,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	st = attn_sdpa_forward(&j.req, j.ws, j.ws_bytes, &aerr);
 	api_give_back(svc, reply, &threads); /* right after the engine call */
+	reply->compute_ms = api_ms_since(&t0); /* however it ended, as attention_run's */
 	if (st != ATTN_OK) {
 		api_engine_fail(&err, &aerr, engine_fields, ENGINE_FIELDS);
 		goto fail;
 	}
-	reply->compute_ms = api_ms_since(&t0);
 	reply->flops = sdpa_flops(&j);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (encode(&j, reply->compute_ms, &reply->body) != 0) {

@@ -134,6 +134,11 @@ START_TEST(test_compute_deadline_answers_503)
 	live_assert_error(&r, 503, "deadline_exceeded");
 	ck_assert_ptr_nonnull(strstr(r.body, "--compute-deadline"));
 	ck_assert_str_eq(live_header(&r, "Retry-After"), "1");
+	/* the engine's time up to the cut counts as compute (the deadline runs
+	 * from the headers, so parsing took its part of the second) */
+	const char *compute = strstr(live_header(&r, "Server-Timing"), "compute;dur=");
+	ck_assert_ptr_nonnull(compute);
+	ck_assert_msg(strtod(compute + 12, NULL) > 0, "%s", live_header(&r, "Server-Timing"));
 	short_requests_answer(d.port);
 	free(body);
 	body = v2_tokens_body(LONG_L);
@@ -148,6 +153,10 @@ START_TEST(test_compute_deadline_answers_503)
 	/* per model (the default, base): counted on completion */
 	live_wait_metric(d.port, "attnd_model_requests_total{model=\"base\",outcome=\"cancelled\"}",
 			 2, WAIT_MS);
+	/* and in the compute histogram: the two cut requests, the short one too
+	 * (an operator sees the engine busy up to the deadline, not idle) */
+	ck_assert_double_eq(metric_of(d.port, "attnd_compute_duration_seconds_count{model=\"base\"}"),
+			    3);
 	live_stop(&d);
 	free(body);
 	live_resp_release(&r);
