@@ -363,6 +363,16 @@ void metrics_split(struct metrics *m, size_t lent)
 	add(&s->c.lent, lent);
 }
 
+/* The codes whose series every route shows from the start, at 0: a series
+ * that first appears at its first increment hides that increment from
+ * rate() (Prometheus' "avoid missing metrics"), and the first burst of 5xx
+ * on a fresh pod is what an error-ratio alert must see. Others appear with
+ * their first request; all of them would be 20 lines a route. */
+static int shown_at_zero(int status)
+{
+	return status == 200 || status == 500 || status == 503;
+}
+
 static void render_requests(const struct tally *t, struct buf *out)
 {
 	buf_puts(out, "# HELP attnd_http_requests_total HTTP requests answered, by route and "
@@ -371,7 +381,7 @@ static void render_requests(const struct tally *t, struct buf *out)
 		for (size_t s = 0; s < N_STATUS; s++) {
 			unsigned long long n = t->requests[r][s];
 
-			if (n == 0)
+			if (n == 0 && (s + 1 == N_STATUS || !shown_at_zero(known_status[s])))
 				continue;
 			if (s + 1 < N_STATUS)
 				buf_printf(

@@ -115,6 +115,14 @@ START_TEST(test_promtool_and_series)
 	double start;
 
 	LIVE_DAEMON(d, "--threads", "2");
+	/* before any request: each route's 200, 500 and 503 at 0, so that
+	 * rate() sees the first ones; other codes only once they happen */
+	live_get(d.port, "/metrics", &r);
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "\nattnd_http_requests_total{route=\"/v1/attention\",code=\"503\"} 0\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "\nattnd_http_requests_total{route=\"/v2/models/{name}/infer\",code=\"200\"} 0\n"));
+	ck_assert_ptr_null(strstr(r.body, "code=\"422\""));
 	for (int i = 0; i < 3; i++)
 		post_json(d.port, "/v1/attention", tiny, 200);
 	post_json(d.port, "/v1/sdpa", sdpa, 200);
