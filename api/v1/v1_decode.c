@@ -388,8 +388,10 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
 		req_refine_text_utf8(body, len, 1, err); /* a text or a batch of them */
 		return -1;
 	}
-	if (req_known_fields(in->root, "", top_fields, err) != 0 ||
-	    v1_decode_model(svc, in, job, err) != 0)
+	/* the model first: a request refused for another field is still
+	 * counted under the model it named (attnd_model_requests_total) */
+	if (v1_decode_model(svc, in, job, err) != 0 ||
+	    req_known_fields(in->root, "", top_fields, err) != 0)
 		return -1;
 	if (job->entry != NULL && job->entry->ckpt != NULL)
 		return 1;

@@ -131,8 +131,13 @@ START_TEST(test_promtool_and_series)
 		live_get(d.port, "/healthz", &r);
 		ck_assert_int_eq(r.status, 200);
 	}
+	/* a field refused on a model that exists: counted under that model */
+	post_json(d.port, "/v1/attention", "{\"model\":\"tiny\",\"tokens\":[\"a\"],\"causal\":1}",
+		  422);
 	/* counted on completion, which may come after the answer is read */
 	live_wait_metric(d.port, "attnd_model_requests_total{model=\"none\",outcome=\"client_error\"}",
+			 1, WAIT_MS);
+	live_wait_metric(d.port, "attnd_model_requests_total{model=\"tiny\",outcome=\"client_error\"}",
 			 1, WAIT_MS);
 	live_wait_metric(d.port, "attnd_http_requests_total{route=\"/healthz\",code=\"200\"}", 5,
 			 WAIT_MS);
@@ -154,8 +159,9 @@ START_TEST(test_promtool_and_series)
 	/* per model: the model the request used, never the client's unknown name */
 	ck_assert_double_eq(
 	    metric(r.body, "attnd_model_requests_total{model=\"tiny\",outcome=\"ok\"}"), 3);
+	/* the 422 waited as the others (it was computed: decoded by the API) */
 	ck_assert_double_eq(
-	    metric(r.body, "attnd_compute_queue_wait_seconds_count{model=\"tiny\"}"), 3);
+	    metric(r.body, "attnd_compute_queue_wait_seconds_count{model=\"tiny\"}"), 4);
 	ck_assert_double_eq(metric(r.body, "attnd_compute_duration_seconds_count{model=\"tiny\"}"),
 			    3);
 	ck_assert_double_gt(metric(r.body, "attnd_compute_duration_seconds_sum{model=\"tiny\"}"),
