@@ -373,17 +373,20 @@ const char *hdr_cors_origin(const struct hdr_fields *f, const char *list, int *v
 	return NULL;
 }
 
-/* The port of an origin, [p, p + len) after its ':': what a browser's URL
- * parser leaves there (WHATWG URL, RFC 6454 section 6.2): digits without a
- * leading zero, at most 65535, never the scheme's default (the parser drops it,
- * and "https://app.example:" too). 1, or 0 with why filled. */
-static int origin_port_ok(const char *o, size_t olen, const char *scheme, size_t slen,
-			  const char *p, size_t len, char *why, size_t cap)
+/* The port of the origin [o, o + olen), from after its colon to its end:
+ * what a browser's URL parser leaves there (WHATWG URL, RFC 6454 section
+ * 6.2): digits without a leading zero, at most 65535, never the scheme's
+ * default (the parser drops it, and "https://app.example:" too). The scheme
+ * is o's first slen bytes. 1, or 0 with why filled. */
+static int origin_port_ok(const char *o, size_t olen, size_t slen, const char *colon, char *why,
+			  size_t cap)
 {
 	static const struct {
 		const char *scheme;
 		unsigned port;
 	} defaults[] = {{"http", 80}, {"https", 443}, {"ws", 80}, {"wss", 443}};
+	const char *p = colon + 1;
+	size_t len = (size_t)(o + olen - p);
 	unsigned long v = 0;
 
 	for (size_t i = 0; i < len; i++) {
@@ -403,11 +406,11 @@ static int origin_port_ok(const char *o, size_t olen, const char *scheme, size_t
 	}
 	for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
 		if (strlen(defaults[i].scheme) == slen &&
-		    strncmp(defaults[i].scheme, scheme, slen) == 0 && defaults[i].port == v) {
+		    strncmp(defaults[i].scheme, o, slen) == 0 && defaults[i].port == v) {
 			snprintf(why, cap,
 				 "'%.*s': browsers leave out %s's default port %u; write '%.*s'",
 				 (int)olen, o, defaults[i].scheme, defaults[i].port,
-				 (int)(p - 1 - o), o);
+				 (int)(colon - o), o);
 			return 0;
 		}
 	return 1;
@@ -468,7 +471,7 @@ static int origin_ok(const char *p, size_t len, char *why, size_t cap)
 	}
 	if (colon == NULL)
 		return 1;
-	return origin_port_ok(p, len, p, scheme, colon + 1, (size_t)(end - colon - 1), why, cap);
+	return origin_port_ok(p, len, scheme, colon, why, cap);
 }
 
 int hdr_cors_list_check(const char *list, char *why, size_t cap)

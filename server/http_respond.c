@@ -122,10 +122,11 @@ static size_t cors_headers(const struct request *r, struct answer_header *h, siz
 	/* and the browser's own timing API too: without it a page of another
 	 * origin reads Server-Timing's header but its PerformanceResourceTiming
 	 * has serverTiming empty and the phases zeroed (Resource Timing's timing
-	 * allow check); the same origins may see both */
-	if (!r->preflight)
+	 * allow check); the same origins may see both. No script times a
+	 * preflight. */
+	if (!r->preflight) {
 		h[n++] = (struct answer_header){"Timing-Allow-Origin", origin};
-	if (r->preflight) {
+	} else {
 		h[n++] = (struct answer_header){"Access-Control-Allow-Methods", r->allow};
 		h[n++] = (struct answer_header){
 		    "Access-Control-Allow-Headers",
