@@ -93,11 +93,11 @@ static int unread_cors(const struct request *r)
 /* The CORS headers. A browser's script reads the answer's headers it is
  * told it may (Expose): the ids and timings, the coding, and the ones that
  * say what to do next (Retry-After on a 503, Allow on a 405,
- * WWW-Authenticate on a 401). A preflight is allowed the headers it asks
- * for (no credentials ride on CORS here: attnd sets no cookie, and a
- * script's Authorization is a header like any other), so a page whose
- * tracing adds traceparent, say, is not refused; without such a list, the
- * headers attnd reads. */
+ * WWW-Authenticate on a 401, Accept-Encoding on a 415 for the body's
+ * coding). A preflight is allowed the headers it asks for (no credentials
+ * ride on CORS here: attnd sets no cookie, and a script's Authorization is a
+ * header like any other), so a page whose tracing adds traceparent, say, is
+ * not refused; without such a list, the headers attnd reads. */
 static size_t cors_headers(const struct request *r, struct answer_header *h, size_t n)
 {
 	int vary = 0;
@@ -118,7 +118,7 @@ static size_t cors_headers(const struct request *r, struct answer_header *h, siz
 	h[n++] = (struct answer_header){
 	    "Access-Control-Expose-Headers",
 	    "X-Request-Id, Server-Timing, Inference-Header-Content-Length, Content-Encoding, "
-	    "Retry-After, Allow, WWW-Authenticate"};
+	    "Retry-After, Allow, WWW-Authenticate, Accept-Encoding"};
 	/* and the browser's own timing API too: without it a page of another
 	 * origin reads Server-Timing's header but its PerformanceResourceTiming
 	 * has serverTiming empty and the phases zeroed (Resource Timing's timing
