@@ -100,8 +100,8 @@ TEST_DEB_PACKAGES  := $(CHECK_DEB_PACKAGES) chromium fonts-nanum wrk curl
 # in Debian's prometheus package: installed without its recommends (a node exporter),
 # and nothing of it is started
 PROMTOOL_DEB_PACKAGES := prometheus
-# wrk and curl for the targets that load the daemon (bench, soak, faults, load),
-# installed by each itself: `make bench` right after `make run` has neither
+# wrk and curl for the targets that load the daemon (bench, soak, faults, load:
+# their load-tools prerequisite): `make bench` right after `make run` has neither
 LOAD_DEB_PACKAGES := wrk curl
 
 ENGINE_SRC := $(wildcard engine/*.c)
@@ -166,7 +166,7 @@ BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/bench_engin
 BENCH_ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 
 .PHONY: all test test-suites check check-suites bench bench-checkpoint deps run-deps check-tools test-tools \
-        node-tools fixtures check-deps clean run format
+        node-tools load-tools fixtures check-deps clean run format
 
 PORT ?= 8080
 
@@ -497,7 +497,7 @@ fuzz-regress: fuzz-build
 		tail -n 60 $(FUZZ_BUILD)/$(h).regress.log; exit 1; \
 	fi;)
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_fmt \
+bench: load-tools $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/bench_fmt \
        $(BUILD)/bench/bench_request \
        $(BUILD)/bench/bench_tokenizer $(BUILD)/bench/bench_compress $(BUILD)/bench/bench_linear \
        $(BUILD)/bench/bench_tile $(BUILD)/bench/bench_gemm $(TIMER_SO)
@@ -515,7 +515,6 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_parse $(BUILD)/bench/ben
 		$(PYTHON) bench/torch_mha.py; \
 	else echo "bench: python3-torch not installed, PyTorch comparison skipped"; fi
 	$(MAKE) --no-print-directory $(ATTND) $(BUILD)/bench/bare_server $(BUILD)/bench/attnd_fixed_reply
-	$(call apt_install,$(LOAD_DEB_PACKAGES))
 	bench/http_bench.sh
 	$(PYTHON) bench/path_bench.py $(ATTND) $(TIMER_SO)
 	$(PYTHON) bench/split_bench.py $(ATTND)
@@ -588,13 +587,11 @@ hostile: $(ATTND)
 concurrency: $(ATTND)
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/concurrency/run.py
 
-soak: $(ATTND)
-	$(call apt_install,$(LOAD_DEB_PACKAGES))
+soak: $(ATTND) load-tools
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/soak/run.py --seconds $(SOAK_SECONDS)
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/hostile/run.py --bounds
 
-faults: $(ATTND)
-	$(call apt_install,$(LOAD_DEB_PACKAGES))
+faults: $(ATTND) load-tools
 	ATTND_BIN=$(ATTND) $(PYTHON) tests/daemon/faults/run.py
 
 # The container image and its deployment (deploy/): the Dockerfile built with
@@ -605,8 +602,7 @@ faults: $(ATTND)
 container-test:
 	deploy/container-test.sh
 
-load: $(ATTND)
-	$(call apt_install,$(LOAD_DEB_PACKAGES))
+load: $(ATTND) load-tools
 	deploy/load.sh
 
 # The tokenizer oracle (tests/tokenizer/oracle/, tests/data/tokenizers/README.md):
@@ -690,6 +686,9 @@ test-tools:
 
 node-tools:
 	$(call apt_install,nodejs npm)
+
+load-tools:
+	$(call apt_install,$(LOAD_DEB_PACKAGES))
 
 # make deps: the Debian packages of `make test`, then the pinned npm packages
 # (npm ci: lint, contract, viewer and client tests)
