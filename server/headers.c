@@ -388,20 +388,17 @@ static int origin_port_ok(const char *o, size_t olen, size_t slen, const char *c
 	const char *p = colon + 1;
 	size_t len = (size_t)(o + olen - p);
 	unsigned long v = 0;
+	int ok = len >= 1 && len <= 5 && (p[0] != '0' || len == 1);
 
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] < '0' || p[i] > '9' || len > 5 || (i == 0 && p[i] == '0' && len > 1)) {
-			snprintf(why, cap,
-				 "'%.*s': the port must be a number from 0 to 65535 without leading "
-				 "zeros, as browsers send it",
-				 (int)olen, o);
-			return 0;
-		}
+	for (size_t i = 0; ok && i < len; i++) {
+		ok = p[i] >= '0' && p[i] <= '9';
 		v = v * 10 + (unsigned long)(p[i] - '0');
 	}
-	if (len == 0 || v > 65535) {
-		snprintf(why, cap, "'%.*s': the port must be a number from 0 to 65535", (int)olen,
-			 o);
+	if (!ok || v > 65535) {
+		snprintf(why, cap,
+			 "'%.*s': the port must be a number from 0 to 65535 without leading zeros, "
+			 "as browsers send it",
+			 (int)olen, o);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
