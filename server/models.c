@@ -35,11 +35,13 @@
 #include "models.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/error.h"
 #include "checkpoint_dir.h"
@@ -179,14 +181,21 @@ static int file_size(FILE *f, const char *path, unsigned long long max, const ch
 static int read_file(const char *path, unsigned long long max, const char *max_text,
 		     uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	/* not blocking, so that a FIFO is refused by file_size instead of
+	 * holding start-up in open() (see checkpoint_dir.c's open_sized) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
 	uint8_t *data = NULL;
 	size_t size = 0;
 	int rc = -1;
 
 	*out = NULL;
 	if (f == NULL) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
 		return -1;
 	}
 	if (file_size(f, path, max, max_text, &size, err, errlen) != 0)

@@ -5,7 +5,8 @@
  * tensors (a mis-shaped tensor), one without model.safetensors, a shard
  * index naming a missing shard, an unknown model_type, and heads= given with
  * a folder: each exits 2 with a message naming the file (and the tensor,
- * where there is one). The folders are copies of the oracle's
+ * where there is one). So do a FIFO in place of a shard and a FIFO given
+ * as --tokenizer: refused, not waited on for a writer. The folders are copies of the oracle's
  * (tests/data/checkpoints/, README there), edited in a temporary directory.
  * (Moved out of check_checkpoint_v2.c, which keeps the daemon's answers.)
  *
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tests/lib/case_files.h"
@@ -153,6 +155,40 @@ START_TEST(missing_shard)
 }
 END_TEST
 
+/* A FIFO where a shard should be: open() on it would wait for a writer. */
+START_TEST(fifo_shard)
+{
+	const char *shard = "model-00002-of-00002.safetensors";
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX", path[512];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_case(dir, "llama_bf16_sharded", shard, NULL);
+	snprintf(path, sizeof path, "%s/%s", dir, shard);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	refuses_start(dir, "", path, "not a regular file");
+	tmp_remove_dir(dir);
+}
+END_TEST
+
+/* The same for a tokenizer file, which server/models.c reads. */
+START_TEST(fifo_tokenizer)
+{
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX", path[512], spec[600], err[4096];
+	const char *args[] = { "--tokenizer", spec, NULL };
+	int status;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	snprintf(spec, sizeof spec, "t=%s", path);
+	status = live_run_to_exit(args, WAIT_MS, err, sizeof err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: %s", status,
+		      err);
+	ck_assert_msg(strstr(err, "not a regular file") != NULL, "%s", err);
+	tmp_remove_dir(dir);
+}
+END_TEST
+
 /* A config.json alone is enough: its model_type is refused before any
  * weights are looked for. */
 START_TEST(unknown_model_type)
@@ -183,6 +219,8 @@ static Suite *checkpoint_startup_suite(void)
 	tcase_add_test(bad, misshaped_tensor);
 	tcase_add_test(bad, missing_safetensors);
 	tcase_add_test(bad, missing_shard);
+	tcase_add_test(bad, fifo_shard);
+	tcase_add_test(bad, fifo_tokenizer);
 	tcase_add_test(bad, heads_with_folder);
 	tcase_add_test(bad, unknown_model_type);
 	suite_add_tcase(s, bad);
