@@ -120,7 +120,7 @@ COMMON_LIB := $(BUILD)/libattn_common.a
 
 API_SRC    := $(wildcard api/*.c api/*/*.c)
 API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi_json.o $(BUILD)/gen/tokenizers_data.o \
-              $(BUILD)/gen/checkpoints_data.o
+              $(BUILD)/gen/checkpoints_data.o $(BUILD)/gen/layers_data.o
 API_LIB    := $(BUILD)/libattn_api.a
 
 SERVER_SRC := $(wildcard server/*.c)
@@ -220,6 +220,20 @@ $(BUILD)/gen/checkpoints_data.c: tools/embed_checkpoints.py $(foreach c,$(BUILTI
 
 $(BUILD)/gen/checkpoints_data.o: $(BUILD)/gen/checkpoints_data.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
+
+# The built-in one-layer models (api/builtin_layers.h): models/numpy-demo,
+# written by its make_model.py and committed.
+BUILTIN_LAYERS := numpy-demo=models/numpy-demo,heads=2
+LAYER_FILES    := model.safetensors vocab.txt
+comma          := ,
+LAYER_DIRS     := $(foreach l,$(BUILTIN_LAYERS),$(firstword $(subst $(comma), ,$(word 2,$(subst =, ,$(l))))))
+
+$(BUILD)/gen/layers_data.c: tools/embed_layers.py tools/embed_checkpoints.py $(foreach d,$(LAYER_DIRS),$(addprefix $(d)/,$(LAYER_FILES)))
+	@mkdir -p $(dir $@)
+	$(PYTHON) tools/embed_layers.py $@ $(BUILTIN_LAYERS)
+
+$(BUILD)/gen/layers_data.o: $(BUILD)/gen/layers_data.c
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(API_LIB): $(API_OBJ)
 	@mkdir -p $(dir $@)

@@ -201,6 +201,11 @@ int api_service_add_builtin_tokenizers(struct api_service *svc, struct api_error
  * model or tokenizer of that name was added first (it stands in its place). */
 int api_service_add_builtin_checkpoints(struct api_service *svc, struct api_error *err);
 
+/* Adds the built-in one-layer models (api/builtin_layers.h: `numpy-demo`),
+ * each with its vocabulary, except where a model of that name was added
+ * first (it stands in its place). */
+int api_service_add_builtin_layers(struct api_service *svc, struct api_error *err);
+
 /* Sets the default model by name; -1 if there is no such model. */
 int api_service_set_default(struct api_service *svc, const char *name, struct api_error *err);
 

@@ -112,8 +112,8 @@ static const struct cfg_option options[] = {
      "seconds a compute request may take from its whole body to its answer, queue wait "
      "included (503 deadline_exceeded after); 0 = no limit"},
     {"--no-builtins", "ATTND_NO_BUILTINS", CFG_BOOL, "false", NULL, 0, 0, OFF(no_builtins),
-     "do not load the built-in models base, tiny and mini, nor the tokenizers gpt2, bert "
-     "and mini"},
+     "do not load the built-in models base, tiny, mini and numpy-demo, nor the tokenizers "
+     "gpt2, bert and mini"},
     {"--probe", NULL, CFG_STR, NULL, NULL, 0, 0, OFF(probe),
      "GET http://127.0.0.1:PORT/path (or http://[::1]:PORT/path) and exit 0 on 2xx, 1 "
      "otherwise (container HEALTHCHECK)"},

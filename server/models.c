@@ -12,8 +12,8 @@
  *      or a tokenizer=FILE), named after the model;
  *   3. the built-in tokenizers whose names steps 1-2 left free: a tokenizer
  *      of one's name, a --tokenizer's or a model's own, stands in its place;
- *      then the built-in checkpoints (mini, with its tokenizer) whose names
- *      are still free;
+ *      then the built-in checkpoints (mini, with its tokenizer) and one-layer
+ *      models (numpy-demo, with its vocabulary) whose names are still free;
  *   4. each model's tokenizer=NAME, which may name a built-in one, mini's
  *      among them (so it waits for step 3);
  *   5. the default.
@@ -558,7 +558,8 @@ static int load_models(struct api_service *svc, const struct attnd_config *cfg,
 		return -1;
 	}
 	/* after the --model entries: one of the same name stands in its place */
-	if (!cfg->no_builtins && api_service_add_builtin_checkpoints(svc, &e) != 0) {
+	if (!cfg->no_builtins && (api_service_add_builtin_checkpoints(svc, &e) != 0 ||
+				  api_service_add_builtin_layers(svc, &e) != 0)) {
 		snprintf(err, errlen, "%s", e.message);
 		return -1;
 	}
