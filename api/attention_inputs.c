@@ -225,12 +225,7 @@ static int encode_text(const struct attention_job *job, const char *text, size_t
 	if (check_text_bytes(job, len, b, where, err) != 0)
 		return -1;
 	st = tok_encode(job->entry->tok, text, len, 1, enc, &bad);
-	if (st == TOK_EINVAL)
-		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %zu",
-				bad);
-	if (st != TOK_OK)
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory tokenizing the text");
-	return 0;
+	return st == TOK_OK ? 0 : api_tokenize_fail(err, st, bad, ptr);
 }
 
 /* A token whose id has no row in the embedding table: the tokenizer and the

@@ -65,3 +65,17 @@ int api_engine_fail(struct api_error *err, const struct attn_error *aerr,
 		snprintf(ptr, sizeof ptr, "%s", f != NULL ? f->where : "");
 	return api_fail(err, api_engine_kind(aerr->status), ptr, "%s", aerr->message);
 }
+
+int api_tokenize_fail(struct api_error *err, enum tok_status st, size_t bad_byte,
+		      const char *ptr)
+{
+	if (st == TOK_EINVAL)
+		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %zu",
+				bad_byte);
+	if (st == TOK_EUNK)
+		return api_fail(err, API_E_UNKNOWN_TOKEN, ptr,
+				"the text has a piece outside the tokenizer's vocabulary, and the "
+				"tokenizer's unk_token is not in its vocabulary either (Hugging "
+				"Face's tokenizers refuse this text too)");
+	return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory tokenizing the text");
+}

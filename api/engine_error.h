@@ -1,6 +1,7 @@
 /*
- * engine_error.h: the engine's refusals (engine/status.h) as API errors, in
- * one place for every route. Internal to api/.
+ * engine_error.h: the engine's refusals (engine/status.h) and the
+ * tokenizer's (tokenizer/tokenizer.h) as API errors, in one place for every
+ * route. Internal to api/.
  *
  * Ownership: nothing is allocated or kept. map and aerr are borrowed for the
  * call; api_engine_where returns a string borrowed from map (or a static ""),
@@ -13,6 +14,7 @@
 
 #include "api/error.h"
 #include "engine/status.h"
+#include "tokenizer/tokenizer.h"
 
 /* Where an engine field (attn_error.field: "query", "attn_mask", ...) came
  * from in a request: a JSON pointer, or a v2 input's place. */
@@ -34,5 +36,10 @@ const char *api_engine_where(const struct api_field_where *map, size_t n, const 
  * absent; down to the element for an entry marked so), and returns -1. */
 int api_engine_fail(struct api_error *err, const struct attn_error *aerr,
 		    const struct api_field_where *map, size_t n);
+
+/* Fills err for a failed tok_encode of the text at ptr (bad_byte: where
+ * TOK_EINVAL found the UTF-8 broken) and returns -1. */
+int api_tokenize_fail(struct api_error *err, enum tok_status st, size_t bad_byte,
+		      const char *ptr);
 
 #endif

@@ -12,7 +12,10 @@
  *                     prefix on all but the first, the end-of-word suffix on
  *                     the last), else one symbol per byte "<0xHH>" (byte
  *                     fallback, when all exist), else the unknown token
- *                     (consecutive ones fused with fuse_unk), else nothing.
+ *                     (consecutive ones fused with fuse_unk), else nothing;
+ *                     but one named and not in the vocabulary fails the
+ *                     encoding (TOK_EUNK), as Hugging Face's does
+ *                     (UnkTokenOutOfVocabulary).
  *   2. word_merge     repeatedly the pair of lowest rank (leftmost on ties)
  *                     over a doubly linked list of symbols. The candidates,
  *                     keyed (rank, position): the word's first pairs sorted
@@ -89,6 +92,8 @@ struct tok_bpe {
 	int32_t char_ids[SMALL_CHARS]; /* a character's id when no prefix or suffix */
 	struct merge *small;	 /* [SMALL_IDS^2] the merges of two ids < SMALL_IDS */
 	int32_t unk_id;		 /* -1: none (unknown characters are dropped) */
+	int unk_missing;	 /* one is named but not in the vocabulary: an
+				  * unknown character fails the encoding */
 	char *prefix, *suffix;	 /* "" when none */
 	size_t prefix_len, suffix_len;
 	int fuse_unk, byte_fallback, ignore_merges;
@@ -354,6 +359,7 @@ static enum tok_status build_options(struct tok_bpe *b, const struct tok_model *
 	b->ignore_merges = m->ignore_merges;
 	b->unk_id = m->unk_token == NULL ? -1
 					 : tok_vocab_get(b->vocab, m->unk_token, strlen(m->unk_token));
+	b->unk_missing = m->unk_token != NULL && b->unk_id < 0;
 	b->cuts_ok = b->prefix_len == 0 && b->suffix_len == 0 && !b->ignore_merges &&
 		     b->unk_id >= 0 && tok_vocab_get(b->vocab, SPACE_MARK, SPACE_MARK_LEN) >= 0;
 	tok_byte_ids(b->vocab, b->byte_ids);
@@ -520,6 +526,8 @@ static enum tok_status word_symbols(const struct tok_bpe *b, const char *s, size
 		} else {
 			if (b->byte_fallback)
 				st = add_bytes(b, w, key, klen, &added);
+			if (st == TOK_OK && !added && b->unk_missing)
+				st = TOK_EUNK;
 			if (st == TOK_OK && !added && b->unk_id >= 0) {
 				if (unk_len > 0 && !b->fuse_unk) {
 					st = word_add(w, b->unk_id, unk_len);

@@ -251,9 +251,11 @@ void tok_pieces_release(struct tok_pieces *p);
 enum tok_status tok_pieces_push(struct tok_pieces *p, int32_t id, size_t start, size_t end);
 
 /* Appends the tokens of s[0, len) (one pre-tokenized word) to out. Linear
- * or n log n in len. What a model cannot cover and has no unknown token for
- * is dropped (Hugging Face fails there: MissingUnkToken / MissingUnkId,
- * or with BPE simply leaves it out). Ranges are those Hugging Face gives:
+ * or n log n in len. What a model cannot cover and names no unknown token
+ * for is dropped (Hugging Face's BPE leaves it out too; its Unigram fails
+ * there, MissingUnkId). A WordPiece or BPE model that names an unknown token
+ * its vocabulary lacks fails with TOK_EUNK there, as Hugging Face's do
+ * (MissingUnkToken, UnkTokenOutOfVocabulary). Ranges are those Hugging Face gives:
  * a BPE adds each symbol's length to the previous end, so a dropped
  * character shifts the ranges after it (clamped to len here). */
 enum tok_status tok_model_tokenize(const struct tok_model_rt *rt, const char *s, size_t len,

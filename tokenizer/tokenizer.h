@@ -25,6 +25,9 @@ enum tok_status {
 	TOK_EINVAL,   /* the text is not valid UTF-8 (tok_encode checks) */
 	TOK_EID,      /* tok_decode: an id the tokenizer does not know */
 	TOK_ESPEC,    /* tok_build: the spec is inconsistent (message says how) */
+	TOK_EUNK,     /* tok_encode: a piece only the model's unk_token could stand
+		       * for, and the vocabulary lacks that token (Hugging Face's
+		       * MissingUnkToken, UnkTokenOutOfVocabulary) */
 };
 
 /*

@@ -6,7 +6,9 @@
  * the vocabulary, the key being the stretch itself at the start of the word
  * and continuing_subword_prefix + stretch after it; then on from end. A word
  * of more than max_input_chars_per_word characters, or one with a stretch
- * no key covers, is the unknown token alone, spanning the whole word.
+ * no key covers, is the unknown token alone, spanning the whole word; when
+ * the unknown token is named but not in the vocabulary, the encoding fails
+ * (TOK_EUNK) as Hugging Face's does (MissingUnkToken).
  *
  * No key is longer than the longest vocabulary piece, so the search for
  * each stretch starts there rather than at the end of the word.
@@ -28,6 +30,7 @@ struct tok_wordpiece {
 	size_t max_chars;
 	size_t max_piece; /* bytes of the longest vocabulary piece */
 	int32_t unk_id;	  /* -1: the unknown token is not in the vocabulary */
+	int unk_missing;  /* it is named but not there: an unknown word fails */
 };
 
 enum tok_status tok_wordpiece_build(const struct tok_model *m, struct tok_wordpiece **out,
@@ -59,6 +62,7 @@ enum tok_status tok_wordpiece_build(const struct tok_model *m, struct tok_wordpi
 	}
 	w->unk_id = m->unk_token == NULL ? -1
 					 : tok_vocab_get(w->vocab, m->unk_token, strlen(m->unk_token));
+	w->unk_missing = m->unk_token != NULL && w->unk_id < 0;
 	*out = w;
 	return TOK_OK;
 }
@@ -159,6 +163,6 @@ enum tok_status tok_wordpiece_tokenize(const struct tok_wordpiece *w, const char
 	out->n = first; /* not covered: the whole word is unknown */
 unknown:
 	if (w->unk_id < 0)
-		return TOK_OK;
+		return w->unk_missing ? TOK_EUNK : TOK_OK;
 	return tok_pieces_push(out, w->unk_id, 0, len);
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/engine_error.h"
 #include "api/json/json_read.h"
 #include "api/json/json_utf8.h"
 #include "common/jsonstr.h"
@@ -130,16 +131,6 @@ static void write_encoding(struct buf *b, const struct tok_encoding *enc)
 	buf_puts(b, "]}");
 }
 
-/* A tok_encode failure as an error of the field at ptr. */
-static int tokenize_fail(enum tok_status st, size_t bad_byte, const char *ptr,
-		      struct api_error *err)
-{
-	if (st == TOK_EINVAL)
-		return api_fail(err, API_E_INVALID_UTF8, ptr, "text is not valid UTF-8 at byte %zu",
-				bad_byte);
-	return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory tokenizing the text");
-}
-
 void api_tokenize(const struct api_service *svc, const char *body, size_t len,
 		  struct api_reply *reply)
 {
@@ -160,7 +151,7 @@ void api_tokenize(const struct api_service *svc, const char *body, size_t len,
 		goto fail;
 	st = tok_encode(tok, text, text_len, special, &enc, &bad);
 	if (st != TOK_OK) {
-		tokenize_fail(st, bad, "/text", &err);
+		api_tokenize_fail(&err, st, bad, "/text");
 		goto fail;
 	}
 	write_encoding(&reply->body, &enc);

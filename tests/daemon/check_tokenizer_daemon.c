@@ -433,6 +433,43 @@ START_TEST(test_model_tokenizer_file)
 }
 END_TEST
 
+/* A tokenizer whose model names an unk_token its vocabulary lacks: a text
+ * that needs it is 422 unknown_token at /text (Hugging Face's
+ * UnkTokenOutOfVocabulary), on /v1/tokenize and /v1/attention alike; a text
+ * that does not is answered. */
+START_TEST(test_unk_token_not_in_vocabulary)
+{
+	static const char *const bodies[][2] = {
+	    {"/v1/tokenize", "{\"model\":\"gqa\",\"text\":\"the dog\"}"},
+	    {"/v1/attention", "{\"model\":\"gqa\",\"text\":\"the dog\"}"},
+	};
+	static const char ok[] = "{\"model\":\"gqa\",\"text\":\"the cat\"}";
+	char path[512], model[1100], json[sizeof small_json];
+	const char *args[] = {"--no-builtins", "--model", model, NULL};
+	char *unk;
+	struct live_daemon m;
+	struct live_resp r = {0};
+
+	memcpy(json, small_json, sizeof small_json);
+	unk = strstr(json, "\"unk_token\": \"<unk>\"");
+	ck_assert_ptr_nonnull(unk);
+	memcpy(unk + strlen("\"unk_token\": \""), "<no>", 4); /* "<unk>" becomes "<no>>", not in the vocabulary */
+	write_text("nounk.json", json, path);
+	snprintf(model, sizeof model, "gqa=%s,heads=4,tokenizer=%s", FIXTURE, path);
+	live_start(&m, args);
+	live_post(m.port, "/v1/tokenize", "application/json", "", ok, sizeof ok - 1, &r);
+	ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+	for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		live_post(m.port, bodies[i][0], "application/json", "", bodies[i][1],
+			  strlen(bodies[i][1]), &r);
+		live_assert_error(&r, 422, "unknown_token");
+		ck_assert_msg(strstr(r.body, "\"pointer\":\"/text\"") != NULL, "%s", r.body);
+	}
+	live_resp_release(&r);
+	live_stop(&m);
+}
+END_TEST
+
 /* GET /v1/tokenizers on the daemon at port holds `want`, one whole entry. */
 static void expect_tokenizer_listed(unsigned port, const char *want)
 {
@@ -615,6 +652,7 @@ static Suite *tokenizer_daemon_suite(void)
 	tcase_add_test(bad, test_bad_files_exit_2);
 	tcase_add_test(bad, test_other_start_up_failures_exit_2);
 	tcase_add_test(bad, test_model_tokenizer_file);
+	tcase_add_test(bad, test_unk_token_not_in_vocabulary);
 	tcase_add_test(bad, test_folder_tokenizer_takes_builtin_name);
 	tcase_add_test(bad, test_folder_tokenizer_name_taken);
 	suite_add_tcase(s, routes);

@@ -167,6 +167,44 @@ START_TEST(test_bpe_prefix_suffix)
 }
 END_TEST
 
+/* An unknown token named but not in the vocabulary: a text that needs it
+ * fails (TOK_EUNK), as Hugging Face's MissingUnkToken (WordPiece) and
+ * UnkTokenOutOfVocabulary (BPE); one that does not need it, or whose
+ * characters byte fallback covers, is tokenized. */
+START_TEST(test_unk_not_in_vocabulary)
+{
+	static const char *const bpe_pieces[] = {"a", "b", "<0x63>"};
+	static const char *const wp_pieces[] = {"a", "##b"};
+	struct tok_model bpe = tst_model(TOK_MODEL_BPE, bpe_pieces, 2, NULL, 0);
+	struct tok_model bf = tst_model(TOK_MODEL_BPE, bpe_pieces, 3, NULL, 0);
+	struct tok_model wp = tst_model(TOK_MODEL_WORDPIECE, wp_pieces, 2, NULL, 0);
+	struct tok_model_rt *rbpe, *rbf, *rwp;
+	struct tok_pieces p = { 0 };
+
+	bpe.unk_token = tst_dup("<unk>");
+	bf.unk_token = tst_dup("<unk>");
+	bf.byte_fallback = 1;
+	wp.unk_token = tst_dup("[UNK]");
+	wp.continuing_subword_prefix = tst_dup("##");
+	wp.max_input_chars_per_word = 100;
+	rbpe = tst_build_ok(&bpe);
+	rbf = tst_build_ok(&bf);
+	rwp = tst_build_ok(&wp);
+	tst_expect_tokens(rbpe, "ab", "0:0:1 1:1:2");
+	ck_assert_int_eq(tok_model_tokenize(rbpe, "acb", 3, &p), TOK_EUNK);
+	tst_expect_tokens(rbf, "ac", "0:0:1 2:1:2");
+	tst_expect_tokens(rwp, "ab", "0:0:1 1:1:2");
+	ck_assert_int_eq(tok_model_tokenize(rwp, "ac", 2, &p), TOK_EUNK);
+	tok_pieces_release(&p);
+	tok_model_free(rbpe);
+	tok_model_free(rbf);
+	tok_model_free(rwp);
+	tok_model_release(&bpe);
+	tok_model_release(&bf);
+	tok_model_release(&wp);
+}
+END_TEST
+
 START_TEST(test_bpe_unknowns)
 {
 	static const char *const pieces[] = {"<unk>", "a", "b", "<0x61>", "<0xC3>", "<0xA9>"};
@@ -677,6 +715,7 @@ static Suite *models_suite(void)
 	tcase_add_test(tm, test_bytelevel_table);
 	tcase_add_test(tm, test_vocab_map);
 	tcase_add_test(tm, test_bpe_hf_unrelated);
+	tcase_add_test(tm, test_unk_not_in_vocabulary);
 	tcase_add_test(tm, test_bpe_priority_and_ties);
 	tcase_add_test(tm, test_bpe_prefix_suffix);
 	tcase_add_test(tm, test_bpe_unknowns);
