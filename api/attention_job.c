@@ -32,11 +32,19 @@ void attention_job_release(struct attention_job *job)
 int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,
 			   struct api_error *err)
 {
-	if (aerr->status == ATTN_ERR_NONFINITE && aerr->field && strlen(aerr->field) == 1)
-		/* q, k or v: the engine's own projections of finite inputs */
+	const char *what;
+
+	if (aerr->status != ATTN_ERR_NONFINITE || aerr->field == NULL || strlen(aerr->field) != 1)
+		return api_engine_fail(err, aerr, job->engine_fields, job->n_engine_fields);
+	/* q, k or v: the engine's own projections of finite inputs */
+	what = aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values";
+	if (job->token_ids != NULL) /* rows of the model's table: nothing to scale down */
 		return api_fail(err, API_E_PROJECTION_OVERFLOW,
-				api_engine_where(job->engine_fields, job->n_engine_fields, "query"),
-				"the projected %s overflow float32; scale the inputs down",
-				aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values");
-	return api_engine_fail(err, aerr, job->engine_fields, job->n_engine_fields);
+				api_engine_where(job->engine_fields, job->n_engine_fields, "model"),
+				"the projected %s overflow float32: the model's weights are too large "
+				"for these tokens",
+				what);
+	return api_fail(err, API_E_PROJECTION_OVERFLOW,
+			api_engine_where(job->engine_fields, job->n_engine_fields, "query"),
+			"the projected %s overflow float32; scale the inputs down", what);
 }

@@ -400,6 +400,8 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 		st = attn_cancel_check(run->cancel, err); /* before each layer, and after the last */
 		if (st == ATTN_OK)
 			st = stack_layer(&lay, run, &s->blocks[l], base, keep ? &cap : NULL, err);
+		if (st == ATTN_OK)
+			st = stack_check_hidden(run, base + lay.x, lay.n, l, err);
 		if (st != ATTN_OK)
 			return st;
 		if (keep && cap.weights)
@@ -412,9 +414,11 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 	st = attn_cancel_check(run->cancel, err);
 	if (st != ATTN_OK)
 		return st;
-	if (run->out && run->last_layer + 1 == s->n_layers)
+	if (run->out && run->last_layer + 1 == s->n_layers) {
 		rows_norm(run, &s->final_norm, run->out, base + lay.x, lay.n);
-	else if (run->out)
+		return stack_check_hidden(run, run->out, lay.n, s->n_layers, err);
+	}
+	if (run->out)
 		memcpy(run->out, base + lay.x, lay.n * s->E * sizeof(float));
 	return ATTN_OK;
 }

@@ -209,7 +209,10 @@ enum attn_status attn_stack_workspace(const struct attn_stack_run *run, size_t *
 /* Runs the stack on BLAS (linear.h, attention.h). ws holds ws_bytes of scratch
  * (ATTN_ERR_WORKSPACE when fewer than attn_stack_workspace asks for). The
  * results do not depend on threads. On failure out and attentions are
- * unspecified. */
+ * unspecified. Finite weights whose values overflow float32 on this input
+ * are refused: ATTN_ERR_NONFINITE (q, k, v) or ATTN_ERR_RESULT_OVERFLOW (the
+ * scores; field "hidden", index the layer, for a layer's hidden state or,
+ * index N, the final norm's output). */
 enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, size_t ws_bytes,
 				    struct attn_error *err);
 

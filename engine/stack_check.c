@@ -261,3 +261,20 @@ size_t attn_stack_context(const struct attn_stack *s)
 		return s->max_positions;
 	return s->pad_id < s->max_positions - 1 ? s->max_positions - s->pad_id - 1 : 0;
 }
+
+enum attn_status stack_check_hidden(const struct attn_stack_run *run, const float *x, size_t n,
+				    size_t layer, struct attn_error *err)
+{
+	const struct attn_stack *s = run->stack;
+
+	if (attn_all_finite(x, n * s->E))
+		return ATTN_OK;
+	if (layer == s->n_layers)
+		return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "hidden", layer,
+				 "the final norm's output overflows float32: the model's "
+				 "weights are too large for this input");
+	return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "hidden", layer,
+			 "the hidden state after layer %zu overflows float32: the model's "
+			 "weights are too large for this input",
+			 layer);
+}

@@ -26,6 +26,18 @@ enum attn_status stack_check_arrays(const struct attn_stack_run *run, struct att
  * it; planning does not, as a caller plans before it allocates. */
 enum attn_status stack_check_outputs(const struct attn_stack_run *run, struct attn_error *err);
 
+/*
+ * Finite weights can still overflow float32 on the way: a sublayer's
+ * output, the residual stream, the final norm. The attention core refuses
+ * what overflows inside it (q, k, v, the scores); the forward passes check
+ * the rest with this, x [n, E] after each layer and the final norm's output
+ * (layer = n_layers): ATTN_ERR_RESULT_OVERFLOW, field "hidden", index the
+ * layer, so that the refusal names where it happened instead of the next
+ * layer's projections, or an answer of NaN after the last.
+ */
+enum attn_status stack_check_hidden(const struct attn_stack_run *run, const float *x, size_t n,
+				    size_t layer, struct attn_error *err);
+
 /* 1 when layer l (<= last_layer) is captured. */
 int stack_captured(const struct attn_stack_run *run, size_t l);
 

@@ -356,6 +356,9 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 		int keep = stack_captured(run, l);
 
 		ref_layer(run, &s->blocks[l], &rb, keep ? &cap : NULL);
+		st = stack_check_hidden(run, rb.x, rb.n, l, err);
+		if (st != ATTN_OK)
+			break;
 		if (keep && cap.weights)
 			cap.weights += per;
 		if (keep && cap.scores)
@@ -363,10 +366,12 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 		if (keep && cap.projections)
 			cap.projections += p_per;
 	}
-	if (run->out && run->last_layer + 1 == s->n_layers)
+	if (st == ATTN_OK && run->out && run->last_layer + 1 == s->n_layers) {
 		ref_norm(s, &s->final_norm, run->out, rb.x, rb.n);
-	else if (run->out)
+		st = stack_check_hidden(run, run->out, rb.n, s->n_layers, err);
+	} else if (st == ATTN_OK && run->out) {
 		memcpy(run->out, rb.x, rb.n * s->E * sizeof(float));
+	}
 	free(block);
-	return ATTN_OK;
+	return st;
 }

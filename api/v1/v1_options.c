@@ -506,6 +506,8 @@ const struct api_field_where v1_engine_fields[] = {
 	{ "key",                 "/key", 0 },
 	{ "value",               "/value", 0 },
 	{ "tokens",              "/tokens", 0 },
+	{ "model",               "/model", 0 },  /* its weights, on tokens or text */
+	{ "hidden",              "/model", 0 },  /* a checkpoint's hidden state */
 	{ "rotary_dim",          "/positional/rotary_dim", 0 },
 	{ "q_positions",         "/positional/positions", 1 },
 	{ "k_positions",         "/positional/key_positions", 1 },

@@ -6,7 +6,9 @@
  * index naming a missing shard, an unknown model_type, and heads= given with
  * a folder: each exits 2 with a message naming the file (and the tensor,
  * where there is one). So do a FIFO in place of a shard and a FIFO given
- * as --tokenizer: refused, not waited on for a writer. The folders are copies of the oracle's
+ * as --tokenizer: refused, not waited on for a writer. And weights that
+ * load (finite) but overflow float32 on a request: 422 naming the model
+ * (/model) and where, never a 200 of NaN. The folders are copies of the oracle's
  * (tests/data/checkpoints/, README there), edited in a temporary directory.
  * (Moved out of check_checkpoint_v2.c, which keeps the daemon's answers.)
  *
@@ -15,6 +17,8 @@
 #define _GNU_SOURCE /* memmem, mkdtemp */
 #include <check.h>
 #include <dirent.h>
+#include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,10 +213,86 @@ START_TEST(heads_with_folder)
 }
 END_TEST
 
+/* Sets every F32 value of tensor `name` in a safetensors file's bytes to v. */
+static void fill_tensor(char *bytes, size_t len, const char *name, float v)
+{
+	uint64_t n = 0;
+	json_t *head, *t;
+	json_error_t e;
+	size_t from, to;
+
+	ck_assert_uint_ge(len, 8);
+	for (int i = 7; i >= 0; i--)
+		n = n << 8 | (uint8_t)bytes[i];
+	head = json_loadb(bytes + 8, (size_t)n, 0, &e);
+	ck_assert_msg(head != NULL, "header: %s", e.text);
+	t = json_object_get(head, name);
+	ck_assert_msg(t != NULL, "no tensor %s", name);
+	ck_assert_str_eq(json_string_value(json_object_get(t, "dtype")), "F32");
+	from = 8 + (size_t)n + (size_t)json_integer_value(json_array_get(json_object_get(t, "data_offsets"), 0));
+	to = 8 + (size_t)n + (size_t)json_integer_value(json_array_get(json_object_get(t, "data_offsets"), 1));
+	ck_assert_uint_le(to, len);
+	for (size_t at = from; at + 4 <= to; at += 4)
+		memcpy(bytes + at, &v, 4);
+	json_decref(head);
+}
+
+/* gpt2_f32 (three layers): the last layer's MLP out-projection, whose
+ * overflow nothing after it would notice, and layer 1's attention
+ * projection, fed by layer 0's finite output. */
+static void huge_last_mlp(const char *name, char *bytes, size_t len)
+{
+	if (strcmp(name, "model.safetensors") == 0)
+		fill_tensor(bytes, len, "transformer.h.2.mlp.c_proj.weight", 3e38f);
+}
+
+static void huge_qkv(const char *name, char *bytes, size_t len)
+{
+	if (strcmp(name, "model.safetensors") == 0)
+		fill_tensor(bytes, len, "transformer.h.1.attn.c_attn.weight", 3e38f);
+}
+
+/* A request on the edited gpt2_f32 is 422 `code` at /model, its message
+ * holding want. */
+static void overflows(void (*edit)(const char *, char *, size_t), const char *code,
+		      const char *want)
+{
+	static const char body[] = "{\"model\":\"big\",\"tokens\":[1,2,3],\"weights\":\"none\"}";
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX", spec[600];
+	const char *args[] = { "--no-builtins", "--model", spec, NULL };
+	struct live_daemon d;
+	struct live_resp r = { 0 };
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_case(dir, "gpt2_f32", NULL, edit);
+	snprintf(spec, sizeof spec, "big=%s", dir);
+	live_start(&d, args);
+	live_post(d.port, "/v1/attention", "application/json", "", body, sizeof body - 1, &r);
+	live_assert_error(&r, 422, code);
+	ck_assert_msg(strstr(r.body, "\"pointer\":\"/model\"") != NULL, "%s", r.body);
+	ck_assert_msg(strstr(r.body, want) != NULL, "'%s' not in %s", want, r.body);
+	live_resp_release(&r);
+	live_stop(&d);
+	tmp_remove_dir(dir);
+}
+
+START_TEST(overflow_after_the_last_layer)
+{
+	overflows(huge_last_mlp, "result_overflow", "the hidden state after layer 2 overflows");
+}
+END_TEST
+
+START_TEST(overflow_in_a_projection)
+{
+	overflows(huge_qkv, "projection_overflow", "the model's weights are too large");
+}
+END_TEST
+
 static Suite *checkpoint_startup_suite(void)
 {
 	Suite *s = suite_create("checkpoint_startup");
 	TCase *bad = tcase_create("start-up");
+	TCase *overflow = tcase_create("overflow");
 
 	tcase_set_timeout(bad, 60);
 	tcase_add_test(bad, missing_tensor);
@@ -224,6 +304,10 @@ static Suite *checkpoint_startup_suite(void)
 	tcase_add_test(bad, heads_with_folder);
 	tcase_add_test(bad, unknown_model_type);
 	suite_add_tcase(s, bad);
+	tcase_set_timeout(overflow, 60);
+	tcase_add_test(overflow, overflow_after_the_last_layer);
+	tcase_add_test(overflow, overflow_in_a_projection);
+	suite_add_tcase(s, overflow);
 	return s;
 }
 

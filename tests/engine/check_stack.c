@@ -18,7 +18,9 @@
  *   cancel    a cancel flag that stays 0 changes no bit (1 and 2 threads);
  *             one set before the call returns ATTN_ERR_CANCELLED
  *   refusals  each bad run or stack names its status and field; sizes that
- *             overflow are refused before anything is allocated or read
+ *             overflow are refused before anything is allocated or read;
+ *             weights whose values overflow float32 are refused at the
+ *             layer (or final norm) where they do, by both passes
  *   positions the stack's own position signal (attn_stack_positions): wpe's
  *             rows as added (RoBERTa's from pad_id + 1), bit for bit;
  *             llama's rotated unit vector against a double twin
@@ -450,6 +452,70 @@ START_TEST(cancel_flag_stops_or_changes_nothing)
 }
 END_TEST
 
+/* Fills a model buffer (the test's own, behind a const pointer) with v. */
+static void fill(const float *w, size_t n, float v)
+{
+	float *x = (float *)(uintptr_t)w;
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = v;
+}
+
+/* Both passes refuse the run as overflowing its hidden state at `layer`. */
+static void assert_hidden_overflow(const struct trun *t, size_t layer)
+{
+	struct attn_stack_run r = t->r;
+	size_t n_out = r.B * r.L * r.stack->E, n_att = tr_att_floats(t) + 1, bytes;
+	float *att = calloc(n_att, sizeof(float)), *out = calloc(n_out, sizeof(float));
+	struct attn_error err;
+	void *ws;
+
+	r.attentions = tr_att_floats(t) ? att : NULL;
+	r.scores = tr_score_floats(t) ? t->scores : NULL;
+	r.projections = tr_proj_floats(t) ? t->proj : NULL;
+	r.out = out;
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
+	ws = malloc(bytes);
+	ck_assert_int_eq(attn_stack_forward(&r, ws, bytes, &err), ATTN_ERR_RESULT_OVERFLOW);
+	ck_assert_str_eq(err.field, "hidden");
+	ck_assert_uint_eq(err.index, layer);
+	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_RESULT_OVERFLOW);
+	ck_assert_str_eq(err.field, "hidden");
+	ck_assert_uint_eq(err.index, layer);
+	free(ws), free(att), free(out);
+}
+
+/* Finite weights that overflow float32 on the way are refused where they
+ * overflow, never answered as NaN: the final norm (index N), the last
+ * layer's MLP (nothing after it would notice), an earlier layer's (before
+ * the next layer's projections see infinities). gpt2, bert, llama. */
+START_TEST(overflowing_weights_are_refused)
+{
+	struct attn_prng g;
+	struct tmodel m;
+	struct trun t;
+	size_t N;
+
+	attn_prng_seed(&g, 4100 + (uint64_t)_i);
+	tm_build(&m, &g, _i == 0 ? ATTN_FAMILY_GPT2 : _i == 1 ? ATTN_FAMILY_BERT : ATTN_FAMILY_LLAMA,
+		 0);
+	tr_build(&t, &g, &m.s, 2, 5);
+	N = m.s.n_layers;
+	t.r.last_layer = N - 1;
+	ck_assert_uint_ge(N, 2);
+	if (m.s.final_norm.w != NULL) { /* bert has none */
+		fill(m.s.final_norm.w, m.s.E, 3e38f);
+		assert_hidden_overflow(&t, N);
+	}
+	fill(m.blk[N - 1].down.w, m.blk[N - 1].down.out * m.blk[N - 1].down.in, 3e38f);
+	assert_hidden_overflow(&t, N - 1);
+	fill(m.blk[0].down.w, m.blk[0].down.out * m.blk[0].down.in, 3e38f);
+	assert_hidden_overflow(&t, 0);
+	tr_free(&t);
+	tm_free(&m);
+}
+END_TEST
+
 START_TEST(padded_rows_match_alone)
 {
 	struct attn_prng g;
@@ -726,6 +792,7 @@ static Suite *stack_suite(void)
 	tcase_add_loop_test(tc, wide_shapes_split_alike, 0, test_light() ? 3 : 9);
 	tcase_add_loop_test(tc, padded_rows_match_alone, 0, 4);
 	tcase_add_loop_test(tc, cancel_flag_stops_or_changes_nothing, 0, 2);
+	tcase_add_loop_test(tc, overflowing_weights_are_refused, 0, 3);
 	tcase_add_test(tc, bad_runs_are_refused);
 	tcase_add_test(tc, bad_stacks_are_refused);
 	tcase_add_test(tc, overflowing_sizes_are_refused);
