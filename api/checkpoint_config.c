@@ -63,11 +63,25 @@ static int cfg_number(struct rd *r, json_t *obj, const char *key, double dflt, d
 	return 0;
 }
 
+/* A positive number the engine uses as a float: one that float32 rounds to
+ * 0 or infinity (1e-300, 1e300) is refused, not run as that. */
+static int cfg_f32(struct rd *r, json_t *obj, const char *key, double dflt, double *out)
+{
+	float f;
+
+	if (cfg_number(r, obj, key, dflt, out) != 0)
+		return -1;
+	f = (float)*out;
+	if (!(f > 0) || isinf(f))
+		return rd_fail_key(r, key, "%g is outside float32's range", *out);
+	return 0;
+}
+
 static int cfg_float(struct rd *r, json_t *obj, const char *key, double dflt, float *out)
 {
 	double d;
 
-	if (cfg_number(r, obj, key, dflt, &d) != 0)
+	if (cfg_f32(r, obj, key, dflt, &d) != 0)
 		return -1;
 	*out = (float)d;
 	return 0;
@@ -272,7 +286,7 @@ static int read_rope_type(struct rd *r, json_t *s, struct attn_checkpoint_config
 	cfg->rope_type = types[i];
 	if (cfg->rope_type == ATTN_ROPE_DEFAULT)
 		return 0;
-	if (cfg_number(r, s, "factor", -1, &cfg->rope_factor) != 0)
+	if (cfg_f32(r, s, "factor", -1, &cfg->rope_factor) != 0)
 		return -1;
 	if (cfg->rope_type == ATTN_ROPE_LINEAR)
 		return 0;

@@ -403,6 +403,11 @@ START_TEST(refusals)
 		       "(expected an integer)");
 	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"type\": \"linear\", \"factor\": -2}}",
 		       "config.json: /rope_scaling/factor: expected a positive number");
+	/* positive, but 0 or infinity as the float32 the engine divides by */
+	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 1e-300}}",
+		       "config.json: /rope_scaling/factor: 1e-300 is outside float32's range");
+	assert_refused(LLAMA_HEAD ", \"rms_norm_eps\": 1e300}",
+		       "config.json: /rms_norm_eps: 1e+300 is outside float32's range");
 	assert_refused(LLAMA_HEAD ", \"rope_parameters\": {\"full_attention\": {\"rope_type\":"
 				  " \"default\"}}}",
 		       "config.json: /rope_parameters/full_attention: rope parameters per layer "
