@@ -12,6 +12,7 @@
  */
 #include "checkpoint_config.h"
 
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,12 +68,10 @@ static int cfg_number(struct rd *r, json_t *obj, const char *key, double dflt, d
  * 0 or infinity (1e-300, 1e300) is refused, not run as that. */
 static int cfg_f32(struct rd *r, json_t *obj, const char *key, double dflt, double *out)
 {
-	float f;
-
 	if (cfg_number(r, obj, key, dflt, out) != 0)
 		return -1;
-	f = (float)*out;
-	if (!(f > 0) || isinf(f))
+	/* compared before the conversion, which past FLT_MAX is undefined */
+	if (*out > FLT_MAX || !((float)*out > 0))
 		return rd_fail_key(r, key, "%g is outside float32's range", *out);
 	return 0;
 }
