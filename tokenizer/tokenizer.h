@@ -62,7 +62,9 @@ struct tok_encoding {
  * the post-processor adds its special tokens, as `encode` does by default.
  * Linear in len: no step rescans what it has already passed. Returns TOK_OK
  * with enc filled (release it), or TOK_EINVAL (*bad_byte: the byte offset of
- * the first invalid UTF-8 sequence) or TOK_ENOMEM with enc zeroed.
+ * the first invalid UTF-8 sequence), TOK_EUNK (a piece only the model's
+ * unk_token could stand for, and its vocabulary lacks that token) or
+ * TOK_ENOMEM with enc zeroed.
  */
 enum tok_status tok_encode(const struct tokenizer *t, const char *text, size_t len,
 			   int add_special, struct tok_encoding *enc, size_t *bad_byte);

@@ -92,9 +92,15 @@ static void exercise(const struct tokenizer *t)
 			struct tok_encoding enc;
 			size_t len = strlen(texts[i]), bad = 0;
 			int32_t *ids;
+			enum tok_status st = tok_encode(t, texts[i], len, special, &enc, &bad);
 
-			if (tok_encode(t, texts[i], len, special, &enc, &bad) != TOK_OK)
-				abort(); /* valid UTF-8, a few bytes: no reason to fail */
+			/* valid UTF-8, a few bytes: no reason to fail, but for a
+			 * model whose unk_token is not in its vocabulary (tokenizer.h),
+			 * which leaves enc zeroed */
+			if (st == TOK_EUNK && enc.tokens == NULL && enc.n == 0)
+				continue;
+			if (st != TOK_OK)
+				abort();
 			ids = malloc((enc.n > 0 ? enc.n : 1) * sizeof(*ids));
 			if (ids == NULL)
 				abort();
