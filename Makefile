@@ -223,12 +223,11 @@ $(BUILD)/gen/checkpoints_data.o: $(BUILD)/gen/checkpoints_data.c
 
 # The built-in one-layer models (api/builtin_layers.h): models/numpy-demo,
 # written by its make_model.py and committed.
-BUILTIN_LAYERS := numpy-demo=models/numpy-demo,heads=2
-LAYER_FILES    := model.safetensors vocab.txt
-comma          := ,
-LAYER_DIRS     := $(foreach l,$(BUILTIN_LAYERS),$(firstword $(subst $(comma), ,$(word 2,$(subst =, ,$(l))))))
+NUMPY_DEMO     := models/numpy-demo
+BUILTIN_LAYERS := numpy-demo=$(NUMPY_DEMO),heads=2
 
-$(BUILD)/gen/layers_data.c: tools/embed_layers.py tools/embed_checkpoints.py $(foreach d,$(LAYER_DIRS),$(addprefix $(d)/,$(LAYER_FILES)))
+$(BUILD)/gen/layers_data.c: tools/embed_layers.py tools/embed_checkpoints.py \
+                            $(addprefix $(NUMPY_DEMO)/,model.safetensors vocab.txt)
 	@mkdir -p $(dir $@)
 	$(PYTHON) tools/embed_layers.py $@ $(BUILTIN_LAYERS)
 
