@@ -446,6 +446,15 @@ enum attn_status ck_infer(struct ck_ctx *c, size_t *size, const char *name, size
 	st = ck_find(c, name, &f);
 	if (st != ATTN_OK || f.t == NULL || f.t->rank <= axis || f.t->rank > 2)
 		return st;
+	if (f.t->dims[axis] == 0) { /* 0 would read as "not known" past here */
+		char shown[ST_NAME_SHOWN + 4], got[64];
+
+		return attn_fail(c->err, ATTN_ERR_SHAPE_MISMATCH, "tensor", 0,
+				 "%s: tensor '%s' has shape %s: the config gives no size and "
+				 "the tensor's axis %zu gives 0",
+				 c->files[f.file].name, ck_shown(shown, c, name),
+				 ck_shape(got, f.t->rank, f.t->dims[0], f.t->dims[1]), axis);
+	}
 	*size = f.t->dims[axis];
 	return ATTN_OK;
 }

@@ -73,7 +73,8 @@ enum attn_status ck_get_either(struct ck_ctx *c, const float **out, size_t rows,
 			       const char *name, const char *alt);
 
 /* *size from dims[axis] of prefix + name when *size is 0 (so that ck_get
- * checks it); a tensor absent or of another rank leaves it to ck_get. */
+ * checks it); a tensor absent or of another rank leaves it to ck_get, one
+ * whose dims[axis] is 0 is SHAPE_MISMATCH (no size comes from it). */
 enum attn_status ck_infer(struct ck_ctx *c, size_t *size, const char *name, size_t axis);
 
 /* Zeroed memory owned by c->ck (NULL after a NOMEM failure in c->err). */

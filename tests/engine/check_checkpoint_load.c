@@ -742,6 +742,29 @@ START_TEST(config_contradicted)
 }
 END_TEST
 
+/* A size the config leaves out, read from a tensor with 0 along that axis:
+ * refused at that tensor, not as a later one's odd rank. */
+START_TEST(inferred_size_zero)
+{
+	struct ckb_built b = {0};
+	struct attn_checkpoint_config cfg = llama_cfg(0);
+	const char *mlp[3] = {"gate", "up", "down"};
+
+	llama_list(&b.l, "", "F32", 0);
+	for (size_t n = 0; n < L_N; n++)
+		for (size_t i = 0; i < 3; i++) {
+			char nm[64];
+
+			snprintf(nm, sizeof nm, "layers.%zu.mlp.%s_proj.weight", n, mlp[i]);
+			b.l.v[ckb_find(&b.l, nm)].d[i == 2 ? 1 : 0] = 0;
+		}
+	st_assert_fails(ckb_load(&b, &cfg, 1), b.err, ATTN_ERR_SHAPE_MISMATCH,
+			"model.safetensors: tensor 'layers.0.mlp.gate_proj.weight' has shape "
+			"[0, 8]: the config gives no size and the tensor's axis 0 gives 0");
+	ckb_release(&b);
+}
+END_TEST
+
 START_TEST(duplicate_across_shards)
 {
 	struct ckb_built b = {0};
@@ -834,6 +857,7 @@ static Suite *checkpoint_load_suite(void)
 	tcase_add_test(bad, missing_embedding);
 	tcase_add_test(bad, wrong_shape);
 	tcase_add_loop_test(bad, config_contradicted, 0, 2);
+	tcase_add_test(bad, inferred_size_zero);
 	tcase_add_test(bad, duplicate_across_shards);
 	tcase_add_test(bad, bad_dtype);
 	tcase_add_test(bad, nonfinite_weight);
