@@ -10,6 +10,16 @@
  * compiler must keep; eight independent ones vectorize, and the order of
  * the additions is fixed, so the result does not depend on the machine's
  * vector width.
+ *
+ * A row whose sum or squares overflow float (|x| past about 1e19, finite
+ * all the same: a checkpoint's hidden state can be) would get var = inf,
+ * rstd = 0 and come out as b alone, a quiet wrong answer. Such a row is
+ * run again on x s, s the power of two that brings its largest |x| near 1,
+ * with eps s^2 for eps: the same normalization (numerator and denominator
+ * scale alike). Multiplying by a power of two commutes with rounding, so
+ * with eps 0 a row x 2^70 comes out with the bits of the row x. Every
+ * other row runs at s = 1, where x s and eps s^2 are exact: the same bits
+ * as without s.
  */
 #include "norm.h"
 
@@ -27,49 +37,49 @@ static float lanes_total(const float acc[NORM_LANES])
 	return total;
 }
 
-/* sum over k of x[k] */
-static float lane_sum(const float *x, size_t E)
+/* sum over k of x[k] s */
+static float lane_sum(const float *x, size_t E, float s)
 {
 	float acc[NORM_LANES] = { 0 };
 	size_t k = 0;
 
 	for (; k + NORM_LANES <= E; k += NORM_LANES)
 		for (size_t j = 0; j < NORM_LANES; j++)
-			acc[j] += x[k + j];
+			acc[j] += x[k + j] * s;
 	for (size_t j = 0; k < E; k++, j++)
-		acc[j] += x[k];
+		acc[j] += x[k] * s;
 	return lanes_total(acc);
 }
 
-/* sum over k of (x[k] - centre)^2 */
-static float lane_squares(const float *x, size_t E, float centre)
+/* sum over k of (x[k] s - centre)^2 */
+static float lane_squares(const float *x, size_t E, float s, float centre)
 {
 	float acc[NORM_LANES] = { 0 };
 	size_t k = 0;
 
 	for (; k + NORM_LANES <= E; k += NORM_LANES)
 		for (size_t j = 0; j < NORM_LANES; j++) {
-			float d = x[k + j] - centre;
+			float d = x[k + j] * s - centre;
 
 			acc[j] += d * d;
 		}
 	for (size_t j = 0; k < E; k++, j++) {
-		float d = x[k] - centre;
+		float d = x[k] * s - centre;
 
 		acc[j] += d * d;
 	}
 	return lanes_total(acc);
 }
 
-/* pass 3: out = (x - centre) * rstd * w + b, one loop per case so each
+/* pass 3: out = (x s - centre) * rstd * w + b, one loop per case so each
  * vectorizes without a branch inside */
-static void scale_row(float *out, const float *x, size_t E, float centre, float rstd,
+static void scale_row(float *out, const float *x, size_t E, float s, float centre, float rstd,
 		      const float *w, const float *b)
 {
 	size_t k;
 
 	for (k = 0; k < E; k++)
-		out[k] = (x[k] - centre) * rstd;
+		out[k] = (x[k] * s - centre) * rstd;
 	if (w)
 		for (k = 0; k < E; k++)
 			out[k] *= w[k];
@@ -78,15 +88,43 @@ static void scale_row(float *out, const float *x, size_t E, float centre, float 
 			out[k] += b[k];
 }
 
+/* The power of two s that brings the largest |x[k]| into [0.5, 1); 1 for a
+ * row of zeros or one holding inf or NaN (scaling does not mend those). */
+static float row_scale(const float *x, size_t E)
+{
+	float top = 0.0f;
+	int e;
+
+	for (size_t k = 0; k < E; k++)
+		top = fmaxf(top, fabsf(x[k]));
+	if (top == 0.0f || !isfinite(top))
+		return 1.0f;
+	frexpf(top, &e);
+	return ldexpf(1.0f, -e);
+}
+
+/* eps as the row scaled by s sees it: eps s^2 */
+static float scaled_eps(float eps, float s)
+{
+	return eps * s * s;
+}
+
 void norm_layer_rows(float *out, const float *x, size_t n, size_t E, const float *w,
 		     const float *b, float eps)
 {
 	for (size_t r = 0; r < n; r++) {
 		const float *x_r = x + r * E; /* seek to row r */
-		float mean = lane_sum(x_r, E) / (float)E;               /* pass 1 */
-		float var = lane_squares(x_r, E, mean) / (float)E;      /* pass 2 */
+		float s = 1.0f;
+		float mean = lane_sum(x_r, E, s) / (float)E;          /* pass 1 */
+		float var = lane_squares(x_r, E, s, mean) / (float)E; /* pass 2 */
 
-		scale_row(out + r * E, x_r, E, mean, 1.0f / sqrtf(var + eps), w, b);
+		if (!isfinite(var)) { /* see the file comment: scaled near 1 */
+			s = row_scale(x_r, E);
+			mean = lane_sum(x_r, E, s) / (float)E;
+			var = lane_squares(x_r, E, s, mean) / (float)E;
+		}
+		scale_row(out + r * E, x_r, E, s, mean, 1.0f / sqrtf(var + scaled_eps(eps, s)), w,
+			  b);
 	}
 }
 
@@ -95,9 +133,15 @@ void norm_rms_rows(float *out, const float *x, size_t n, size_t E, const float *
 {
 	for (size_t r = 0; r < n; r++) {
 		const float *x_r = x + r * E; /* seek to row r */
-		float ms = lane_squares(x_r, E, 0.0f) / (float)E;       /* pass 1 */
+		float s = 1.0f;
+		float ms = lane_squares(x_r, E, s, 0.0f) / (float)E; /* pass 1 */
 
-		scale_row(out + r * E, x_r, E, 0.0f, 1.0f / sqrtf(ms + eps), w, b);
+		if (!isfinite(ms)) {
+			s = row_scale(x_r, E);
+			ms = lane_squares(x_r, E, s, 0.0f) / (float)E;
+		}
+		scale_row(out + r * E, x_r, E, s, 0.0f, 1.0f / sqrtf(ms + scaled_eps(eps, s)), w,
+			  b);
 	}
 }
 

@@ -3,7 +3,8 @@
  * against their twins.
  *
  *   norm        LayerNorm and RMSNorm of [1, 2, 3, 4] worked out by hand;
- *               the float-lane kernels vs the double twins on random rows
+ *               the float-lane kernels vs the double twins on random rows,
+ *               and on rows past 1e19 (the scaled path)
  *   activation  gelu (tanh and erf), silu and relu at known points, gated
  *   rope        the inv_freq table's rotation against the formula
  *   linear      in-major weights (GPT-2's Conv1D) give x W + b, by sgemm and
@@ -93,6 +94,40 @@ START_TEST(norms_match_twins)
 	norm_rms_rows_ref(y_ref, x, n, E, w, NULL, 1e-6f);
 	test_assert_close(y, y_ref, n * E, "rms", _i);
 	free(x), free(w), free(b), free(y), free(y_ref);
+}
+END_TEST
+
+/* Rows past 1e19, whose squares overflow float: x 2^70 and x 2^120 (its sum
+ * near FLT_MAX too) normalize as x does, bit for bit with eps 0, and as
+ * the double twins do with eps. */
+START_TEST(norms_of_huge_rows)
+{
+	struct attn_prng g;
+	size_t E = (size_t)_i * 7 + 5, n = 2;
+	float *x, *big = malloc(n * E * sizeof(float)), *y = malloc(n * E * sizeof(float));
+	float *y_big = malloc(n * E * sizeof(float)), *y_ref = malloc(n * E * sizeof(float));
+
+	attn_prng_seed(&g, 90 + (uint64_t)_i);
+	x = test_randn(&g, n * E);
+	for (size_t i = 0; i < n * E; i++)
+		x[i] = 3 * x[i] + 1; /* a mean away from zero */
+	for (int p = 70; p <= 120; p += 50) {
+		for (size_t i = 0; i < n * E; i++)
+			big[i] = ldexpf(x[i], p);
+		norm_layer_rows(y, x, n, E, NULL, NULL, 0.0f);
+		norm_layer_rows(y_big, big, n, E, NULL, NULL, 0.0f);
+		ck_assert_mem_eq(y_big, y, n * E * sizeof(float));
+		norm_layer_rows(y_big, big, n, E, NULL, NULL, 1e-5f);
+		norm_layer_rows_ref(y_ref, big, n, E, NULL, NULL, 1e-5f);
+		test_assert_close(y_big, y_ref, n * E, "layer", p);
+		norm_rms_rows(y, x, n, E, NULL, NULL, 0.0f);
+		norm_rms_rows(y_big, big, n, E, NULL, NULL, 0.0f);
+		ck_assert_mem_eq(y_big, y, n * E * sizeof(float));
+		norm_rms_rows(y_big, big, n, E, NULL, NULL, 1e-6f);
+		norm_rms_rows_ref(y_ref, big, n, E, NULL, NULL, 1e-6f);
+		test_assert_close(y_big, y_ref, n * E, "rms", p);
+	}
+	free(x), free(big), free(y), free(y_big), free(y_ref);
 }
 END_TEST
 
@@ -242,6 +277,7 @@ static Suite *layers_suite(void)
 	tcase_add_test(tc, layer_norm_by_hand);
 	tcase_add_test(tc, rms_norm_by_hand);
 	tcase_add_loop_test(tc, norms_match_twins, 0, 40);
+	tcase_add_loop_test(tc, norms_of_huge_rows, 0, 6);
 	tcase_add_test(tc, activations_at_known_points);
 	tcase_add_test(tc, fast_activations_match_scalar);
 	tcase_add_test(tc, rope_table_rotates_half_pairs);
