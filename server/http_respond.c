@@ -118,7 +118,7 @@ static size_t cors_headers(const struct request *r, struct answer_header *h, siz
 	h[n++] = (struct answer_header){
 	    "Access-Control-Expose-Headers",
 	    "X-Request-Id, Server-Timing, Inference-Header-Content-Length, Content-Encoding, "
-	    "Retry-After, Allow, WWW-Authenticate, Accept-Encoding"};
+	    "Retry-After, Allow, WWW-Authenticate, Accept-Encoding, ETag"};
 	/* and the browser's own timing API too: without it a page of another
 	 * origin reads Server-Timing's header but its PerformanceResourceTiming
 	 * has serverTiming empty and the phases zeroed (Resource Timing's timing

@@ -462,7 +462,7 @@ START_TEST(test_cors_preflight_any_origin)
 	/* a script may read what says what to do next */
 	ck_assert_str_eq(live_header(&r, "Access-Control-Expose-Headers"),
 			 "X-Request-Id, Server-Timing, Inference-Header-Content-Length, "
-			 "Content-Encoding, Retry-After, Allow, WWW-Authenticate, Accept-Encoding");
+			 "Content-Encoding, Retry-After, Allow, WWW-Authenticate, Accept-Encoding, ETag");
 	/* the headers a page asks for (its tracing's too) are allowed */
 	live_exchange(d.port,
 		      "OPTIONS /v1/attention HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
