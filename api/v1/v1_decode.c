@@ -329,9 +329,13 @@ static int decode_kv(struct v1_body *in, struct attention_job *job, size_t limit
 		return -1;
 	if ((job->key.rank == 3) != job->batched || job->key.shape[job->key.rank - 1] != E ||
 	    (job->batched && job->key.shape[0] != job->B))
-		return api_fail(err, API_E_DIMENSION_MISMATCH, "/key",
-				"key must be [Lk, %zu] like an unbatched query, or [%zu, Lk, %zu]",
-				E, job->B, E);
+		return job->batched ? api_fail(err, API_E_DIMENSION_MISMATCH, "/key",
+					       "the query is a batch of %zu, so key must be "
+					       "[%zu, Lk, %zu]",
+					       job->B, job->B, E)
+				    : api_fail(err, API_E_DIMENSION_MISMATCH, "/key",
+					       "the query is one sequence, so key must be [Lk, %zu]",
+					       E);
 	job->Lk = job->key.shape[job->key.rank - 2];
 	job->k_len = item_lengths(&job->key, job->B, job->Lk, &ragged);
 	if (job->k_len == NULL)

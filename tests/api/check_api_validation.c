@@ -542,6 +542,10 @@ START_TEST(test_messages_say_what)
 	     "this request has embeddings, tokens and text"},
 	    {"{\"model\":\"tiny\"}", "give exactly one of embeddings, tokens and text; this "
 	     "request has none"},
+	    /* the key's shape the query calls for, not both */
+	    {TINY EMB1 ",\"key\":[[" R0 "]]}", "the query is one sequence, so key must be [Lk, 8]"},
+	    {TINY "\"embeddings\":[[" R0 "],[" R1 "]],\"key\":[" R0 "]}",
+	     "the query is a batch of 2, so key must be [2, Lk, 8]"},
 	    {"", "the body is empty"},
 	    {" \r\n", "the body holds only white space"},
 	    {"\xef\xbb\xbf{}", "the body starts with a UTF-8 byte order mark"},
