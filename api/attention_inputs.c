@@ -131,6 +131,12 @@ static int token_id(struct attention_job *job, const struct api_token *t,
 		*label = t->str;
 		*id = job->entry ? registry_token_id(job->entry, t->str, t->len)
 				 : (int64_t)(registry_fnv1a(t->str, t->len) % (uint64_t)V);
+		if (*id < 0 && where->elems == API_WHERE_ITEM) /* a word of a text */
+			return api_fail(err, API_E_UNKNOWN_TOKEN,
+					api_where_elem(ptr, where, job->batched, b, i, L),
+					"word %zu of the text (from 0), '%s', is not in the model's "
+					"vocabulary",
+					i, t->str);
 		if (*id < 0)
 			return api_fail(err, API_E_UNKNOWN_TOKEN,
 					api_where_elem(ptr, where, job->batched, b, i, L),

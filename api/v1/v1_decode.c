@@ -143,7 +143,8 @@ static int decode_embeddings(struct v1_body *in, struct attention_job *job, json
 int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
 		   struct api_error *err)
 {
-	static const struct api_where where = { "/text", API_WHERE_NESTED, 0 };
+	/* a word is no JSON value: its text (/text, /text/b) is the place */
+	static const struct api_where where = { "/text", API_WHERE_ITEM, 0 };
 	int batched = json_is_array(v);
 	size_t B = batched ? json_array_size(v) : 1;
 	const char **text;

@@ -145,7 +145,8 @@ static int decode_input(const struct api_service *svc, const json_t *root, struc
 {
 	const json_t *tok = req_get(root, "tokens");
 	const json_t *text = req_get(root, "text");
-	const struct api_where where = {tok ? "/tokens" : "/text", API_WHERE_NESTED, 0};
+	const struct api_where where = {tok ? "/tokens" : "/text",
+					tok ? API_WHERE_NESTED : API_WHERE_ITEM, 0};
 
 	static const char *const inputs[] = { "tokens", "text", NULL };
 

@@ -133,8 +133,23 @@ static void check_daemon_maps(const char *vocab_path)
 	/* a word outside the file is refused, not hashed */
 	post_attention(d.port, "{\"model\":\"gqa\",\"text\":\"the zebra\"}", &r);
 	ck_assert_int_eq(r.status, 422);
-	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/text/1\""), "%s",
-		      r.body);
+	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/text\"") &&
+			  strstr(r.body, "word 1 of the text (from 0), 'zebra', is not"),
+		      "%s", r.body);
+	live_resp_release(&r);
+	/* a word is no JSON value: in a batch the pointer is its text's */
+	post_attention(d.port, "{\"model\":\"gqa\",\"text\":[\"the\",\"the zebra\"]}", &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/text/1\"") &&
+			  strstr(r.body, "word 1 of the text (from 0), 'zebra', is not"),
+		      "%s", r.body);
+	live_resp_release(&r);
+	/* token strings are JSON values: the pointer is the string's */
+	post_attention(d.port, "{\"model\":\"gqa\",\"tokens\":[\"the\",\"zebra\"]}", &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/tokens/1\"") &&
+			  strstr(r.body, "\"'zebra' is not in the model's vocabulary\""),
+		      "%s", r.body);
 	live_resp_release(&r);
 	/* on /v2 the data holds whole texts: the place is the text's element
 	 * (data/1), not the word's index counted as if it were one (data/3) */
