@@ -42,7 +42,7 @@ static int lone_surrogate(const json_error_t *jerr)
 }
 
 /* A value jansson cannot hold, in JSON valid up to it (json_where.h): a
- * number past a double or past 64 bits, or a lone surrogate. 0 with err a
+ * number past a double, or a lone surrogate. 0 with err a
  * 422 at the value's pointer (what follows is not read: a text cut after
  * it is told of the value first); -1 when it is something else, or cannot
  * be placed (err untouched). */
@@ -67,11 +67,8 @@ static int refuse_value(const char *body, size_t len, const json_error_t *jerr,
 			 jerr->column);
 		return 0;
 	}
-	api_fail(err, API_E_OUT_OF_RANGE, ptr,
-		 memchr(body + start, '.', n) || memchr(body + start, 'e', n) ||
-			 memchr(body + start, 'E', n)
-		     ? "%.*s%s is past the range of a double"
-		     : "%.*s%s is past the range of a 64-bit integer",
+	/* an integer literal past 64 bits was read as a double (parsed) */
+	api_fail(err, API_E_OUT_OF_RANGE, ptr, "%.*s%s is past the range of a double",
 		 n > 40 ? 40 : (int)n, body + start, n > 40 ? "..." : "");
 	return 0;
 }
@@ -102,13 +99,38 @@ static int refuse_unreadable(const char *body, size_t len, struct api_error *err
 	return 0;
 }
 
+/* jansson's words for an integer literal past 64 bits: "too big integer",
+ * "too big negative integer" (a real past a double is "real number
+ * overflow") */
+static int integer_overflow(const json_error_t *jerr)
+{
+	return json_error_code(jerr) == json_error_numeric_overflow &&
+	       strstr(jerr->text, "too big") != NULL;
+}
+
+/* An integer literal past 64 bits is a number JSON allows and JavaScript
+ * writes (JSON.stringify(-1e20) is "-100000000000000000000"): read as the
+ * double nearest it, as JavaScript and Python's float() read it. jansson
+ * does that for every integer (JSON_DECODE_INT_AS_REAL) or for none, so a
+ * body that holds one is read again with every integer a double: the same
+ * values where the contract takes integers (whole reals are integers, and
+ * none it takes passes 2^53, so none is rounded), and a float field gets
+ * its number. NULL with jerr said again when that fails too. */
+static json_t *load_ints_as_reals(const char *body, size_t len, json_error_t *jerr)
+{
+	return json_loadb(body, len,
+			  JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, jerr);
+}
+
 /* The checks after either reader: a syntax error (*root NULL) is 400, said
  * as the body's first byte that is not UTF-8 when there is one
  * (json_utf8.h), else as jerr says where, but for a value jansson cannot
  * hold (422 at its pointer); anything but an object 422. */
-static int parsed(const char *body, size_t len, json_t **root, const json_error_t *jerr,
+static int parsed(const char *body, size_t len, json_t **root, json_error_t *jerr,
 		  struct api_error *err)
 {
+	if (*root == NULL && integer_overflow(jerr))
+		*root = load_ints_as_reals(body, len, jerr);
 	if (*root == NULL) {
 		if (req_refuse_not_utf8(body, len, err) != 0 || refuse_unreadable(body, len, err) ||
 		    refuse_value(body, len, jerr, err) == 0)

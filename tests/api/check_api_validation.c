@@ -26,6 +26,10 @@ struct bad_request {
 /* 95 zero bytes: the 128 characters of 96, one byte short of [3, 8] */
 #define B64_95 "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
+/* 100 zeros: 1 Z100 Z100 Z100 Z100 is 10^400 written whole */
+#define Z10 "0000000000"
+#define Z100 Z10 Z10 Z10 Z10 Z10 Z10 Z10 Z10 Z10 Z10
+
 /* a 100-byte key: 10 x "kkkkkkkkkk" */
 #define K10 "kkkkkkkkkk"
 #define K100 K10 K10 K10 K10 K10 K10 K10 K10 K10 K10
@@ -189,8 +193,10 @@ static const struct bad_request bad_requests[] = {
     {"1e400 after brackets in strings and empty containers", A,
      TINY "\"x\":[[],{},\"]}[{\\\"\",[1,[2]]],\"a/b\":{\"c~d\":[0, 1e400]}}", 422,
      "out_of_range", "/a~1b/c~0d/1"},
-    {"token 2^64", A, TINY "\"tokens\":[[1],[2,18446744073709551616]]}", 422, "out_of_range",
-     "/tokens/1/1"},
+    {"token 2^64", A, TINY "\"tokens\":[[1],[2,18446744073709551616]]}", 422,
+     "token_out_of_range", "/tokens/1/1"},
+    {"10^400 written whole", A, TINY "\"scale\":1" Z100 Z100 Z100 Z100 "}", 422, "out_of_range",
+     "/scale"},
     {"1e400 in sdpa q", S, "{\"q\":[[[[1,1e400]]]]}", 422, "out_of_range", "/q/0/0/0/1"},
     {"1e400 under a key with an escape: not placed", A, TINY "\"\\u0061\":1e400}", 400,
      "malformed_json", ""},
@@ -499,13 +505,47 @@ START_TEST(test_nul_escape_said)
 }
 END_TEST
 
-/* 2^63 does not fit jansson's integer: a field error at the token, said so. */
+/* 2^63 does not fit jansson's integer: read as a double, a token id past
+ * every vocabulary, at the token. */
 START_TEST(test_token_2_pow_63)
 {
 	struct answer a = harness_attention(TINY "\"tokens\":[9223372036854775808]}");
 
-	harness_expect_error(&a, 422, "out_of_range", "/tokens/0");
-	harness_expect_message(&a, "9223372036854775808 is past the range of a 64-bit integer");
+	harness_expect_error(&a, 422, "token_out_of_range", "/tokens/0");
+	harness_expect_message(&a, "token id 9.22337203685478e+18 is past every vocabulary's ids");
+}
+END_TEST
+
+/* Integers past 64 bits as JavaScript writes them (JSON.stringify(-1e20) is
+ * "-100000000000000000000"): the numbers they are where floats go, beside
+ * the body's integers (offset), which stay integers. */
+START_TEST(test_js_whole_floats)
+{
+	static const struct {
+		int sdpa;
+		const char *whole, *real;
+	} pairs[] = {
+	    {1, SDPA_QKV ",\"attn_mask\":[[0,-100000000000000000000],[0,0]]}",
+	     SDPA_QKV ",\"attn_mask\":[[0,-1e20],[0,0]]}"},
+	    {0, TINY "\"embeddings\":[[18446744073709552000,0,0,0,0,0,0,1]],\"weights\":\"none\"}",
+	     TINY "\"embeddings\":[[1.8446744073709552e19,0,0,0,0,0,0,1]],\"weights\":\"none\"}"},
+	    {0, TINY EMB1 ",\"scale\":100000000000000000000,\"positional\":{\"type\":"
+		"\"sinusoidal\",\"offset\":3}}",
+	     TINY EMB1 ",\"scale\":1e20,\"positional\":{\"type\":\"sinusoidal\",\"offset\":3}}"},
+	};
+
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		struct answer a = pairs[i].sdpa ? harness_sdpa(pairs[i].whole)
+						: harness_attention(pairs[i].whole);
+		struct answer b = pairs[i].sdpa ? harness_sdpa(pairs[i].real)
+						: harness_attention(pairs[i].real);
+
+		harness_expect_ok(&a);
+		harness_expect_ok(&b);
+		ck_assert_msg(json_equal(harness_field(a.json, "output"),
+					 harness_field(b.json, "output")),
+			      "%zu:\n%s\n%s", i, a.text, b.text);
+	}
 }
 END_TEST
 
@@ -669,6 +709,7 @@ static Suite *validation_suite(void)
 	tcase_add_test(tc, test_malformed_position);
 	tcase_add_test(tc, test_nul_escape_said);
 	tcase_add_test(tc, test_token_2_pow_63);
+	tcase_add_test(tc, test_js_whole_floats);
 	tcase_add_test(tc, test_messages_say_what);
 	tcase_add_test(tc, test_sdpa_shapes_said);
 	tcase_add_test(tc, test_engine_error_at_element);
