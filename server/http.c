@@ -662,6 +662,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		if (ci != NULL)
 			lingerer_on_close(srv->linger, ci->connect_fd);
+		atomic_fetch_sub(&srv->connections, 1);
+	} else {
+		atomic_fetch_add(&srv->connections, 1);
 	}
 	if (srv->peers == NULL)
 		return;
@@ -831,6 +834,11 @@ void http_begin_drain(struct http_server *srv)
 long http_active(const struct http_server *srv)
 {
 	return atomic_load(&srv->active);
+}
+
+long http_connections(const struct http_server *srv)
+{
+	return atomic_load(&srv->connections);
 }
 
 size_t http_lingering(const struct http_server *srv)

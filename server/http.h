@@ -47,6 +47,9 @@ void http_begin_drain(struct http_server *srv);
 /* Requests received (headers read) and not yet completed. */
 long http_active(const struct http_server *srv);
 
+/* Connections open: idle keep-alive ones too. */
+long http_connections(const struct http_server *srv);
+
 /* Connections in a lingering close (linger.h): closed, still read a while. */
 size_t http_lingering(const struct http_server *srv);
 

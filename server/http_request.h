@@ -54,6 +54,7 @@ struct http_server {
 	 * not evict the fields above, which every request reads. */
 	alignas(SHARD_ALIGN) atomic_long active;
 	atomic_ulong completed; /* requests freed since start */
+	atomic_long connections; /* open: started and not yet closed */
 	atomic_ullong next_id;
 	struct pending pending;	  /* answer bytes queued and not yet sent */
 	struct pending receiving; /* request body bytes received and held */

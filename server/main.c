@@ -117,6 +117,8 @@
  *   reads, so no work happens in a signal handler. On one, the
  *   server drains: /readyz turns 503, the listening socket closes
  *   (MHD_quiesce_daemon), requests already received complete and are sent,
+ *   each answer closing its connection, requests sent on open connections
+ *   in the first second are answered too (compute ones 503 `draining`),
  *   then the daemon stops and attnd exits 0. If that takes longer than
  *   --drain-seconds, or a second SIGTERM/SIGINT comes, attnd logs it and
  *   exits 1 at once. SIGHUP, which log rotation sends, goes through the
@@ -387,23 +389,34 @@ static void wait_for_signal(const struct daemon_parts *d)
 	log_info("signal %d: draining", sig);
 }
 
+/* How long a drain keeps open keep-alive connections, counted from the
+ * signal: a client may have sent its next request on one just as the drain
+ * began, still in the socket's buffer; closing the connection then would
+ * lose it unanswered (a POST no client retries). Every answer while
+ * draining closes its connection, so a busy client's go within a round
+ * trip; an idle one is closed when this has passed. */
+#define DRAIN_KEEPALIVE_SECONDS 1.0
+
 /* Waits for every in-flight request, then for the lingering closes of the
  * answers just sent to clients still sending (linger.h: LINGER_SECONDS at
+ * most), and for open connections to close (DRAIN_KEEPALIVE_SECONDS at
  * most); 0 when the requests all finished within --drain-seconds (lingering
- * closes left then are cut, as they are bounds, not work). A request that
- * comes meanwhile on an open connection is waited for as well. A second
- * SIGTERM or SIGINT ends the wait at once (-1), as one who presses Ctrl-C
- * twice means. */
+ * closes and idle connections left then are cut, as they are bounds, not
+ * work). A request that comes meanwhile on an open connection is waited
+ * for as well. A second SIGTERM or SIGINT ends the wait at once (-1), as
+ * one who presses Ctrl-C twice means. */
 static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 {
-	double deadline = clock_seconds() + (double)cfg->drain_seconds;
+	double start = clock_seconds(), deadline = start + (double)cfg->drain_seconds;
 
 	http_begin_drain(d->http);
 	for (;;) {
 		long active = http_active(d->http);
 		int sig;
 
-		if (active == 0 && http_lingering(d->http) == 0)
+		if (active == 0 && http_lingering(d->http) == 0 &&
+		    (http_connections(d->http) == 0 ||
+		     clock_seconds() > start + DRAIN_KEEPALIVE_SECONDS))
 			break;
 		if (clock_seconds() > deadline) {
 			if (active == 0)

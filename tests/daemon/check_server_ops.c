@@ -1,7 +1,8 @@
 /*
  * check_server_ops.c: the daemon's operation, end to end, on the real daemon
  * (tests/live_daemon.h): load shedding (503 overloaded), small requests
- * answered beside the queue, draining on SIGTERM with a request in flight,
+ * answered beside the queue, draining on SIGTERM with a request in flight
+ * and with a keep-alive client's next request just after it,
  * the command line (--help, --version, bad flags and models, exit codes),
  * models from files, and --probe. Timing is only ever used as a generous
  * upper bound.
@@ -221,6 +222,42 @@ START_TEST(test_drain_with_request_in_flight)
 	status = live_wait_exit(d.pid, WAIT_MS);
 	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "exit status %d", status);
+	live_resp_release(&r);
+}
+END_TEST
+
+/* A keep-alive client that sends its next request just after SIGTERM, with
+ * nothing in flight: answered (503 draining, Connection: close), not cut by
+ * the daemon's exit; a connection left idle does not hold the exit past the
+ * drain's keep-alive second. */
+START_TEST(test_drain_answers_keepalive_request)
+{
+	struct live_resp r = {0};
+	char req[256];
+	int sender, idle, status;
+
+	LIVE_DAEMON(d, "--drain-seconds", "20");
+	sender = live_connect(d.port);
+	idle = live_connect(d.port);
+	live_send_str(sender, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(sender, &r);
+	ck_assert_int_eq(r.status, 200);
+	live_send_str(idle, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(idle, &r);
+	ck_assert_int_eq(r.status, 200);
+
+	kill(d.pid, SIGTERM);
+	usleep(200000); /* the drain has begun, with no request in flight */
+	snprintf(req, sizeof req, "%sContent-Length: 2\r\n\r\n{}", LIVE_POST_ATTENTION);
+	live_send_str(sender, req);
+	live_read_response(sender, &r);
+	live_assert_error(&r, 503, "draining");
+	ck_assert_str_eq(live_header(&r, "Connection"), "close");
+	close(sender);
+	status = live_wait_exit(d.pid, WAIT_MS);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "exit status %d", status);
+	close(idle);
 	live_resp_release(&r);
 }
 END_TEST
@@ -573,6 +610,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(load, test_overloaded);
 	tcase_add_test(load, test_small_compute_skips_queue);
 	tcase_add_test(load, test_drain_with_request_in_flight);
+	tcase_add_test(load, test_drain_answers_keepalive_request);
 	tcase_add_test(cli, test_help_lists_every_option);
 	tcase_add_test(cli, test_cors_origins_as_browsers_send_them);
 	tcase_add_test(cli, test_bad_model_exits_2);
