@@ -105,6 +105,8 @@ fi
 # ---- wrk --------------------------------------------------------------------
 # The overload script: seeds.lua with the 503s and their Retry-After counted
 # per thread (wrk hands header names as sent; attnd sends "Retry-After").
+# bench/wrk/common.lua defines done() alone (no response(): see its header),
+# so a setup or response it may define is called only when there is one.
 cat >"$work/overload.lua" <<EOF
 dofile("$PWD/bench/wrk/seeds.lua")
 local threads = {}
@@ -113,7 +115,7 @@ s503 = 0
 retry_after = 0
 function setup(thread)
 	table.insert(threads, thread)
-	common_setup(thread)
+	if common_setup then common_setup(thread) end
 end
 function response(status, headers, body)
 	if status == 503 then
@@ -122,10 +124,10 @@ function response(status, headers, body)
 			retry_after = retry_after + 1
 		end
 	end
-	common_response(status, headers, body)
+	if common_response then common_response(status, headers, body) end
 end
 function done(summary, latency, requests)
-	common_done(summary, latency, requests)
+	if common_done then common_done(summary, latency, requests) end
 	local a, b = 0, 0
 	for _, t in ipairs(threads) do
 		a = a + (t:get("s503") or 0)
