@@ -85,13 +85,25 @@ static void put_ms(struct buf *b, double ms)
 	buf_append(b, text, fmt_fixed(text, ms, 3));
 }
 
+/* Set on the thread that must not wait for the log (log_never_wait). */
+static _Thread_local int never_wait;
+
+void log_never_wait(void)
+{
+	never_wait = 1;
+}
+
 /* Hands b plus a newline to the writer (log_writer.h) as one line; drops
- * the line when it could not be formatted. */
+ * the line when it could not be formatted, or when the buffer is full on a
+ * thread that never waits. */
 static void emit(struct buf *b)
 {
 	if (buf_putc(b, '\n') != 0 || b->failed)
 		return;
-	log_writer_put(b->data, b->len);
+	if (never_wait)
+		(void)log_writer_try_put(b->data, b->len);
+	else
+		log_writer_put(b->data, b->len);
 }
 
 static void log_line(const char *level, const char *fmt, va_list ap)

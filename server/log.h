@@ -27,6 +27,11 @@ struct access_entry {
 /* Chooses the format; call once before starting threads. */
 void log_set_format(enum log_format format);
 
+/* The calling thread's lines are dropped, not waited with, while the
+ * writer's buffer is full (log_writer.h): for the thread that handles
+ * signals, which a stalled stderr must not keep from draining. */
+void log_never_wait(void);
+
 /* One error line: "ts error message" or {"ts","level","msg"}. */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));

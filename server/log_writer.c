@@ -25,10 +25,12 @@
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t more; /* front has lines, or stop was asked */
-	pthread_cond_t room; /* front was emptied */
+	pthread_cond_t room; /* front was emptied, or the writer ended */
 	char *front, *back;  /* [LOG_WRITER_BUFFER] each */
 	size_t len;          /* bytes in front */
 	int running, stopping, writer_idle;
+	int ended;     /* the writer thread has returned */
+	int abandoned; /* stop gave up on a writer blocked in write(2) */
 	pthread_t thread;
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER, .room = PTHREAD_COND_INITIALIZER};
 
@@ -96,6 +98,8 @@ static void *writer_main(void *arg)
 		write_all(w.back, n);
 		pthread_mutex_lock(&w.lock);
 	}
+	w.ended = 1;
+	pthread_cond_broadcast(&w.room);
 	pthread_mutex_unlock(&w.lock);
 	return NULL;
 }
@@ -111,6 +115,7 @@ int log_writer_start(void)
 	w.back = b;
 	w.len = 0;
 	w.stopping = 0;
+	w.ended = 0;
 	if (pthread_create(&w.thread, NULL, writer_main, NULL) != 0) {
 		pthread_mutex_unlock(&w.lock);
 		goto fail;
@@ -125,6 +130,20 @@ fail:
 	return -1;
 }
 
+/* Called with the lock held: waits until the writer has returned, at most
+ * LOG_WRITER_STOP_SECONDS; 1 when it has. */
+static int wait_ended(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until); /* pthread_cond_timedwait's clock */
+	until.tv_sec += LOG_WRITER_STOP_SECONDS;
+	while (!w.ended)
+		if (pthread_cond_timedwait(&w.room, &w.lock, &until) == ETIMEDOUT)
+			break;
+	return w.ended;
+}
+
 void log_writer_stop(void)
 {
 	pthread_mutex_lock(&w.lock);
@@ -134,30 +153,54 @@ void log_writer_stop(void)
 	}
 	w.stopping = 1;
 	pthread_cond_signal(&w.more);
+	if (!wait_ended()) { /* stderr takes nothing: lines put from now on are dropped */
+		w.abandoned = 1;
+		w.running = 0;
+		pthread_cond_broadcast(&w.room); /* producers waiting for room drop theirs */
+		pthread_mutex_unlock(&w.lock);
+		return;
+	}
+	w.running = 0;
 	pthread_mutex_unlock(&w.lock);
 	pthread_join(w.thread, NULL);
 	pthread_mutex_lock(&w.lock);
-	w.running = 0;
 	free(w.front);
 	free(w.back);
 	w.front = w.back = NULL;
 	pthread_mutex_unlock(&w.lock);
 }
 
-void log_writer_put(const char *lines, size_t len)
+/* log_writer_put, or with wait 0 log_writer_try_put. */
+static int put(const char *lines, size_t len, int wait)
 {
 	pthread_mutex_lock(&w.lock);
-	while (w.running && len <= LOG_WRITER_BUFFER && w.len + len > LOG_WRITER_BUFFER)
+	while (wait && w.running && len <= LOG_WRITER_BUFFER && w.len + len > LOG_WRITER_BUFFER)
 		pthread_cond_wait(&w.room, &w.lock);
+	if (w.abandoned || (w.running && len <= LOG_WRITER_BUFFER &&
+			    w.len + len > LOG_WRITER_BUFFER)) {
+		pthread_mutex_unlock(&w.lock);
+		return -1;
+	}
 	if (!w.running || len > LOG_WRITER_BUFFER) {
 		/* no writer (before start, after stop): at once, under the lock */
 		write_all(lines, len);
 		pthread_mutex_unlock(&w.lock);
-		return;
+		return 0;
 	}
 	memcpy(w.front + w.len, lines, len);
 	w.len += len;
 	if (w.writer_idle)
 		pthread_cond_signal(&w.more);
 	pthread_mutex_unlock(&w.lock);
+	return 0;
+}
+
+void log_writer_put(const char *lines, size_t len)
+{
+	(void)put(lines, len, 1);
+}
+
+int log_writer_try_put(const char *lines, size_t len)
+{
+	return put(lines, len, 0);
 }

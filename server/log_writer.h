@@ -11,6 +11,13 @@
  * when the process is killed are lost: at most one buffer, usually
  * microseconds of lines.
  *
+ * A stderr that takes nothing (a log collector that stopped reading a
+ * pipe) fills the buffer; then the requests that log wait, and no access
+ * line is lost. The thread that handles signals must not wait with them:
+ * it puts with log_writer_try_put (its line dropped while the buffer is
+ * full), and log_writer_stop waits for the writer a bounded time, so a
+ * SIGTERM still drains and the daemon still exits.
+ *
  * State: one writer per process (start once, stop once). Thread-safe.
  * Ownership: log_writer_put copies the lines (or writes them before it
  * returns); the caller keeps its buffer. The writer's buffers are its own.
@@ -25,10 +32,20 @@
 /* Starts the writer thread; 0, or -1 (writes stay synchronous). */
 int log_writer_start(void);
 
-/* Writes what is buffered, stops the thread; later lines are written at once. */
+/* How long log_writer_stop waits for the writer to write what is buffered. */
+#define LOG_WRITER_STOP_SECONDS 1
+
+/* Writes what is buffered, stops the thread; later lines are written at
+ * once. When stderr has taken nothing for LOG_WRITER_STOP_SECONDS it
+ * returns without the writer (left blocked in write(2), its buffers kept:
+ * the process is exiting) and later lines are dropped. */
 void log_writer_stop(void);
 
 /* Hands over len bytes of whole lines (at most LOG_WRITER_BUFFER). */
 void log_writer_put(const char *lines, size_t len);
+
+/* log_writer_put that never waits: -1 (the lines dropped) when the buffer
+ * has no room for them, or the writer was abandoned; else 0. */
+int log_writer_try_put(const char *lines, size_t len);
 
 #endif

@@ -447,6 +447,7 @@ static int serve(const struct attnd_config *cfg)
 	}
 	if (log_writer_start() != 0)
 		log_error("no log writer thread: log lines are written by the threads that log");
+	log_never_wait(); /* this thread handles the signals */
 	if (strchr(cfg->host, ':') != NULL) /* IPv6, bracketed as in a URL */
 		printf("listening on [%s]:%u\n", cfg->host, http_port(d.http));
 	else

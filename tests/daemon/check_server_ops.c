@@ -2,7 +2,8 @@
  * check_server_ops.c: the daemon's operation, end to end, on the real daemon
  * (tests/live_daemon.h): load shedding (503 overloaded), small requests
  * answered beside the queue, draining on SIGTERM with a request in flight
- * and with a keep-alive client's next request just after it,
+ * with a keep-alive client's next request just after it, and with a log
+ * nobody reads,
  * the command line (--help, --version, bad flags and models, exit codes),
  * models from files, and --probe. Timing is only ever used as a generous
  * upper bound.
@@ -259,6 +260,73 @@ START_TEST(test_drain_answers_keepalive_request)
 		      "exit status %d", status);
 	close(idle);
 	live_resp_release(&r);
+}
+END_TEST
+
+/* Sends n pipelined GET /healthz on fd and counts the answers' status
+ * lines read within a second of quiet: fewer than n when the daemon stalls. */
+static size_t healthz_burst(int fd, size_t n)
+{
+	static const char get[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+	char buf[65536];
+	size_t seen = 0, carry = 0;
+	struct pollfd p = {fd, POLLIN, 0};
+
+	for (size_t i = 0; i < n; i++)
+		live_send_str(fd, get);
+	while (seen < n && poll(&p, 1, 1000) > 0) {
+		ssize_t got = read(fd, buf + carry, sizeof buf - 1 - carry);
+		char *at = buf;
+
+		if (got <= 0)
+			break;
+		buf[carry + (size_t)got] = '\0';
+		while ((at = strstr(at, "HTTP/1.1 ")) != NULL) {
+			seen++;
+			at++;
+		}
+		/* keep a tail that may hold the start of a status line */
+		carry = carry + (size_t)got > 16 ? 16 : carry + (size_t)got;
+		memmove(buf, buf + strlen(buf) - carry, carry);
+	}
+	return seen;
+}
+
+/* A log reader that stops reading (a pipe nobody reads: stderr fills it and
+ * the 1 MiB buffer, then the requests that log wait): a SIGTERM still
+ * drains, and the daemon exits once --drain-seconds and the writer's bound
+ * have passed (1 here: requests were left waiting), not when someone reads
+ * the log at last. */
+START_TEST(test_drain_with_stalled_log)
+{
+	const char *args[] = {"--port", "0", "--host", "127.0.0.1", "--drain-seconds", "1", NULL};
+	char line[512];
+	const char *at;
+	int out, errfd, fd, status;
+	unsigned port;
+	pid_t pid;
+	size_t rounds = 0;
+
+	out = live_spawn_stderr(args, &pid, &errfd);
+	live_read_stdout(out, line, sizeof line, WAIT_MS);
+	close(out);
+	at = strstr(line, "listening on 127.0.0.1:");
+	ck_assert_msg(at != NULL, "attnd did not start: '%s'", line);
+	port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
+	fd = live_connect(port);
+	/* about 15,000 access lines fill the pipe and the buffer */
+	while (healthz_burst(fd, 200) == 200)
+		ck_assert_msg(++rounds < 1000, "the daemon never stalled on its log");
+	kill(pid, SIGTERM);
+	status = live_wait_exit(pid, 10000);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "exit status %d", status);
+	close(fd);
+	close(errfd);
 }
 END_TEST
 
@@ -611,6 +679,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(load, test_small_compute_skips_queue);
 	tcase_add_test(load, test_drain_with_request_in_flight);
 	tcase_add_test(load, test_drain_answers_keepalive_request);
+	tcase_add_test(load, test_drain_with_stalled_log);
 	tcase_add_test(cli, test_help_lists_every_option);
 	tcase_add_test(cli, test_cors_origins_as_browsers_send_them);
 	tcase_add_test(cli, test_bad_model_exits_2);
