@@ -23,6 +23,7 @@
  */
 #include "norm.h"
 
+#include <float.h>
 #include <math.h>
 
 enum { NORM_LANES = 8 };
@@ -103,10 +104,14 @@ static float row_scale(const float *x, size_t E)
 	return ldexpf(1.0f, -e);
 }
 
-/* eps as the row scaled by s sees it: eps s^2 */
+/* eps as the row scaled by s sees it: eps s^2, which for a small s
+ * underflows; then the least float instead, so that a row of equal values
+ * (variance 0) still gets a finite rstd and comes out as b, not 0 * inf */
 static float scaled_eps(float eps, float s)
 {
-	return eps * s * s;
+	float e = eps * s * s;
+
+	return eps > 0.0f && e < FLT_TRUE_MIN ? FLT_TRUE_MIN : e;
 }
 
 void norm_layer_rows(float *out, const float *x, size_t n, size_t E, const float *w,

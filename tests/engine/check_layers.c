@@ -131,6 +131,24 @@ START_TEST(norms_of_huge_rows)
 }
 END_TEST
 
+/* A row of one huge value, whose sum overflows and whose variance is 0:
+ * LayerNorm gives b, as the twin does, not 0 * inf = NaN. */
+START_TEST(layer_norm_of_huge_constant_row)
+{
+	enum { E = 8 };
+	float x[E], b[E], y[E], y_ref[E];
+
+	for (size_t k = 0; k < E; k++)
+		x[k] = ldexpf(1.0f, 126), b[k] = 0.25f;
+	norm_layer_rows(y, x, 1, E, NULL, b, 1e-5f);
+	norm_layer_rows_ref(y_ref, x, 1, E, NULL, b, 1e-5f);
+	for (size_t k = 0; k < E; k++) {
+		ck_assert_float_eq(y[k], 0.25f);
+		ck_assert_float_eq(y_ref[k], 0.25f);
+	}
+}
+END_TEST
+
 START_TEST(activations_at_known_points)
 {
 	float up[3] = { 2, 3, -1 }, gate[3] = { 1, 0, -20 };
@@ -278,6 +296,7 @@ static Suite *layers_suite(void)
 	tcase_add_test(tc, rms_norm_by_hand);
 	tcase_add_loop_test(tc, norms_match_twins, 0, 40);
 	tcase_add_loop_test(tc, norms_of_huge_rows, 0, 6);
+	tcase_add_test(tc, layer_norm_of_huge_constant_row);
 	tcase_add_test(tc, activations_at_known_points);
 	tcase_add_test(tc, fast_activations_match_scalar);
 	tcase_add_test(tc, rope_table_rotates_half_pairs);
