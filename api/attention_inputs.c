@@ -131,7 +131,9 @@ static int token_id(struct attention_job *job, const struct api_token *t,
 		*label = t->str;
 		*id = job->entry ? registry_token_id(job->entry, t->str, t->len)
 				 : (int64_t)(registry_fnv1a(t->str, t->len) % (uint64_t)V);
-		if (*id < 0 && where->elems == API_WHERE_ITEM) /* a word of a text */
+		/* a word of a text (/v1's and /v2's, whose words are no JSON
+		 * values: placed by their text) or a token string, a JSON value */
+		if (*id < 0 && where->elems != API_WHERE_NESTED)
 			return api_fail(err, API_E_UNKNOWN_TOKEN,
 					api_where_elem(ptr, where, job->batched, b, i, L),
 					"word %zu of the text (from 0), '%s', is not in the model's "

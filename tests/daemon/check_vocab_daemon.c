@@ -102,10 +102,15 @@ static void compare_answers(unsigned port, const char *a, const char *b, int equ
 	"{\"inputs\": [{\"name\": \"text\", \"datatype\": \"BYTES\", \"shape\": [2], " \
 	"\"data\": [\"the cat sat on\", \"the zebra\"]}]}"
 
+/* ... and "the zebra" as binary data (a 4-byte length, then the bytes) after it */
+#define V2_ZEBRA_BINARY                                                                \
+	"{\"inputs\": [{\"name\": \"text\", \"datatype\": \"BYTES\", \"shape\": [1], " \
+	"\"parameters\": {\"binary_data_size\": 13}}]}"
+
 /* One daemon on one vocabulary: text maps to the file's ids, ids to its words. */
 static void check_daemon_maps(const char *vocab_path)
 {
-	char spec[1024];
+	char spec[1024], head[64], body[256];
 	const char *args[] = {"--no-builtins", "--model", spec, NULL};
 	struct live_daemon d;
 	struct live_resp r = {0};
@@ -156,7 +161,20 @@ static void check_daemon_maps(const char *vocab_path)
 	live_post(d.port, "/v2/models/gqa/infer", "application/json", "", V2_ZEBRA,
 		  strlen(V2_ZEBRA), &r);
 	ck_assert_int_eq(r.status, 422);
-	ck_assert_msg(strstr(r.body, "(at /inputs/0/data/1)") != NULL, "%s", r.body);
+	ck_assert_msg(strstr(r.body, "word 1 of the text (from 0), 'zebra', is not") &&
+			  strstr(r.body, "(at /inputs/0/data/1)") != NULL,
+		      "%s", r.body);
+	live_resp_release(&r);
+	/* binary data holds its texts as well: placed by the input, the word counted */
+	snprintf(head, sizeof head, "Inference-Header-Content-Length: %zu\r\n",
+		 strlen(V2_ZEBRA_BINARY));
+	memcpy(body, V2_ZEBRA_BINARY, strlen(V2_ZEBRA_BINARY));
+	memcpy(body + strlen(V2_ZEBRA_BINARY), "\x09\0\0\0the zebra", 13);
+	live_post(d.port, "/v2/models/gqa/infer", "application/octet-stream", head, body,
+		  strlen(V2_ZEBRA_BINARY) + 13, &r);
+	ck_assert_msg(r.status == 422, "%d %s", r.status, r.body);
+	ck_assert_msg(strstr(r.body, "word 1 of the text (from 0), 'zebra', is not") != NULL, "%s",
+		      r.body);
 	live_resp_release(&r);
 	live_stop(&d);
 }
