@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,19 +32,25 @@ static struct {
 	int running, stopping, writer_idle;
 	int ended;     /* the writer thread has returned */
 	int abandoned; /* stop gave up on a writer blocked in write(2) */
+	atomic_size_t written; /* bytes stderr has taken (outside the lock) */
 	pthread_t thread;
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER, .room = PTHREAD_COND_INITIALIZER};
+
+/* The most one write(2) hands over: a pipe's buffer, so that a slow
+ * reader's progress shows in w.written between writes (log_writer_stop). */
+#define WRITE_CHUNK ((size_t)64 << 10)
 
 /* write(2) until all of it is out; a failed write drops the rest. */
 static void write_all(const char *p, size_t len)
 {
 	while (len > 0) {
-		ssize_t n = write(STDERR_FILENO, p, len);
+		ssize_t n = write(STDERR_FILENO, p, len < WRITE_CHUNK ? len : WRITE_CHUNK);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return; /* nowhere left to report a failed log write */
+		atomic_fetch_add(&w.written, (size_t)n);
 		p += n;
 		len -= (size_t)n;
 	}
@@ -130,18 +137,24 @@ fail:
 	return -1;
 }
 
-/* Called with the lock held: waits until the writer has returned, at most
- * LOG_WRITER_STOP_SECONDS; 1 when it has. */
+/* Called with the lock held: waits until the writer has returned, as long
+ * as stderr takes something every LOG_WRITER_STOP_SECONDS (a slow reader
+ * still gets every line); 1 when it has, 0 when stderr took nothing for
+ * that long. */
 static int wait_ended(void)
 {
-	struct timespec until;
+	while (!w.ended) {
+		size_t before = atomic_load(&w.written);
+		struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until); /* pthread_cond_timedwait's clock */
-	until.tv_sec += LOG_WRITER_STOP_SECONDS;
-	while (!w.ended)
-		if (pthread_cond_timedwait(&w.room, &w.lock, &until) == ETIMEDOUT)
-			break;
-	return w.ended;
+		clock_gettime(CLOCK_REALTIME, &until); /* pthread_cond_timedwait's clock */
+		until.tv_sec += LOG_WRITER_STOP_SECONDS;
+		while (!w.ended && pthread_cond_timedwait(&w.room, &w.lock, &until) != ETIMEDOUT)
+			;
+		if (!w.ended && atomic_load(&w.written) == before)
+			return 0;
+	}
+	return 1;
 }
 
 void log_writer_stop(void)

@@ -32,13 +32,15 @@
 /* Starts the writer thread; 0, or -1 (writes stay synchronous). */
 int log_writer_start(void);
 
-/* How long log_writer_stop waits for the writer to write what is buffered. */
+/* How long log_writer_stop waits for stderr to take something. */
 #define LOG_WRITER_STOP_SECONDS 1
 
 /* Writes what is buffered, stops the thread; later lines are written at
- * once. When stderr has taken nothing for LOG_WRITER_STOP_SECONDS it
- * returns without the writer (left blocked in write(2), its buffers kept:
- * the process is exiting) and later lines are dropped. */
+ * once. It waits as long as stderr takes some of it every
+ * LOG_WRITER_STOP_SECONDS (a slow reader gets all of it); when stderr has
+ * taken nothing for that long it returns without the writer (left blocked
+ * in write(2), its buffers kept: the process is exiting) and later lines
+ * are dropped. */
 void log_writer_stop(void);
 
 /* Hands over len bytes of whole lines (at most LOG_WRITER_BUFFER). */

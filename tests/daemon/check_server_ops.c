@@ -330,6 +330,65 @@ START_TEST(test_drain_with_stalled_log)
 }
 END_TEST
 
+/* Bytes from fd into out (cap) until EOF, about 16 KiB every 100 ms: a log
+ * reader slower than attnd's exit would wait for at one second. */
+static size_t read_slowly(int fd, char *out, size_t cap)
+{
+	size_t got = 0;
+
+	for (;;) {
+		size_t want = cap - 1 - got < 16384 ? cap - 1 - got : 16384;
+		ssize_t n = want > 0 ? read(fd, out + got, want) : 0;
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		usleep(100000);
+	}
+	out[got] = '\0';
+	return got;
+}
+
+/* A slow log reader at an ordinary SIGTERM: every access line and the
+ * drain's own lines reach it, however long past a second that takes, as
+ * long as it keeps reading. */
+START_TEST(test_slow_log_reader_gets_every_line)
+{
+	const char *args[] = {"--port", "0", "--host", "127.0.0.1", NULL};
+	enum { BURSTS = 40, PER = 200, CAP = 4 << 20 };
+	char line[512], *log = malloc(CAP);
+	const char *at;
+	int out, errfd, fd, status;
+	size_t lines = 0;
+	unsigned port;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(log);
+	out = live_spawn_stderr(args, &pid, &errfd);
+	live_read_stdout(out, line, sizeof line, WAIT_MS);
+	close(out);
+	at = strstr(line, "listening on 127.0.0.1:");
+	ck_assert_msg(at != NULL, "attnd did not start: '%s'", line);
+	port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
+	fd = live_connect(port);
+	/* 8,000 lines, about 600 KB: within the pipe and the buffer, unread */
+	for (int i = 0; i < BURSTS; i++)
+		ck_assert_uint_eq(healthz_burst(fd, PER), PER);
+	close(fd);
+	kill(pid, SIGTERM);
+	read_slowly(errfd, log, CAP); /* some seconds: to EOF, the exit */
+	close(errfd);
+	status = live_wait_exit(pid, WAIT_MS);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "exit status %d", status);
+	for (at = strstr(log, "GET /healthz 200"); at != NULL; at = strstr(at + 1, "GET /healthz 200"))
+		lines++;
+	ck_assert_uint_eq(lines, BURSTS * PER);
+	ck_assert_ptr_nonnull(strstr(log, "drained; exiting\n"));
+	free(log);
+}
+END_TEST
+
 /* Runs attnd with args to completion; returns its exit code, stdout in out.
  * Read to the end: live_read_stdout stops at a `listening on` line, which
  * --help quotes, and a help past stdio's 4 KiB buffer comes in pieces. */
@@ -680,6 +739,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(load, test_drain_with_request_in_flight);
 	tcase_add_test(load, test_drain_answers_keepalive_request);
 	tcase_add_test(load, test_drain_with_stalled_log);
+	tcase_add_test(load, test_slow_log_reader_gets_every_line);
 	tcase_add_test(cli, test_help_lists_every_option);
 	tcase_add_test(cli, test_cors_origins_as_browsers_send_them);
 	tcase_add_test(cli, test_bad_model_exits_2);
