@@ -108,18 +108,141 @@ static int integer_overflow(const json_error_t *jerr)
 	       strstr(jerr->text, "too big") != NULL;
 }
 
-/* An integer literal past 64 bits is a number JSON allows and JavaScript
+/* The digits of an integer literal past int64 ("-" aside): more than 19, or
+ * 19 above 2^63 - 1 (2^63 when negative). */
+static int past_int64_digits(const char *d, size_t n, int negative)
+{
+	return n > 19 ||
+	       (n == 19 && memcmp(d, negative ? "9223372036854775808" : "9223372036854775807",
+				  19) > 0);
+}
+
+/* The length of the number token at s (at most end - s), and in *big
+ * whether it is an integer literal past int64. */
+static size_t number_token(const char *s, const char *end, int *big)
+{
+	const char *digits = s + (*s == '-'), *p = digits;
+
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	*big = p > digits && (p == end || (*p != '.' && *p != 'e' && *p != 'E')) &&
+	       past_int64_digits(digits, (size_t)(p - digits), *s == '-');
+	while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' ||
+			   *p == '+' || *p == '-'))
+		p++;
+	return (size_t)(p - s);
+}
+
+/*
+ * An integer literal past 64 bits is a number JSON allows and JavaScript
  * writes (JSON.stringify(-1e20) is "-100000000000000000000"): read as the
  * double nearest it, as JavaScript and Python's float() read it. jansson
- * does that for every integer (JSON_DECODE_INT_AS_REAL) or for none, so a
- * body that holds one is read again with every integer a double: the same
- * values where the contract takes integers (whole reals are integers, and
- * none it takes passes 2^53, so none is rounded), and a float field gets
- * its number. NULL with jerr said again when that fails too. */
-static json_t *load_ints_as_reals(const char *body, size_t len, json_error_t *jerr)
+ * takes no such literal (and JSON_DECODE_INT_AS_REAL would make every
+ * integer a double, rounding those past 2^53), so a body that holds one is
+ * read again from a copy in which each such literal, and only it, has "e0"
+ * after it: a real of the same value. Outside strings, one pass. at[]
+ * holds where each "e0" went (the body's offsets), for where_in_body.
+ * NULL when out of memory.
+ */
+static char *big_ints_as_reals(const char *body, size_t len, size_t *copy_len, size_t **at,
+			       size_t *n_at)
 {
-	return json_loadb(body, len,
-			  JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, jerr);
+	const char *s = body, *end = body + len;
+	size_t cap = 0, k = 0, n = 0;
+	char *copy;
+	int in_string = 0, big;
+
+	*at = NULL;
+	*n_at = 0;
+	while (s < end) {
+		if (in_string) {
+			if (*s == '\\' && s + 1 < end)
+				s++; /* the escaped byte, a quote too */
+			else if (*s == '"')
+				in_string = 0;
+			s++;
+		} else if (*s == '"') {
+			in_string = 1;
+			s++;
+		} else if (*s == '-' || (*s >= '0' && *s <= '9')) {
+			s += number_token(s, end, &big);
+			if (big && n == cap) {
+				size_t *grown = realloc(*at, (cap = cap ? 2 * cap : 8) * sizeof **at);
+
+				if (grown == NULL) {
+					free(*at);
+					*at = NULL;
+					return NULL;
+				}
+				*at = grown;
+			}
+			if (big)
+				(*at)[n++] = (size_t)(s - body);
+		} else {
+			s++;
+		}
+	}
+	copy = malloc(len + 2 * n + 1);
+	if (copy == NULL) {
+		free(*at);
+		*at = NULL;
+		return NULL;
+	}
+	for (size_t i = 0, from = 0; i <= n; i++) {
+		size_t to = i < n ? (*at)[i] : len;
+
+		memcpy(copy + k, body + from, to - from);
+		k += to - from;
+		if (i < n)
+			copy[k++] = 'e', copy[k++] = '0';
+		from = to;
+	}
+	copy[k] = '\0';
+	*copy_len = k;
+	*n_at = n;
+	return copy;
+}
+
+/* jerr's place in the copy as the body's: each "e0" before it, two bytes
+ * (and columns, on its line) fewer. */
+static void where_in_body(json_error_t *jerr, const char *copy, const size_t *at, size_t n_at)
+{
+	size_t pos = jerr->position > 0 ? (size_t)jerr->position : 0, before = 0, on_line = 0;
+	size_t line_start = pos;
+
+	while (line_start > 0 && copy[line_start - 1] != '\n')
+		line_start--;
+	for (size_t i = 0; i < n_at; i++) {
+		size_t in_copy = at[i] + 2 * i; /* where the i-th "e0" begins in the copy */
+
+		if (in_copy >= pos)
+			break;
+		before++;
+		on_line += in_copy >= line_start;
+	}
+	jerr->position -= (int)(2 * before);
+	jerr->column -= (int)(2 * on_line);
+}
+
+/* The body read with its integer literals past 64 bits as reals; NULL with
+ * jerr (placed in the body) when it still does not parse, or with jerr
+ * untouched when out of memory. */
+static json_t *load_big_ints_as_reals(const char *body, size_t len, json_error_t *jerr)
+{
+	size_t copy_len, *at, n_at;
+	char *copy = big_ints_as_reals(body, len, &copy_len, &at, &n_at);
+	json_t *root = NULL;
+
+	if (copy == NULL)
+		return NULL;
+	if (n_at > 0) {
+		root = load(copy, copy_len, jerr);
+		if (root == NULL)
+			where_in_body(jerr, copy, at, n_at);
+	}
+	free(copy);
+	free(at);
+	return root;
 }
 
 /* The checks after either reader: a syntax error (*root NULL) is 400, said
@@ -130,7 +253,7 @@ static int parsed(const char *body, size_t len, json_t **root, json_error_t *jer
 		  struct api_error *err)
 {
 	if (*root == NULL && integer_overflow(jerr))
-		*root = load_ints_as_reals(body, len, jerr);
+		*root = load_big_ints_as_reals(body, len, jerr);
 	if (*root == NULL) {
 		if (req_refuse_not_utf8(body, len, err) != 0 || refuse_unreadable(body, len, err) ||
 		    refuse_value(body, len, jerr, err) == 0)
@@ -274,6 +397,13 @@ int req_integer(const json_t *v, json_int_t *out)
 	else
 		*out = (json_int_t)x;
 	return 1;
+}
+
+int req_past_int64(const json_t *v)
+{
+	double x = json_is_real(v) ? json_real_value(v) : 0;
+
+	return x >= 0x1p63 || x < -0x1p63;
 }
 
 int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,

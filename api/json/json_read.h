@@ -61,6 +61,12 @@ int req_enum(const json_t *obj, const char *key, const char *ptr, const char *co
  */
 int req_integer(const json_t *v, json_int_t *out);
 
+/* 1 when v is a number past json_int_t's ends (1e300, or an integer literal
+ * past 64 bits, which the readers read as a double): req_integer would
+ * clamp it to an end never sent, so a reader whose range reaches an end
+ * refuses it first. */
+int req_past_int64(const json_t *v);
+
 /* An integer (req_integer) in [lo, hi]; absent -> dflt. */
 int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,
 	     size_t dflt, size_t *out, struct api_error *err);

@@ -595,6 +595,9 @@ int api_json_i64(const json_t *v, const char *ptr, int64_t lo, int64_t hi, int64
 	json_int_t x;
 	int whole = req_integer(v, &x);
 
+	if (req_past_int64(v)) /* not its clamped end, which [lo, hi] may hold */
+		return api_fail(err, API_E_OUT_OF_RANGE, ptr,
+				"%.17g is past the range of a 64-bit integer", json_real_value(v));
 	if (!whole || x < lo || x > hi)
 		return api_fail(err, whole ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE, ptr,
 				"expected an integer in [%lld, %lld]", (long long)lo, (long long)hi);

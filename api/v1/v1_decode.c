@@ -174,15 +174,6 @@ int v1_decode_text(struct attention_job *job, const json_t *v, size_t limit,
 	return rc;
 }
 
-/* A number past json_int_t's ends (1e300): whole, as every double that
- * large is, but req_integer would clamp it to an end never sent. */
-static int past_int64(const json_t *e)
-{
-	double x = json_is_real(e) ? json_real_value(e) : 0;
-
-	return x >= 0x1p63 || x < -0x1p63;
-}
-
 /* One item of "tokens": an array of strings and ids, appended to tok. */
 static int token_item(const json_t *item, const char *ptr, struct api_token *tok,
 		      size_t *n, struct api_error *err)
@@ -199,7 +190,7 @@ static int token_item(const json_t *item, const char *ptr, struct api_token *tok
 		if (json_is_string(e)) {
 			tok[i].str = json_string_value(e);
 			tok[i].len = json_string_length(e);
-		} else if (past_int64(e)) {
+		} else if (req_past_int64(e)) {
 			api_ptr_index(child, sizeof(child), ptr, i);
 			return api_fail(err, API_E_TOKEN_OUT_OF_RANGE, child,
 					"token id %.15g is past every vocabulary's ids",

@@ -188,6 +188,9 @@ static int read_ids(json_t *root, int32_t **ids, size_t *n, struct api_error *er
 		api_ptr_index(ptr, sizeof ptr, "/ids", i);
 		if (!req_integer(v, &id))
 			return api_fail(err, API_E_INVALID_TYPE, ptr, "expected an integer id");
+		if (req_past_int64(v)) /* named as sent, not as its clamped end */
+			return api_fail(err, API_E_OUT_OF_RANGE, ptr, "id %.17g is not in the vocabulary",
+					json_real_value(v));
 		if (id < 0 || id > INT32_MAX)
 			return api_fail(err, API_E_OUT_OF_RANGE, ptr, "id %lld is not in the vocabulary",
 					(long long)id);

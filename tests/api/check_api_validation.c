@@ -516,6 +516,33 @@ START_TEST(test_token_2_pow_63)
 }
 END_TEST
 
+/* Only the literals past 64 bits become doubles: the body's other integers
+ * keep every digit (2^53 + 1 is still no seed), and an error after such a
+ * literal is placed in the body as sent. (Readers of ids name such a value
+ * as sent, not as its clamped end: check_v2.c for /v2's INT64 data,
+ * check_tokenizer_daemon.c for /ids.) */
+START_TEST(test_big_literals_alone_are_reals)
+{
+	struct answer a;
+	const char *msg;
+	char said[256];
+
+	a = harness_attention("{\"model\":{\"d_model\":8,\"num_heads\":2,\"seed\":9007199254740993},"
+			      EMB1 ",\"scale\":100000000000000000000}");
+	harness_expect_error(&a, 422, "out_of_range", "/model/seed");
+	/* a syntax error after the literal: the line and column of the body sent,
+	 * which are those of the same body with a real of the same length there */
+	a = harness_attention("{\"model\":\"tiny\",\n\"scale\":100000000000000000000, \"x\":}");
+	harness_expect_error(&a, 400, "malformed_json", "");
+	msg = json_string_value(harness_field(harness_field(a.json, "error"), "message"));
+	snprintf(said, sizeof said, "%s", msg);
+	a = harness_attention("{\"model\":\"tiny\",\n\"scale\":1.0000000000000000e20, \"x\":}");
+	harness_expect_error(&a, 400, "malformed_json", "");
+	msg = json_string_value(harness_field(harness_field(a.json, "error"), "message"));
+	ck_assert_str_eq(said, msg);
+}
+END_TEST
+
 /* Integers past 64 bits as JavaScript writes them (JSON.stringify(-1e20) is
  * "-100000000000000000000"): the numbers they are where floats go, beside
  * the body's integers (offset), which stay integers. */
@@ -710,6 +737,7 @@ static Suite *validation_suite(void)
 	tcase_add_test(tc, test_nul_escape_said);
 	tcase_add_test(tc, test_token_2_pow_63);
 	tcase_add_test(tc, test_js_whole_floats);
+	tcase_add_test(tc, test_big_literals_alone_are_reals);
 	tcase_add_test(tc, test_messages_say_what);
 	tcase_add_test(tc, test_sdpa_shapes_said);
 	tcase_add_test(tc, test_engine_error_at_element);

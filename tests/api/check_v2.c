@@ -285,6 +285,25 @@ END_TEST
  * is taken and its value left alone: the client may name the model it
  * built the request for while posting to another path, as KServe's binary
  * tensor example does. */
+/* An INT64 element past 64 bits, as JavaScript writes 1e20: named as sent
+ * at its element, not taken as its clamped end (2^63 - 1) and refused as a
+ * token id no one sent. */
+START_TEST(test_infer_int64_past_64_bits)
+{
+	struct live_resp r = {0};
+
+	v2_post_json(d.port, V2_INFER,
+		     "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[2],"
+		     "\"data\":[1,100000000000000000000]}]}",
+		     &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_msg(strstr(r.body, "1e+20 is past the range of a 64-bit integer") != NULL &&
+			  strstr(r.body, "/inputs/0/data/1") != NULL,
+		      "%s", r.body);
+	live_resp_release(&r);
+}
+END_TEST
+
 START_TEST(test_infer_kserve_client_body)
 {
 	static const size_t out_shape[] = {3, 8};
@@ -652,6 +671,7 @@ static Suite *v2_suite(void)
 	tcase_add_test(infer, test_infer_text_batch_padded);
 	tcase_add_test(infer, test_outputs_selection);
 	tcase_add_test(infer, test_infer_kserve_client_body);
+	tcase_add_test(infer, test_infer_int64_past_64_bits);
 	tcase_add_test(binary, test_binary_both_ways);
 	tcase_add_test(binary, test_binary_bytes_and_int64);
 	tcase_add_test(transport, test_cors_and_metrics);

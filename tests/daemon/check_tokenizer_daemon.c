@@ -188,6 +188,9 @@ START_TEST(test_detokenize)
 		      "{\"text\":\"Hello world<|endoftext|>\"}");
 	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[1,2.5]}", 0, 422,
 		     "invalid_type", "/ids/1", "integer");
+	/* past 64 bits (JavaScript's 1e20): named as sent, not as 2^63 - 1 */
+	expect_error("/v1/detokenize", "{\"tokenizer\":\"gpt2\",\"ids\":[1,100000000000000000000]}",
+		     0, 422, "out_of_range", "/ids/1", "id 1e+20 is not in the vocabulary");
 }
 END_TEST
 
