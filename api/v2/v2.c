@@ -123,10 +123,11 @@ static void model_route(const struct api_service *svc, enum api_route route,
 			model_metadata(e, reply);
 		return;
 	}
+	/* a draining server refuses inference: no model of it is ready then */
 	buf_puts(&reply->body, "{\"name\":");
 	jsonstr_put(&reply->body, e->name);
-	buf_puts(&reply->body, ",\"ready\":true}");
-	reply->status = 200;
+	buf_puts(&reply->body, call->draining ? ",\"ready\":false}" : ",\"ready\":true}");
+	reply->status = call->draining ? 503 : 200;
 }
 
 void api_handle_v2(const struct api_service *svc, enum api_route route,

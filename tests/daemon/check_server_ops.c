@@ -229,17 +229,22 @@ END_TEST
 
 /* A keep-alive client that sends its next request just after SIGTERM, with
  * nothing in flight: answered (503 draining, Connection: close), not cut by
- * the daemon's exit; a connection left idle does not hold the exit past the
- * drain's keep-alive second. */
+ * the daemon's exit, and /v2's model readiness 503 as inference is refused;
+ * a connection left idle does not hold the exit past the drain's keep-alive
+ * second. */
 START_TEST(test_drain_answers_keepalive_request)
 {
 	struct live_resp r = {0};
 	char req[256];
-	int sender, idle, status;
+	int sender, idle, asker, status;
 
 	LIVE_DAEMON(d, "--drain-seconds", "20");
 	sender = live_connect(d.port);
 	idle = live_connect(d.port);
+	asker = live_connect(d.port);
+	live_send_str(asker, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(asker, &r);
+	ck_assert_int_eq(r.status, 200);
 	live_send_str(sender, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
 	live_read_response(sender, &r);
 	ck_assert_int_eq(r.status, 200);
@@ -255,6 +260,12 @@ START_TEST(test_drain_answers_keepalive_request)
 	live_assert_error(&r, 503, "draining");
 	ck_assert_str_eq(live_header(&r, "Connection"), "close");
 	close(sender);
+	/* no model takes inference now, and the protocol's readiness says so */
+	live_send_str(asker, "GET /v2/models/tiny/ready HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(asker, &r);
+	ck_assert_msg(r.status == 503 && strstr(r.body, "\"ready\":false") != NULL, "%d %s",
+		      r.status, r.body);
+	close(asker);
 	status = live_wait_exit(d.pid, WAIT_MS);
 	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "exit status %d", status);
