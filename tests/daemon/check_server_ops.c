@@ -303,6 +303,21 @@ static size_t healthz_burst(int fd, size_t n)
 	return seen;
 }
 
+/* Starts attnd with args (--port 0 among them), its stderr a pipe whose
+ * read end is *errfd, read by nobody unless the test does; its port. */
+static unsigned start_with_log_pipe(const char *const *args, pid_t *pid, int *errfd)
+{
+	char line[512];
+	const char *at;
+	int out = live_spawn_stderr(args, pid, errfd);
+
+	live_read_stdout(out, line, sizeof line, WAIT_MS);
+	close(out);
+	at = strstr(line, "listening on 127.0.0.1:");
+	ck_assert_msg(at != NULL, "attnd did not start: '%s'", line);
+	return (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
+}
+
 /* A log reader that stops reading (a pipe nobody reads: stderr fills it and
  * the 1 MiB buffer, then the requests that log wait): a SIGTERM still
  * drains, and the daemon exits once --drain-seconds and the writer's bound
@@ -311,20 +326,11 @@ static size_t healthz_burst(int fd, size_t n)
 START_TEST(test_drain_with_stalled_log)
 {
 	const char *args[] = {"--port", "0", "--host", "127.0.0.1", "--drain-seconds", "1", NULL};
-	char line[512];
-	const char *at;
-	int out, errfd, fd, status;
-	unsigned port;
+	int errfd, fd, status;
 	pid_t pid;
 	size_t rounds = 0;
 
-	out = live_spawn_stderr(args, &pid, &errfd);
-	live_read_stdout(out, line, sizeof line, WAIT_MS);
-	close(out);
-	at = strstr(line, "listening on 127.0.0.1:");
-	ck_assert_msg(at != NULL, "attnd did not start: '%s'", line);
-	port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
-	fd = live_connect(port);
+	fd = live_connect(start_with_log_pipe(args, &pid, &errfd));
 	/* about 15,000 access lines fill the pipe and the buffer */
 	while (healthz_burst(fd, 200) == 200)
 		ck_assert_msg(++rounds < 1000, "the daemon never stalled on its log");
@@ -367,21 +373,14 @@ START_TEST(test_slow_log_reader_gets_every_line)
 {
 	const char *args[] = {"--port", "0", "--host", "127.0.0.1", NULL};
 	enum { BURSTS = 40, PER = 200, CAP = 4 << 20 };
-	char line[512], *log = malloc(CAP);
+	char *log = malloc(CAP);
 	const char *at;
-	int out, errfd, fd, status;
+	int errfd, fd, status;
 	size_t lines = 0;
-	unsigned port;
 	pid_t pid;
 
 	ck_assert_ptr_nonnull(log);
-	out = live_spawn_stderr(args, &pid, &errfd);
-	live_read_stdout(out, line, sizeof line, WAIT_MS);
-	close(out);
-	at = strstr(line, "listening on 127.0.0.1:");
-	ck_assert_msg(at != NULL, "attnd did not start: '%s'", line);
-	port = (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
-	fd = live_connect(port);
+	fd = live_connect(start_with_log_pipe(args, &pid, &errfd));
 	/* 8,000 lines, about 600 KB: within the pipe and the buffer, unread */
 	for (int i = 0; i < BURSTS; i++)
 		ck_assert_uint_eq(healthz_burst(fd, PER), PER);

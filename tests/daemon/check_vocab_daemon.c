@@ -107,6 +107,21 @@ static void compare_answers(unsigned port, const char *a, const char *b, int equ
 	"{\"inputs\": [{\"name\": \"text\", \"datatype\": \"BYTES\", \"shape\": [1], " \
 	"\"parameters\": {\"binary_data_size\": 13}}]}"
 
+/* POST body: 422 unknown_token at pointer, the message holding said. */
+static void expect_unknown(unsigned port, const char *body, const char *pointer, const char *said)
+{
+	struct live_resp r = {0};
+	char quoted[64];
+
+	snprintf(quoted, sizeof quoted, "\"%s\"", pointer);
+	post_attention(port, body, &r);
+	ck_assert_int_eq(r.status, 422);
+	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, quoted) &&
+			  strstr(r.body, said),
+		      "%s", r.body);
+	live_resp_release(&r);
+}
+
 /* One daemon on one vocabulary: text maps to the file's ids, ids to its words. */
 static void check_daemon_maps(const char *vocab_path)
 {
@@ -135,27 +150,15 @@ static void check_daemon_maps(const char *vocab_path)
 	ck_assert_msg(strstr(r.body, "\"tokens\":[\"먹었다\",\"사과를\",\"dog\"]") != NULL, "%s",
 		      r.body);
 	live_resp_release(&r);
-	/* a word outside the file is refused, not hashed */
-	post_attention(d.port, "{\"model\":\"gqa\",\"text\":\"the zebra\"}", &r);
-	ck_assert_int_eq(r.status, 422);
-	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/text\"") &&
-			  strstr(r.body, "word 1 of the text (from 0), 'zebra', is not"),
-		      "%s", r.body);
-	live_resp_release(&r);
-	/* a word is no JSON value: in a batch the pointer is its text's */
-	post_attention(d.port, "{\"model\":\"gqa\",\"text\":[\"the\",\"the zebra\"]}", &r);
-	ck_assert_int_eq(r.status, 422);
-	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/text/1\"") &&
-			  strstr(r.body, "word 1 of the text (from 0), 'zebra', is not"),
-		      "%s", r.body);
-	live_resp_release(&r);
-	/* token strings are JSON values: the pointer is the string's */
-	post_attention(d.port, "{\"model\":\"gqa\",\"tokens\":[\"the\",\"zebra\"]}", &r);
-	ck_assert_int_eq(r.status, 422);
-	ck_assert_msg(strstr(r.body, "\"unknown_token\"") && strstr(r.body, "\"/tokens/1\"") &&
-			  strstr(r.body, "\"'zebra' is not in the model's vocabulary\""),
-		      "%s", r.body);
-	live_resp_release(&r);
+	/* a word outside the file is refused, not hashed; a word is no JSON
+	 * value: the pointer is its text's (in a batch too), while token strings
+	 * are JSON values, pointed at themselves */
+	expect_unknown(d.port, "{\"model\":\"gqa\",\"text\":\"the zebra\"}", "/text",
+		       "word 1 of the text (from 0), 'zebra', is not");
+	expect_unknown(d.port, "{\"model\":\"gqa\",\"text\":[\"the\",\"the zebra\"]}", "/text/1",
+		       "word 1 of the text (from 0), 'zebra', is not");
+	expect_unknown(d.port, "{\"model\":\"gqa\",\"tokens\":[\"the\",\"zebra\"]}", "/tokens/1",
+		       "\"'zebra' is not in the model's vocabulary\"");
 	/* on /v2 the data holds whole texts: the place is the text's element
 	 * (data/1), not the word's index counted as if it were one (data/3) */
 	live_post(d.port, "/v2/models/gqa/infer", "application/json", "", V2_ZEBRA,
