@@ -114,19 +114,23 @@ static float scaled_eps(float eps, float s)
 	return eps > 0.0f && e < FLT_TRUE_MIN ? FLT_TRUE_MIN : e;
 }
 
+/* Passes 1 and 2 of x s: the variance, and the mean in *mean. */
+static float layer_stats(const float *x, size_t E, float s, float *mean)
+{
+	*mean = lane_sum(x, E, s) / (float)E;
+	return lane_squares(x, E, s, *mean) / (float)E;
+}
+
 void norm_layer_rows(float *out, const float *x, size_t n, size_t E, const float *w,
 		     const float *b, float eps)
 {
 	for (size_t r = 0; r < n; r++) {
 		const float *x_r = x + r * E; /* seek to row r */
-		float s = 1.0f;
-		float mean = lane_sum(x_r, E, s) / (float)E;          /* pass 1 */
-		float var = lane_squares(x_r, E, s, mean) / (float)E; /* pass 2 */
+		float s = 1.0f, mean, var = layer_stats(x_r, E, s, &mean);
 
 		if (!isfinite(var)) { /* see the file comment: scaled near 1 */
 			s = row_scale(x_r, E);
-			mean = lane_sum(x_r, E, s) / (float)E;
-			var = lane_squares(x_r, E, s, mean) / (float)E;
+			var = layer_stats(x_r, E, s, &mean);
 		}
 		scale_row(out + r * E, x_r, E, s, mean, 1.0f / sqrtf(var + scaled_eps(eps, s)), w,
 			  b);

@@ -183,14 +183,20 @@ void log_writer_stop(void)
 	pthread_mutex_unlock(&w.lock);
 }
 
+/* Called with the lock held: the writer runs, and front has no room for
+ * len bytes that would fit in an empty one. */
+static int no_room(size_t len)
+{
+	return w.running && len <= LOG_WRITER_BUFFER && w.len + len > LOG_WRITER_BUFFER;
+}
+
 /* log_writer_put, or with wait 0 log_writer_try_put. */
 static int put(const char *lines, size_t len, int wait)
 {
 	pthread_mutex_lock(&w.lock);
-	while (wait && w.running && len <= LOG_WRITER_BUFFER && w.len + len > LOG_WRITER_BUFFER)
+	while (wait && no_room(len))
 		pthread_cond_wait(&w.room, &w.lock);
-	if (w.abandoned || (w.running && len <= LOG_WRITER_BUFFER &&
-			    w.len + len > LOG_WRITER_BUFFER)) {
+	if (w.abandoned || no_room(len)) {
 		pthread_mutex_unlock(&w.lock);
 		return -1;
 	}

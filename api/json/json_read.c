@@ -169,11 +169,8 @@ static char *big_ints_as_reals(const char *body, size_t len, size_t *copy_len, s
 			if (big && n == cap) {
 				size_t *grown = realloc(*at, (cap = cap ? 2 * cap : 8) * sizeof **at);
 
-				if (grown == NULL) {
-					free(*at);
-					*at = NULL;
-					return NULL;
-				}
+				if (grown == NULL)
+					goto fail;
 				*at = grown;
 			}
 			if (big)
@@ -183,11 +180,8 @@ static char *big_ints_as_reals(const char *body, size_t len, size_t *copy_len, s
 		}
 	}
 	copy = malloc(len + 2 * n + 1);
-	if (copy == NULL) {
-		free(*at);
-		*at = NULL;
-		return NULL;
-	}
+	if (copy == NULL)
+		goto fail;
 	for (size_t i = 0, from = 0; i <= n; i++) {
 		size_t to = i < n ? (*at)[i] : len;
 
@@ -201,6 +195,10 @@ static char *big_ints_as_reals(const char *body, size_t len, size_t *copy_len, s
 	*copy_len = k;
 	*n_at = n;
 	return copy;
+fail:
+	free(*at);
+	*at = NULL;
+	return NULL;
 }
 
 /* jerr's place in the copy as the body's: each "e0" before it, two bytes
