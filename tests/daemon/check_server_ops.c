@@ -158,6 +158,34 @@ static double in_flight(int fd)
 	return value;
 }
 
+/* A keep-alive connection the daemon has answered once (GET /healthz): it
+ * is accepted, and stays open after the listener closes. */
+static int answered_connection(unsigned port)
+{
+	struct live_resp r = {0};
+	int fd = live_connect(port);
+
+	live_send_str(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+	live_read_response(fd, &r);
+	ck_assert_int_eq(r.status, 200);
+	live_resp_release(&r);
+	return fd;
+}
+
+/* Sends a compute request on fd of a draining daemon: refused, 503
+ * draining, with Retry-After 1 and the connection closed after it. */
+static void expect_draining(int fd, struct live_resp *r)
+{
+	char req[256];
+
+	snprintf(req, sizeof req, "%sContent-Length: 2\r\n\r\n{}", LIVE_POST_ATTENTION);
+	live_send_str(fd, req);
+	live_read_response(fd, r);
+	live_assert_error(r, 503, "draining");
+	ck_assert_str_eq(live_header(r, "Retry-After"), "1");
+	ck_assert_str_eq(live_header(r, "Connection"), "close");
+}
+
 START_TEST(test_drain_with_request_in_flight)
 {
 	struct live_resp r = {0};
@@ -169,14 +197,10 @@ START_TEST(test_drain_with_request_in_flight)
 
 	LIVE_DAEMON(d, "--threads", "1", "--drain-seconds", "20");
 	probe = live_connect(d.port);
-	spare = live_connect(d.port);
-	late = live_connect(d.port);
 	/* make sure every connection is accepted before the listener closes */
 	ck_assert_int_eq(in_flight(probe), 1);
-	live_send_str(spare, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	live_read_response(spare, &r);
-	live_send_str(late, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	live_read_response(late, &r);
+	spare = answered_connection(d.port);
+	late = answered_connection(d.port);
 	/* a request whose body is half sent is in flight */
 	busy = live_connect(d.port);
 	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
@@ -208,11 +232,7 @@ START_TEST(test_drain_with_request_in_flight)
 	if (spare >= 0)
 		close(spare);
 	/* new compute is refused while draining */
-	snprintf(req, sizeof req, "%sContent-Length: 2\r\n\r\n{}", LIVE_POST_ATTENTION);
-	live_send_str(late, req);
-	live_read_response(late, &r);
-	live_assert_error(&r, 503, "draining");
-	ck_assert_str_eq(live_header(&r, "Retry-After"), "1");
+	expect_draining(late, &r);
 	close(late);
 	/* the process is still up until the in-flight request completes */
 	ck_assert_int_eq(waitpid(d.pid, &status, WNOHANG), 0);
@@ -235,30 +255,16 @@ END_TEST
 START_TEST(test_drain_answers_keepalive_request)
 {
 	struct live_resp r = {0};
-	char req[256];
 	int sender, idle, asker, status;
 
 	LIVE_DAEMON(d, "--drain-seconds", "20");
-	sender = live_connect(d.port);
-	idle = live_connect(d.port);
-	asker = live_connect(d.port);
-	live_send_str(asker, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	live_read_response(asker, &r);
-	ck_assert_int_eq(r.status, 200);
-	live_send_str(sender, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	live_read_response(sender, &r);
-	ck_assert_int_eq(r.status, 200);
-	live_send_str(idle, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	live_read_response(idle, &r);
-	ck_assert_int_eq(r.status, 200);
+	sender = answered_connection(d.port);
+	idle = answered_connection(d.port);
+	asker = answered_connection(d.port);
 
 	kill(d.pid, SIGTERM);
 	usleep(200000); /* the drain has begun, with no request in flight */
-	snprintf(req, sizeof req, "%sContent-Length: 2\r\n\r\n{}", LIVE_POST_ATTENTION);
-	live_send_str(sender, req);
-	live_read_response(sender, &r);
-	live_assert_error(&r, 503, "draining");
-	ck_assert_str_eq(live_header(&r, "Connection"), "close");
+	expect_draining(sender, &r);
 	close(sender);
 	/* no model takes inference now, and the protocol's readiness says so */
 	live_send_str(asker, "GET /v2/models/tiny/ready HTTP/1.1\r\nHost: t\r\n\r\n");
