@@ -283,6 +283,16 @@ static void mha_show_heads(const struct mha_layout *lay, const struct attn_mha *
 		attn_kv_concat(req->v_heads, NULL, lay->core.v, req->B, m->Hkv, 0, req->Lk, m->D);
 }
 
+/* Step 5, when asked: the core's output C [B, Lq, H D], heads split out. */
+static void mha_show_outputs(const struct attn_mha *req, const float *ctx)
+{
+	const struct attn_model *m = req->model;
+
+	if (req->head_outputs != NULL)
+		attn_kv_concat(req->head_outputs, NULL, attn_cview_blhd(ctx, m->H, req->Lq, m->D),
+			       req->B, m->H, 0, req->Lq, m->D);
+}
+
 /*
  * Finite inputs can still overflow float32: a projection (inf in q, k or v)
  * or the scores q . k, which softmax.h turns into NaN rows. Either reaches
@@ -335,7 +345,10 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 		st = mha_stream_forward(req, &lay.core, ws);
 		if (st == ATTN_OK)
 			st = attn_cancel_check(req->cancel, err);
-		return st != ATTN_OK ? st : check_output(req, NULL, err);
+		if (st != ATTN_OK)
+			return st;
+		mha_show_outputs(req, ws); /* the stream leaves C at ws */
+		return check_output(req, NULL, err);
 	}
 	layout_views(&lay, req, ws);
 	if (req->pos.kind == ATTN_POS_ALIBI) {
@@ -351,6 +364,7 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 				    (lay.total - lay.sdpa) * sizeof(float), err);
 	if (st != ATTN_OK)
 		return st;
+	mha_show_outputs(req, ws + lay.ctx);
 	/* out = ctx Wo^T + bo */
 	linear_forward(req->out, req->model->E, ws + lay.ctx, q_width(req->model),
 		       req->B * req->Lq, req->model->w_o, req->model->b_o, req->model->E,

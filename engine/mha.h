@@ -7,7 +7,8 @@
  *   K   = Xk' Wk^T + bk                   [B, Lk, Hkv D]
  *   V   = Xv' Wv^T + bv                   [B, Lk, Hkv D]
  *   Q, K rotated per head (RoPE)
- *   C   = sdpa(Q, K, V; mask, ALiBi)      [B, Lq, H D]   (heads concatenated)
+ *   C   = sdpa(Q, K, V; mask, ALiBi)      [B, Lq, H D]   (heads concatenated;
+ *                                                        per head: head_outputs)
  *   out = C Wo^T + bo                     [B, Lq, E]
  *
  * Ownership: as attention.h. The model is borrowed read-only; every other
@@ -48,6 +49,11 @@ struct attn_mha {
 	float *q_heads; /* [B, H, Lq, D] */
 	float *k_heads; /* [B, Hkv, Lk, D] */
 	float *v_heads; /* [B, Hkv, Lk, D] */
+	/* Each head's output, its weights times V, before the heads are
+	 * concatenated into C and W_O applied (the tutorials' head_outputs), or
+	 * NULL: not wanted. Either path fills it, keys streamed or not, so it
+	 * does not change the plan. */
+	float *head_outputs; /* [B, H, Lq, D] */
 
 	size_t threads;                /* as struct attn_sdpa */
 	struct attn_workers *workers;  /* as struct attn_sdpa */

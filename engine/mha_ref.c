@@ -175,8 +175,10 @@ enum attn_status attn_mha_forward_ref(const struct attn_mha *req, struct attn_er
 	}
 	ref_show_heads(&r, req);
 	st = ref_core(&r, req, err);
-	if (st == ATTN_OK)
+	if (st == ATTN_OK) {
+		ref_split(req->head_outputs, r.ctx, req->B, m->H, req->Lq, m->D);
 		ref_linear(req->out, r.ctx, req->B * req->Lq, m->w_o, m->b_o, m->E, m->H * m->D);
+	}
 	ref_free(&r);
 	return st;
 }

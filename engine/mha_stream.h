@@ -19,7 +19,8 @@ enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats
 /*
  * Runs the layer. core carries the mask, scale and softcap (its views are not
  * used); ws holds mha_stream_workspace floats. req->out is written, and used
- * as scratch for Q before that.
+ * as scratch for Q before that. On return ws begins with C [B, Lq, H D], the
+ * heads' outputs concatenated (the rows W_O was applied to).
  */
 enum attn_status mha_stream_forward(const struct attn_mha *req, const struct attn_sdpa *core,
 				    float *ws);

@@ -5,7 +5,7 @@
  *   sdpa   attn_sdpa_forward (BLAS, blocked, threaded) vs attn_sdpa_forward_ref
  *   mha    attn_mha_forward (key-streaming without weights, whole rows with
  *          them or with the projections shown) vs attn_mha_forward_ref, every
- *          option combined
+ *          option combined, head_outputs too (and their W_O product = out)
  *   mask   mask_apply_span (key ranges) vs mask_bias_at (per cell)
  * Tolerance (seeded.h): |fast - ref| <= 1e-5 + 1e-4 |ref|; -inf cells must
  * match exactly. The kernels inside (tile, exp, softmax) have check_kernels.
@@ -280,6 +280,34 @@ static void mha_show(struct attn_mha *r, float *heads, size_t nq, size_t nk)
 	r->v_heads = heads + nq + nk;
 }
 
+/* The meaning of head_outputs [B, H, Lq, D]: concatenated per query and
+ * multiplied by W_O (plus b_O), they are the layer's output [B, Lq, E]. */
+static void assert_heads_make_out(const struct attn_mha *r, const float *heads, const float *out,
+				  int seed)
+{
+	const struct attn_model *m = r->model;
+	size_t HD = m->H * m->D, rows = r->B * r->Lq;
+	float *ctx = malloc(rows * HD * sizeof(float)), *made = malloc(rows * m->E * sizeof(float));
+
+	ck_assert(ctx != NULL && made != NULL);
+	for (size_t b = 0; b < r->B; b++)
+		for (size_t h = 0; h < m->H; h++)
+			for (size_t i = 0; i < r->Lq; i++)
+				memcpy(ctx + (b * r->Lq + i) * HD + h * m->D,
+				       heads + ((b * m->H + h) * r->Lq + i) * m->D, m->D * sizeof(float));
+	for (size_t row = 0; row < rows; row++)
+		for (size_t e = 0; e < m->E; e++) {
+			double acc = m->b_o ? m->b_o[e] : 0.0;
+
+			for (size_t j = 0; j < HD; j++)
+				acc += (double)ctx[row * HD + j] * m->w_o[e * HD + j];
+			made[row * m->E + e] = (float)acc;
+		}
+	test_assert_close(made, out, rows * m->E, "head outputs x W_O", seed);
+	free(ctx);
+	free(made);
+}
+
 static void mha_twins(int seed, enum twin_kind kind)
 {
 	int wide = kind != TWIN_SMALL, plain = kind == TWIN_PLAIN;
@@ -290,6 +318,7 @@ static void mha_twins(int seed, enum twin_kind kind)
 	struct attn_error err;
 	float *x, *xk = NULL, *xv = NULL, *out_f, *out_r, *w_f, *w_r;
 	float *heads_f = NULL, *heads_r = NULL; /* q, k, v heads, one after another */
+	float *outs_f = NULL, *outs_r = NULL;   /* head_outputs [B, H, Lq, D] */
 	size_t nw, nq, nk, ws_bytes, lens[8];
 	double qpos[1100], kpos[1100]; /* explicit positions, up to the longest wide case */
 	void *ws;
@@ -363,6 +392,11 @@ static void mha_twins(int seed, enum twin_kind kind)
 		heads_r = calloc(nq + 2 * nk, 4);
 		mha_show(&r, heads_f, nq, nk);
 	}
+	if (seed % 3 != 1) { /* with every weights mode: streamed and whole rows */
+		outs_f = calloc(nq, 4);
+		outs_r = calloc(nq, 4);
+		r.head_outputs = outs_f;
+	}
 	ck_assert_msg(attn_mha_workspace(&r, &ws_bytes, &err) == ATTN_OK, "%s", err.message);
 	ws = malloc(ws_bytes);
 	ck_assert_msg(attn_mha_forward(&r, ws, ws_bytes, &err) == ATTN_OK, "%s", err.message);
@@ -370,10 +404,16 @@ static void mha_twins(int seed, enum twin_kind kind)
 	r.weights = w_r;
 	if (heads_r != NULL)
 		mha_show(&r, heads_r, nq, nk);
+	if (outs_r != NULL)
+		r.head_outputs = outs_r;
 	ck_assert_msg(attn_mha_forward_ref(&r, &err) == ATTN_OK, "%s", err.message);
 	test_assert_close(out_f, out_r, r.B * r.Lq * cfg.E, "mha out", seed);
 	if (heads_r != NULL)
 		test_assert_close(heads_f, heads_r, nq + 2 * nk, "mha q, k, v heads", seed);
+	if (outs_r != NULL) {
+		test_assert_close(outs_f, outs_r, nq, "mha head outputs", seed);
+		assert_heads_make_out(&r, outs_r, out_r, seed);
+	}
 	if (r.weights_mode != ATTN_WEIGHTS_NONE)
 		test_assert_close(w_f, w_r, r.weights_mode == ATTN_WEIGHTS_MEAN ? nw / cfg.H : nw,
 			     "mha weights", seed);
@@ -387,6 +427,8 @@ static void mha_twins(int seed, enum twin_kind kind)
 	free(w_r);
 	free(heads_f);
 	free(heads_r);
+	free(outs_f);
+	free(outs_r);
 	attn_model_free(model);
 }
 
