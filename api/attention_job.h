@@ -45,6 +45,7 @@ struct attention_plan {
 	size_t pos_n;           /* floats of the positions: [Lq, pos_dim] + 2 [Lq, Lq] */
 	size_t q_n, kv_n;       /* floats of the projections shown: q [B, H, Lq, D],
 				 * k and v [B, Hkv, Lk, D] each; 0 when not asked */
+	size_t ho_n;            /* floats of the head outputs [B, H, Lq, D], or 0 */
 	size_t ws_bytes;        /* the engine's workspace on the reply's own threads */
 	size_t bytes;           /* all the job needs, ws_bytes included */
 	double flops;           /* the engine's FLOPs (the answer's usage) */
@@ -86,6 +87,7 @@ struct attention_job {
 	float scale, softcap;
 	int positions;       /* the answer shows the encoding itself (sinusoidal, rope) */
 	int projections;     /* the answer shows q, k, v per head (engine/mha.h) */
+	int head_outputs;    /* the answer shows each head's output (engine/mha.h) */
 
 	enum attn_weights_mode weights_mode;
 	enum attn_scores_view scores_view;
@@ -162,6 +164,7 @@ struct attention_out {
 	/* when job->projections: q [B, H, Lq, D], k and v [B, Hkv, Lk, D], one
 	 * allocation (q's) laid out by alloc_outputs; else NULL */
 	float *q, *k, *v;
+	float *head_outputs; /* when job->head_outputs: [B, H, Lq, D]; else NULL */
 	/* when job->positions: encoding [Lq, pos_dim], then similarity [Lq, Lq],
 	 * then distance [Lq, Lq] (attention_positions) */
 	float *positions;

@@ -21,6 +21,7 @@ void attention_out_release(struct attention_out *o)
 	free(o->scratch);
 	free(o->positions);
 	free(o->q); /* k and v are in its block */
+	free(o->head_outputs);
 	free(o->ws);
 }
 
@@ -49,6 +50,7 @@ static void request_of(const struct attention_job *job, struct attention_out *o,
 	r->q_heads = o->q;
 	r->k_heads = o->k;
 	r->v_heads = o->v;
+	r->head_outputs = o->head_outputs;
 	r->threads = threads->threads;
 	r->workers = threads->workers;
 	r->cancel = threads->cancel;
@@ -80,9 +82,16 @@ static int projection_floats(const struct attention_job *job, struct attention_p
 	return size_mul3(&p->kv_n, job->B, job->Lk, m->Hkv * m->D);
 }
 
+/* The head outputs shown, when asked for (after p->out_n): [B, H, Lq, D], as
+ * many floats as the output [B, Lq, E] (H D = E). */
+static void head_output_floats(const struct attention_job *job, struct attention_plan *p)
+{
+	p->ho_n = job->head_outputs ? p->out_n : 0;
+}
+
 /*
  * The bytes a job will need, checked against the limit: outputs (the
- * positions and projections too, when asked for) and the text of the answer
+ * positions, projections and head outputs too, when asked for) and the text of the answer
  * (about 16 bytes a float as text, 5.4 in base64), the workspace, the query
  * rows tokens become, and an inline model's weights.
  */
@@ -97,6 +106,7 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 		  attention_positions_size(job, &p->pos_dim, &p->pos_n) != 0 ||
 		  projection_floats(job, p) != 0;
 
+	head_output_floats(job, p);
 	p->w_n = job->weights_mode == ATTN_WEIGHTS_NONE ? 0
 		 : job->weights_mode == ATTN_WEIGHTS_MEAN ? cells : per_head;
 	p->s_n = job->scores_view != ATTN_SCORES_NONE ? per_head : 0;
@@ -105,7 +115,7 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	bad = bad || size_add(&floats, p->out_n, p->w_n) || size_add(&floats, floats, p->s_n) ||
 	      size_add(&floats, floats, p->pos_n) || size_add(&floats, floats, p->q_n) ||
 	      size_add(&floats, floats, p->kv_n) || size_add(&floats, floats, p->kv_n) ||
-	      size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
+	      size_add(&floats, floats, p->ho_n) || size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
 	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes,
 			  job->inline_spec.pending
 				  ? attention_inline_bytes(&job->inline_spec.cfg, job->model->D)
@@ -150,7 +160,8 @@ static int is_small(const struct attention_job *job, const struct attention_plan
 {
 	return job->entry != NULL && p->flops <= API_SMALL_FLOPS &&
 	       p->scores <= API_SMALL_CELLS &&
-	       p->out_n + p->w_n + p->s_n + p->pos_n + p->q_n + 2 * p->kv_n <= API_SMALL_FLOATS;
+	       p->out_n + p->w_n + p->s_n + p->pos_n + p->q_n + 2 * p->kv_n + p->ho_n <=
+		       API_SMALL_FLOATS;
 }
 
 int attention_plan(const struct api_service *svc, struct attention_job *job,
@@ -237,8 +248,10 @@ static int alloc_outputs(struct attention_out *o, const struct attention_plan *p
 	o->scratch = p->scratch_n ? malloc(p->scratch_n * sizeof(float)) : NULL;
 	o->positions = p->pos_n ? malloc(p->pos_n * sizeof(float)) : NULL;
 	o->q = p->q_n ? malloc((p->q_n + 2 * p->kv_n) * sizeof(float)) : NULL;
+	o->head_outputs = p->ho_n ? malloc(p->ho_n * sizeof(float)) : NULL;
 	if (!o->out || (p->w_n && !o->weights) || (p->s_n && !o->scores) ||
-	    (p->scratch_n && !o->scratch) || (p->pos_n && !o->positions) || (p->q_n && !o->q))
+	    (p->scratch_n && !o->scratch) || (p->pos_n && !o->positions) || (p->q_n && !o->q) ||
+	    (p->ho_n && !o->head_outputs))
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	if (o->q != NULL) { /* k and v follow q in its block */
 		o->k = o->q + p->q_n;

@@ -3,7 +3,7 @@
  * (api/attention_run.c: the memory and work the request needs checked before
  * anything is allocated), and encode the answer:
  *   {"model", "shape": {...}, "tokens"?, "output", "weights"?, "scores"?,
- *    "positions"?, "projections"?, "usage"}
+ *    "positions"?, "projections"?, "head_outputs"?, "usage"}
  * Unbatched inputs get unbatched answers; ragged batches come back as one
  * tensor per item, trimmed to the item's own query and key lengths.
  */
@@ -34,7 +34,7 @@ static void reserve_answer(struct buf *b, const struct attention_job *job,
 {
 	size_t per_float = job->encoding == API_ENC_FLOAT ? 16 : 6;
 	size_t floats = plan->out_n + plan->w_n + plan->s_n + plan->pos_n + plan->q_n +
-			2 * plan->kv_n; /* each counted within the limit */
+			2 * plan->kv_n + plan->ho_n; /* each counted within the limit */
 	size_t want = 0, tokens = 0;
 
 	if (size_mul(&want, floats, per_float) ||
@@ -83,6 +83,19 @@ static int write_projections(struct api_writer *w, const struct attention_job *j
 	return buf_putc(w->out, '}');
 }
 
+/* "head_outputs" [B, H, Lq, D], preceded by a comma: each head's weights
+ * times V, shaped as the request was (an item of a ragged batch trimmed to
+ * its queries). Concatenated along D per query, they are what W_O takes. */
+static int write_head_outputs(struct api_writer *w, const struct attention_job *job,
+			      const struct attention_out *o)
+{
+	const struct attn_model *m = job->model;
+	struct v1_items queries = {job->Lq, job->q_len}, dims = {m->D, NULL};
+
+	buf_puts(w->out, ",\"head_outputs\":");
+	return v1_write_items(w, job, o->head_outputs, m->H, queries, dims, o->scratch);
+}
+
 static int encode(const struct attention_job *job, const struct attention_plan *plan,
 		  const struct attention_out *o, double flops, double compute_ms, struct buf *b)
 {
@@ -114,6 +127,8 @@ static int encode(const struct attention_job *job, const struct attention_plan *
 			       o->positions, job->Lq, plan->pos_dim) != 0)
 		return -1;
 	if (o->q != NULL && write_projections(&w, job, o) != 0)
+		return -1;
+	if (o->head_outputs != NULL && write_head_outputs(&w, job, o) != 0)
 		return -1;
 	api_json_usage(b, flops, compute_ms);
 	buf_putc(b, '}');

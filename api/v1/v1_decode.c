@@ -27,7 +27,7 @@ static const char *const top_fields[] = { "model", "embeddings", "tokens", "text
 					  "value", "mask", "positional", "scale", "softcap",
 					  "weights", "scores", "encoding", "precision", "layers",
 					  "heads", "output", "token_type_ids", "positions",
-					  "projections", NULL };
+					  "projections", "head_outputs", NULL };
 
 /* Fields only a checkpoint model (v1_stack.c) reads. */
 static const char *const stack_fields[] = { "layers", "heads", "output", "token_type_ids",
@@ -43,7 +43,8 @@ int v1_is_default(const char *key, const json_t *v)
 		return json_is_string(v) && strcmp(json_string_value(v), "all") == 0;
 	if (strcmp(key, "output") == 0)
 		return json_is_true(v);
-	if (strcmp(key, "positions") == 0 || strcmp(key, "projections") == 0)
+	if (strcmp(key, "positions") == 0 || strcmp(key, "projections") == 0 ||
+	    strcmp(key, "head_outputs") == 0)
 		return json_is_false(v);
 	return 0;
 }
@@ -395,6 +396,7 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
 	    decode_kv(in, job, limit, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
 	    v1_decode_positional(in, job, err) != 0 || v1_decode_show_positions(in, job, err) != 0 ||
 	    req_bool(in->root, "projections", "", 0, &job->projections, err) != 0 ||
+	    req_bool(in->root, "head_outputs", "", 0, &job->head_outputs, err) != 0 ||
 	    decode_outputs(in, job, err) != 0)
 		return -1;
 	return 0;

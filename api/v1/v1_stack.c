@@ -57,6 +57,12 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 		if (req_listed(applies, key) || v1_is_default(key, v))
 			continue;
 		api_ptr_key(ptr, sizeof(ptr), "", key);
+		if (strcmp(key, "head_outputs") == 0)
+			return api_fail(err, API_E_INVALID_INPUT, ptr,
+					"head_outputs are answered for one-layer models only, not "
+					"for checkpoint model '%s'; its projections (\"projections\": "
+					"true) and attentions give each head's weights and v",
+					model);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,
 				"%s does not apply to checkpoint model '%s', which brings its own "
 				"masks, positions and scale",

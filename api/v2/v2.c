@@ -48,7 +48,8 @@ static void tensor_meta(struct buf *b, int first, const char *name, enum v2_dtyp
 
 /* Inputs as batches (embeddings [L, E] and tokens [L] are taken too); text
  * and tokens only for a model with an embedding table. The outputs q
- * [B, H, Lq, D], k and v [B, Hkv, Lk, D] come only when named. */
+ * [B, H, Lq, D], k and v [B, Hkv, Lk, D] and head_outputs [B, H, Lq, D]
+ * come only when named. */
 static void model_metadata(const struct api_model_entry *e, struct api_reply *reply)
 {
 	const struct attn_model *m = e->model;
@@ -76,6 +77,7 @@ static void model_metadata(const struct api_model_entry *e, struct api_reply *re
 	tensor_meta(out, 0, "q", V2_FP32, 4, bhld);
 	tensor_meta(out, 0, "k", V2_FP32, 4, bkld);
 	tensor_meta(out, 0, "v", V2_FP32, 4, bkld);
+	tensor_meta(out, 0, "head_outputs", V2_FP32, 4, bhld);
 	buf_puts(out, "]}");
 	reply->status = 200;
 }

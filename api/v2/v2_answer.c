@@ -104,8 +104,8 @@ static struct out_tensor stack_tensor(const struct v2_job *v, enum out_kind k)
 }
 
 /* One layer's output [B, Lq, E], weights [B, H, Lq, Lk], weights_mean
- * [B, Lq, Lk], q [B, H, Lq, D], k and v [B, Hkv, Lk, D], without B for an
- * unbatched input. */
+ * [B, Lq, Lk], q [B, H, Lq, D], k and v [B, Hkv, Lk, D], head_outputs
+ * [B, H, Lq, D], without B for an unbatched input. */
 static struct out_tensor layer_tensor(const struct v2_job *v, enum out_kind k)
 {
 	const struct attention_job *job = &v->job;
@@ -121,6 +121,7 @@ static struct out_tensor layer_tensor(const struct v2_job *v, enum out_kind k)
 	    [OUT_Q] = {v->o.q, 4, {B, m->H, Lq, m->D}},
 	    [OUT_K] = {v->o.k, 4, {B, m->Hkv, Lk, m->D}},
 	    [OUT_V] = {v->o.v, 4, {B, m->Hkv, Lk, m->D}},
+	    [OUT_HEADS] = {v->o.head_outputs, 4, {B, m->H, Lq, m->D}},
 	};
 	struct out_tensor t = {0};
 
@@ -253,6 +254,7 @@ int v2_run(const struct api_service *svc, struct v2_job *v, struct api_reply *re
 		/* the projections: q's rows past the item's queries, k's and v's
 		 * past its keys (NULL when not asked) */
 		zero_padding(job, v->o.q, H, job->model->D);
+		zero_padding(job, v->o.head_outputs, H, job->model->D); /* as q's */
 		zero_key_padding(job, v->o.k, job->model->Hkv, job->model->D);
 		zero_key_padding(job, v->o.v, job->model->Hkv, job->model->D);
 	}

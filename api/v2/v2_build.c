@@ -246,6 +246,7 @@ int v2_build_job(const struct api_service *svc, const struct api_model_entry *e,
 						     : ATTN_WEIGHTS_NONE;
 	/* the engine fills q, k and v together, as /v1's "projections" asks */
 	job->projections = v2_wants(v, OUT_Q) || v2_wants(v, OUT_K) || v2_wants(v, OUT_V);
+	job->head_outputs = v2_wants(v, OUT_HEADS);
 	job->encoding = API_ENC_FLOAT;
 	return 0;
 }

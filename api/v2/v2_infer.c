@@ -17,7 +17,9 @@
  *               with parameters.binary_data; absent: every one `weights`
  *               allows. Only when named: q [B, H, Lq, D], k and v
  *               [B, Hkv, Lk, D], each head's projections as /v1's
- *               "projections" gives them (engine/mha.h show_projections)
+ *               "projections" gives them (engine/mha.h show_projections),
+ *               and head_outputs [B, H, Lq, D], each head's output before
+ *               W_O as /v1's "head_outputs" gives them
  * A checkpoint model (api/stack_job.h) takes tokens or text (BERT and
  * RoBERTa also token_type_ids INT32 / INT64, the shape of tokens), and of the
  * parameters weights and binary_data_output; its outputs are output (the
@@ -216,35 +218,36 @@ static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, 
 
 /* Whether the model's kind has an output at all: a checkpoint answers
  * output, attentions and scores, one layer output, weights, weights_mean,
- * q, k and v. */
+ * q, k, v and head_outputs. */
 static int known(const struct v2_job *v, enum out_kind k)
 {
 	if (v->ckpt != NULL)
 		return k == OUT_OUTPUT || k == OUT_ATTENTIONS || k == OUT_SCORES;
-	return k == OUT_OUTPUT || k == OUT_WEIGHTS || k == OUT_MEAN || v2_is_projection(k);
+	return k == OUT_OUTPUT || k == OUT_WEIGHTS || k == OUT_MEAN || v2_is_layer_only(k);
 }
 
 /* Whether k comes only when named in "outputs", never by default. */
 static int named_only(enum out_kind k)
 {
-	return k == OUT_SCORES || v2_is_projection(k);
+	return k == OUT_SCORES || v2_is_layer_only(k);
 }
 
-/* An output name the model does not answer (at ptr/name): a projection on a
- * checkpoint (the only model without them) says why, any other name lists
- * the outputs. Returns -1. */
+/* An output name the model does not answer (at ptr/name): a one-layer
+ * output on a checkpoint (the only model without them) says why, any other
+ * name lists the outputs. Returns -1. */
 static int unknown_output(int k, const char *ptr, struct api_error *err)
 {
 	char child[API_PTR_MAX];
 
 	req_child(child, ptr, "name");
-	if (k < OUT_COUNT && v2_is_projection((enum out_kind)k))
+	if (k < OUT_COUNT && v2_is_layer_only((enum out_kind)k))
 		return api_fail(err, API_E_UNKNOWN_OUTPUT, child,
 				"output '%s' is for one-layer models; a checkpoint answers "
 				"output, attentions and scores",
 				v2_out_names[k]);
 	return api_fail(err, API_E_UNKNOWN_OUTPUT, child,
-			"the outputs are output, weights, weights_mean, q, k and v (one layer), "
+			"the outputs are output, weights, weights_mean, q, k, v and head_outputs "
+			"(one layer), "
 			"output, attentions and scores (a checkpoint)");
 }
 

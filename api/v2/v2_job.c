@@ -7,7 +7,7 @@
 const char *const v2_role_names[IN_COUNT] = {"embeddings", "tokens", "text",
 					     "key",	   "value",  "token_type_ids"};
 const char *const v2_out_names[OUT_COUNT] = {
-    "output", "weights", "weights_mean", "attentions", "scores", "q", "k", "v"};
+    "output", "weights", "weights_mean", "attentions", "scores", "q", "k", "v", "head_outputs"};
 
 int v2_wants(const struct v2_job *v, enum out_kind k)
 {
@@ -20,4 +20,9 @@ int v2_wants(const struct v2_job *v, enum out_kind k)
 int v2_is_projection(enum out_kind k)
 {
 	return k == OUT_Q || k == OUT_K || k == OUT_V;
+}
+
+int v2_is_layer_only(enum out_kind k)
+{
+	return v2_is_projection(k) || k == OUT_HEADS;
 }

@@ -23,7 +23,8 @@
 
 enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_TYPES, IN_COUNT };
 /* q, k and v: one layer's projections per head (engine/mha.h show_projections),
- * answered only when named, as scores are. */
+ * and head_outputs, each head's output before W_O (engine/mha.h head_outputs):
+ * answered only when named, as scores are, and by one-layer models only. */
 enum out_kind {
 	OUT_OUTPUT = 0,
 	OUT_WEIGHTS,
@@ -33,6 +34,7 @@ enum out_kind {
 	OUT_Q,
 	OUT_K,
 	OUT_V,
+	OUT_HEADS,
 	OUT_COUNT
 };
 enum weights_param { W_PER_HEAD = 0, W_MEAN, W_NONE };
@@ -67,6 +69,9 @@ int v2_wants(const struct v2_job *v, enum out_kind k);
 
 /* Whether k is one of the projections q, k and v. */
 int v2_is_projection(enum out_kind k);
+
+/* Whether k is answered by one-layer models only: q, k, v and head_outputs. */
+int v2_is_layer_only(enum out_kind k);
 
 /* v2_build.c: the read inputs and parameters onto v->job (one attention
  * layer) or v->stack (model e's checkpoint). 0, or -1 with err set. */

@@ -449,6 +449,49 @@ START_TEST(test_fixture_projections)
 END_TEST
 
 /*
+ * One item's head_outputs ho [H, Lq, D] against what they mean: joined along
+ * D per query and multiplied by W_O (w_o [E, H D], b_o [E] or NULL), the
+ * item's output [Lq, E].
+ */
+static void check_heads_join(const struct flat *ho, const struct flat *out, const float *w_o,
+			     const float *b_o)
+{
+	size_t H = ho->shape[0], Lq = ho->shape[1], D = ho->shape[2], E = out->shape[1];
+
+	ck_assert_uint_eq(out->shape[0], Lq);
+	for (size_t i = 0; i < Lq; i++)
+		for (size_t e = 0; e < E; e++) {
+			double acc = b_o ? b_o[e] : 0.0;
+
+			for (size_t h = 0; h < H; h++)
+				for (size_t d = 0; d < D; d++)
+					acc += (double)tensor_row(ho, h, i)[d] * w_o[e * H * D + h * D + d];
+			ck_assert_msg(tensor_near(out->x[i * E + e], acc, TOL_ABS, TOL_REL),
+				      "query %zu, column %zu: output %.7g, head outputs x W_O %.7g", i,
+				      e, (double)out->x[i * E + e], acc);
+		}
+}
+
+/* head_outputs [H, Lq, D] against per-head weights w [H, Lq, Lk] times the
+ * projections v [H, Lk, D]: the tutorial's weights @ V, head by head. */
+static void check_weights_times_v(const struct flat *ho, const struct flat *w, const struct flat *v)
+{
+	size_t H = ho->shape[0], Lq = ho->shape[1], D = ho->shape[2], Lk = w->shape[2];
+
+	for (size_t h = 0; h < H; h++)
+		for (size_t i = 0; i < Lq; i++)
+			for (size_t d = 0; d < D; d++) {
+				double acc = 0;
+
+				for (size_t j = 0; j < Lk; j++)
+					acc += (double)tensor_row(w, h, i)[j] * tensor_row(v, h, j)[d];
+				ck_assert_msg(tensor_near(tensor_row(ho, h, i)[d], acc, TOL_ABS, TOL_REL),
+					      "head %zu query %zu dim %zu: %.7g, weights @ v %.7g", h, i,
+					      d, (double)tensor_row(ho, h, i)[d], acc);
+			}
+}
+
+/*
  * The seed demo's Q, K, V, head by head, as the tutorial prints them before
  * anything else (Q = X @ W_Qs[h]): shaped [H, L, d_k] for its unbatched
  * input, and q k^T / sqrt(d_k) softmaxed row by row is the answer's weights.
@@ -461,13 +504,18 @@ START_TEST(test_seed_demo_projections)
 				  0, "in_proj_weight", tensor_json_matrix(s->w_qkv, 24, 8),
 				  "out_proj_weight", tensor_json_matrix(s->w_o, 8, 8));
 	struct answer a = harness_attention_json(
-	    json_pack("{s:o, s:o, s:b, s:s}", "model", model, "embeddings",
-		      tensor_json_matrix(s->query, 4, 8), "projections", 1, "encoding",
-		      _i ? "base64" : "float"));
+	    json_pack("{s:o, s:o, s:b, s:b, s:s}", "model", model, "embeddings",
+		      tensor_json_matrix(s->query, 4, 8), "projections", 1, "head_outputs", 1,
+		      "encoding", _i ? "base64" : "float"));
 	struct flat q = projection(&a, "q"), k = projection(&a, "k"), v = projection(&a, "v");
-	struct flat w = tensor_at(&a, "weights");
+	struct flat w = tensor_at(&a, "weights"), ho = tensor_at(&a, "head_outputs");
+	struct flat out = tensor_at(&a, "output");
 
 	seed_demo_check(s, &a);
+	/* "Head 합치기": each head's weights @ V, joined and multiplied by W_O */
+	tensor_assert_shape("head_outputs", &ho, 3, 2, 4, 4);
+	check_weights_times_v(&ho, &w, &v);
+	check_heads_join(&ho, &out, s->w_o, NULL);
 	tensor_assert_shape("q", &q, 3, 2, 4, 4);
 	tensor_assert_shape("k", &k, 3, 2, 4, 4);
 	tensor_assert_shape("v", &v, 3, 2, 4, 4);
@@ -584,7 +632,8 @@ START_TEST(test_torch_ragged_projections)
 }
 END_TEST
 
-/* PyTorch self-attention with key padding [5, 2] as a ragged embeddings batch. */
+/* PyTorch self-attention with key padding [5, 2] as a ragged embeddings batch
+ * (each item's head_outputs trimmed to its own queries too). */
 START_TEST(test_torch_self_padding_ragged)
 {
 	const struct fixture *fx = load("torch_key_padding_self_e16h4");
@@ -597,12 +646,16 @@ START_TEST(test_torch_self_padding_ragged)
 	ck_assert_uint_eq(fx->n_weights, 2 * 5 * 5); /* mean */
 	json_object_del(harness_field(r, "mask"), "lengths");
 	json_object_set_new(r, "embeddings", ragged_items(fx->query, 2, 5, 16, lens));
+	json_object_set_new(r, "head_outputs", json_true());
 	a = harness_attention_json(r);
 	harness_expect_ok(&a);
 	for (size_t b = 0; b < 2; b++) {
 		size_t len = lens[b];
 		struct flat o = tensor_item(&a, "output", b), w = tensor_item(&a, "weights", b);
+		struct flat ho = tensor_item(&a, "head_outputs", b);
 
+		tensor_assert_shape("item head_outputs", &ho, 3, 4, (int)len, 4);
+		check_heads_join(&ho, &o, fx->w_o, fx->b_o);
 		tensor_assert_shape("item output", &o, 2, (int)len, 16);
 		tensor_assert_shape("item weights", &w, 2, (int)len, (int)len);
 		tensor_assert_near_n("item output", o.x, fx->out + b * 5 * 16, len * 16, TOL_ABS,

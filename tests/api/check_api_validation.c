@@ -91,6 +91,8 @@ static const struct bad_request bad_requests[] = {
     {"causal a string", A, TINY EMB1 ",\"mask\":{\"causal\":\"yes\"}}", 422, "invalid_type",
      "/mask/causal"},
     {"mask a number", A, TINY EMB1 ",\"mask\":5}", 422, "invalid_value", "/mask"},
+    {"head_outputs a number", A, TINY EMB1 ",\"head_outputs\":1}", 422, "invalid_type",
+     "/head_outputs"},
     {"mask an unknown name", A, TINY EMB1 ",\"mask\":\"diagonal\"}", 422, "invalid_value", "/mask"},
     {"alignment unknown", A, TINY EMB1 ",\"mask\":{\"alignment\":\"center\"}}", 422,
      "invalid_value", "/mask/alignment"},

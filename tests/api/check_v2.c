@@ -180,14 +180,15 @@ START_TEST(test_model_metadata)
 			 -1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(in, 2), "datatype")),
 			 "BYTES");
-	ck_assert_uint_eq(json_array_size(out), 6);
+	ck_assert_uint_eq(json_array_size(out), 7);
 	ck_assert_int_eq(json_integer_value(json_array_get(
 			     json_object_get(json_array_get(out, 1), "shape"), 1)),
 			 2); /* weights [-1, H, -1, -1] */
-	/* the projections, q [-1, H, -1, D], k and v [-1, Hkv, -1, D]
-	 * (check_v2_projections: a model with Hkv < H) */
-	for (size_t i = 3; i < 6; i++) {
-		static const char *const names[] = {"q", "k", "v"};
+	/* the projections, q [-1, H, -1, D], k and v [-1, Hkv, -1, D], then
+	 * head_outputs [-1, H, -1, D] (check_v2_projections: a model with
+	 * Hkv < H) */
+	for (size_t i = 3; i < 7; i++) {
+		static const char *const names[] = {"q", "k", "v", "head_outputs"};
 		json_t *o = json_array_get(out, i), *want = json_pack("[i,i,i,i]", -1, 2, -1, 4);
 
 		ck_assert_str_eq(json_string_value(json_object_get(o, "name")), names[i - 3]);

@@ -14,6 +14,9 @@
  *             trimmed numbers, the rows past each item's length zero (with
  *             sinusoidal positions, which the padded rows' projections would
  *             otherwise carry)
+ *   heads     head_outputs (each head's output before W_O, /v1's
+ *             "head_outputs": true) [B, H, Lq, D]: /v1's numbers bit for
+ *             bit, batched and ragged (rows past an item's queries zero)
  * A checkpoint asked for them is check_checkpoint_v2's (refusals).
  *
  * Numbers are compared exactly: both routes write the shortest text that
@@ -109,7 +112,7 @@ static void assert_same(const float *a, size_t na, const float *b, size_t nb, co
 /* q [-1, H, -1, D], k and v [-1, Hkv, -1, D], the model's own numbers. */
 START_TEST(test_metadata_lists_projections)
 {
-	static const char *const names[] = {"q", "k", "v"};
+	static const char *const names[] = {"q", "k", "v", "head_outputs"};
 	struct live_resp r = {0};
 	json_t *j, *outs;
 
@@ -117,10 +120,10 @@ START_TEST(test_metadata_lists_projections)
 	ck_assert_int_eq(r.status, 200);
 	j = v2_json_of(r.body, r.body_len);
 	outs = json_object_get(j, "outputs");
-	ck_assert_uint_eq(json_array_size(outs), 6);
-	for (size_t i = 0; i < 3; i++) {
+	ck_assert_uint_eq(json_array_size(outs), 7);
+	for (size_t i = 0; i < 4; i++) { /* head_outputs last, of q's shape */
 		json_t *o = json_array_get(outs, 3 + i);
-		json_t *want = json_pack("[i,i,i,i]", -1, i == 0 ? H : HKV, -1, D);
+		json_t *want = json_pack("[i,i,i,i]", -1, i == 0 || i == 3 ? H : HKV, -1, D);
 
 		ck_assert_str_eq(json_string_value(json_object_get(o, "name")), names[i]);
 		ck_assert_str_eq(json_string_value(json_object_get(o, "datatype")), "FP32");
@@ -339,6 +342,88 @@ START_TEST(test_ragged_rows_zeroed)
 }
 END_TEST
 
+/* ---- head_outputs ------------------------------------------------------------- */
+
+/* v1: the numbers of "head_outputs" (a ragged batch's items one after another). */
+static size_t v1_head_outputs(const struct live_resp *r, float *out)
+{
+	const char *at = strstr(r->body, "\"head_outputs\":");
+
+	ck_assert_msg(at != NULL, "no head_outputs in %.300s", r->body);
+	return v2_floats_at(at + strlen("\"head_outputs\":"), out, MAXF);
+}
+
+/* tokens [2, 3], causal, RoPE: head_outputs [2, H, 3, D] equal /v1's; absent
+ * from the default outputs. Both without weights, so both stream the keys
+ * (the whole-row path rounds the last bits apart). */
+START_TEST(test_head_outputs_equal_v1)
+{
+	static const size_t shape[] = {2, H, 3, D};
+	struct live_resp v1 = {0}, v2 = {0}, dflt = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, nb;
+	json_t *j;
+
+	v2_post_json(d.port, "/v1/attention",
+		     "{\"model\":\"gqa\",\"tokens\":" TOKENS_2x3 ",\"mask\":\"causal\","
+		     "\"positional\":\"rope\",\"head_outputs\":true,\"weights\":\"none\"}",
+		     &v1);
+	ck_assert_msg(v1.status == 200, "%s", v1.body);
+	v2_post_json(d.port, GQA_INFER, "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"head_outputs\"}]}",
+		     &v2);
+	ck_assert_msg(v2.status == 200, "%s", v2.body);
+	j = v2_json_of(v2.body, v2.body_len);
+	assert_shape(j, "head_outputs", 4, shape);
+	json_decref(j);
+	na = v1_head_outputs(&v1, a);
+	nb = v2_data(v2.body, "head_outputs", b);
+	ck_assert_uint_eq(na, 2 * H * 3 * D);
+	assert_same(a, na, b, nb, "head_outputs");
+	v2_post_json(d.port, GQA_INFER, "{" V2_TOKENS_IN "}", &dflt);
+	ck_assert_msg(dflt.status == 200 && strstr(dflt.body, "head_outputs") == NULL, "%s",
+		      dflt.body);
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+	live_resp_release(&dflt);
+}
+END_TEST
+
+/* A text batch of 3 and 1 words: item 0 as /v1's, item 1's first row as
+ * /v1's trimmed item, its rows past it zero. */
+START_TEST(test_head_outputs_ragged)
+{
+	struct live_resp v1 = {0}, v2 = {0};
+	float a[MAXF], b[MAXF];
+	size_t na, nb;
+
+	v2_post_json(d.port, "/v1/attention",
+		     "{\"model\":\"gqa\",\"text\":[\"a b c\",\"d\"],\"head_outputs\":true,"
+		     "\"weights\":\"none\"}",
+		     &v1);
+	ck_assert_msg(v1.status == 200, "%s", v1.body);
+	v2_post_json(d.port, GQA_INFER,
+		     "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
+		     "\"data\":[\"a b c\",\"d\"]}],\"outputs\":[{\"name\":\"head_outputs\"}]}",
+		     &v2);
+	ck_assert_msg(v2.status == 200, "%s", v2.body);
+	na = v1_head_outputs(&v1, a); /* [H, 3, D] then [H, 1, D] */
+	nb = v2_data(v2.body, "head_outputs", b); /* [2, H, 3, D] */
+	ck_assert_uint_eq(na, H * 3 * D + H * D);
+	ck_assert_uint_eq(nb, 2 * H * 3 * D);
+	assert_same(a, H * 3 * D, b, H * 3 * D, "item 0");
+	for (size_t h = 0; h < H; h++) {
+		const float *row = b + (H + h) * 3 * D; /* item 1, head h */
+
+		assert_same(a + H * 3 * D + h * D, D, row, D, "item 1's row");
+		for (size_t c = D; c < 3 * D; c++)
+			ck_assert_msg(row[c] == 0.0f, "item 1 head %zu padded [%zu] = %g", h, c,
+				      (double)row[c]);
+	}
+	live_resp_release(&v1);
+	live_resp_release(&v2);
+}
+END_TEST
+
 /* An output name repeated, or unknown: refused as any other's. */
 START_TEST(test_refusals)
 {
@@ -350,9 +435,9 @@ START_TEST(test_refusals)
 	live_resp_release(&r);
 	v2_post_json(d.port, GQA_INFER, "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"Q\"}]}", &r);
 	v2_assert_error(&r, 422,
-			"the outputs are output, weights, weights_mean, q, k and v (one "
-			"layer), output, attentions and scores (a checkpoint) (at "
-			"/outputs/0/name)");
+			"the outputs are output, weights, weights_mean, q, k, v and "
+			"head_outputs (one layer), output, attentions and scores (a "
+			"checkpoint) (at /outputs/0/name)");
 	live_resp_release(&r);
 }
 END_TEST
@@ -368,6 +453,8 @@ static Suite *v2_projections_suite(void)
 	tcase_add_test(tc, test_unbatched_equals_v1);
 	tcase_add_test(tc, test_binary_equals_v1);
 	tcase_add_test(tc, test_ragged_rows_zeroed);
+	tcase_add_test(tc, test_head_outputs_equal_v1);
+	tcase_add_test(tc, test_head_outputs_ragged);
 	tcase_add_test(tc, test_refusals);
 	suite_add_tcase(s, tc);
 	return s;

@@ -473,6 +473,9 @@ START_TEST(refusals)
 	refused("{\"model\": \"@\", \"tokens\": [[1], []]}", 422, "empty_sequence", "/tokens/1");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"mask\": \"causal\"}", 422,
 		"invalid_input", "/mask");
+	/* each head's output before W_O is a one-layer model's (false passes) */
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"head_outputs\": true}", 422,
+		"invalid_input", "/head_outputs");
 	refused("{\"model\": \"@\", \"embeddings\": [[1, 2]]}", 422, "invalid_input",
 		"/embeddings");
 	/* both inputs: the second one found is pointed at */

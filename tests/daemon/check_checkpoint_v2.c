@@ -447,6 +447,10 @@ START_TEST(refusals)
 	req = tokens_request(ids, json_pack("{s:b}", "binary_data_output", 1));
 	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "q"));
 	refused(req, "output 'q' is for one-layer models");
+	/* and so are each head's outputs before W_O */
+	req = tokens_request(ids, NULL);
+	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "head_outputs"));
+	refused(req, "output 'head_outputs' is for one-layer models");
 	refused(tokens_request(far, NULL), "/inputs/0");
 	/* an item past the context, in flat data: the data, not its element 0 */
 	long_ids = json_array();

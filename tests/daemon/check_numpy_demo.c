@@ -5,7 +5,8 @@
  * golden fixture seed_demo_000 (tests/data/fixtures/mha), which
  * make_fixtures.py computed by running the demo's code in float64, apart
  * from models/numpy-demo/make_model.py that wrote the built-in weights: its
- * output, per-head weights, each head's Q, K and V, and the word each word
+ * output, per-head weights, each head's Q, K and V, each head's output
+ * before the heads are joined (the demo's head_outputs), and the word each word
  * attends to most in each head (the lines the demo prints). Also: a --model
  * of the same name stands in the built-in one's place, and --no-builtins
  * leaves it out.
@@ -27,7 +28,7 @@
 
 static const char demo_request[] =
     "{\"model\":\"numpy-demo\",\"text\":\"나는 맛있는 사과를 먹었다\","
-    "\"weights\":\"per_head\",\"projections\":true}";
+    "\"weights\":\"per_head\",\"projections\":true,\"head_outputs\":true}";
 
 enum { N_MAX = 64 };
 
@@ -102,6 +103,9 @@ START_TEST(answers_the_demo)
 	assert_near("q", json_object_get(proj, "q"), json_object_get(want, "q"));
 	assert_near("k", json_object_get(proj, "k"), json_object_get(want, "k"));
 	assert_near("v", json_object_get(proj, "v"), json_object_get(want, "v"));
+	/* "Head 합치기": each head's output, [H, L, d_k], before W_O */
+	assert_near("head_outputs", json_object_get(a, "head_outputs"),
+		    json_object_get(want, "head_outputs"));
 	/* "나는 → 맛있는에 주목 (52.7%)": the key each query attends to most */
 	for (size_t h = 0; h < 2; h++)
 		for (size_t i = 0; i < 4; i++) {
