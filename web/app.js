@@ -189,8 +189,12 @@ function buildRequest() {
 	const req = modelRequest();
 	if (inputKind() === "text") req.text = $("text").value;
 	else req.embeddings = parseEmbeddings();
-	// each head's q, k and v (a one-layer model's: a checkpoint's request is built above)
-	if (positionsBound(req) <= PROJECTIONS_MAX_L) req.projections = true;
+	// each head's q, k and v, and its output before the heads are joined
+	// (a one-layer model's: a checkpoint's request is built above)
+	if (positionsBound(req) <= PROJECTIONS_MAX_L) {
+		req.projections = true;
+		req.head_outputs = true;
+	}
 	return req;
 }
 

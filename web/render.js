@@ -569,14 +569,17 @@ function drawPositions() {
 // ---- q, k and v ----------------------------------------------------------------
 
 // The drawn item's projections as numbers, {q [H][Lq][D], k and v
-// [Hkv][Lk][D]}, or null when the answer has none (a checkpoint's come in
-// a request of their own: checkpointProjectionsOf; a text past app.js's
-// PROJECTIONS_MAX_L). A batch's, ragged or not, are per item.
+// [Hkv][Lk][D], o [H][Lq][D] or null}, or null when the answer has none
+// (a checkpoint's come in a request of their own: checkpointProjectionsOf;
+// a text past app.js's PROJECTIONS_MAX_L). o: the heads' outputs before
+// they are joined (a one-layer model's head_outputs). A batch's, ragged or
+// not, are per item.
 function projectionsOf(body, batched) {
 	const p = body.projections;
 	if (!p) return null;
 	const item = (t) => toNumbers(batched ? t[0] : t);
-	return { q: item(p.q), k: item(p.k), v: item(p.v) };
+	const o = body.head_outputs ? item(body.head_outputs) : null;
+	return { q: item(p.q), k: item(p.k), v: item(p.v), o };
 }
 
 // A checkpoint's answer for one layer and one head (app.js askProjections)
@@ -644,6 +647,10 @@ function projectionNotes(h, g, H, Hkv, D, positional) {
 			`Row j is what key j passes on: query i's output in this head is Σ_j w_ij v_j, the weights' mix of these rows.`,
 			`출력은 가중치로 이 행들을 섞은 것입니다.`,
 		],
+		o: [
+			`Row i is query i's output in head ${h}: Σ_j w_ij v_j, the weights times v. Every head's row side by side (${H} × ${D} numbers) is what W_O turns into the layer's output.`,
+			`각 행은 이 head의 출력(가중치 × v)입니다. 모든 head의 출력을 이어 붙이면(Head 합치기) W_O가 최종 출력을 만듭니다.`,
+		],
 	};
 }
 
@@ -689,14 +696,15 @@ function drawProjections() {
 	const qCtx = { ...base, queryTokens: view.queryTokens, lo: -qk, hi: qk, axes: ["queries", "dimensions"] };
 	const kCtx = { ...base, queryTokens: view.keyTokens, lo: -qk, hi: qk, axes: ["keys", "dimensions"] };
 	const vCtx = { ...kCtx, lo: -top, hi: top };
+	const oCtx = { ...qCtx, lo: -top, hi: top }; // a mix of v's rows: v's scale
 	const where = layer === null ? "" : `layer ${layer} · `;
 	$("proj-type").textContent = `${where}head ${h}` + (Hkv < H ? ` · key head ${g} of ${Hkv}` : "") + ` · D ${D}`;
 	$("proj-legend").replaceChildren(
 		el("span", { class: "legend-title", text: "q and k" }),
 		scaleBar(-qk, qk, DIVERGING),
-		el("span", { class: "legend-title", text: "v" }),
+		el("span", { class: "legend-title", text: p.o ? "v and w · v" : "v" }),
 		scaleBar(-top, top, DIVERGING),
-		el("span", { class: "axes", text: "rows: token (q: queries, k and v: keys) · columns: the head's dimensions" }),
+		el("span", { class: "axes", text: `rows: token (q${p.o ? " and w · v" : ""}: queries, k and v: keys) · columns: the head's dimensions` }),
 	);
 	const kvName = Hkv < H ? `key head ${g}` : `head ${g}`;
 	const figs = [
@@ -704,8 +712,10 @@ function drawProjections() {
 		valuesFigure("proj", "k", k, `Keys k · ${where}${kvName}`, kCtx, notes.k),
 		valuesFigure("proj", "v", v, `Values v · ${where}${kvName}`, vCtx, notes.v),
 	];
+	if (p.o) figs.push(valuesFigure("proj", "o", p.o[at.qi], `Head output w · v · head ${h}`, oCtx, notes.o));
 	figs[0].dataset.head = String(h);
-	for (const f of figs.slice(1)) f.dataset.head = String(g);
+	for (const f of figs.slice(1, 3)) f.dataset.head = String(g);
+	if (figs[3]) figs[3].dataset.head = String(h);
 	if (layer !== null) for (const f of figs) f.dataset.layer = String(layer);
 	$("projections").replaceChildren(...figs);
 }

@@ -1,6 +1,7 @@
 // viewer_projections.mjs: the Q, K, V panel (web/render.js drawProjections):
 // a one-layer model's q, k and v for the head shown large, as the API
-// answers them ("projections": true), rows labelled by token and columns by
+// answers them ("projections": true), and that head's output before the
+// heads are joined ("head_outputs": true), rows labelled by token and columns by
 // the head's dimensions; under grouped-query attention the key head that
 // query head reads; not asked with a checkpoint's attention (its panel:
 // viewer_checkpoint_projections.mjs), not asked past 1024 positions, and a
@@ -13,12 +14,12 @@ import { check } from "./report.mjs";
 import { SEED_WORDS, postAttention, same, settled } from "./viewer_page.mjs";
 
 // What the panel drew: each figure's numbers, row and column labels, head
-// and sentence, by its class (q, k, v).
+// and sentence, by its class (q, k, v, o: the head's output).
 function panelOf(page) {
 	return page.$eval("#projections-panel", (n) => {
 		const figs = {};
 		for (const f of n.querySelectorAll("figure.proj")) {
-			const which = ["q", "k", "v"].find((c) => f.classList.contains(c));
+			const which = ["q", "k", "v", "o"].find((c) => f.classList.contains(c));
 			figs[which] = {
 				values: JSON.parse(f.dataset.values),
 				head: f.dataset.head,
@@ -38,14 +39,15 @@ async function openDrawn(page, base, path, model) {
 	await settled(page, (m) => window.attnd?.state === "ok" && window.attnd.renders >= 1 && JSON.stringify(window.attnd.lastRequest.model) === m, JSON.stringify(model));
 }
 
-// The figures q, k, v of panel against the API's projections of one item:
-// query head h and key head g, labelled by words, D columns.
-function compare(p, panel, want, h, g, words) {
+// The figures q, k, v and o of panel against the API's projections and
+// head_outputs (outs) of one item: query head h and key head g, labelled by
+// words, D columns.
+function compare(p, panel, want, outs, h, g, words) {
 	if (panel.hidden) p.push("the panel is hidden");
-	if (panel.figures !== 3) p.push(`${panel.figures} figures, expected 3`);
+	if (panel.figures !== 4) p.push(`${panel.figures} figures, expected 4`);
 	const D = want.q[0][0].length;
 	const dims = Array.from({ length: D }, (_, c) => String(c));
-	for (const [which, tensor, head] of [["q", want.q, h], ["k", want.k, g], ["v", want.v, g]]) {
+	for (const [which, tensor, head] of [["q", want.q, h], ["k", want.k, g], ["v", want.v, g], ["o", outs, h]]) {
 		const f = panel.figs[which];
 		if (!f) {
 			p.push(`no ${which} figure`);
@@ -59,6 +61,7 @@ function compare(p, panel, want, h, g, words) {
 		if (!/[\uac00-\ud7af]/.test(f.note) || !/[a-z]/.test(f.note)) p.push(`${which}'s sentence: "${f.note}"`);
 	}
 	if (!/q_i · k_j \/ √4/.test(panel.figs.q?.note ?? "")) p.push(`q's sentence gives no score: "${panel.figs.q?.note}"`);
+	if (!/W_O/.test(panel.figs.o?.note ?? "")) p.push(`o's sentence does not say W_O joins the heads: "${panel.figs.o?.note}"`);
 }
 
 export async function checkProjections(page, base) {
@@ -67,17 +70,17 @@ export async function checkProjections(page, base) {
 	await check("tiny: the Q, K, V panel draws head 0's q, k and v as the API answers them, rows by token, columns by dimension", async (p) => {
 		await openDrawn(page, base, `/?model=tiny&positional=rope&mask=none&text=${encodeURIComponent(text)}`, "tiny");
 		const req = await page.evaluate(() => window.attnd.lastRequest);
-		if (req.projections !== true) p.push("projections: true not asked for");
-		const direct = await postAttention(base, { model: "tiny", text, positional: "rope", projections: true, weights: "none" });
-		compare(p, await panelOf(page), direct.body.projections, 0, 0, SEED_WORDS);
+		if (req.projections !== true || req.head_outputs !== true) p.push("projections and head_outputs not asked for");
+		const direct = await postAttention(base, { model: "tiny", text, positional: "rope", projections: true, head_outputs: true, weights: "none" });
+		compare(p, await panelOf(page), direct.body.projections, direct.body.head_outputs, 0, 0, SEED_WORDS);
 		if (!/RoPE/.test((await panelOf(page)).figs.q?.note ?? "")) p.push("q's sentence does not say RoPE rotated it");
 	});
 
 	await check("choosing head 1 under One head, large draws head 1's q, k and v", async (p) => {
 		await page.selectOption("#pick-head", "1");
 		await settled(page, () => document.querySelector("#projections figure.proj.q")?.dataset.head === "1").catch(() => {});
-		const direct = await postAttention(base, { model: "tiny", text, positional: "rope", projections: true, weights: "none" });
-		compare(p, await panelOf(page), direct.body.projections, 1, 1, SEED_WORDS);
+		const direct = await postAttention(base, { model: "tiny", text, positional: "rope", projections: true, head_outputs: true, weights: "none" });
+		compare(p, await panelOf(page), direct.body.projections, direct.body.head_outputs, 1, 1, SEED_WORDS);
 		await page.selectOption("#pick-head", "0");
 	});
 
@@ -85,15 +88,16 @@ export async function checkProjections(page, base) {
 		const model = { d_model: 16, num_heads: 4, num_kv_heads: 2, seed: 7, vocab_size: 100 };
 		const fields = Object.entries(model).map(([k, v]) => `${k}=${v}`).join("&");
 		await openDrawn(page, base, `/?model=inline&${fields}&positional=none&mask=none&head=3&text=${encodeURIComponent(text)}`, model);
-		const direct = await postAttention(base, { model, text, projections: true, weights: "none" });
+		const direct = await postAttention(base, { model, text, projections: true, head_outputs: true, weights: "none" });
 		const panel = await panelOf(page);
-		compare(p, panel, direct.body.projections, 3, 1, SEED_WORDS);
+		compare(p, panel, direct.body.projections, direct.body.head_outputs, 3, 1, SEED_WORDS);
 		if (!/query head h reads key head ⌊h \/ 2⌋, so head 3 reads 1/.test(panel.figs.k?.note ?? "")) p.push(`k's sentence: "${panel.figs.k?.note}"`);
 	});
 
 	await check("a checkpoint (mini): its attention request asks no projections (the panel's are asked for apart)", async (p) => {
 		await openDrawn(page, base, "/?model=mini", "mini");
-		if ((await page.evaluate(() => window.attnd.lastRequest.projections)) !== undefined) p.push("the request asks for projections");
+		const req = await page.evaluate(() => window.attnd.lastRequest);
+		if (req.projections !== undefined || req.head_outputs !== undefined) p.push("the request asks for projections or head_outputs");
 	});
 
 	await check("past 1024 positions projections are not asked for; refused at /projections, the attention is drawn and the panel says why", async (p) => {
