@@ -45,6 +45,7 @@ struct stack_layout {
 	size_t slab;              /* floats of one captured layer's weights */
 	size_t s_slab;            /* floats of one captured layer's scores */
 	size_t p_slab;            /* floats of one captured layer's projections */
+	size_t o_slab;            /* floats of one captured layer's head outputs */
 	struct attn_sdpa core;    /* views bound to the workspace by bind_views */
 };
 
@@ -120,6 +121,7 @@ static enum attn_status plan_layout(struct stack_layout *lay, const struct attn_
 	      stack_slab_floats(run, &lay->slab) != 0 ||
 	      stack_score_floats(run, &lay->s_slab) != 0 ||
 	      stack_projection_floats(run, &lay->p_slab) != 0 ||
+	      stack_head_output_floats(run, &lay->o_slab) != 0 ||
 	      ((lay->scratch || lay->s_scratch) &&
 	       size_mul4(&bhll, run->B, s->H, run->L, run->L) != 0);
 	bad = bad || reserve(&t, &lay->x, lay->n, s->E) || reserve(&t, &lay->h, lay->n, s->E) ||
@@ -268,13 +270,31 @@ static void capture_projections(float *slab, const float *qkv, size_t W3,
 		}
 }
 
-/* Where a captured layer's weights, scores and projections go (each NULL:
- * not kept): run->attentions, run->scores and run->projections, whose
- * captured layers follow one another. */
+/* The captured heads' outputs from ctx [B, L, H D] (the heads joined) into
+ * slab [B, Hc, L, D]. */
+static void capture_head_outputs(float *slab, const float *ctx, const struct attn_stack_run *run)
+{
+	const struct attn_stack *s = run->stack;
+	size_t Hc = stack_n_heads(run), L = run->L, D = s->D;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t i = 0; i < Hc; i++) {
+			size_t h = run->heads ? run->heads[i] : i;
+
+			for (size_t l = 0; l < L; l++) /* ctx[b, l, h D:] to slab[b, i, l] */
+				memcpy(slab + ((b * Hc + i) * L + l) * D,
+				       ctx + (b * L + l) * s->H * D + h * D, D * sizeof(float));
+		}
+}
+
+/* Where a captured layer's weights, scores, projections and head outputs go
+ * (each NULL: not kept): run->attentions, run->scores, run->projections and
+ * run->head_outputs, whose captured layers follow one another. */
 struct layer_slabs {
 	float *weights;     /* [B, Hc, L, L] per head, or [B, L, L] MEAN */
 	float *scores;      /* [B, Hc, L, L] */
 	float *projections; /* [3, B, Hc, L, D] */
+	float *head_outputs; /* [B, Hc, L, D] */
 };
 
 /* Attention: out [n, E] = o(attend(rope(qkv(in)))); cap is NULL, or where
@@ -320,6 +340,8 @@ static enum attn_status stack_attention(const struct stack_layout *lay,
 		capture_heads(s_slab, ws + lay->atts, run, ATTN_WEIGHTS_PER_HEAD);
 	if (cap && cap->projections)
 		capture_projections(cap->projections, qkv, W3, run);
+	if (cap && cap->head_outputs)
+		capture_head_outputs(cap->head_outputs, ctx, run);
 	run_linear(run, out, s->E, ctx, s->H * s->D, lay->n, &blk->o);
 	return ATTN_OK;
 }
@@ -389,6 +411,7 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 	cap.weights = stack_weights_captured(run) ? run->attentions : NULL;
 	cap.scores = stack_scores_captured(run) ? run->scores : NULL;
 	cap.projections = stack_projections_captured(run) ? run->projections : NULL;
+	cap.head_outputs = stack_head_outputs_captured(run) ? run->head_outputs : NULL;
 	if (ws == NULL || ws_bytes < lay.total * sizeof(float))
 		return attn_fail(err, ATTN_ERR_WORKSPACE, "workspace", 0,
 				 "%zu bytes given, %zu needed", ws_bytes, lay.total * sizeof(float));
@@ -410,6 +433,8 @@ enum attn_status attn_stack_forward(const struct attn_stack_run *run, void *ws, 
 			cap.scores += lay.s_slab;
 		if (keep && cap.projections)
 			cap.projections += lay.p_slab;
+		if (keep && cap.head_outputs)
+			cap.head_outputs += lay.o_slab;
 	}
 	st = attn_cancel_check(run->cancel, err);
 	if (st != ATTN_OK)

@@ -162,6 +162,12 @@ struct attn_stack_run {
 	                       RoPE), then the k and the v of the key head it reads,
 	                       h / (H / Hkv), so that head i's masked scores are
 	                       scale q[i] k[i]^T where a key is visible; else NULL */
+	int show_head_outputs; /* nonzero: the captured layers' head outputs too */
+	float *head_outputs; /* [C, B, Hc, L, D] when show_head_outputs: each captured
+	                        layer's captured heads' output, their weights times
+	                        v, before the heads are joined and o_proj applied
+	                        (rows of a padded item's padding included); else
+	                        NULL */
 	float *out;        /* [B, L, E] hidden state after last_layer, with the final
 	                      norm when last_layer == N - 1 (Hugging Face's
 	                      hidden_states[last_layer + 1]); or NULL */

@@ -133,6 +133,11 @@ int stack_projections_captured(const struct attn_stack_run *run)
 	return stack_n_captured(run) > 0 && run->show_projections;
 }
 
+int stack_head_outputs_captured(const struct attn_stack_run *run)
+{
+	return stack_n_captured(run) > 0 && run->show_head_outputs;
+}
+
 /* Floats of B slabs [hc, L, L], and of C of them; -1 on overflow. */
 static int slab_of(const struct attn_stack_run *run, size_t hc, size_t *floats)
 {
@@ -155,14 +160,25 @@ int stack_score_floats(const struct attn_stack_run *run, size_t *floats)
 	return slab_of(run, stack_n_heads(run), floats);
 }
 
-int stack_projection_floats(const struct attn_stack_run *run, size_t *floats)
+/* Floats of B slabs [parts, hc, L, D], and of C of them; -1 on overflow. */
+static int row_slab_of(const struct attn_stack_run *run, size_t parts, size_t *floats)
 {
 	size_t per_item, all;
 
-	if (size_mul4(&per_item, 3, stack_n_heads(run), run->L, run->stack->D) != 0 ||
+	if (size_mul4(&per_item, parts, stack_n_heads(run), run->L, run->stack->D) != 0 ||
 	    size_mul(floats, per_item, run->B) != 0)
 		return -1;
 	return size_mul(&all, *floats, stack_n_captured(run));
+}
+
+int stack_projection_floats(const struct attn_stack_run *run, size_t *floats)
+{
+	return row_slab_of(run, 3, floats);
+}
+
+int stack_head_output_floats(const struct attn_stack_run *run, size_t *floats)
+{
+	return row_slab_of(run, 1, floats);
 }
 
 enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct attn_error *err)
@@ -187,10 +203,11 @@ enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct at
 				 "a stack captures the masked scores or none");
 	if (run->weights_mode != ATTN_WEIGHTS_PER_HEAD && run->weights_mode != ATTN_WEIGHTS_MEAN &&
 	    !(run->weights_mode == ATTN_WEIGHTS_NONE &&
-	      (run->scores_view == ATTN_SCORES_MASKED || run->show_projections)))
+	      (run->scores_view == ATTN_SCORES_MASKED || run->show_projections ||
+	       run->show_head_outputs)))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "weights_mode", 0,
-				 "captured layers need per-head or mean weights, the scores or "
-				 "the projections");
+				 "captured layers need per-head or mean weights, the scores, "
+				 "the projections or the head outputs");
 	if (run->heads != NULL && (run->n_heads == 0 || run->n_heads > s->H))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "heads", 0,
 				 "%zu heads of %zu", run->n_heads, s->H);
@@ -208,6 +225,9 @@ enum attn_status stack_check_outputs(const struct attn_stack_run *run, struct at
 	if (run->projections == NULL && stack_projections_captured(run))
 		return attn_fail(err, ATTN_ERR_ARGUMENT, "projections", 0,
 				 "captured projections need a buffer");
+	if (run->head_outputs == NULL && stack_head_outputs_captured(run))
+		return attn_fail(err, ATTN_ERR_ARGUMENT, "head_outputs", 0,
+				 "captured head outputs need a buffer");
 	return ATTN_OK;
 }
 

@@ -21,7 +21,7 @@ enum attn_status stack_check_scalars(const struct attn_stack_run *run, struct at
 enum attn_status stack_check_arrays(const struct attn_stack_run *run, struct attn_error *err);
 
 /* The output buffers the captured layers write (attentions, scores,
- * projections) are
+ * projections, head outputs) are
  * given: ATTN_ERR_ARGUMENT with that field when not. The forward passes call
  * it; planning does not, as a caller plans before it allocates. */
 enum attn_status stack_check_outputs(const struct attn_stack_run *run, struct attn_error *err);
@@ -52,6 +52,7 @@ size_t stack_n_heads(const struct attn_stack_run *run);
 int stack_weights_captured(const struct attn_stack_run *run);
 int stack_scores_captured(const struct attn_stack_run *run);
 int stack_projections_captured(const struct attn_stack_run *run);
+int stack_head_outputs_captured(const struct attn_stack_run *run);
 
 /* Floats of one captured layer's slab of weights: [B, Hc, L, L] or
  * [B, L, L] (MEAN); -1 on overflow, and when C such slabs overflow. */
@@ -62,5 +63,8 @@ int stack_score_floats(const struct attn_stack_run *run, size_t *floats);
 
 /* The same for one captured layer's projections: [3, B, Hc, L, D]. */
 int stack_projection_floats(const struct attn_stack_run *run, size_t *floats);
+
+/* The same for one captured layer's head outputs: [B, Hc, L, D]. */
+int stack_head_output_floats(const struct attn_stack_run *run, size_t *floats);
 
 #endif

@@ -197,6 +197,7 @@ struct ref_slabs {
 	float *weights;     /* [B, Hc, L, L] or [B, L, L] */
 	float *scores;      /* [B, Hc, L, L] */
 	float *projections; /* [3, B, Hc, L, D] */
+	float *head_outputs; /* [B, Hc, L, D] */
 };
 
 /* p [3, B, Hc, L, D]: element by element, q of captured head h, k and v of
@@ -217,6 +218,24 @@ static void ref_capture_projections(const struct attn_stack_run *run, const stru
 					for (size_t d = 0; d < D; d++)
 						p[k++] = rb->qkv[(b * run->L + l) * rb->W3 + head * D + d];
 			}
+}
+
+/* o [B, Hc, L, D]: element by element, captured head h's columns of ctx
+ * [B, L, H D] (its weights times v). */
+static void ref_capture_head_outputs(const struct attn_stack_run *run, const struct ref_bufs *rb,
+				     float *o)
+{
+	const struct attn_stack *s = run->stack;
+	size_t Hc = stack_n_heads(run), D = s->D, k = 0;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t i = 0; i < Hc; i++) {
+			size_t h = run->heads ? run->heads[i] : i;
+
+			for (size_t l = 0; l < run->L; l++)
+				for (size_t d = 0; d < D; d++)
+					o[k++] = rb->ctx[(b * run->L + l) * s->H * D + h * D + d];
+		}
 }
 
 static void ref_attention(const struct attn_stack_run *run, const struct attn_block *blk,
@@ -245,6 +264,8 @@ static void ref_attention(const struct attn_stack_run *run, const struct attn_bl
 		ref_capture(run, rb->atts, s_slab, ATTN_WEIGHTS_PER_HEAD);
 	if (cap && cap->projections)
 		ref_capture_projections(run, rb, cap->projections);
+	if (cap && cap->head_outputs)
+		ref_capture_head_outputs(run, rb, cap->head_outputs);
 	ref_linear(out, s->E, rb->ctx, s->H * s->D, rb->n, &blk->o);
 }
 
@@ -328,7 +349,7 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 					struct attn_error *err)
 {
 	struct ref_bufs rb;
-	size_t bytes, per = 0, s_per = 0, p_per = 0;
+	size_t bytes, per = 0, s_per = 0, p_per = 0, o_per = 0;
 	struct ref_slabs cap;
 	void *block;
 	enum attn_status st = attn_stack_workspace(run, &bytes, err); /* the same checks */
@@ -349,9 +370,11 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 	cap.weights = stack_weights_captured(run) ? run->attentions : NULL;
 	cap.scores = stack_scores_captured(run) ? run->scores : NULL;
 	cap.projections = stack_projections_captured(run) ? run->projections : NULL;
+	cap.head_outputs = stack_head_outputs_captured(run) ? run->head_outputs : NULL;
 	stack_slab_floats(run, &per); /* checked by the workspace's plan */
 	stack_score_floats(run, &s_per);
 	stack_projection_floats(run, &p_per);
+	stack_head_output_floats(run, &o_per);
 	for (size_t l = 0; l <= run->last_layer; l++) {
 		int keep = stack_captured(run, l);
 
@@ -365,6 +388,8 @@ enum attn_status attn_stack_forward_ref(const struct attn_stack_run *run,
 			cap.scores += s_per;
 		if (keep && cap.projections)
 			cap.projections += p_per;
+		if (keep && cap.head_outputs)
+			cap.head_outputs += o_per;
 	}
 	if (st == ATTN_OK && run->out && run->last_layer + 1 == s->n_layers) {
 		ref_norm(s, &s->final_norm, run->out, rb.x, rb.n);

@@ -169,6 +169,7 @@ struct trun {
 	float *scores; /* [C, B, Hc, L, L] when r.scores_view is MASKED: tr_run's
 	                  scores, which the caller copies between runs */
 	float *proj;   /* [C, 3, B, Hc, L, D] when r.show_projections: the same */
+	float *heads_out; /* [C, B, Hc, L, D] when r.show_head_outputs: r.head_outputs */
 	size_t lengths[4], heads[4];
 	uint8_t capture[MAX_LAYERS];
 	size_t att_floats, out_floats;
@@ -185,15 +186,28 @@ static size_t tr_score_floats(const struct trun *t)
 	return r->scores_view == ATTN_SCORES_NONE ? 0 : C * r->B * Hc * r->L * r->L;
 }
 
-/* Floats of the captured projections, [C, 3, B, Hc, L, D] (0 without). */
-static size_t tr_proj_floats(const struct trun *t)
+/* Floats of [C, 3, B, Hc, L, D], whether or not the projections are shown. */
+static size_t tr_proj_floats_of(const struct attn_stack_run *r)
 {
-	const struct attn_stack_run *r = &t->r;
 	size_t C = 0, Hc = r->heads ? r->n_heads : r->stack->H;
 
 	for (size_t l = 0; l <= r->last_layer; l++)
 		C += r->capture[l] != 0;
-	return r->show_projections ? C * 3 * r->B * Hc * r->L * r->stack->D : 0;
+	return C * 3 * r->B * Hc * r->L * r->stack->D;
+}
+
+/* Floats of the captured projections, [C, 3, B, Hc, L, D] (0 without). */
+static size_t tr_proj_floats(const struct trun *t)
+{
+	return t->r.show_projections ? tr_proj_floats_of(&t->r) : 0;
+}
+
+/* Floats of the captured head outputs, [C, B, Hc, L, D] (0 without). */
+static size_t tr_heads_floats(const struct trun *t)
+{
+	const struct attn_stack_run *r = &t->r;
+
+	return r->show_head_outputs ? tr_proj_floats_of(r) / 3 : 0;
 }
 
 static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stack *s,
@@ -246,6 +260,9 @@ static void tr_build(struct trun *t, struct attn_prng *g, const struct attn_stac
 	t->scores = calloc(tr_score_floats(t) + 1, sizeof(float));
 	r->show_projections = (int)test_pick(g, 0, 1);
 	t->proj = calloc(tr_proj_floats(t) + 1, sizeof(float));
+	r->show_head_outputs = (int)test_pick(g, 0, 1);
+	t->heads_out = calloc(tr_heads_floats(t) + 1, sizeof(float));
+	r->head_outputs = r->show_head_outputs ? t->heads_out : NULL;
 }
 
 /* Runs fast (threads) or ref into fresh outputs the caller frees. */
@@ -296,6 +313,7 @@ static void tr_free(struct trun *t)
 	free(t->types);
 	free(t->scores);
 	free(t->proj);
+	free(t->heads_out);
 }
 
 /* A copy of n + 1 floats of a run's buffer (freed by the caller). */
@@ -330,21 +348,53 @@ static void check_softmax_of_scores(const struct trun *t, const float *att, cons
 	free(p);
 }
 
+/* Each captured head's output is its weights times its v: ho [C, B, Hc, L,
+ * D] against att [C, B, Hc, L, L] and v, the third of pr [C, 3, B, Hc, L, D]
+ * (the key head each head reads). */
+static void check_heads_are_weights_v(const struct trun *t, const float *att, const float *pr,
+				      const float *ho, int iter)
+{
+	size_t L = t->r.L, D = t->r.stack->D, all = tr_proj_floats_of(&t->r) / 3;
+	size_t Hc = t->r.heads ? t->r.n_heads : t->r.stack->H, per_c = t->r.B * Hc * L * D;
+	float *want = malloc(all * sizeof(float));
+
+	ck_assert_ptr_nonnull(want);
+	for (size_t c = 0; c < all / per_c; c++)
+		for (size_t bi = 0; bi < t->r.B * Hc; bi++) { /* (b, head i) of layer c */
+			const float *v = pr + (3 * c + 2) * per_c + bi * L * D;
+			const float *w = att + (c * t->r.B * Hc + bi) * L * L;
+
+			for (size_t l = 0; l < L; l++)
+				for (size_t d = 0; d < D; d++) {
+					double acc = 0;
+
+					for (size_t j = 0; j < L; j++)
+						acc += (double)w[l * L + j] * v[j * D + d];
+					want[c * per_c + (bi * L + l) * D + d] = (float)acc;
+				}
+		}
+	test_assert_close(ho, want, all, "head outputs = weights v", iter);
+	free(want);
+}
+
 /* ---- twin and threads --------------------------------------------------- */
 
 /* Runs t fast on 1 and 2 threads (the same bits) and against the twin
  * (within tolerance); frees t and m. */
 static void check_threads_and_twin(struct trun *t, struct tmodel *m, int i)
 {
-	float *att1, *out1, *att2, *out2, *att_ref, *out_ref, *sc1, *sc2, *pr1, *pr2;
+	float *att1, *out1, *att2, *out2, *att_ref, *out_ref, *sc1, *sc2, *pr1, *pr2, *ho1, *ho2;
 	size_t n_out = t->r.B * t->r.L * m->s.E, n_sc = tr_score_floats(t), n_pr = tr_proj_floats(t);
+	size_t n_ho = tr_heads_floats(t);
 
 	tr_run(t, 0, 1, &att1, &out1);
 	sc1 = tr_take(t->scores, n_sc);
 	pr1 = tr_take(t->proj, n_pr);
+	ho1 = tr_take(t->heads_out, n_ho);
 	tr_run(t, 0, 2, &att2, &out2);
 	sc2 = tr_take(t->scores, n_sc);
 	pr2 = tr_take(t->proj, n_pr);
+	ho2 = tr_take(t->heads_out, n_ho);
 	tr_run(t, 1, 0, &att_ref, &out_ref);
 	ck_assert_msg(memcmp(out1, out2, n_out * sizeof(float)) == 0, "threads change out");
 	ck_assert_msg(memcmp(att1, att2, tr_att_floats(t) * sizeof(float)) == 0,
@@ -352,13 +402,17 @@ static void check_threads_and_twin(struct trun *t, struct tmodel *m, int i)
 	ck_assert_msg(memcmp(sc1, sc2, n_sc * sizeof(float)) == 0, "threads change scores");
 	ck_assert_msg(memcmp(pr1, pr2, n_pr * sizeof(float)) == 0, "threads change projections");
 	test_assert_close(pr1, t->proj, n_pr, "projections", i);
+	ck_assert_msg(memcmp(ho1, ho2, n_ho * sizeof(float)) == 0, "threads change head outputs");
+	test_assert_close(ho1, t->heads_out, n_ho, "head outputs", i);
+	if (n_ho && n_pr && t->r.weights_mode == ATTN_WEIGHTS_PER_HEAD)
+		check_heads_are_weights_v(t, att1, pr1, ho1, i);
 	test_assert_close(att1, att_ref, tr_att_floats(t), "attentions", i);
 	test_assert_close(sc1, t->scores, tr_score_floats(t), "scores", i);
 	test_assert_close(out1, out_ref, n_out, "out", i);
 	if (t->r.weights_mode == ATTN_WEIGHTS_PER_HEAD)
 		check_softmax_of_scores(t, att1, sc1, i);
 	free(att1), free(out1), free(att2), free(out2), free(att_ref), free(out_ref);
-	free(sc1), free(sc2), free(pr1), free(pr2);
+	free(sc1), free(sc2), free(pr1), free(pr2), free(ho1), free(ho2);
 	tr_free(t);
 	tm_free(m);
 }
@@ -536,6 +590,7 @@ START_TEST(padded_rows_match_alone)
 	pad.r.weights_mode = ATTN_WEIGHTS_PER_HEAD;
 	pad.r.scores_view = ATTN_SCORES_NONE; /* alone's buffers are not sized for pad's */
 	pad.r.show_projections = 0;
+	pad.r.show_head_outputs = 0;
 	pad.r.last_layer = m.s.n_layers - 1;
 	memset(pad.capture, 1, sizeof(pad.capture));
 	tr_build(&alone, &g, &m.s, 1, k);
@@ -630,7 +685,15 @@ START_TEST(bad_runs_are_refused)
 	r = t.r, r.last_layer = 3;
 	expect(&r, ATTN_ERR_ARGUMENT, "layers", 3);
 	r = t.r, r.weights_mode = ATTN_WEIGHTS_NONE, r.show_projections = 0;
+	r.show_head_outputs = 0;
 	expect(&r, ATTN_ERR_ARGUMENT, "weights_mode", 0);
+	r.show_head_outputs = 1, r.head_outputs = NULL; /* head outputs alone are too */
+	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
+	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "head_outputs"); /* but need a buffer */
+	ck_assert_int_eq(attn_stack_forward(&r, &att, sizeof(att), &err), ATTN_ERR_ARGUMENT);
+	ck_assert_str_eq(err.field, "head_outputs");
+	r.show_head_outputs = 0;
 	r.show_projections = 1; /* the projections alone are something to capture */
 	ck_assert_int_eq(attn_stack_workspace(&r, &bytes, &err), ATTN_OK);
 	ck_assert_int_eq(attn_stack_forward_ref(&r, &err), ATTN_ERR_ARGUMENT);
