@@ -13,12 +13,13 @@
  *   stack_run    allocates the outputs and runs the forward pass, on threads
  *                lent for its work when the reply has a lender; sets
  *                reply->compute_ms and flops (nothing runs when neither
- *                attentions, scores, projections nor the output are asked for: flops 0,
+ *                attentions, scores, projections, head outputs nor the output
+ *                are asked for: flops 0,
  *                or the positions' alone); makes the positions when asked
  *                (the stack's own signal, engine/stack.h
  *                attn_stack_positions, compared as a layer's are)
- * and encodes the answer from attentions, scores, projections, out and
- * positions.
+ * and encodes the answer from attentions, scores, projections, head
+ * outputs, out and positions.
  *
  * Ownership: the stack job owns the arrays it points to (stack_job_release,
  * safe on a zeroed job) except job, ckpt and st, which it borrows (the front
@@ -43,6 +44,7 @@ struct stack_job {
 	int want_output;
 	int want_positions;	      /* the answer shows the stack's own position signal */
 	int want_projections;	      /* the answer shows each layer's q, k, v per head */
+	int want_head_outputs;	      /* ... and each head's output before o_proj */
 	int trims;		      /* the answer trims ragged items (/v1): scratch for one */
 	float answer_bytes_per_float; /* the answer's text per float (plan) */
 
@@ -51,13 +53,14 @@ struct stack_job {
 	float *attentions; /* [C, B, Hc, L, L] (PER_HEAD) or [C, B, L, L] (MEAN), C = n_layers */
 	float *scores;	   /* [C, B, Hc, L, L] masked scores (engine/stack.h), when asked */
 	float *projections; /* [C, 3, B, Hc, L, D] q, k, v (engine/stack.h), when asked */
+	float *head_outputs; /* [C, B, Hc, L, D] (engine/stack.h), when asked */
 	float *out;	   /* [B, L, E] */
 	float *positions;  /* when want_positions: encoding [L, pos_dim], similarity
 			    * [L, L], distance [L, L] (attention_positions_compare) */
 	float *scratch;	   /* one item's trimmed tensor, for ragged answers: room for the
 			    * largest of [Hc, L, L], [L, L] and [L, E] answered */
 	void *ws;
-	size_t ws_bytes, plan_bytes, att_n, sc_n, pr_n, out_n, scratch_n;
+	size_t ws_bytes, plan_bytes, att_n, sc_n, pr_n, ho_n, out_n, scratch_n;
 	size_t pos_dim, pos_n; /* attn_stack_position_dim; floats of positions (0 without) */
 	double flops;	/* the engine's, and the positions' comparisons */
 	double cells;	/* attention scores computed: B H L L per layer run */

@@ -22,6 +22,7 @@ void stack_job_release(struct stack_job *s)
 	free(s->attentions);
 	free(s->scores);
 	free(s->projections);
+	free(s->head_outputs);
 	free(s->out);
 	free(s->positions);
 	free(s->scratch);
@@ -107,7 +108,8 @@ static void run_of(const struct stack_job *s, const struct api_threads *t, struc
 {
 	const struct attention_job *job = s->job;
 	int capture = job->weights_mode != ATTN_WEIGHTS_NONE ||
-		      job->scores_view != ATTN_SCORES_NONE || s->want_projections;
+		      job->scores_view != ATTN_SCORES_NONE || s->want_projections ||
+		      s->want_head_outputs;
 
 	memset(r, 0, sizeof(*r));
 	r->stack = s->st;
@@ -126,6 +128,8 @@ static void run_of(const struct stack_job *s, const struct api_threads *t, struc
 	r->scores = s->scores;
 	r->show_projections = s->want_projections;
 	r->projections = s->projections;
+	r->show_head_outputs = s->want_head_outputs;
+	r->head_outputs = s->head_outputs;
 	r->out = s->out;
 	r->threads = t->threads;
 	r->workers = t->workers;
@@ -145,16 +149,18 @@ static int captures(struct stack_job *s, struct api_error *err)
 }
 
 /* Does the request run the stack's layers? Not when it answers no
- * attentions, scores, projections nor output (the tokens, or the positions,
- * alone): it then needs no workspace, no output buffer and no layer's work. */
+ * attentions, scores, projections, head outputs nor output (the tokens, or
+ * the positions, alone): it then needs no workspace, no output buffer and no
+ * layer's work. */
 static int runs_layers(const struct stack_job *s)
 {
 	return s->job->weights_mode != ATTN_WEIGHTS_NONE ||
-	       s->job->scores_view != ATTN_SCORES_NONE || s->want_projections || s->want_output;
+	       s->job->scores_view != ATTN_SCORES_NONE || s->want_projections ||
+	       s->want_head_outputs || s->want_output;
 }
 
-/* The floats of the answer (attentions, scores, projections, output,
- * positions), and with
+/* The floats of the answer (attentions, scores, projections, head outputs,
+ * output, positions), and with
  * them, its text (answer_bytes_per_float) and the workspace (which holds a
  * layer's [B, H, L, L] weights and scores when only some heads are kept),
  * the memory it needs, against the limit. */
@@ -164,6 +170,7 @@ static int check_memory(const struct api_service *svc, struct stack_job *s, stru
 	size_t C = job->weights_mode == ATTN_WEIGHTS_NONE ? 0 : s->n_layers;
 	size_t C_s = job->scores_view == ATTN_SCORES_NONE ? 0 : s->n_layers;
 	size_t C_p = s->want_projections ? s->n_layers : 0, rows = 0; /* rows: B Hc L */
+	size_t C_o = s->want_head_outputs ? s->n_layers : 0;
 	size_t per_cell = job->weights_mode == ATTN_WEIGHTS_MEAN ? 1 : stack_heads(s);
 	size_t E_run = runs_layers(s) ? s->st->E : 0, ws = runs_layers(s) ? s->ws_bytes : 0;
 	size_t cells = 0, floats = 0, bytes = 0, text = 0, item = 0;
@@ -176,9 +183,11 @@ static int check_memory(const struct api_service *svc, struct stack_job *s, stru
 	      size_mul3(&s->sc_n, C_s, cells, stack_heads(s)) ||
 	      size_mul3(&rows, job->B, stack_heads(s), job->Lq) ||
 	      size_mul4(&s->pr_n, C_p, 3, rows, s->st->D) ||
+	      size_mul3(&s->ho_n, C_o, rows, s->st->D) ||
 	      size_mul3(&s->out_n, job->B, job->Lq, E_run) ||
 	      size_add(&floats, s->att_n, s->out_n) || size_add(&floats, floats, s->sc_n) ||
 	      size_add(&floats, floats, s->pos_n) || size_add(&floats, floats, s->pr_n) ||
+	      size_add(&floats, floats, s->ho_n) ||
 	      size_mul(&text, floats, (size_t)s->answer_bytes_per_float) ||
 	      size_mul(&bytes, floats, sizeof(float)) || size_add(&bytes, bytes, text) ||
 	      size_add(&bytes, bytes, ws);
@@ -191,11 +200,13 @@ static int check_memory(const struct api_service *svc, struct stack_job *s, stru
 				bad ? (size_t)SIZE_MAX >> 20 : bytes >> 20,
 				svc->limits.max_request_bytes >> 20);
 	/* one item's [Hc, L, L] (weights or scores, when answered), [L, E] or
-	 * [Hc, L, D] (a projection), within the floats checked above */
+	 * [Hc, L, D] (a projection or head outputs), within the floats checked
+	 * above */
 	item = C > 0 ? per_cell * job->Lq * job->Lq : 0;
 	item = C_s > 0 ? stack_heads(s) * job->Lq * job->Lq : item;
 	item = item > job->Lq * s->st->E ? item : job->Lq * s->st->E;
-	item = C_p > 0 && item < rows / job->B * s->st->D ? rows / job->B * s->st->D : item;
+	item = (C_p > 0 || C_o > 0) && item < rows / job->B * s->st->D ? rows / job->B * s->st->D
+									  : item;
 	s->scratch_n = job->ragged && s->trims ? item : 0;
 	return 0;
 }
@@ -246,9 +257,11 @@ static int allocate(const struct api_service *svc, const struct api_reply *reply
 	s->attentions = s->att_n ? huge_alloc(s->att_n * sizeof(float)) : NULL;
 	s->scores = s->sc_n ? huge_alloc(s->sc_n * sizeof(float)) : NULL;
 	s->projections = s->pr_n ? malloc(s->pr_n * sizeof(float)) : NULL;
+	s->head_outputs = s->ho_n ? malloc(s->ho_n * sizeof(float)) : NULL;
 	s->scratch = s->scratch_n ? malloc(s->scratch_n * sizeof(float)) : NULL;
 	if (!s->ws || !s->out || (s->att_n && !s->attentions) || (s->sc_n && !s->scores) ||
-	    (s->pr_n && !s->projections) || (s->scratch_n && !s->scratch))
+	    (s->pr_n && !s->projections) || (s->ho_n && !s->head_outputs) ||
+	    (s->scratch_n && !s->scratch))
 		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
 	return 0;
 }

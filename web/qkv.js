@@ -28,11 +28,12 @@ function projectionsWanted() {
 }
 
 // The drawn request's input, asked for the q, k and v of one layer's one
-// head and nothing else: "projections": true answers every answered
-// layer's, so asking them beside "layers": "all" would answer every layer.
+// head, and its output before o_proj, and nothing else: "projections": true
+// answers every answered layer's, so asking them beside "layers": "all"
+// would answer every layer.
 export function projectionsRequest(req, at) {
 	const input = req.tokens !== undefined ? { tokens: req.tokens } : { text: req.text };
-	return { model: req.model, ...input, layers: [at.layer], heads: [at.head], weights: "none", output: false, projections: true };
+	return { model: req.model, ...input, layers: [at.layer], heads: [at.head], weights: "none", output: false, projections: true, head_outputs: true };
 }
 
 // A checkpoint's q, k and v of the head drawn large, asked for when it is

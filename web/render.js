@@ -583,14 +583,16 @@ function projectionsOf(body, batched) {
 }
 
 // A checkpoint's answer for one layer and one head (app.js askProjections)
-// as {q, k, v [1][L][D], layer, head, H, Hkv}: q of query head `head` of
-// layer number `layer`, k and v of the key head it reads, the model's H
-// query and Hkv key heads; null when the answer has none.
+// as {q, k, v [1][L][D], o [1][L][D] or null, layer, head, H, Hkv}: q of
+// query head `head` of layer number `layer`, k and v of the key head it
+// reads, o its output before o_proj, the model's H query and Hkv key
+// heads; null when the answer has none.
 export function checkpointProjectionsOf(body) {
 	const p = body.projections?.[0];
 	if (!p || body.layers?.length !== 1 || body.heads?.length !== 1) return null;
 	const s = body.shape;
-	return { q: toNumbers(p.q), k: toNumbers(p.k), v: toNumbers(p.v), layer: body.layers[0], head: body.heads[0], H: s.num_heads, Hkv: s.num_kv_heads };
+	const o = body.head_outputs?.[0] ? toNumbers(body.head_outputs[0]) : null;
+	return { q: toNumbers(p.q), k: toNumbers(p.k), v: toNumbers(p.v), o, layer: body.layers[0], head: body.heads[0], H: s.num_heads, Hkv: s.num_kv_heads };
 }
 
 // A checkpoint's q, k and v arrived (p, or null: note says why), or are
@@ -712,7 +714,7 @@ function drawProjections() {
 		valuesFigure("proj", "k", k, `Keys k · ${where}${kvName}`, kCtx, notes.k),
 		valuesFigure("proj", "v", v, `Values v · ${where}${kvName}`, vCtx, notes.v),
 	];
-	if (p.o) figs.push(valuesFigure("proj", "o", p.o[at.qi], `Head output w · v · head ${h}`, oCtx, notes.o));
+	if (p.o) figs.push(valuesFigure("proj", "o", p.o[at.qi], `Head output w · v · ${where}head ${h}`, oCtx, notes.o));
 	figs[0].dataset.head = String(h);
 	for (const f of figs.slice(1, 3)) f.dataset.head = String(g);
 	if (figs[3]) figs[3].dataset.head = String(h);

@@ -12,6 +12,8 @@
  *    "projections"?: with "projections": true, per answered layer {"q", "k",
  *                    "v"}, each [Hc, L, D] shaped as a per-head entry: q of
  *                    each answered head, k and v of the key head it reads,
+ *    "head_outputs"?: with "head_outputs": true, per answered layer [Hc, L,
+ *                     D]: each answered head's output before o_proj,
  *    "output"?: Hugging Face's hidden_states[max(layers) + 1],
  *    "positions"?: with "positions": true, the checkpoint's own position
  *                  signal, shaped as a layer's (v1_write_positions): type
@@ -37,8 +39,8 @@
 /* What a checkpoint request reads beside its input. */
 static const char *const applies[] = {"model",	  "tokens",    "text",	  "token_type_ids",
 				      "layers",	  "heads",     "weights", "scores",
-				      "output",	  "positions", "projections", "encoding",
-				      "precision", NULL};
+				      "output",	  "positions", "projections", "head_outputs",
+				      "encoding", "precision", NULL};
 
 /* ---- decoding ---------------------------------------------------------- */
 
@@ -57,12 +59,6 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 		if (req_listed(applies, key) || v1_is_default(key, v))
 			continue;
 		api_ptr_key(ptr, sizeof(ptr), "", key);
-		if (strcmp(key, "head_outputs") == 0)
-			return api_fail(err, API_E_INVALID_INPUT, ptr,
-					"head_outputs are answered for one-layer models only, not "
-					"for checkpoint model '%s'; its projections (\"projections\": "
-					"true) and attentions give each head's weights and v",
-					model);
 		return api_fail(err, API_E_INVALID_INPUT, ptr,
 				"%s does not apply to checkpoint model '%s', which brings its own "
 				"masks, positions and scale",
@@ -253,6 +249,7 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	    decode_heads(in->root, s, err) != 0 ||
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
 	    req_bool(in->root, "projections", "", 0, &s->want_projections, err) != 0 ||
+	    req_bool(in->root, "head_outputs", "", 0, &s->want_head_outputs, err) != 0 ||
 	    v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
 	if (o.scores != ATTN_SCORES_NONE && o.scores != ATTN_SCORES_MASKED)
@@ -345,6 +342,25 @@ static int write_projections(struct api_writer *w, const struct stack_job *s)
 	return buf_putc(w->out, ']');
 }
 
+/* Each answered layer's head outputs, from [C, B, Hc, L, D]: a list of
+ * [Hc, L, D] shaped as the request was (rows trimmed to an item's tokens). */
+static int write_head_outputs(struct api_writer *w, const struct stack_job *s)
+{
+	const struct attention_job *job = s->job;
+	size_t part = s->ho_n / s->n_layers, Hc = stack_heads(s);
+	struct v1_items rows = {job->Lq, job->q_len}, dims = {s->st->D, NULL};
+
+	buf_puts(w->out, ",\"head_outputs\":[");
+	for (size_t c = 0; c < s->n_layers; c++) {
+		buf_puts(w->out, c > 0 ? "," : "");
+		/* seek to captured layer c's [B, Hc, L, D] */
+		if (v1_write_items(w, job, s->head_outputs + c * part, Hc, rows, dims,
+				   s->scratch) != 0)
+			return -1;
+	}
+	return buf_putc(w->out, ']');
+}
+
 static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
 {
 	const struct attention_job *job = s->job;
@@ -367,6 +383,8 @@ static int encode(const struct stack_job *s, double compute_ms, struct buf *b)
 	    write_layers(&w, s, ",\"scores\":", s->scores, s->sc_n, stack_heads(s)) != 0)
 		return -1;
 	if (s->want_projections && write_projections(&w, s) != 0)
+		return -1;
+	if (s->want_head_outputs && write_head_outputs(&w, s) != 0)
 		return -1;
 	if (s->want_output) {
 		buf_puts(b, ",\"output\":");

@@ -271,6 +271,61 @@ static void check_projections(const json_t *ans, const json_t *want_pr, const si
 	}
 }
 
+/* One layer's head outputs as the oracle's numbers give them: its attentions
+ * [items][H][n][n] times its v [items][H][n][D] (per query head), in double. */
+static json_t *weights_times_v(const json_t *att, const json_t *v)
+{
+	json_t *items = json_array();
+
+	for (size_t b = 0; b < json_array_size(att); b++) {
+		json_t *heads = json_array();
+
+		for (size_t h = 0; h < json_array_size(json_array_get(att, b)); h++) {
+			const json_t *w = json_array_get(json_array_get(att, b), h);
+			const json_t *vh = json_array_get(json_array_get(v, b), h);
+			json_t *rows = json_array();
+
+			for (size_t i = 0; i < json_array_size(w); i++) {
+				size_t D = json_array_size(json_array_get(vh, 0));
+				json_t *row = json_array();
+
+				for (size_t d = 0; d < D; d++) {
+					double acc = 0;
+
+					for (size_t j = 0; j < json_array_size(vh); j++)
+						acc += json_number_value(json_array_get(
+							   json_array_get(w, i), j)) *
+						       json_number_value(json_array_get(
+							   json_array_get(vh, j), d));
+					json_array_append_new(row, json_real(acc));
+				}
+				json_array_append_new(rows, row);
+			}
+			json_array_append_new(heads, rows);
+		}
+		json_array_append_new(items, heads);
+	}
+	return items;
+}
+
+/* The answer's head outputs (one per layer) against the oracle's weights
+ * times its v, layer by layer: each head's output before o_proj. */
+static void check_head_outputs(const json_t *ans, const json_t *run, int unbatched,
+			       const char *what)
+{
+	const json_t *atts = json_object_get(run, "attentions"), *pr = json_object_get(run, "projections");
+	json_t *got = layers_as_items(json_object_get(ans, "head_outputs"), unbatched);
+	json_t *want = json_array();
+
+	for (size_t l = 0; l < json_array_size(pr); l++)
+		json_array_append_new(want, weights_times_v(json_array_get(atts, l),
+							    json_object_get(json_array_get(pr, l), "v")));
+	ck_assert_uint_eq(json_array_size(got), json_array_size(pr));
+	ck_assert_uint_gt(compare(got, want, what), 0);
+	json_decref(got);
+	json_decref(want);
+}
+
 /* ---- the oracle, run by run -------------------------------------------- */
 
 static void check_run(size_t c, const json_t *run, size_t k)
@@ -278,7 +333,8 @@ static void check_run(size_t c, const json_t *run, size_t k)
 	const json_t *want_sc = json_object_get(run, "scores");
 	const json_t *want_pr = json_object_get(run, "projections"); /* with the scores */
 	char *body = run_request(ckpt_suite.name[c], run,
-				 want_pr ? "{\"scores\": \"masked\", \"projections\": true}"
+				 want_pr ? "{\"scores\": \"masked\", \"projections\": true, "
+					   "\"head_outputs\": true}"
 				 : want_sc ? "{\"scores\": \"masked\"}" : NULL);
 	json_t *ans = attention(body);
 	int unbatched = json_object_get(run, "text") != NULL;
@@ -307,10 +363,14 @@ static void check_run(size_t c, const json_t *run, size_t k)
 		ck_assert_ptr_null(json_object_get(ans, "scores"));
 	}
 	snprintf(where, sizeof where, "%s run %zu projections", ckpt_suite.name[c], k);
-	if (want_pr != NULL)
+	if (want_pr != NULL) {
 		check_projections(ans, want_pr, NULL, 0, unbatched, where);
-	else
+		snprintf(where, sizeof where, "%s run %zu head_outputs", ckpt_suite.name[c], k);
+		check_head_outputs(ans, run, unbatched, where);
+	} else {
 		ck_assert_ptr_null(json_object_get(ans, "projections"));
+		ck_assert_ptr_null(json_object_get(ans, "head_outputs"));
+	}
 	json_decref(atts);
 	json_decref(out);
 	json_decref(ans);
@@ -473,9 +533,8 @@ START_TEST(refusals)
 	refused("{\"model\": \"@\", \"tokens\": [[1], []]}", 422, "empty_sequence", "/tokens/1");
 	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"mask\": \"causal\"}", 422,
 		"invalid_input", "/mask");
-	/* each head's output before W_O is a one-layer model's (false passes) */
-	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"head_outputs\": true}", 422,
-		"invalid_input", "/head_outputs");
+	refused("{\"model\": \"@\", \"tokens\": [1, 2], \"head_outputs\": 1}", 422,
+		"invalid_type", "/head_outputs");
 	refused("{\"model\": \"@\", \"embeddings\": [[1, 2]]}", 422, "invalid_input",
 		"/embeddings");
 	/* both inputs: the second one found is pointed at */

@@ -4,8 +4,9 @@
 // page asks afterwards for those of the head drawn large alone ("layers":
 // [its layer], "heads": [its head]), again when another head is drawn
 // large, and draws the API's numbers with a caption naming layer and head
-// (and the key head under grouped-query attention). A refusal is said in
-// the panel, the attention drawn all the same.
+// (and the key head under grouped-query attention), and that head's output
+// before o_proj ("head_outputs": true). A refusal is said in the panel, the
+// attention drawn all the same.
 //
 // On gpt2-tiny (tests/data/checkpoints/gpt2_f32: 3 layers, 4 heads of 8,
 // causal) and qwen2-window (qwen2_window_layers: 4 query heads sharing 2 key
@@ -16,12 +17,12 @@ import { postAttention, same, settled } from "./viewer_page.mjs";
 const TEXT = "a cat sat";
 
 // The panel as drawn: its caption, each figure's numbers, head and layer
-// by its class (q, k, v), and its text.
+// by its class (q, k, v, o), and its text.
 function panelOf(page) {
 	return page.$eval("#projections-panel", (n) => {
 		const figs = {};
 		for (const f of n.querySelectorAll("figure.proj")) {
-			const which = ["q", "k", "v"].find((c) => f.classList.contains(c));
+			const which = ["q", "k", "v", "o"].find((c) => f.classList.contains(c));
 			figs[which] = { values: JSON.parse(f.dataset.values), head: f.dataset.head, layer: f.dataset.layer, title: f.querySelector("figcaption strong")?.textContent ?? "" };
 		}
 		return { hidden: n.hidden, caption: n.querySelector("#proj-type").textContent, figs, text: n.textContent };
@@ -49,24 +50,25 @@ async function panelShows(page, layer, head) {
 
 // The panel against every layer's projections as the API answers them for
 // the same input (all layers, all heads: independent of what the page
-// asked): query head h of layer index l, key head g.
+// asked): query head h of layer index l, key head g; and its head output.
 function compareWithApi(p, panel, all, l, h, g) {
-	for (const which of ["q", "k", "v"]) {
-		const want = all.projections[l][which][h]; // k and v: the key head h reads
+	for (const which of ["q", "k", "v", "o"]) {
+		// k and v: the key head h reads; o: head h's output before o_proj
+		const want = which === "o" ? all.head_outputs[l][h] : all.projections[l][which][h];
 		const f = panel.figs[which];
 		if (!f) p.push(`no ${which} figure`);
 		else if (!same(f.values, want)) p.push(`${which} drawn ${JSON.stringify(f.values)}, the API's layer ${all.layers[l]} head ${h}: ${JSON.stringify(want)}`);
-		else if (f.head !== String(which === "q" ? h : g)) p.push(`${which} is of head ${f.head}`);
+		else if (f.head !== String(which === "q" || which === "o" ? h : g)) p.push(`${which} is of head ${f.head}`);
 	}
 }
 
 // The q, k, v requests among sent, each as {layers, heads}.
 function projectionAsks(sent) {
-	return sent.filter((b) => b.projections === true).map((b) => ({ layers: b.layers, heads: b.heads, weights: b.weights, output: b.output }));
+	return sent.filter((b) => b.projections === true).map((b) => ({ layers: b.layers, heads: b.heads, weights: b.weights, output: b.output, head_outputs: b.head_outputs }));
 }
 
 export async function checkCheckpointProjections(page, base) {
-	const all = (await postAttention(base, { model: "gpt2-tiny", text: TEXT, layers: "all", weights: "none", output: false, projections: true, scores: "masked" })).body;
+	const all = (await postAttention(base, { model: "gpt2-tiny", text: TEXT, layers: "all", weights: "none", output: false, projections: true, head_outputs: true, scores: "masked" })).body;
 
 	await check("a checkpoint: the attention asks no projections; q, k and v are asked for the head drawn large alone (layer 1, head 3) and drawn as the API answers them", async (p) => {
 		const rec = recordRequests(page, base);
@@ -80,7 +82,7 @@ export async function checkCheckpointProjections(page, base) {
 		const main = rec.sent.filter((b) => b.layers === "all");
 		if (main.length !== 1 || main[0].projections !== undefined) p.push(`attention requests ${JSON.stringify(main)}`);
 		const asks = projectionAsks(rec.sent);
-		if (!same(asks, [{ layers: [1], heads: [3], weights: "none", output: false }])) p.push(`asked for q, k, v with ${JSON.stringify(asks)}`);
+		if (!same(asks, [{ layers: [1], heads: [3], weights: "none", output: false, head_outputs: true }])) p.push(`asked for q, k, v with ${JSON.stringify(asks)}`);
 		const panel = await panelOf(page);
 		if (panel.hidden) p.push("the panel is hidden");
 		compareWithApi(p, panel, all, 1, 3, 3);
@@ -111,7 +113,7 @@ export async function checkCheckpointProjections(page, base) {
 			rec.stop();
 		}
 		const asks = projectionAsks(rec.sent);
-		const ask = (layer, head) => ({ layers: [layer], heads: [head], weights: "none", output: false });
+		const ask = (layer, head) => ({ layers: [layer], heads: [head], weights: "none", output: false, head_outputs: true });
 		const want = [ask(2, 0), ask(0, 1)];
 		if (!same(asks, want)) p.push(`asked for q, k, v with ${JSON.stringify(asks)}`);
 		if (rec.sent.some((b) => b.layers === "all")) p.push("picking a head sent the attention request again");
@@ -132,7 +134,7 @@ export async function checkCheckpointProjections(page, base) {
 		}
 		const asks = rec.sent.filter((b) => b.projections === true);
 		if (asks.length !== 1 || !same(asks[0].tokens, ids) || !same(asks[0].layers, [2]) || !same(asks[0].heads, [3])) p.push(`asked ${JSON.stringify(asks)}`);
-		const qwen = (await postAttention(base, { model: "qwen2-window", tokens: ids, layers: "all", weights: "none", output: false, projections: true })).body;
+		const qwen = (await postAttention(base, { model: "qwen2-window", tokens: ids, layers: "all", weights: "none", output: false, projections: true, head_outputs: true })).body;
 		const panel = await panelOf(page);
 		compareWithApi(p, panel, qwen, 2, 3, 1);
 		// query heads 2 and 3 both read key head 1
