@@ -580,7 +580,8 @@ int fmt_simd_available(void)
  * than one or two numbers; passes over a block take them apart, and the
  * vector kernels do four numbers in about the instructions of one.
  */
-size_t fmt_floats_shortest_with(char *out, const float *x, size_t n, size_t *done, int simd)
+static inline __attribute__((always_inline)) size_t
+floats_shortest(char *out, const float *x, size_t n, size_t *done, int simd, struct fmt_nest *nest)
 {
 	char *p = out;
 	size_t i = 0;
@@ -601,7 +602,10 @@ size_t fmt_floats_shortest_with(char *out, const float *x, size_t n, size_t *don
 				p += write_special(p, (uint32_t)neg[j], 0);
 			else
 				p += write_layout(p, (uint32_t)neg[j], (uint32_t)h[j], w[j], (int)e[j]);
-			*p++ = ',';
+			if (nest != NULL)
+				p = fmt_nest_sep(p, nest);
+			else
+				*p++ = ',';
 		}
 		i += stop;
 		if (stop < m)
@@ -611,9 +615,53 @@ size_t fmt_floats_shortest_with(char *out, const float *x, size_t n, size_t *don
 	return (size_t)(p - out);
 }
 
+size_t fmt_floats_shortest_with(char *out, const float *x, size_t n, size_t *done, int simd)
+{
+	return floats_shortest(out, x, n, done, simd, NULL);
+}
+
 size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done)
 {
-	return fmt_floats_shortest_with(out, x, n, done, fmt_simd_available());
+	return floats_shortest(out, x, n, done, fmt_simd_available(), NULL);
+}
+
+size_t fmt_floats_shortest_nested(char *out, const float *x, size_t n, struct fmt_nest *s,
+				  size_t *done)
+{
+	return floats_shortest(out, x, n, done, fmt_simd_available(), s);
+}
+
+void fmt_nest_init(struct fmt_nest *s, size_t rank, const size_t *shape)
+{
+	s->rank = rank;
+	for (size_t a = 0; a < rank; a++) {
+		s->shape[a] = shape[a];
+		s->at[a] = 0;
+	}
+}
+
+/* A row just ended (at[rank - 1] == shape[rank - 1]): carry into the outer
+ * axes as an odometer does, one "]" and one "[" for each axis that wrapped;
+ * past the last number (axis 0 ended too) only the ','. */
+char *fmt_nest_close(char *p, struct fmt_nest *s)
+{
+	size_t a = s->rank - 1, wrapped = 0;
+
+	while (a > 0 && s->at[a] == s->shape[a]) {
+		s->at[a] = 0;
+		s->at[--a]++;
+		wrapped++;
+	}
+	if (s->at[a] == s->shape[a]) { /* a == 0: the tensor's end */
+		*p++ = ',';
+		return p;
+	}
+	for (size_t i = 0; i < wrapped; i++)
+		*p++ = ']';
+	*p++ = ',';
+	for (size_t i = 0; i < wrapped; i++)
+		*p++ = '[';
+	return p;
 }
 
 /* 5^k, k = 0 .. 27 (5^27 < 2^63) */

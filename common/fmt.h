@@ -25,6 +25,40 @@ size_t fmt_float_shortest(char *out, float x);
  * (n, or the index of that NaN or infinity). out must have room for
  * n * (FMT_FLOAT_MAX + 1) bytes. For rows of numbers: no call per number. */
 size_t fmt_floats_shortest(char *out, const float *x, size_t n, size_t *done);
+
+/*
+ * The separators of a nested JSON array of numbers, the numbers taken in
+ * row-major order: after each one ',' within a row, "],[" between rows,
+ * "]],[[" between matrices and so on (2 * rank - 1 bytes at most), and ','
+ * after the last (the caller closes the array). fmt_nest_init starts at the
+ * first number of a tensor of `shape` (outermost first, rank 1 ..
+ * FMT_NEST_MAX, every size > 0); each fmt_nest_sep writes the separator
+ * after the next number and returns the end of what it wrote.
+ */
+enum { FMT_NEST_MAX = 8 };
+
+struct fmt_nest {
+	size_t rank;
+	size_t shape[FMT_NEST_MAX]; /* outermost first */
+	size_t at[FMT_NEST_MAX];    /* the next number's index along each axis */
+};
+
+void fmt_nest_init(struct fmt_nest *s, size_t rank, const size_t *shape);
+char *fmt_nest_close(char *p, struct fmt_nest *s); /* fmt_nest_sep at a row's end */
+
+static inline char *fmt_nest_sep(char *p, struct fmt_nest *s)
+{
+	if (++s->at[s->rank - 1] < s->shape[s->rank - 1]) { /* within a row */
+		*p++ = ',';
+		return p;
+	}
+	return fmt_nest_close(p, s);
+}
+
+/* fmt_floats_shortest with s's separators in place of the ','s: out must
+ * have room for n * (FMT_FLOAT_MAX + 2 * rank) bytes. */
+size_t fmt_floats_shortest_nested(char *out, const float *x, size_t n, struct fmt_nest *s,
+				  size_t *done);
 size_t fmt_float_digits(char *out, float x, int digits);
 
 /* fmt_float_digits's naive twin, for tests: the same bytes, from snprintf's

@@ -90,5 +90,8 @@ struct api_writer {
  */
 int api_tensor_write(struct api_writer *w, const float *x, size_t rank, const size_t *shape);
 
+/* api_tensor_write's naive twin, for tests: the same bytes, a row at a time. */
+int api_tensor_write_ref(struct api_writer *w, const float *x, size_t rank, const size_t *shape);
+
 
 #endif

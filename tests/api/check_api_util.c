@@ -32,6 +32,7 @@
 #include "engine/prng.h"
 #include "common/jsonstr.h"
 
+#include "tests/lib/light.h"
 #include "tests/lib/suite_main.h"
 
 /* ---- buf --------------------------------------------------------------- */
@@ -629,6 +630,61 @@ START_TEST(test_write_nonfinite)
 }
 END_TEST
 
+/*
+ * api_tensor_write against its naive twin, api_tensor_write_ref (a row at a
+ * time): random shapes of rank 1 to 4 with sizes 0 to 6, and of rank 2 with
+ * sizes to 80 (past the one-pass size, which goes row by row), random finite bit patterns with a NaN or an infinity
+ * now and then (first, last, one after another), shortest and with a
+ * precision; the same text and the same result.
+ */
+START_TEST(test_write_twin)
+{
+	static const uint32_t nonfinite[3] = {0x7fc00000u, 0x7f800000u, 0xff800000u};
+	struct attn_prng g;
+	int tensors = test_light() ? 300 : 5000;
+
+	attn_prng_seed(&g, 15);
+	for (int t = 0; t < tensors; t++) {
+		int large = t % 50 == 7; /* [up to 80, up to 80]: past the one-pass size */
+		size_t rank = large ? 2 : 1 + (size_t)(attn_prng_next(&g) % 4), shape[4], n = 1;
+		int precision = t % 5 == 4 ? 1 + (int)(attn_prng_next(&g) % 9) : 0;
+		struct buf fast, ref;
+		struct api_writer wf, wr;
+		float *x;
+		int rc_fast, rc_ref;
+
+		for (size_t a = 0; a < rank; a++) {
+			shape[a] = (size_t)(attn_prng_next(&g) % (large ? 81 : 7));
+			n *= shape[a];
+		}
+		x = malloc((n ? n : 1) * sizeof *x);
+		ck_assert_ptr_nonnull(x);
+		for (size_t i = 0; i < n; i++) {
+			uint32_t u = (uint32_t)(attn_prng_next(&g) >> 32);
+
+			if ((u >> 23 & 0xff) == 0xff || u % 7 == 0) /* a plainer number */
+				u = (u & 0x807fffffu) | (0x70u + u % 16) << 23;
+			if (t % 3 == 0 && u % 11 == 0)
+				u = nonfinite[u % 3];
+			memcpy(&x[i], &u, sizeof u);
+		}
+		buf_init(&fast, (size_t)1 << 24);
+		buf_init(&ref, (size_t)1 << 24);
+		wf = (struct api_writer){&fast, API_ENC_FLOAT, precision};
+		wr = (struct api_writer){&ref, API_ENC_FLOAT, precision};
+		rc_fast = api_tensor_write(&wf, x, rank, shape);
+		rc_ref = api_tensor_write_ref(&wr, x, rank, shape);
+		ck_assert_int_eq(rc_fast, rc_ref);
+		ck_assert_msg(fast.len == ref.len && memcmp(fast.data, ref.data, ref.len) == 0,
+			      "tensor %d (rank %zu): \"%s\", twin \"%s\"", t, rank, fast.data,
+			      ref.data);
+		buf_release(&fast);
+		buf_release(&ref);
+		free(x);
+	}
+}
+END_TEST
+
 static Suite *api_util_suite(void)
 {
 	Suite *s = suite_create("api_util");
@@ -662,6 +718,7 @@ static Suite *api_util_suite(void)
 	suite_add_tcase(s, te);
 
 	tcase_add_test(tw, test_write_nonfinite);
+	tcase_add_test(tw, test_write_twin);
 	suite_add_tcase(s, tw);
 	return s;
 }
