@@ -111,7 +111,7 @@ static int buf_grow_slow(struct buf *b, size_t n)
 	return 0;
 }
 
-int buf_append(struct buf *b, const void *p, size_t n)
+int buf_append_grow(struct buf *b, const void *p, size_t n)
 {
 	if (buf_grow(b, n) != 0)
 		return -1;
@@ -122,12 +122,7 @@ int buf_append(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
-int buf_puts(struct buf *b, const char *s)
-{
-	return buf_append(b, s, strlen(s));
-}
-
-int buf_putc(struct buf *b, char c)
+int buf_putc_grow(struct buf *b, char c)
 {
 	if (buf_grow(b, 1) != 0)
 		return -1;

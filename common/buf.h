@@ -11,6 +11,7 @@
 #define API_BUF_H
 
 #include <stddef.h>
+#include <string.h>
 
 struct buf {
 	char *data;
@@ -22,9 +23,38 @@ void buf_init(struct buf *b, size_t max);
 void buf_release(struct buf *b);
 void buf_reset(struct buf *b); /* len = 0, failed = 0, memory kept */
 
-int buf_append(struct buf *b, const void *p, size_t n);
-int buf_puts(struct buf *b, const char *s);
-int buf_putc(struct buf *b, char c);
+/* The appends, their usual case (the bytes fit) inlined below: an answer
+ * makes dozens of small appends, of literals mostly, whose length and copy
+ * the compiler then works out where they are written. The _grow versions
+ * are the whole functions, out of line. */
+int buf_append_grow(struct buf *b, const void *p, size_t n);
+int buf_putc_grow(struct buf *b, char c);
+
+static inline int buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (!(n < b->cap - b->len) || b->failed)
+		return buf_append_grow(b, p, n);
+	if (n > 0)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+static inline int buf_puts(struct buf *b, const char *s)
+{
+	return buf_append(b, s, strlen(s));
+}
+
+static inline int buf_putc(struct buf *b, char c)
+{
+	if (!(1 < b->cap - b->len) || b->failed)
+		return buf_putc_grow(b, c);
+	b->data[b->len] = c;
+	b->len++;
+	b->data[b->len] = '\0';
+	return 0;
+}
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Appends v in decimal, as "%llu" would, without printf (for hot paths). */
