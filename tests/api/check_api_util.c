@@ -633,9 +633,10 @@ END_TEST
 /*
  * api_tensor_write against its naive twin, api_tensor_write_ref (a row at a
  * time): random shapes of rank 1 to 4 with sizes 0 to 6, and of rank 2 with
- * sizes to 80 (past the one-pass size, which goes row by row), random finite bit patterns with a NaN or an infinity
- * now and then (first, last, one after another), shortest and with a
- * precision; the same text and the same result.
+ * sizes to 80 (past the one-pass size, which goes row by row), random finite
+ * bit patterns with a NaN or an infinity now and then (first, last, one
+ * after another), shortest and with a precision; the same text and the same
+ * result.
  */
 START_TEST(test_write_twin)
 {
