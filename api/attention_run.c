@@ -115,8 +115,9 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 	bad = bad || size_add(&floats, p->out_n, p->w_n) || size_add(&floats, floats, p->s_n) ||
 	      size_add(&floats, floats, p->pos_n) || size_add(&floats, floats, p->q_n) ||
 	      size_add(&floats, floats, p->kv_n) || size_add(&floats, floats, p->kv_n) ||
-	      size_add(&floats, floats, p->ho_n) || size_mul(&bytes, floats, per_float) || size_add(&bytes, bytes, p->ws_bytes) ||
-	      size_add(&bytes, bytes, query) || size_add(&bytes, bytes,
+	      size_add(&floats, floats, p->ho_n) || size_mul(&bytes, floats, per_float) ||
+	      size_add(&bytes, bytes, p->ws_bytes) || size_add(&bytes, bytes, query) ||
+	      size_add(&bytes, bytes,
 			  job->inline_spec.pending
 				  ? attention_inline_bytes(&job->inline_spec.cfg, job->model->D)
 				  : 0);
