@@ -134,10 +134,13 @@ export function rovingFocus(container, selector, current, columns) {
 }
 
 // A request without its inputs (text, embeddings, tokens) and without asking
-// to see the positions or q, k and v (which change no weight), as a string: what says
-// which model, settings, mask and positional encoding an answer is of.
+// to see the positions, q, k and v or the heads' outputs (which change no
+// weight), as a string: what says which model, settings, mask and positional
+// encoding an answer is of. app.js buildRequest adds "head_outputs" beside
+// "projections", modelRequest neither: both are left out, or Find heads would
+// take every one-layer model drawn for another.
 export function specKey(req) {
-	const { text, embeddings, tokens, positions, projections, ...spec } = req ?? {};
+	const { text, embeddings, tokens, positions, projections, head_outputs, ...spec } = req ?? {};
 	return JSON.stringify(spec);
 }
 

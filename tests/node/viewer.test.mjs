@@ -399,6 +399,17 @@ async function checkStates(page, base) {
 		if (!/draw this one first/.test(note)) p.push(`note: "${note}"`);
 	});
 
+	await check("find heads scores a one-layer model drawn with its q, k, v and head outputs (tiny)", async (p) => {
+		await page.goto(`${base}/?model=tiny`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
+		const req = await page.evaluate(() => window.attnd.lastRequest);
+		if (req.head_outputs !== true) p.push("the drawn request does not ask head_outputs (the case this checks)");
+		await page.click("#find-heads");
+		await settled(page, () => window.attnd.found?.model === "tiny").catch(() => {});
+		const note = await page.textContent("#find-note");
+		if (await page.evaluate(() => window.attnd.found?.model !== "tiny")) p.push(`tiny not scored; note: "${note}"`);
+	});
+
 	await check("an empty window size is an error at the field, not a request without a mask", async (p) => {
 		await page.goto(`${base}/?model=tiny`);
 		await settled(page, () => window.attnd?.state === "ok");
