@@ -290,7 +290,9 @@ async function run() {
 		const notes = { positions: null, projections: null };
 		for (let field = refusedExtra(req, res, body); field !== null; field = refusedExtra(req, res, body)) {
 			notes[field] = body.error.message;
+			// the heads' outputs are drawn beside q, k and v only: dropped with them
 			const { [field]: _, ...rest } = req;
+			if (field === "projections") delete rest.head_outputs;
 			req = rest;
 			view.lastRequest = req;
 			showRequest(req);

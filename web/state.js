@@ -25,9 +25,10 @@
 //   positionsNote  why positions asked for are not shown (the API's refusal
 //                past 1024 positions; the attention was asked again without), or null
 //   projections  the drawn item's projections {q [H][Lq][D], k and v
-//                [Hkv][Lk][D]} (one layer, up to 1024 positions); for a
+//                [Hkv][Lk][D], o [H][Lq][D] (the heads' outputs) or null}
+//                (one layer, up to 1024 positions); for a
 //                checkpoint, those of the head drawn large alone, asked for
-//                after its attention: {q, k, v [1][L][D], layer (its number),
+//                after its attention: {q, k, v, o [1][L][D], layer (its number),
 //                head, H, Hkv}; or null
 //   projectionsAsked  the checkpoint head {layer (its number), head} whose
 //                projections were last asked for, or null

@@ -121,7 +121,9 @@ export async function checkProjections(page, base) {
 		} finally {
 			await page.unroute(`${base}/v1/attention`, handler);
 		}
-		if (sent.length !== 2 || sent[0].projections !== true || sent[1].projections !== undefined) p.push(`sent ${JSON.stringify(sent.map((b) => b.projections))}`);
+		// asked again without q, k and v, and without the heads' outputs drawn beside them
+		const asked = sent.map((b) => [b.projections, b.head_outputs]);
+		if (!same(asked, [[true, true], [undefined, undefined]])) p.push(`sent ${JSON.stringify(asked)}`);
 		const panel = await panelOf(page);
 		if (panel.hidden || panel.figures !== 0 || !panel.text.includes(refusal)) p.push(`the panel: ${JSON.stringify({ hidden: panel.hidden, figures: panel.figures, text: panel.text })}`);
 		if ((await page.$$("#heads figure.head")).length !== 3) p.push("the attention is not drawn (2 heads and the mean)");
