@@ -249,6 +249,24 @@ static void capture_heads(float *slab, const float *attw, const struct attn_stac
 			slab[k] /= (float)Hc;
 }
 
+/* The captured heads' rows of src [B, L, ld] into slab [B, Hc, L, D]:
+ * captured head h's D columns start at col0 + (h / group) D (group 1: its
+ * own head; H / Hkv: the key head it reads). */
+static void gather_heads(float *slab, const float *src, size_t ld, size_t col0, size_t group,
+			 const struct attn_stack_run *run)
+{
+	size_t Hc = stack_n_heads(run), L = run->L, D = run->stack->D;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t i = 0; i < Hc; i++) {
+			size_t h = run->heads ? run->heads[i] : i, col = col0 + h / group * D;
+
+			for (size_t l = 0; l < L; l++) /* src[b, l, col:] to slab[b, i, l] */
+				memcpy(slab + ((b * Hc + i) * L + l) * D, src + (b * L + l) * ld + col,
+				       D * sizeof(float));
+		}
+}
+
 /* The captured heads' q, and the k and v of the key head each reads, from
  * qkv [B, L, W3] (q, k, v side by side; llama's q and k rotated) into slab
  * [3, B, Hc, L, D]. */
@@ -256,35 +274,11 @@ static void capture_projections(float *slab, const float *qkv, size_t W3,
 				const struct attn_stack_run *run)
 {
 	const struct attn_stack *s = run->stack;
-	size_t Hc = stack_n_heads(run), L = run->L, D = s->D, part = run->B * Hc * L * D;
+	size_t part = run->B * stack_n_heads(run) * run->L * s->D, g = s->H / s->Hkv;
 
-	for (size_t b = 0; b < run->B; b++)
-		for (size_t i = 0; i < Hc; i++) {
-			size_t h = run->heads ? run->heads[i] : i, g = h / (s->H / s->Hkv);
-			size_t col[3] = {h * D, (s->H + g) * D, (s->H + s->Hkv + g) * D};
-
-			for (size_t t = 0; t < 3; t++)
-				for (size_t l = 0; l < L; l++) /* qkv[b, l, col[t]:] to slab[t, b, i, l] */
-					memcpy(slab + t * part + ((b * Hc + i) * L + l) * D,
-					       qkv + (b * L + l) * W3 + col[t], D * sizeof(float));
-		}
-}
-
-/* The captured heads' outputs from ctx [B, L, H D] (the heads joined) into
- * slab [B, Hc, L, D]. */
-static void capture_head_outputs(float *slab, const float *ctx, const struct attn_stack_run *run)
-{
-	const struct attn_stack *s = run->stack;
-	size_t Hc = stack_n_heads(run), L = run->L, D = s->D;
-
-	for (size_t b = 0; b < run->B; b++)
-		for (size_t i = 0; i < Hc; i++) {
-			size_t h = run->heads ? run->heads[i] : i;
-
-			for (size_t l = 0; l < L; l++) /* ctx[b, l, h D:] to slab[b, i, l] */
-				memcpy(slab + ((b * Hc + i) * L + l) * D,
-				       ctx + (b * L + l) * s->H * D + h * D, D * sizeof(float));
-		}
+	gather_heads(slab, qkv, W3, 0, 1, run);
+	gather_heads(slab + part, qkv, W3, s->H * s->D, g, run);
+	gather_heads(slab + 2 * part, qkv, W3, (s->H + s->Hkv) * s->D, g, run);
 }
 
 /* Where a captured layer's weights, scores, projections and head outputs go
@@ -340,8 +334,8 @@ static enum attn_status stack_attention(const struct stack_layout *lay,
 		capture_heads(s_slab, ws + lay->atts, run, ATTN_WEIGHTS_PER_HEAD);
 	if (cap && cap->projections)
 		capture_projections(cap->projections, qkv, W3, run);
-	if (cap && cap->head_outputs)
-		capture_head_outputs(cap->head_outputs, ctx, run);
+	if (cap && cap->head_outputs) /* from ctx [B, L, H D], the heads joined */
+		gather_heads(cap->head_outputs, ctx, s->H * s->D, 0, 1, run);
 	run_linear(run, out, s->E, ctx, s->H * s->D, lay->n, &blk->o);
 	return ATTN_OK;
 }

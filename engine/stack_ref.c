@@ -200,42 +200,35 @@ struct ref_slabs {
 	float *head_outputs; /* [B, Hc, L, D] */
 };
 
-/* p [3, B, Hc, L, D]: element by element, q of captured head h, k and v of
- * key head h / (H / Hkv), read from qkv [B, L, W3] after RoPE. */
+/* out [B, Hc, L, D]: element by element, for captured head h the D columns
+ * of head first + h / group of src [B, L, ld] (group 1: its own head; H /
+ * Hkv: the key head it reads). */
+static void ref_gather(const struct attn_stack_run *run, const float *src, size_t ld,
+		       size_t first, size_t group, float *out)
+{
+	size_t Hc = stack_n_heads(run), D = run->stack->D, k = 0;
+
+	for (size_t b = 0; b < run->B; b++)
+		for (size_t i = 0; i < Hc; i++) {
+			size_t h = run->heads ? run->heads[i] : i, head = first + h / group;
+
+			for (size_t l = 0; l < run->L; l++)
+				for (size_t d = 0; d < D; d++)
+					out[k++] = src[(b * run->L + l) * ld + head * D + d];
+		}
+}
+
+/* p [3, B, Hc, L, D]: q of captured head h, k and v of key head
+ * h / (H / Hkv), read from qkv [B, L, W3] after RoPE. */
 static void ref_capture_projections(const struct attn_stack_run *run, const struct ref_bufs *rb,
 				    float *p)
 {
 	const struct attn_stack *s = run->stack;
-	size_t Hc = stack_n_heads(run), D = s->D, k = 0;
+	size_t part = run->B * stack_n_heads(run) * run->L * s->D, g = s->H / s->Hkv;
 
-	for (size_t t = 0; t < 3; t++)
-		for (size_t b = 0; b < run->B; b++)
-			for (size_t i = 0; i < Hc; i++) {
-				size_t h = run->heads ? run->heads[i] : i;
-				size_t head = t == 0 ? h : s->H + (t - 1) * s->Hkv + h * s->Hkv / s->H;
-
-				for (size_t l = 0; l < run->L; l++)
-					for (size_t d = 0; d < D; d++)
-						p[k++] = rb->qkv[(b * run->L + l) * rb->W3 + head * D + d];
-			}
-}
-
-/* o [B, Hc, L, D]: element by element, captured head h's columns of ctx
- * [B, L, H D] (its weights times v). */
-static void ref_capture_head_outputs(const struct attn_stack_run *run, const struct ref_bufs *rb,
-				     float *o)
-{
-	const struct attn_stack *s = run->stack;
-	size_t Hc = stack_n_heads(run), D = s->D, k = 0;
-
-	for (size_t b = 0; b < run->B; b++)
-		for (size_t i = 0; i < Hc; i++) {
-			size_t h = run->heads ? run->heads[i] : i;
-
-			for (size_t l = 0; l < run->L; l++)
-				for (size_t d = 0; d < D; d++)
-					o[k++] = rb->ctx[(b * run->L + l) * s->H * D + h * D + d];
-		}
+	ref_gather(run, rb->qkv, rb->W3, 0, 1, p);
+	ref_gather(run, rb->qkv, rb->W3, s->H, g, p + part);
+	ref_gather(run, rb->qkv, rb->W3, s->H + s->Hkv, g, p + 2 * part);
 }
 
 static void ref_attention(const struct attn_stack_run *run, const struct attn_block *blk,
@@ -264,8 +257,8 @@ static void ref_attention(const struct attn_stack_run *run, const struct attn_bl
 		ref_capture(run, rb->atts, s_slab, ATTN_WEIGHTS_PER_HEAD);
 	if (cap && cap->projections)
 		ref_capture_projections(run, rb, cap->projections);
-	if (cap && cap->head_outputs)
-		ref_capture_head_outputs(run, rb, cap->head_outputs);
+	if (cap && cap->head_outputs) /* captured head h's columns of ctx [B, L, H D] */
+		ref_gather(run, rb->ctx, s->H * s->D, 0, 1, cap->head_outputs);
 	ref_linear(out, s->E, rb->ctx, s->H * s->D, rb->n, &blk->o);
 }
 
