@@ -82,18 +82,11 @@ static int projection_floats(const struct attention_job *job, struct attention_p
 	return size_mul3(&p->kv_n, job->B, job->Lk, m->Hkv * m->D);
 }
 
-/* The head outputs shown, when asked for (after p->out_n): [B, H, Lq, D], as
- * many floats as the output [B, Lq, E] (H D = E). */
-static void head_output_floats(const struct attention_job *job, struct attention_plan *p)
-{
-	p->ho_n = job->head_outputs ? p->out_n : 0;
-}
-
 /*
  * The bytes a job will need, checked against the limit: outputs (the
- * positions, projections and head outputs too, when asked for) and the text of the answer
- * (about 16 bytes a float as text, 5.4 in base64), the workspace, the query
- * rows tokens become, and an inline model's weights.
+ * positions, projections and head outputs too, when asked for) and the text
+ * of the answer (about 16 bytes a float as text, 5.4 in base64), the
+ * workspace, the query rows tokens become, and an inline model's weights.
  */
 static int check_memory(const struct api_service *svc, const struct attention_job *job,
 			struct attention_plan *p, struct api_error *err)
@@ -106,7 +99,7 @@ static int check_memory(const struct api_service *svc, const struct attention_jo
 		  attention_positions_size(job, &p->pos_dim, &p->pos_n) != 0 ||
 		  projection_floats(job, p) != 0;
 
-	head_output_floats(job, p);
+	p->ho_n = job->head_outputs ? p->out_n : 0; /* [B, H, Lq, D]: H D = E */
 	p->w_n = job->weights_mode == ATTN_WEIGHTS_NONE ? 0
 		 : job->weights_mode == ATTN_WEIGHTS_MEAN ? cells : per_head;
 	p->s_n = job->scores_view != ATTN_SCORES_NONE ? per_head : 0;

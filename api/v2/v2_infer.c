@@ -247,8 +247,7 @@ static int unknown_output(int k, const char *ptr, struct api_error *err)
 				v2_out_names[k]);
 	return api_fail(err, API_E_UNKNOWN_OUTPUT, child,
 			"the outputs are output, weights, weights_mean, q, k, v and head_outputs "
-			"(one layer), "
-			"output, attentions and scores (a checkpoint)");
+			"(one layer), output, attentions and scores (a checkpoint)");
 }
 
 /* Whether the `weights` parameter lets a known output be computed. */

@@ -17,12 +17,7 @@ int v2_wants(const struct v2_job *v, enum out_kind k)
 	return 0;
 }
 
-int v2_is_projection(enum out_kind k)
-{
-	return k == OUT_Q || k == OUT_K || k == OUT_V;
-}
-
 int v2_is_layer_only(enum out_kind k)
 {
-	return v2_is_projection(k) || k == OUT_HEADS;
+	return k == OUT_Q || k == OUT_K || k == OUT_V || k == OUT_HEADS;
 }

@@ -67,9 +67,6 @@ struct v2_job {
 /* Whether output k was asked for (or comes by default). */
 int v2_wants(const struct v2_job *v, enum out_kind k);
 
-/* Whether k is one of the projections q, k and v. */
-int v2_is_projection(enum out_kind k);
-
 /* Whether k is answered by one-layer models only: q, k, v and head_outputs. */
 int v2_is_layer_only(enum out_kind k);
 
