@@ -290,9 +290,8 @@ async function run() {
 		const notes = { positions: null, projections: null };
 		for (let field = refusedExtra(req, res, body); field !== null; field = refusedExtra(req, res, body)) {
 			notes[field] = body.error.message;
-			// the heads' outputs are drawn beside q, k and v only: dropped with them
-			const { [field]: _, ...rest } = req;
-			if (field === "projections") delete rest.head_outputs;
+			const rest = { ...req };
+			for (const f of DROPPED_WITH[field]) delete rest[f];
 			req = rest;
 			view.lastRequest = req;
 			showRequest(req);
@@ -319,6 +318,10 @@ async function run() {
 		if (inflight === ctrl) inflight = null;
 	}
 }
+
+// What asking again without a refused extra leaves out: the heads' outputs
+// are drawn beside q, k and v only, so they go with them.
+const DROPPED_WITH = { positions: ["positions"], projections: ["projections", "head_outputs"] };
 
 // Which extra the API refused, "positions" or "projections", when req asked
 // for it and the answer is a 422 at its pointer; else null (each is dropped

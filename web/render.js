@@ -709,15 +709,16 @@ function drawProjections() {
 		el("span", { class: "axes", text: `rows: token (q${p.o ? " and w · v" : ""}: queries, k and v: keys) · columns: the head's dimensions` }),
 	);
 	const kvName = Hkv < H ? `key head ${g}` : `head ${g}`;
+	const ofHead = (fig, n) => {
+		fig.dataset.head = String(n); // the head whose numbers it draws
+		return fig;
+	};
 	const figs = [
-		valuesFigure("proj", "q", q, `Queries q · ${where}head ${h}`, qCtx, notes.q),
-		valuesFigure("proj", "k", k, `Keys k · ${where}${kvName}`, kCtx, notes.k),
-		valuesFigure("proj", "v", v, `Values v · ${where}${kvName}`, vCtx, notes.v),
+		ofHead(valuesFigure("proj", "q", q, `Queries q · ${where}head ${h}`, qCtx, notes.q), h),
+		ofHead(valuesFigure("proj", "k", k, `Keys k · ${where}${kvName}`, kCtx, notes.k), g),
+		ofHead(valuesFigure("proj", "v", v, `Values v · ${where}${kvName}`, vCtx, notes.v), g),
 	];
-	if (p.o) figs.push(valuesFigure("proj", "o", p.o[at.qi], `Head output w · v · ${where}head ${h}`, oCtx, notes.o));
-	figs[0].dataset.head = String(h);
-	for (const f of figs.slice(1, 3)) f.dataset.head = String(g);
-	if (figs[3]) figs[3].dataset.head = String(h);
+	if (p.o) figs.push(ofHead(valuesFigure("proj", "o", p.o[at.qi], `Head output w · v · ${where}head ${h}`, oCtx, notes.o), h));
 	if (layer !== null) for (const f of figs) f.dataset.layer = String(layer);
 	$("projections").replaceChildren(...figs);
 }
