@@ -330,6 +330,48 @@ json_t *req_get(const json_t *obj, const char *key)
 	return NULL;
 }
 
+void req_members_read(struct req_members *m, const json_t *obj)
+{
+	json_t *o = (json_t *)(uintptr_t)obj; /* jansson's iterators take no const */
+
+	m->obj = obj;
+	m->n = 0;
+	if (json_object_size(o) > REQ_MEMBERS_MAX) {
+		m->n = SIZE_MAX;
+		return;
+	}
+	for (void *it = json_object_iter(o); it != NULL; it = json_object_iter_next(o, it)) {
+		m->key[m->n] = json_object_iter_key(it);
+		m->val[m->n] = json_object_iter_value(it);
+		m->n++;
+	}
+}
+
+json_t *req_member(const struct req_members *m, const char *key)
+{
+	if (m->n == SIZE_MAX)
+		return req_get(m->obj, key);
+	for (size_t i = 0; i < m->n; i++)
+		/* most keys asked for differ from a member's in the first byte */
+		if (m->key[i][0] == key[0] && strcmp(m->key[i], key) == 0)
+			return m->val[i];
+	return NULL;
+}
+
+int req_members_known(const struct req_members *m, const char *ptr, const char *const *names,
+		      struct api_error *err)
+{
+	char child[API_PTR_MAX];
+
+	if (m->n == SIZE_MAX)
+		return req_known_fields((json_t *)(uintptr_t)m->obj, ptr, names, err);
+	for (size_t i = 0; i < m->n; i++)
+		if (!req_listed(names, m->key[i]))
+			return api_fail(err, API_E_UNKNOWN_FIELD, req_child(child, ptr, m->key[i]),
+					"unknown field '%s'", m->key[i]);
+	return 0;
+}
+
 int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 		     struct api_error *err)
 {
@@ -348,7 +390,12 @@ int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 int req_enum(const json_t *obj, const char *key, const char *ptr, const char *const *names,
 	     int dflt, int *out, struct api_error *err)
 {
-	const json_t *v = req_get(obj, key);
+	return req_enum_value(req_get(obj, key), key, ptr, names, dflt, out, err);
+}
+
+int req_enum_value(const json_t *v, const char *key, const char *ptr, const char *const *names,
+		   int dflt, int *out, struct api_error *err)
+{
 	char child[API_PTR_MAX];
 
 	*out = dflt;
@@ -407,7 +454,12 @@ int req_past_int64(const json_t *v)
 int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, size_t hi,
 	     size_t dflt, size_t *out, struct api_error *err)
 {
-	const json_t *v = req_get(obj, key);
+	return req_size_value(req_get(obj, key), key, ptr, lo, hi, dflt, out, err);
+}
+
+int req_size_value(const json_t *v, const char *key, const char *ptr, size_t lo, size_t hi,
+		   size_t dflt, size_t *out, struct api_error *err)
+{
 	char child[API_PTR_MAX];
 	json_int_t x;
 
@@ -425,10 +477,9 @@ int req_size(const json_t *obj, const char *key, const char *ptr, size_t lo, siz
 }
 
 /* req_number and req_number_above: lo itself taken unless open. */
-static int number_in(const json_t *obj, const char *key, const char *ptr, double lo, int open,
+static int number_in(const json_t *v, const char *key, const char *ptr, double lo, int open,
 		     double hi, double dflt, double *out, struct api_error *err)
 {
-	const json_t *v = req_get(obj, key);
 	double x = json_number_value(v); /* 0 for anything else */
 	char child[API_PTR_MAX];
 
@@ -446,20 +497,31 @@ static int number_in(const json_t *obj, const char *key, const char *ptr, double
 int req_number(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
 	       double dflt, double *out, struct api_error *err)
 {
-	return number_in(obj, key, ptr, lo, 0, hi, dflt, out, err);
+	return number_in(req_get(obj, key), key, ptr, lo, 0, hi, dflt, out, err);
+}
+
+int req_number_value(const json_t *v, const char *key, const char *ptr, double lo, double hi,
+		     double dflt, double *out, struct api_error *err)
+{
+	return number_in(v, key, ptr, lo, 0, hi, dflt, out, err);
 }
 
 int req_number_above(const json_t *obj, const char *key, const char *ptr, double lo, double hi,
 		     double dflt, double *out, struct api_error *err)
 {
-	return number_in(obj, key, ptr, lo, 1, hi, dflt, out, err);
+	return number_in(req_get(obj, key), key, ptr, lo, 1, hi, dflt, out, err);
 }
 
 int req_softcap(const json_t *obj, const char *ptr, float *out, struct api_error *err)
 {
+	return req_softcap_value(req_get(obj, "softcap"), ptr, out, err);
+}
+
+int req_softcap_value(const json_t *v, const char *ptr, float *out, struct api_error *err)
+{
 	double c;
 
-	if (req_number(obj, "softcap", ptr, 0.0, 1e30, 0.0, &c, err) != 0)
+	if (number_in(v, "softcap", ptr, 0.0, 0, 1e30, 0.0, &c, err) != 0)
 		return -1;
 	/* c tanh(s / c) is within c of 0: with the smallest float32 the scores
 	 * and weights are those of any smaller c, rounded to float32 */
@@ -470,7 +532,12 @@ int req_softcap(const json_t *obj, const char *ptr, float *out, struct api_error
 int req_bool(const json_t *obj, const char *key, const char *ptr, int dflt, int *out,
 	     struct api_error *err)
 {
-	const json_t *v = req_get(obj, key);
+	return req_bool_value(req_get(obj, key), key, ptr, dflt, out, err);
+}
+
+int req_bool_value(const json_t *v, const char *key, const char *ptr, int dflt, int *out,
+		   struct api_error *err)
+{
 	char child[API_PTR_MAX];
 
 	*out = dflt;

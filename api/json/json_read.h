@@ -44,6 +44,33 @@ int req_parse_pooled(const char *body, size_t len, const char *const *fields,
 enum { REQ_SCAN_MEMBERS = 4 };
 json_t *req_get(const json_t *obj, const char *key);
 
+/*
+ * An object's members read once into a table, for an object a decoder asks
+ * many keys of: the request's top level, some 25 lookups for the four-word
+ * request, most for absent keys, each a req_get of jansson's iterator calls
+ * (about 120 instructions) where the table's is a few compares. Borrowed:
+ * keys and values are obj's, valid while obj lives unchanged. An object of
+ * more than REQ_MEMBERS_MAX members is not tabled (n is SIZE_MAX) and each
+ * lookup is obj's req_get: the same member either way (keys are unique).
+ */
+enum { REQ_MEMBERS_MAX = 8 };
+struct req_members {
+	const json_t *obj; /* borrowed; NULL when none was read (no member) */
+	size_t n;	   /* members in key[] and val[], or SIZE_MAX: look up obj */
+	const char *key[REQ_MEMBERS_MAX];
+	json_t *val[REQ_MEMBERS_MAX];
+};
+
+/* Reads obj's members (obj an object, or NULL for none) into m. */
+void req_members_read(struct req_members *m, const json_t *obj);
+
+/* req_get(m->obj, key), from the table. */
+json_t *req_member(const struct req_members *m, const char *key);
+
+/* req_known_fields of m->obj, from the table. */
+int req_members_known(const struct req_members *m, const char *ptr, const char *const *names,
+		      struct api_error *err);
+
 /* 422 unknown_field for any key of obj not in names (NULL-terminated). */
 int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 		     struct api_error *err);
@@ -51,6 +78,21 @@ int req_known_fields(json_t *obj, const char *ptr, const char *const *names,
 /* A string among names (NULL-terminated) -> its index; absent -> dflt. */
 int req_enum(const json_t *obj, const char *key, const char *ptr, const char *const *names,
 	     int dflt, int *out, struct api_error *err);
+
+/*
+ * The readers below, each also as *_value: the reader of a member already
+ * looked up (v, NULL when absent; key names it in the error's pointer), for
+ * a decoder that holds its object's members in a struct req_members.
+ */
+int req_enum_value(const json_t *v, const char *key, const char *ptr, const char *const *names,
+		   int dflt, int *out, struct api_error *err);
+int req_size_value(const json_t *v, const char *key, const char *ptr, size_t lo, size_t hi,
+		   size_t dflt, size_t *out, struct api_error *err);
+int req_number_value(const json_t *v, const char *key, const char *ptr, double lo, double hi,
+		     double dflt, double *out, struct api_error *err);
+int req_softcap_value(const json_t *v, const char *ptr, float *out, struct api_error *err);
+int req_bool_value(const json_t *v, const char *key, const char *ptr, int dflt, int *out,
+		   struct api_error *err);
 
 /*
  * v as an integer, as OpenAPI 3.1 (JSON Schema) types one: a JSON integer, or

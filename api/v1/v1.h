@@ -26,6 +26,7 @@
 
 struct v1_body {
 	json_t *root;
+	struct req_members top; /* root's members, borrowed from root */
 	/* rows of root's large number arrays; a tensor read may take its values
 	 * (api_tensor_read_pool), so the decoders take in without const */
 	struct fastjson_pool numbers;
@@ -49,7 +50,7 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
  * four, in the order a message says them; note follows the list). Returns 0,
  * or -1 with err an invalid_input that says which were sent and points at the
  * second one found ("" when none was). */
-int v1_one_input(const json_t *root, const char *const *names, const char *note,
+int v1_one_input(const struct req_members *top, const char *const *names, const char *note,
 		 struct api_error *err);
 
 /* "tokens" (ids or strings, or a batch of them) and "text" (a string or a
@@ -86,7 +87,7 @@ struct v1_outputs {
 
 /* Reads scale, softcap, weights (absent: default_weights), scores, encoding
  * and precision from the top of a /v1 body. */
-int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights,
+int v1_decode_outputs(const struct req_members *top, enum attn_weights_mode default_weights,
 		      struct v1_outputs *o, struct api_error *err);
 
 /* A boolean mask read as 0.0 / 1.0 floats, as bytes (the engine's form):

@@ -54,7 +54,7 @@ static int refuse_stack_fields(const struct v1_body *in, const struct attention_
 			       struct api_error *err)
 {
 	for (const char *const *f = stack_fields; *f != NULL; f++) {
-		const json_t *v = req_get(in->root, *f);
+		const json_t *v = req_member(&in->top, *f);
 		char ptr[API_PTR_MAX];
 
 		if (v == NULL || v1_is_default(*f, v))
@@ -264,7 +264,7 @@ static void say_list(char *dst, size_t cap, const char *const *names, size_t n)
 	}
 }
 
-int v1_one_input(const json_t *root, const char *const *names, const char *note,
+int v1_one_input(const struct req_members *top, const char *const *names, const char *note,
 		 struct api_error *err)
 {
 	const char *sent[4];
@@ -272,7 +272,7 @@ int v1_one_input(const json_t *root, const char *const *names, const char *note,
 	char all_said[64], sent_said[64], ptr[API_PTR_MAX];
 
 	for (; n < 4 && names[n] != NULL; n++)
-		if (req_get(root, names[n]) != NULL)
+		if (req_member(top, names[n]) != NULL)
 			sent[n_sent++] = names[n];
 	if (n_sent == 1)
 		return 0;
@@ -292,11 +292,11 @@ static int decode_input(struct v1_body *in, struct attention_job *job, size_t li
 			struct api_error *err)
 {
 	static const char *const inputs[] = { "embeddings", "tokens", "text", NULL };
-	json_t *emb = req_get(in->root, "embeddings");
-	json_t *tok = req_get(in->root, "tokens");
-	json_t *text = req_get(in->root, "text");
+	json_t *emb = req_member(&in->top, "embeddings");
+	json_t *tok = req_member(&in->top, "tokens");
+	json_t *text = req_member(&in->top, "text");
 
-	if (v1_one_input(in->root, inputs, "", err) != 0)
+	if (v1_one_input(&in->top, inputs, "", err) != 0)
 		return -1;
 	if (emb != NULL)
 		return decode_embeddings(in, job, emb, limit, err);
@@ -309,8 +309,8 @@ static int decode_input(struct v1_body *in, struct attention_job *job, size_t li
 static int decode_kv(struct v1_body *in, struct attention_job *job, size_t limit,
 		     struct api_error *err)
 {
-	json_t *k = req_get(in->root, "key");
-	json_t *v = req_get(in->root, "value");
+	json_t *k = req_member(&in->top, "key");
+	json_t *v = req_member(&in->top, "value");
 	size_t E = job->model->E;
 	int ragged = 0;
 
@@ -360,7 +360,7 @@ static int decode_outputs(const struct v1_body *in, struct attention_job *job,
 {
 	struct v1_outputs o;
 
-	if (v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
+	if (v1_decode_outputs(&in->top, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
 	job->scale = o.scale;
 	job->softcap = o.softcap;
@@ -385,18 +385,21 @@ int v1_decode(const struct api_service *svc, const char *body, size_t len, struc
 		req_refine_text_utf8(body, len, 1, err); /* a text or a batch of them */
 		return -1;
 	}
+	req_members_read(&in->top, in->root);
 	/* the model first: a request refused for another field is still
 	 * counted under the model it named (attnd_model_requests_total) */
 	if (v1_decode_model(svc, in, job, err) != 0 ||
-	    req_known_fields(in->root, "", top_fields, err) != 0)
+	    req_members_known(&in->top, "", top_fields, err) != 0)
 		return -1;
 	if (job->entry != NULL && job->entry->ckpt != NULL)
 		return 1;
 	if (refuse_stack_fields(in, job, err) != 0 || decode_input(in, job, limit, err) != 0 ||
 	    decode_kv(in, job, limit, err) != 0 || v1_decode_mask(in, job, err) != 0 ||
 	    v1_decode_positional(in, job, err) != 0 || v1_decode_show_positions(in, job, err) != 0 ||
-	    req_bool(in->root, "projections", "", 0, &job->projections, err) != 0 ||
-	    req_bool(in->root, "head_outputs", "", 0, &job->head_outputs, err) != 0 ||
+	    req_bool_value(req_member(&in->top, "projections"), "projections", "", 0,
+			   &job->projections, err) != 0 ||
+	    req_bool_value(req_member(&in->top, "head_outputs"), "head_outputs", "", 0,
+			   &job->head_outputs, err) != 0 ||
 	    decode_outputs(in, job, err) != 0)
 		return -1;
 	return 0;

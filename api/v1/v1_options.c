@@ -145,7 +145,7 @@ static int decode_inline(const struct api_service *svc, struct v1_body *in,
 int v1_decode_model(const struct api_service *svc, struct v1_body *in, struct attention_job *job,
 		    struct api_error *err)
 {
-	json_t *m = req_get(in->root, "model");
+	json_t *m = req_member(&in->top, "model");
 
 	job->max_text_bytes = svc->limits.max_text_bytes; /* a named or an inline model's text */
 	if (m == NULL || json_is_string(m)) {
@@ -216,14 +216,14 @@ int v1_decode_mask(struct v1_body *in, struct attention_job *job, struct api_err
 	static const char *const kinds[] = { "none", "causal", NULL };
 	static const char *const alignments[] = { "top_left", "bottom_right", NULL };
 	struct api_mask_spec spec = { .where_lengths = "/mask/lengths" };
-	json_t *m = req_get(in->root, "mask"), *lengths;
+	json_t *m = req_member(&in->top, "mask"), *lengths;
 	int64_t *lens = NULL;
 	int kind, rc;
 
 	/* the strings are not the whole choice: a window, a key padding or a
 	 * matrix of one's own is an object, which the refusal names too */
 	if (m != NULL && !json_is_object(m)) {
-		if (req_enum(in->root, "mask", "", kinds, 0, &kind, err) != 0)
+		if (req_enum_value(m, "mask", "", kinds, 0, &kind, err) != 0)
 			return api_fail(err, API_E_INVALID_VALUE, "/mask",
 					"must be \"none\", \"causal\" or a mask object of causal, "
 					"alignment, window, allow, bias and lengths (a sliding window: "
@@ -369,14 +369,14 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 			 struct api_error *err)
 {
 	static const char *const styles[] = { "interleaved", "half", NULL };
-	json_t *p = req_get(in->root, "positional");
+	json_t *p = req_member(&in->top, "positional");
 	struct attn_positional *pos = &job->pos;
 	double theta, scaling;
 	size_t rotary, offset;
 	int kind, style;
 
 	if (p == NULL || !json_is_object(p)) {
-		if (req_enum(in->root, "positional", "", pos_kinds, 0, &kind, err) != 0)
+		if (req_enum_value(p, "positional", "", pos_kinds, 0, &kind, err) != 0)
 			return -1;
 		pos->kind = (enum attn_pos_kind)kind;
 		return 0;
@@ -420,7 +420,7 @@ int v1_decode_positional(const struct v1_body *in, struct attention_job *job,
 int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job,
 			     struct api_error *err)
 {
-	const json_t *v = req_get(in->root, "positions");
+	const json_t *v = req_member(&in->top, "positions");
 	int want;
 
 	/* "positions": "sinusoidal" is "positional" misread: say which field
@@ -430,7 +430,7 @@ int v1_decode_show_positions(const struct v1_body *in, struct attention_job *job
 				"must be true or false (true shows the encoding in the answer); "
 				"the encoding is chosen by \"positional\": \"%s\"",
 				json_string_value(v));
-	if (req_bool(in->root, "positions", "", 0, &want, err) != 0)
+	if (req_bool_value(v, "positions", "", 0, &want, err) != 0)
 		return -1;
 	if (!want)
 		return 0;
@@ -460,7 +460,7 @@ int v1_positions_cap(size_t Lq, struct api_error *err)
 
 /* ---- what /v1/sdpa reads alike -------------------------------------------- */
 
-int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights,
+int v1_decode_outputs(const struct req_members *top, enum attn_weights_mode default_weights,
 		      struct v1_outputs *o, struct api_error *err)
 {
 	static const char *const weights[] = { "none", "per_head", "mean", NULL };
@@ -470,12 +470,17 @@ int v1_decode_outputs(const json_t *root, enum attn_weights_mode default_weights
 	int wm, sv, enc;
 	size_t precision;
 
-	if (req_number(root, "scale", "", 1e-30, 1e30, 0.0, &scale, err) != 0 ||
-	    req_softcap(root, "", &o->softcap, err) != 0 ||
-	    req_enum(root, "weights", "", weights, (int)default_weights, &wm, err) != 0 ||
-	    req_enum(root, "scores", "", scores, ATTN_SCORES_NONE, &sv, err) != 0 ||
-	    req_enum(root, "encoding", "", encodings, API_ENC_FLOAT, &enc, err) != 0 ||
-	    req_size(root, "precision", "", 1, 9, 0, &precision, err) != 0)
+	if (req_number_value(req_member(top, "scale"), "scale", "", 1e-30, 1e30, 0.0, &scale,
+			     err) != 0 ||
+	    req_softcap_value(req_member(top, "softcap"), "", &o->softcap, err) != 0 ||
+	    req_enum_value(req_member(top, "weights"), "weights", "", weights,
+			   (int)default_weights, &wm, err) != 0 ||
+	    req_enum_value(req_member(top, "scores"), "scores", "", scores, ATTN_SCORES_NONE,
+			   &sv, err) != 0 ||
+	    req_enum_value(req_member(top, "encoding"), "encoding", "", encodings,
+			   API_ENC_FLOAT, &enc, err) != 0 ||
+	    req_size_value(req_member(top, "precision"), "precision", "", 1, 9, 0, &precision,
+			   err) != 0)
 		return -1;
 	if (precision > 0 && enc == API_ENC_BASE64) /* else taken and ignored */
 		return api_fail(err, API_E_INVALID_INPUT, "/precision",

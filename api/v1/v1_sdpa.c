@@ -301,8 +301,10 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 static int decode_options(struct sdpa_job *j, struct api_error *err)
 {
 	struct v1_outputs o;
+	struct req_members top;
 
-	if (v1_decode_outputs(j->root, ATTN_WEIGHTS_NONE, &o, err) != 0)
+	req_members_read(&top, j->root);
+	if (v1_decode_outputs(&top, ATTN_WEIGHTS_NONE, &o, err) != 0)
 		return -1;
 	j->req.scale = o.scale;
 	j->req.softcap = o.softcap;

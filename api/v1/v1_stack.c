@@ -151,8 +151,10 @@ static int decode_input(const struct api_service *svc, const json_t *root, struc
 					tok ? API_WHERE_NESTED : API_WHERE_ITEM, 0};
 
 	static const char *const inputs[] = { "tokens", "text", NULL };
+	struct req_members top;
 
-	if (v1_one_input(root, inputs, " (a checkpoint model embeds its own tokens)", err) != 0)
+	req_members_read(&top, root);
+	if (v1_one_input(&top, inputs, " (a checkpoint model embeds its own tokens)", err) != 0)
 		return -1;
 	if (text != NULL && s->job->entry->tok == NULL)
 		return api_fail(err, API_E_NO_TOKENIZER, "/text",
@@ -250,7 +252,7 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
 	    req_bool(in->root, "projections", "", 0, &s->want_projections, err) != 0 ||
 	    req_bool(in->root, "head_outputs", "", 0, &s->want_head_outputs, err) != 0 ||
-	    v1_decode_outputs(in->root, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
+	    v1_decode_outputs(&in->top, ATTN_WEIGHTS_PER_HEAD, &o, err) != 0)
 		return -1;
 	if (o.scores != ATTN_SCORES_NONE && o.scores != ATTN_SCORES_MASKED)
 		return api_fail(err, API_E_INVALID_VALUE, "/scores",

@@ -15,8 +15,13 @@
  *   request   the four-word request of the seeds goes through req_parse as
  *             before: same fields, and an error still names jansson's line
  *             and column
+ *   members   req_member finds what its twin req_get finds, for members,
+ *             absent keys, keys one byte off, and objects past the table
+ *             (REQ_MEMBERS_MAX); req_members_known refuses the same first
+ *             unknown field with the same error as req_known_fields
  */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,6 +252,50 @@ START_TEST(test_request)
 }
 END_TEST
 
+static const char *const member_bodies[] = {
+    "{}",
+    "{\"model\":\"tiny\",\"text\":\"a b\"}",
+    "{\"text\":\"a\",\"tokens\":[1],\"t\":1,\"\":2}",
+    /* REQ_MEMBERS_MAX members, then one more: looked up in the object */
+    "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"text\":8}",
+    "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"text\":9}",
+    "{\"scale\":1,\"weights\":\"none\",\"nope\":0,\"model\":\"tiny\"}",
+    "[1,2]",
+};
+
+static const char *const member_keys[] = { "model", "text", "tex", "texts", "tokens", "t", "",
+					   "a", "h", "g", "scale", "weights", "nope", "value",
+					   NULL };
+
+static const char *const member_known[] = { "model", "text", "tokens", "scale", "weights", "a",
+					    "b", "c", "d", "e", "f", "g", NULL };
+
+START_TEST(test_members)
+{
+	const char *body = member_bodies[_i];
+	struct api_error e_table, e_object;
+	struct req_members m;
+	json_error_t jerr;
+	json_t *root = json_loads(body, 0, &jerr);
+	int rc_table, rc_object;
+
+	ck_assert_msg(root != NULL, "%s", body);
+	req_members_read(&m, root);
+	ck_assert(m.n == (json_object_size(root) > REQ_MEMBERS_MAX ? SIZE_MAX
+								 : json_object_size(root)));
+	for (size_t k = 0; member_keys[k] != NULL; k++)
+		ck_assert_msg(req_member(&m, member_keys[k]) == req_get(root, member_keys[k]),
+			      "%s in %s", member_keys[k], body);
+	memset(&e_table, 0, sizeof e_table);
+	memset(&e_object, 0, sizeof e_object);
+	rc_table = req_members_known(&m, "/x", member_known, &e_table);
+	rc_object = req_known_fields(root, "/x", member_known, &e_object);
+	ck_assert_int_eq(rc_table, rc_object);
+	ck_assert(memcmp(&e_table, &e_object, sizeof e_table) == 0);
+	json_decref(root);
+}
+END_TEST
+
 static Suite *json_dom_suite(void)
 {
 	Suite *s = suite_create("json_dom");
@@ -259,6 +308,8 @@ static Suite *json_dom_suite(void)
 	tcase_add_test(tc, test_depth);
 	tcase_add_test(tc, test_mutations);
 	tcase_add_test(tc, test_request);
+	tcase_add_loop_test(tc, test_members, 0,
+			    (int)(sizeof member_bodies / sizeof *member_bodies));
 	suite_add_tcase(s, tc);
 	return s;
 }
