@@ -263,6 +263,8 @@ ifneq ($(OWN_CALLOC),)
 $(BUILD)/tests/daemon/check_calloc: $(BUILD)/server/calloc.o
 $(BUILD)/tests/daemon/check_calloc.o: CFLAGS += -DOWN_CALLOC
 endif
+# check_route tests the route matcher against its twin (server/route.c), linked in.
+$(BUILD)/tests/daemon/check_route: $(BUILD)/server/route.o
 # check_pool tests the server's worker pool on its own, linked in.
 $(BUILD)/tests/daemon/check_pool: $(BUILD)/server/pool.o
 # check_peers tests --per-ip-limit's table and the metrics' model labels, linked in.

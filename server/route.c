@@ -49,6 +49,12 @@ static const struct route routes[] = {
 
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
+const struct route *route_table(size_t *n)
+{
+	*n = N_ROUTES;
+	return routes;
+}
+
 void route_print(FILE *out)
 {
 	for (size_t i = 0; i < N_ROUTES; i++) {
@@ -82,7 +88,7 @@ static int template_matches(const char *tmpl, const char *path, const char *want
 		if (seg == 0)
 			return 0;
 		if (want != NULL && out != NULL && strncmp(tmpl + 1, want, name_len) == 0 &&
-		    want[name_len] == '\0') { /* cut as path_matches cuts */
+		    want[name_len] == '\0') { /* cut as route_path_matches_ref cuts */
 			size_t kept = seg < ROUTE_PARAM_MAX ? seg : ROUTE_PARAM_MAX - 1;
 
 			memcpy(out, path, kept);
@@ -103,8 +109,10 @@ int route_segment(const struct route *rt, const char *path, const char *name,
 	return 0;
 }
 
-/* Does path match rt's path? Copies the parameter's segment into param. */
-static int path_matches(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX])
+/* Does path match rt's path? Copies the parameter's segment into param.
+ * The twin of route_path_matches: each kind of route read on its own. */
+int route_path_matches_ref(const struct route *rt, const char *path,
+			   char param[ROUTE_PARAM_MAX])
 {
 	size_t n;
 	const char *rest;
@@ -127,6 +135,36 @@ static int path_matches(const struct route *rt, const char *path, char param[ROU
 	return 1;
 }
 
+/*
+ * route_path_matches_ref in one pass: the bytes before a template's first '{' (a
+ * whole path when there is none) are compared in place, so the many routes
+ * a path is not leave at their first differing byte, most within four,
+ * without a call to strcmp, strchr or strlen; what is left is read as the
+ * twin reads it.
+ */
+int route_path_matches(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX])
+{
+	const char *t = rt->path, *p = path;
+	int templated = rt->param != NULL; /* a '{' is a template's only with a param */
+
+	while (*t != '\0' && *t == *p && !(templated && *t == '{')) {
+		t++;
+		p++;
+	}
+	if (templated && *t == '{')
+		return template_matches(t, p, rt->param, param);
+	if (*t != '\0')
+		return 0;
+	if (rt->param == NULL)
+		return *p == '\0';
+	/* the prefix of /v1/models/{name}: the rest is one non-empty segment */
+	if (p[0] == '\0' || strchr(p, '/') != NULL)
+		return 0;
+	if (param != NULL)
+		snprintf(param, ROUTE_PARAM_MAX, "%s", p);
+	return 1;
+}
+
 static int method_matches(const struct route *rt, const char *method)
 {
 	if (strcmp(rt->method, method) == 0)
@@ -137,7 +175,7 @@ static int method_matches(const struct route *rt, const char *method)
 int route_path_is(const char *path, enum route_kind kind)
 {
 	for (size_t i = 0; i < N_ROUTES; i++)
-		if (routes[i].kind == kind && path_matches(&routes[i], path, NULL))
+		if (routes[i].kind == kind && route_path_matches(&routes[i], path, NULL))
 			return 1;
 	return 0;
 }
@@ -192,7 +230,7 @@ enum route_result route_match(const char *method, const char *path, const struct
 	for (size_t i = 0; i < N_ROUTES; i++) {
 		const struct route *rt = &routes[i];
 
-		if (!path_matches(rt, path, param))
+		if (!route_path_matches(rt, path, param))
 			continue;
 		*metric = rt->metric;
 		allow_add(allow, rt->method);

@@ -87,6 +87,16 @@ void route_allow_any(char allow[ROUTE_ALLOW_MAX]);
  * methods matched (405). */
 int route_path_is(const char *path, enum route_kind kind);
 
+/* Does path match rt's path (ROUTE_PARAM_MAX - 1 bytes of its parameter's
+ * segment copied into param, when not NULL)? The matcher route_match runs,
+ * and its naive twin, which tests/daemon/check_route.c compares it with. */
+int route_path_matches(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX]);
+int route_path_matches_ref(const struct route *rt, const char *path,
+			   char param[ROUTE_PARAM_MAX]);
+
+/* The routing table: *n routes, static. */
+const struct route *route_table(size_t *n);
+
 /* Copies the segment of path that rt's template names {name} into out;
  * returns 0, or -1 (out "") when rt has no such segment or path no match. */
 int route_segment(const struct route *rt, const char *path, const char *name,
