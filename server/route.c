@@ -10,40 +10,43 @@
  * Triton's clients, curl -d or nothing at all type it (route.h). */
 #define V2_INFER_MEDIA (ROUTE_MEDIA_JSON | ROUTE_MEDIA_OCTET | ROUTE_MEDIA_NONE | ROUTE_MEDIA_FORM)
 
-/* {method, path, param, kind, api, metric, open, media} */
+/* A path and its length (the length counted by the compiler). */
+#define PATH(literal) literal, sizeof literal - 1
+
+/* {method, path, path_len, param, kind, api, metric, open, media} */
 static const struct route routes[] = {
-    {"POST", "/v1/attention", NULL, ROUTE_COMPUTE, API_ROUTE_ATTENTION, MR_ATTENTION, 0,
+    {"POST", PATH("/v1/attention"), NULL, ROUTE_COMPUTE, API_ROUTE_ATTENTION, MR_ATTENTION, 0,
      ROUTE_MEDIA_JSON},
-    {"POST", "/v1/sdpa", NULL, ROUTE_COMPUTE, API_ROUTE_SDPA, MR_SDPA, 0, ROUTE_MEDIA_JSON},
-    {"POST", "/v1/tokenize", NULL, ROUTE_COMPUTE, API_ROUTE_TOKENIZE, MR_TOKENIZE, 0,
+    {"POST", PATH("/v1/sdpa"), NULL, ROUTE_COMPUTE, API_ROUTE_SDPA, MR_SDPA, 0, ROUTE_MEDIA_JSON},
+    {"POST", PATH("/v1/tokenize"), NULL, ROUTE_COMPUTE, API_ROUTE_TOKENIZE, MR_TOKENIZE, 0,
      ROUTE_MEDIA_JSON},
-    {"POST", "/v1/detokenize", NULL, ROUTE_COMPUTE, API_ROUTE_DETOKENIZE, MR_DETOKENIZE, 0,
+    {"POST", PATH("/v1/detokenize"), NULL, ROUTE_COMPUTE, API_ROUTE_DETOKENIZE, MR_DETOKENIZE, 0,
      ROUTE_MEDIA_JSON},
-    {"GET", "/v1/models", NULL, ROUTE_API, API_ROUTE_MODELS, MR_MODELS, 0, 0},
-    {"GET", "/v1/models/", "name", ROUTE_API, API_ROUTE_MODEL, MR_MODEL, 0, 0},
-    {"GET", "/v1/tokenizers", NULL, ROUTE_API, API_ROUTE_TOKENIZERS, MR_TOKENIZERS, 0, 0},
-    {"GET", "/version", NULL, ROUTE_API, API_ROUTE_VERSION, MR_VERSION, 0, 0},
-    {"GET", "/openapi.json", NULL, ROUTE_OPENAPI, API_ROUTE_COUNT, MR_OPENAPI, 0, 0},
-    {"GET", "/healthz", NULL, ROUTE_HEALTHZ, API_ROUTE_COUNT, MR_HEALTHZ, 1, 0},
-    {"GET", "/readyz", NULL, ROUTE_READYZ, API_ROUTE_COUNT, MR_READYZ, 1, 0},
-    {"GET", "/metrics", NULL, ROUTE_METRICS, API_ROUTE_COUNT, MR_METRICS, 1, 0},
+    {"GET", PATH("/v1/models"), NULL, ROUTE_API, API_ROUTE_MODELS, MR_MODELS, 0, 0},
+    {"GET", PATH("/v1/models/"), "name", ROUTE_API, API_ROUTE_MODEL, MR_MODEL, 0, 0},
+    {"GET", PATH("/v1/tokenizers"), NULL, ROUTE_API, API_ROUTE_TOKENIZERS, MR_TOKENIZERS, 0, 0},
+    {"GET", PATH("/version"), NULL, ROUTE_API, API_ROUTE_VERSION, MR_VERSION, 0, 0},
+    {"GET", PATH("/openapi.json"), NULL, ROUTE_OPENAPI, API_ROUTE_COUNT, MR_OPENAPI, 0, 0},
+    {"GET", PATH("/healthz"), NULL, ROUTE_HEALTHZ, API_ROUTE_COUNT, MR_HEALTHZ, 1, 0},
+    {"GET", PATH("/readyz"), NULL, ROUTE_READYZ, API_ROUTE_COUNT, MR_READYZ, 1, 0},
+    {"GET", PATH("/metrics"), NULL, ROUTE_METRICS, API_ROUTE_COUNT, MR_METRICS, 1, 0},
     /* the viewer: static files with no secret in them, so open like /healthz */
-    {"GET", "/", NULL, ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_INDEX, 1, 0},
-    {"GET", "/web/", "file", ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_FILE, 1, 0},
+    {"GET", PATH("/"), NULL, ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_INDEX, 1, 0},
+    {"GET", PATH("/web/"), "file", ROUTE_WEB, API_ROUTE_COUNT, MR_WEB_FILE, 1, 0},
     /* the Open Inference Protocol (KServe v2); its probes are open like /healthz */
-    {"GET", "/v2", NULL, ROUTE_API, API_ROUTE_V2_SERVER, MR_V2_SERVER, 0, 0},
-    {"GET", "/v2/health/live", NULL, ROUTE_API, API_ROUTE_V2_LIVE, MR_V2_LIVE, 1, 0},
-    {"GET", "/v2/health/ready", NULL, ROUTE_API, API_ROUTE_V2_READY, MR_V2_READY, 1, 0},
-    {"GET", "/v2/models/{name}", "name", ROUTE_API, API_ROUTE_V2_MODEL, MR_V2_MODEL, 0, 0},
-    {"GET", "/v2/models/{name}/versions/{version}", "name", ROUTE_API, API_ROUTE_V2_MODEL,
+    {"GET", PATH("/v2"), NULL, ROUTE_API, API_ROUTE_V2_SERVER, MR_V2_SERVER, 0, 0},
+    {"GET", PATH("/v2/health/live"), NULL, ROUTE_API, API_ROUTE_V2_LIVE, MR_V2_LIVE, 1, 0},
+    {"GET", PATH("/v2/health/ready"), NULL, ROUTE_API, API_ROUTE_V2_READY, MR_V2_READY, 1, 0},
+    {"GET", PATH("/v2/models/{name}"), "name", ROUTE_API, API_ROUTE_V2_MODEL, MR_V2_MODEL, 0, 0},
+    {"GET", PATH("/v2/models/{name}/versions/{version}"), "name", ROUTE_API, API_ROUTE_V2_MODEL,
      MR_V2_MODEL, 0, 0},
-    {"GET", "/v2/models/{name}/ready", "name", ROUTE_API, API_ROUTE_V2_MODEL_READY,
+    {"GET", PATH("/v2/models/{name}/ready"), "name", ROUTE_API, API_ROUTE_V2_MODEL_READY,
      MR_V2_MODEL_READY, 0, 0},
-    {"GET", "/v2/models/{name}/versions/{version}/ready", "name", ROUTE_API,
+    {"GET", PATH("/v2/models/{name}/versions/{version}/ready"), "name", ROUTE_API,
      API_ROUTE_V2_MODEL_READY, MR_V2_MODEL_READY, 0, 0},
-    {"POST", "/v2/models/{name}/infer", "name", ROUTE_COMPUTE, API_ROUTE_V2_INFER, MR_V2_INFER,
-     0, V2_INFER_MEDIA},
-    {"POST", "/v2/models/{name}/versions/{version}/infer", "name", ROUTE_COMPUTE,
+    {"POST", PATH("/v2/models/{name}/infer"), "name", ROUTE_COMPUTE, API_ROUTE_V2_INFER,
+     MR_V2_INFER, 0, V2_INFER_MEDIA},
+    {"POST", PATH("/v2/models/{name}/versions/{version}/infer"), "name", ROUTE_COMPUTE,
      API_ROUTE_V2_INFER, MR_V2_INFER, 0, V2_INFER_MEDIA},
 };
 
@@ -111,8 +114,7 @@ int route_segment(const struct route *rt, const char *path, const char *name,
 
 /* Does path match rt's path? Copies the parameter's segment into param.
  * The twin of route_path_matches: each kind of route read on its own. */
-int route_path_matches_ref(const struct route *rt, const char *path,
-			   char param[ROUTE_PARAM_MAX])
+int route_path_matches_ref(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX])
 {
 	size_t n;
 	const char *rest;
@@ -135,34 +137,45 @@ int route_path_matches_ref(const struct route *rt, const char *path,
 	return 1;
 }
 
+/* The rest of a path after a prefix route's prefix (/v1/models/{name}):
+ * one non-empty segment, copied into param when not NULL. */
+static int one_segment(const char *rest, char param[ROUTE_PARAM_MAX])
+{
+	if (rest[0] == '\0' || strchr(rest, '/') != NULL)
+		return 0;
+	if (param != NULL)
+		snprintf(param, ROUTE_PARAM_MAX, "%s", rest);
+	return 1;
+}
+
 /*
- * route_path_matches_ref in one pass: the bytes before a template's first '{' (a
- * whole path when there is none) are compared in place, so the many routes
- * a path is not leave at their first differing byte, most within four,
- * without a call to strcmp, strchr or strlen; what is left is read as the
- * twin reads it.
+ * route_path_matches_ref with path's length (path_len) known, small enough
+ * to sit in route_match's loop: an exact route of another length is left
+ * without a compare, and a prefix or a template is compared in place up to
+ * its first '{' or its end, so that it leaves at the first byte that
+ * differs (for most routes within four); what is left is read as the twin
+ * reads it.
  */
-int route_path_matches(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX])
+static inline int path_matches(const struct route *rt, const char *path, size_t path_len,
+			       char param[ROUTE_PARAM_MAX])
 {
 	const char *t = rt->path, *p = path;
-	int templated = rt->param != NULL; /* a '{' is a template's only with a param */
 
-	while (*t != '\0' && *t == *p && !(templated && *t == '{')) {
+	if (rt->param == NULL)
+		return path_len == rt->path_len && memcmp(rt->path, path, path_len) == 0;
+	while (*t != '\0' && *t != '{' && *t == *p) {
 		t++;
 		p++;
 	}
-	if (templated && *t == '{')
+	if (*t == '{')
 		return template_matches(t, p, rt->param, param);
-	if (*t != '\0')
-		return 0;
-	if (rt->param == NULL)
-		return *p == '\0';
-	/* the prefix of /v1/models/{name}: the rest is one non-empty segment */
-	if (p[0] == '\0' || strchr(p, '/') != NULL)
-		return 0;
-	if (param != NULL)
-		snprintf(param, ROUTE_PARAM_MAX, "%s", p);
-	return 1;
+	return *t == '\0' && one_segment(p, param);
+}
+
+int route_path_matches(const struct route *rt, const char *path, size_t path_len,
+		       char param[ROUTE_PARAM_MAX])
+{
+	return path_matches(rt, path, path_len, param);
 }
 
 static int method_matches(const struct route *rt, const char *method)
@@ -174,8 +187,10 @@ static int method_matches(const struct route *rt, const char *method)
 
 int route_path_is(const char *path, enum route_kind kind)
 {
+	size_t path_len = strlen(path);
+
 	for (size_t i = 0; i < N_ROUTES; i++)
-		if (routes[i].kind == kind && route_path_matches(&routes[i], path, NULL))
+		if (routes[i].kind == kind && path_matches(&routes[i], path, path_len, NULL))
 			return 1;
 	return 0;
 }
@@ -223,6 +238,7 @@ enum route_result route_match(const char *method, const char *path, const struct
 			      enum metric_route *metric)
 {
 	enum route_result result = ROUTE_NO_PATH;
+	size_t path_len = strlen(path);
 
 	*out = NULL;
 	allow[0] = '\0';
@@ -230,7 +246,7 @@ enum route_result route_match(const char *method, const char *path, const struct
 	for (size_t i = 0; i < N_ROUTES; i++) {
 		const struct route *rt = &routes[i];
 
-		if (!route_path_matches(rt, path, param))
+		if (!path_matches(rt, path, path_len, param))
 			continue;
 		*metric = rt->metric;
 		allow_add(allow, rt->method);

@@ -45,6 +45,7 @@ struct route {
 	 * '{', a template whose every {x} matches one segment (the v2 family:
 	 * /v2/models/{name}/versions/{version}/infer) */
 	const char *path;
+	size_t path_len;   /* strlen(path) */
 	const char *param; /* NULL, or the segment copied out: /v1/models/{name} */
 	enum route_kind kind;
 	enum api_route api; /* ROUTE_COMPUTE / ROUTE_API only */
@@ -87,12 +88,13 @@ void route_allow_any(char allow[ROUTE_ALLOW_MAX]);
  * methods matched (405). */
 int route_path_is(const char *path, enum route_kind kind);
 
-/* Does path match rt's path (ROUTE_PARAM_MAX - 1 bytes of its parameter's
- * segment copied into param, when not NULL)? The matcher route_match runs,
- * and its naive twin, which tests/daemon/check_route.c compares it with. */
-int route_path_matches(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX]);
-int route_path_matches_ref(const struct route *rt, const char *path,
-			   char param[ROUTE_PARAM_MAX]);
+/* Does path (of path_len bytes, strlen(path)) match rt's path
+ * (ROUTE_PARAM_MAX - 1 bytes of its parameter's segment copied into param,
+ * when not NULL)? The matcher route_match runs, and its naive twin, which
+ * tests/daemon/check_route.c compares it with. */
+int route_path_matches(const struct route *rt, const char *path, size_t path_len,
+		       char param[ROUTE_PARAM_MAX]);
+int route_path_matches_ref(const struct route *rt, const char *path, char param[ROUTE_PARAM_MAX]);
 
 /* The routing table: *n routes, static. */
 const struct route *route_table(size_t *n);

@@ -50,12 +50,12 @@ static void agree(const struct route *rt, const char *path)
 	memset(fast, 'F', sizeof fast);
 	memset(ref, 'F', sizeof ref);
 	fast[sizeof fast - 1] = ref[sizeof ref - 1] = '\0';
-	m_fast = route_path_matches(rt, path, fast);
+	m_fast = route_path_matches(rt, path, strlen(path), fast);
 	m_ref = route_path_matches_ref(rt, path, ref);
 	ck_assert_msg(m_fast == m_ref, "%s %s: %d, twin %d", rt->path, path, m_fast, m_ref);
 	ck_assert_msg(strcmp(fast, ref) == 0, "%s %s: param '%s', twin '%s'", rt->path, path, fast,
 		      ref);
-	ck_assert_int_eq(route_path_matches(rt, path, NULL), m_ref);
+	ck_assert_int_eq(route_path_matches(rt, path, strlen(path), NULL), m_ref);
 }
 
 /* path, and path cut at each byte and grown by a byte and a segment */
@@ -90,6 +90,7 @@ START_TEST(test_twin)
 	for (size_t i = 0; i < n; i++) {
 		const struct route *rt = &routes[i];
 
+		ck_assert_uint_eq(rt->path_len, strlen(rt->path));
 		for (size_t k = 0; k < sizeof fixed_paths / sizeof *fixed_paths; k++)
 			agree(rt, fixed_paths[k]);
 		for (size_t j = 0; j < n; j++) {
