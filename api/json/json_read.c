@@ -347,17 +347,6 @@ void req_members_read(struct req_members *m, const json_t *obj)
 	}
 }
 
-json_t *req_member(const struct req_members *m, const char *key)
-{
-	if (m->n == SIZE_MAX)
-		return req_get(m->obj, key);
-	for (size_t i = 0; i < m->n; i++)
-		/* most keys asked for differ from a member's in the first byte */
-		if (m->key[i][0] == key[0] && strcmp(m->key[i], key) == 0)
-			return m->val[i];
-	return NULL;
-}
-
 int req_members_known(const struct req_members *m, const char *ptr, const char *const *names,
 		      struct api_error *err)
 {

@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "api/error.h"
 #include "api/values.h"
@@ -64,8 +66,18 @@ struct req_members {
 /* Reads obj's members (obj an object, or NULL for none) into m. */
 void req_members_read(struct req_members *m, const json_t *obj);
 
-/* req_get(m->obj, key), from the table. */
-json_t *req_member(const struct req_members *m, const char *key);
+/* req_get(m->obj, key), from the table; inline, as a decoder asks it
+ * of each field it reads. */
+static inline json_t *req_member(const struct req_members *m, const char *key)
+{
+	if (m->n == SIZE_MAX)
+		return req_get(m->obj, key);
+	for (size_t i = 0; i < m->n; i++)
+		/* most keys asked for differ from a member's in the first byte */
+		if (m->key[i][0] == key[0] && strcmp(m->key[i], key) == 0)
+			return m->val[i];
+	return NULL;
+}
 
 /* req_known_fields of m->obj, from the table. */
 int req_members_known(const struct req_members *m, const char *ptr, const char *const *names,
