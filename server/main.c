@@ -63,6 +63,9 @@
  *   comes from the workers and from the engine's own team (engine/team.h),
  *   and OpenBLAS's notes ask for single-threaded BLAS inside a
  *   multi-threaded program, else N workers x N BLAS threads oversubscribe.
+ *   The threads its pthreads build started before main (one per CPU but
+ *   one) would then only idle, and take the signals every thread of ours
+ *   blocks (signals.h): they are stopped (single_threaded_blas).
  * - An engine call runs on one thread (api_limits.engine_threads = 1), but
  *   a large request borrows the workers that are idle, to run its call on
  *   their cores too:
@@ -113,16 +116,17 @@
  *   memory back too, but made large answers slower with the page faults of
  *   fresh mappings; a trim costs nothing while busy. The figures, each with
  *   the commit it was measured at, are in bench/README.md.
- * - Signals: the SIGTERM/SIGINT handler only writes to a self-pipe that main
- *   reads, so no work happens in a signal handler. On one, the
+ * - Signals: SIGTERM, SIGINT and SIGHUP are blocked in every thread and
+ *   main reads them from a signalfd (signals.h), so no work happens in a
+ *   signal handler. On SIGTERM or SIGINT, the
  *   server drains: /readyz turns 503, the listening socket closes
  *   (MHD_quiesce_daemon), requests already received complete and are sent,
  *   each answer closing its connection, requests sent on open connections
  *   in the first second are answered too (compute ones 503 `draining`),
  *   then the daemon stops and attnd exits 0. If that takes longer than
  *   --drain-seconds, or a second SIGTERM/SIGINT comes, attnd logs it and
- *   exits 1 at once. SIGHUP, which log rotation sends, goes through the
- *   same pipe and is only logged: the logs go to stderr, whose file (if it
+ *   exits 1 at once. SIGHUP, which log rotation sends, comes the same way
+ *   and is only logged: the logs go to stderr, whose file (if it
  *   is one) attnd did not open and has no name to reopen by; rotate with
  *   copytruncate, or let the collector that reads stderr rotate. It never
  *   stops the daemon.
@@ -132,12 +136,9 @@
 #ifndef ATTND_COMMIT
 #define ATTND_COMMIT "unknown" /* the Makefile passes `git rev-parse --short HEAD` */
 #endif
-#include <errno.h>
-#include <fcntl.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,6 +157,7 @@
 #include "pool.h"
 #include "probe.h"
 #include "route.h"
+#include "signals.h"
 #include "api/service.h"
 
 #define MiB ((size_t)1 << 20)
@@ -288,40 +290,6 @@ static void stop_all(struct daemon_parts *d)
 	api_service_free(d->svc);
 }
 
-/* The self-pipe: the handler only writes the signal number into it, main
- * reads it. A file-scope global because a signal handler can reach no other
- * state. (sigwait would need the signals blocked in every thread, and
- * OpenBLAS starts its threads before main runs.) */
-static int signal_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char b = (unsigned char)sig;
-	ssize_t n = write(signal_pipe[1], &b, 1);
-
-	(void)n; /* a full pipe already holds a wake-up */
-	errno = saved;
-}
-
-static int install_signals(void)
-{
-	struct sigaction sa;
-
-	if (pipe(signal_pipe) != 0)
-		return -1;
-	if (fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK) != 0)
-		return -1;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
-	    sigaction(SIGHUP, &sa, NULL) != 0)
-		return -1;
-	return signal(SIGPIPE, SIG_IGN) == SIG_ERR ? -1 : 0;
-}
-
 /* What trim_when_idle saw: the completed count at the last tick and at the
  * last trim. */
 struct idle_trim {
@@ -350,23 +318,6 @@ static void trim_when_idle(const struct daemon_parts *d, struct idle_trim *t)
 #endif
 }
 
-/* The next signal written to the self-pipe within timeout_ms: its number,
- * 0 when none came (or the wait was interrupted), -1 when the pipe fails. */
-static int next_signal(int timeout_ms)
-{
-	struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
-	unsigned char sig;
-	int ready = poll(&pfd, 1, timeout_ms);
-
-	if (ready == 0 || (ready < 0 && errno == EINTR))
-		return 0;
-	if (ready < 0)
-		return -1;
-	if (read(signal_pipe[0], &sig, 1) == 1)
-		return sig;
-	return errno == EINTR ? 0 : -1;
-}
-
 /* Waits for SIGTERM or SIGINT, trimming memory on quiet 1 s ticks. SIGHUP
  * (what log rotation sends) is noted and ignored: the logs go to stderr,
  * which attnd did not open and cannot reopen by name (see the thread model). */
@@ -376,7 +327,7 @@ static void wait_for_signal(const struct daemon_parts *d)
 	int sig;
 
 	for (;;) {
-		sig = next_signal(1000);
+		sig = signals_next(1000);
 		if (sig == 0) {
 			http_tick(d->http);
 			trim_when_idle(d, &trim);
@@ -425,7 +376,7 @@ static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 				  cfg->drain_seconds);
 			return -1;
 		}
-		sig = next_signal(10);
+		sig = signals_next(10);
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_error("drain: signal %d again; exiting 1 now with %ld requests running",
 				  sig, active);
@@ -436,12 +387,27 @@ static int drain(struct daemon_parts *d, const struct attnd_config *cfg)
 	return 0;
 }
 
+/* OpenBLAS's own call that stops the threads of its pthreads build (the one
+ * its fork handler makes); weak, so a BLAS without it links, and left
+ * uncalled there. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
+/* BLAS on the calling thread only, and OpenBLAS's idle threads stopped.
+ * With one thread set, its pthreads build never starts them again (its
+ * calls run threaded only when more than one is set). */
+static void single_threaded_blas(void)
+{
+	openblas_set_num_threads(1);
+	if (openblas_get_parallel() == 1 && blas_thread_shutdown_ != NULL)
+		blas_thread_shutdown_();
+}
+
 static int serve(const struct attnd_config *cfg)
 {
 	struct daemon_parts d = {NULL, NULL, NULL, NULL, NULL};
 	log_set_format(strcmp(cfg->log_format, "json") == 0 ? LOG_JSON : LOG_TEXT);
-	openblas_set_num_threads(1);
-	if (install_signals() != 0 || start_all(&d, cfg) != 0) {
+	single_threaded_blas();
+	if (signals_start() != 0 || start_all(&d, cfg) != 0) {
 		stop_all(&d);
 		return EXIT_CONFIG;
 	}

@@ -3,7 +3,7 @@
  * (tests/live_daemon.h): load shedding (503 overloaded), small requests
  * answered beside the queue, draining on SIGTERM with a request in flight
  * with a keep-alive client's next request just after it, and with a log
- * nobody reads,
+ * nobody reads, the stop signals blocked in every thread (SIGINT drains too),
  * the command line (--help, --version, bad flags and models, exit codes),
  * models from files, and --probe. Timing is only ever used as a generous
  * upper bound.
@@ -11,6 +11,7 @@
 #define _DEFAULT_SOURCE /* usleep */
 #include <check.h>
 
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -244,6 +245,59 @@ START_TEST(test_drain_with_request_in_flight)
 	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "exit status %d", status);
 	live_resp_release(&r);
+}
+END_TEST
+
+/* The SigBlk mask of /proc/PID/task/TID/status, or -1 when unreadable. */
+static long long task_blocked(pid_t pid, const char *tid)
+{
+	char path[512];
+	char line[256];
+	long long mask = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)pid, tid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "SigBlk: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return mask;
+}
+
+/* Every thread of attnd blocks SIGTERM, SIGINT and SIGHUP, main included,
+ * which reads them from a signalfd (server/signals.h): no handler runs on
+ * a thread that may never pass it on (ThreadSanitizer's runtime dropped a
+ * SIGTERM so). OpenBLAS's own threads, started before main, are stopped, so
+ * none is left to take one. And SIGINT drains and exits 0 as SIGTERM does. */
+START_TEST(test_every_thread_blocks_stop_signals)
+{
+	const long long stop = (1LL << (SIGTERM - 1)) | (1LL << (SIGINT - 1)) |
+			       (1LL << (SIGHUP - 1));
+	char dir[64];
+	struct dirent *e;
+	int threads = 0, status;
+	DIR *tasks;
+
+	LIVE_DAEMON(d, "--threads", "2");
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)d.pid);
+	tasks = opendir(dir);
+	ck_assert_ptr_nonnull(tasks);
+	while ((e = readdir(tasks)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		ck_assert_msg((task_blocked(d.pid, e->d_name) & stop) == stop,
+			      "thread %s takes SIGTERM, SIGINT or SIGHUP", e->d_name);
+		threads++;
+	}
+	closedir(tasks);
+	ck_assert_int_ge(threads, 5); /* main, workers, I/O threads, the log writer */
+	ck_assert_int_eq(kill(d.pid, SIGINT), 0);
+	status = live_wait_exit(d.pid, WAIT_MS);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "exit status %d after SIGINT", status);
 }
 END_TEST
 
@@ -753,6 +807,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(load, test_overloaded);
 	tcase_add_test(load, test_small_compute_skips_queue);
 	tcase_add_test(load, test_drain_with_request_in_flight);
+	tcase_add_test(load, test_every_thread_blocks_stop_signals);
 	tcase_add_test(load, test_drain_answers_keepalive_request);
 	tcase_add_test(load, test_drain_with_stalled_log);
 	tcase_add_test(load, test_slow_log_reader_gets_every_line);
