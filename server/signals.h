@@ -16,8 +16,8 @@
  * takes every asynchronous signal first, a SIGTERM delivered to main while
  * it waited in poll(2) was sometimes dropped: the kernel delivered it (its
  * signal_deliver trace event), but our handler never ran, nothing was left
- * pending, and the daemon served on (about 1 in 30 runs of check_server
- * under load; a second SIGTERM stopped it). A blocked signal read from a
+ * pending, and the daemon served on (now and then in check_server under
+ * load; a second SIGTERM stopped it). A blocked signal read from a
  * signalfd never passes through a handler.
  *
  * SIGPIPE is ignored (a client gone mid-answer is an error return).

@@ -48,9 +48,9 @@ json_t *req_get(const json_t *obj, const char *key);
 
 /*
  * An object's members read once into a table, for an object a decoder asks
- * many keys of: the request's top level, some 25 lookups for the four-word
- * request, most for absent keys, each a req_get of jansson's iterator calls
- * (about 120 instructions) where the table's is a few compares. Borrowed:
+ * many keys of: the request's top level, where a decoder asks for every
+ * field it knows, most of them absent, and each req_get walks jansson's
+ * iterator calls where the table's lookup is a few compares. Borrowed:
  * keys and values are obj's, valid while obj lives unchanged. An object of
  * more than REQ_MEMBERS_MAX members is not tabled (n is SIZE_MAX) and each
  * lookup is obj's req_get: the same member either way (keys are unique).
