@@ -28,7 +28,8 @@
 #ifndef SERVER_SIGNALS_H
 #define SERVER_SIGNALS_H
 
-/* 0, or -1 (errno set) when the pipe, the handlers or the signalfd fail. */
+/* 0, or -1 (errno set) when the pipe, the handlers or the signalfd fail;
+ * what was set up by then stays (the caller exits). */
 int signals_start(void);
 
 /* The next of the three signals within timeout_ms: its number, 0 when none
