@@ -142,19 +142,17 @@ static int decode_heads(const json_t *root, struct stack_job *s, struct api_erro
 }
 
 /* The input: tokens (ids) or text, each item within the context length. */
-static int decode_input(const struct api_service *svc, const json_t *root, struct stack_job *s,
-			struct api_error *err)
+static int decode_input(const struct api_service *svc, const struct req_members *top,
+			struct stack_job *s, struct api_error *err)
 {
-	const json_t *tok = req_get(root, "tokens");
-	const json_t *text = req_get(root, "text");
+	const json_t *tok = req_member(top, "tokens");
+	const json_t *text = req_member(top, "text");
 	const struct api_where where = {tok ? "/tokens" : "/text",
 					tok ? API_WHERE_NESTED : API_WHERE_ITEM, 0};
 
 	static const char *const inputs[] = { "tokens", "text", NULL };
-	struct req_members top;
 
-	req_members_read(&top, root);
-	if (v1_one_input(&top, inputs, " (a checkpoint model embeds its own tokens)", err) != 0)
+	if (v1_one_input(top, inputs, " (a checkpoint model embeds its own tokens)", err) != 0)
 		return -1;
 	if (text != NULL && s->job->entry->tok == NULL)
 		return api_fail(err, API_E_NO_TOKENIZER, "/text",
@@ -246,7 +244,7 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	s->ckpt = job->entry->ckpt;
 	s->st = &s->ckpt->ck->stack;
 	if (refuse_layer_fields(in->root, job->model_name, err) != 0 ||
-	    decode_input(svc, in->root, s, err) != 0 || decode_types(in->root, s, err) != 0 ||
+	    decode_input(svc, &in->top, s, err) != 0 || decode_types(in->root, s, err) != 0 ||
 	    decode_positions(in->root, s, err) != 0 || decode_layers(in->root, s, err) != 0 ||
 	    decode_heads(in->root, s, err) != 0 ||
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
