@@ -83,13 +83,14 @@ static void model_metadata(const struct api_model_entry *e, struct api_reply *re
 }
 
 /* A checkpoint: token ids (and text, through its tokenizer) in; the last
- * hidden state, every layer's attention and (when named) scores out. */
+ * hidden state, every layer's attention and (when named) scores, q, k, v
+ * (k and v per query head) and head outputs out. */
 static void checkpoint_metadata(const struct api_model_entry *e, struct api_reply *reply)
 {
 	const struct attn_model *m = e->model;
 	long long E = (long long)m->E, H = (long long)m->H, N = (long long)e->ckpt->ck->stack.n_layers;
 	const long long ble[] = { -1, -1, E }, bl[] = { -1, -1 }, b[] = { -1 };
-	const long long nbhll[] = { N, -1, H, -1, -1 };
+	const long long nbhll[] = { N, -1, H, -1, -1 }, nbhld[] = { N, -1, H, -1, (long long)m->D };
 	struct buf *out = &reply->body;
 
 	buf_puts(out, "{\"name\":");
@@ -104,6 +105,10 @@ static void checkpoint_metadata(const struct api_model_entry *e, struct api_repl
 	tensor_meta(out, 1, "output", V2_FP32, 3, ble);
 	tensor_meta(out, 0, "attentions", V2_FP32, 5, nbhll);
 	tensor_meta(out, 0, "scores", V2_FP32, 5, nbhll);
+	tensor_meta(out, 0, "q", V2_FP32, 5, nbhld);
+	tensor_meta(out, 0, "k", V2_FP32, 5, nbhld);
+	tensor_meta(out, 0, "v", V2_FP32, 5, nbhld);
+	tensor_meta(out, 0, "head_outputs", V2_FP32, 5, nbhld);
 	buf_puts(out, "]}");
 	reply->status = 200;
 }

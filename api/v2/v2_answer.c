@@ -74,31 +74,68 @@ static void zero_key_padding(const struct attention_job *job, float *x, size_t h
 	fill_rows(x, job->B, heads, job->Lk, job->k_len, cols, 0.0f);
 }
 
+/* An answered tensor: n floats in `slabs` runs of slab_n, run i at
+ * x + i * stride (one run but for a checkpoint's q, k and v, whose layers
+ * interleave in [C, 3, B, Hc, L, D]). */
 struct out_tensor {
 	const float *x;
 	size_t rank, shape[5], n; /* up to [layers, B, H, L, L] */
+	size_t slabs, slab_n, stride;
 };
 
 /* A checkpoint's output [B, L, E], attentions [layers, B, H, L, L] (mean:
- * [layers, B, L, L]) or scores [layers, B, H, L, L], without B for an
- * unbatched input. */
+ * [layers, B, L, L]), scores [layers, B, H, L, L], q, k and v [layers, B,
+ * H, L, D] (k and v per query head, as /v1 answers them) and head_outputs
+ * [layers, B, H, L, D], without B for an unbatched input. */
 static struct out_tensor stack_tensor(const struct v2_job *v, enum out_kind k)
 {
 	const struct attention_job *job = &v->job;
 	const struct stack_job *s = &v->stack;
-	size_t B = job->B, L = job->Lq, at = 0;
-	struct out_tensor t = {0};
+	size_t B = job->B, L = job->Lq, C = s->n_layers, Hc = stack_heads(s), D = s->st->D;
+	size_t part = B * Hc * L * D; /* one layer's q, k, v or head outputs [B, Hc, L, D] */
+	size_t heads = Hc, cols = L, at = 0;
+	struct out_tensor t = {.slabs = 1};
 
-	t.x = k == OUT_OUTPUT ? s->out : k == OUT_SCORES ? s->scores : s->attentions;
-	t.n = k == OUT_OUTPUT ? s->out_n : k == OUT_SCORES ? s->sc_n : s->att_n;
+	switch (k) {
+	case OUT_OUTPUT:
+		t.x = s->out;
+		t.n = s->out_n;
+		heads = 0;
+		cols = s->st->E;
+		break;
+	case OUT_SCORES:
+		t.x = s->scores;
+		t.n = s->sc_n;
+		break;
+	case OUT_Q:
+	case OUT_K:
+	case OUT_V: /* layer c's is projections[c, k - OUT_Q] */
+		t.x = s->projections + (size_t)(k - OUT_Q) * part;
+		t.n = C * part;
+		t.slabs = C;
+		t.stride = 3 * part;
+		cols = D;
+		break;
+	case OUT_HEADS:
+		t.x = s->head_outputs;
+		t.n = s->ho_n;
+		cols = D;
+		break;
+	default: /* OUT_ATTENTIONS */
+		t.x = s->attentions;
+		t.n = s->att_n;
+		heads = job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? Hc : 0;
+		break;
+	}
+	t.slab_n = t.n / t.slabs;
 	if (k != OUT_OUTPUT)
-		t.shape[at++] = s->n_layers;
+		t.shape[at++] = C;
 	if (job->batched)
 		t.shape[at++] = B;
-	if (k == OUT_SCORES || (k == OUT_ATTENTIONS && job->weights_mode == ATTN_WEIGHTS_PER_HEAD))
-		t.shape[at++] = stack_heads(s);
+	if (heads > 0)
+		t.shape[at++] = heads;
 	t.shape[at++] = L;
-	t.shape[at++] = k == OUT_OUTPUT ? s->st->E : L;
+	t.shape[at++] = cols;
 	t.rank = at;
 	return t;
 }
@@ -126,11 +163,13 @@ static struct out_tensor layer_tensor(const struct v2_job *v, enum out_kind k)
 	struct out_tensor t = {0};
 
 	t.x = layer[k].x;
+	t.slabs = 1;
 	t.rank = layer[k].rank - skip;
 	memcpy(t.shape, layer[k].shape + skip, t.rank * sizeof(size_t));
 	t.n = 1;
 	for (size_t i = 0; i < t.rank; i++)
 		t.n *= t.shape[i]; /* within the limit attention_run has checked */
+	t.slab_n = t.n;
 	return t;
 }
 
@@ -157,6 +196,35 @@ static int put_le_floats(struct buf *b, const float *x, size_t n)
 	}
 	return 0;
 #endif
+}
+
+/* t's numbers as one flat JSON array: each run written as an array of its
+ * own (numbers: /v2 never answers base64), and where two meet, the first's
+ * ']' dropped and the second's '[' turned into the comma between them. */
+static int put_json(struct api_writer *w, const struct out_tensor *t)
+{
+	struct buf *b = w->out;
+
+	for (size_t i = 0; i < t->slabs; i++) {
+		size_t open = b->len;
+
+		if (api_tensor_write(w, t->x + i * t->stride, 1, &t->slab_n) != 0)
+			return -1;
+		if (i > 0)
+			b->data[open] = ',';
+		if (i + 1 < t->slabs)
+			b->data[--b->len] = '\0';
+	}
+	return 0;
+}
+
+/* t's numbers as little-endian float32 bytes, run after run. */
+static int put_binary(struct buf *b, const struct out_tensor *t)
+{
+	for (size_t i = 0; i < t->slabs; i++)
+		if (put_le_floats(b, t->x + i * t->stride, t->slab_n) != 0)
+			return -1;
+	return 0;
 }
 
 int v2_encode(const struct v2_job *v, struct api_reply *reply)
@@ -187,7 +255,7 @@ int v2_encode(const struct v2_job *v, struct api_reply *reply)
 			continue;
 		}
 		buf_puts(b, "],\"data\":");
-		if (api_tensor_write(&w, t.x, 1, &t.n) != 0)
+		if (put_json(&w, &t) != 0)
 			return -1;
 		buf_putc(b, '}');
 	}
@@ -199,7 +267,7 @@ int v2_encode(const struct v2_job *v, struct api_reply *reply)
 	for (size_t i = 0; i < v->n_out; i++) {
 		struct out_tensor t = out_tensor(v, v->order[i]);
 
-		if (v->binary[v->order[i]] && put_le_floats(b, t.x, t.n) != 0)
+		if (v->binary[v->order[i]] && put_binary(b, &t) != 0)
 			return -1;
 	}
 	return b->failed ? -1 : 0;
@@ -214,8 +282,8 @@ static int run_stack(const struct api_service *svc, struct v2_job *v, struct api
 {
 	struct stack_job *s = &v->stack;
 	const struct attention_job *job = &v->job;
-	size_t heads = job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? stack_heads(s) : 1;
-	size_t slab;
+	size_t Hc = stack_heads(s), heads = job->weights_mode == ATTN_WEIGHTS_PER_HEAD ? Hc : 1;
+	size_t slab, part = job->B * Hc * job->Lq * s->st->D; /* [B, Hc, L, D] */
 
 	if (stack_plan(svc, reply, s, err) != 0 || stack_run(svc, s, reply, err) != 0)
 		return -1;
@@ -226,8 +294,11 @@ static int run_stack(const struct api_service *svc, struct v2_job *v, struct api
 	for (size_t c = 0; s->attentions && c < s->n_layers; c++)
 		zero_padding(job, s->attentions + c * slab, heads, job->Lq); /* layer c's slab */
 	for (size_t c = 0; s->scores && c < s->n_layers; c++) /* layer c's [B, H, L, L] */
-		fill_padding(job, s->scores + c * (s->sc_n / s->n_layers), stack_heads(s), job->Lq,
-			     -INFINITY);
+		fill_padding(job, s->scores + c * (s->sc_n / s->n_layers), Hc, job->Lq, -INFINITY);
+	for (size_t c = 0; s->projections && c < 3 * s->n_layers; c++) /* [C, 3] of them */
+		zero_padding(job, s->projections + c * part, Hc, s->st->D);
+	for (size_t c = 0; s->head_outputs && c < s->n_layers; c++)
+		zero_padding(job, s->head_outputs + c * part, Hc, s->st->D);
 	return 0;
 }
 

@@ -326,7 +326,7 @@ static int stack_params(json_t *params, const char *model, struct api_error *err
 
 /* A checkpoint's job: tokens or text only, and of the parameters only
  * weights and binary_data_output (stack_params); every layer runs, and
- * attentions holds them all. */
+ * attentions (scores, projections, head outputs) hold them all. */
 int v2_build_stack_job(const struct api_service *svc, const struct api_model_entry *e,
 		       struct v2_job *v, struct api_error *err)
 {
@@ -361,6 +361,8 @@ int v2_build_stack_job(const struct api_service *svc, const struct api_model_ent
 	s->ckpt = e->ckpt;
 	s->st = &e->ckpt->ck->stack;
 	s->want_output = v2_wants(v, OUT_OUTPUT);
+	s->want_projections = v2_wants(v, OUT_Q) || v2_wants(v, OUT_K) || v2_wants(v, OUT_V);
+	s->want_head_outputs = v2_wants(v, OUT_HEADS);
 	s->answer_bytes_per_float = 16;
 	job->Lk = job->Lq;
 	job->weights_mode = !v2_wants(v, OUT_ATTENTIONS) ? ATTN_WEIGHTS_NONE

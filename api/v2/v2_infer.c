@@ -27,7 +27,10 @@
  * layer's, [layers, B, H, L, L], or [layers, B, L, L] for weights mean) and,
  * only when named in "outputs", scores (every layer's pre-softmax scores,
  * engine/stack.h, [layers, B, H, L, L] whatever weights says; rows past an
- * item's length all -inf, the row of a query that sees no key).
+ * item's length all -inf, the row of a query that sees no key), q, k and v
+ * (every layer's projections per head, [layers, B, H, L, D], k and v of the
+ * key head each query head reads, as /v1's "projections") and head_outputs
+ * ([layers, B, H, L, D], /v1's "head_outputs").
  * The inputs go onto a struct attention_job through the steps /v1/attention
  * shares (attention_query_from_tokens / _text, attention_apply_mask: ids,
  * vocabularies and hashing agree), are planned, built and run
@@ -217,37 +220,32 @@ static int read_inputs(struct v2_job *v, const char *binary, size_t binary_len, 
 }
 
 /* Whether the model's kind has an output at all: a checkpoint answers
- * output, attentions and scores, one layer output, weights, weights_mean,
- * q, k, v and head_outputs. */
+ * output, attentions, scores, q, k, v and head_outputs, one layer the same
+ * with weights and weights_mean for attentions. */
 static int known(const struct v2_job *v, enum out_kind k)
 {
 	if (v->ckpt != NULL)
-		return k == OUT_OUTPUT || k == OUT_ATTENTIONS || k == OUT_SCORES;
-	return k == OUT_OUTPUT || k == OUT_WEIGHTS || k == OUT_MEAN || v2_is_layer_only(k);
+		return k != OUT_WEIGHTS && k != OUT_MEAN;
+	return k != OUT_ATTENTIONS && k != OUT_SCORES;
 }
 
 /* Whether k comes only when named in "outputs", never by default. */
 static int named_only(enum out_kind k)
 {
-	return k == OUT_SCORES || v2_is_layer_only(k);
+	return k == OUT_SCORES || k == OUT_Q || k == OUT_K || k == OUT_V || k == OUT_HEADS;
 }
 
-/* An output name the model does not answer (at ptr/name): a one-layer
- * output on a checkpoint (the only model without them) says why, any other
- * name lists the outputs. Returns -1. */
-static int unknown_output(int k, const char *ptr, struct api_error *err)
+/* An output name the model does not answer (at ptr/name): the outputs of
+ * both kinds of model listed. Returns -1. */
+static int unknown_output(const char *ptr, struct api_error *err)
 {
 	char child[API_PTR_MAX];
 
 	req_child(child, ptr, "name");
-	if (k < OUT_COUNT && v2_is_layer_only((enum out_kind)k))
-		return api_fail(err, API_E_UNKNOWN_OUTPUT, child,
-				"output '%s' is for one-layer models; a checkpoint answers "
-				"output, attentions and scores",
-				v2_out_names[k]);
 	return api_fail(err, API_E_UNKNOWN_OUTPUT, child,
 			"the outputs are output, weights, weights_mean, q, k, v and head_outputs "
-			"(one layer), output, attentions and scores (a checkpoint)");
+			"(one layer), output, attentions, scores, q, k, v and head_outputs (a "
+			"checkpoint)");
 }
 
 /* Whether the `weights` parameter lets a known output be computed. */
@@ -276,7 +274,7 @@ static int read_one_output(struct v2_job *v, json_t *o, size_t i, struct api_err
 	       strcmp(v2_out_names[k], json_string_value(name)) != 0)
 		k++;
 	if (!json_is_string(name) || k == OUT_COUNT || !known(v, (enum out_kind)k))
-		return unknown_output(k, ptr, err);
+		return unknown_output(ptr, err);
 	for (size_t j = 0; j < v->n_out; j++)
 		if (v->order[j] == (enum out_kind)k)
 			return api_fail(err, API_E_DUPLICATE_OUTPUT, ptr,

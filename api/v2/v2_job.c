@@ -16,8 +16,3 @@ int v2_wants(const struct v2_job *v, enum out_kind k)
 			return 1;
 	return 0;
 }
-
-int v2_is_layer_only(enum out_kind k)
-{
-	return k == OUT_Q || k == OUT_K || k == OUT_V || k == OUT_HEADS;
-}

@@ -22,9 +22,9 @@
 #include "api/stack_job.h"
 
 enum role { IN_EMBEDDINGS = 0, IN_TOKENS, IN_TEXT, IN_KEY, IN_VALUE, IN_TYPES, IN_COUNT };
-/* q, k and v: one layer's projections per head (engine/mha.h show_projections),
- * and head_outputs, each head's output before W_O (engine/mha.h head_outputs):
- * answered only when named, as scores are, and by one-layer models only. */
+/* q, k and v: each head's projections (engine/mha.h show_projections; a
+ * checkpoint's per layer, engine/stack.h), and head_outputs, each head's
+ * output before W_O: answered only when named, as scores are. */
 enum out_kind {
 	OUT_OUTPUT = 0,
 	OUT_WEIGHTS,
@@ -66,9 +66,6 @@ struct v2_job {
 
 /* Whether output k was asked for (or comes by default). */
 int v2_wants(const struct v2_job *v, enum out_kind k);
-
-/* Whether k is answered by one-layer models only: q, k, v and head_outputs. */
-int v2_is_layer_only(enum out_kind k);
 
 /* v2_build.c: the read inputs and parameters onto v->job (one attention
  * layer) or v->stack (model e's checkpoint). 0, or -1 with err set. */

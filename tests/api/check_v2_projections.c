@@ -17,7 +17,12 @@
  *   heads     head_outputs (each head's output before W_O, /v1's
  *             "head_outputs": true) [B, H, Lq, D]: /v1's numbers bit for
  *             bit, batched and ragged (rows past an item's queries zero)
- * A checkpoint asked for them is check_checkpoint_v2's (refusals).
+ *   checkpoint  the same outputs of every layer of a checkpoint, [layers,
+ *             B, H, L, D] (k and v per query head, as /v1 answers them):
+ *             the metadata of the built-in mini and of llama (the
+ *             test folder llama_f32: H 4, Hkv 2, D 8, 2 layers), /v1's numbers
+ *             bit for bit in JSON and binary, a ragged text batch on mini
+ *             with each item's rows past its length zero in every layer
  *
  * Numbers are compared exactly: both routes write the shortest text that
  * reads back to the same float32 (v2_floats_at reads it with strtof).
@@ -36,14 +41,16 @@
 
 #define FIXTURE "tests/data/fixtures/safetensors/llama_gqa_f32.safetensors"
 #define GQA_INFER "/v2/models/gqa/infer"
+#define LLAMA_DIR "tests/data/checkpoints/llama_f32"
 
 enum { MAXF = 1024, H = 4, HKV = 2, D = 4 };
 
-static struct live_daemon d; /* the built-in models and gqa, per test case */
+static struct live_daemon d; /* the built-in models, gqa and llama, per test case */
 
 static void start(void)
 {
-	static const char *const args[] = {"--model", "gqa=" FIXTURE ",heads=4", NULL};
+	static const char *const args[] = {"--model", "gqa=" FIXTURE ",heads=4",
+					   "--model", "llama=" LLAMA_DIR, NULL};
 
 	live_start(&d, args);
 }
@@ -424,6 +431,204 @@ START_TEST(test_head_outputs_ragged)
 }
 END_TEST
 
+/* ---- a checkpoint's layers ------------------------------------------------------- */
+
+enum { CK_MAXF = 8192, CK_NAMES = 4 };
+static const char *const ck_names[CK_NAMES] = {"q", "k", "v", "head_outputs"};
+
+/* One checkpoint request's shape: C layers, B items of lens[b] tokens
+ * (padded to L), H heads of D. */
+struct ck_shape {
+	size_t C, B, H, L, D, lens[4];
+};
+
+/* Past the JSON array that starts at `at` (its numbers hold no brackets). */
+static const char *past_array(const char *at)
+{
+	int depth = 0;
+
+	do
+		depth += (*at == '[') - (*at == ']');
+	while (*at++ != '\0' && depth > 0);
+	return at;
+}
+
+/* v1's numbers of output `name` in layer c (projections[c].name, or
+ * head_outputs[c]): the items trimmed, one after another. */
+static size_t ck_v1_layer(const char *body, const char *name, size_t c, float *out)
+{
+	const char *at = strstr(body, strcmp(name, "head_outputs") == 0 ? "\"head_outputs\":"
+									 : "\"projections\":");
+	char key[24];
+
+	ck_assert_ptr_nonnull(at);
+	if (strcmp(name, "head_outputs") == 0) { /* [[layer 0], [layer 1], ...] */
+		at = strchr(at, '[') + 1;
+		for (size_t i = 0; i < c; i++)
+			at = past_array(at) + 1; /* and its ',' */
+		return v2_floats_at(at, out, CK_MAXF);
+	}
+	snprintf(key, sizeof key, "\"%s\":", name);
+	for (size_t i = 0; i <= c; i++) {
+		at = strstr(at + 1, key);
+		ck_assert_ptr_nonnull(at);
+	}
+	return v2_floats_at(at + strlen(key), out, CK_MAXF);
+}
+
+/* v2's [C, B, H, L, D] x of output `name` against /v1's layers in
+ * v1_body: each item's rows as /v1's, the rows past its length zero. */
+static void assert_ck_output(const char *v1_body, const float *x, const struct ck_shape *s,
+			     const char *name)
+{
+	static float a[CK_MAXF];
+
+	for (size_t c = 0; c < s->C; c++) {
+		size_t na = ck_v1_layer(v1_body, name, c, a), at = 0;
+
+		for (size_t b = 0; b < s->B; b++)
+			for (size_t h = 0; h < s->H; h++)
+				for (size_t l = 0; l < s->L; l++) {
+					/* x[c, b, h, l] */
+					const float *row =
+					    x + (((c * s->B + b) * s->H + h) * s->L + l) * s->D;
+
+					for (size_t i = 0; i < s->D; i++)
+						ck_assert_msg(l < s->lens[b] ? row[i] == a[at + i]
+									     : row[i] == 0.0f,
+							      "%s layer %zu item %zu head %zu row %zu "
+							      "[%zu]: %g",
+							      name, c, b, h, l, i, (double)row[i]);
+					at += l < s->lens[b] ? s->D : 0;
+				}
+		ck_assert_uint_eq(na, at);
+	}
+}
+
+/* The outputs q, k, v and head_outputs of model's metadata: [C, -1, H, -1, D]. */
+static void assert_ck_metadata(const char *model, const struct ck_shape *s)
+{
+	struct live_resp r = {0};
+	char path[64];
+	json_t *j, *want = json_pack("[i,i,i,i,i]", (int)s->C, -1, (int)s->H, -1, (int)s->D);
+
+	snprintf(path, sizeof path, "/v2/models/%s", model);
+	live_get(d.port, path, &r);
+	ck_assert_int_eq(r.status, 200);
+	j = v2_json_of(r.body, r.body_len);
+	for (size_t i = 0; i < CK_NAMES; i++) {
+		json_t *o = json_array_get(json_object_get(j, "outputs"), 3 + i);
+
+		ck_assert_str_eq(json_string_value(json_object_get(o, "name")), ck_names[i]);
+		ck_assert_msg(json_equal(json_object_get(o, "shape"), want), "%s %s", model,
+			      ck_names[i]);
+	}
+	json_decref(want);
+	json_decref(j);
+	live_resp_release(&r);
+}
+
+#define CK_OUTPUTS                                                                                 \
+	"\"outputs\":[{\"name\":\"v\"},{\"name\":\"head_outputs\"},{\"name\":\"q\"},"              \
+	"{\"name\":\"k\"}]"
+
+/* llama (grouped-query: 2 key heads for 4 query heads), tokens [2, 3]: every
+ * layer's q, k, v and head outputs as JSON equal /v1's, then the same as
+ * binary_data_output, in the order asked. */
+START_TEST(test_checkpoint_equals_v1)
+{
+	static const struct ck_shape s = {2, 2, 4, 3, 8, {3, 3}};
+	static const size_t shape[] = {2, 2, 4, 3, 8};
+	static float x[CK_MAXF];
+	struct live_resp v1 = {0}, js = {0}, bin = {0};
+	size_t n = 2 * 2 * 4 * 3 * 8;
+	json_t *j;
+
+	assert_ck_metadata("llama", &s);
+	v2_post_json(d.port, "/v1/attention",
+		     "{\"model\":\"llama\",\"tokens\":" TOKENS_2x3 ",\"projections\":true,"
+		     "\"head_outputs\":true,\"weights\":\"none\"}",
+		     &v1);
+	ck_assert_msg(v1.status == 200, "%.300s", v1.body);
+	v2_post_json(d.port, "/v2/models/llama/infer",
+		     "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[2,3],"
+		     "\"data\":" TOKENS_2x3 "}]," CK_OUTPUTS "}",
+		     &js);
+	ck_assert_msg(js.status == 200, "%.300s", js.body);
+	j = v2_json_of(js.body, js.body_len);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "outputs")), 4);
+	for (size_t i = 0; i < CK_NAMES; i++) {
+		assert_shape(j, ck_names[i], 5, shape);
+		ck_assert_uint_eq(v2_output_floats(js.body, ck_names[i], x, CK_MAXF), n);
+		assert_ck_output(v1.body, x, &s, ck_names[i]);
+	}
+	json_decref(j);
+	v2_post_json(d.port, "/v2/models/llama/infer",
+		     "{\"parameters\":{\"binary_data_output\":true},\"inputs\":[{\"name\":"
+		     "\"tokens\",\"datatype\":\"INT64\",\"shape\":[2,3],\"data\":" TOKENS_2x3
+		     "}]," CK_OUTPUTS "}",
+		     &bin);
+	ck_assert_msg(bin.status == 200, "%.300s", bin.body);
+	binary_floats(&bin, x, 4 * n);
+	assert_ck_output(v1.body, x, &s, "v");
+	assert_ck_output(v1.body, x + n, &s, "head_outputs");
+	assert_ck_output(v1.body, x + 2 * n, &s, "q");
+	assert_ck_output(v1.body, x + 3 * n, &s, "k");
+	live_resp_release(&v1);
+	live_resp_release(&js);
+	live_resp_release(&bin);
+}
+END_TEST
+
+/* The built-in mini, a text batch of 4 and 1 tokens: item 0 as /v1's in
+ * every layer, item 1's one row as /v1's trimmed item and its rows past it
+ * zero; the same in binary; nothing of them by default. */
+START_TEST(test_checkpoint_ragged)
+{
+	static const struct ck_shape s = {2, 2, 4, 4, 32, {4, 1}};
+	static float x[CK_MAXF];
+	struct live_resp v1 = {0}, js = {0}, bin = {0}, dflt = {0};
+	size_t n = 2 * 2 * 4 * 4 * 32;
+
+	assert_ck_metadata("mini", &s);
+	v2_post_json(d.port, "/v1/attention",
+		     "{\"model\":\"mini\",\"text\":[\"ab ab ba\",\"a\"],\"projections\":true,"
+		     "\"head_outputs\":true,\"weights\":\"none\"}",
+		     &v1);
+	ck_assert_msg(v1.status == 200 && strstr(v1.body, "\"tokens\":[[\"ab\",\" ab\",\" b\","
+							  "\"a\"],[\"a\"]]") != NULL,
+		      "%.300s", v1.body);
+	v2_post_json(d.port, "/v2/models/mini/infer",
+		     "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],"
+		     "\"data\":[\"ab ab ba\",\"a\"]}]," CK_OUTPUTS "}",
+		     &js);
+	ck_assert_msg(js.status == 200, "%.300s", js.body);
+	for (size_t i = 0; i < CK_NAMES; i++) {
+		ck_assert_uint_eq(v2_output_floats(js.body, ck_names[i], x, CK_MAXF), n);
+		assert_ck_output(v1.body, x, &s, ck_names[i]);
+	}
+	v2_post_json(d.port, "/v2/models/mini/infer",
+		     "{\"parameters\":{\"binary_data_output\":true},\"inputs\":[{\"name\":"
+		     "\"text\",\"datatype\":\"BYTES\",\"shape\":[2],\"data\":[\"ab ab ba\",\"a\"]}],"
+		     "\"outputs\":[{\"name\":\"k\"}]}",
+		     &bin);
+	ck_assert_msg(bin.status == 200, "%.300s", bin.body);
+	binary_floats(&bin, x, n);
+	assert_ck_output(v1.body, x, &s, "k");
+	v2_post_json(d.port, "/v2/models/mini/infer",
+		     "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
+		     "\"data\":[\"ab\"]}]}",
+		     &dflt);
+	ck_assert_msg(dflt.status == 200 && strstr(dflt.body, "\"name\":\"q\"") == NULL &&
+			  strstr(dflt.body, "head_outputs") == NULL,
+		      "%.300s", dflt.body);
+	live_resp_release(&v1);
+	live_resp_release(&js);
+	live_resp_release(&bin);
+	live_resp_release(&dflt);
+}
+END_TEST
+
 /* An output name repeated, or unknown: refused as any other's. */
 START_TEST(test_refusals)
 {
@@ -436,8 +641,8 @@ START_TEST(test_refusals)
 	v2_post_json(d.port, GQA_INFER, "{" V2_TOKENS_IN ",\"outputs\":[{\"name\":\"Q\"}]}", &r);
 	v2_assert_error(&r, 422,
 			"the outputs are output, weights, weights_mean, q, k, v and "
-			"head_outputs (one layer), output, attentions and scores (a "
-			"checkpoint) (at /outputs/0/name)");
+			"head_outputs (one layer), output, attentions, scores, q, k, v and "
+			"head_outputs (a checkpoint) (at /outputs/0/name)");
 	live_resp_release(&r);
 }
 END_TEST
@@ -455,6 +660,8 @@ static Suite *v2_projections_suite(void)
 	tcase_add_test(tc, test_ragged_rows_zeroed);
 	tcase_add_test(tc, test_head_outputs_equal_v1);
 	tcase_add_test(tc, test_head_outputs_ragged);
+	tcase_add_test(tc, test_checkpoint_equals_v1);
+	tcase_add_test(tc, test_checkpoint_ragged);
 	tcase_add_test(tc, test_refusals);
 	suite_add_tcase(s, tc);
 	return s;

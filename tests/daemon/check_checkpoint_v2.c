@@ -9,7 +9,9 @@
  *   metadata   GET /v2/models/CASE: inputs tokens INT64 [-1, -1] (and text
  *              BYTES [-1] when the folder has a tokenizer.json, and
  *              token_type_ids INT64 [-1, -1] for bert and roberta), outputs
- *              output [-1, -1, E], attentions and scores [N, -1, H, -1, -1]
+ *              output [-1, -1, E], attentions and scores [N, -1, H, -1, -1],
+ *              q, k, v and head_outputs [N, -1, H, -1, D] (their numbers are
+ *              check_v2_projections')
  *   oracle     POST /v2/models/CASE/infer, tokens INT64 [2, L]: each item of
  *              each run twice (v2 tokens are rectangular, so a ragged run is
  *              sent item by item), or a text run's string as text BYTES [1]:
@@ -28,8 +30,8 @@
  *   binary     binary_data_output: the outputs' float32 bytes after the JSON
  *              header (Inference-Header-Content-Length), the oracle's numbers
  * and once: refusals (an embeddings input, a causal parameter, the one-layer
- * outputs "weights", "q" and "k" (the projections' message says they are
- * for one-layer models), an id past the vocabulary) are 422 with the protocol's
+ * outputs "weights" and "weights_mean", an id past the vocabulary) are 422 with
+ * the protocol's
  * error body {"error": "..."}. Folders that must stop start-up are
  * check_checkpoint_startup's; what Triton's Python client sends is
  * check_checkpoint_triton's. The comparisons are tests/lib/ckpt_answer.h's.
@@ -209,6 +211,8 @@ START_TEST(metadata)
 	int types = strcmp(json_string_value(json_object_get(ckpt_suite.expected[c], "family")), "bert") == 0;
 	const long long bl[] = { -1, -1 }, b[] = { -1 }, ble[] = { -1, -1, (long long)g.E };
 	const long long nbhll[] = { (long long)g.N, -1, (long long)g.H, -1, -1 };
+	long long nbhld[] = { (long long)g.N, -1, (long long)g.H, -1, 0 };
+	static const char *const names[] = { "q", "k", "v", "head_outputs" };
 	struct live_resp r = { 0 };
 	char path[128];
 	json_t *v, *in, *out;
@@ -226,10 +230,28 @@ START_TEST(metadata)
 		assert_meta(json_array_get(in, 1), "text", "BYTES", b, 1);
 	if (types) /* bert and roberta: segments beside the tokens */
 		assert_meta(json_array_get(in, 1 + (size_t)text), "token_type_ids", "INT64", bl, 2);
-	ck_assert_uint_eq(json_array_size(out), 3);
+	ck_assert_uint_eq(json_array_size(out), 7);
 	assert_meta(json_array_get(out, 0), "output", "FP32", ble, 3);
 	assert_meta(json_array_get(out, 1), "attentions", "FP32", nbhll, 5);
 	assert_meta(json_array_get(out, 2), "scores", "FP32", nbhll, 5);
+	json_decref(v);
+	live_resp_release(&r);
+	/* q, k, v and head_outputs [N, -1, H, -1, D], D as /v1 says (llama_headdim's
+	 * is not E / H) */
+	snprintf(path, sizeof path, "/v1/models/%s", ckpt_suite.name[c]);
+	live_get(ckpt_daemon.port, path, &r);
+	ck_assert_int_eq(r.status, 200);
+	v = ckpt_parse(r.body, r.body_len);
+	nbhld[4] = json_integer_value(json_object_get(v, "head_dim"));
+	ck_assert_int_gt(nbhld[4], 0);
+	json_decref(v);
+	live_resp_release(&r);
+	snprintf(path, sizeof path, "/v2/models/%s", ckpt_suite.name[c]);
+	live_get(ckpt_daemon.port, path, &r);
+	v = ckpt_parse(r.body, r.body_len);
+	out = json_object_get(v, "outputs");
+	for (size_t i = 0; i < 4; i++)
+		assert_meta(json_array_get(out, 3 + i), names[i], "FP32", nbhld, 5);
 	json_decref(v);
 	live_resp_release(&r);
 }
@@ -435,22 +457,11 @@ START_TEST(refusals)
 	 * parameter says: the name is at fault, not the parameter */
 	req = tokens_request(ids, NULL);
 	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "weights"));
-	refused(req, "/outputs/0/name");
+	refused(req, "output, attentions, scores, q, k, v and head_outputs (a checkpoint) (at "
+		     "/outputs/0/name)");
 	req = tokens_request(ids, json_pack("{s:s}", "weights", "mean"));
 	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "weights_mean"));
 	refused(req, "/outputs/0/name");
-	/* q, k and v are one layer's projections: the name is refused, saying so */
-	req = tokens_request(ids, NULL);
-	json_object_set_new(req, "outputs", json_pack("[{s:s},{s:s}]", "name", "output", "name", "k"));
-	refused(req, "output 'k' is for one-layer models; a checkpoint answers output, attentions "
-		     "and scores (at /outputs/1/name)");
-	req = tokens_request(ids, json_pack("{s:b}", "binary_data_output", 1));
-	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "q"));
-	refused(req, "output 'q' is for one-layer models");
-	/* and so are each head's outputs before W_O */
-	req = tokens_request(ids, NULL);
-	json_object_set_new(req, "outputs", json_pack("[{s:s}]", "name", "head_outputs"));
-	refused(req, "output 'head_outputs' is for one-layer models");
 	refused(tokens_request(far, NULL), "/inputs/0");
 	/* an item past the context, in flat data: the data, not its element 0 */
 	long_ids = json_array();
