@@ -298,8 +298,9 @@ static void mha_show_outputs(const struct attn_mha *req, const float *ctx)
  * or the scores q . k, which softmax.h turns into NaN rows. Either reaches
  * the output, which is checked once here rather than every projection on
  * the way: the projections, when kept (core: the whole-row path), are then
- * scanned to name the one that overflowed (NONFINITE, field q, k or v);
- * else the first output row is reported.
+ * scanned to name the one that overflowed (NONFINITE, field q, k or v; the
+ * streaming path checks its own as it makes them, mha_stream.h); else the
+ * first output row is reported.
  */
 static enum attn_status check_output(const struct attn_mha *req, const struct attn_sdpa *core,
 				     struct attn_error *err)
@@ -342,7 +343,7 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 	if (st != ATTN_OK)
 		return st;
 	if (use_stream(req)) {
-		st = mha_stream_forward(req, &lay.core, ws);
+		st = mha_stream_forward(req, &lay.core, ws, err);
 		if (st == ATTN_OK)
 			st = attn_cancel_check(req->cancel, err);
 		if (st != ATTN_OK)

@@ -30,6 +30,8 @@
  *        the scores after it (no softcap, ALiBi or user mask) and the row
  *        sees the whole block, which saves the softmax a pass
  *   3. ctx = acc / run_sum; out = ctx Wo^T + bo     rows split
+ * Phases 0 and 1 mark a projection of finite inputs that left float32
+ * (overflow), so the call names q, k or v as the whole-row path does.
  * Tasks and row shares depend only on t and T, and each element of acc is
  * summed in key order by one thread, so the attention itself does not depend
  * on the thread count. The cancel flag (cancel.h) is read before each
@@ -85,12 +87,34 @@ struct stream {
 	int plain;              /* no softcap, ALiBi or user mask: S is only scale Q K^T */
 	float *scratch;         /* [T, thread_floats] */
 	size_t thread_floats;
+	atomic_uint overflow;   /* OVERFLOW_Q | _K | _V: a projection left float32 */
+};
+
+/* Bits of stream.overflow, in the order the whole-row path checks q, k, v. */
+enum {
+	OVERFLOW_Q = 1u,
+	OVERFLOW_K = 2u,
+	OVERFLOW_V = 4u,
 };
 
 /* The key block of one streaming step: keys [k0, k0 + kb). */
 struct key_block {
 	size_t k0, kb;
 };
+
+/* Sets bit in st->overflow when one of the n rows (ld apart, width floats
+ * each) holds a non-finite value: finite inputs whose projection overflowed
+ * float32. Threads mark their own rows; the bits are read after the team. */
+static void note_overflow(struct stream *st, const float *rows, size_t n, size_t width,
+			  size_t ld, unsigned bit)
+{
+	for (size_t r = 0; r < n; r++) {
+		if (!attn_all_finite(rows + r * ld, width)) {
+			atomic_fetch_or_explicit(&st->overflow, bit, memory_order_relaxed);
+			return;
+		}
+	}
+}
 
 static size_t min_size(size_t a, size_t b)
 {
@@ -198,6 +222,7 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
 		     req->pos.q_positions, st->qw, chunk);
 	if (attn_cancelled(req->cancel))
 		return;
+	note_overflow(st, q, r1 - r0, st->qw, st->qw, OVERFLOW_Q);
 	memset(st->acc + r0 * st->qw, 0, (r1 - r0) * st->qw * sizeof(float));
 	for (size_t r = r0; r < r1; r++) {
 		size_t b = r / req->Lq, i = r % req->Lq;
@@ -213,7 +238,7 @@ static void phase_queries(struct stream *st, size_t r0, size_t r1, float *chunk)
  * b0 .. b0 + g - 1. The block's row r is input row (b0, k0 + r): with g > 1
  * the block holds all of each item's keys (k0 = 0, kb = Lk), so the rows of
  * consecutive items follow each other in the input as in the block. */
-static void phase_keys(const struct stream *st, size_t b0, struct key_block blk, size_t r0,
+static void phase_keys(struct stream *st, size_t b0, struct key_block blk, size_t r0,
 		       size_t r1, float *chunk)
 {
 	const struct attn_mha *req = st->req;
@@ -228,12 +253,16 @@ static void phase_keys(const struct stream *st, size_t b0, struct key_block blk,
 	if (st->xk == st->xv) { /* K and V in one sgemm: [Wk; Wv] are adjacent */
 		project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, grid0, in0, in1, Wk, bk,
 			     2 * st->kw, kpos, st->kw, chunk);
-		return;
+	} else {
+		project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, grid0, in0, in1, Wk, bk,
+			     st->kw, kpos, st->kw, chunk);
+		project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, grid0, in0, in1, Wv, bv,
+			     st->kw, kpos, 0, chunk);
 	}
-	project_rows(st, k_rows, 2 * st->kw, st->xk, req->Lk, grid0, in0, in1, Wk, bk, st->kw,
-		     kpos, st->kw, chunk);
-	project_rows(st, v_rows, 2 * st->kw, st->xv, req->Lk, grid0, in0, in1, Wv, bv, st->kw,
-		     kpos, 0, chunk);
+	if (attn_cancelled(req->cancel))
+		return;
+	note_overflow(st, k_rows, r1 - r0, st->kw, 2 * st->kw, OVERFLOW_K);
+	note_overflow(st, v_rows, r1 - r0, st->kw, 2 * st->kw, OVERFLOW_V);
 }
 
 /* Phase 1b for (item, kv head) pairs [p0, p1) of [g, Hkv]: kt and vh. */
@@ -426,13 +455,16 @@ static void stream_member(void *arg, size_t t, size_t T, struct team *team)
 }
 
 enum attn_status mha_stream_forward(const struct attn_mha *req, const struct attn_sdpa *core,
-				    float *ws)
+				    float *ws, struct attn_error *err)
 {
 	const struct attn_model *m = req->model;
 	struct stream st;
 	size_t qrows = req->B * req->Lq;
+	unsigned overflow;
+	const char *field;
 
 	memset(&st, 0, sizeof(st));
+	atomic_init(&st.overflow, 0u);
 	st.req = req;
 	st.core = *core;
 	st.E = m->E;
@@ -468,5 +500,11 @@ enum attn_status mha_stream_forward(const struct attn_mha *req, const struct att
 	st.plain = req->softcap <= 0.0f && st.core.alibi_slopes == NULL &&
 		   st.core.mask.user_kind == ATTN_USER_MASK_NONE;
 	team_run(req->workers, req->threads, stream_member, &st);
-	return ATTN_OK;
+	/* a cut call's rows may be unwritten: the caller reports the cancel */
+	overflow = atomic_load(&st.overflow);
+	if (overflow == 0 || attn_cancelled(req->cancel))
+		return ATTN_OK;
+	field = overflow & OVERFLOW_Q ? "q" : overflow & OVERFLOW_K ? "k" : "v";
+	return attn_fail(err, ATTN_ERR_NONFINITE, field, 0,
+			 "%s holds a non-finite value: its projection overflowed float32", field);
 }

@@ -21,8 +21,11 @@ enum attn_status mha_stream_workspace(const struct attn_mha *req, size_t *floats
  * used); ws holds mha_stream_workspace floats. req->out is written, and used
  * as scratch for Q before that. On return ws begins with C [B, Lq, H D], the
  * heads' outputs concatenated (the rows W_O was applied to).
+ * Returns ATTN_ERR_NONFINITE naming q, k or v (the first of them, index 0)
+ * when a projection of the finite inputs overflowed float32, as the whole-row
+ * path's check of its kept projections does; out is then not to be read.
  */
 enum attn_status mha_stream_forward(const struct attn_mha *req, const struct attn_sdpa *core,
-				    float *ws);
+				    float *ws, struct attn_error *err);
 
 #endif
