@@ -280,6 +280,32 @@ START_TEST(test_sdpa_bool_mask_object)
 }
 END_TEST
 
+/* One query, three keys: a mask's last axis of size 1 broadcasts over every
+ * key (numpy's and PyTorch's reading; ONNX's reference pads it as any short
+ * axis, the one shape where they differ), one of size 2 hides key 2. */
+START_TEST(test_sdpa_short_mask_axis)
+{
+#define QKV3 "{\"q\":[[[[1,0]]]],\"k\":[[[[1,0],[0,1],[1,1]]]],\"v\":[[[[1,2],[3,4],[5,6]]]]"
+	struct answer none = harness_sdpa(QKV3 "}");
+	struct answer all = harness_sdpa(QKV3 ",\"attn_mask\":[[true]]}");
+	struct answer hidden = harness_sdpa(QKV3 ",\"attn_mask\":[[false]]}");
+	struct answer short2 = harness_sdpa(QKV3 ",\"attn_mask\":[[true,true]]}");
+	struct answer full3 = harness_sdpa(QKV3 ",\"attn_mask\":[[true,true,false]]}");
+	struct flat z;
+#undef QKV3
+
+	harness_expect_ok(&all);
+	harness_expect_ok(&short2);
+	tensor_assert_same(&all, &none, "output", 0, 0);
+	tensor_assert_same(&short2, &full3, "output", 0, 0);
+	harness_expect_ok(&hidden); /* no key: a zero row */
+	z = tensor_at(&hidden, "output");
+	ck_assert_msg(z.x[0] == 0.0f && z.x[1] == 0.0f, "%g %g", (double)z.x[0], (double)z.x[1]);
+	z = tensor_at(&short2, "output");
+	ck_assert_msg(z.x[0] != tensor_at(&none, "output").x[0], "key 2 hidden changes the output");
+}
+END_TEST
+
 static Suite *sdpa_suite(void)
 {
 	Suite *s = suite_create("api_sdpa");
@@ -288,6 +314,7 @@ static Suite *sdpa_suite(void)
 	tcase_add_test(tc, test_sdpa_by_hand);
 	tcase_add_test(tc, test_sdpa_3d_layout);
 	tcase_add_test(tc, test_sdpa_bool_mask_object);
+	tcase_add_test(tc, test_sdpa_short_mask_axis);
 	tcase_add_test(tc, test_onnx_count);
 	tcase_add_loop_test(tc, test_onnx_case, 0, (int)cases.n);
 	tc = harness_tcase(s, "sdpa_http", 120);
