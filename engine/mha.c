@@ -294,30 +294,38 @@ static void mha_show_outputs(const struct attn_mha *req, const float *ctx)
 }
 
 /*
- * Finite inputs can still overflow float32: a projection (inf in q, k or v)
- * or the scores q . k, which softmax.h turns into NaN rows. Either reaches
- * the output, which is checked once here rather than every projection on
- * the way: the projections, when kept (core: the whole-row path), are then
+ * Finite inputs can still overflow float32: a projection (inf in q, k or v),
+ * the scores q . k, which softmax.h turns into NaN rows, or the output
+ * projection W_O (and its bias) of finite head outputs. Each reaches the
+ * output, which is checked once here rather than every projection on the
+ * way: the projections, when kept (core: the whole-row path), are then
  * scanned to name the one that overflowed (NONFINITE, field q, k or v; the
  * streaming path checks its own as it makes them, mha_stream.h); else the
- * first output row is reported.
+ * first output row is reported, blaming W_O when its row of the heads'
+ * outputs ctx [B, Lq, H D] is finite, the scores otherwise.
  */
 static enum attn_status check_output(const struct attn_mha *req, const struct attn_sdpa *core,
-				     struct attn_error *err)
+				     const float *ctx, struct attn_error *err)
 {
-	size_t E = req->model->E;
+	size_t E = req->model->E, width = q_width(req->model);
 	enum attn_status st;
 
 	if (attn_all_finite(req->out, req->B * req->Lq * E))
 		return ATTN_OK;
 	if (core != NULL && (st = sdpa_check_values(core, err)) != ATTN_OK)
 		return st;
-	for (size_t row = 0; row < req->B * req->Lq; row++)
-		if (!attn_all_finite(req->out + row * E, E))
-			return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "query", row,
-					 "the output of batch item %zu, query %zu overflows float32 "
-					 "(the scores q . k are too large): scale the inputs down",
-					 row / req->Lq, row % req->Lq);
+	for (size_t row = 0; row < req->B * req->Lq; row++) {
+		if (attn_all_finite(req->out + row * E, E))
+			continue;
+		return attn_fail(err, ATTN_ERR_RESULT_OVERFLOW, "query", row,
+				 "the output of batch item %zu, query %zu overflows float32 "
+				 "(%s): scale the inputs down",
+				 row / req->Lq, row % req->Lq,
+				 attn_all_finite(ctx + row * width, width)
+				     ? "the output projection W_O is too large for the heads' "
+				       "outputs"
+				     : "the scores q . k are too large");
+	}
 	return ATTN_OK;
 }
 
@@ -349,7 +357,7 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 		if (st != ATTN_OK)
 			return st;
 		mha_show_outputs(req, ws); /* the stream leaves C at ws */
-		return check_output(req, NULL, err);
+		return check_output(req, NULL, ws, err);
 	}
 	layout_views(&lay, req, ws);
 	if (req->pos.kind == ATTN_POS_ALIBI) {
@@ -371,7 +379,7 @@ enum attn_status attn_mha_forward(const struct attn_mha *req, void *ws_bytes_ptr
 		       req->B * req->Lq, req->model->w_o, req->model->b_o, req->model->E,
 		       q_width(req->model), req->threads, req->workers, req->cancel);
 	st = attn_cancel_check(req->cancel, err); /* a cut projection is no overflow */
-	return st != ATTN_OK ? st : check_output(req, &lay.core, err);
+	return st != ATTN_OK ? st : check_output(req, &lay.core, ws + lay.ctx, err);
 }
 
 double attn_mha_flops(const struct attn_mha *req)

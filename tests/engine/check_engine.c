@@ -390,6 +390,41 @@ START_TEST(overflowing_scores_are_reported)
 }
 END_TEST
 
+/* W_q = W_k = 0 (every score 0), W_v = I, W_o = 1e30 I, x [1, 2, 2] = 1e10:
+ * the heads' outputs are 1e10, finite, and W_O takes them past float32. The
+ * error blames W_O, not the scores, on every path. */
+START_TEST(overflowing_output_projection_is_named)
+{
+	struct attn_model_config cfg = { 2, 1, 0, 0, 0 };
+	float w_qkv[12] = { 0 }, w_o[4] = { 1e30f, 0, 0, 1e30f }, x[4], out[4], w[4];
+	struct attn_error err;
+
+	w_qkv[8] = w_qkv[11] = 1.0f; /* W_v, rows 4 and 5: the identity */
+	for (size_t i = 0; i < 4; i++)
+		x[i] = 1e10f;
+	for (int wm = ATTN_WEIGHTS_NONE; wm <= ATTN_WEIGHTS_PER_HEAD; wm++) {
+		struct attn_model *model;
+		struct attn_mha r;
+
+		ck_assert_int_eq(
+		    attn_model_new_explicit(&model, &cfg, w_qkv, NULL, w_o, NULL, NULL, NULL),
+		    ATTN_OK);
+		memset(&r, 0, sizeof(r));
+		r.model = model;
+		r.B = 1;
+		r.Lq = r.Lk = 2;
+		r.query = x;
+		r.out = out;
+		r.weights_mode = (enum attn_weights_mode)wm;
+		r.weights = w;
+		ck_assert_int_eq(forward_finite(&r, model, 4, &err), ATTN_ERR_RESULT_OVERFLOW);
+		ck_assert_str_eq(err.field, "query");
+		ck_assert_uint_eq(err.index, 0);
+		ck_assert_msg(strstr(err.message, "W_O") != NULL, "weights %d: %s", wm, err.message);
+	}
+}
+END_TEST
+
 /* sdpa [1, 1, 2, D] with every q element qv and k element kv, v = 1..; an
  * additive mask [2, 2] of mv when mask != NULL. Runs the fast path and the
  * twin; both must give want, and the same numbers when that is ATTN_OK. */
@@ -689,6 +724,7 @@ static Suite *engine_suite(void)
 	tcase_add_loop_test(tc, mask_spans_match_cells, 0, 40);
 	tcase_add_test(tc, mask_rules_by_hand);
 	tcase_add_test(tc, overflowing_scores_are_reported);
+	tcase_add_test(tc, overflowing_output_projection_is_named);
 	tcase_add_test(tc, negative_overflow_is_reported);
 	tcase_add_test(tc, negative_overflow_is_reported_by_layers);
 	suite_add_tcase(s, tc);
