@@ -306,6 +306,29 @@ START_TEST(test_sdpa_short_mask_axis)
 }
 END_TEST
 
+/* q . k = 2e40 beside 1.4e20: refused without a cap (result_overflow), and
+ * answered under softcap 30, which maps both scores to 30, as it maps the
+ * true ones: equal weights, the raw view's first score "Infinity". */
+START_TEST(test_sdpa_softcap_caps_an_overflowing_score)
+{
+#define BIG "{\"q\":[[[[1e20,1e20]]]],\"k\":[[[[1e20,1e20],[1,1]]]],\"v\":[[[[1,2],[3,4]]]]"
+	struct answer plain = harness_sdpa(BIG ",\"weights\":\"per_head\"}");
+	struct answer capped =
+	    harness_sdpa(BIG ",\"softcap\":30,\"weights\":\"per_head\",\"scores\":\"raw\"}");
+	const float half[2] = {0.5f, 0.5f}, mid[2] = {2.0f, 3.0f};
+	struct flat w, o;
+#undef BIG
+
+	harness_expect_error(&plain, 422, "result_overflow", "/q");
+	harness_expect_ok(&capped);
+	w = tensor_at(&capped, "weights");
+	o = tensor_at(&capped, "output");
+	tensor_assert_near_n("weights", w.x, half, 2, 0, 0);
+	tensor_assert_near_n("output", o.x, mid, 2, 0, 0);
+	ck_assert_msg(strstr(capped.text, "[[[[\"Infinity\",") != NULL, "%s", capped.text);
+}
+END_TEST
+
 static Suite *sdpa_suite(void)
 {
 	Suite *s = suite_create("api_sdpa");
@@ -315,6 +338,7 @@ static Suite *sdpa_suite(void)
 	tcase_add_test(tc, test_sdpa_3d_layout);
 	tcase_add_test(tc, test_sdpa_bool_mask_object);
 	tcase_add_test(tc, test_sdpa_short_mask_axis);
+	tcase_add_test(tc, test_sdpa_softcap_caps_an_overflowing_score);
 	tcase_add_test(tc, test_onnx_count);
 	tcase_add_loop_test(tc, test_onnx_case, 0, (int)cases.n);
 	tc = harness_tcase(s, "sdpa_http", 120);
