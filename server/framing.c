@@ -59,9 +59,43 @@ static int value_follows_name(const char *key, size_t key_size, const char *valu
 
 struct field_scan {
 	int hosts;
+	int transfer_encodings;
 	char *why;
 	size_t cap;
 };
+
+/* A byte of an authority's host or port (RFC 3986 section 3.2: unreserved,
+ * sub-delims, ':' and an IPv6 literal's brackets; no percent-encoding). */
+static int authority_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("-._~!$&'()*+,;=:[]", c) != NULL);
+}
+
+/* A value holds a CR, which RFC 9112 section 2.2 has the recipient refuse
+ * (or read as a space): libmicrohttpd 0.9.75 ends a line only at its LF and
+ * keeps a bare CR inside the value, so "X: a\rContent-Length: 5" is one
+ * header here and two to a proxy in front that ends lines at a CR. (A NUL
+ * cannot be seen here: libmicrohttpd ends the value at it.) */
+static int value_has_cr(const char *value, size_t value_size)
+{
+	return memchr(value, '\r', value_size) != NULL;
+}
+
+/* Host's value is uri-host [ ":" port ] (RFC 9112 section 3.2; empty when
+ * the target has no authority), the spaces and tabs after it aside: a
+ * reg-name may hold a percent-encoding, nothing else outside the authority's
+ * bytes (no space, '/', '@', '#'), and a server must refuse any other value
+ * with 400. */
+static int host_value_ok(const char *value, size_t n)
+{
+	while (n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (!authority_byte((unsigned char)value[i]) && value[i] != '%')
+			return 0;
+	return 1;
+}
 
 static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const char *key,
 				   size_t key_size, const char *value, size_t value_size)
@@ -70,7 +104,6 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 	char name[SHOWN_MAX + 1]; /* the name for a message, made only for one */
 
 	(void)kind;
-	(void)value_size;
 	if (key_size == 0) {
 		snprintf(f->why, f->cap, "a header line without a name");
 		return MHD_NO;
@@ -91,8 +124,25 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 			 "header '%s' is folded onto the next line (obs-fold): not accepted", name);
 		return MHD_NO;
 	}
-	if (key_size == 4 && strncasecmp(key, "Host", 4) == 0)
+	if (value_has_cr(value, value_size)) {
+		shown(name, key, key_size);
+		snprintf(f->why, f->cap,
+			 "header '%s' has a CR byte in its value that ends no line (RFC 9112 "
+			 "section 2.2): not accepted",
+			 name);
+		return MHD_NO;
+	}
+	if (key_size == 4 && strncasecmp(key, "Host", 4) == 0) {
 		f->hosts++;
+		if (!host_value_ok(value, value_size)) {
+			snprintf(f->why, f->cap,
+				 "the Host header is not a host[:port] (RFC 9112 section 3.2): no "
+				 "spaces, '/', '@' or other bytes outside a URI's authority");
+			return MHD_NO;
+		}
+	}
+	if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0)
+		f->transfer_encodings++;
 	return MHD_YES;
 }
 
@@ -138,7 +188,7 @@ static int target_ok(const char *method, const char *url, char *why, size_t cap)
 int framing_check(struct MHD_Connection *conn, const char *method, const char *url,
 		  const char *version, char *why, size_t cap)
 {
-	struct field_scan f = {0, why, cap};
+	struct field_scan f = {0, 0, why, cap};
 
 	why[0] = '\0';
 	if (!target_ok(method, url, why, cap))
@@ -152,6 +202,16 @@ int framing_check(struct MHD_Connection *conn, const char *method, const char *u
 	}
 	if (f.hosts == 0 && strcmp(version, "HTTP/1.1") == 0) {
 		snprintf(why, cap, "an HTTP/1.1 request needs a Host header");
+		return -1;
+	}
+	/* libmicrohttpd decodes chunked whatever the version and keeps an
+	 * HTTP/1.0 keep-alive connection open after it, where an HTTP/1.0
+	 * proxy in front knows no Transfer-Encoding and frames the body
+	 * otherwise: what follows could be read as a request of its own */
+	if (f.transfer_encodings > 0 && strcmp(version, "HTTP/1.0") == 0) {
+		snprintf(why, cap,
+			 "Transfer-Encoding in an HTTP/1.0 request, whose framing cannot be "
+			 "trusted (RFC 9112 section 6.1): send Content-Length, or HTTP/1.1");
 		return -1;
 	}
 	return 0;
@@ -212,14 +272,6 @@ size_t framing_head_bytes(struct MHD_Connection *conn, const char *url, const ch
 	MHD_get_connection_values_n(conn, MHD_HEADER_KIND | MHD_COOKIE_KIND | MHD_GET_ARGUMENT_KIND,
 				    add_field_bytes, &total);
 	return total;
-}
-
-/* A byte of an authority's host or port (RFC 3986 section 3.2: unreserved,
- * sub-delims, ':' and an IPv6 literal's brackets; no percent-encoding). */
-static int authority_byte(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c != '\0' && strchr("-._~!$&'()*+,;=:[]", c) != NULL);
 }
 
 /* The length of an absolute-form target's scheme and authority, 0 for

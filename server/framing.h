@@ -10,7 +10,9 @@
  * (a header continued on the next line: libmicrohttpd 0.9.75 glues the
  * continuation onto the *name*, so the header moves out of its line in the
  * read buffer, which is how it is seen); an HTTP/1.1 request without Host,
- * or any with two; a control character in the request target, raw or
+ * or any with two, or one whose value is no host[:port]; Transfer-Encoding
+ * in an HTTP/1.0 request (RFC 9112 section 6.1); a CR inside a header value
+ * (RFC 9112 section 2.2); a control character in the request target, raw or
  * percent-encoded (%00 among them: framing_unescape keeps it from
  * truncating the path); a fragment ('#') in the path, which RFC 9112
  * section 3.2 leaves out of the request target (one in the query, which
