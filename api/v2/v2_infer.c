@@ -78,17 +78,22 @@ static void v2_job_release(struct v2_job *v)
 }
 /* ---- the request ------------------------------------------------------------ */
 
-/* Inference-Header-Content-Length: the JSON header's bytes, or the whole body. */
+/* Inference-Header-Content-Length: the JSON header's bytes, or the whole body.
+ * The spaces and tabs after the digits are no part of the value (RFC 9110
+ * section 5.5; libmicrohttpd 0.9.75 strips only those before it). */
 static int header_length(const char *h, size_t len, size_t *json_len, struct api_error *err)
 {
-	size_t n = 0;
+	size_t n = 0, digits;
 
 	*json_len = len;
 	if (h == NULL)
 		return 0;
-	for (const char *p = h; *p != '\0' || p == h; p++) /* an empty value is no count */
-		if (*p < '0' || *p > '9' || size_mul(&n, n, 10) != 0 ||
-		    size_add(&n, n, (size_t)(*p - '0')) != 0)
+	digits = strlen(h);
+	while (digits > 0 && (h[digits - 1] == ' ' || h[digits - 1] == '\t'))
+		digits--;
+	for (size_t i = 0; i < digits || i == 0; i++) /* an empty value is no count */
+		if (h[i] < '0' || h[i] > '9' || size_mul(&n, n, 10) != 0 ||
+		    size_add(&n, n, (size_t)(h[i] - '0')) != 0)
 			return api_fail(err, API_E_BAD_HEADER, "",
 					"Inference-Header-Content-Length must be a byte count");
 	if (n > len)

@@ -197,6 +197,16 @@ START_TEST(test_binary_errors)
 	live_post(d.port, V2_INFER, V2_OCTET_CT, hdr, whole, strlen(whole), &r);
 	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
 	live_resp_release(&r);
+	/* the spaces and tabs after a value are no part of it (RFC 9110
+	 * section 5.5); a value of them alone is still no count */
+	snprintf(hdr, sizeof hdr, "Inference-Header-Content-Length: %zu \t\r\n", strlen(whole));
+	live_post(d.port, V2_INFER, V2_OCTET_CT, hdr, whole, strlen(whole), &r);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+	live_resp_release(&r);
+	live_post(d.port, V2_INFER, V2_OCTET_CT, "Inference-Header-Content-Length: \t \r\n", "{}", 2,
+		  &r);
+	v2_assert_error(&r, 400, "must be a byte count");
+	live_resp_release(&r);
 	/* what tritonclient's infer(..., priority=2, timeout=5000) adds: taken */
 	live_post(d.port, V2_INFER, "application/json", "", triton, strlen(triton), &r);
 	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
