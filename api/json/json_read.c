@@ -458,7 +458,10 @@ int req_size_value(const json_t *v, const char *key, const char *ptr, size_t lo,
 	if (!req_integer(v, &x))
 		return api_fail(err, API_E_INVALID_TYPE, req_child(child, ptr, key),
 				"must be an integer in [%zu, %zu]", lo, hi);
-	if (x < 0 || (unsigned long long)x < lo || (unsigned long long)x > hi)
+	/* past 2^63 req_integer clamps to LLONG_MAX, which a bound of
+	 * SIZE_MAX >> 1 would take as the value itself */
+	if (x < 0 || req_past_int64(v) || (unsigned long long)x < lo ||
+	    (unsigned long long)x > hi)
 		return api_fail(err, API_E_OUT_OF_RANGE, req_child(child, ptr, key),
 				"must be an integer in [%zu, %zu]", lo, hi);
 	*out = (size_t)x;

@@ -133,6 +133,8 @@ START_TEST(test_binary_errors)
 			  "\"parameters\":{\"binary_data_size\":30}}]}";
 	const char *huge = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,"
 			   "8],\"parameters\":{\"binary_data_size\":4611686018427387904}}]}";
+	const char *past = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,"
+			   "8],\"parameters\":{\"binary_data_size\":18446744073709551615}}]}";
 	const char *text = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
 			   "\"parameters\":{\"binary_data_size\":6}}]}";
 	const char *whole = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\","
@@ -166,6 +168,12 @@ START_TEST(test_binary_errors)
 	live_resp_release(&r);
 	v2_post_binary(d.port, V2_INFER, huge, v2_x3, 32, &r);
 	v2_assert_error(&r, 400, "passes the end of the body");
+	live_resp_release(&r);
+	/* 2^64 - 1 is past the range, not read as 2^63 - 1 (its double clamped) */
+	v2_post_binary(d.port, V2_INFER, past, v2_x3, 32, &r);
+	v2_assert_error(&r, 422,
+			"must be an integer in [0, 9223372036854775807] "
+			"(at /inputs/0/parameters/binary_data_size)");
 	live_resp_release(&r);
 	v2_post_binary(d.port, V2_INFER, text, long_prefix, sizeof long_prefix, &r);
 	v2_assert_error(&r, 400, "passes binary_data_size 6");
