@@ -59,6 +59,7 @@ static int value_follows_name(const char *key, size_t key_size, const char *valu
 
 struct field_scan {
 	int hosts;
+	int content_types;
 	int transfer_encodings;
 	char *why;
 	size_t cap;
@@ -141,6 +142,8 @@ static enum MHD_Result check_field(void *cls, enum MHD_ValueKind kind, const cha
 			return MHD_NO;
 		}
 	}
+	if (key_size == 12 && strncasecmp(key, "Content-Type", 12) == 0)
+		f->content_types++;
 	if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0)
 		f->transfer_encodings++;
 	return MHD_YES;
@@ -188,7 +191,7 @@ static int target_ok(const char *method, const char *url, char *why, size_t cap)
 int framing_check(struct MHD_Connection *conn, const char *method, const char *url,
 		  const char *version, char *why, size_t cap)
 {
-	struct field_scan f = {0, 0, why, cap};
+	struct field_scan f = {0, 0, 0, why, cap};
 
 	why[0] = '\0';
 	if (!target_ok(method, url, why, cap))
@@ -198,6 +201,12 @@ int framing_check(struct MHD_Connection *conn, const char *method, const char *u
 		return -1;
 	if (f.hosts > 1) {
 		snprintf(why, cap, "%d Host headers: send exactly one", f.hosts);
+		return -1;
+	}
+	/* one value only (RFC 9110 section 8.3); libmicrohttpd would hand on
+	 * the first, where a proxy in front may have read the last */
+	if (f.content_types > 1) {
+		snprintf(why, cap, "%d Content-Type headers: send one", f.content_types);
 		return -1;
 	}
 	if (f.hosts == 0 && strcmp(version, "HTTP/1.1") == 0) {

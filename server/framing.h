@@ -10,7 +10,8 @@
  * (a header continued on the next line: libmicrohttpd 0.9.75 glues the
  * continuation onto the *name*, so the header moves out of its line in the
  * read buffer, which is how it is seen); an HTTP/1.1 request without Host,
- * or any with two, or one whose value is no host[:port]; Transfer-Encoding
+ * or any with two, or one whose value is no host[:port]; two Content-Type
+ * headers; Transfer-Encoding
  * in an HTTP/1.0 request (RFC 9112 section 6.1); a CR inside a header value
  * (RFC 9112 section 2.2); a control character in the request target, raw or
  * percent-encoded (%00 among them: framing_unescape keeps it from
