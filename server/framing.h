@@ -15,7 +15,8 @@
  * in an HTTP/1.0 request (RFC 9112 section 6.1); a CR inside a header value
  * (RFC 9112 section 2.2); a control character in the request target, raw or
  * percent-encoded (%00 among them: framing_unescape keeps it from
- * truncating the path); a fragment ('#') in the path, which RFC 9112
+ * truncating the path); a raw space in the path (a client sends %20); a
+ * fragment ('#') in the path, which RFC 9112
  * section 3.2 leaves out of the request target (one in the query, which
  * attnd never reads, is not looked for).
  *
