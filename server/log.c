@@ -93,21 +93,22 @@ void log_never_wait(void)
 	never_wait = 1;
 }
 
-/* Hands b plus a newline to the writer (log_writer.h) as one line; drops
- * the line when it could not be formatted, or when the buffer is full on a
- * thread that never waits. */
-static void emit(struct buf *b)
+/* Hands b plus a newline to the writer (log_writer.h) as one line, waiting
+ * for room only when wait is set and the thread may wait; 0, or -1 when the
+ * line was dropped: not formatted, or no room on a thread that never waits. */
+static int emit(struct buf *b, int wait)
 {
 	if (buf_putc(b, '\n') != 0 || b->failed)
-		return;
-	if (never_wait)
-		(void)log_writer_try_put(b->data, b->len);
-	else
-		log_writer_put(b->data, b->len);
+		return -1;
+	if (never_wait || !wait)
+		return log_writer_try_put(b->data, b->len);
+	log_writer_put(b->data, b->len);
+	return 0;
 }
 
-static void log_line(const char *level, const char *fmt, va_list ap)
+static int log_line(const char *level, int wait, const char *fmt, va_list ap)
 {
+	int rc;
 	char msg[2048];
 	struct buf b;
 
@@ -125,13 +126,14 @@ static void log_line(const char *level, const char *fmt, va_list ap)
 		put_timestamp(&b);
 		buf_printf(&b, " %s %s", level, msg);
 	}
-	emit(&b);
+	rc = emit(&b, wait);
 	buf_release(&b);
+	return rc;
 }
 
 void log_verror(const char *fmt, va_list ap)
 {
-	log_line("error", fmt, ap);
+	(void)log_line("error", 1, fmt, ap);
 }
 
 void log_error(const char *fmt, ...)
@@ -139,7 +141,7 @@ void log_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("error", fmt, ap);
+	(void)log_line("error", 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -148,8 +150,19 @@ void log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("warn", fmt, ap);
+	(void)log_line("warn", 1, fmt, ap);
 	va_end(ap);
+}
+
+int log_warn_try(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = log_line("warn", 0, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 void log_info(const char *fmt, ...)
@@ -157,8 +170,19 @@ void log_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("info", fmt, ap);
+	(void)log_line("info", 1, fmt, ap);
 	va_end(ap);
+}
+
+int log_info_try(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = log_line("info", 0, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static void access_json(struct buf *b, const struct access_entry *e)
@@ -227,6 +251,6 @@ void log_access(const struct access_entry *e)
 		access_json(&b, e);
 	else
 		access_text(&b, e);
-	emit(&b);
+	(void)emit(&b, 1);
 	buf_release(&b);
 }

@@ -42,6 +42,13 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One info line (start-up, shutdown). */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* log_warn and log_info for a line that must never wait for a stalled
+ * stderr, on whatever thread writes it: a count written outside any
+ * request, under a lock main takes too (refusals.h). 0, or -1 when the line
+ * was dropped (the writer's buffer full, or the line not formatted). */
+int log_warn_try(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int log_info_try(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* One access line: "ts method path status bytes_in bytes_out ms request_id". */
 void log_access(const struct access_entry *e);
 

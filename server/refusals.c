@@ -99,30 +99,37 @@ struct refusals *refusals_new(struct metrics *metrics, unsigned long long connec
 
 /* Writes kind's line if it has a count waiting and its last line is a
  * second old (or at once, when final); under the lock (the log writer
- * takes the line whole). */
+ * takes the line whole). The line never waits for the log: an I/O thread
+ * writes it outside any request, so a drain would not wait for that thread,
+ * and main takes this lock every second and at exit. A line dropped (the
+ * log's buffer full) keeps its count for the next. */
 static void maybe_log(struct refusals *rf, int kind, double now, int final)
 {
 	struct limit_log *l = &rf->log[kind];
 	double span = now - (l->last_line > 0 ? l->last_line : l->since);
 	int limit = kind;
+	int rc;
 
 	if (l->pending == 0 || (!final && l->last_line > 0 && now - l->last_line < 1.0))
 		return;
 	if (kind == CLOSED_INCOMPLETE)
-		log_info("clients closed their connection with a request half sent: %llu in the "
-			 "last %.0f s",
-			 l->pending, span > 1.0 ? span : 1.0);
+		rc = log_info_try("clients closed their connection with a request half sent: %llu "
+				  "in the last %.0f s",
+				  l->pending, span > 1.0 ? span : 1.0);
 	else if (kind == MALFORMED)
-		log_info("malformed requests answered 400, 413 or 505 by libmicrohttpd: "
-			 "%llu in the last %.0f s",
-			 l->pending, span > 1.0 ? span : 1.0);
+		rc = log_info_try("malformed requests answered 400, 413 or 505 by libmicrohttpd: "
+				  "%llu in the last %.0f s",
+				  l->pending, span > 1.0 ? span : 1.0);
 	else if (limit_text[limit].flag != NULL)
-		log_warn("%s refused by the %s (%s %llu): %llu in the last %.0f s",
-			 limit_text[limit].what, limit_text[limit].name, limit_text[limit].flag,
-			 rf->value[limit], l->pending, span > 1.0 ? span : 1.0);
+		rc = log_warn_try("%s refused by the %s (%s %llu): %llu in the last %.0f s",
+				  limit_text[limit].what, limit_text[limit].name,
+				  limit_text[limit].flag, rf->value[limit], l->pending,
+				  span > 1.0 ? span : 1.0);
 	else
-		log_warn("%s refused while draining: %llu in the last %.0f s",
-			 limit_text[limit].what, l->pending, span > 1.0 ? span : 1.0);
+		rc = log_warn_try("%s refused while draining: %llu in the last %.0f s",
+				  limit_text[limit].what, l->pending, span > 1.0 ? span : 1.0);
+	if (rc != 0)
+		return;
 	l->pending = 0;
 	l->last_line = now;
 }

@@ -13,6 +13,8 @@
  * malformed (400, 505), each logged the same way at info level (a flood of
  * them, a scanner's, is not a flood of lines, nor of error lines) but not
  * counted as a refusal. refusals_free writes every count still waiting.
+ * A line never waits for a stalled stderr (log.h: log_warn_try): while the
+ * log's buffer is full it is dropped and its count waits for the next line.
  *
  * Ownership: refusals_new borrows metrics and keeps copies of the numbers;
  * refusals_free frees (NULL accepted). Thread-safe.

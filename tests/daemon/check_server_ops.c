@@ -3,10 +3,10 @@
  * (tests/live_daemon.h): load shedding (503 overloaded), small requests
  * answered beside the queue, draining on SIGTERM with a request in flight
  * with a keep-alive client's next request just after it, and with a log
- * nobody reads, the stop signals blocked in every thread (SIGINT drains too),
- * the command line (--help, --version, bad flags and models, exit codes),
- * models from files, and --probe. Timing is only ever used as a generous
- * upper bound.
+ * nobody reads (clients closing half-sent requests meanwhile), the stop
+ * signals blocked in every thread (SIGINT drains too), the command line
+ * (--help, --version, bad flags and models, exit codes), models from files,
+ * and --probe. Timing is only ever used as a generous upper bound.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <check.h>
@@ -402,6 +402,46 @@ START_TEST(test_drain_with_stalled_log)
 	}
 	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
 		      "exit status %d", status);
+	close(fd);
+	close(errfd);
+}
+END_TEST
+
+/* The same stalled log, and then clients that close with half a request
+ * sent: libmicrohttpd reports each to an I/O thread, which writes the
+ * refusals' count line (refusals.h) outside any request. That line must not
+ * wait for the log, nor hold the refusals' lock while it would: main takes
+ * the lock every second and at exit, so a waiting line kept the daemon from
+ * reading SIGTERM at all. Two I/O threads: the burst stalls one, the other
+ * takes the half requests. */
+START_TEST(test_stalled_log_with_half_sent_requests)
+{
+	const char *args[] = {"--port",		 "0", "--host", "127.0.0.1", "--io-threads", "2",
+			      "--drain-seconds", "1", NULL};
+	int errfd, fd, status;
+	unsigned port;
+	pid_t pid;
+	size_t rounds = 0;
+
+	port = start_with_log_pipe(args, &pid, &errfd);
+	fd = live_connect(port);
+	while (healthz_burst(fd, 200) == 200)
+		ck_assert_msg(++rounds < 1000, "the daemon never stalled on its log");
+	for (int i = 0; i < 4; i++) { /* accepted by the I/O thread not stalled */
+		int half = live_connect(port);
+
+		live_send_str(half, "GET /healthz HTTP/1.1\r\nHo");
+		close(half);
+	}
+	usleep(1500000); /* a bound: the closes seen, and a tick of main's */
+	kill(pid, SIGTERM);
+	status = live_wait_exit(pid, 10000);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "exit status %d (-1: no exit 10 s after SIGTERM)", status);
 	close(fd);
 	close(errfd);
 }
@@ -810,6 +850,7 @@ static Suite *server_ops_suite(void)
 	tcase_add_test(load, test_every_thread_blocks_stop_signals);
 	tcase_add_test(load, test_drain_answers_keepalive_request);
 	tcase_add_test(load, test_drain_with_stalled_log);
+	tcase_add_test(load, test_stalled_log_with_half_sent_requests);
 	tcase_add_test(load, test_slow_log_reader_gets_every_line);
 	tcase_add_test(cli, test_help_lists_every_option);
 	tcase_add_test(cli, test_cors_origins_as_browsers_send_them);
