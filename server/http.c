@@ -32,6 +32,7 @@
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -770,6 +771,7 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 		return NULL;
 	}
 	srv->cfg = deps->cfg;
+	srv->listener = -1;
 	srv->svc = deps->svc;
 	srv->metrics = deps->metrics;
 	srv->pool = deps->pool;
@@ -819,16 +821,26 @@ unsigned http_port(const struct http_server *srv)
 	return srv->port;
 }
 
+/* The listener is shut, not closed: libmicrohttpd's I/O threads may still
+ * poll it until they wake to the quiesce (its documentation: close it only
+ * after MHD_stop_daemon), and each poll holds the socket open, listening,
+ * so a close() left it taking connections that were reset once the last
+ * poll let go. shutdown(2) stops the listening at once, whoever holds it:
+ * a connect after this is refused. Draining, which makes every answer close
+ * its connection, begins only then, so a client told to close and
+ * reconnecting is refused, never reset after sending its request. */
 void http_begin_drain(struct http_server *srv)
 {
-	MHD_socket listener;
+	MHD_socket listener = MHD_quiesce_daemon(srv->daemon);
 
-	atomic_store(&srv->draining, 1);
-	listener = MHD_quiesce_daemon(srv->daemon);
-	if (listener != MHD_INVALID_SOCKET)
-		close(listener);
-	else
+	if (listener != MHD_INVALID_SOCKET) {
+		srv->listener = listener;
+		if (shutdown(listener, SHUT_RDWR) != 0)
+			log_error("drain: could not stop listening: %s", strerror(errno));
+	} else {
 		log_error("drain: could not stop listening");
+	}
+	atomic_store(&srv->draining, 1);
 }
 
 long http_active(const struct http_server *srv)
@@ -867,6 +879,8 @@ void http_stop(struct http_server *srv)
 		return;
 	if (srv->daemon != NULL)
 		MHD_stop_daemon(srv->daemon);
+	if (srv->listener >= 0)
+		close(srv->listener);
 	watch_free(srv->watch); /* after the daemon: no request is registered now */
 	lingerer_free(srv->linger); /* after the daemon: no socket is added now */
 	peers_free(srv->peers); /* every connection closed with the daemon */

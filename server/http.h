@@ -39,9 +39,10 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 /* The bound TCP port (useful with --port 0). */
 unsigned http_port(const struct http_server *srv);
 
-/* Starts draining: /readyz answers 503, new compute requests get 503
- * `draining`, the listening socket is closed, and responses carry
- * `Connection: close`. Requests already received run to completion. */
+/* Starts draining: the listening socket stops listening (a connect is
+ * refused; http_stop closes it), then /readyz answers 503, new compute
+ * requests get 503 `draining`, and responses carry `Connection: close`.
+ * Requests already received run to completion. */
 void http_begin_drain(struct http_server *srv);
 
 /* Requests received (headers read) and not yet completed. */

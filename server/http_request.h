@@ -46,6 +46,7 @@ struct http_server {
 	struct peers *peers;	   /* open connections per address, or NULL: no --per-ip-limit */
 	struct refusals *refusals; /* the limits' refusals, counted and logged */
 	struct MHD_Daemon *daemon;
+	int listener; /* quiesced and shut, closed after the daemon stops; else -1 */
 	unsigned port;
 	atomic_int draining;
 	unsigned long long id_seed;

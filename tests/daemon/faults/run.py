@@ -53,6 +53,9 @@ it replaces), breaks something, and checks what must survive:
                     refused reconnects, so they do not tell) and no status
                     but 200 and 503, new connections are refused within
                     100 ms of the signal, attnd exits 0
+  sigterm_reconnect 12 drains, each under 6 keep-alive /healthz clients that
+                    reconnect when an answer closes: the reconnects are
+                    refused, never accepted and then reset
   kill9_restart     SIGKILL under wrk load and a restart on the same port:
                     healthy again in under 2 s, then serving the load
   linger_413, linger_408, linger_bounds, idle_408
@@ -555,6 +558,71 @@ def test_sigterm_load(report):
         d.cleanup()
 
 
+def healthz_until_refused(port, resets, answered):
+    """GET /healthz on keep-alive connections, a new one whenever an answer
+    closes its own, until a connect is refused or fails; a reset of a
+    connection the server had accepted is appended to resets. answered is
+    released at the first answer."""
+    s = None
+    first = True
+    while True:
+        try:
+            if s is None:
+                s = socket.create_connection(("127.0.0.1", port), timeout=5.0)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            got = b""
+            while b"\r\n\r\n" not in got or not got.endswith(b"}"):
+                d = s.recv(4096)
+                if not d:
+                    raise EOFError
+                got += d
+            if first:
+                answered.release()
+                first = False
+            if b"connection: close" in got.lower():
+                s.close()
+                s = None
+        except ConnectionResetError:
+            resets.append(1)
+            return
+        except (EOFError, OSError):
+            if s is not None:
+                s.close()
+            s = None
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5.0).close()
+            except OSError:
+                return
+
+
+def test_sigterm_reconnect(report):
+    """A drain answers with Connection: close, and a client reconnects at
+    once: its connect must be refused, never accepted and then reset, which
+    a client cannot tell from a request lost (the listening socket used to
+    be close()d while I/O threads still polled it, which kept it listening
+    for them, and the drain's answers began before it stopped). A race of
+    milliseconds, so 12 drains with 6 such clients each."""
+    resets = []
+    for _ in range(12):
+        with attnd.Daemon(["--threads", "1", "--drain-seconds", "10"]) as d:
+            answered = threading.Semaphore(0)
+            clients = [threading.Thread(target=healthz_until_refused,
+                                        args=(d.port, resets, answered)) for _ in range(6)]
+            for c in clients:
+                c.start()
+            for _ in clients:  # every client served, and sending again
+                answered.acquire(timeout=10.0)
+            d.signal(signal.SIGTERM)
+            rc = d.wait(15.0)
+            for c in clients:
+                c.join(10.0)
+            if rc != 0:
+                report.check("sigterm_reconnect: exits 0", False, "exit status %s" % rc)
+                return
+    report.check("sigterm_reconnect: reconnects refused, never reset", not resets,
+                 "%d connections reset in 12 drains" % len(resets))
+
+
 def test_kill9_restart(report):
     if shutil.which(os.environ.get("WRK", "wrk")) is None:
         report.check("kill9_restart: wrk installed", False, "wrk not found")
@@ -602,6 +670,7 @@ TESTS = [("mid_upload", test_mid_upload), ("mid_queue", test_mid_queue),
          ("sigterm_partial", slow_clients.test_sigterm_partial), ("endless_chunked", slow_clients.test_endless_chunked),
          ("trickled_body", slow_clients.test_trickled_body), ("silent_body", slow_clients.test_silent_body),
          ("receiving_bodies", slow_clients.test_receiving_bodies), ("sigterm_load", test_sigterm_load),
+         ("sigterm_reconnect", test_sigterm_reconnect),
          ("kill9_restart", test_kill9_restart)]
 HELPERS = types.SimpleNamespace(baseline=baseline, settled=settled, shown=shown, WORKERS=WORKERS)
 TESTS += [(name, lambda report, fn=fn: fn(report, HELPERS))
