@@ -378,6 +378,30 @@ static unsigned start_with_log_pipe(const char *const *args, pid_t *pid, int *er
 	return (unsigned)strtoul(at + strlen("listening on 127.0.0.1:"), NULL, 10);
 }
 
+/* Sends /healthz bursts on fd until one is not answered whole: the log has
+ * stalled (about 15,000 access lines fill the pipe and the buffer). */
+static void stall_log(int fd)
+{
+	size_t rounds = 0;
+
+	while (healthz_burst(fd, 200) == 200)
+		ck_assert_msg(++rounds < 1000, "the daemon never stalled on its log");
+}
+
+/* SIGTERM, then pid's exit status within 10 s, or -1 (it is killed then). */
+static int terminate(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	status = live_wait_exit(pid, 10000);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return status;
+}
+
 /* A log reader that stops reading (a pipe nobody reads: stderr fills it and
  * the 1 MiB buffer, then the requests that log wait): a SIGTERM still
  * drains, and the daemon exits once --drain-seconds and the writer's bound
@@ -388,18 +412,10 @@ START_TEST(test_drain_with_stalled_log)
 	const char *args[] = {"--port", "0", "--host", "127.0.0.1", "--drain-seconds", "1", NULL};
 	int errfd, fd, status;
 	pid_t pid;
-	size_t rounds = 0;
 
 	fd = live_connect(start_with_log_pipe(args, &pid, &errfd));
-	/* about 15,000 access lines fill the pipe and the buffer */
-	while (healthz_burst(fd, 200) == 200)
-		ck_assert_msg(++rounds < 1000, "the daemon never stalled on its log");
-	kill(pid, SIGTERM);
-	status = live_wait_exit(pid, 10000);
-	if (status == -1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	stall_log(fd);
+	status = terminate(pid);
 	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
 		      "exit status %d", status);
 	close(fd);
@@ -421,12 +437,10 @@ START_TEST(test_stalled_log_with_half_sent_requests)
 	int errfd, fd, status;
 	unsigned port;
 	pid_t pid;
-	size_t rounds = 0;
 
 	port = start_with_log_pipe(args, &pid, &errfd);
 	fd = live_connect(port);
-	while (healthz_burst(fd, 200) == 200)
-		ck_assert_msg(++rounds < 1000, "the daemon never stalled on its log");
+	stall_log(fd);
 	for (int i = 0; i < 4; i++) { /* accepted by the I/O thread not stalled */
 		int half = live_connect(port);
 
@@ -434,12 +448,7 @@ START_TEST(test_stalled_log_with_half_sent_requests)
 		close(half);
 	}
 	usleep(1500000); /* a bound: the closes seen, and a tick of main's */
-	kill(pid, SIGTERM);
-	status = live_wait_exit(pid, 10000);
-	if (status == -1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	status = terminate(pid);
 	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
 		      "exit status %d (-1: no exit 10 s after SIGTERM)", status);
 	close(fd);
