@@ -66,11 +66,15 @@ struct field_scan {
 };
 
 /* A byte of an authority's host or port (RFC 3986 section 3.2: unreserved,
- * sub-delims, ':' and an IPv6 literal's brackets; no percent-encoding). */
+ * sub-delims, ':' and an IPv6 literal's brackets; no percent-encoding). The
+ * bytes of a name or an address and its port are tried first: every
+ * request's Host is read with it. */
 static int authority_byte(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c != '\0' && strchr("-._~!$&'()*+,;=:[]", c) != NULL);
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '.' || c == ':' || c == '-')
+		return 1;
+	return c != '\0' && strchr("_~!$&'()*+,;=[]", c) != NULL;
 }
 
 /* A value holds a CR, which RFC 9112 section 2.2 has the recipient refuse
