@@ -26,11 +26,13 @@
  * Indic length marks), or a character whose decomposition begins with
  * either (NFKC's compatibility jamo).
  * Decompositions and pair compositions come from utf8proc; check_text
- * compares the text with utf8proc_map's on random strings. A segment is cut
- * after SEGMENT_MAX characters so that a run of a million combining marks
- * costs linear time (the Stream-Safe Text Format of UAX #15 allows 30; text
- * beyond that is not normalized as one piece, which only adversarial text
- * notices).
+ * compares the text with utf8proc_map's on random strings. A segment is
+ * never cut, however many marks follow its starter: Hugging Face's forms
+ * (unicode-normalization) reorder and compose a whole run, so a mark of a
+ * lower class 64 marks on still moves up to the starter and composes with
+ * it (Zalgo text has such runs). The buffers grow with the segment, and a
+ * long run is ordered by counting sort on the combining class, so a run of
+ * a million marks still costs linear time.
  */
 #include "unicode.h"
 
@@ -39,7 +41,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-enum { SEGMENT_MAX = 64, DECOMP_MAX = 32 }; /* the longest decomposition is 18 */
+enum { DECOMP_MAX = 32 }; /* the longest decomposition is 18 */
 
 int32_t tok_uc_decode(const char *s, size_t n, size_t *clen)
 {
@@ -314,11 +316,11 @@ static int attaches(int32_t cp, utf8proc_option_t opts)
 /* The byte length of the segment starting at in->s[at]. */
 static size_t segment_len(const struct tok_nstr *in, size_t at, utf8proc_option_t opts)
 {
-	size_t end = at, chars = 0, clen;
+	size_t end = at, clen;
 
 	tok_uc_decode(in->s + end, in->len - end, &clen);
 	end += clen;
-	while (end < in->len && ++chars < SEGMENT_MAX) {
+	while (end < in->len) {
 		if ((unsigned char)in->s[end] < 0x80)
 			break;
 		int32_t cp = tok_uc_decode(in->s + end, in->len - end, &clen);
@@ -337,17 +339,56 @@ struct ucp {
 	int change;
 };
 
-/* The segment's code points, fully decomposed, into u[0, *n) (room for
- * SEGMENT_MAX * DECOMP_MAX), and the spans of its characters, in order, into
- * src[0, *nsrc) (room for SEGMENT_MAX). */
-static void decompose_segment(const struct tok_nstr *in, size_t at, size_t len,
-			      utf8proc_option_t opts, struct ucp *u, size_t *n,
-			      struct tok_span *src, size_t *nsrc)
+/* A segment's code points and the spans of its characters, grown to fit
+ * (a segment has no length limit); tmp is the counting sort's scratch. */
+struct seg_buf {
+	struct ucp *u, *tmp;
+	size_t n, cap, tmp_cap;
+	struct tok_span *src;
+	size_t nsrc, src_cap;
+};
+
+static void seg_buf_release(struct seg_buf *b)
+{
+	free(b->u);
+	free(b->tmp);
+	free(b->src);
+}
+
+/* Room for `more` code points and one span more; TOK_ENOMEM, b unchanged,
+ * on failure. */
+static enum tok_status seg_buf_reserve(struct seg_buf *b, size_t more)
+{
+	if (b->n + more > b->cap) {
+		size_t cap = b->cap == 0 ? 256 : b->cap;
+		while (cap < b->n + more)
+			cap *= 2;
+		struct ucp *u = realloc(b->u, cap * sizeof *u);
+		if (u == NULL)
+			return TOK_ENOMEM;
+		b->u = u;
+		b->cap = cap;
+	}
+	if (b->nsrc + 1 > b->src_cap) {
+		size_t cap = b->src_cap == 0 ? 64 : b->src_cap * 2;
+		struct tok_span *src = realloc(b->src, cap * sizeof *src);
+		if (src == NULL)
+			return TOK_ENOMEM;
+		b->src = src;
+		b->src_cap = cap;
+	}
+	return TOK_OK;
+}
+
+/* The segment's code points, fully decomposed, into b->u[0, b->n), and
+ * the spans of its characters, in order, into b->src[0, b->nsrc). */
+static enum tok_status decompose_segment(const struct tok_nstr *in, size_t at, size_t len,
+					 utf8proc_option_t opts, struct seg_buf *b)
 {
 	utf8proc_option_t dopts = (opts & UTF8PROC_COMPAT) | UTF8PROC_DECOMPOSE;
 
-	*n = 0;
-	*nsrc = 0;
+	b->n = 0;
+	b->nsrc = 0;
 	for (size_t i = at; i < at + len;) {
 		utf8proc_int32_t d[DECOMP_MAX];
 		int boundclass = 0;
@@ -358,24 +399,69 @@ static void decompose_segment(const struct tok_nstr *in, size_t at, size_t len,
 			d[0] = cp;
 			k = 1;
 		}
+		if (seg_buf_reserve(b, (size_t)k) != TOK_OK)
+			return TOK_ENOMEM;
 		for (utf8proc_ssize_t j = 0; j < k; j++)
-			u[(*n)++] = (struct ucp){d[j], utf8proc_get_property(d[j])->combining_class,
-						 j > 0};
-		src[(*nsrc)++] = in->align[i];
+			b->u[b->n++] =
+			    (struct ucp){d[j], utf8proc_get_property(d[j])->combining_class, j > 0};
+		b->src[b->nsrc++] = in->align[i];
 		i += clen;
 	}
+	return TOK_OK;
+}
+
+enum { SORT_SHORT = 32 }; /* runs up to this long: insertion sort */
+
+/* Sorts the run of non-starters u[0, n) by combining class, stably, in
+ * linear time: a count per class, then each code point to its place. */
+static enum tok_status counting_sort_run(struct seg_buf *b, struct ucp *u, size_t n)
+{
+	size_t at[256] = {0};
+
+	if (n > b->tmp_cap) {
+		struct ucp *tmp = realloc(b->tmp, n * sizeof *tmp);
+		if (tmp == NULL)
+			return TOK_ENOMEM;
+		b->tmp = tmp;
+		b->tmp_cap = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		at[u[i].ccc]++;
+	for (size_t c = 0, sum = 0; c < 256; c++) {
+		size_t k = at[c];
+		at[c] = sum;
+		sum += k;
+	}
+	for (size_t i = 0; i < n; i++)
+		b->tmp[at[u[i].ccc]++] = u[i];
+	memcpy(u, b->tmp, n * sizeof *u);
+	return TOK_OK;
 }
 
 /* Canonical ordering (UAX #15 D108): a stable sort of each run of
  * non-starters by combining class; changes go with their code points. */
-static void canonical_order(struct ucp *u, size_t n)
+static enum tok_status canonical_order(struct seg_buf *b)
 {
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && u[j].ccc != 0 && u[j - 1].ccc > u[j].ccc; j--) {
-			struct ucp t = u[j];
-			u[j] = u[j - 1];
-			u[j - 1] = t;
+	struct ucp *u = b->u;
+
+	for (size_t i = 0; i < b->n;) {
+		size_t j = i;
+		while (j < b->n && u[j].ccc != 0)
+			j++;
+		if (j - i > SORT_SHORT) {
+			if (counting_sort_run(b, u + i, j - i) != TOK_OK)
+				return TOK_ENOMEM;
+		} else {
+			for (size_t x = i + 1; x < j; x++)
+				for (size_t y = x; y > i && u[y - 1].ccc > u[y].ccc; y--) {
+					struct ucp t = u[y];
+					u[y] = u[y - 1];
+					u[y - 1] = t;
+				}
 		}
+		i = j == i ? i + 1 : j;
+	}
+	return TOK_OK;
 }
 
 /* The primary composite of <l, c>, or 0: utf8proc composes the pair. */
@@ -421,8 +507,7 @@ enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form for
 {
 	utf8proc_option_t opts = form_options(form);
 	enum tok_status st = TOK_OK;
-	struct ucp *u = NULL;
-	struct tok_span src[SEGMENT_MAX];
+	struct seg_buf b = {0};
 
 	out->len = 0;
 	for (size_t at = 0; at < in->len && st == TOK_OK;) {
@@ -433,30 +518,26 @@ enum tok_status tok_uc_normalize(const struct tok_nstr *in, enum tok_uc_form for
 			at++;
 			continue;
 		}
-		if (u == NULL) {
-			u = malloc((size_t)SEGMENT_MAX * DECOMP_MAX * sizeof *u);
-			if (u == NULL)
-				return TOK_ENOMEM;
-		}
-		size_t len = segment_len(in, at, opts), n, nsrc, next = 0;
-		decompose_segment(in, at, len, opts, u, &n, src, &nsrc);
-		canonical_order(u, n);
-		if (opts & UTF8PROC_COMPOSE)
-			compose(u, &n);
+		size_t len = segment_len(in, at, opts), next = 0;
+		st = decompose_segment(in, at, len, opts, &b);
+		if (st == TOK_OK)
+			st = canonical_order(&b);
+		if (st == TOK_OK && (opts & UTF8PROC_COMPOSE))
+			compose(b.u, &b.n);
 		/* spans by position: next is the original character due */
-		for (size_t i = 0; i < n && st == TOK_OK; i++) {
-			char b[4];
+		for (size_t i = 0; i < b.n && st == TOK_OK; i++) {
+			char c[4];
 			struct tok_span sp;
-			if (u[i].change > 0) {
-				sp = src[next > 0 ? next - 1 : 0];
+			if (b.u[i].change > 0) {
+				sp = b.src[next > 0 ? next - 1 : 0];
 			} else {
-				sp = src[next < nsrc ? next : nsrc - 1];
-				next += (size_t)(1 - u[i].change);
+				sp = b.src[next < b.nsrc ? next : b.nsrc - 1];
+				next += (size_t)(1 - b.u[i].change);
 			}
-			st = tok_nstr_push(out, b, tok_uc_encode(u[i].c, b), sp);
+			st = tok_nstr_push(out, c, tok_uc_encode(b.u[i].c, c), sp);
 		}
 		at += len;
 	}
-	free(u);
+	seg_buf_release(&b);
 	return st;
 }
