@@ -77,5 +77,11 @@ int api_tokenize_fail(struct api_error *err, enum tok_status st, size_t bad_byte
 				"the text has a piece outside the tokenizer's vocabulary, and the "
 				"tokenizer's unk_token is not in its vocabulary either (Hugging "
 				"Face's tokenizers refuse this text too)");
+	if (st == TOK_ETOOLONG)
+		return api_fail(err, API_E_TOO_LARGE, ptr,
+				"the tokenizer's normalizer makes the text more than %zu times as "
+				"long (its Replace or Prepend strings); refused rather than "
+				"tokenized",
+				TOK_NORM_GROWTH);
 	return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory tokenizing the text");
 }

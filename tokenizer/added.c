@@ -379,6 +379,14 @@ enum tok_status tok_added_build(const struct tok_added *added, size_t n,
 		st = fill(a, added, n, 1, normalizer, &scratch);
 out:
 	tok_nstr_release(&scratch);
+	if (st == TOK_ETOOLONG) {
+		snprintf(err, errlen,
+			 "added_tokens: the normalizer makes a token's content more than %zu "
+			 "times as long",
+			 TOK_NORM_GROWTH);
+		tok_added_free(a);
+		return st;
+	}
 	if (st != TOK_OK) {
 		snprintf(err, errlen, "added_tokens: out of memory");
 		tok_added_free(a);

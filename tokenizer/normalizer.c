@@ -222,13 +222,16 @@ static enum tok_status push_text(struct tok_nstr *out, const char *text, size_t 
 	return st;
 }
 
-static enum tok_status prepend(const struct tok_normalizer *spec, struct tok_nstr *n)
+static enum tok_status prepend(const struct tok_normalizer *spec, struct tok_nstr *n,
+			       size_t max_len)
 {
 	struct tok_nstr out;
 	enum tok_status st;
 
 	if (n->len == 0 || spec->prepend == NULL || spec->prepend[0] == '\0')
 		return TOK_OK;
+	if (strlen(spec->prepend) > max_len - n->len) /* n->len <= max_len: normalize */
+		return TOK_ETOOLONG;
 	tok_nstr_init(&out);
 	st = tok_nstr_reserve(&out, strlen(spec->prepend) + n->len);
 	if (st == TOK_OK)
@@ -241,7 +244,11 @@ static enum tok_status prepend(const struct tok_normalizer *spec, struct tok_nst
 	return st;
 }
 
-static enum tok_status replace(const struct tok_normalizer *spec, struct tok_nstr *n)
+/* Each match becomes the content; TOK_ETOOLONG as soon as the string being
+ * written passes max_len (so it holds at most max_len, a gap of n and one
+ * content). */
+static enum tok_status replace(const struct tok_normalizer *spec, struct tok_nstr *n,
+			       size_t max_len)
 {
 	struct tok_match *m;
 	struct tok_nstr out;
@@ -260,6 +267,8 @@ static enum tok_status replace(const struct tok_normalizer *spec, struct tok_nst
 		st = tok_nstr_append(&out, n, at, ms);
 		if (st == TOK_OK)
 			st = push_text(&out, spec->content, clen, n->align[me - 1]);
+		if (st == TOK_OK && out.len > max_len)
+			st = TOK_ETOOLONG;
 		at = me;
 	}
 	if (st == TOK_OK && found == TOK_ENOMEM)
@@ -291,12 +300,37 @@ static enum tok_status bert(const struct tok_normalizer *spec, struct tok_nstr *
 	return st;
 }
 
+static enum tok_status normalize_step(const struct tok_normalizer *spec, struct tok_nstr *n,
+				      size_t max_len);
+
+/* One step (a Sequence: each of its steps in turn), n at most max_len long
+ * before and after. */
+static enum tok_status normalize(const struct tok_normalizer *spec, struct tok_nstr *n,
+				 size_t max_len)
+{
+	enum tok_status st = normalize_step(spec, n, max_len);
+
+	if (st == TOK_OK && n->len > max_len)
+		st = TOK_ETOOLONG; /* a step that lengthens by a bounded factor, repeated */
+	return st;
+}
+
 enum tok_status tok_normalize(const struct tok_normalizer *spec, struct tok_nstr *n)
 {
-	enum tok_status st = TOK_OK;
+	size_t max_len = SIZE_MAX;
 
 	if (spec == NULL)
 		return TOK_OK;
+	if (n->len <= (SIZE_MAX - TOK_NORM_SLACK) / TOK_NORM_GROWTH)
+		max_len = n->len * TOK_NORM_GROWTH + TOK_NORM_SLACK;
+	return normalize(spec, n, max_len);
+}
+
+static enum tok_status normalize_step(const struct tok_normalizer *spec, struct tok_nstr *n,
+				      size_t max_len)
+{
+	enum tok_status st = TOK_OK;
+
 	switch (spec->kind) {
 	case TOK_NORM_NFC:
 		return unicode_form(n, TOK_UC_NFC);
@@ -313,14 +347,14 @@ enum tok_status tok_normalize(const struct tok_normalizer *spec, struct tok_nstr
 	case TOK_NORM_BERT:
 		return bert(spec, n);
 	case TOK_NORM_PREPEND:
-		return prepend(spec, n);
+		return prepend(spec, n, max_len);
 	case TOK_NORM_REPLACE:
-		return replace(spec, n);
+		return replace(spec, n, max_len);
 	case TOK_NORM_STRIP:
 		return strip(spec, n);
 	case TOK_NORM_SEQUENCE:
 		for (size_t i = 0; i < spec->n_items && st == TOK_OK; i++)
-			st = tok_normalize(&spec->items[i], n);
+			st = normalize(&spec->items[i], n, max_len);
 		return st;
 	}
 	return TOK_OK;

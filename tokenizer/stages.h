@@ -143,7 +143,8 @@ enum tok_status tok_pretokenizer_compile(struct tok_pretokenizer *p, char *err, 
 /* Frees what compiling made (the parts' releases in spec.c call these). */
 void tok_pattern_release(struct tok_pattern *p);
 
-/* Normalizes n in place. */
+/* Normalizes n in place. TOK_ETOOLONG when a step would make it longer than
+ * TOK_NORM_GROWTH times its length on entry plus TOK_NORM_SLACK (tokenizer.h). */
 enum tok_status tok_normalize(const struct tok_normalizer *spec, struct tok_nstr *n);
 
 /* Replaces each split with id < 0 by the splits the pre-tokenizer cuts it

@@ -28,7 +28,23 @@ enum tok_status {
 	TOK_EUNK,     /* tok_encode: a piece only the model's unk_token could stand
 		       * for, and the vocabulary lacks that token (Hugging Face's
 		       * MissingUnkToken, UnkTokenOutOfVocabulary) */
+	TOK_ETOOLONG, /* tok_encode, tok_build: the normalizer would make a text (or
+		       * an added token's content) longer than TOK_NORM_GROWTH
+		       * times itself plus TOK_NORM_SLACK bytes (below) */
 };
+
+/*
+ * How long a normalizer may make a string of len bytes: TOK_NORM_GROWTH
+ * times len, plus TOK_NORM_SLACK bytes. A Replace's content is the file's to
+ * choose, and a Sequence applies each Replace to what the last one wrote: a
+ * few bytes of tokenizer.json ('a' -> 'aa', forty times) would otherwise
+ * make one byte of text 2^40, and no --max-text-bytes bounds the work and
+ * memory of a request. Hugging Face's own normalizers stay far below the
+ * bound: NFKC's longest expansion is U+FDFA, 3 bytes to 33, which
+ * Metaspace's Replace(' ', U+2581) takes to 39; BERT's CJK spacing is 3 to 5.
+ */
+#define TOK_NORM_GROWTH ((size_t)32)
+#define TOK_NORM_SLACK ((size_t)256)
 
 /*
  * Compiles spec (regexes, vocabulary and merge tables, added-token matcher)
@@ -63,7 +79,10 @@ struct tok_encoding {
  * Linear in len: no step rescans what it has already passed. Returns TOK_OK
  * with enc filled (release it), or TOK_EINVAL (*bad_byte: the byte offset of
  * the first invalid UTF-8 sequence), TOK_EUNK (a piece only the model's
- * unk_token could stand for, and its vocabulary lacks that token) or
+ * unk_token could stand for, and its vocabulary lacks that token),
+ * TOK_ETOOLONG (the normalizer would make a stretch of the text more than
+ * TOK_NORM_GROWTH times as long: a Replace whose content is long, or a
+ * Sequence of Replaces that each lengthen what the last one wrote) or
  * TOK_ENOMEM with enc zeroed.
  */
 enum tok_status tok_encode(const struct tokenizer *t, const char *text, size_t len,

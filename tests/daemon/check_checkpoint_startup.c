@@ -6,7 +6,8 @@
  * index naming a missing shard, an unknown model_type, and heads= given with
  * a folder: each exits 2 with a message naming the file (and the tensor,
  * where there is one). So do a FIFO in place of a shard and a FIFO given
- * as --tokenizer: refused, not waited on for a writer. And weights that
+ * as --tokenizer: refused, not waited on for a writer, and a tokenizer.json
+ * whose normalizer would grow an added token without bound. And weights that
  * load (finite) but overflow float32 on a request: 422 naming the model
  * (/model) and where, never a 200 of NaN. The folders are copies of the oracle's
  * (tests/data/checkpoints/, README there), edited in a temporary directory.
@@ -288,6 +289,41 @@ START_TEST(overflow_in_a_projection)
 }
 END_TEST
 
+/* A tokenizer.json whose normalizer doubles every 'a' forty times, and an
+ * added token "aaaa" that goes through it (normalized): built at start-up,
+ * the token's content would grow to 2^42 bytes. Refused by name, with
+ * nothing of the sort allocated (TOK_NORM_GROWTH, tokenizer/tokenizer.h). */
+START_TEST(tokenizer_replace_blowup)
+{
+	char dir[] = "/tmp/attnd-ckpt2-XXXXXX", path[512];
+	json_t *tok, *seq = json_array(), *token;
+	json_error_t jerr;
+	char *text;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_case(dir, "gpt2_f32", "tokenizer.json", NULL);
+	snprintf(path, sizeof path, ROOT "/gpt2_f32/tokenizer.json");
+	tok = json_load_file(path, 0, &jerr);
+	ck_assert_msg(tok != NULL, "%s", jerr.text);
+	for (int i = 0; i < 40; i++)
+		json_array_append_new(seq, json_pack("{s:s, s:{s:s}, s:s}", "type", "Replace",
+						     "pattern", "String", "a", "content", "aa"));
+	json_object_set_new(tok, "normalizer",
+			    json_pack("{s:s, s:o}", "type", "Sequence", "normalizers", seq));
+	token =
+	    json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 300, "content", "aaaa",
+		      "single_word", 0, "lstrip", 0, "rstrip", 0, "normalized", 1, "special", 0);
+	json_array_append_new(json_object_get(tok, "added_tokens"), token);
+	text = json_dumps(tok, 0);
+	ck_assert_ptr_nonnull(text);
+	tmp_write(dir, "tokenizer.json", text, strlen(text), path);
+	refuses_start(dir, "", path, "added_tokens: the normalizer makes a token's content");
+	free(text);
+	json_decref(tok);
+	tmp_remove_dir(dir);
+}
+END_TEST
+
 static Suite *checkpoint_startup_suite(void)
 {
 	Suite *s = suite_create("checkpoint_startup");
@@ -303,6 +339,7 @@ static Suite *checkpoint_startup_suite(void)
 	tcase_add_test(bad, fifo_tokenizer);
 	tcase_add_test(bad, heads_with_folder);
 	tcase_add_test(bad, unknown_model_type);
+	tcase_add_test(bad, tokenizer_replace_blowup);
 	suite_add_tcase(s, bad);
 	tcase_set_timeout(overflow, 60);
 	tcase_add_test(overflow, overflow_after_the_last_layer);

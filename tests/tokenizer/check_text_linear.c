@@ -268,6 +268,69 @@ START_TEST(linear_other_kinds)
 }
 END_TEST
 
+/* A Replace chosen by the file lengthens the text by its content at each
+ * match, and a Sequence of them compounds: 'a' -> 'aa' forty times makes one
+ * byte 2^40 (a few bytes of tokenizer.json, and --max-text-bytes bounds
+ * nothing). The normalizer stops at TOK_NORM_GROWTH times its input plus
+ * TOK_NORM_SLACK, with TOK_ETOOLONG; the worst that Hugging Face's own
+ * normalizers do, NFKC on U+FDFA (3 bytes to 33) then Metaspace's
+ * Replace(' ', U+2581), stays below it. */
+START_TEST(linear_replace_growth)
+{
+	struct tok_normalizer *dbl = calloc(40, sizeof *dbl);
+	struct tok_normalizer seq = {.kind = TOK_NORM_SEQUENCE, .items = dbl, .n_items = 40};
+	struct tok_normalizer fat = {.kind = TOK_NORM_REPLACE,
+				     .pattern = {.text = tst_dup("l"), .is_regex = 0}};
+	struct tok_normalizer *sp = calloc(2, sizeof *sp);
+	struct tok_normalizer meta = {.kind = TOK_NORM_SEQUENCE, .items = sp, .n_items = 2};
+	struct tok_normalizer pre = {.kind = TOK_NORM_PREPEND};
+	struct tok_nstr n;
+	size_t len, alen;
+	char *ls = repeat("l", 300, &len), *arabic = repeat("\xef\xb7\xba", 4096, &alen);
+	char err[256];
+
+	ck_assert_ptr_nonnull(dbl);
+	ck_assert_ptr_nonnull(sp);
+	for (size_t i = 0; i < 40; i++)
+		dbl[i] = (struct tok_normalizer){.kind = TOK_NORM_REPLACE,
+						 .pattern = {.text = tst_dup("a"), .is_regex = 0},
+						 .content = tst_dup("aa")};
+	fat.content = repeat("l", 100000, &len);
+	pre.prepend = repeat("x", 1000, &len);
+	sp[0] = (struct tok_normalizer){.kind = TOK_NORM_NFKC};
+	sp[1] = (struct tok_normalizer){.kind = TOK_NORM_REPLACE,
+					.pattern = {.text = tst_dup(" "), .is_regex = 0},
+					.content = tst_dup("\xe2\x96\x81")};
+	ck_assert_int_eq(tok_normalizer_compile(&seq, err, sizeof err), TOK_OK);
+	ck_assert_int_eq(tok_normalizer_compile(&fat, err, sizeof err), TOK_OK);
+	ck_assert_int_eq(tok_normalizer_compile(&meta, err, sizeof err), TOK_OK);
+	tok_nstr_init(&n);
+	ck_assert_int_eq(tok_nstr_from_text(&n, "a", 1), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&seq, &n), TOK_ETOOLONG);
+	ck_assert_int_eq(tok_nstr_from_text(&n, ls, 300), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&fat, &n), TOK_ETOOLONG);
+	ck_assert_int_eq(tok_nstr_from_text(&n, "a", 1), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&pre, &n), TOK_ETOOLONG);
+	/* five doublings of 8 bytes stay below 32 times */
+	seq.n_items = 5;
+	ck_assert_int_eq(tok_nstr_from_text(&n, "aaaaaaaa", 8), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&seq, &n), TOK_OK);
+	ck_assert_uint_eq(n.len, 256);
+	seq.n_items = 40;
+	/* U+FDFA: 15 Arabic letters (2 bytes) and 3 spaces, each space made U+2581 */
+	ck_assert_int_eq(tok_nstr_from_text(&n, arabic, alen), TOK_OK);
+	ck_assert_int_eq(tok_normalize(&meta, &n), TOK_OK);
+	ck_assert_uint_eq(n.len, alen / 3 * 39);
+	tok_nstr_release(&n);
+	tok_normalizer_release(&seq);
+	tok_normalizer_release(&fat);
+	tok_normalizer_release(&meta);
+	tok_normalizer_release(&pre);
+	free(ls);
+	free(arabic);
+}
+END_TEST
+
 static Suite *text_linear_suite(void)
 {
 	Suite *s = suite_create("text_linear");
@@ -281,6 +344,7 @@ static Suite *text_linear_suite(void)
 	tcase_add_test(lin, linear_added_many_tokens);
 	tcase_add_test(lin, linear_added_long_token);
 	tcase_add_test(lin, linear_other_kinds);
+	tcase_add_test(lin, linear_replace_growth);
 	suite_add_tcase(s, lin);
 	return s;
 }
