@@ -13,6 +13,8 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "checkpoint.h"
 #include "checkpoint_ctx.h"
@@ -113,20 +115,45 @@ static enum attn_status ck_common(struct ck_ctx *c, struct attn_stack *s)
 
 typedef enum attn_status (*ck_layer_fn)(struct ck_ctx *c, struct attn_block *b, size_t l);
 
-/* The stack's blocks, allocated (n_layers within CK_SIZE_MAX: ck_sizes),
- * each filled by layer(c, block, l). */
+/* The stack's blocks, each filled by layer(c, block, l). They are grown
+ * as the layers are found, and the checkpoint's copy made once all are:
+ * n_layers is the config's word (up to CK_SIZE_MAX, 2^26 layers, 22 GB of
+ * blocks), and a folder whose config.json says more layers than its files
+ * hold is refused naming the first missing tensor, not by "out of memory"
+ * for blocks that would never be filled. */
 static enum attn_status ck_layers(struct ck_ctx *c, ck_layer_fn layer)
 {
 	struct attn_stack *s = &c->ck->stack;
-	struct attn_block *b;
+	struct attn_block *found = NULL, *b;
+	size_t cap = 0;
 	enum attn_status st = ATTN_OK;
 
-	b = ck_alloc(c, s->n_layers * sizeof *b);
-	if (b == NULL)
-		return c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
-	s->blocks = b;
-	for (size_t l = 0; l < s->n_layers && st == ATTN_OK; l++)
-		st = layer(c, &b[l], l);
+	for (size_t l = 0; l < s->n_layers && st == ATTN_OK; l++) {
+		if (l == cap) {
+			size_t more = cap == 0 ? 16 : 2 * cap; /* within 2 CK_SIZE_MAX */
+			void *p;
+
+			more = more < s->n_layers ? more : s->n_layers;
+			p = realloc(found, more * sizeof *found);
+			if (p == NULL) {
+				free(found);
+				return attn_fail(c->err, ATTN_ERR_NOMEM, "files", 0,
+						 "out of memory (layer %zu)", l);
+			}
+			found = p;
+			cap = more;
+		}
+		memset(&found[l], 0, sizeof found[l]);
+		st = layer(c, &found[l], l);
+	}
+	b = st == ATTN_OK ? ck_alloc(c, s->n_layers * sizeof *b) : NULL;
+	if (b != NULL) {
+		memcpy(b, found, s->n_layers * sizeof *b);
+		s->blocks = b;
+	} else if (st == ATTN_OK) {
+		st = c->err != NULL ? c->err->status : ATTN_ERR_NOMEM;
+	}
+	free(found);
 	return st;
 }
 

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "engine/checkpoint.h"
 #include "tests/lib/ckpt_build.h"
@@ -681,6 +683,51 @@ START_TEST(missing_tensor)
 }
 END_TEST
 
+/* A config of 2^26 layers (the most ck_sizes takes) over files of two: the
+ * loader used to allocate the 2^26 blocks (22 GB) before it looked for
+ * layer 2, so with less memory than that the refusal was "out of memory"
+ * and not the missing tensor. Under an address-space cap of the process's
+ * size + 256 MiB (not under ASan or valgrind, which need the room) it must
+ * still name layer 2's first tensor. */
+START_TEST(layers_past_the_files)
+{
+	struct ckb_built b = {0};
+	struct attn_checkpoint_config cfg = llama_cfg(0);
+	int capped = 0;
+
+	llama_list(&b.l, "model.", "F32", 0);
+	cfg.n_layers = (size_t)1 << 26;
+#if !defined(__SANITIZE_ADDRESS__)
+	struct rlimit saved, cap;
+	const char *preload = getenv("LD_PRELOAD");
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f != NULL && fscanf(f, "%lu", &pages) != 1)
+		pages = 0;
+	if (f != NULL)
+		fclose(f);
+	if ((preload == NULL || strstr(preload, "valgrind") == NULL) && pages > 0 &&
+	    getrlimit(RLIMIT_AS, &saved) == 0) {
+		cap = saved;
+		cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+		capped = (saved.rlim_cur == RLIM_INFINITY || cap.rlim_cur <= saved.rlim_cur) &&
+			 setrlimit(RLIMIT_AS, &cap) == 0;
+	}
+#endif
+	enum attn_status st = ckb_load(&b, &cfg, 1);
+#if !defined(__SANITIZE_ADDRESS__)
+	if (capped)
+		setrlimit(RLIMIT_AS, &saved);
+#endif
+	(void)capped;
+	st_assert_fails(st, b.err, ATTN_ERR_MISSING_TENSOR,
+			"tensor 'model.layers.2.input_layernorm.weight' not found in "
+			"model.safetensors");
+	ckb_release(&b);
+}
+END_TEST
+
 START_TEST(missing_bias)
 {
 	struct ckb_built b = {0};
@@ -853,6 +900,7 @@ static Suite *checkpoint_load_suite(void)
 	tcase_add_loop_test(fam, llama_biases, 0, 6);
 	tcase_add_test(fam, mixed_and_unaligned);
 	tcase_add_test(bad, missing_tensor);
+	tcase_add_test(bad, layers_past_the_files);
 	tcase_add_test(bad, missing_bias);
 	tcase_add_test(bad, missing_embedding);
 	tcase_add_test(bad, wrong_shape);
