@@ -336,7 +336,9 @@ static int read_rope(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 	size_t up;
 	int rc;
 
-	if (cfg_number(r, o, "rope_theta", 10000.0, &cfg->rope_theta) != 0 ||
+	/* theta is a float32 in the engine (attn_rope_inv_freq): 1e-300 would be
+	 * a base of 0, every inverse frequency past the first infinite */
+	if (cfg_f32(r, o, "rope_theta", 10000.0, &cfg->rope_theta) != 0 ||
 	    cfg_full_rotary(r, o, cfg->D) != 0)
 		return -1;
 	cfg->rope_type = ATTN_ROPE_DEFAULT;
@@ -351,7 +353,7 @@ static int read_rope(struct rd *r, json_t *o, struct attn_checkpoint_config *cfg
 			return rd_fail_key(r, k,
 					   "rope parameters per layer type are not supported");
 	}
-	rc = cfg_number(r, s, "rope_theta", cfg->rope_theta, &cfg->rope_theta);
+	rc = cfg_f32(r, s, "rope_theta", cfg->rope_theta, &cfg->rope_theta);
 	if (rc == 0)
 		rc = cfg_full_rotary(r, s, cfg->D);
 	if (rc == 0)

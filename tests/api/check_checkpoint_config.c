@@ -408,6 +408,13 @@ START_TEST(refusals)
 		       "config.json: /rope_scaling/factor: 1e-300 is outside float32's range");
 	assert_refused(LLAMA_HEAD ", \"rms_norm_eps\": 1e300}",
 		       "config.json: /rms_norm_eps: 1e+300 is outside float32's range");
+	/* RoPE's base: 0 as a float32 made every request 422 projection_overflow */
+	assert_refused(LLAMA_HEAD ", \"rope_theta\": 1e-300}",
+		       "config.json: /rope_theta: 1e-300 is outside float32's range");
+	assert_refused(LLAMA_HEAD ", \"rope_parameters\": {\"rope_type\": \"default\","
+				  " \"rope_theta\": 1e300}}",
+		       "config.json: /rope_parameters/rope_theta: 1e+300 is outside float32's "
+		       "range");
 	assert_refused(LLAMA_HEAD ", \"rope_parameters\": {\"full_attention\": {\"rope_type\":"
 				  " \"default\"}}}",
 		       "config.json: /rope_parameters/full_attention: rope parameters per layer "
