@@ -47,7 +47,9 @@ static enum tok_status build_pieces(struct tokenizer *t, char *err, size_t errle
 	t->pieces = calloc(end > 0 ? end : 1, sizeof *t->pieces);
 	t->is_special = calloc(end > 0 ? end : 1, 1);
 	t->is_added = calloc(end > 0 ? end : 1, 1);
-	t->piece_ids = tok_vocab_new(end);
+	/* sized by the pieces it will hold, not by the largest id: one piece
+	 * at id 2^24 - 1 made it 512 MiB of slots, all written */
+	t->piece_ids = tok_vocab_new(s->model.n_vocab + s->n_added);
 	if (t->pieces == NULL || t->is_special == NULL || t->is_added == NULL || t->piece_ids == NULL)
 		return TOK_ENOMEM;
 	for (size_t i = 0; i < s->model.n_vocab; i++)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "api/tokenizer_file.h"
 #include "tokenizer/tokenizer.h"
@@ -614,6 +616,55 @@ START_TEST(test_build_message_names_file)
 }
 END_TEST
 
+/* A piece at the largest id tok_build takes (2^24 - 1) among three: the
+ * lookup by string was sized by the largest id, 2^25 slots of 16 bytes
+ * (512 MiB, every one written) for three pieces; each model folder with
+ * such a file kept that for its life. Under an address-space cap of this
+ * process + 256 MiB (not under ASan or valgrind, which need the room) the
+ * file must load, and its pieces encode and decode. */
+START_TEST(test_build_sparse_ids)
+{
+	static const char json[] = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, "
+				   "\"b\": 1, \"ab\": 16777215}, \"merges\": [\"a b\"]}}";
+	struct tokenizer *tok = NULL;
+	struct tok_encoding enc;
+	char err[512] = "";
+	int rc, capped = 0;
+
+#if !defined(__SANITIZE_ADDRESS__)
+	struct rlimit saved, cap;
+	const char *preload = getenv("LD_PRELOAD");
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f != NULL && fscanf(f, "%lu", &pages) != 1)
+		pages = 0;
+	if (f != NULL)
+		fclose(f);
+	if ((preload == NULL || strstr(preload, "valgrind") == NULL) && pages > 0 &&
+	    getrlimit(RLIMIT_AS, &saved) == 0) {
+		cap = saved;
+		cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+		capped = (saved.rlim_cur == RLIM_INFINITY || cap.rlim_cur <= saved.rlim_cur) &&
+			 setrlimit(RLIMIT_AS, &cap) == 0;
+	}
+#endif
+	rc = api_tokenizer_load_json(&tok, json, strlen(json), "t.json", err, sizeof err);
+#if !defined(__SANITIZE_ADDRESS__)
+	if (capped)
+		setrlimit(RLIMIT_AS, &saved);
+#endif
+	(void)capped;
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_int_eq(tok_encode(tok, "abb", 3, 1, &enc, NULL), TOK_OK);
+	ck_assert_uint_eq(enc.n, 2);
+	ck_assert_int_eq(enc.tokens[0].id, 16777215);
+	ck_assert_int_eq(enc.tokens[1].id, 1);
+	tok_encoding_release(&enc);
+	tok_free(tok);
+}
+END_TEST
+
 /* A post-processor's ids must be the vocabulary's: the template's special
  * tokens and Bert's cls/sep (found by fuzz_tokenizer_file, which saw tokens
  * with no piece come out of such a file). */
@@ -682,6 +733,7 @@ static Suite *tokenizer_file_suite(void)
 	tcase_add_test(parts, test_nulls_and_layout);
 	tcase_add_loop_test(bad, test_refused, 0, (int)(sizeof refusals / sizeof refusals[0]));
 	tcase_add_test(bad, test_build_message_names_file);
+	tcase_add_test(bad, test_build_sparse_ids);
 	tcase_add_test(bad, test_build_refuses_post_ids);
 	tcase_add_test(gpt2, test_gpt2_small);
 	tcase_add_test(gpt2, test_gpt2_refused);
