@@ -30,40 +30,48 @@ static int shard_name_ok(json_t *v)
 	       strchr(s, '\\') == NULL && strstr(s, "..") == NULL;
 }
 
-static int seen(char **shards, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(shards[i], s) == 0)
-			return 1;
-	return 0;
-}
-
+/* The shards in the order each first appears, each once. The names seen
+ * are kept in a jansson object, a hash table: a scan of the list per
+ * tensor made an index of 80,000 shards 12 s of start-up, and the 64 MiB
+ * an index may hold (2 million) hours. */
 static int read_map(struct rd *r, json_t *map, char ***shards, size_t *n)
 {
 	const char *key;
-	json_t *v;
+	json_t *v, *seen = json_object();
 	char q[QUOTE_MAX + 4];
+	int rc = -1;
 
 	/* at most one shard a tensor */
 	*shards = rd_calloc(json_object_size(map), sizeof **shards);
-	if (*shards == NULL)
+	if (*shards == NULL || seen == NULL) {
+		json_decref(seen);
 		return rd_oom(r);
+	}
 	json_object_foreach(map, key, v)
 	{
-		if (!json_is_string(v))
-			return rd_fail_key(r, key, "expected a shard file name");
-		if (!shard_name_ok(v))
-			return rd_fail_key(r, key, "shard '%s' is not a file name beside the index",
-					   rd_quote(q, json_string_value(v)));
-		if (seen(*shards, *n, json_string_value(v)))
+		if (!json_is_string(v)) {
+			rd_fail_key(r, key, "expected a shard file name");
+			goto out;
+		}
+		if (!shard_name_ok(v)) {
+			rd_fail_key(r, key, "shard '%s' is not a file name beside the index",
+				    rd_quote(q, json_string_value(v)));
+			goto out;
+		}
+		if (json_object_get(seen, json_string_value(v)) != NULL)
 			continue;
+		if (json_object_set_new(seen, json_string_value(v), json_null()) != 0) {
+			rd_oom(r);
+			goto out;
+		}
 		if (rd_dup(r, json_string_value(v), json_string_length(v), &(*shards)[*n]) != 0)
-			return -1;
+			goto out;
 		(*n)++;
 	}
-	if (*n == 0)
-		return rd_fail(r, "no tensors");
-	return 0;
+	rc = *n == 0 ? rd_fail(r, "no tensors") : 0;
+out:
+	json_decref(seen);
+	return rc;
 }
 
 int api_checkpoint_index(char ***shards, size_t *n, const char *json, size_t len, const char *file,

@@ -5,6 +5,9 @@
  * listed by model.safetensors.index.json, and the refusals, each naming the
  * file at fault by its path.
  *
+ * An index of 200,000 shards is refused at its first missing one in
+ * linear time.
+ *
  * Then every folder of tests/data/checkpoints/ (written by transformers,
  * tests/checkpoint/oracle/) loads, with its dtype and its files.
  *
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #include "server/checkpoint_dir.h"
+#include "tests/lib/light.h"
 #include "tests/lib/st_util.h"
 #include "tests/lib/suite_main.h"
 #include "tests/lib/tmp_files.h"
@@ -223,6 +227,31 @@ START_TEST(refused)
 }
 END_TEST
 
+/* An index of 200,000 tensors in as many shards (20,000 in light mode): the
+ * shards are kept once each through a hash, not a scan of the list per
+ * tensor, which took 75 s here (and hours for the 64 MiB an index may
+ * hold) before refusing the first missing shard. The test case's timeout
+ * bounds the time. */
+START_TEST(many_shards)
+{
+	size_t n = test_light() ? 20000 : 200000, cap = 64 + 48 * n, at = 0;
+	char *index = malloc(cap);
+
+	ck_assert_ptr_nonnull(index);
+	make_dir();
+	put_str("config.json", config_json);
+	at += (size_t)snprintf(index, cap, "{\"weight_map\": {");
+	for (size_t t = 0; t < n; t++)
+		at += (size_t)snprintf(index + at, cap - at, "%s\"t%zu\": \"s%07zu.safetensors\"",
+				       t ? ", " : "", t, t);
+	snprintf(index + at, cap - at, "}}");
+	put_str("model.safetensors.index.json", index);
+	assert_refused("s0000000.safetensors", "cannot open");
+	free(index);
+	tmp_remove_dir(dir);
+}
+END_TEST
+
 /* The folders transformers wrote: each loads, in its dtype, from its files. */
 START_TEST(oracle_folders)
 {
@@ -256,13 +285,16 @@ END_TEST
 static Suite *checkpoint_dir_suite(void)
 {
 	Suite *s = suite_create("checkpoint_dir");
-	TCase *tc = tcase_create("folders");
+	TCase *tc = tcase_create("folders"), *index = tcase_create("index");
 
 	tcase_add_test(tc, single_file);
 	tcase_add_test(tc, shards);
 	tcase_add_test(tc, refused);
 	tcase_add_loop_test(tc, oracle_folders, 0, 9);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(index, 30);
+	tcase_add_test(index, many_shards);
+	suite_add_tcase(s, index);
 	return s;
 }
 
