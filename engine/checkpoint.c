@@ -132,13 +132,6 @@ static const char *ck_file_list(char *out, size_t len, const struct ck_ctx *c)
 
 /* ---- lookup ---------------------------------------------------------------- */
 
-static int ck_is(const struct st_tensor *t, const char *prefix, size_t plen, const char *name,
-		 size_t nlen)
-{
-	return t->name_len == plen + nlen && memcmp(t->name, prefix, plen) == 0 &&
-	       memcmp(t->name + plen, name, nlen) == 0;
-}
-
 enum attn_status ck_find(struct ck_ctx *c, const char *name, struct ck_found *f)
 {
 	size_t plen = strlen(c->prefix), nlen = strlen(name);
@@ -147,20 +140,17 @@ enum attn_status ck_find(struct ck_ctx *c, const char *name, struct ck_found *f)
 	f->t = NULL;
 	f->file = 0;
 	for (size_t i = 0; i < c->n_files; i++) {
-		const struct st_table *tab = &c->tabs[i];
+		/* a file holds a name once (st_read_header) */
+		const struct st_tensor *t = st_table_find(&c->tabs[i], c->prefix, plen, name, nlen);
 
-		for (size_t j = 0; j < tab->n; j++) {
-			if (!ck_is(&tab->v[j], c->prefix, plen, name, nlen))
-				continue;
-			if (f->t != NULL)
-				return attn_fail(c->err, ATTN_ERR_FORMAT, "files", 0,
-						 "tensor '%s' is in both %s and %s",
-						 ck_shown(shown, c, name), c->files[f->file].name,
-						 c->files[i].name);
-			f->t = &tab->v[j];
-			f->file = i;
-			break; /* a file holds a name once (st_read_header) */
-		}
+		if (t == NULL)
+			continue;
+		if (f->t != NULL)
+			return attn_fail(
+			    c->err, ATTN_ERR_FORMAT, "files", 0, "tensor '%s' is in both %s and %s",
+			    ck_shown(shown, c, name), c->files[f->file].name, c->files[i].name);
+		f->t = t;
+		f->file = i;
 	}
 	return ATTN_OK;
 }

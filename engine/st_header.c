@@ -3,7 +3,8 @@
  *
  *   1. parse the JSON header into a table of tensor entries (name, dtype,
  *      shape, data offsets), checking syntax, offset ranges and byte sizes;
- *   2. check the table as a whole: no duplicate names, no overlapping data.
+ *   2. check the table as a whole: no duplicate names, no overlapping data;
+ *      the table is left sorted by name, for st_table_find.
  * Neither reads outside [buf, buf + len).
  *
  * The header is parsed against the format's fixed schema, not as general JSON
@@ -596,7 +597,47 @@ static enum attn_status st_check_table(struct st_table *tab, struct attn_error *
 		if (last == NULL || t->end > last->end)
 			last = t;
 	}
+	/* by name again, for st_table_find */
+	qsort(tab->v, tab->n, sizeof(tab->v[0]), st_cmp_name);
 	return ATTN_OK;
+}
+
+/* prefix + name against t's name, in st_cmp_name's order. */
+static int st_cmp_key(const char *prefix, size_t plen, const char *name, size_t nlen,
+		      const struct st_tensor *t)
+{
+	size_t n = plen < t->name_len ? plen : t->name_len, rest;
+	int c = memcmp(prefix, t->name, n);
+
+	if (c != 0)
+		return c;
+	if (plen > t->name_len)
+		return 1; /* t's name is a proper prefix of the key */
+	rest = t->name_len - plen;
+	n = nlen < rest ? nlen : rest;
+	c = memcmp(name, t->name + plen, n);
+	if (c != 0)
+		return c;
+	return (nlen > rest) - (nlen < rest);
+}
+
+const struct st_tensor *st_table_find(const struct st_table *tab, const char *prefix, size_t plen,
+				      const char *name, size_t nlen)
+{
+	size_t lo = 0, hi = tab->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = st_cmp_key(prefix, plen, name, nlen, &tab->v[mid]);
+
+		if (c == 0)
+			return &tab->v[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
 }
 
 /* Passes 1 and 2: the 8-byte length, the header, the table checks. */

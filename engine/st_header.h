@@ -49,13 +49,20 @@ struct st_table {
 /*
  * Passes 1 and 2 over buf[0, len): the 8-byte header length, the header parsed
  * into tab (which must start zeroed), then the table checked as a whole (no
- * duplicate names, no overlapping data). On success *data_at is the offset in
+ * duplicate names, no overlapping data) and left sorted by name. On success
+ * *data_at is the offset in
  * buf where the tensor data starts, and every entry's data lies inside buf. On
  * failure err says why (statuses: safetensors.c's opening comment) and tab may
  * hold a partial table, still to be released.
  */
 enum attn_status st_read_header(struct st_table *tab, const uint8_t *buf, size_t len,
 				size_t *data_at, struct attn_error *err);
+
+/* The entry named prefix + name in a table st_read_header accepted (sorted
+ * by name), or NULL: a binary search, so that a loader's lookup per tensor
+ * is not a scan of a header that may hold a million entries. */
+const struct st_tensor *st_table_find(const struct st_table *tab, const char *prefix, size_t plen,
+				      const char *name, size_t nlen);
 
 /* Frees what tab owns; a zeroed table is fine. */
 void st_table_release(struct st_table *tab);

@@ -5,8 +5,8 @@
  * listed by model.safetensors.index.json, and the refusals, each naming the
  * file at fault by its path.
  *
- * An index of 200,000 shards is refused at its first missing one in
- * linear time.
+ * An index of 200,000 shards is refused at its first missing one, and a
+ * header of 180,000 tensors (20,000 layers) loads, each in near-linear time.
  *
  * Then every folder of tests/data/checkpoints/ (written by transformers,
  * tests/checkpoint/oracle/) loads, with its dtype and its files.
@@ -252,6 +252,89 @@ START_TEST(many_shards)
 }
 END_TEST
 
+/* specs[0, n) as one safetensors file of zeros, its header as long as it
+ * needs (st_make_file's holds 4 KiB). */
+static uint8_t *big_file(const struct st_spec *specs, size_t n, size_t *len)
+{
+	size_t cap = 128 + 160 * n, at = 0, data = 0;
+	char *header = malloc(cap);
+	uint8_t *zeros, *f;
+
+	ck_assert_ptr_nonnull(header);
+	header[at++] = '{';
+	for (size_t t = 0; t < n; t++) {
+		size_t bytes = 4 * specs[t].dims[0] * (specs[t].rank == 2 ? specs[t].dims[1] : 1);
+
+		at += (size_t)snprintf(
+		    header + at, cap - at,
+		    /* "%.0zu" of 0 (a vector's second dim) prints nothing */
+		    "%s\"%s\": {\"dtype\": \"F32\", \"shape\": [%zu%s%.0zu], "
+		    "\"data_offsets\": [%zu, %zu]}",
+		    t ? ", " : "", specs[t].name, specs[t].dims[0], specs[t].rank == 2 ? ", " : "",
+		    specs[t].rank == 2 ? specs[t].dims[1] : 0, data, data + bytes);
+		data += bytes;
+	}
+	header[at++] = '}';
+	zeros = calloc(data, 1);
+	ck_assert_ptr_nonnull(zeros);
+	f = st_raw_file(at, header, at, zeros, data, len);
+	free(zeros);
+	free(header);
+	return f;
+}
+
+/* A Llama of 20,000 layers (2,000 in light mode) with E = H D = F = 2, nine
+ * tensors a layer: each tensor is found by a binary search of its file's
+ * table (st_table_find), not a scan of it, which made this 49 s of
+ * start-up (and a 100 MB header of a million tensors about half an hour).
+ * The test case's timeout bounds the time. */
+START_TEST(many_layers)
+{
+	static const char *const mats[] = {
+	    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+	    "mlp.gate_proj",	"mlp.up_proj",	    "mlp.down_proj"};
+	size_t layers = test_light() ? 2000 : 20000, n = 0, len;
+	struct st_spec *specs = calloc(2 + 9 * layers, sizeof *specs);
+	char *names = malloc((2 + 9 * layers) * 64), config[512];
+	struct checkpoint_dir d;
+	uint8_t *f;
+
+	ck_assert_ptr_nonnull(specs);
+	ck_assert_ptr_nonnull(names);
+#define SPEC(rank_, d0, d1, ...)                                                                   \
+	do {                                                                                       \
+		snprintf(names + 64 * n, 64, __VA_ARGS__);                                         \
+		specs[n] = (struct st_spec){names + 64 * n, "F32", rank_, {d0, d1, 0}};            \
+		n++;                                                                               \
+	} while (0)
+	SPEC(2, 4, 2, "model.embed_tokens.weight");
+	SPEC(1, 2, 0, "model.norm.weight");
+	for (size_t l = 0; l < layers; l++) {
+		SPEC(1, 2, 0, "model.layers.%zu.input_layernorm.weight", l);
+		SPEC(1, 2, 0, "model.layers.%zu.post_attention_layernorm.weight", l);
+		for (size_t m = 0; m < 7; m++)
+			SPEC(2, 2, 2, "model.layers.%zu.%s.weight", l, mats[m]);
+	}
+#undef SPEC
+	make_dir();
+	snprintf(config, sizeof config,
+		 "{\"model_type\": \"llama\", \"num_hidden_layers\": %zu, \"hidden_size\": 2,"
+		 " \"num_attention_heads\": 1, \"num_key_value_heads\": 1,"
+		 " \"intermediate_size\": 2, \"vocab_size\": 4}",
+		 layers);
+	put_str("config.json", config);
+	f = big_file(specs, n, &len);
+	put("model.safetensors", f, len);
+	ck_assert_msg(load(&d) == 0, "%s", err);
+	ck_assert_uint_eq(d.ck->stack.n_layers, layers);
+	checkpoint_dir_release(&d);
+	free(f);
+	free(names);
+	free(specs);
+	tmp_remove_dir(dir);
+}
+END_TEST
+
 /* The folders transformers wrote: each loads, in its dtype, from its files. */
 START_TEST(oracle_folders)
 {
@@ -294,6 +377,7 @@ static Suite *checkpoint_dir_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(index, 30);
 	tcase_add_test(index, many_shards);
+	tcase_add_test(index, many_layers);
 	suite_add_tcase(s, index);
 	return s;
 }
