@@ -204,8 +204,10 @@ static enum tok_status dec_metaspace(const struct tok_decoder *d, const struct t
 }
 
 /* Appends s with every `from` replaced by `to` (left to right, no overlap). */
-static void put_replaced(struct buf *b, const char *s, size_t len, const char *from,
-			 const char *to)
+/* Appends s[0, len) with each occurrence of from -> to; -1 as soon as b
+ * holds more than max bytes (the rest not appended), else 0. */
+static int put_replaced(struct buf *b, const char *s, size_t len, const char *from,
+			const char *to, size_t max)
 {
 	size_t fl = strlen(from);
 
@@ -213,10 +215,13 @@ static void put_replaced(struct buf *b, const char *s, size_t len, const char *f
 		if (fl > 0 && len - i >= fl && memcmp(s + i, from, fl) == 0) {
 			buf_puts(b, to);
 			i += fl;
+			if (b->len > max)
+				return -1;
 		} else {
 			buf_putc(b, s[i++]);
 		}
 	}
+	return 0;
 }
 
 /* Hugging Face's wordpiece::cleanup, one replacement after another. */
@@ -234,7 +239,8 @@ static enum tok_status cleanup(struct buf *b)
 		struct buf swap;
 
 		buf_reset(&tmp);
-		put_replaced(&tmp, b->data == NULL ? "" : b->data, b->len, pairs[p][0], pairs[p][1]);
+		(void)put_replaced(&tmp, b->data == NULL ? "" : b->data, b->len, pairs[p][0],
+				   pairs[p][1], SIZE_MAX); /* each pair shortens the text */
 		if (tmp.failed)
 			b->failed = 1;
 		swap = *b;
@@ -376,15 +382,18 @@ static enum tok_status dec_strip(const struct tok_decoder *d, const struct tok_s
 	return st;
 }
 
-/* Appends t with each match of the Replace decoder's pattern -> content. */
+/* Appends t with each match of the Replace decoder's pattern -> content;
+ * TOK_ETOOLONG as soon as b holds more than max bytes. */
 static enum tok_status replace_token(const struct tok_decoder *d, struct tok_match *m,
-				     const char *t, size_t len, struct buf *b)
+				     const char *t, size_t len, struct buf *b, size_t max)
 {
 	const char *content = d->content == NULL ? "" : d->content;
 	size_t from = 0, ms, me;
 
 	if (!d->pattern.is_regex) {
-		put_replaced(b, t, len, d->pattern.text == NULL ? "" : d->pattern.text, content);
+		if (put_replaced(b, t, len, d->pattern.text == NULL ? "" : d->pattern.text, content,
+				 max) != 0)
+			return TOK_ETOOLONG;
 		return TOK_OK;
 	}
 	if (d->pattern.re == NULL || m == NULL || utf8_check(t, len) != len) {
@@ -400,22 +409,31 @@ static enum tok_status replace_token(const struct tok_decoder *d, struct tok_mat
 			return st;
 		buf_append(b, t + from, ms - from);
 		buf_puts(b, content);
+		if (b->len > max)
+			return TOK_ETOOLONG;
 		from = me;
 	}
 	buf_append(b, t + from, len - from);
 	return TOK_OK;
 }
 
+/* Each string with its matches replaced, the strings holding at most max
+ * bytes in all (TOK_ETOOLONG past it): the content is the file's to
+ * choose, and a Sequence of Replaces feeds each one's output to the next. */
 static enum tok_status dec_replace(const struct tok_decoder *d, const struct tok_strs *in,
-				   struct tok_strs *out)
+				   struct tok_strs *out, size_t max)
 {
 	struct tok_match *m = d->pattern.is_regex ? tok_match_new() : NULL;
+	size_t written = 0;
 	struct buf b;
 	enum tok_status st = TOK_OK;
 
 	buf_init(&b, SIZE_MAX / 2);
 	for (size_t i = 0; i < in->n && st == TOK_OK; i++) {
-		st = replace_token(d, m, in->v[i], in->len[i], &b);
+		st = replace_token(d, m, in->v[i], in->len[i], &b, max - written);
+		if (st == TOK_OK && b.len > max - written)
+			st = TOK_ETOOLONG; /* the part after the last match */
+		written += st == TOK_OK ? b.len : 0;
 		if (st == TOK_OK)
 			st = push_buf(out, &b);
 	}
@@ -427,10 +445,14 @@ static enum tok_status dec_replace(const struct tok_decoder *d, const struct tok
 
 /* ---- the chain ------------------------------------------------------------------- */
 
-static enum tok_status chain(const struct tok_decoder *d, struct tok_strs *s, int display);
+static enum tok_status chain(const struct tok_decoder *d, struct tok_strs *s, int display,
+			     size_t max);
 
-/* s := one decoder's output on s. */
-static enum tok_status apply_one(const struct tok_decoder *d, struct tok_strs *s, int display)
+/* s := one decoder's output on s, at most max bytes in all where it may
+ * grow (Replace: the others keep or shorten the text, within a few bytes a
+ * string). */
+static enum tok_status apply_one(const struct tok_decoder *d, struct tok_strs *s, int display,
+				 size_t max)
 {
 	struct tok_strs out = { 0 };
 	enum tok_status st;
@@ -457,10 +479,10 @@ static enum tok_status apply_one(const struct tok_decoder *d, struct tok_strs *s
 		st = dec_strip(d, s, &out);
 		break;
 	case TOK_DEC_REPLACE:
-		st = dec_replace(d, s, &out);
+		st = dec_replace(d, s, &out, max);
 		break;
 	case TOK_DEC_SEQUENCE:
-		return chain(d, s, display);
+		return chain(d, s, display, max);
 	default:
 		return TOK_OK;
 	}
@@ -473,27 +495,41 @@ static enum tok_status apply_one(const struct tok_decoder *d, struct tok_strs *s
 	return TOK_OK;
 }
 
-static enum tok_status chain(const struct tok_decoder *d, struct tok_strs *s, int display)
+static enum tok_status chain(const struct tok_decoder *d, struct tok_strs *s, int display,
+			     size_t max)
 {
 	enum tok_status st = TOK_OK;
 
 	if (d == NULL)
 		return TOK_OK;
 	if (d->kind != TOK_DEC_SEQUENCE)
-		return apply_one(d, s, display);
+		return apply_one(d, s, display, max);
 	for (size_t i = 0; i < d->n_items && st == TOK_OK; i++)
-		st = apply_one(&d->items[i], s, display);
+		st = apply_one(&d->items[i], s, display, max);
 	return st;
+}
+
+/* How long the strings of s may grow through a chain: as a normalizer's
+ * text, TOK_NORM_GROWTH times their bytes plus TOK_NORM_SLACK (tokenizer.h). */
+static size_t chain_bound(const struct tok_strs *s)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		total += s->len[i]; /* each in memory: the sum fits */
+	if (total > (SIZE_MAX - TOK_NORM_SLACK) / TOK_NORM_GROWTH)
+		return SIZE_MAX;
+	return total * TOK_NORM_GROWTH + TOK_NORM_SLACK;
 }
 
 enum tok_status tok_decode_chain(const struct tok_decoder *d, struct tok_strs *s)
 {
-	return chain(d, s, 0);
+	return chain(d, s, 0, chain_bound(s));
 }
 
 enum tok_status tok_display_chain(const struct tok_decoder *d, struct tok_strs *s)
 {
-	return chain(d, s, 1);
+	return chain(d, s, 1, chain_bound(s));
 }
 
 enum tok_status tok_decoder_compile(struct tok_decoder *d, char *err, size_t errlen)

@@ -343,7 +343,9 @@ enum tok_status tok_strs_push(struct tok_strs *s, const char *p, size_t len);
 /* Compiles the patterns of Replace decoders (tok_build calls it once). */
 enum tok_status tok_decoder_compile(struct tok_decoder *d, char *err, size_t errlen);
 
-/* Rewrites s through the decoder chain (d may be NULL: nothing to do). */
+/* Rewrites s through the decoder chain (d may be NULL: nothing to do);
+ * TOK_ETOOLONG when it would make s's bytes more than TOK_NORM_GROWTH times
+ * their count on entry plus TOK_NORM_SLACK (Replace decoders, tokenizer.h). */
 enum tok_status tok_decode_chain(const struct tok_decoder *d, struct tok_strs *s);
 
 /* The chain for one token shown on its own in the middle of a text (what

@@ -30,11 +30,13 @@ enum tok_status {
 		       * MissingUnkToken, UnkTokenOutOfVocabulary) */
 	TOK_ETOOLONG, /* tok_encode, tok_build: the normalizer would make a text (or
 		       * an added token's content) longer than TOK_NORM_GROWTH
-		       * times itself plus TOK_NORM_SLACK bytes (below) */
+		       * times itself plus TOK_NORM_SLACK bytes (below);
+		       * tok_decode, tok_display: the decoder would, its pieces */
 };
 
 /*
- * How long a normalizer may make a string of len bytes: TOK_NORM_GROWTH
+ * How long a normalizer may make a string of len bytes (and a decoder its
+ * pieces, whose Replace is as free): TOK_NORM_GROWTH
  * times len, plus TOK_NORM_SLACK bytes. A Replace's content is the file's to
  * choose, and a Sequence applies each Replace to what the last one wrote: a
  * few bytes of tokenizer.json ('a' -> 'aa', forty times) would otherwise
@@ -94,7 +96,8 @@ void tok_encoding_release(struct tok_encoding *enc);
  * Appends the text of ids to out: each id's piece through the decoder, as
  * Hugging Face's `decode` with skip_special_tokens as given. Bytes that do
  * not form UTF-8 (a byte-level piece cut in half) become U+FFFD, as there.
- * TOK_EID with *bad_index set when ids[*bad_index] is not in the vocabulary.
+ * TOK_EID with *bad_index set when ids[*bad_index] is not in the vocabulary;
+ * TOK_ETOOLONG when the decoder would pass TOK_NORM_GROWTH times the pieces.
  */
 enum tok_status tok_decode(const struct tokenizer *t, const int32_t *ids, size_t n,
 			   int skip_special, struct buf *out, size_t *bad_index);

@@ -226,6 +226,13 @@ void api_detokenize(const struct api_service *svc, const char *body, size_t len,
 			 (int)ids[bad]);
 		goto fail;
 	}
+	if (st == TOK_ETOOLONG) {
+		api_fail(&err, API_E_TOO_LARGE, "/ids",
+			 "the tokenizer's decoder makes the text more than %zu times as long as "
+			 "its pieces (its Replace strings); refused rather than decoded",
+			 TOK_NORM_GROWTH);
+		goto fail;
+	}
 	if (st != TOK_OK || text.failed) {
 		api_fail(&err, API_E_RESPONSE_TOO_LARGE, "", "the text exceeds the response limit");
 		goto fail;

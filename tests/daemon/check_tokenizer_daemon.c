@@ -473,6 +473,50 @@ START_TEST(test_unk_token_not_in_vocabulary)
 }
 END_TEST
 
+/* The small tokenizer with a decoder of 20 Replaces of "t" by "tt" (a
+ * MiB from the one byte of piece "t"): /v1/detokenize of a piece with a t
+ * is 422 too_large at /ids, the decoder named, not a MiB of work; one
+ * without is decoded; /v1/attention labels the first by its id. */
+START_TEST(test_decoder_growth_refused)
+{
+	char path[512], model[1100], json[sizeof small_json + 2048], tok[600];
+	const char *args[] = {"--no-builtins", "--tokenizer", tok, "--model", model, NULL};
+	static const char detok[] = "{\"tokenizer\":\"blow\",\"ids\":[7,1]}";
+	static const char attn[] = "{\"model\":\"gqa\",\"tokens\":[7,1]}";
+	const char *null_decoder = "\"decoder\": null";
+	char *at = strstr(small_json, null_decoder);
+	size_t len = 0;
+	struct live_daemon m;
+	struct live_resp r = {0};
+
+	ck_assert_ptr_nonnull(at);
+	len += (size_t)snprintf(json, sizeof json, "%.*s\"decoder\": {\"type\": \"Sequence\", "
+				"\"decoders\": [", (int)(at - small_json), small_json);
+	for (int i = 0; i < 20; i++)
+		len += (size_t)snprintf(json + len, sizeof json - len,
+					"%s{\"type\": \"Replace\", \"pattern\": {\"String\": \"t\"}, "
+					"\"content\": \"tt\"}",
+					i ? ", " : "");
+	snprintf(json + len, sizeof json - len, "]}%s", at + strlen(null_decoder));
+	write_text("growing.json", json, path);
+	snprintf(tok, sizeof tok, "blow=%s", path);
+	snprintf(model, sizeof model, "gqa=%s,heads=4,tokenizer=blow", FIXTURE);
+	live_start(&m, args);
+	live_post(m.port, "/v1/detokenize", "application/json", "", detok, strlen(detok), &r);
+	live_assert_error(&r, 422, "too_large");
+	ck_assert_msg(strstr(r.body, "\"pointer\":\"/ids\"") != NULL &&
+			  strstr(r.body, "decoder makes the text more than 32 times") != NULL,
+		      "%s", r.body);
+	expect_answer_at(m.port, "/v1/detokenize", "{\"tokenizer\":\"blow\",\"ids\":[7,8]}",
+			 "{\"text\":\"aca\"}");
+	live_post(m.port, "/v1/attention", "application/json", "", attn, strlen(attn), &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "\"tokens\":[\"a\",\"1\"]") != NULL, "%d %s",
+		      r.status, r.body);
+	live_resp_release(&r);
+	live_stop(&m);
+}
+END_TEST
+
 /* GET /v1/tokenizers on the daemon at port holds `want`, one whole entry. */
 static void expect_tokenizer_listed(unsigned port, const char *want)
 {
@@ -656,6 +700,7 @@ static Suite *tokenizer_daemon_suite(void)
 	tcase_add_test(bad, test_other_start_up_failures_exit_2);
 	tcase_add_test(bad, test_model_tokenizer_file);
 	tcase_add_test(bad, test_unk_token_not_in_vocabulary);
+	tcase_add_test(bad, test_decoder_growth_refused);
 	tcase_add_test(bad, test_folder_tokenizer_takes_builtin_name);
 	tcase_add_test(bad, test_folder_tokenizer_name_taken);
 	suite_add_tcase(s, routes);

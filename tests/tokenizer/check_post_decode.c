@@ -373,6 +373,49 @@ START_TEST(test_decoder_replace_regex)
 }
 END_TEST
 
+/* A Sequence of Replaces of "a" by "aa" (literal and regex alike): 7 of
+ * them (128 bytes) pass, 20 (a MiB; 40 would be 2^40 bytes) stop with
+ * TOK_ETOOLONG once past 32 times the pieces plus 256 bytes, in both the
+ * decoding and the display chains. */
+START_TEST(test_decoder_replace_growth_bounded)
+{
+	static const char *const one[] = { "a" };
+	struct tok_decoder items[20], d = { 0 };
+	char want[129], err[256];
+
+	for (int regex = 0; regex <= 1; regex++) {
+		memset(items, 0, sizeof items);
+		for (size_t i = 0; i < 20; i++) {
+			items[i].kind = TOK_DEC_REPLACE;
+			items[i].pattern.text = "a";
+			items[i].pattern.is_regex = regex;
+			items[i].content = "aa";
+			if (regex)
+				ck_assert_int_eq(tok_decoder_compile(&items[i], err, sizeof err),
+						 TOK_OK);
+		}
+		d.kind = TOK_DEC_SEQUENCE;
+		d.items = items;
+		d.n_items = 7;
+		memset(want, 'a', 128);
+		want[128] = '\0';
+		expect_chain(&d, one, 1, want, 0);
+		expect_chain(&d, one, 1, want, 1);
+		d.n_items = 20;
+		for (int display = 0; display <= 1; display++) {
+			struct tok_strs s = { 0 };
+
+			ck_assert_int_eq(tok_strs_push(&s, "a", 1), TOK_OK);
+			ck_assert_int_eq(display ? tok_display_chain(&d, &s) : tok_decode_chain(&d, &s),
+					 TOK_ETOOLONG);
+			tok_strs_release(&s);
+		}
+		for (size_t i = 0; regex && i < 20; i++)
+			tok_regex_free(items[i].pattern.re);
+	}
+}
+END_TEST
+
 static Suite *post_decode_suite(void)
 {
 	Suite *s = suite_create("post_decode");
@@ -388,6 +431,7 @@ static Suite *post_decode_suite(void)
 	tcase_add_test(td, test_decoder_byte_fallback_fuse_strip);
 	tcase_add_test(td, test_decoder_replace_sequence);
 	tcase_add_test(td, test_decoder_replace_regex);
+	tcase_add_test(td, test_decoder_replace_growth_bounded);
 	suite_add_tcase(s, td);
 	return s;
 }
