@@ -87,16 +87,7 @@ struct st_plan {
 static const struct st_tensor *st_find(const struct st_table *tab, const char *prefix,
 				       size_t prefix_len, const char *suffix)
 {
-	size_t n = strlen(suffix);
-
-	for (size_t i = 0; i < tab->n; i++) {
-		const struct st_tensor *t = &tab->v[i];
-
-		if (t->name_len == prefix_len + n && memcmp(t->name, prefix, prefix_len) == 0 &&
-		    memcmp(t->name + prefix_len, suffix, n) == 0)
-			return t;
-	}
-	return NULL;
+	return st_table_find(tab, prefix, prefix_len, suffix, strlen(suffix));
 }
 
 /* Characters of a caller-given name quoted in messages. */
