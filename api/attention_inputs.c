@@ -280,8 +280,8 @@ static int label_ids(struct attention_job *job, const struct tokenizer *tok,
 			at[b * L + i] = store.len;
 			st = tok_display(tok, (int32_t)id, &store);
 			/* a row past the tokenizer's pieces, or one its decoder would
-			 * blow up (tokenizer.h TOK_ETOOLONG): its number */
-			if (st == TOK_EID || st == TOK_ETOOLONG)
+			 * blow up or gives up on (tokenizer.h): its number */
+			if (st == TOK_EID || st == TOK_ETOOLONG || st == TOK_ELIMIT)
 				buf_put_u64(&store, (unsigned long long)id);
 			else if (st != TOK_OK)
 				goto out;

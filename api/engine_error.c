@@ -83,5 +83,10 @@ int api_tokenize_fail(struct api_error *err, enum tok_status st, size_t bad_byte
 				"long (its Replace or Prepend strings); refused rather than "
 				"tokenized",
 				TOK_NORM_GROWTH);
+	if (st == TOK_ELIMIT)
+		return api_fail(err, API_E_REQUEST_TOO_EXPENSIVE, ptr,
+				"a regex of the tokenizer gave up on this text (PCRE2's match "
+				"limit: a pattern that backtracks without bound); a shorter text "
+				"may pass");
 	return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory tokenizing the text");
 }

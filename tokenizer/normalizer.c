@@ -271,8 +271,8 @@ static enum tok_status replace(const struct tok_normalizer *spec, struct tok_nst
 			st = TOK_ETOOLONG;
 		at = me;
 	}
-	if (st == TOK_OK && found == TOK_ENOMEM)
-		st = TOK_ENOMEM;
+	if (st == TOK_OK && found != TOK_OK && found != TOK_EINVAL)
+		st = found; /* TOK_ENOMEM or TOK_ELIMIT, not the end of the matches */
 	if (st == TOK_OK)
 		st = tok_nstr_append(&out, n, at, n->len);
 	if (st == TOK_OK)

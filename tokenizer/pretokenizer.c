@@ -147,7 +147,8 @@ static int word_run(const char *s, size_t len, size_t from, size_t *ms, size_t *
 	return 1;
 }
 
-/* The next match at or after from: TOK_OK, TOK_EINVAL (none) or TOK_ENOMEM. */
+/* The next match at or after from: TOK_OK, TOK_EINVAL (none), TOK_ENOMEM
+ * or TOK_ELIMIT (tok_regex_next). */
 static enum tok_status find_next(const struct finder *f, const char *s, size_t len, size_t from,
 				 size_t *ms, size_t *me)
 {
@@ -214,8 +215,8 @@ static enum tok_status find_cuts(const struct finder *f, int invert, const char 
 			return st;
 		prev = me;
 	}
-	if (found == TOK_ENOMEM)
-		return TOK_ENOMEM;
+	if (found != TOK_EINVAL)
+		return found; /* TOK_ENOMEM or TOK_ELIMIT, not the end of the matches */
 	if (prev < len)
 		return cuts_push(c, prev, len, invert);
 	return TOK_OK;

@@ -307,6 +307,9 @@ enum tok_status tok_regex_next(const struct tok_regex *re, struct tok_match *m, 
 			continue;
 		if (rc == PCRE2_ERROR_NOMATCH)
 			return TOK_EINVAL;
+		if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+		    rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT)
+			return TOK_ELIMIT;
 		if (rc < 0)
 			return TOK_ENOMEM;
 		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(m->md);

@@ -125,7 +125,8 @@ void tok_match_free(struct tok_match *m);
 
 /* The next match in s[0, len) (valid UTF-8) at or after byte `from` (a
  * character boundary): TOK_OK with [*mstart, *mend), TOK_EINVAL when there
- * is none, TOK_ENOMEM when PCRE2 gives up (a match or depth limit). Empty
+ * is none, TOK_ELIMIT when PCRE2 gives up (its match, depth or heap limit,
+ * or the JIT stack at its largest), TOK_ENOMEM when memory runs out. Empty
  * matches are skipped (their matches never cut a split in Hugging Face).
  * PCRE2's JIT may load up to TOK_SUBJECT_SLACK bytes past s + len (masked
  * off): a tok_nstr and a tok_strs string keep that much zeroed slack (or,

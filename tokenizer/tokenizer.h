@@ -32,6 +32,9 @@ enum tok_status {
 		       * an added token's content) longer than TOK_NORM_GROWTH
 		       * times itself plus TOK_NORM_SLACK bytes (below);
 		       * tok_decode, tok_display: the decoder would, its pieces */
+	TOK_ELIMIT,   /* a regex of the file gave up on the text: PCRE2's match,
+		       * depth or heap limit, or the largest JIT stack (a pattern
+		       * that backtracks without bound, such as (a+)+$) */
 };
 
 /*

@@ -226,6 +226,12 @@ void api_detokenize(const struct api_service *svc, const char *body, size_t len,
 			 (int)ids[bad]);
 		goto fail;
 	}
+	if (st == TOK_ELIMIT) {
+		api_fail(&err, API_E_REQUEST_TOO_EXPENSIVE, "/ids",
+			 "a regex of the tokenizer's decoder gave up on these pieces (PCRE2's "
+			 "match limit)");
+		goto fail;
+	}
 	if (st == TOK_ETOOLONG) {
 		api_fail(&err, API_E_TOO_LARGE, "/ids",
 			 "the tokenizer's decoder makes the text more than %zu times as long as "

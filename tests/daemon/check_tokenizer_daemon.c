@@ -517,6 +517,40 @@ START_TEST(test_decoder_growth_refused)
 }
 END_TEST
 
+/* The small tokenizer split by a regex that backtracks without bound,
+ * (a|aa)+$: a text of 60 a's and a b makes PCRE2 give up, 422
+ * request_too_expensive at /text (it used to be 503 out_of_memory); a text
+ * it matches is tokenized. */
+START_TEST(test_regex_limit_refused)
+{
+	char path[512], json[sizeof small_json + 256], tok[600], body[128];
+	const char *args[] = {"--no-builtins", "--tokenizer", tok, NULL};
+	const char *ws = "{\"type\": \"WhitespaceSplit\"}";
+	char *at = strstr(small_json, ws);
+	struct live_daemon m;
+	struct live_resp r = {0};
+
+	ck_assert_ptr_nonnull(at);
+	snprintf(json, sizeof json,
+		 "%.*s{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(a|aa)+$\"}, "
+		 "\"behavior\": \"Isolated\", \"invert\": false}%s",
+		 (int)(at - small_json), small_json, at + strlen(ws));
+	write_text("backtracks.json", json, path);
+	snprintf(tok, sizeof tok, "slow=%s", path);
+	live_start(&m, args);
+	snprintf(body, sizeof body, "{\"tokenizer\":\"slow\",\"text\":\"%060db\"}", 0);
+	memset(strstr(body, "000"), 'a', 60);
+	live_post(m.port, "/v1/tokenize", "application/json", "", body, strlen(body), &r);
+	live_assert_error(&r, 422, "request_too_expensive");
+	ck_assert_msg(strstr(r.body, "\"pointer\":\"/text\"") != NULL, "%s", r.body);
+	live_post(m.port, "/v1/tokenize", "application/json", "", "{\"tokenizer\":\"slow\",\"text\":\"ca\"}",
+		  strlen("{\"tokenizer\":\"slow\",\"text\":\"ca\"}"), &r);
+	ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+	live_resp_release(&r);
+	live_stop(&m);
+}
+END_TEST
+
 /* GET /v1/tokenizers on the daemon at port holds `want`, one whole entry. */
 static void expect_tokenizer_listed(unsigned port, const char *want)
 {
@@ -701,6 +735,7 @@ static Suite *tokenizer_daemon_suite(void)
 	tcase_add_test(bad, test_model_tokenizer_file);
 	tcase_add_test(bad, test_unk_token_not_in_vocabulary);
 	tcase_add_test(bad, test_decoder_growth_refused);
+	tcase_add_test(bad, test_regex_limit_refused);
 	tcase_add_test(bad, test_folder_tokenizer_takes_builtin_name);
 	tcase_add_test(bad, test_folder_tokenizer_name_taken);
 	suite_add_tcase(s, routes);

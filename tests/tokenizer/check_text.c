@@ -655,6 +655,28 @@ START_TEST(regex_matches)
 }
 END_TEST
 
+/* A pattern that backtracks without bound, (a|aa)+$ on 60 a's and a b
+ * (some 10^12 ways to fail): PCRE2's match limit stops it, and that is
+ * TOK_ELIMIT, not TOK_ENOMEM; on a short text it still matches. */
+START_TEST(regex_gives_up)
+{
+	char err[256], text[62];
+	struct tok_regex *re = tok_regex_compile("(a|aa)+$", 1, err, sizeof err);
+	struct tok_match *m = tok_match_new();
+	size_t ms, me;
+
+	ck_assert_msg(re != NULL, "%s", err);
+	ck_assert_ptr_nonnull(m);
+	memset(text, 'a', 60);
+	text[60] = 'b';
+	text[61] = '\0';
+	ck_assert_int_eq(tok_regex_next(re, m, text, 61, 0, &ms, &me), TOK_ELIMIT);
+	ck_assert_int_eq(tok_regex_next(re, m, "baa", 3, 0, &ms, &me), TOK_OK);
+	tok_regex_free(re);
+	tok_match_free(m);
+}
+END_TEST
+
 /* pattern's first match in subject[0, n): [start, end), or none (start
  * SIZE_MAX) */
 static void expect_first(const char *pattern, const char *subject, size_t n, size_t start,
@@ -707,6 +729,7 @@ static Suite *text_suite(void)
 	tcase_add_test(norm, bert_normalizer);
 	tcase_add_test(norm, normalizer_sequence);
 	tcase_add_test(norm, regex_matches);
+	tcase_add_test(norm, regex_gives_up);
 	tcase_add_test(norm, regex_spaces_as_oniguruma);
 	suite_add_tcase(s, norm);
 	tcase_add_test(pre, byte_level_splits);
