@@ -14,24 +14,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "tests/lib/api_harness.h"
 #include "tests/lib/api_tensor.h"
+#include "tests/lib/memcap.h"
 #include "tests/lib/suite_main.h"
 #include "engine/model.h"
 
-#if !defined(__SANITIZE_ADDRESS__)
-static struct rlimit saved_as; /* the address-space limit before cap_address_space */
+static struct memcap cap; /* cap_address_space's, lifted by the teardown */
 
-/* Restores the limit cap_address_space lowered (released by the teardown). */
 static void lift_cap(void *unused)
 {
 	(void)unused;
-	setrlimit(RLIMIT_AS, &saved_as);
+	memcap_end(&cap);
 }
-#endif
 
 /*
  * Caps the address space at its current size + extra bytes, so that an
@@ -40,34 +36,10 @@ static void lift_cap(void *unused)
  */
 static int cap_address_space(size_t extra)
 {
-#if defined(__SANITIZE_ADDRESS__)
-	(void)extra;
-	return 0;
-#else
-	const char *preload = getenv("LD_PRELOAD");
-	unsigned long pages = 0;
-	struct rlimit cap;
-	FILE *f;
-
-	if (preload != NULL && strstr(preload, "valgrind") != NULL)
-		return 0;
-	f = fopen("/proc/self/statm", "r");
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%lu", &pages) != 1)
-		pages = 0;
-	fclose(f);
-	if (pages == 0 || getrlimit(RLIMIT_AS, &saved_as) != 0)
-		return 0;
-	cap = saved_as;
-	cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + extra;
-	if (saved_as.rlim_cur != RLIM_INFINITY && cap.rlim_cur > saved_as.rlim_cur)
-		return 0;
-	if (setrlimit(RLIMIT_AS, &cap) != 0)
+	if (!memcap_begin(&cap, extra))
 		return 0;
 	harness_defer(lift_cap, NULL);
 	return 1;
-#endif
 }
 
 /* head, then unit count times, then tail: a long body, in the arena. */

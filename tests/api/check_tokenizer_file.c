@@ -11,13 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "api/tokenizer_file.h"
 #include "tokenizer/tokenizer.h"
 
 #include "tests/lib/case_files.h"
+#include "tests/lib/memcap.h"
 #include "tests/lib/suite_main.h"
 
 #define GPT2_DIR "tests/data/tokenizers/gpt2/"
@@ -629,32 +628,12 @@ START_TEST(test_build_sparse_ids)
 	struct tokenizer *tok = NULL;
 	struct tok_encoding enc;
 	char err[512] = "";
-	int rc, capped = 0;
+	struct memcap cap;
+	int rc;
 
-#if !defined(__SANITIZE_ADDRESS__)
-	struct rlimit saved, cap;
-	const char *preload = getenv("LD_PRELOAD");
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f != NULL && fscanf(f, "%lu", &pages) != 1)
-		pages = 0;
-	if (f != NULL)
-		fclose(f);
-	if ((preload == NULL || strstr(preload, "valgrind") == NULL) && pages > 0 &&
-	    getrlimit(RLIMIT_AS, &saved) == 0) {
-		cap = saved;
-		cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
-		capped = (saved.rlim_cur == RLIM_INFINITY || cap.rlim_cur <= saved.rlim_cur) &&
-			 setrlimit(RLIMIT_AS, &cap) == 0;
-	}
-#endif
+	memcap_begin(&cap, (size_t)256 << 20);
 	rc = api_tokenizer_load_json(&tok, json, strlen(json), "t.json", err, sizeof err);
-#if !defined(__SANITIZE_ADDRESS__)
-	if (capped)
-		setrlimit(RLIMIT_AS, &saved);
-#endif
-	(void)capped;
+	memcap_end(&cap);
 	ck_assert_msg(rc == 0, "%s", err);
 	ck_assert_int_eq(tok_encode(tok, "abb", 3, 1, &enc, NULL), TOK_OK);
 	ck_assert_uint_eq(enc.n, 2);

@@ -26,11 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "engine/checkpoint.h"
 #include "tests/lib/ckpt_build.h"
+#include "tests/lib/memcap.h"
 #include "tests/lib/st_util.h"
 #include "tests/lib/suite_main.h"
 
@@ -693,34 +692,13 @@ START_TEST(layers_past_the_files)
 {
 	struct ckb_built b = {0};
 	struct attn_checkpoint_config cfg = llama_cfg(0);
-	int capped = 0;
+	struct memcap cap;
 
 	llama_list(&b.l, "model.", "F32", 0);
 	cfg.n_layers = (size_t)1 << 26;
-#if !defined(__SANITIZE_ADDRESS__)
-	struct rlimit saved, cap;
-	const char *preload = getenv("LD_PRELOAD");
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f != NULL && fscanf(f, "%lu", &pages) != 1)
-		pages = 0;
-	if (f != NULL)
-		fclose(f);
-	if ((preload == NULL || strstr(preload, "valgrind") == NULL) && pages > 0 &&
-	    getrlimit(RLIMIT_AS, &saved) == 0) {
-		cap = saved;
-		cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
-		capped = (saved.rlim_cur == RLIM_INFINITY || cap.rlim_cur <= saved.rlim_cur) &&
-			 setrlimit(RLIMIT_AS, &cap) == 0;
-	}
-#endif
+	memcap_begin(&cap, (size_t)256 << 20);
 	enum attn_status st = ckb_load(&b, &cfg, 1);
-#if !defined(__SANITIZE_ADDRESS__)
-	if (capped)
-		setrlimit(RLIMIT_AS, &saved);
-#endif
-	(void)capped;
+	memcap_end(&cap);
 	st_assert_fails(st, b.err, ATTN_ERR_MISSING_TENSOR,
 			"tensor 'model.layers.2.input_layernorm.weight' not found in "
 			"model.safetensors");
