@@ -1,7 +1,8 @@
 /*
  * ckpt_build.h: Hugging Face checkpoints' safetensors files built in C from a
  * list of tensors, and loaded with engine/checkpoint.h, for the checkpoint
- * suites (check_checkpoint_load).
+ * suites (check_checkpoint_load, check_checkpoint_memory; their families are
+ * ckpt_families.h's).
  *
  * Tensor t of a list (its index) holds st_tvalue(t, i) at element i
  * (tests/lib/st_util.h), written in its own dtype (F32, F16, BF16; I64 as
