@@ -79,6 +79,23 @@ static void write_text(const char *name, const char *text, char path[512])
 	write_file(name, text, strlen(text), path);
 }
 
+/* The small tokenizer with its first `part` put in place of `with`, written
+ * to tmp_dir/name (the full path to path[512]). */
+static void write_small_variant(const char *name, const char *part, const char *with,
+				char path[512])
+{
+	const char *at = strstr(small_json, part);
+	size_t n = strlen(small_json) - strlen(part) + strlen(with);
+	char *json = malloc(n + 1);
+
+	ck_assert_ptr_nonnull(at);
+	ck_assert_ptr_nonnull(json);
+	snprintf(json, n + 1, "%.*s%s%s", (int)(at - small_json), small_json, with,
+		 at + strlen(part));
+	write_text(name, json, path);
+	free(json);
+}
+
 /* ---- one daemon for the routes ---------------------------------------------- */
 
 static struct live_daemon d;
@@ -447,17 +464,13 @@ START_TEST(test_unk_token_not_in_vocabulary)
 	    {"/v1/attention", "{\"model\":\"gqa\",\"text\":\"the dog\"}"},
 	};
 	static const char ok[] = "{\"model\":\"gqa\",\"text\":\"the cat\"}";
-	char path[512], model[1100], json[sizeof small_json];
+	char path[512], model[1100];
 	const char *args[] = {"--no-builtins", "--model", model, NULL};
-	char *unk;
 	struct live_daemon m;
 	struct live_resp r = {0};
 
-	memcpy(json, small_json, sizeof small_json);
-	unk = strstr(json, "\"unk_token\": \"<unk>\"");
-	ck_assert_ptr_nonnull(unk);
-	memcpy(unk + strlen("\"unk_token\": \""), "<no>", 4); /* "<unk>" becomes "<no>>", not in the vocabulary */
-	write_text("nounk.json", json, path);
+	/* an unk_token the vocabulary lacks */
+	write_small_variant("nounk.json", "\"unk_token\": \"<unk>\"", "\"unk_token\": \"<no>\"", path);
 	snprintf(model, sizeof model, "gqa=%s,heads=4,tokenizer=%s", FIXTURE, path);
 	live_start(&m, args);
 	live_post(m.port, "/v1/tokenize", "application/json", "", ok, sizeof ok - 1, &r);
@@ -479,26 +492,23 @@ END_TEST
  * without is decoded; /v1/attention labels the first by its id. */
 START_TEST(test_decoder_growth_refused)
 {
-	char path[512], model[1100], json[sizeof small_json + 2048], tok[600];
+	char path[512], model[1100], decoder[2048], tok[600];
 	const char *args[] = {"--no-builtins", "--tokenizer", tok, "--model", model, NULL};
 	static const char detok[] = "{\"tokenizer\":\"blow\",\"ids\":[7,1]}";
 	static const char attn[] = "{\"model\":\"gqa\",\"tokens\":[7,1]}";
-	const char *null_decoder = "\"decoder\": null";
-	char *at = strstr(small_json, null_decoder);
-	size_t len = 0;
+	size_t len;
 	struct live_daemon m;
 	struct live_resp r = {0};
 
-	ck_assert_ptr_nonnull(at);
-	len += (size_t)snprintf(json, sizeof json, "%.*s\"decoder\": {\"type\": \"Sequence\", "
-				"\"decoders\": [", (int)(at - small_json), small_json);
+	len = (size_t)snprintf(decoder, sizeof decoder,
+			       "\"decoder\": {\"type\": \"Sequence\", \"decoders\": [");
 	for (int i = 0; i < 20; i++)
-		len += (size_t)snprintf(json + len, sizeof json - len,
+		len += (size_t)snprintf(decoder + len, sizeof decoder - len,
 					"%s{\"type\": \"Replace\", \"pattern\": {\"String\": \"t\"}, "
 					"\"content\": \"tt\"}",
 					i ? ", " : "");
-	snprintf(json + len, sizeof json - len, "]}%s", at + strlen(null_decoder));
-	write_text("growing.json", json, path);
+	snprintf(decoder + len, sizeof decoder - len, "]}");
+	write_small_variant("growing.json", "\"decoder\": null", decoder, path);
 	snprintf(tok, sizeof tok, "blow=%s", path);
 	snprintf(model, sizeof model, "gqa=%s,heads=4,tokenizer=blow", FIXTURE);
 	live_start(&m, args);
@@ -523,19 +533,15 @@ END_TEST
  * it matches is tokenized. */
 START_TEST(test_regex_limit_refused)
 {
-	char path[512], json[sizeof small_json + 256], tok[600], body[128];
+	char path[512], tok[600], body[128];
 	const char *args[] = {"--no-builtins", "--tokenizer", tok, NULL};
-	const char *ws = "{\"type\": \"WhitespaceSplit\"}";
-	char *at = strstr(small_json, ws);
 	struct live_daemon m;
 	struct live_resp r = {0};
 
-	ck_assert_ptr_nonnull(at);
-	snprintf(json, sizeof json,
-		 "%.*s{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(a|aa)+$\"}, "
-		 "\"behavior\": \"Isolated\", \"invert\": false}%s",
-		 (int)(at - small_json), small_json, at + strlen(ws));
-	write_text("backtracks.json", json, path);
+	write_small_variant("backtracks.json", "{\"type\": \"WhitespaceSplit\"}",
+			    "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(a|aa)+$\"}, "
+			    "\"behavior\": \"Isolated\", \"invert\": false}",
+			    path);
 	snprintf(tok, sizeof tok, "slow=%s", path);
 	live_start(&m, args);
 	snprintf(body, sizeof body, "{\"tokenizer\":\"slow\",\"text\":\"%060db\"}", 0);
