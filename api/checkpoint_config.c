@@ -289,8 +289,8 @@ static int read_rope_type(struct rd *r, json_t *s, struct attn_checkpoint_config
 		return -1;
 	if (cfg->rope_type == ATTN_ROPE_LINEAR)
 		return 0;
-	if (cfg_number(r, s, "low_freq_factor", -1, &cfg->rope_low_freq_factor) != 0 ||
-	    cfg_number(r, s, "high_freq_factor", -1, &cfg->rope_high_freq_factor) != 0 ||
+	if (cfg_f32(r, s, "low_freq_factor", -1, &cfg->rope_low_freq_factor) != 0 ||
+	    cfg_f32(r, s, "high_freq_factor", -1, &cfg->rope_high_freq_factor) != 0 ||
 	    rd_int(r, s, "original_max_position_embeddings", -1, CFG_SIZE_MAX, &old) != 0)
 		return -1;
 	if (!(cfg->rope_high_freq_factor > cfg->rope_low_freq_factor))
@@ -298,6 +298,12 @@ static int read_rope_type(struct rd *r, json_t *s, struct attn_checkpoint_config
 				   cfg->rope_low_freq_factor);
 	if (old == 0)
 		return rd_fail_key(r, "original_max_position_embeddings", "must be positive");
+	/* the engine's wavelength bounds, old / factor, are float32s too */
+	if ((double)old / cfg->rope_low_freq_factor > FLT_MAX)
+		return rd_fail_key(r, "low_freq_factor",
+				   "%g makes original_max_position_embeddings / low_freq_factor "
+				   "overflow float32",
+				   cfg->rope_low_freq_factor);
 	cfg->rope_original_max_positions = (size_t)old;
 	return 0;
 }

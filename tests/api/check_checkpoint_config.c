@@ -406,6 +406,17 @@ START_TEST(refusals)
 	/* positive, but 0 or infinity as the float32 the engine divides by */
 	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 1e-300}}",
 		       "config.json: /rope_scaling/factor: 1e-300 is outside float32's range");
+	/* llama3's band: factors and old / low_freq_factor are float32s in the engine */
+	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\":"
+				  " 8, \"low_freq_factor\": 1, \"high_freq_factor\": 1e300,"
+				  " \"original_max_position_embeddings\": 8192}}",
+		       "config.json: /rope_scaling/high_freq_factor: 1e+300 is outside float32's "
+		       "range");
+	assert_refused(LLAMA_HEAD ", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\":"
+				  " 8, \"low_freq_factor\": 1e-40, \"high_freq_factor\": 4,"
+				  " \"original_max_position_embeddings\": 8192}}",
+		       "config.json: /rope_scaling/low_freq_factor: 1e-40 makes "
+		       "original_max_position_embeddings / low_freq_factor overflow float32");
 	assert_refused(LLAMA_HEAD ", \"rms_norm_eps\": 1e300}",
 		       "config.json: /rms_norm_eps: 1e+300 is outside float32's range");
 	/* RoPE's base: 0 as a float32 made every request 422 projection_overflow */
