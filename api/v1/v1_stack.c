@@ -33,6 +33,7 @@
 #include "api/handlers.h"
 #include "api/json/json_write.h"
 #include "api/stack_job.h"
+#include "api/stack_pick.h"
 #include "common/jsonstr.h"
 #include "engine/checkpoint.h"
 
@@ -65,80 +66,6 @@ static int refuse_layer_fields(json_t *root, const char *model, struct api_error
 				key, model);
 	}
 	return 0;
-}
-
-/* An index list: distinct integers in [-n, n), negatives counted from the
- * end as Python counts them; answered in ascending order. */
-static int index_list(const json_t *v, const char *ptr, size_t n, const char *what, size_t **out,
-		      size_t *count, struct api_error *err)
-{
-	size_t k = json_array_size(v);
-	uint8_t *seen;
-
-	if (!json_is_array(v) || k == 0)
-		return api_fail(err, API_E_INVALID_TYPE, ptr,
-				"%s is a non-empty array of %s indices", ptr + 1, what);
-	seen = calloc(n, 1);
-	*out = malloc(k * sizeof(size_t));
-	if (seen == NULL || *out == NULL) {
-		free(seen);
-		return api_fail(err, API_E_OUT_OF_MEMORY, "", "out of memory");
-	}
-	for (size_t i = 0; i < k; i++) {
-		json_int_t x;
-		int whole = req_integer(json_array_get(v, i), &x);
-		char child[API_PTR_MAX];
-
-		api_ptr_index(child, sizeof(child), ptr, i);
-		if (!whole || x < -(json_int_t)n || x >= (json_int_t)n) {
-			free(seen);
-			return api_fail(err, whole ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
-					child, "a %s index is an integer in [-%zu, %zu)", what, n, n);
-		}
-		x = x < 0 ? x + (json_int_t)n : x;
-		if (seen[x]) {
-			free(seen);
-			return api_fail(err, API_E_INVALID_VALUE, child, "%s %lld is listed twice",
-					what, (long long)x);
-		}
-		seen[x] = 1;
-	}
-	*count = 0;
-	for (size_t i = 0; i < n; i++)
-		if (seen[i])
-			(*out)[(*count)++] = i;
-	free(seen);
-	return 0;
-}
-
-/* "layers": "all" (default), "last" or a list of indices. */
-static int decode_layers(const json_t *root, struct stack_job *s, struct api_error *err)
-{
-	const json_t *v = req_get(root, "layers");
-	const char *word = json_is_string(v) ? json_string_value(v) : NULL;
-
-	if (v != NULL && json_is_array(v))
-		return index_list(v, "/layers", s->st->n_layers, "layer", &s->layers, &s->n_layers,
-				  err);
-	if (v != NULL && (word == NULL || (strcmp(word, "all") != 0 && strcmp(word, "last") != 0)))
-		return api_fail(err, API_E_INVALID_VALUE, "/layers",
-				"layers is \"all\", \"last\" or an array of layer indices");
-	if (stack_all_layers(s, err) != 0)
-		return -1;
-	if (word != NULL && strcmp(word, "last") == 0) {
-		s->layers[0] = s->st->n_layers - 1;
-		s->n_layers = 1;
-	}
-	return 0;
-}
-
-static int decode_heads(const json_t *root, struct stack_job *s, struct api_error *err)
-{
-	const json_t *v = req_get(root, "heads");
-
-	if (v == NULL)
-		return 0;
-	return index_list(v, "/heads", s->st->H, "head", &s->heads, &s->n_heads, err);
 }
 
 /* The input: tokens (ids) or text, each item within the context length. */
@@ -245,8 +172,9 @@ static int decode(const struct api_service *svc, const struct v1_body *in, struc
 	s->st = &s->ckpt->ck->stack;
 	if (refuse_layer_fields(in->root, job->model_name, err) != 0 ||
 	    decode_input(svc, &in->top, s, err) != 0 || decode_types(in->root, s, err) != 0 ||
-	    decode_positions(in->root, s, err) != 0 || decode_layers(in->root, s, err) != 0 ||
-	    decode_heads(in->root, s, err) != 0 ||
+	    decode_positions(in->root, s, err) != 0 ||
+	    stack_pick_layers(s, req_get(in->root, "layers"), "/layers", 0, err) != 0 ||
+	    stack_pick_heads(s, req_get(in->root, "heads"), "/heads", 0, err) != 0 ||
 	    req_bool(in->root, "output", "", 1, &s->want_output, err) != 0 ||
 	    req_bool(in->root, "projections", "", 0, &s->want_projections, err) != 0 ||
 	    req_bool(in->root, "head_outputs", "", 0, &s->want_head_outputs, err) != 0 ||

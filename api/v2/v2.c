@@ -83,14 +83,14 @@ static void model_metadata(const struct api_model_entry *e, struct api_reply *re
 }
 
 /* A checkpoint: token ids (and text, through its tokenizer) in; the last
- * hidden state, every layer's attention and (when named) scores, q, k, v
- * (k and v per query head) and head outputs out. */
+ * hidden state, each answered layer's attention and (when named) scores, q,
+ * k, v (k and v per query head) and head outputs out. Their layers and heads
+ * are -1: the parameters "layers" and "heads" choose them (all by default). */
 static void checkpoint_metadata(const struct api_model_entry *e, struct api_reply *reply)
 {
 	const struct attn_model *m = e->model;
-	long long E = (long long)m->E, H = (long long)m->H, N = (long long)e->ckpt->ck->stack.n_layers;
-	const long long ble[] = { -1, -1, E }, bl[] = { -1, -1 }, b[] = { -1 };
-	const long long nbhll[] = { N, -1, H, -1, -1 }, nbhld[] = { N, -1, H, -1, (long long)m->D };
+	const long long ble[] = { -1, -1, (long long)m->E }, bl[] = { -1, -1 }, b[] = { -1 };
+	const long long nbhll[] = { -1, -1, -1, -1, -1 }, nbhld[] = { -1, -1, -1, -1, (long long)m->D };
 	struct buf *out = &reply->body;
 
 	buf_puts(out, "{\"name\":");

@@ -11,6 +11,7 @@
 
 #include "api/handlers.h"
 #include "api/json/json_read.h"
+#include "api/stack_pick.h"
 #include "engine/checkpoint.h"
 
 /* The pointer of input r itself, /inputs/N, for a refusal of the whole
@@ -214,6 +215,26 @@ static void engine_fields(struct v2_job *v)
 	v->job.n_engine_fields = V2_ENGINE_FIELDS;
 }
 
+/* The parameters that choose a checkpoint's layers and heads, on a model of
+ * one layer: refused, as /v1 refuses its fields of those names. */
+static int refuse_stack_params(const struct v2_job *v, const char *model, struct api_error *err)
+{
+	static const char *const keys[] = {"layers", "heads"};
+
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		char ptr[API_PTR_MAX];
+
+		if (json_object_get(v->params, keys[i]) == NULL)
+			continue;
+		api_ptr_key(ptr, sizeof(ptr), "/parameters", keys[i]);
+		return api_fail(err, API_E_INVALID_INPUT, ptr,
+				"parameter '%s' applies to checkpoint models; model '%s' is one "
+				"attention layer",
+				keys[i], model);
+	}
+	return 0;
+}
+
 int v2_build_job(const struct api_service *svc, const struct api_model_entry *e, struct v2_job *v,
 		 struct api_error *err)
 {
@@ -228,6 +249,8 @@ int v2_build_job(const struct api_service *svc, const struct api_model_entry *e,
 				"input 'token_type_ids' applies to bert and roberta checkpoints; "
 				"model '%s' is one attention layer",
 				e->name);
+	if (refuse_stack_params(v, e->name, err) != 0)
+		return -1;
 	job->entry = e;
 	job->model = e->model;
 	job->model_name = e->name;
@@ -301,7 +324,7 @@ static int layer_param_is_default(const char *key, const json_t *v)
 static int stack_params(json_t *params, const char *model, struct api_error *err)
 {
 	static const char *const own[] = {"weights", "binary_data_output", "priority", "timeout",
-					  NULL};
+					  "layers", "heads", NULL};
 	static const char *const layer[] = {"causal", "window", "alignment", "positional",
 					    "scale", "softcap", NULL};
 	const char *key;
@@ -325,8 +348,10 @@ static int stack_params(json_t *params, const char *model, struct api_error *err
 }
 
 /* A checkpoint's job: tokens or text only, and of the parameters only
- * weights and binary_data_output (stack_params); every layer runs, and
- * attentions (scores, projections, head outputs) hold them all. */
+ * weights, binary_data_output, layers and heads (stack_params): attentions
+ * (scores, projections, head outputs) hold the answered layers and heads,
+ * every one unless the parameters choose (api/stack_pick.h: as /v1's fields
+ * of those names, or one index, or a string "0, 2"). */
 int v2_build_stack_job(const struct api_service *svc, const struct api_model_entry *e,
 		       struct v2_job *v, struct api_error *err)
 {
@@ -370,7 +395,9 @@ int v2_build_stack_job(const struct api_service *svc, const struct api_model_ent
 							 : ATTN_WEIGHTS_PER_HEAD;
 	job->scores_view = v2_wants(v, OUT_SCORES) ? ATTN_SCORES_MASKED : ATTN_SCORES_NONE;
 	job->encoding = API_ENC_FLOAT;
-	if (stack_check_context(s, &where, err) != 0 || stack_types(v, err) != 0)
+	if (stack_check_context(s, &where, err) != 0 || stack_types(v, err) != 0 ||
+	    stack_pick_layers(s, json_object_get(v->params, "layers"), "/parameters/layers", 1,
+			      err) != 0)
 		return -1;
-	return stack_all_layers(s, err);
+	return stack_pick_heads(s, json_object_get(v->params, "heads"), "/parameters/heads", 1, err);
 }

@@ -64,7 +64,7 @@ static const char *const top_fields[] = {"id",	   "model_name", "parameters",
 					 "inputs", "outputs",	 NULL};
 static const char *const param_fields[] = {
     "causal", "window", "alignment", "positional", "scale", "softcap", "weights",
-    "binary_data_output", "priority", "timeout", NULL};
+    "binary_data_output", "priority", "timeout", "layers", "heads", NULL};
 
 static void v2_job_release(struct v2_job *v)
 {

@@ -23,6 +23,9 @@
  *             test folder llama_f32: H 4, Hkv 2, D 8, 2 layers), /v1's numbers
  *             bit for bit in JSON and binary, a ragged text batch on mini
  *             with each item's rows past its length zero in every layer
+ *   layers and heads  the parameters that choose them on a checkpoint, in
+ *             the forms a client can send (a list, one index, a string
+ *             "0, 2"): /v1's numbers of the same choice; what they refuse
  *
  * Numbers are compared exactly: both routes write the shortest text that
  * reads back to the same float32 (v2_floats_at reads it with strtof).
@@ -453,16 +456,18 @@ static const char *past_array(const char *at)
 	return at;
 }
 
-/* v1's numbers of output `name` in layer c (projections[c].name, or
- * head_outputs[c]): the items trimmed, one after another. */
+/* v1's numbers of output `name` in answered layer c (projections[c].name,
+ * or head_outputs[c], attentions[c]): the items trimmed, one after another. */
 static size_t ck_v1_layer(const char *body, const char *name, size_t c, float *out)
 {
-	const char *at = strstr(body, strcmp(name, "head_outputs") == 0 ? "\"head_outputs\":"
-									 : "\"projections\":");
+	int projection = strlen(name) == 1; /* q, k or v */
 	char key[24];
+	const char *at;
 
+	snprintf(key, sizeof key, "\"%s\":", projection ? "projections" : name);
+	at = strstr(body, key);
 	ck_assert_ptr_nonnull(at);
-	if (strcmp(name, "head_outputs") == 0) { /* [[layer 0], [layer 1], ...] */
+	if (!projection) { /* [[layer 0], [layer 1], ...] */
 		at = strchr(at, '[') + 1;
 		for (size_t i = 0; i < c; i++)
 			at = past_array(at) + 1; /* and its ',' */
@@ -505,12 +510,13 @@ static void assert_ck_output(const char *v1_body, const float *x, const struct c
 	}
 }
 
-/* The outputs q, k, v and head_outputs of model's metadata: [C, -1, H, -1, D]. */
+/* The outputs q, k, v and head_outputs of model's metadata: [-1, -1, -1,
+ * -1, D] (the parameters choose the layers and heads). */
 static void assert_ck_metadata(const char *model, const struct ck_shape *s)
 {
 	struct live_resp r = {0};
 	char path[64];
-	json_t *j, *want = json_pack("[i,i,i,i,i]", (int)s->C, -1, (int)s->H, -1, (int)s->D);
+	json_t *j, *want = json_pack("[i,i,i,i,i]", -1, -1, -1, -1, (int)s->D);
 
 	snprintf(path, sizeof path, "/v2/models/%s", model);
 	live_get(d.port, path, &r);
@@ -629,6 +635,123 @@ START_TEST(test_checkpoint_ragged)
 }
 END_TEST
 
+/* The parameters layers and heads: llama's layer 1 (as "-1", as 1 and as
+ * [1]) and heads 3 and 1 (as "3, 1" and as [1, 3]) answer /v1's numbers
+ * of {"layers": [1], "heads": [1, 3]}, attentions and projections, shaped
+ * [1, 2, 2, 3, D]; a list that is no list, an index past the end and a
+ * layer word /v1 knows are refused or read as /v1 reads them. */
+START_TEST(test_checkpoint_layers_heads)
+{
+	static const char *const params[] = {"{\"layers\":\"-1\",\"heads\":\"3, 1\"}",
+					     "{\"layers\":1,\"heads\":[1,3]}",
+					     "{\"layers\":[1],\"heads\":\"1,3\"}"};
+	static const struct ck_shape s = {1, 2, 2, 3, 8, {3, 3}}, sa = {1, 2, 2, 3, 3, {3, 3}};
+	static const size_t shape[] = {1, 2, 2, 3, 8}, shape_a[] = {1, 2, 2, 3, 3};
+	static float x[CK_MAXF];
+	struct live_resp v1 = {0}, r = {0};
+	char body[512];
+
+	v2_post_json(d.port, "/v1/attention",
+		     "{\"model\":\"llama\",\"tokens\":" TOKENS_2x3 ",\"projections\":true,"
+		     "\"head_outputs\":true,\"layers\":[1],\"heads\":[1,3]}",
+		     &v1);
+	ck_assert_msg(v1.status == 200, "%.300s", v1.body);
+	for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+		json_t *j;
+
+		snprintf(body, sizeof body,
+			 "{\"parameters\":%s,\"inputs\":[{\"name\":\"tokens\",\"datatype\":"
+			 "\"INT64\",\"shape\":[2,3],\"data\":" TOKENS_2x3 "}],\"outputs\":["
+			 "{\"name\":\"attentions\"},{\"name\":\"q\"},{\"name\":\"k\"},{\"name\":"
+			 "\"v\"},{\"name\":\"head_outputs\"}]}",
+			 params[p]);
+		v2_post_json(d.port, "/v2/models/llama/infer", body, &r);
+		ck_assert_msg(r.status == 200, "%s: %.300s", params[p], r.body);
+		j = v2_json_of(r.body, r.body_len);
+		assert_shape(j, "attentions", 5, shape_a);
+		v2_output_floats(r.body, "attentions", x, CK_MAXF);
+		assert_ck_output(v1.body, x, &sa, "attentions");
+		for (size_t i = 0; i < CK_NAMES; i++) {
+			assert_shape(j, ck_names[i], 5, shape);
+			v2_output_floats(r.body, ck_names[i], x, CK_MAXF);
+			assert_ck_output(v1.body, x, &s, ck_names[i]);
+		}
+		json_decref(j);
+		live_resp_release(&r);
+	}
+	live_resp_release(&v1);
+}
+END_TEST
+
+/* What the parameters layers and heads refuse, each where it is. */
+START_TEST(test_checkpoint_layers_heads_refused)
+{
+	static const struct {
+		const char *params, *error;
+	} cases[] = {
+	    {"{\"layers\":\"1,x\"}", "layers is \"all\", \"last\" or layer indices separated "
+				     "by commas (at /parameters/layers)"},
+	    {"{\"layers\":\"\"}", "layers is \"all\", \"last\" or layer indices separated by "
+				  "commas (at /parameters/layers)"},
+	    {"{\"layers\":2}", "a layer index is an integer in [-2, 2) (at /parameters/layers)"},
+	    {"{\"heads\":\"0,4\"}", "a head index is an integer in [-4, 4) (at /parameters/heads)"},
+	    {"{\"heads\":[0,-4]}", "head 0 is listed twice (at /parameters/heads/1)"},
+	    {"{\"heads\":[]}", "heads is a non-empty array of head indices, one index, or a "
+			       "string of indices separated by commas (at /parameters/heads)"},
+	    {"{\"heads\":true}", "heads is a non-empty array of head indices, one index, or a "
+				 "string of indices separated by commas (at /parameters/heads)"},
+	};
+	static const struct {
+		const char *fields, *error;
+	} v1_cases[] = {
+	    {"\"layers\":\"1\"", "\"message\":\"layers is \\\"all\\\", \\\"last\\\" or an array "
+				 "of layer indices\",\"pointer\":\"/layers\""},
+	    {"\"heads\":3", "\"message\":\"heads is a non-empty array of head indices\","
+			    "\"pointer\":\"/heads\""},
+	    {"\"heads\":[1,-3]", "\"message\":\"head 1 is listed twice\",\"pointer\":\"/heads/1\""},
+	    {"\"layers\":[0,2]", "\"message\":\"a layer index is an integer in [-2, 2)\","
+				 "\"pointer\":\"/layers/1\""},
+	};
+	struct live_resp r = {0};
+	char body[512];
+
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		snprintf(body, sizeof body,
+			 "{\"parameters\":%s,\"inputs\":[{\"name\":\"tokens\",\"datatype\":"
+			 "\"INT64\",\"shape\":[2,3],\"data\":" TOKENS_2x3 "}]}",
+			 cases[i].params);
+		v2_post_json(d.port, "/v2/models/llama/infer", body, &r);
+		v2_assert_error(&r, 422, cases[i].error);
+		live_resp_release(&r);
+	}
+	v2_post_json(d.port, "/v2/models/llama/infer",
+		     "{\"parameters\":{\"layers\":\"last\"},\"inputs\":[{\"name\":\"tokens\","
+		     "\"datatype\":\"INT64\",\"shape\":[2,3],\"data\":" TOKENS_2x3 "}]}",
+		     &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "\"shape\":[1,2,4,3,3]") != NULL, "%.400s",
+		      r.body);
+	live_resp_release(&r);
+	/* /v1's fields of those names, read by the same code: lists only */
+	for (size_t i = 0; i < sizeof v1_cases / sizeof *v1_cases; i++) {
+		snprintf(body, sizeof body, "{\"model\":\"llama\",\"tokens\":[1,2],%s}",
+			 v1_cases[i].fields);
+		v2_post_json(d.port, "/v1/attention", body, &r);
+		ck_assert_msg(r.status == 422 && strstr(r.body, v1_cases[i].error) != NULL,
+			      "%s: %d %.300s", v1_cases[i].fields, r.status, r.body);
+		live_resp_release(&r);
+	}
+	/* a model of one layer has none to choose, as /v1 says */
+	v2_post_json(d.port, GQA_INFER,
+		     "{\"parameters\":{\"heads\":\"0\"},\"inputs\":[{\"name\":\"tokens\","
+		     "\"datatype\":\"INT64\",\"shape\":[2,3],\"data\":" TOKENS_2x3 "}]}",
+		     &r);
+	v2_assert_error(&r, 422,
+			"parameter 'heads' applies to checkpoint models; model 'gqa' is one "
+			"attention layer (at /parameters/heads)");
+	live_resp_release(&r);
+}
+END_TEST
+
 /* An output name repeated, or unknown: refused as any other's. */
 START_TEST(test_refusals)
 {
@@ -662,6 +785,8 @@ static Suite *v2_projections_suite(void)
 	tcase_add_test(tc, test_head_outputs_ragged);
 	tcase_add_test(tc, test_checkpoint_equals_v1);
 	tcase_add_test(tc, test_checkpoint_ragged);
+	tcase_add_test(tc, test_checkpoint_layers_heads);
+	tcase_add_test(tc, test_checkpoint_layers_heads_refused);
 	tcase_add_test(tc, test_refusals);
 	suite_add_tcase(s, tc);
 	return s;

@@ -9,8 +9,9 @@
  *   metadata   GET /v2/models/CASE: inputs tokens INT64 [-1, -1] (and text
  *              BYTES [-1] when the folder has a tokenizer.json, and
  *              token_type_ids INT64 [-1, -1] for bert and roberta), outputs
- *              output [-1, -1, E], attentions and scores [N, -1, H, -1, -1],
- *              q, k, v and head_outputs [N, -1, H, -1, D] (their numbers are
+ *              output [-1, -1, E], attentions and scores [-1, -1, -1, -1, -1],
+ *              q, k, v and head_outputs [-1, -1, -1, -1, D] (the parameters
+ *              layers and heads choose those; their numbers are
  *              check_v2_projections')
  *   oracle     POST /v2/models/CASE/infer, tokens INT64 [2, L]: each item of
  *              each run twice (v2 tokens are rectangular, so a ragged run is
@@ -210,8 +211,8 @@ START_TEST(metadata)
 	int text = ckpt_case_has(ckpt_suite.name[c], "tokenizer.json");
 	int types = strcmp(json_string_value(json_object_get(ckpt_suite.expected[c], "family")), "bert") == 0;
 	const long long bl[] = { -1, -1 }, b[] = { -1 }, ble[] = { -1, -1, (long long)g.E };
-	const long long nbhll[] = { (long long)g.N, -1, (long long)g.H, -1, -1 };
-	long long nbhld[] = { (long long)g.N, -1, (long long)g.H, -1, 0 };
+	const long long nbhll[] = { -1, -1, -1, -1, -1 };
+	long long nbhld[] = { -1, -1, -1, -1, 0 };
 	static const char *const names[] = { "q", "k", "v", "head_outputs" };
 	struct live_resp r = { 0 };
 	char path[128];
@@ -236,7 +237,7 @@ START_TEST(metadata)
 	assert_meta(json_array_get(out, 2), "scores", "FP32", nbhll, 5);
 	json_decref(v);
 	live_resp_release(&r);
-	/* q, k, v and head_outputs [N, -1, H, -1, D], D as /v1 says (llama_headdim's
+	/* q, k, v and head_outputs [-1, -1, -1, -1, D], D as /v1 says (llama_headdim's
 	 * is not E / H) */
 	snprintf(path, sizeof path, "/v1/models/%s", ckpt_suite.name[c]);
 	live_get(ckpt_daemon.port, path, &r);
