@@ -9,6 +9,7 @@
 #include <microhttpd.h>
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/error.h"
@@ -28,7 +29,8 @@ static void compress_answer(struct request *r)
 
 /* Runs the API on r's route: api_handle, or api_handle_v2 with the path's
  * {name} and {version} (a version segment too long to copy matches no
- * version) and the binary extension's header; then compress_answer. */
+ * version, and the 404 says so) and the binary extension's header; then
+ * compress_answer. */
 void call_api(struct request *r, const char *body, size_t len)
 {
 	const char *param = r->route->param != NULL ? r->param : NULL;
@@ -42,9 +44,12 @@ void call_api(struct request *r, const char *body, size_t len)
 	}
 	call.model = param;
 	call.version = NULL;
-	if (strstr(r->route->path, "{version}") != NULL)
-		call.version =
-		    route_segment(r->route, r->path, "version", version) == 0 ? version : "";
+	if (strstr(r->route->path, "{version}") != NULL) {
+		if (route_segment(r->route, r->path, "version", version) != 0)
+			snprintf(version, sizeof version, "(a segment of more than %d bytes)",
+				 ROUTE_PARAM_MAX - 1);
+		call.version = version;
+	}
 	call.header_len = r->inference_header;
 	call.draining = atomic_load(&r->srv->draining);
 	api_handle_v2(r->srv->svc, r->route->api, &call, body, len, &r->reply);

@@ -220,6 +220,7 @@ START_TEST(test_versions_and_unknown_models)
 	struct live_resp r = {0};
 	char body[] = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
 		      "\"data\":" V2_ROW0 "}]}";
+	char path[400];
 
 	for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
 		live_get(d.port, missing[i], &r);
@@ -231,6 +232,12 @@ START_TEST(test_versions_and_unknown_models)
 	live_resp_release(&r);
 	v2_post_json(d.port, "/v2/models/tiny/versions/7/infer", body, &r);
 	v2_assert_error(&r, 404, "no version '7'");
+	live_resp_release(&r);
+	/* a version too long to read is said to be one, not '' */
+	snprintf(path, sizeof path, "/v2/models/tiny/versions/%0300d/infer", 1);
+	v2_post_json(d.port, path, body, &r);
+	v2_assert_error(&r, 404,
+			"model 'tiny' has no version '(a segment of more than 159 bytes)' (only '1')");
 	live_resp_release(&r);
 	v2_post_json(d.port, "/v2/models/huge/infer", body, &r);
 	v2_assert_error(&r, 404, "no model named 'huge'");
