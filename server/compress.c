@@ -194,8 +194,15 @@ static unsigned weight(const struct accept_encoding *ae, enum coding c)
 
 enum coding accept_encoding_choose(const struct accept_encoding *ae)
 {
-	unsigned gz = weight(ae, CODING_GZIP);
-	unsigned df = weight(ae, CODING_DEFLATE);
+	return accept_encoding_choose_from(ae, CODINGS_GZIP | CODINGS_DEFLATE);
+}
+
+/* A coding not offered weighs nothing: a file with a gzip copy only is
+ * chosen among gzip and identity, whatever weight deflate has. */
+enum coding accept_encoding_choose_from(const struct accept_encoding *ae, unsigned offered)
+{
+	unsigned gz = (offered & CODINGS_GZIP) ? weight(ae, CODING_GZIP) : 0;
+	unsigned df = (offered & CODINGS_DEFLATE) ? weight(ae, CODING_DEFLATE) : 0;
 	enum coding best = gz >= df ? CODING_GZIP : CODING_DEFLATE;
 	unsigned best_q = gz >= df ? gz : df;
 

@@ -64,6 +64,14 @@ void accept_encoding_add(struct accept_encoding *ae, const char *field);
  * the RFC's SHOULD, an answer without coding, rather than 406). */
 enum coding accept_encoding_choose(const struct accept_encoding *ae);
 
+/* The codings an answer is available in besides identity (a bit each). */
+enum { CODINGS_GZIP = 1u << CODING_GZIP, CODINGS_DEFLATE = 1u << CODING_DEFLATE };
+
+/* accept_encoding_choose among the codings `offered` (CODINGS_*) alone, as
+ * RFC 9110 section 12.5.3 has a server choose among the representations it
+ * has: to a file with only a gzip copy, "deflate, gzip;q=0.5" is gzip. */
+enum coding accept_encoding_choose_from(const struct accept_encoding *ae, unsigned offered);
+
 /*
  * Content-Encoding of a request body: a comma list of codings in the order
  * they were applied. identity entries are ignored; one gzip or deflate is

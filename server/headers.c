@@ -227,16 +227,22 @@ static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, c
 	return MHD_YES;
 }
 
-enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn)
+enum coding hdr_accept_encoding_from(const struct hdr_fields *f, struct MHD_Connection *conn,
+				     unsigned offered)
 {
 	struct accept_encoding ae;
 
 	accept_encoding_init(&ae);
 	if (!f->accept_encoding) /* no field to read: the pass would find none */
-		return accept_encoding_choose(&ae);
+		return accept_encoding_choose_from(&ae, offered);
 	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_accept_encoding, &ae) < 0)
 		return CODING_IDENTITY;
-	return accept_encoding_choose(&ae);
+	return accept_encoding_choose_from(&ae, offered);
+}
+
+enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn)
+{
+	return hdr_accept_encoding_from(f, conn, CODINGS_GZIP | CODINGS_DEFLATE);
 }
 
 /* Does the field (`*` alone, or a list of entity tags, RFC 9110 section

@@ -72,6 +72,10 @@ int hdr_announces_body(const struct hdr_fields *f);
  * accept_encoding_choose); CODING_IDENTITY without one. */
 enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn);
 
+/* The same, among the codings `offered` alone (compress.h: CODINGS_*). */
+enum coding hdr_accept_encoding_from(const struct hdr_fields *f, struct MHD_Connection *conn,
+				     unsigned offered);
+
 /* An If-None-Match field lists etag (a quoted entity tag, as "\"abc\""),
  * compared weakly (W/ ignored), or is `*` (RFC 9110 section 13.1.2). */
 int hdr_if_none_match(const struct hdr_fields *f, struct MHD_Connection *conn, const char *etag);

@@ -75,7 +75,10 @@ static void pick_representation(struct request *r, const struct web_asset *a,
 	*bytes = a->bytes;
 	*len = a->len;
 	r->etag = a->etag;
-	if (a->gzip == NULL || hdr_accept_encoding(&r->hdr, r->conn) != CODING_GZIP)
+	/* chosen among gzip and identity, the copies there are: a client that
+	 * ranks deflate first still takes gzip over the file as it is */
+	if (a->gzip == NULL ||
+	    hdr_accept_encoding_from(&r->hdr, r->conn, CODINGS_GZIP) != CODING_GZIP)
 		return;
 	*bytes = a->gzip;
 	*len = a->gzip_len;

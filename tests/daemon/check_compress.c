@@ -332,6 +332,35 @@ START_TEST(test_accept_encoding_table)
 }
 END_TEST
 
+/* Among a file's codings (gzip alone): deflate's weight does not count. */
+START_TEST(test_accept_encoding_choose_from_gzip)
+{
+	static const struct {
+		const char *field;
+		enum coding want;
+	} cases[] = {
+	    {"deflate, gzip;q=0.5", CODING_GZIP},
+	    {"deflate, gzip;q=0.5, identity;q=0", CODING_GZIP},
+	    {"deflate, *;q=0.2", CODING_GZIP},
+	    {"deflate, gzip;q=0.5, identity;q=0.6", CODING_IDENTITY},
+	    {"deflate", CODING_IDENTITY},
+	    {"deflate, gzip;q=0", CODING_IDENTITY},
+	    {"gzip", CODING_GZIP},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct accept_encoding ae;
+
+		accept_encoding_init(&ae);
+		accept_encoding_add(&ae, cases[i].field);
+		ck_assert_msg(accept_encoding_choose_from(&ae, CODINGS_GZIP) == cases[i].want,
+			      "%s: %s, want %s", cases[i].field,
+			      coding_name(accept_encoding_choose_from(&ae, CODINGS_GZIP)),
+			      coding_name(cases[i].want));
+	}
+}
+END_TEST
+
 START_TEST(test_content_encoding_table)
 {
 	static const struct {
@@ -439,6 +468,7 @@ static Suite *compress_suite(void)
 	tcase_add_test(codec, test_decoder_stops_a_bomb_at_the_maximum);
 	tcase_add_test(codec, test_decoder_names_corrupt_input);
 	tcase_add_test(codec, test_accept_encoding_table);
+	tcase_add_test(codec, test_accept_encoding_choose_from_gzip);
 	tcase_add_test(codec, test_content_encoding_table);
 	tcase_add_test(codec, test_compress_reply_which_answers);
 	suite_add_tcase(s, codec);

@@ -606,6 +606,41 @@ START_TEST(test_openapi_gzip_and_etag)
 }
 END_TEST
 
+/* A client that takes gzip gets the gzip copy of a file however it ranks
+ * deflate, which no file has a copy in: the choice is among the codings
+ * offered (RFC 9110 section 12.5.3), so "deflate, gzip;q=0.5" is gzip, not
+ * the file as it is (which "identity;q=0" even rules out); identity ranked
+ * above gzip still gets the file. */
+START_TEST(test_files_gzip_when_deflate_ranks_higher)
+{
+	static const struct {
+		const char *accept;
+		const char *want;
+	} cases[] = {
+	    {"Accept-Encoding: deflate, gzip;q=0.5\r\n", "gzip"},
+	    {"Accept-Encoding: deflate, gzip;q=0.5, identity;q=0\r\n", "gzip"},
+	    {"Accept-Encoding: deflate;q=1, gzip;q=0.8, identity;q=0.1\r\n", "gzip"},
+	    {"Accept-Encoding: deflate, *;q=0.3\r\n", "gzip"},
+	    {"Accept-Encoding: deflate, gzip;q=0.5, identity;q=0.6\r\n", ""},
+	    {"Accept-Encoding: deflate\r\n", ""},
+	    {"Accept-Encoding: deflate, gzip;q=0\r\n", ""},
+	};
+	static const char *const paths[] = {"/web/app.js", "/openapi.json"};
+	struct live_resp r = {0};
+
+	LIVE_DAEMON(d, "--threads", "2");
+	for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++)
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			get_with(d.port, "GET", paths[p], cases[i].accept, &r);
+			ck_assert_int_eq(r.status, 200);
+			ck_assert_msg(strcmp(coding_of(&r), cases[i].want) == 0, "%s %s: got '%s'",
+				      paths[p], cases[i].accept, coding_of(&r));
+		}
+	live_resp_release(&r);
+	live_stop(&d);
+}
+END_TEST
+
 /* If-Match on a file with an ETag (RFC 9110 section 13.1.1): a list that
  * names the representation this request would get, compared strongly, or
  * `*`, is answered; any other 412 with the JSON error body and no ETag,
@@ -716,6 +751,7 @@ static Suite *compress_http_suite(void)
 	tcase_add_test(daemon, test_preflight_and_wire_bytes);
 	tcase_add_test(daemon, test_viewer_files_gzip_and_etag);
 	tcase_add_test(daemon, test_openapi_gzip_and_etag);
+	tcase_add_test(daemon, test_files_gzip_when_deflate_ranks_higher);
 	tcase_add_test(daemon, test_if_match_412);
 	tcase_add_test(daemon, test_metrics_gzip);
 	suite_add_tcase(s, daemon);
