@@ -18,7 +18,8 @@
  * truncating the path); a raw space in the path (a client sends %20); a
  * fragment ('#') in the path, which RFC 9112
  * section 3.2 leaves out of the request target (one in the query, which
- * attnd never reads, is not looked for).
+ * attnd never reads, is not looked for, nor a raw space there; a control
+ * character there is, framing_query_has_ctl).
  *
  * Pure functions of one connection's parsed request (headers.h's rules):
  * nothing is allocated or kept.
@@ -38,6 +39,13 @@ struct hdr_fields;
  * section 3.2.4), version the protocol ("HTTP/1.1"). */
 int framing_check(struct MHD_Connection *conn, const char *method, const char *url,
 		  const char *version, char *why, size_t cap);
+
+/* Does the query of target, the raw request target as libmicrohttpd's URI
+ * callback passes it (before any decoding, the query still on it), hold a
+ * control character, raw (a bare CR among them, RFC 9112 section 2.2) or
+ * percent-encoded (%00, %0A)? The path's own are framing_check's: the query
+ * reaches it only as arguments, decoded. 1 or 0. */
+int framing_query_has_ctl(const char *target);
 
 /* Why hdr_framing_ambiguous(f) holds, for the 400's message, into
  * why[cap]: which headers, and a Transfer-Encoding's value as received

@@ -398,6 +398,12 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 
 	if (framing_check(r->conn, method, url, version, r->detail, sizeof r->detail) != 0)
 		return refuse_framing(r);
+	if (r->query_ctl) {
+		snprintf(r->detail, sizeof r->detail,
+			 "the request target's query has a control character (raw, or "
+			 "percent-encoded such as %%00): not accepted");
+		return refuse_framing(r);
+	}
 	if (head_too_large(r, url, method, version))
 		return cut_off(r, REJ_BAD_FRAMING); /* no room left for libmicrohttpd's answer */
 	r->has_body = hdr_announces_body(&r->hdr);
@@ -578,19 +584,47 @@ static enum MHD_Result on_complete(struct request *r)
 	return MHD_NO;
 }
 
+/* The mark on_uri leaves in *con_cls for a request whose query holds a
+ * control character: libmicrohttpd hands the query to attnd only decoded
+ * and split into arguments (a raw CR, or %00 read as the end of one), so it
+ * is looked at here, on the raw target, and refused in on_headers as the
+ * path's are. Never a request: on_request makes one in its place. */
+static char query_ctl_mark;
+
+static int is_query_ctl_mark(const void *p)
+{
+	return p == &query_ctl_mark;
+}
+
+/* libmicrohttpd's MHD_OPTION_URI_LOG_CALLBACK, called with the raw target
+ * before it is parsed further; its result is the request's first *con_cls.
+ * It only looks: answering from here left libmicrohttpd 0.9.75 a state it
+ * did not survive at shutdown (docs/security.md). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	(void)cls;
+	(void)conn;
+	return framing_query_has_ctl(uri) ? &query_ctl_mark : NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
 {
-	struct request *r = *con_cls;
+	struct request *r;
 
-	if (r == NULL) {
+	if (*con_cls == NULL || is_query_ctl_mark(*con_cls)) {
+		int query_ctl = *con_cls != NULL;
+
+		*con_cls = NULL;
 		r = request_new(cls, conn, url, method);
 		if (r == NULL)
 			return MHD_NO;
+		r->query_ctl = query_ctl;
 		*con_cls = r;
 		return on_headers(r, url, method, version);
 	}
+	r = *con_cls;
 	if (*upload_data_size > 0)
 		return on_body(r, upload_data, upload_data_size);
 	return on_complete(r);
@@ -600,10 +634,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct http_server *srv = cls;
-	struct request *r = *con_cls;
+	struct request *r;
 
-	if (r == NULL)
+	if (*con_cls == NULL || is_query_ctl_mark(*con_cls)) { /* no on_request came */
+		*con_cls = NULL;
 		return;
+	}
+	r = *con_cls;
 	if (r->write_watched && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)srv->cfg->timeout);
@@ -740,7 +777,8 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, const union sock
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->connection_memory,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout, MHD_OPTION_NOTIFY_COMPLETED,
 	    on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-	    MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL, MHD_OPTION_END);
+	    MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+	    NULL, MHD_OPTION_END);
 }
 
 /* The per-address table (with a --per-ip-limit) and the refusals' log. */

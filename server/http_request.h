@@ -80,6 +80,7 @@ struct request {
 	enum rejection refusal; /* when REQ_REFUSED, and once refused */
 	int preflight;		/* answering an OPTIONS preflight */
 	int has_body;		/* Content-Length > 0 or chunked */
+	int query_ctl;		/* the target's query has a control character */
 	int close;		/* answer with Connection: close (over --per-ip-limit, bad framing) */
 	int computed;		/* a compute request handed to the API: counted per model */
 	atomic_int cut;		/* an answer was written to the socket (cut_off) */
