@@ -5,9 +5,10 @@
  *
  *   - a character that becomes other characters gives each of them its span
  *     (lowercase 'İ' -> "i̇", both spanning 'İ');
- *   - a character inserted before another takes the span of the character
- *     before it, or of the next one at the very start (BERT's spaces around
- *     CJK ideographs);
+ *   - BERT's spaces around a CJK ideograph take the ideograph's span, the
+ *     one before it too: Hugging Face's transform gets (' ', 0), (c, 1),
+ *     (' ', 1), so the first space replaces c (its alignment) and c and the
+ *     second space are insertions after it (the alignment before them, c's);
  *   - a removed character leaves nothing;
  *   - Prepend's string takes the span of the first character;
  *   - Replace's content takes the span of the last character of the match
@@ -63,11 +64,10 @@ static enum tok_status push_cp(struct tok_nstr *out, int32_t cp, struct tok_span
 	return tok_nstr_push(out, b, len, sp);
 }
 
-/* What one character becomes: fn pushes it to out. `before` is the span of
- * the character before it (its own at the start), for insertions. */
+/* What one character becomes: fn pushes it to out, with its span sp. */
 struct char_step {
 	enum tok_status (*fn)(const struct tok_normalizer *spec, int32_t cp, struct tok_span sp,
-			      struct tok_span before, struct tok_nstr *out);
+			      struct tok_nstr *out);
 	const struct tok_normalizer *spec;
 };
 
@@ -80,8 +80,7 @@ static enum tok_status map_chars(struct tok_nstr *n, struct char_step step)
 	for (size_t at = 0; at < n->len && st == TOK_OK;) {
 		size_t clen;
 		int32_t cp = tok_uc_decode(n->s + at, n->len - at, &clen);
-		struct tok_span before = at > 0 ? n->align[at - 1] : n->align[at];
-		st = step.fn(step.spec, cp, n->align[at], before, &out);
+		st = step.fn(step.spec, cp, n->align[at], &out);
 		at += clen;
 	}
 	if (st == TOK_OK)
@@ -91,62 +90,56 @@ static enum tok_status map_chars(struct tok_nstr *n, struct char_step step)
 }
 
 static enum tok_status lower_char(const struct tok_normalizer *spec, int32_t cp,
-				  struct tok_span sp, struct tok_span before, struct tok_nstr *out)
+				  struct tok_span sp, struct tok_nstr *out)
 {
 	int32_t low[2];
 	size_t k = tok_uc_lower(cp, low);
 	enum tok_status st = TOK_OK;
 
 	(void)spec;
-	(void)before;
 	for (size_t i = 0; i < k && st == TOK_OK; i++)
 		st = push_cp(out, low[i], sp);
 	return st;
 }
 
 static enum tok_status drop_mn_char(const struct tok_normalizer *spec, int32_t cp,
-				    struct tok_span sp, struct tok_span before,
-				    struct tok_nstr *out)
+				    struct tok_span sp, struct tok_nstr *out)
 {
 	(void)spec;
-	(void)before;
 	return tok_uc_is_mn(cp) ? TOK_OK : push_cp(out, cp, sp);
 }
 
 /* StripAccents (normalizers/strip.rs) drops every mark, spacing ones too
  * (is_combining_mark); BERT's strip_accents only the nonspacing ones. */
 static enum tok_status drop_mark_char(const struct tok_normalizer *spec, int32_t cp,
-				      struct tok_span sp, struct tok_span before,
-				      struct tok_nstr *out)
+				      struct tok_span sp, struct tok_nstr *out)
 {
 	(void)spec;
-	(void)before;
 	return tok_uc_is_mark(cp) ? TOK_OK : push_cp(out, cp, sp);
 }
 
 /* BERT's clean_text: drop NUL, U+FFFD and controls; whitespace -> ' '. */
 static enum tok_status clean_char(const struct tok_normalizer *spec, int32_t cp,
-				  struct tok_span sp, struct tok_span before, struct tok_nstr *out)
+				  struct tok_span sp, struct tok_nstr *out)
 {
 	(void)spec;
-	(void)before;
 	if (cp == 0 || cp == 0xFFFD || tok_uc_is_bert_control(cp))
 		return TOK_OK;
 	return push_cp(out, tok_uc_is_space(cp) ? ' ' : cp, sp);
 }
 
-/* BERT's handle_chinese_chars: " c " for an ideograph c; the space before
- * is an insertion (the span before it), the one after takes c's. */
+/* BERT's handle_chinese_chars: " c " for an ideograph c, all three with c's
+ * span (normalizers/bert.rs: the space before replaces c, not an insertion
+ * after the character before it; see the top of this file). */
 static enum tok_status chinese_char(const struct tok_normalizer *spec, int32_t cp,
-				    struct tok_span sp, struct tok_span before,
-				    struct tok_nstr *out)
+				    struct tok_span sp, struct tok_nstr *out)
 {
 	enum tok_status st;
 
 	(void)spec;
 	if (!tok_uc_is_chinese(cp))
 		return push_cp(out, cp, sp);
-	st = push_cp(out, ' ', before);
+	st = push_cp(out, ' ', sp);
 	if (st == TOK_OK)
 		st = push_cp(out, cp, sp);
 	if (st == TOK_OK)

@@ -364,6 +364,18 @@ const dev = (file, reason) => index.not_oracle_checked.push({ file, reason });
   });
   ok("split_invert.json", "all", "Split(Regex, Removed, invert true); ByteLevel add_prefix_space on every split");
 }
+{
+  // BertNormalizer in front of a byte-level BPE: the spaces it puts around a CJK ideograph
+  // stay in the tokens (Ġ), so their spans show in the offsets (both take the ideograph's).
+  const { vocab, merges } = gpt2Cut(1500);
+  files["bytelevel_bert_normalizer.json"] = tokenizer({
+    normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: false, lowercase: false },
+    pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: true },
+    decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: true },
+    model: bpeModel(vocab, merges),
+  });
+  ok("bytelevel_bert_normalizer.json", "all", "BertNormalizer (clean_text, handle_chinese_chars) with a ByteLevel pre-tokenizer: the spaces around CJK ideographs in tokens");
+}
 
 // ---- files transformers.js does not model faithfully --------------------------------------
 
