@@ -76,6 +76,9 @@ static const struct {
     /* its words when poll() saw the close first: a client that read a 408
      * written mid-body (http_respond.c: cut_off_at_deadline) and closed */
     {"Connection socket is closed when reading request due to the error", CLOSED_INCOMPLETE},
+    /* its words when the close was a reset (ECONNRESET): a client that closed
+     * with SO_LINGER 0, or with unread data (after that 408, say), or died */
+    {"Socket has been disconnected when reading request", CLOSED_INCOMPLETE},
 };
 
 struct refusals *refusals_new(struct metrics *metrics, unsigned long long connection_limit,

@@ -16,6 +16,8 @@
  *          the request completes, the daemon serves on and exits 0 (issue 17)
  *   junk   requests libmicrohttpd answers itself (400, 413, 505): counted in info
  *          lines, no error line
+ *   reset  a client that resets its connection mid-body: counted in the info
+ *          line of half-sent requests, no error line
  *   drain  a drain that runs out (exit 1) still writes the counts waiting
  *
  * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
@@ -576,6 +578,53 @@ START_TEST(test_malformed_requests_counted_not_errors)
 }
 END_TEST
 
+/* The sum of N over the lines "...with a request half sent: N in the last
+ * ..." of text. */
+static unsigned long half_sent_count(const char *text)
+{
+	const char *key = "with a request half sent: ";
+	unsigned long sum = 0;
+
+	for (const char *p = strstr(text, key); p != NULL; p = strstr(p + 1, key))
+		sum += strtoul(p + strlen(key), NULL, 10);
+	return sum;
+}
+
+/* A client that leaves in the middle of its body is counted in the info
+ * line a second ("...with a request half sent: N"), whether it closes with
+ * a FIN or with a reset (SO_LINGER 0, or a close with unread data, as a
+ * killed process or a load balancer does): libmicrohttpd words the reset
+ * "Socket has been disconnected when reading request", which was logged as
+ * one error line per client, paging whoever alerts on error lines. */
+START_TEST(test_reset_mid_body_counted_not_error)
+{
+	const char *const args[] = {"--no-builtins", NULL};
+	const struct linger rst = {.l_onoff = 1, .l_linger = 0};
+	struct live_daemon d;
+	char req[512], line[4096], *text;
+
+	fresh_log();
+	live_start(&d, args);
+	snprintf(req, sizeof req, "%sContent-Length: %zu\r\n\r\n%.5s", LIVE_POST_ATTENTION,
+		 strlen(seeds), seeds);
+	for (int i = 0; i < 3; i++) {
+		int fd = live_connect(d.port);
+
+		live_send_str(fd, req);
+		live_wait_metric(d.port, "attnd_http_requests_in_flight", 2, 30000);
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof rst), 0);
+		close(fd); /* a reset, not a FIN */
+		live_wait_metric(d.port, "attnd_http_requests_in_flight", 1, 30000); /* the poll */
+	}
+	live_stop(&d);
+	text = read_log();
+	ck_assert_msg(count_lines(text, " error ", line, sizeof line) == 0, "an error line: %s",
+		      line);
+	ck_assert_uint_eq(half_sent_count(text), 3);
+	free(text);
+}
+END_TEST
+
 /* A drain that runs out (--drain-seconds) leaves with _exit(1), past the
  * code that frees the counters: the counts still waiting must be written
  * on that path too. The first malformed request is logged at once; the two
@@ -707,6 +756,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_sighup_is_logged_not_fatal);
 	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	tcase_add_test(tc, test_malformed_requests_counted_not_errors);
+	tcase_add_test(tc, test_reset_mid_body_counted_not_error);
 	tcase_add_test(tc, test_408_duration_ends_at_its_answer);
 	tcase_add_test(tc, test_drain_timeout_writes_waiting_counts);
 	tcase_add_test(tc, test_second_signal_ends_the_drain);
