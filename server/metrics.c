@@ -538,9 +538,15 @@ static void render_scalar(struct buf *out, const char *name, const char *type, c
 		   value);
 }
 
+/* A gauge of things that exist now (requests, bytes, connections): never
+ * below 0. Its sum is below 0 only when torn: sum_shards reads the shards
+ * one after another, so a request queued on an I/O thread's shard and taken
+ * by a worker on another's between the two reads shows its -1 without its
+ * +1 (attnd_compute_queue_depth read -1 under load). */
 static void render_gauge(struct buf *out, const char *name, const char *help, long long value)
 {
-	buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name, name, value);
+	buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name, name,
+		   value > 0 ? value : 0);
 }
 
 static void render_lingering(const struct tally *t, struct buf *out)
