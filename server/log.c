@@ -123,6 +123,14 @@ static int log_line(const char *level, int wait, const char *fmt, va_list ap)
 		jsonstr_put(&b, msg);
 		buf_putc(&b, '}');
 	} else {
+		/* libmicrohttpd's messages quote the client's path as sent
+		 * ("Failed to send the response headers for the request for
+		 * `/x\x1b[31m...'"): no control byte of a client's reaches the
+		 * terminal or the collector of a text log, as in put_field */
+		for (char *p = msg; *p != '\0'; p++) {
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		}
 		put_timestamp(&b);
 		buf_printf(&b, " %s %s", level, msg);
 	}
