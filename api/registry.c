@@ -152,6 +152,28 @@ int64_t registry_token_id(const struct api_model_entry *e, const char *token, si
 	return -1;
 }
 
+/* Names a model may not take, as they mean something else where model names
+ * are shown: answers name a request's own model "inline"; the metrics'
+ * model label says "none" for requests of no loaded model, "sdpa" for
+ * /v1/sdpa's and "other" past its 64 names (server/metrics.c). */
+static int reserved_name(const char *name, struct api_error *err)
+{
+	static const struct {
+		const char *name, *why;
+	} reserved[] = {
+	    {API_INLINE_MODEL, "for a model given in the request"},
+	    {"none", "as the metrics' label of requests of no loaded model"},
+	    {"sdpa", "as the metrics' label of /v1/sdpa's requests"},
+	    {"other", "as the metrics' label of models past their 64th"},
+	};
+
+	for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+		if (strcmp(name, reserved[i].name) == 0)
+			return api_fail(err, API_E_INVALID_MODEL_NAME, "",
+					"model name '%s' is reserved, %s", name, reserved[i].why);
+	return 0;
+}
+
 int api_service_add_model(struct api_service *svc, const char *name, struct attn_model *model,
 			  const char *source, const char *const *vocab, struct api_error *err)
 {
@@ -162,11 +184,9 @@ int api_service_add_model(struct api_service *svc, const char *name, struct attn
 		return api_fail(err, API_E_INVALID_MODEL_NAME, "",
 				"model name '%s' is invalid or taken (1-64 of [A-Za-z0-9_.-])", name);
 	}
-	if (strcmp(name, API_INLINE_MODEL) == 0) { /* answers name a request's own model so */
+	if (reserved_name(name, err) != 0) {
 		attn_model_free(model);
-		return api_fail(err, API_E_INVALID_MODEL_NAME, "",
-				"model name '%s' is reserved for a model given in the request",
-				name);
+		return -1;
 	}
 	if (vocab != NULL && model->vocab == 0) {
 		attn_model_free(model);
