@@ -172,6 +172,42 @@ START_TEST(test_gauge_below_zero_on_a_shard)
 }
 END_TEST
 
+/* A loaded model named "other" (a valid name) and the overflow past
+ * METRICS_MODELS_MAX models, also labelled "other": one series each, the
+ * two counted together, never the same series twice in the exposition (as
+ * 62 models, "other" and /v1/tokenize's "none", then /v1/sdpa, made it). */
+START_TEST(test_model_named_other_not_duplicated)
+{
+	struct metrics *m = metrics_new();
+	struct buf out;
+	char name[16];
+	size_t other, past;
+	const char *p;
+	int lines = 0;
+
+	ck_assert_ptr_nonnull(m);
+	other = metrics_model(m, "other");
+	for (int i = 1; i < METRICS_MODELS_MAX; i++) {
+		snprintf(name, sizeof name, "m%d", i);
+		ck_assert_uint_lt(metrics_model(m, name), METRICS_MODELS_MAX);
+	}
+	past = metrics_model(m, "sdpa"); /* no slot left */
+	ck_assert_uint_eq(past, METRICS_MODELS_MAX);
+	metrics_model_request(m, other, OUTCOME_OK, 0.001, 0.002);
+	metrics_model_request(m, past, OUTCOME_OK, 0.001, 0.002);
+	out = rendered(m);
+	for (p = strstr(out.data, "attnd_model_requests_total{model=\"other\",outcome=\"ok\"}");
+	     p != NULL; p = strstr(p + 1, "attnd_model_requests_total{model=\"other\",outcome=\"ok\"}"))
+		lines++;
+	ck_assert_int_eq(lines, 1);
+	assert_line(&out, "attnd_model_requests_total{model=\"other\",outcome=\"ok\"} 2\n");
+	assert_line(&out, "attnd_compute_duration_seconds_count{model=\"other\"} 2\n");
+	assert_line(&out, "attnd_compute_queue_wait_seconds_bucket{model=\"other\",le=\"+Inf\"} 2\n");
+	buf_release(&out);
+	metrics_free(m);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -180,6 +216,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_shards_summed);
 	tcase_add_test(tc, test_every_status_by_name);
 	tcase_add_test(tc, test_gauge_below_zero_on_a_shard);
+	tcase_add_test(tc, test_model_named_other_not_duplicated);
 	suite_add_tcase(s, tc);
 	return s;
 }
