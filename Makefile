@@ -272,6 +272,8 @@ $(BUILD)/tests/daemon/check_peers: $(BUILD)/server/peers.o $(BUILD)/server/metri
 	$(BUILD)/server/proc_metrics.o
 # check_watch tests the watcher's deadlines and idle bounds (server/watch.c), linked in.
 $(BUILD)/tests/daemon/check_watch: $(BUILD)/server/watch.o
+# check_log_lines tests the error log's lines (server/log.c), linked in.
+$(BUILD)/tests/daemon/check_log_lines: $(BUILD)/server/log.o $(BUILD)/server/log_writer.o
 # check_metrics tests the metrics' per-thread shards (server/metrics.c), linked in.
 $(BUILD)/tests/daemon/check_metrics: $(BUILD)/server/metrics.o $(BUILD)/server/proc_metrics.o
 # check_linger tests the lingering close (server/linger.c) and its metrics, linked in.

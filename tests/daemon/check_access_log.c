@@ -18,7 +18,6 @@
  *          lines, no error line
  *   reset  a client that resets its connection mid-body: counted in the info
  *          line of half-sent requests, no error line
- *   ctrl   a text error line quoting a client's path holds no control byte
  *   drain  a drain that runs out (exit 1) still writes the counts waiting
  *
  * The daemon is the real one (live_daemon.h) with $ATTND_TEST_LOG pointed at
@@ -626,60 +625,6 @@ START_TEST(test_reset_mid_body_counted_not_error)
 }
 END_TEST
 
-/* The first line of text holding a byte below 0x20 (but the newline) or
- * 0x7f, in line; 0 when none does. */
-static int control_byte_line(const char *text, char *line, size_t cap)
-{
-	for (const char *p = text; *p != '\0';) {
-		const char *end = strchr(p, '\n');
-		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-
-		for (size_t i = 0; i < len; i++) {
-			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f) {
-				snprintf(line, cap, "%.*s", (int)len, p);
-				return 1;
-			}
-		}
-		p += len + (end != NULL);
-	}
-	return 0;
-}
-
-/* A client that resets its connection before its answer goes out makes
- * libmicrohttpd log "Failed to send the response headers for the request
- * for `PATH'", the path as the client sent it, percent-decoded: an ESC,
- * BEL or tab there reached the text log raw (terminal escapes in whoever
- * tails it). Every text line is printable now, as the access lines were. */
-START_TEST(test_text_error_lines_hold_no_control_bytes)
-{
-	const char *const args[] = {"--no-builtins", "--log-format", "text", NULL};
-	const struct linger rst = {.l_onoff = 1, .l_linger = 0};
-	const char *req = "GET /x%1b[31mRED%07%09 HTTP/1.1\r\nHost: t\r\n\r\n";
-	struct live_daemon d;
-	char line[4096], *text;
-	int seen = 0;
-
-	fresh_log();
-	live_start(&d, args);
-	for (int i = 0; i < 2000 && !seen; i++) {
-		int fd = live_connect(d.port);
-
-		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof rst), 0);
-		live_send_str(fd, req);
-		close(fd); /* a reset, most often before the answer is sent */
-		if (i % 50 == 49) {
-			usleep(50 * 1000); /* the log writer's batch */
-			seen = log_has("Failed to send");
-		}
-	}
-	live_stop(&d);
-	text = read_log();
-	ck_assert_msg(seen, "no send failure logged in 2000 resets:\n%.2000s", text);
-	ck_assert_msg(!control_byte_line(text, line, sizeof line), "a control byte in: %s", line);
-	free(text);
-}
-END_TEST
-
 /* A drain that runs out (--drain-seconds) leaves with _exit(1), past the
  * code that frees the counters: the counts still waiting must be written
  * on that path too. The first malformed request is logged at once; the two
@@ -812,7 +757,6 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_invalid_utf8_echoed_as_valid_json);
 	tcase_add_test(tc, test_malformed_requests_counted_not_errors);
 	tcase_add_test(tc, test_reset_mid_body_counted_not_error);
-	tcase_add_test(tc, test_text_error_lines_hold_no_control_bytes);
 	tcase_add_test(tc, test_408_duration_ends_at_its_answer);
 	tcase_add_test(tc, test_drain_timeout_writes_waiting_counts);
 	tcase_add_test(tc, test_second_signal_ends_the_drain);
