@@ -310,6 +310,10 @@ size_t metrics_model(struct metrics *m, const char *model)
 		i = n;
 	}
 	pthread_mutex_unlock(&m->model_lock);
+	/* past the slots, counted as "other": in the slot of a model named so,
+	 * when one has a slot, as one label must not name two series */
+	if (i == SIZE_MAX)
+		i = find_model(m, m->model_name[METRICS_MODELS_MAX], atomic_load(&m->n_models));
 	return i != SIZE_MAX ? i : METRICS_MODELS_MAX;
 }
 
@@ -427,50 +431,25 @@ static void render_latency(const struct tally *t, struct buf *out)
 				 route_label[r], t->latency[r].bucket, t->latency[r].sum_ns);
 }
 
-/* Adds the overflow slot's words (those of "other") into slot i's. */
-static void fold_overflow(struct tally *t, size_t i)
-{
-	const size_t o = METRICS_MODELS_MAX;
-
-	for (size_t k = 0; k < OUTCOME_COUNT; k++)
-		t->outcome[i][k] += t->outcome[o][k];
-	for (size_t b = 0; b < N_BUCKETS; b++) {
-		t->queue[i].bucket[b] += t->queue[o].bucket[b];
-		t->compute[i].bucket[b] += t->compute[o].bucket[b];
-	}
-	t->queue[i].sum_ns += t->queue[o].sum_ns;
-	t->compute[i].sum_ns += t->compute[o].sum_ns;
-}
-
 /* The slots in use into idx: the published ones, and "other" once it
- * counted; returns how many. A loaded model may itself be named "other"
- * (model names are [A-Za-z0-9_.-]): then the overflow is counted in its
- * slot, as two series of one name and labels would be a duplicate in the
- * exposition. */
-static size_t model_slots(const struct metrics *m, struct tally *t,
+ * counted; returns how many. */
+static size_t model_slots(const struct metrics *m, const struct tally *t,
 			  size_t idx[METRICS_MODELS_MAX + 1])
 {
 	size_t n = atomic_load(&m->n_models);
-	size_t named_other = SIZE_MAX;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-		if (strcmp(m->model_name[i], m->model_name[METRICS_MODELS_MAX]) == 0)
-			named_other = i;
-	}
 	for (size_t k = 0; k < OUTCOME_COUNT; k++) {
 		if (t->outcome[METRICS_MODELS_MAX][k] != 0) {
-			if (named_other != SIZE_MAX)
-				fold_overflow(t, named_other);
-			else
-				idx[n++] = METRICS_MODELS_MAX;
+			idx[n++] = METRICS_MODELS_MAX;
 			break;
 		}
 	}
 	return n;
 }
 
-static void render_models(const struct metrics *m, struct tally *t, struct buf *out)
+static void render_models(const struct metrics *m, const struct tally *t, struct buf *out)
 {
 	size_t idx[METRICS_MODELS_MAX + 1];
 	size_t n = model_slots(m, t, idx);
