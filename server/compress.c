@@ -194,7 +194,7 @@ static unsigned weight(const struct accept_encoding *ae, enum coding c)
 
 enum coding accept_encoding_choose(const struct accept_encoding *ae)
 {
-	return accept_encoding_choose_from(ae, CODINGS_GZIP | CODINGS_DEFLATE);
+	return accept_encoding_choose_from(ae, CODINGS_ALL);
 }
 
 /* A coding not offered weighs nothing: a file with a gzip copy only is

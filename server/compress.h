@@ -65,7 +65,11 @@ void accept_encoding_add(struct accept_encoding *ae, const char *field);
 enum coding accept_encoding_choose(const struct accept_encoding *ae);
 
 /* The codings an answer is available in besides identity (a bit each). */
-enum { CODINGS_GZIP = 1u << CODING_GZIP, CODINGS_DEFLATE = 1u << CODING_DEFLATE };
+enum {
+	CODINGS_GZIP = 1u << CODING_GZIP,
+	CODINGS_DEFLATE = 1u << CODING_DEFLATE,
+	CODINGS_ALL = CODINGS_GZIP | CODINGS_DEFLATE, /* an answer coded on the fly */
+};
 
 /* accept_encoding_choose among the codings `offered` (CODINGS_*) alone, as
  * RFC 9110 section 12.5.3 has a server choose among the representations it

@@ -227,8 +227,8 @@ static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, c
 	return MHD_YES;
 }
 
-enum coding hdr_accept_encoding_from(const struct hdr_fields *f, struct MHD_Connection *conn,
-				     unsigned offered)
+enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn,
+				unsigned offered)
 {
 	struct accept_encoding ae;
 
@@ -238,11 +238,6 @@ enum coding hdr_accept_encoding_from(const struct hdr_fields *f, struct MHD_Conn
 	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_accept_encoding, &ae) < 0)
 		return CODING_IDENTITY;
 	return accept_encoding_choose_from(&ae, offered);
-}
-
-enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn)
-{
-	return hdr_accept_encoding_from(f, conn, CODINGS_GZIP | CODINGS_DEFLATE);
 }
 
 /* Does the field (`*` alone, or a list of entity tags, RFC 9110 section

@@ -68,13 +68,11 @@ int hdr_declared_too_large(const struct hdr_fields *f, unsigned long long max);
 /* Content-Length > 0 or chunked: a body will follow. */
 int hdr_announces_body(const struct hdr_fields *f);
 
-/* The coding to answer in, from every Accept-Encoding field (compress.h:
- * accept_encoding_choose); CODING_IDENTITY without one. */
-enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn);
-
-/* The same, among the codings `offered` alone (compress.h: CODINGS_*). */
-enum coding hdr_accept_encoding_from(const struct hdr_fields *f, struct MHD_Connection *conn,
-				     unsigned offered);
+/* The coding to answer in among those `offered` (compress.h: CODINGS_*),
+ * from every Accept-Encoding field (accept_encoding_choose_from);
+ * CODING_IDENTITY without one. */
+enum coding hdr_accept_encoding(const struct hdr_fields *f, struct MHD_Connection *conn,
+				unsigned offered);
 
 /* An If-None-Match field lists etag (a quoted entity tag, as "\"abc\""),
  * compared weakly (W/ ignored), or is `*` (RFC 9110 section 13.1.2). */

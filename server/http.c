@@ -155,7 +155,7 @@ static enum MHD_Result admit_codings(struct request *r)
 {
 	struct content_encoding ce;
 
-	r->answer_coding = hdr_accept_encoding(&r->hdr, r->conn);
+	r->answer_coding = hdr_accept_encoding(&r->hdr, r->conn, CODINGS_ALL);
 	hdr_content_encoding(&r->hdr, r->conn, &ce);
 	if (ce.coding == CODING_UNKNOWN) {
 		snprintf(r->detail, sizeof r->detail,

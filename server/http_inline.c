@@ -43,7 +43,7 @@ static enum MHD_Result answer_metrics(struct request *r)
 
 	buf_init(&b, METRICS_BODY_MAX);
 	if (metrics_render(r->srv->metrics, &b) == 0) {
-		r->content_encoding = compress_buf(&b, hdr_accept_encoding(&r->hdr, r->conn),
+		r->content_encoding = compress_buf(&b, hdr_accept_encoding(&r->hdr, r->conn, CODINGS_ALL),
 						   (int)r->srv->cfg->compress_level);
 		ret = respond(r, 200, &b, METRICS_CONTENT_TYPE);
 	}
@@ -78,7 +78,7 @@ static void pick_representation(struct request *r, const struct web_asset *a,
 	/* chosen among gzip and identity, the copies there are: a client that
 	 * ranks deflate first still takes gzip over the file as it is */
 	if (a->gzip == NULL ||
-	    hdr_accept_encoding_from(&r->hdr, r->conn, CODINGS_GZIP) != CODING_GZIP)
+	    hdr_accept_encoding(&r->hdr, r->conn, CODINGS_GZIP) != CODING_GZIP)
 		return;
 	*bytes = a->gzip;
 	*len = a->gzip_len;
