@@ -1,6 +1,6 @@
 /*
- * http_request.h: what server/http.c and its parts (http_respond.c,
- * http_compute.c, http_inline.c, http_done.c) share, and nothing else
+ * http_request.h: what server/http.c and its parts (http_daemon.c,
+ * http_respond.c, http_compute.c, http_inline.c, http_done.c) share, and nothing else
  * includes: the server's state, one request's state, and the responses
  * (http_respond.c) the lifecycle (http.c) queues.
  *
@@ -118,6 +118,20 @@ struct request {
 	 * connection go, up to --timeout later (0: the answer went as any) */
 	double t_answered;
 };
+
+/* http.c: libmicrohttpd's callbacks for a request (http_daemon.c passes
+ * them to the daemon, with the server as cls). on_uri: the raw target, first
+ * (MHD_OPTION_URI_LOG_CALLBACK); on_request: headers, body and final
+ * callbacks; on_completed: the request's end (MHD_OPTION_NOTIFY_COMPLETED). */
+void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn);
+enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+			   const char *method, const char *version, const char *upload_data,
+			   size_t *upload_data_size, void **con_cls);
+void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+		  enum MHD_RequestTerminationCode toe);
+
+/* http.c: a seed for the request ids it makes, another each start. */
+unsigned long long request_id_seed(void);
 
 /* Adds the headers (http_respond.c) and queues resp (len bytes of body);
  * resp stays the caller's to destroy. */

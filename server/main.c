@@ -4,7 +4,7 @@
  * Thread model (chosen on purpose; see STYLE.md rule 3):
  *
  * - libmicrohttpd runs a pool of --io-threads internal polling threads (default:
- *   the CPUs, as --threads), each on its own poll() (not epoll: http.c,
+ *   the CPUs, as --threads), each on its own poll() (not epoll: http_daemon.c,
  *   start_daemon, says why) (MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
  *   MHD_OPTION_THREAD_POOL_SIZE), that do all network I/O: accepting, reading
  *   headers and bodies, writing responses. A connection stays on the thread
