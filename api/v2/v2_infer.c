@@ -124,6 +124,25 @@ static int read_string(const struct v2_job *v, const char *key, const char **out
 	return 0;
 }
 
+/* One uint64 parameter of Triton's at /parameters/<key>, when present: a
+ * whole number in [0, 2^64). Past 2^63 the readers hold a number as a double,
+ * as JavaScript reads it, so 2^64 - 1 comes as 2^64 and is taken as it; a
+ * size_t bound (req_size) would refuse all of [2^63, 2^64). Returns 0, or -1
+ * with err set. */
+static int read_uint64(const json_t *params, const char *key, struct api_error *err)
+{
+	const json_t *v = req_get(params, key);
+	char ptr[API_PTR_MAX];
+	json_int_t x;
+	int whole = req_integer(v, &x);
+
+	if (v == NULL || (whole && x >= 0 && (!json_is_real(v) || json_real_value(v) <= 0x1p64)))
+		return 0;
+	return api_fail(err, whole ? API_E_OUT_OF_RANGE : API_E_INVALID_TYPE,
+			req_child(ptr, "/parameters", key),
+			"must be an integer in [0, 18446744073709551615]");
+}
+
 /*
  * Triton's request parameters that tritonclient sends when its caller sets
  * them (infer(..., priority=, timeout=)): priority (a uint64; 0, the default,
@@ -134,10 +153,7 @@ static int read_string(const struct v2_job *v, const char *key, const char **out
  */
 static int read_triton_params(const json_t *params, struct api_error *err)
 {
-	size_t unused;
-
-	if (req_size(params, "priority", "/parameters", 0, SIZE_MAX, 0, &unused, err) != 0 ||
-	    req_size(params, "timeout", "/parameters", 0, SIZE_MAX, 0, &unused, err) != 0)
+	if (read_uint64(params, "priority", err) != 0 || read_uint64(params, "timeout", err) != 0)
 		return -1;
 	return 0;
 }

@@ -117,6 +117,10 @@ START_TEST(test_json_errors)
 		     "must be an integer in [0, 18446744073709551615] (at /parameters/priority)");
 	expect_error(422, "{\"parameters\":{\"timeout\":-5},\"inputs\":[]}",
 		     "(at /parameters/timeout)");
+	expect_error(422, "{\"parameters\":{\"priority\":36893488147419103232},\"inputs\":[]}",
+		     "must be an integer in [0, 18446744073709551615] (at /parameters/priority)");
+	expect_error(422, "{\"parameters\":{\"timeout\":1.5},\"inputs\":[]}",
+		     "(at /parameters/timeout)");
 	expect_error(422, "{\"parameters\":{\"sequence_id\":7},\"inputs\":[]}",
 		     "unknown field 'sequence_id' (at /parameters/sequence_id)");
 	expect_error(422, "{\"parameters\":{\"window\":0},\"inputs\":[{\"name\":\"embeddings\","
@@ -142,6 +146,9 @@ START_TEST(test_binary_errors)
 	const char *triton = "{\"parameters\":{\"priority\":2,\"timeout\":5000},\"inputs\":[{"
 			     "\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
 			     "\"data\":" V2_ROW0 "}]}";
+	const char *uint64s = "{\"parameters\":{\"priority\":18446744073709551615,\"timeout\":"
+			      "9223372036854775808},\"inputs\":[{\"name\":\"embeddings\","
+			      "\"datatype\":\"FP32\",\"shape\":[1,8],\"data\":" V2_ROW0 "}]}";
 	const char *ints = "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT32\",\"shape\":[2],"
 			   "\"parameters\":{\"binary_data_size\":8}}]}";
 	const unsigned char neg_ids[] = {1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}; /* 1, -1 (LE) */
@@ -217,6 +224,10 @@ START_TEST(test_binary_errors)
 	live_resp_release(&r);
 	/* what tritonclient's infer(..., priority=2, timeout=5000) adds: taken */
 	live_post(d.port, V2_INFER, "application/json", "", triton, strlen(triton), &r);
+	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
+	live_resp_release(&r);
+	/* both are uint64s: past 2^63 too, up to 2^64 - 1 */
+	live_post(d.port, V2_INFER, "application/json", "", uint64s, strlen(uint64s), &r);
 	ck_assert_msg(r.status == 200, "%d: %s", r.status, r.body);
 	live_resp_release(&r);
 	/* curl -d's default type, as Triton's and KServe's examples send an infer
