@@ -235,7 +235,8 @@ static enum MHD_Result admit_compute(struct request *r)
 	if (!media_allowed(r->route->media, &r->hdr)) {
 		if (r->route->media & ROUTE_MEDIA_OCTET) /* v2 infer: say all it takes */
 			snprintf(r->detail, sizeof r->detail,
-				 "the body must be JSON (Content-Type: application/json), or "
+				 "the body must be JSON (Content-Type: application/json, or "
+				 "application/x-www-form-urlencoded read as JSON), or "
 				 "application/octet-stream, or come without a Content-Type");
 		return refuse_early(r, REJ_MEDIA_TYPE);
 	}
