@@ -22,7 +22,10 @@
 //   5. Transport answers the spec documents: 405 with Allow for an undeclared
 //      method, OPTIONS preflight, 404 for an unknown path, 415, 400, X-Request-Id.
 //   6. A second daemon with --no-builtins --api-key --max-body: 401 on every route
-//      that needs the key, open routes without it, /readyz 503, 503 not_ready, 413.
+//      that needs the key, open routes without it, /readyz 503, 503 not_ready, 413;
+//      on every route, GET routes too, 413 for a declared body over --max-body and
+//      408 for a body not in by --request-deadline.
+//   7. A third with --per-ip-limit 1: every route's 503 to a second connection.
 // Daemons (./daemon.mjs) listen on 127.0.0.1 with --port 0 and are stopped at the end.
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -197,11 +200,13 @@ async function send(base, method, path, { body = null, headers = {} } = {}) {
 }
 
 // Sends raw request bytes and parses the answer (for framing fetch will not send).
-function sendRaw(base, bytes) {
+// With { end: false } the sending side stays open, as a client's that has more
+// of its body to send: the answer must come, and close, from the server.
+function sendRaw(base, bytes, { end = true } = {}) {
 	const url = new URL(base);
 	return new Promise((res, rej) => {
 		const chunks = [];
-		const sock = connect(Number(url.port), url.hostname, () => sock.end(bytes));
+		const sock = connect(Number(url.port), url.hostname, () => (end ? sock.end(bytes) : sock.write(bytes)));
 		sock.setTimeout(10000, () => sock.destroy(new Error("timeout")));
 		sock.on("data", (c) => chunks.push(c));
 		sock.on("error", rej);
@@ -540,6 +545,54 @@ async function checkRestricted(d) {
 	});
 }
 
+// The transport's refusals that reach every route, GET routes too, each
+// documented for each: a declared body over --max-body (413, before any of it
+// is read), a body not in by --request-deadline (408, written mid-body).
+async function checkBodyLimits(d) {
+	const auth = `Authorization: Bearer ${API_KEY}\r\n`;
+	const head = (o, length) => `${o.method.toUpperCase()} ${concretePath(o.path)} HTTP/1.1\r\n` +
+		`Host: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${length}\r\n` +
+		"Connection: close\r\n\r\n";
+	for (const o of operations()) {
+		await check(`${o.method.toUpperCase()} ${o.path} declaring a body over --max-body -> 413`, async (p) => {
+			expectAnswer(p, o, await sendRaw(d.base, head(o, SMALL_MAX_BODY + 1), { end: false }), 413);
+		});
+	}
+	// all at once: each waits out the deadline
+	const ops = operations();
+	const late = await Promise.all(ops.map((o) => sendRaw(d.base, head(o, 2) + "{", { end: false })));
+	for (const [i, o] of ops.entries()) {
+		await check(`${o.method.toUpperCase()} ${o.path} with its body not in by --request-deadline -> 408`, (p) => {
+			expectAnswer(p, o, late[i], 408);
+		});
+	}
+}
+
+// A daemon with --per-ip-limit 1 and one connection of this address open:
+// every route answers another 503 overloaded, with Retry-After.
+async function checkPerIpLimit(d) {
+	const url = new URL(d.base);
+	const held = connect(Number(url.port), url.hostname);
+	await new Promise((res, rej) => {
+		held.on("connect", res);
+		held.on("error", rej);
+	});
+	try {
+		for (const o of operations()) {
+			const method = o.method.toUpperCase();
+			const bytes = `${method} ${concretePath(o.path)} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+				"Content-Length: 0\r\nConnection: close\r\n\r\n";
+			await check(`${method} ${o.path} over --per-ip-limit -> 503 overloaded`, async (p) => {
+				const answer = await sendRaw(d.base, bytes);
+				expectAnswer(p, o, answer, 503);
+				if (answer.headers.get("retry-after") === null) p.push("no Retry-After");
+			});
+		}
+	} finally {
+		held.destroy();
+	}
+}
+
 async function sample(d) {
 	for (const req of exampleRequests()) {
 		const answer = await send(d.base, req.o.method.toUpperCase(), req.path, { body: req.body });
@@ -571,9 +624,14 @@ async function main() {
 		await checkRoutes();
 		await checkExamples(d);
 		await checkTransport(d);
-		const r = await startDaemon(["--no-builtins", "--api-key", API_KEY, "--max-body", String(SMALL_MAX_BODY)]);
+		const r = await startDaemon(["--no-builtins", "--api-key", API_KEY, "--max-body", String(SMALL_MAX_BODY),
+			"--request-deadline", "1"]);
 		daemons.push(r);
 		await checkRestricted(r);
+		await checkBodyLimits(r);
+		const limited = await startDaemon(["--no-builtins", "--per-ip-limit", "1"]);
+		daemons.push(limited);
+		await checkPerIpLimit(limited);
 	} catch (e) {
 		report("the contract test runs", [String(e && e.stack ? e.stack : e)]);
 	} finally {
