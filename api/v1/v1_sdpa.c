@@ -255,12 +255,19 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 
 		while (json_is_array(first))
 			first = json_array_get(first, 0);
-		if (api_tensor_read_pool(&j->numbers, m, "/attn_mask", 2, 4, SDPA_MAX_ELEMS,
+		if (api_tensor_read_pool(&j->numbers, m, "/attn_mask", 1, 4, SDPA_MAX_ELEMS,
 					 json_is_boolean(first) ? API_T_BOOL : API_T_NEG_INF,
 					 &j->mask, err) != 0)
 			return -1;
-		mask->user_rank = j->mask.rank;
-		memcpy(mask->user_shape, j->mask.shape, sizeof(mask->user_shape));
+		/* rank 1 [Lk] broadcasts numpy-style as [1, Lk] (ONNX: any shape
+		 * broadcastable to [B, H, Lq, Lk]); the engine takes rank 2..4 */
+		mask->user_rank = j->mask.rank == 1 ? 2 : j->mask.rank;
+		if (j->mask.rank == 1) {
+			mask->user_shape[0] = 1;
+			mask->user_shape[1] = j->mask.shape[0];
+		} else {
+			memcpy(mask->user_shape, j->mask.shape, sizeof(mask->user_shape));
+		}
 		mask->user_kind = json_is_boolean(first) ? ATTN_USER_MASK_BOOL : ATTN_USER_MASK_ADDITIVE;
 		mask->user = j->mask.data;
 		if (json_is_boolean(first)) {

@@ -306,6 +306,23 @@ START_TEST(test_sdpa_short_mask_axis)
 }
 END_TEST
 
+/* A rank-1 attn_mask [Lk] broadcasts over batch, heads and queries, as
+ * ONNX (any shape numpy broadcasts to [B, H, Lq, Lk]) and PyTorch read it:
+ * the same answer as each query row given the mask. */
+START_TEST(test_sdpa_rank1_mask)
+{
+	struct answer b1 = harness_sdpa(SDPA_QKV ",\"attn_mask\":[true,false]}");
+	struct answer b2 = harness_sdpa(SDPA_QKV ",\"attn_mask\":[[true,false],[true,false]]}");
+	struct answer a1 = harness_sdpa(SDPA_QKV ",\"attn_mask\":[0,\"-Infinity\"]}");
+
+	harness_expect_ok(&b1);
+	harness_expect_ok(&b2);
+	harness_expect_ok(&a1);
+	tensor_assert_same(&b1, &b2, "output", 0, 0);
+	tensor_assert_same(&a1, &b2, "output", 0, 0);
+}
+END_TEST
+
 /* q . k = 2e40 beside 1.4e20: refused without a cap (result_overflow), and
  * answered under softcap 30, which maps both scores to 30, as it maps the
  * true ones: equal weights, the raw view's first score "Infinity". */
@@ -338,6 +355,7 @@ static Suite *sdpa_suite(void)
 	tcase_add_test(tc, test_sdpa_3d_layout);
 	tcase_add_test(tc, test_sdpa_bool_mask_object);
 	tcase_add_test(tc, test_sdpa_short_mask_axis);
+	tcase_add_test(tc, test_sdpa_rank1_mask);
 	tcase_add_test(tc, test_sdpa_softcap_caps_an_overflowing_score);
 	tcase_add_test(tc, test_onnx_count);
 	tcase_add_loop_test(tc, test_onnx_case, 0, (int)cases.n);
