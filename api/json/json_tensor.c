@@ -532,7 +532,8 @@ static int read_object(const struct fastjson_pool *pool, json_t *v, const char *
 	for (size_t a = 0; a < t->rank; a++) {
 		json_int_t d;
 
-		if (!req_integer(json_array_get(shape, a), &d) || d <= 0) {
+		if (!req_integer(json_array_get(shape, a), &d) || d < 0 ||
+		    (d == 0 && !(flags & API_T_EMPTY))) {
 			char dim[192];
 
 			api_ptr_index(dim, sizeof(dim), child, a);

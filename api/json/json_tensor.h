@@ -32,6 +32,8 @@ enum api_tensor_flags {
 	API_T_NEG_INF = 1 << 4,   /* accept the string "-Infinity" only (additive masks) */
 	API_T_INTEGER = 1 << 3,   /* elements must be integers (stored exactly as float
 				     when |x| < 2^24; use api_ints_read for ids) */
+	API_T_EMPTY = 1 << 5,     /* {"shape", ...} may have a dimension of 0: no elements
+				     (an empty KV cache; nested arrays cannot say it) */
 };
 
 /*

@@ -43,6 +43,7 @@ struct sdpa_job {
 	uint8_t *allow;
 	size_t *kv_lengths;
 	int rank3;          /* q, k, v came as [B, L, H * D] */
+	int past;           /* past_key and past_value were given (P may be 0) */
 	size_t B, H, Hkv, Lq, S, P, D, Dv;
 	struct attn_sdpa req;
 	float *present_k; /* [B, Hkv, P + S, D] */
@@ -220,7 +221,9 @@ static int past_agree(const struct sdpa_job *j, struct api_error *err)
 			j->B, j->Hkv, j->D, j->B, j->Hkv, j->Dv);
 }
 
-/* past_key / past_value [B, Hkv, P, D / Dv] and the present they make. */
+/* past_key / past_value [B, Hkv, P, D / Dv] and the present they make. P
+ * may be 0 (ONNX's empty cache before the first step): present is then the
+ * new K and V, answered as with any past. */
 static int decode_past(struct sdpa_job *j, struct api_error *err)
 {
 	json_t *pk = req_get(j->root, "past_key");
@@ -231,11 +234,12 @@ static int decode_past(struct sdpa_job *j, struct api_error *err)
 				"past_key and past_value come together");
 	if (pk == NULL)
 		return 0;
-	if (api_tensor_read_pool(&j->numbers, pk, "/past_key", 4, 4, SDPA_MAX_ELEMS, 0, &j->past_k,
-				 err) ||
-	    api_tensor_read_pool(&j->numbers, pv, "/past_value", 4, 4, SDPA_MAX_ELEMS, 0,
+	if (api_tensor_read_pool(&j->numbers, pk, "/past_key", 4, 4, SDPA_MAX_ELEMS, API_T_EMPTY,
+				 &j->past_k, err) ||
+	    api_tensor_read_pool(&j->numbers, pv, "/past_value", 4, 4, SDPA_MAX_ELEMS, API_T_EMPTY,
 				 &j->past_v, err))
 		return -1;
+	j->past = 1;
 	j->P = j->past_k.shape[2];
 	return past_agree(j, err);
 }
@@ -280,7 +284,7 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 		int64_t *lens;
 		size_t n;
 
-		if (j->P > 0)
+		if (j->past)
 			return api_fail(err, API_E_INVALID_INPUT, "/kv_lengths",
 					"kv_lengths (a static cache) does not combine with past_key");
 		if (api_ints_read(kl, "/kv_lengths", 0, (int64_t)j->S, &lens, &n, err) != 0)
@@ -422,7 +426,7 @@ static int encode(struct sdpa_job *j, double ms, struct buf *b)
 	api_json_sizes(b, shape, sizeof shape / sizeof shape[0]);
 	buf_puts(b, "},\"output\":");
 	api_tensor_write(&w, j->out, j->rank3 ? 3 : 4, j->rank3 ? out3 : out4);
-	if (j->P > 0) {
+	if (j->past) {
 		buf_puts(b, ",\"present_key\":");
 		api_tensor_write(&w, j->present_k, 4, pk);
 		buf_puts(b, ",\"present_value\":");
@@ -453,7 +457,7 @@ static int is_small(const struct sdpa_job *j)
 
 	floats += j->req.weights_mode != ATTN_WEIGHTS_NONE ? cells : 0.0;
 	floats += j->req.scores_view != ATTN_SCORES_NONE ? cells : 0.0;
-	if (j->P > 0) /* present_key and present_value */
+	if (j->past) /* present_key and present_value */
 		floats += (double)j->B * (double)j->Hkv * Lk * (double)(j->D + j->Dv);
 	return sdpa_flops(j) <= API_SMALL_FLOPS && cells <= API_SMALL_CELLS &&
 	       floats <= API_SMALL_FLOATS;

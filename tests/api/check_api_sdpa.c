@@ -323,6 +323,34 @@ START_TEST(test_sdpa_rank1_mask)
 }
 END_TEST
 
+/* An empty cache, past_key / past_value [B, Hkv, 0, D] (ONNX's first step
+ * of a decode loop; only the {"shape", ...} forms can hold it): the answer
+ * of no past, with present_key / present_value the new k and v. */
+START_TEST(test_sdpa_empty_past)
+{
+	struct answer none = harness_sdpa(SDPA_QKV "}");
+	struct answer data = harness_sdpa(
+	    SDPA_QKV ",\"is_causal\":true,\"past_key\":{\"shape\":[1,1,0,2],\"data\":[]},"
+		     "\"past_value\":{\"shape\":[1,1,0,2],\"data\":[]}}");
+	struct answer causal = harness_sdpa(SDPA_QKV ",\"is_causal\":true}");
+	struct answer b64 = harness_sdpa(
+	    SDPA_QKV ",\"past_key\":{\"shape\":[1,1,0,2],\"base64\":\"\"},"
+		     "\"past_value\":{\"shape\":[1,1,0,2],\"base64\":\"\"}}");
+	const float eye[4] = {1.0f, 0.0f, 0.0f, 1.0f};
+	struct flat pk;
+
+	harness_expect_ok(&data);
+	harness_expect_ok(&b64);
+	tensor_assert_same(&data, &causal, "output", 0, 0);
+	tensor_assert_same(&b64, &none, "output", 0, 0);
+	pk = tensor_at(&b64, "present_key");
+	tensor_assert_shape("present_key", &pk, 4, 1, 1, 2, 2);
+	tensor_assert_near_n("present_key", pk.x, eye, 4, 0, 0);
+	pk = tensor_at(&data, "present_value");
+	tensor_assert_near_n("present_value", pk.x, eye, 4, 0, 0);
+}
+END_TEST
+
 /* q . k = 2e40 beside 1.4e20: refused without a cap (result_overflow), and
  * answered under softcap 30, which maps both scores to 30, as it maps the
  * true ones: equal weights, the raw view's first score "Infinity". */
@@ -356,6 +384,7 @@ static Suite *sdpa_suite(void)
 	tcase_add_test(tc, test_sdpa_bool_mask_object);
 	tcase_add_test(tc, test_sdpa_short_mask_axis);
 	tcase_add_test(tc, test_sdpa_rank1_mask);
+	tcase_add_test(tc, test_sdpa_empty_past);
 	tcase_add_test(tc, test_sdpa_softcap_caps_an_overflowing_score);
 	tcase_add_test(tc, test_onnx_count);
 	tcase_add_loop_test(tc, test_onnx_case, 0, (int)cases.n);
