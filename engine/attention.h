@@ -129,10 +129,14 @@ struct attn_sdpa {
 	float softcap; /* 0 means off */
 	struct attn_mask mask;
 
-	/* ALiBi: bias -slope[h] * |qpos - kpos| added after softcap, or NULL. */
+	/* ALiBi: bias -slope[h] * |qpos - kpos| added after softcap, or NULL.
+	 * With no list only distances matter: qpos(b, i) and j. With one
+	 * list, the other side is at pos_offset + its index, in the list's
+	 * frame (positional.h: positions are offset + index, or the list). */
 	const float *alibi_slopes; /* [H] */
-	const double *q_pos;       /* [Lq] positions for ALiBi, or NULL = qpos(b, i) */
-	const double *k_pos;       /* [Lk] positions for ALiBi, or NULL = j */
+	const double *q_pos;       /* [Lq] positions for ALiBi, or NULL */
+	const double *k_pos;       /* [Lk] positions for ALiBi, or NULL */
+	double pos_offset;         /* the positional offset, read beside one list */
 
 	struct attn_cview q; /* [B, H, Lq, D] */
 	struct attn_cview k; /* [B, Hkv, Lk, D] */

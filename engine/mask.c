@@ -80,8 +80,18 @@ static float alibi_bias(const struct attn_sdpa *req, size_t b, size_t h, size_t 
 
 	if (req->alibi_slopes == NULL)
 		return 0.0f;
-	qpos = req->q_pos ? req->q_pos[i] : (double)((ptrdiff_t)i + query_offset(req, b));
-	kpos = req->k_pos ? req->k_pos[j] : (double)j;
+	if (req->q_pos != NULL)
+		qpos = req->q_pos[i];
+	else if (req->k_pos != NULL) /* beside the keys' list: offset + index */
+		qpos = req->pos_offset + (double)i;
+	else
+		qpos = (double)((ptrdiff_t)i + query_offset(req, b));
+	if (req->k_pos != NULL)
+		kpos = req->k_pos[j];
+	else if (req->q_pos != NULL) /* beside the queries' list: offset + index */
+		kpos = req->pos_offset + (double)j;
+	else
+		kpos = (double)j;
 	return (float)(-(double)req->alibi_slopes[h] * fabs(qpos - kpos));
 }
 

@@ -108,6 +108,7 @@ static void layout_core(struct mha_layout *lay, const struct attn_mha *req)
 		/* the slopes themselves go into the workspace in attn_mha_forward */
 		c->q_pos = req->pos.q_positions;
 		c->k_pos = mha_k_positions(req);
+		c->pos_offset = (double)req->pos.offset;
 	}
 	c->weights_mode = req->weights_mode;
 	c->weights = req->weights;

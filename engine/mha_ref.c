@@ -138,6 +138,7 @@ static enum attn_status ref_core(struct ref_buffers *r, const struct attn_mha *r
 		c.alibi_slopes = r->slopes;
 		c.q_pos = req->pos.q_positions;
 		c.k_pos = mha_k_positions(req);
+		c.pos_offset = (double)req->pos.offset;
 	}
 	c.q = attn_cview_blhd(r->q, m->H, req->Lq, m->D);
 	c.k = attn_cview_blhd(r->k, m->Hkv, req->Lk, m->D);

@@ -11,9 +11,10 @@
  *               first R = rotary_dim channels of each head; the rest pass.
  *   alibi       Press et al. 2022 with BLOOM's slopes: score bias
  *               -slope[h] * |qpos - kpos| (see attention.h). Only distances
- *               matter, so offset is irrelevant: without lists qpos is the
- *               mask's aligned query position and kpos the key index; with
- *               lists, the lists (unscaled).
+ *               matter: without lists qpos is the mask's aligned query
+ *               position and kpos the key index; with lists, the lists
+ *               (unscaled), and a side without one beside a side with one
+ *               is at offset + index.
  * Positions are offset + index, or the caller's explicit list. In
  * self-attention the keys are the queries and use q_positions.
  *

@@ -732,6 +732,31 @@ START_TEST(test_precision)
 }
 END_TEST
 
+/*
+ * Positions are offset + index, or the lists: in cross-attention a side
+ * without a list beside one with a list is at offset + index, for ALiBi as
+ * for RoPE. Offset 10 with the keys at 10, 11, 12 (or the queries at 10,
+ * 11) puts every pair as far apart as no positions do.
+ */
+START_TEST(test_alibi_offset_beside_a_list)
+{
+	const char *q = TINY "\"embeddings\":[" R0 "," R1 "],\"key\":" X3;
+	struct answer plain = harness_attention(harness_fmt("%s,\"positional\":\"alibi\"}", q));
+	struct answer keys = harness_attention(
+	    harness_fmt("%s,\"positional\":{\"type\":\"alibi\",\"offset\":10,"
+			"\"key_positions\":[10,11,12]}}",
+			q));
+	struct answer queries = harness_attention(harness_fmt(
+	    "%s,\"positional\":{\"type\":\"alibi\",\"offset\":10,\"positions\":[10,11]}}", q));
+
+	harness_expect_ok(&plain);
+	harness_expect_ok(&keys);
+	harness_expect_ok(&queries);
+	tensor_assert_same(&plain, &keys, "weights", SAME_ABS, SAME_REL);
+	tensor_assert_same(&plain, &queries, "weights", SAME_ABS, SAME_REL);
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
 	Suite *s = suite_create("api_options");
@@ -754,6 +779,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_rope_key_positions);
 	tcase_add_test(tc, test_alibi);
 	tcase_add_test(tc, test_alibi_alignment);
+	tcase_add_test(tc, test_alibi_offset_beside_a_list);
 	tcase_add_test(tc, test_sinusoidal);
 	tcase_add_test(tc, test_positions_past_float32);
 

@@ -417,8 +417,11 @@ def ref_layer(m, item):
         hide |= ~((qpos - win < j) & (j < qpos + win))
     bias[0, :, hide] = -math.inf
     if kind == "alibi":
-        aq = torch.tensor(qp_list, dtype=F64)[:, None] if qp_list is not None else (qpos.to(F64))
-        ak = torch.tensor(kp_list, dtype=F64)[None, :] if kp_list is not None else j.to(F64)
+        # a side without a list beside one with a list: offset + index
+        aq = torch.tensor(qp_list, dtype=F64)[:, None] if qp_list is not None else \
+            (off + i).to(F64) if kp_list is not None else qpos.to(F64)
+        ak = torch.tensor(kp_list, dtype=F64)[None, :] if kp_list is not None else \
+            (off + j).to(F64) if qp_list is not None else j.to(F64)
         dist = (aq - ak).abs()
         bias = bias - alibi_slopes(H)[None, :, None, None] * dist[None, None]
     scale = item["scale"] or 1.0 / math.sqrt(D)
