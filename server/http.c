@@ -622,6 +622,14 @@ enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *u
 	r = *con_cls;
 	if (*upload_data_size > 0)
 		return on_body(r, upload_data, upload_data_size);
+	/* The final call (and the one after a resume) has no upload_data. A
+	 * request without a body but with `Expect: 100-continue` gets one more
+	 * call before it, with upload_data and no bytes, when the next
+	 * request's bytes are already read: libmicrohttpd 0.9.75 takes no
+	 * answer then, and an answer tried would close the connection with
+	 * neither of them answered. */
+	if (upload_data != NULL)
+		return MHD_YES;
 	return on_complete(r);
 }
 

@@ -771,6 +771,56 @@ START_TEST(test_options_asterisk)
 }
 END_TEST
 
+/* What fd sends until it closes (reads time out after 30 s), NUL-terminated
+ * in buf. */
+static void read_to_close(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t got;
+
+	while (n < cap - 1 && (got = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
+	buf[n] = '\0';
+}
+
+/* A request without a body that still says `Expect: 100-continue`, with the
+ * next request in the same packet: libmicrohttpd 0.9.75 calls attnd once
+ * more before the final call, where no answer can be queued; both requests
+ * are answered, in order, on the one connection. */
+START_TEST(test_expect_continue_without_body_pipelined)
+{
+	static const char *const first[] = {
+	    "GET /healthz HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n\r\n",
+	    "POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+	    "Content-Length: 0\r\nExpect: 100-continue\r\n\r\n",
+	};
+	static const char *const answer[] = {"HTTP/1.1 200 ", "HTTP/1.1 400 "};
+	char req[512], got[8192];
+
+	LIVE_DAEMON(d, "--no-builtins");
+	for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+		int fd = live_connect(d.port);
+		const char *a, *b, *c;
+
+		snprintf(req, sizeof req,
+			 "%sGET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: second\r\n"
+			 "Connection: close\r\n\r\n",
+			 first[i]);
+		live_send_str(fd, req); /* one write: both requests in one read */
+		read_to_close(fd, got, sizeof got);
+		close(fd);
+		a = strstr(got, answer[i]);
+		ck_assert_msg(a != NULL, "case %zu: no %s: '%s'", i, answer[i], got);
+		b = strstr(a, "X-Request-Id: second");
+		c = strstr(a + 1, "HTTP/1.1 200 ");
+		ck_assert_msg(b != NULL && c != NULL && c < b,
+			      "case %zu: the second request is not answered after the first: '%s'", i,
+			      got);
+	}
+	live_stop(&d);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -785,6 +835,7 @@ static Suite *server_suite(void)
 	tcase_add_test(http, test_media_type);
 	tcase_add_test(http, test_413_from_content_length_unread);
 	tcase_add_test(http, test_413_with_expect_continue);
+	tcase_add_test(http, test_expect_continue_without_body_pipelined);
 	tcase_add_test(http, test_413_chunked);
 	tcase_add_test(http, test_ambiguous_framing);
 	tcase_add_test(http, test_api_key);
