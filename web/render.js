@@ -52,10 +52,11 @@ export function scoresOf(body, batched) {
 
 // A token's label: its piece as a person reads it; a piece that is part of
 // a character's UTF-8 bytes (a byte-level tokenizer splits 나 in three, and
-// each decodes to U+FFFD) shows the character its offsets point at.
+// each decodes to U+FFFD) shows the character its offsets point at, as
+// showToken shows it.
 function tokenLabel(t, at, text) {
 	if (!String(t).includes("\uFFFD") || !at || !text || at[1] <= at[0]) return showToken(t);
-	return [...text].slice(at[0], at[1]).join("");
+	return showToken([...text].slice(at[0], at[1]).join(""));
 }
 
 // Which cells the drawn request's mask hides in the layer numbered layerId,

@@ -99,12 +99,20 @@ export function isKorean(s) {
 	return /[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]/.test(s ?? "");
 }
 
+// Characters a piece may hold that show nothing, or reorder what follows
+// them: the other control characters, and the bidirectional marks,
+// embeddings, overrides and isolates (U+202E would turn "abc → def" around
+// on every line that names the piece).
+const UNSEEN = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
 // A tokenizer's piece as a person reads it: a leading space as "␣" (so " it"
-// and "it" differ on screen), newlines and tabs as symbols.
+// and "it" differ on screen), newlines and tabs as symbols, any other
+// UNSEEN character as its code point, "⟨U+202E⟩".
 export function showToken(t) {
 	const s = String(t);
 	if (s === "") return "∅";
-	return s.replace(/^ /, "␣").replaceAll("\n", "↵").replaceAll("\t", "⇥");
+	const named = (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`;
+	return s.replace(/^ /, "␣").replaceAll("\n", "↵").replaceAll("\t", "⇥").replace(UNSEEN, named);
 }
 
 // Roving focus (WAI-ARIA's pattern for a composite widget): of the items

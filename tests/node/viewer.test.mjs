@@ -520,6 +520,37 @@ async function checkStates(page, base) {
 		if (!labels.includes("나")) p.push(`no label "나" among ${JSON.stringify(labels.slice(0, 6))}`);
 	});
 
+	// U+202E, a right-to-left override, in a piece turns the rest of each line
+	// naming it around ("abc → def" read as "def ← abc"); a byte-level
+	// tokenizer cuts it in three pieces, labelled by the character itself
+	await check("a piece's bidirectional and control characters are shown by code point, not obeyed (tiny's words and mini's byte pieces)", async (p) => {
+		for (const model of ["tiny", "mini"]) {
+			// typed, not in ?text=: attnd refuses a control character in an address
+			const text = "\u202Eabc def\u0007 ghi";
+			await page.goto(`${base}/?model=${model}`);
+			await settled(page, (m) => window.attnd?.state === "ok" && window.attnd.lastRequest.model === m, model);
+			await page.fill("#text", text);
+			await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.text === t, text);
+			const got = await page.evaluate(() => ({
+				labels: window.attnd.queryTokens,
+				shown: [...document.querySelectorAll("#tokens li, #heads ol.toplist li, #focus text.qlabel")].map((n) => n.textContent).join(" "),
+			}));
+			if (/[\u202E\u0007]/.test(got.shown)) p.push(`${model}: U+202E or U+0007 drawn as is: ${JSON.stringify(got.labels)}`);
+			if (!got.labels.some((t) => t.includes("⟨U+202E⟩"))) p.push(`${model}: no label names U+202E: ${JSON.stringify(got.labels)}`);
+			if (!got.labels.some((t) => t.includes("⟨U+0007⟩"))) p.push(`${model}: no label names U+0007: ${JSON.stringify(got.labels)}`);
+		}
+	});
+
+	await check("on a phone a token longer than the line (a pasted URL) wraps: the page is no wider than the phone", async (p) => {
+		await page.setViewportSize({ width: 390, height: 844 });
+		const url = `https://example.com/${"a".repeat(300)}`;
+		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(`see ${url} now`)}`);
+		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "tiny");
+		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+		if (overflow > 0) p.push(`the page is ${overflow} px wider than the phone`);
+		await page.setViewportSize({ width: 1280, height: 900 });
+	});
+
 	await check("?model= naming no model served says so under the Model field (not silently another model) until one is chosen", async (p) => {
 		await page.goto(`${base}/?model=nope`);
 		await settled(page, () => window.attnd?.state === "ok");
