@@ -203,18 +203,6 @@ static int target_ok(const char *method, const char *url, char *why, size_t cap)
 	return 1;
 }
 
-/* The value of hex digit c, -1 for another byte. */
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int framing_query_has_ctl(const char *target)
 {
 	const char *p = target != NULL ? strchr(target, '?') : NULL;
@@ -222,12 +210,7 @@ int framing_query_has_ctl(const char *target)
 	if (p == NULL)
 		return 0;
 	for (p++; *p != '\0'; p++) {
-		int hi, lo;
-
 		if (is_ctl((unsigned char)*p))
-			return 1;
-		if (*p == '%' && (hi = hex_value(p[1])) >= 0 && (lo = hex_value(p[2])) >= 0 &&
-		    is_ctl((unsigned char)(hi * 16 + lo)))
 			return 1;
 	}
 	return 0;

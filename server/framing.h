@@ -13,13 +13,13 @@
  * or any with two, or one whose value is no host[:port]; two Content-Type
  * headers; Transfer-Encoding
  * in an HTTP/1.0 request (RFC 9112 section 6.1); a CR inside a header value
- * (RFC 9112 section 2.2); a control character in the request target, raw or
- * percent-encoded (%00 among them: framing_unescape keeps it from
- * truncating the path); a raw space in the path (a client sends %20); a
+ * (RFC 9112 section 2.2); a control character in the request target's
+ * path, raw or percent-encoded (%00 among them: framing_unescape keeps it
+ * from truncating the path); a raw space in the path (a client sends %20); a
  * fragment ('#') in the path, which RFC 9112
  * section 3.2 leaves out of the request target (one in the query, which
- * attnd never reads, is not looked for, nor a raw space there; a control
- * character there is, framing_query_has_ctl).
+ * attnd never reads, is not looked for, nor a raw space there; a raw
+ * control character there is, framing_query_has_ctl).
  *
  * Pure functions of one connection's parsed request (headers.h's rules):
  * nothing is allocated or kept.
@@ -42,9 +42,11 @@ int framing_check(struct MHD_Connection *conn, const char *method, const char *u
 
 /* Does the query of target, the raw request target as libmicrohttpd's URI
  * callback passes it (before any decoding, the query still on it), hold a
- * control character, raw (a bare CR among them, RFC 9112 section 2.2) or
- * percent-encoded (%00, %0A)? The path's own are framing_check's: the query
- * reaches it only as arguments, decoded. 1 or 0. */
+ * raw control character (a bare CR among them, RFC 9112 section 2.2)? A
+ * percent-encoded one (%0A) is data, not framing: the viewer's address
+ * holds a sentence with a line break so (?text=a%0Ab), and attnd reads no
+ * argument. The path's own are framing_check's: the query reaches it only
+ * as arguments, decoded. 1 or 0. */
 int framing_query_has_ctl(const char *target);
 
 /* Why hdr_framing_ambiguous(f) holds, for the 400's message, into

@@ -395,8 +395,8 @@ static enum MHD_Result on_headers(struct request *r, const char *url, const char
 		return refuse_framing(r);
 	if (r->query_ctl) {
 		snprintf(r->detail, sizeof r->detail,
-			 "the request target's query has a control character (raw, or "
-			 "percent-encoded such as %%00): not accepted");
+			 "the request target's query has a raw control character "
+			 "(percent-encode it: %%0A): not accepted");
 		return refuse_framing(r);
 	}
 	if (head_too_large(r, url, method, version))
@@ -579,11 +579,11 @@ static enum MHD_Result on_complete(struct request *r)
 	return MHD_NO;
 }
 
-/* The mark on_uri leaves in *con_cls for a request whose query holds a
+/* The mark on_uri leaves in *con_cls for a request whose query holds a raw
  * control character: libmicrohttpd hands the query to attnd only decoded
- * and split into arguments (a raw CR, or %00 read as the end of one), so it
- * is looked at here, on the raw target, and refused in on_headers as the
- * path's are. Never a request: on_request makes one in its place. */
+ * and split into arguments (a raw CR among them), so it is looked at here,
+ * on the raw target, and refused in on_headers as the path's are. Never a
+ * request: on_request makes one in its place. */
 static char query_ctl_mark;
 
 static int is_query_ctl_mark(const void *p)

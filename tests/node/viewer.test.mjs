@@ -567,7 +567,9 @@ async function checkStates(page, base) {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
 		const entries = await page.evaluate(() => history.length);
-		const typed = "the cat sat on the mat";
+		// a line break and a tab go into the address percent-encoded
+		// (%0A, %09), which the daemon serves as data in a query
+		const typed = "the cat sat\non the\tmat";
 		await page.fill("#text", typed);
 		await page.selectOption("#model", "tiny");
 		await settled(page, (t) => window.attnd.state === "ok" && window.attnd.lastRequest.model === "tiny" && window.attnd.lastRequest.text === t, typed);
