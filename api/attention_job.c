@@ -29,22 +29,51 @@ void attention_job_release(struct attention_job *job)
 	memset(job, 0, sizeof(*job));
 }
 
+/* The engine's field the rows of projection `which` (q, k or v) came from:
+ * the key and value inputs when the request gave them, else the query's
+ * (the embeddings, or the model's rows for tokens and text). */
+static const char *projection_source(const struct attention_job *job, char which)
+{
+	if (which == 'v' && job->value.data != NULL)
+		return "value";
+	if (which != 'q' && job->key.data != NULL)
+		return "key";
+	return job->token_ids != NULL ? "model" : "query";
+}
+
+/* An overflow of finite values, pointed at what the client can change: the
+ * input a projection was made from (scale it down), or, for rows of the
+ * model's own table (tokens, text), the model. An output row that overflows
+ * (scores q . k, or W_O) is the query's when it came from embeddings, as the
+ * engine names it; from tokens it is the key's when one was given, else the
+ * model's. */
 int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,
 			   struct api_error *err)
 {
-	const char *what;
+	const char *what, *from, *where;
 
+	if (aerr->status == ATTN_ERR_RESULT_OVERFLOW && job->token_ids != NULL &&
+	    aerr->field != NULL && strcmp(aerr->field, "query") == 0) {
+		from = job->key.data != NULL ? "key" : "model";
+		where = api_engine_where(job->engine_fields, job->n_engine_fields, from);
+		if (job->key.data != NULL)
+			return api_fail(err, API_E_RESULT_OVERFLOW, where, "%s", aerr->message);
+		return api_fail(err, API_E_RESULT_OVERFLOW, where,
+				"the output of batch item %zu, query %zu overflows float32: the "
+				"model's weights are too large for these tokens",
+				job->Lq ? aerr->index / job->Lq : 0, job->Lq ? aerr->index % job->Lq : 0);
+	}
 	if (aerr->status != ATTN_ERR_NONFINITE || aerr->field == NULL || strlen(aerr->field) != 1)
 		return api_engine_fail(err, aerr, job->engine_fields, job->n_engine_fields);
 	/* q, k or v: the engine's own projections of finite inputs */
 	what = aerr->field[0] == 'q' ? "queries" : aerr->field[0] == 'k' ? "keys" : "values";
-	if (job->token_ids != NULL) /* rows of the model's table: nothing to scale down */
-		return api_fail(err, API_E_PROJECTION_OVERFLOW,
-				api_engine_where(job->engine_fields, job->n_engine_fields, "model"),
+	from = projection_source(job, aerr->field[0]);
+	where = api_engine_where(job->engine_fields, job->n_engine_fields, from);
+	if (strcmp(from, "model") == 0) /* rows of the model's table: nothing to scale down */
+		return api_fail(err, API_E_PROJECTION_OVERFLOW, where,
 				"the projected %s overflow float32: the model's weights are too large "
 				"for these tokens",
 				what);
-	return api_fail(err, API_E_PROJECTION_OVERFLOW,
-			api_engine_where(job->engine_fields, job->n_engine_fields, "query"),
+	return api_fail(err, API_E_PROJECTION_OVERFLOW, where,
 			"the projected %s overflow float32; scale the inputs down", what);
 }
