@@ -90,7 +90,7 @@ enum attn_user_mask {
  *                    there is no causal mask)
  *   kv_lengths:      j < kv_lengths[b]
  *   user mask:       bool true, or additive not -inf
- * The user mask has rank 2..4 with dims right-aligned to [B, H, Lq, Lk]; each
+ * The user mask has rank 1..4 with dims right-aligned to [B, H, Lq, Lk]; each
  * dim is 1 (broadcast) or the full size, except the last, which may be shorter
  * than Lk: keys past it are not visible (ONNX opset 24 padding). A last axis of
  * size 1 broadcasts (numpy's rule comes first).
@@ -104,7 +104,7 @@ struct attn_mask {
 	const size_t *q_lengths;  /* [B] valid queries per item (alignment only), or NULL */
 	enum attn_user_mask user_kind;
 	const void *user;         /* uint8_t or float, shape user_shape */
-	size_t user_rank;         /* 2, 3 or 4 */
+	size_t user_rank;         /* 1, 2, 3 or 4 */
 	size_t user_shape[4];     /* outermost first, user_rank entries used */
 };
 

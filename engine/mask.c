@@ -42,7 +42,7 @@ void mask_range(const struct attn_sdpa *req, size_t b, size_t i, size_t *lo, siz
 	*hi = (size_t)end;
 }
 
-/* Index of (b, h, i, j) in a user mask of rank 2..4 right-aligned onto
+/* Index of (b, h, i, j) in a user mask of rank 1..4 right-aligned onto
  * [B, H, Lq, Lk]; broadcast dims (size 1) contribute 0. Returns -1 when j is
  * past a short last axis. */
 static ptrdiff_t user_index(const struct attn_mask *m, size_t b, size_t h, size_t i, size_t j)
@@ -151,9 +151,9 @@ static enum attn_status validate_user_mask(const struct attn_sdpa *req, struct a
 
 	if (m->user_kind == ATTN_USER_MASK_NONE)
 		return ATTN_OK;
-	if (m->user == NULL || m->user_rank < 2 || m->user_rank > 4)
+	if (m->user == NULL || m->user_rank < 1 || m->user_rank > 4)
 		return attn_fail(err, ATTN_ERR_MASK_SHAPE, "attn_mask", 0,
-				 "a mask needs data and rank 2, 3 or 4");
+				 "a mask needs data and rank 1, 2, 3 or 4");
 	for (size_t a = 0; a < m->user_rank; a++) {
 		size_t d = m->user_shape[a], want = full[4 - m->user_rank + a];
 		int last = a + 1 == m->user_rank;

@@ -2,7 +2,7 @@
  * sdpa.c: POST /v1/sdpa, raw scaled-dot-product attention with the semantics
  * of the ONNX Attention operator (opset 23/24): q, k, v as 4D [B, H, L, D] or
  * 3D [B, L, H * D] (with num_heads / num_kv_heads), attn_mask (boolean, true =
- * may attend, or additive; rank 2..4 broadcast numpy-style to [B, H, Lq, Lk]),
+ * may attend, or additive; rank 1..4 broadcast numpy-style to [B, H, Lq, Lk]),
  * is_causal, scale, softcap, past_key / past_value (concatenated into
  * present_key / present_value), kv_lengths (ONNX nonpad_kv_seqlen), and the
  * weights or one score view on request.
@@ -263,15 +263,12 @@ static int decode_mask(struct sdpa_job *j, struct api_error *err)
 					 json_is_boolean(first) ? API_T_BOOL : API_T_NEG_INF,
 					 &j->mask, err) != 0)
 			return -1;
-		/* rank 1 [Lk] broadcasts numpy-style as [1, Lk] (ONNX: any shape
-		 * broadcastable to [B, H, Lq, Lk]); the engine takes rank 2..4 */
-		mask->user_rank = j->mask.rank == 1 ? 2 : j->mask.rank;
-		if (j->mask.rank == 1) {
-			mask->user_shape[0] = 1;
-			mask->user_shape[1] = j->mask.shape[0];
-		} else {
-			memcpy(mask->user_shape, j->mask.shape, sizeof(mask->user_shape));
-		}
+		/* rank 1 [Lk] broadcasts numpy-style over [B, H, Lq] (ONNX: any
+		 * shape broadcastable to [B, H, Lq, Lk]); passed as sent, so that
+		 * a refusal names the axis the client sent (axis 0, not the 1 of
+		 * a [1, Lk] it never sent) */
+		mask->user_rank = j->mask.rank;
+		memcpy(mask->user_shape, j->mask.shape, sizeof(mask->user_shape));
 		mask->user_kind = json_is_boolean(first) ? ATTN_USER_MASK_BOOL : ATTN_USER_MASK_ADDITIVE;
 		mask->user = j->mask.data;
 		if (json_is_boolean(first)) {

@@ -308,16 +308,20 @@ END_TEST
 
 /* A rank-1 attn_mask [Lk] broadcasts over batch, heads and queries, as
  * ONNX (any shape numpy broadcasts to [B, H, Lq, Lk]) and PyTorch read it:
- * the same answer as each query row given the mask. */
+ * the same answer as each query row given the mask. One that does not
+ * broadcast is refused at the axis sent, its only one (axis 0). */
 START_TEST(test_sdpa_rank1_mask)
 {
 	struct answer b1 = harness_sdpa(SDPA_QKV ",\"attn_mask\":[true,false]}");
 	struct answer b2 = harness_sdpa(SDPA_QKV ",\"attn_mask\":[[true,false],[true,false]]}");
 	struct answer a1 = harness_sdpa(SDPA_QKV ",\"attn_mask\":[0,\"-Infinity\"]}");
+	struct answer wide = harness_sdpa(SDPA_QKV ",\"attn_mask\":[true,false,true]}");
 
 	harness_expect_ok(&b1);
 	harness_expect_ok(&b2);
 	harness_expect_ok(&a1);
+	harness_expect_error(&wide, 422, "mask_shape", "/attn_mask");
+	harness_expect_message(&wide, "mask axis 0 has size 3; it must be 1 or 2");
 	tensor_assert_same(&b1, &b2, "output", 0, 0);
 	tensor_assert_same(&a1, &b2, "output", 0, 0);
 }
