@@ -3,7 +3,7 @@
  *
  * A libmicrohttpd server that answers every request, whatever its method and
  * path, with 200 and one fixed small JSON body. It runs libmicrohttpd exactly
- * as attnd does (server/http.c start_daemon, server/main.c's thread model):
+ * as attnd does (server/http_daemon.c start_daemon, server/main.c's thread model):
  * a pool of internal polling threads on poll() (one per CPU, as attnd's
  * --io-threads default; poll(), not epoll, since 8d73076 made attnd's so),
  * suspend/resume allowed, the same

@@ -525,7 +525,7 @@ async function checkStates(page, base) {
 	// tokenizer cuts it in three pieces, labelled by the character itself
 	await check("a piece's bidirectional and control characters are shown by code point, not obeyed (tiny's words and mini's byte pieces)", async (p) => {
 		for (const model of ["tiny", "mini"]) {
-			// typed, not in ?text=: attnd refuses a control character in an address
+			// typed into the box (an address holding one is the reload check's)
 			const text = "\u202Eabc def\u0007 ghi";
 			await page.goto(`${base}/?model=${model}`);
 			await settled(page, (m) => window.attnd?.state === "ok" && window.attnd.lastRequest.model === m, model);
