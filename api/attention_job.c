@@ -41,28 +41,36 @@ static const char *projection_source(const struct attention_job *job, char which
 	return job->token_ids != NULL ? "model" : "query";
 }
 
+/* Scores or outputs that overflowed on a token or text request: the engine
+ * names the query, which is the model's rows here. With a key given, the
+ * key the client sent, as the engine says; else the model's weights. */
+static int token_result_overflow(const struct attention_job *job, const struct attn_error *aerr,
+				 struct api_error *err)
+{
+	if (job->key.data != NULL)
+		return api_fail(err, API_E_RESULT_OVERFLOW,
+				api_engine_where(job->engine_fields, job->n_engine_fields, "key"),
+				"%s", aerr->message);
+	return api_fail(err, API_E_RESULT_OVERFLOW,
+			api_engine_where(job->engine_fields, job->n_engine_fields, "model"),
+			"the output of batch item %zu, query %zu overflows float32: the "
+			"model's weights are too large for these tokens",
+			job->Lq ? aerr->index / job->Lq : 0, job->Lq ? aerr->index % job->Lq : 0);
+}
+
 /* An overflow of finite values, pointed at what the client can change: the
  * input a projection was made from (scale it down), or, for rows of the
  * model's own table (tokens, text), the model. An output row that overflows
  * (scores q . k, or W_O) is the query's when it came from embeddings, as the
- * engine names it; from tokens it is the key's when one was given, else the
- * model's. */
+ * engine names it; from tokens, token_result_overflow's. */
 int attention_engine_error(const struct attention_job *job, const struct attn_error *aerr,
 			   struct api_error *err)
 {
 	const char *what, *from, *where;
 
 	if (aerr->status == ATTN_ERR_RESULT_OVERFLOW && job->token_ids != NULL &&
-	    aerr->field != NULL && strcmp(aerr->field, "query") == 0) {
-		from = job->key.data != NULL ? "key" : "model";
-		where = api_engine_where(job->engine_fields, job->n_engine_fields, from);
-		if (job->key.data != NULL)
-			return api_fail(err, API_E_RESULT_OVERFLOW, where, "%s", aerr->message);
-		return api_fail(err, API_E_RESULT_OVERFLOW, where,
-				"the output of batch item %zu, query %zu overflows float32: the "
-				"model's weights are too large for these tokens",
-				job->Lq ? aerr->index / job->Lq : 0, job->Lq ? aerr->index % job->Lq : 0);
-	}
+	    aerr->field != NULL && strcmp(aerr->field, "query") == 0)
+		return token_result_overflow(job, aerr, err);
 	if (aerr->status != ATTN_ERR_NONFINITE || aerr->field == NULL || strlen(aerr->field) != 1)
 		return api_engine_fail(err, aerr, job->engine_fields, job->n_engine_fields);
 	/* q, k or v: the engine's own projections of finite inputs */
