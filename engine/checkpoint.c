@@ -112,6 +112,15 @@ static const char *ck_shown(char out[ST_NAME_SHOWN + 4], const struct ck_ctx *c,
 	return st_printable(out, full, strlen(full));
 }
 
+/* File i's name without its folder: the caller's message names the folder
+ * (a checkpoint's shards all sit in one). */
+static const char *ck_base(const struct ck_ctx *c, size_t i)
+{
+	const char *slash = strrchr(c->files[i].name, '/');
+
+	return slash != NULL ? slash + 1 : c->files[i].name;
+}
+
 /* The files searched, "a.safetensors, b.safetensors", cut with "..." to fit. */
 static const char *ck_file_list(char *out, size_t len, const struct ck_ctx *c)
 {
@@ -119,7 +128,7 @@ static const char *ck_file_list(char *out, size_t len, const struct ck_ctx *c)
 
 	out[0] = '\0';
 	for (size_t i = 0; i < c->n_files; i++) {
-		int n = snprintf(out + at, len - at, "%s%s", i ? ", " : "", c->files[i].name);
+		int n = snprintf(out + at, len - at, "%s%s", i ? ", " : "", ck_base(c, i));
 
 		if (n < 0 || (size_t)n >= len - at) {
 			snprintf(out + (len > 4 ? len - 4 : 0), 4, "...");
@@ -148,7 +157,7 @@ enum attn_status ck_find(struct ck_ctx *c, const char *name, struct ck_found *f)
 		if (f->t != NULL)
 			return attn_fail(
 			    c->err, ATTN_ERR_FORMAT, "files", 0, "tensor '%s' is in both %s and %s",
-			    ck_shown(shown, c, name), c->files[f->file].name, c->files[i].name);
+			    ck_shown(shown, c, name), ck_base(c, f->file), ck_base(c, i));
 		f->t = t;
 		f->file = i;
 	}

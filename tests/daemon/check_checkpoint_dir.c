@@ -110,7 +110,7 @@ static int load(struct checkpoint_dir *d)
 }
 
 /* The load fails with a message starting "DIR/file" (or "DIR" when file is
- * NULL) and holding want. */
+ * NULL), naming the folder only there, and holding want. */
 static void assert_refused(const char *file, const char *want)
 {
 	struct checkpoint_dir d;
@@ -121,6 +121,7 @@ static void assert_refused(const char *file, const char *want)
 	snprintf(head, sizeof head, "%s%s%s:", dir, file ? "/" : "", file ? file : "");
 	ck_assert_msg(strncmp(err, head, strlen(head)) == 0, "'%s' does not start with '%s'", err,
 		      head);
+	ck_assert_msg(strstr(err + strlen(dir), dir) == NULL, "'%s' names %s twice", err, dir);
 	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
 }
 
@@ -223,6 +224,9 @@ START_TEST(refused)
 	put_specs("model-00002-of-00002.safetensors", bad, 8);
 	assert_refused("model-00002-of-00002.safetensors",
 		       "tensor 'h.0.mlp.c_fc.weight' has shape [4, 9], expected [4, 8]");
+	put_specs("model-00002-of-00002.safetensors", gpt2_specs + 8, 7); /* no ln_f.bias */
+	assert_refused(NULL, "tensor 'ln_f.bias' not found in model-00001-of-00002.safetensors, "
+			     "model-00002-of-00002.safetensors");
 	tmp_remove_dir(dir);
 }
 END_TEST
