@@ -127,9 +127,36 @@ int compute_small(struct request *r)
 	return 0;
 }
 
+/* A queued request the watcher has cancelled (client gone, deadline past):
+ * only its end is left to do. */
+static int queued_cancelled(void *arg)
+{
+	struct request *r = arg;
+
+	return atomic_load(&r->watch.cancel) != WATCH_NONE;
+}
+
+enum { EVICT_MAX = 64 };
+
+/* A full queue: the requests in it that the watcher cancelled are taken out
+ * and ended here (compute_job, which runs none of them: each is answered
+ * 503 deadline_exceeded or closed as 499, as a worker taking it would),
+ * so requests nobody waits for do not turn a live one away. 1 when some
+ * were. */
+static int evict_cancelled(struct request *r)
+{
+	void *gone[EVICT_MAX];
+	size_t n = pool_evict(r->srv->pool, queued_cancelled, gone, EVICT_MAX);
+
+	for (size_t i = 0; i < n; i++)
+		compute_job(gone[i]);
+	return n > 0;
+}
+
 /* Suspends first, then queues, so a fast worker can never resume a
- * connection that is not yet suspended. A full queue resumes at once and the
- * next callback answers 503. */
+ * connection that is not yet suspended. A full queue first ends the
+ * requests in it that were cancelled (evict_cancelled); still full, it
+ * resumes at once and the next callback answers 503. */
 enum MHD_Result submit_compute(struct request *r)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -145,7 +172,8 @@ enum MHD_Result submit_compute(struct request *r)
 		  deadline > 0 ? r->t_queued + deadline : 0);
 	r->reply.cancel = &r->watch.cancel;
 	r->computed = 1;
-	if (pool_submit(r->srv->pool, compute_job, r) != 0) {
+	if (pool_submit(r->srv->pool, compute_job, r) != 0 &&
+	    (!evict_cancelled(r) || pool_submit(r->srv->pool, compute_job, r) != 0)) {
 		watch_remove(r->srv->watch, &r->watch);
 		metrics_queued(r->srv->metrics, -1);
 		r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */

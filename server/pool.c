@@ -151,6 +151,24 @@ int pool_submit(struct pool *p, pool_fn run, void *arg)
 	return rc;
 }
 
+size_t pool_evict(struct pool *p, int (*dead)(void *arg), void **out, size_t max)
+{
+	size_t n = 0, kept = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->count; i++) {
+		struct pool_job job = p->ring[(p->head + i) % p->capacity];
+
+		if (n < max && dead(job.arg))
+			out[n++] = job.arg;
+		else
+			p->ring[(p->head + kept++) % p->capacity] = job;
+	}
+	p->count = kept;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
 size_t pool_borrow_idle(struct pool *p, size_t max)
 {
 	size_t idle, n = 0;

@@ -33,6 +33,14 @@ struct pool *pool_new(size_t workers, size_t capacity);
  * shutting down (run is then never called). */
 int pool_submit(struct pool *p, pool_fn run, void *arg);
 
+/* Takes out of the queue, oldest first, up to max jobs whose dead(arg)
+ * holds (under the pool's lock: dead must only read), keeping the others'
+ * order, and stores their args in out; returns how many. Their run is never
+ * called by the pool: the caller ends them. So a queue full of jobs nobody
+ * waits for any more (server/http_compute.c: clients gone, deadlines past)
+ * makes room for a live one. */
+size_t pool_evict(struct pool *p, int (*dead)(void *arg), void **out, size_t max);
+
 /* Called by a job, on one of p's workers: lends it up to `max` of the
  * workers that are idle, and returns how many (0 when a job is queued, none
  * is idle, or the pool is stopping). They take no job until pool_return. */

@@ -24,12 +24,18 @@
  *                TOK_BYTES, seconds of one core) runs on past the deadline,
  *                its reply standing; its client leaves meanwhile, when the
  *                watcher no longer polls its socket: logged 499, not 0
+ *   room made  --threads 1 --queue 1: the long request runs, a short one
+ *                waits in the queue, and its client leaves; a fresh request
+ *                is queued in its place (not refused 503 `overloaded` until
+ *                the long one ends), the one gone counted cancelled while
+ *                queued
  * The latency of that last step (< 100 ms) is measured by the fault suite
  * (tests/daemon/faults/run.py, cancelled_running), where figures are printed.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <check.h>
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +232,57 @@ START_TEST(test_client_gone_returns_lent_workers)
 }
 END_TEST
 
+enum { ROOM_TRIES = 10, ROOM_ANSWER_MS = 80 };
+
+/* The request on fd answered within ROOM_ANSWER_MS (a full queue's 503)? */
+static int answered_soon(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, ROOM_ANSWER_MS) > 0;
+}
+
+START_TEST(test_client_gone_from_queue_makes_room)
+{
+	struct live_resp r = {0};
+	char *long_body = tokens_body(LONG_L), *short_body = tokens_body(512);
+	int fd_long, fd_gone, fd = -1, queued = 0;
+
+	LIVE_DAEMON(d, "--threads", "1", "--queue", "1", "--compute-deadline", "0");
+	fd_long = send_long(d.port, long_body);
+	live_wait_metric(d.port, "attnd_compute_running", 1, WAIT_MS);
+	fd_gone = send_long(d.port, short_body);
+	live_wait_metric(d.port, "attnd_compute_queue_depth", 1, WAIT_MS);
+	close(fd_gone);
+	/* within a second (the long request runs for seconds): the watcher
+	 * sees the client gone within its tick, and the fresh request that
+	 * finds the queue full takes the slot of the one nobody waits for */
+	for (int i = 0; i < ROOM_TRIES && !queued; i++) {
+		usleep(20 * 1000);
+		fd = send_long(d.port, short_body);
+		queued = !answered_soon(fd);
+		if (!queued) {
+			live_read_response(fd, &r);
+			live_assert_error(&r, 503, "overloaded");
+			close(fd);
+		}
+	}
+	ck_assert_msg(queued, "a queue slot held by a client gone refused live requests 503");
+	live_wait_metric(d.port, CANCELLED("client_closed", "queued"), 1, WAIT_MS);
+	live_wait_metric(d.port, "attnd_http_requests_total{route=\"/v1/attention\",code=\"499\"}",
+			 1, WAIT_MS);
+	close(fd);
+	close(fd_long);
+	live_wait_metric(d.port, "attnd_compute_running", 0, WAIT_MS);
+	live_wait_metric(d.port, "attnd_compute_queue_depth", 0, WAIT_MS);
+	short_requests_answer(d.port);
+	live_stop(&d);
+	free(long_body);
+	free(short_body);
+	live_resp_release(&r);
+}
+END_TEST
+
 /* {"tokenizer":"bert","text":"abcdefghij..."}: one word of n letters, which
  * the tokenizer takes seconds over (about 1.6 s for 4 MB on the project's
  * machine) and answers [UNK]; the caller frees it. */
@@ -292,6 +349,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(tc, test_compute_deadline_zero_is_none);
 	tcase_add_test(tc, test_client_gone_frees_worker);
 	tcase_add_test(tc, test_client_gone_returns_lent_workers);
+	tcase_add_test(tc, test_client_gone_from_queue_makes_room);
 	tcase_add_test(tc, test_client_gone_after_deadline_is_499);
 	suite_add_tcase(s, tc);
 	return s;
