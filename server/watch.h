@@ -10,7 +10,8 @@
  * POLLHUP and POLLERR every WATCH_TICK_MS, and compares each deadline with
  * the clock as often; the flag it sets is the one the engine reads
  * (engine/cancel.h), so a running call stops within milliseconds and a
- * queued request is dropped when a worker takes it. A client that only
+ * queued request is dropped when a worker takes it, or when a new request
+ * finds the queue full (http_compute.c: evict_cancelled). A client that only
  * shuts down its sending side (a half-close) reads as gone too, as nginx
  * takes it: HTTP/1.1 clients do not half-close while they wait for an
  * answer. With nothing registered the thread sleeps on a condition variable
