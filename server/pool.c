@@ -165,6 +165,8 @@ size_t pool_evict(struct pool *p, int (*dead)(void *arg), void **out, size_t max
 			p->ring[(p->head + kept++) % p->capacity] = job;
 	}
 	p->count = kept;
+	if (n > 0) /* a stopping pool's workers wait for an empty queue */
+		pthread_cond_broadcast(&p->nonempty);
 	pthread_mutex_unlock(&p->lock);
 	return n;
 }

@@ -2,7 +2,8 @@
  * check_pool.c: server/pool.c's lending of idle workers (pool.h), without a
  * daemon: a borrower gets the idle workers only, a lent worker takes no job
  * until it is returned, and under a storm of borrowing jobs the workers in a
- * job plus the workers lent never exceed the pool's size.
+ * job plus the workers lent never exceed the pool's size; pool_evict takes
+ * jobs out of the queue and keeps the others' order.
  *
  * Jobs report through one struct probe (a mutex, a condition and counters),
  * and the test waits on those counters, each wait bounded by WAIT_S. Jobs
@@ -338,6 +339,67 @@ START_TEST(test_zero_is_a_no_op)
 }
 END_TEST
 
+/* A queued job of test_evict_keeps_order: its tag, and the order it ran. */
+struct tagged {
+	struct probe *pr;
+	int tag;
+};
+
+static int ran_order[8], n_ran;
+
+static void tagged_job(void *arg)
+{
+	struct tagged *t = arg;
+
+	pthread_mutex_lock(&t->pr->lock);
+	ran_order[n_ran++] = t->tag;
+	pthread_mutex_unlock(&t->pr->lock);
+	bump(t->pr, &t->pr->finished);
+}
+
+static int odd_tag(void *arg)
+{
+	return ((const struct tagged *)arg)->tag % 2 != 0;
+}
+
+/* One worker held in a gated job, a full queue of tags 0..3: evicting the
+ * odd ones hands back 1 and 3 (oldest first), never runs them, and makes
+ * room; the rest run in the order they were queued. */
+START_TEST(test_evict_keeps_order)
+{
+	struct probe pr;
+	struct tagged t[5];
+	void *gone[4];
+
+	probe_init(&pr);
+	n_ran = 0;
+	pr.pool = pool_new(1, 4);
+	ck_assert_ptr_nonnull(pr.pool);
+	ck_assert_int_eq(pool_submit(pr.pool, gated_job, &pr), 0);
+	ck_assert(wait_for(&pr, &pr.started, 1, WAIT_S));
+	for (int i = 0; i < 5; i++)
+		t[i] = (struct tagged){&pr, i};
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pool_submit(pr.pool, tagged_job, &t[i]), 0);
+	ck_assert_int_ne(pool_submit(pr.pool, tagged_job, &t[4]), 0); /* full */
+	ck_assert_uint_eq(pool_evict(pr.pool, odd_tag, gone, 4), 2);
+	ck_assert_ptr_eq(gone[0], &t[1]);
+	ck_assert_ptr_eq(gone[1], &t[3]);
+	ck_assert_int_eq(pool_submit(pr.pool, tagged_job, &t[4]), 0);
+	open_gate(&pr);
+	ck_assert(wait_for(&pr, &pr.finished, 4, WAIT_S)); /* the gated job and three */
+	ck_assert(wait_all_idle(pr.pool, 1));
+	pthread_mutex_lock(&pr.lock);
+	ck_assert_int_eq(n_ran, 3);
+	ck_assert_int_eq(ran_order[0], 0);
+	ck_assert_int_eq(ran_order[1], 2);
+	ck_assert_int_eq(ran_order[2], 4);
+	pthread_mutex_unlock(&pr.lock);
+	pool_free(pr.pool);
+	probe_release(&pr);
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("pool");
@@ -348,6 +410,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_lent_worker_takes_no_job);
 	tcase_add_test(tc, test_storm_never_exceeds_workers);
 	tcase_add_test(tc, test_zero_is_a_no_op);
+	tcase_add_test(tc, test_evict_keeps_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
