@@ -336,10 +336,11 @@ struct body_decoder {
 	enum coding coding;
 	enum decode_status status;
 	int in_stream; /* inside a gzip member or the deflate stream */
+	int ended;     /* a gzip member or the deflate stream ended */
 	int seen;      /* a byte came */
 	int full;      /* the last inflate filled its output: more may wait */
 	int stalled;   /* the last inflate could make no progress */
-	char message[96];
+	char message[128];
 };
 
 struct body_decoder *body_decoder_new(enum coding c)
@@ -374,12 +375,25 @@ static enum decode_status corrupt(struct body_decoder *d, const char *why)
 	return DECODE_CORRUPT;
 }
 
+/* why, said of the bytes after a whole gzip member when one ended: they
+ * start no valid member (zeros, garbage), where zlib alone would speak of a
+ * bad header only (body_decoder_finish: too few of them for a header). */
+static enum decode_status corrupt_after(struct body_decoder *d, const char *why)
+{
+	if (!d->ended)
+		return corrupt(d, why);
+	snprintf(d->message, sizeof d->message,
+		 "bytes follow the end of the gzip stream and are no gzip member (%s)", why);
+	return DECODE_CORRUPT;
+}
+
 /* What an inflate return code means for the body. */
 static enum decode_status inflate_result(struct body_decoder *d, int zr)
 {
 	switch (zr) {
 	case Z_STREAM_END:
 		d->in_stream = 0;
+		d->ended = 1;
 		d->full = 0;
 		return DECODE_OK;
 	case Z_OK:
@@ -392,7 +406,7 @@ static enum decode_status inflate_result(struct body_decoder *d, int zr)
 	case Z_NEED_DICT:
 		return corrupt(d, "it needs a preset dictionary");
 	default:
-		return corrupt(d, d->z.msg != NULL ? d->z.msg : "invalid data");
+		return corrupt_after(d, d->z.msg != NULL ? d->z.msg : "invalid data");
 	}
 }
 
@@ -467,7 +481,9 @@ enum decode_status body_decoder_feed(struct body_decoder *d, const void *in, siz
 enum decode_status body_decoder_finish(struct body_decoder *d)
 {
 	if (d->status == DECODE_OK && (!d->seen || d->in_stream))
-		d->status = corrupt(d, "it ends before its stream does (truncated or empty)");
+		d->status = d->ended ? corrupt(d, "bytes follow the end of the gzip stream and are "
+						  "no whole gzip member")
+				     : corrupt(d, "it ends before its stream does (truncated or empty)");
 	return d->status;
 }
 

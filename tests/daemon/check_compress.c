@@ -268,6 +268,31 @@ START_TEST(test_decoder_names_corrupt_input)
 		ck_assert_ptr_nonnull(strstr(body_decoder_message(d), "follow the end"));
 		body_decoder_free(d);
 	}
+	/* bytes after a whole gzip member that start no other: too few for a
+	 * header (a newline), or not one (zeros) */
+	{
+		unsigned char after[512];
+
+		ck_assert_uint_lt(gz_len + 8, sizeof after);
+		gz[gz_len - 6] ^= 0x55; /* whole again */
+		memcpy(after, gz, gz_len);
+		after[gz_len] = '\n';
+		buf_reset(&out);
+		d = body_decoder_new(CODING_GZIP);
+		ck_assert_int_eq(body_decoder_feed(d, after, gz_len + 1, &out), DECODE_OK);
+		ck_assert_int_eq(body_decoder_finish(d), DECODE_CORRUPT);
+		ck_assert_str_eq(body_decoder_message(d), "bytes follow the end of the gzip "
+							  "stream and are no whole gzip member");
+		body_decoder_free(d);
+		memset(after + gz_len, 0, 8);
+		buf_reset(&out);
+		d = body_decoder_new(CODING_GZIP);
+		ck_assert_int_eq(body_decoder_feed(d, after, gz_len + 8, &out), DECODE_CORRUPT);
+		ck_assert_str_eq(body_decoder_message(d),
+				 "bytes follow the end of the gzip stream and are no gzip member "
+				 "(incorrect header check)");
+		body_decoder_free(d);
+	}
 	ck_assert_ptr_null(body_decoder_new(CODING_IDENTITY));
 	body_decoder_free(NULL);
 	buf_release(&out);
