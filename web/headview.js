@@ -150,9 +150,16 @@ function wirePointing(root, only, say) {
 	});
 	root.addEventListener("pointerleave", () => only(null));
 	root.addEventListener("focusin", (ev) => {
-		only(Number(ev.target.dataset.tok));
-		say(Number(ev.target.dataset.tok));
+		// a query token; not root itself (focusable by a click, see below),
+		// which is no query: all lines would dim and say() would throw
+		const t = ev.target.closest?.("text.q");
+		if (!t) return;
+		only(Number(t.dataset.tok));
+		say(Number(t.dataset.tok));
 	});
+	// Chromium makes an SVG element with focus listeners a tab stop of its
+	// own: the query tokens are the head view's one tab stop (rovingFocus)
+	root.setAttribute("tabindex", "-1");
 	root.addEventListener("focusout", () => only(null));
 	rovingFocus(root, "text.q", null, 1);
 }

@@ -507,6 +507,16 @@ async function checkStates(page, base) {
 		const tok = await page.evaluate(() => document.activeElement?.dataset.tok);
 		if (tok !== "1") p.push(`ArrowRight on the first token focused token ${tok}`);
 		if ((await stops("#tokens li")) !== 1) p.push("the tab stop did not move with the focus");
+		// Tab from the last head toggle reaches the head view's query tokens, not
+		// its SVG (a tab stop of its own in Chromium for its focus listeners),
+		// and the SVG focused (a click on it) is no query: no line dims
+		await page.focus("#headview button.toggle:last-of-type");
+		await page.keyboard.press("Tab");
+		const tabbed = await page.evaluate(() => document.activeElement?.matches("#headview text.q") ?? false);
+		if (!tabbed) p.push(`Tab after the head toggles focused ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 60))}, not a query token`);
+		await page.focus("#headview svg.lines");
+		const dim = await page.$$eval("#headview line", (ls) => ({ all: ls.length, dim: ls.filter((l) => l.classList.contains("dim")).length }));
+		if (dim.dim > 0) p.push(`the head view's SVG focused dims ${dim.dim} of ${dim.all} lines`);
 	});
 
 	await check("a byte-level tokenizer's pieces of one character are labelled by that character (mini on Korean)", async (p) => {
