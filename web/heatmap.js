@@ -222,9 +222,13 @@ export function topList(w, ctx) {
 		const q = ctx.queryTokens[i];
 		const k = ctx.keyTokens[j];
 		const li = el("li", { text: w[i][j] > 0 ? attendsLine(q, k, w[i][j], ctx.lang) : nothingVisible(q, ctx.lang) });
+		// each word isolated (bdi): a right-to-left word (Hebrew, Arabic) would
+		// otherwise take the arrow into its run, drawn "k → q", as if the key looked
 		if (w[i][j] > 0) {
 			const rest = ko ? `에 주목 (${percent(w[i][j])})` : ` (${Math.round(w[i][j] * 100)}%)`;
-			li.replaceChildren(`${q} → `, el("b", { text: k }), rest);
+			li.replaceChildren(el("bdi", { text: q }), " → ", el("b", {}, el("bdi", { text: k })), rest);
+		} else {
+			li.replaceChildren(el("bdi", { text: q }), nothingVisible(q, ctx.lang).slice(q.length));
 		}
 		li.dataset.query = String(i);
 		li.dataset.key = String(j);

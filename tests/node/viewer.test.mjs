@@ -551,6 +551,35 @@ async function checkStates(page, base) {
 		}
 	});
 
+	// two right-to-left words with an arrow between them are one right-to-left
+	// run: "q → k" would be drawn "k → q", the arrow pointing at the query
+	await check("a line of who attends to whom on right-to-left words (Hebrew) reads query → key, left to right", async (p) => {
+		const text = "שלום עולם טוב מאוד";
+		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(text)}`);
+		await settled(page, (t) => window.attnd?.state === "ok" && window.attnd.lastRequest.text === t, text);
+		const rows = await page.$$eval("#heads figure.head ol.toplist li", (lis) =>
+			lis.map((li) => {
+				// the left edge of the characters [from, to) of li's text, where drawn
+				const leftOf = (from, to) => {
+					const walker = document.createTreeWalker(li, NodeFilter.SHOW_TEXT);
+					for (let n = walker.nextNode(), at = 0; n; at += n.length, n = walker.nextNode()) {
+						if (from < at || to > at + n.length) continue;
+						const r = document.createRange();
+						r.setStart(n, from - at);
+						r.setEnd(n, to - at);
+						return r.getBoundingClientRect().left;
+					}
+					return NaN;
+				};
+				const text = li.textContent;
+				const arrow = text.indexOf(" → ");
+				return { text, q: leftOf(0, arrow), arrow: leftOf(arrow + 1, arrow + 2), k: li.querySelector("b").getBoundingClientRect().left };
+			}),
+		);
+		if (rows.length === 0) p.push("no lines drawn");
+		for (const r of rows) if (!(r.q < r.arrow && r.arrow < r.k)) p.push(`"${r.text}": query at x ${r.q.toFixed(0)}, arrow ${r.arrow?.toFixed(0)}, key ${r.k.toFixed(0)}`);
+	});
+
 	await check("on a phone a token longer than the line (a pasted URL) wraps: the page is no wider than the phone", async (p) => {
 		await page.setViewportSize({ width: 390, height: 844 });
 		const url = `https://example.com/${"a".repeat(300)}`;
