@@ -89,8 +89,13 @@ export function textWidth(s) {
 	return measureCtx.measureText(s).width;
 }
 
+// Cut between user-perceived characters (grapheme clusters), not code
+// points: a flag, an emoji sequence, a letter with its combining accent or a
+// Hangul syllable typed as jamo (NFD) is one character, kept whole.
+const graphemes = typeof Intl.Segmenter === "function" ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+
 export function shorten(s, max = 10) {
-	const chars = [...s];
+	const chars = graphemes ? Array.from(graphemes.segment(s), (g) => g.segment) : [...s];
 	return chars.length > max ? chars.slice(0, max - 1).join("") + "…" : s;
 }
 

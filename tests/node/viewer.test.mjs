@@ -580,6 +580,16 @@ async function checkStates(page, base) {
 		for (const r of rows) if (!(r.q < r.arrow && r.arrow < r.k)) p.push(`"${r.text}": query at x ${r.q.toFixed(0)}, arrow ${r.arrow?.toFixed(0)}, key ${r.k.toFixed(0)}`);
 	});
 
+	await check("a label is shortened between characters, not inside one (flags, jamo of NFD Hangul, combining accents)", async (p) => {
+		const words = ["🇰🇷🇯🇵🇺🇸🇫🇷🇩🇪🇮🇹", "안녕하세요".normalize("NFD"), "ae\u0301e\u0301e\u0301e\u0301e\u0301e\u0301", "abcdefghijkl"];
+		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(words.join(" "))}`);
+		await settled(page, (t) => window.attnd?.state === "ok" && window.attnd.lastRequest.text === t, words.join(" "));
+		const labels = await page.$$eval("#focus text.qlabel", (ts) => ts.map((t) => t.firstChild.textContent));
+		// the first three are six, five and seven characters: whole; the last twelve, cut to nine and "…"
+		const want = [...words.slice(0, 3), "abcdefghi…"];
+		if (!same(labels, want)) p.push(`labels ${JSON.stringify(labels)}, expected ${JSON.stringify(want)}`);
+	});
+
 	await check("on a phone a token longer than the line (a pasted URL) wraps: the page is no wider than the phone", async (p) => {
 		await page.setViewportSize({ width: 390, height: 844 });
 		const url = `https://example.com/${"a".repeat(300)}`;
