@@ -180,35 +180,64 @@ static int read_top(struct v2_job *v, struct api_error *err)
 	return read_triton_params(v->params, err);
 }
 
+/*
+ * Input i's role by its name, and its datatype, checked before its elements
+ * are read, so that a name that is no input, an input given twice or a
+ * datatype the input cannot have is refused as such, and not as an element
+ * that does not parse as the datatype given (text's strings as FP32 were
+ * "expected a number"). A name or datatype that is absent, no string or no
+ * datatype of the protocol's is left to v2_input_read to refuse. Returns 0
+ * with *role set (IN_COUNT when left), or -1 with err set.
+ */
+static int input_role(const struct v2_job *v, const json_t *in, size_t i, int *role,
+		      struct api_error *err)
+{
+	const char *name = json_string_value(json_object_get(in, "name"));
+	const char *dtype = json_string_value(json_object_get(in, "datatype"));
+	char ptr[API_PTR_MAX], child[API_PTR_MAX];
+	int r = 0, d = 0;
+
+	*role = IN_COUNT;
+	if (name == NULL || name[0] == '\0')
+		return 0;
+	api_ptr_index(ptr, sizeof(ptr), "/inputs", i);
+	while (r < IN_COUNT && strcmp(v2_role_names[r], name) != 0)
+		r++;
+	if (r == IN_COUNT)
+		return api_fail(err, API_E_UNKNOWN_INPUT, ptr,
+				"unknown input '%s'; the inputs are embeddings, tokens, text, key, "
+				"value and token_type_ids",
+				name);
+	if (v->has[r])
+		return api_fail(err, API_E_DUPLICATE_INPUT, ptr, "input '%s' is given twice", name);
+	while (dtype != NULL && d < V2_DTYPE_COUNT &&
+	       strcmp(dtype, v2_dtype_name((enum v2_dtype)d)) != 0)
+		d++;
+	if (dtype != NULL && d < V2_DTYPE_COUNT && !(role_dtypes[r] & 1u << d))
+		return api_fail(err, API_E_INVALID_DATATYPE, req_child(child, ptr, "datatype"),
+				"input '%s' cannot be %s; it is %s", name, dtype,
+				r == IN_TOKENS || r == IN_TYPES ? "INT32 or INT64"
+				: r == IN_TEXT			? "BYTES"
+								: "FP32");
+	*role = r;
+	return 0;
+}
+
 /* Reads one input and files it under its name. */
 static int read_one_input(struct v2_job *v, json_t *in, size_t i, struct v2_binary *bin,
 			  size_t max_bytes, struct api_error *err)
 {
 	struct v2_input t;
-	char ptr[API_PTR_MAX], child[API_PTR_MAX];
-	int r = 0;
+	int r;
 
-	if (v2_input_read(in, i, bin, max_bytes, &t, err) != 0)
+	if (input_role(v, in, i, &r, err) != 0 ||
+	    v2_input_read(in, i, bin, max_bytes, &t, err) != 0)
 		return -1;
-	api_ptr_index(ptr, sizeof(ptr), "/inputs", i);
-	while (r < IN_COUNT && strcmp(v2_role_names[r], t.name) != 0)
-		r++;
-	if (r == IN_COUNT)
-		api_fail(err, API_E_UNKNOWN_INPUT, ptr,
-			 "unknown input '%s'; the inputs are embeddings, tokens, text, key, "
-			 "value and token_type_ids",
-			 t.name);
-	else if (v->has[r])
-		api_fail(err, API_E_DUPLICATE_INPUT, ptr, "input '%s' is given twice", t.name);
-	else if (!(role_dtypes[r] & 1u << t.dtype))
-		api_fail(err, API_E_INVALID_DATATYPE, req_child(child, ptr, "datatype"),
-			 "input '%s' cannot be %s; it is %s", t.name, v2_dtype_name(t.dtype),
-			 r == IN_TOKENS || r == IN_TYPES ? "INT32 or INT64"
-			 : r == IN_TEXT			 ? "BYTES"
-							 : "FP32");
-	if (r == IN_COUNT || v->has[r] || !(role_dtypes[r] & 1u << t.dtype)) {
+	/* read, so its name was a string and its datatype one of the
+	 * protocol's: input_role has checked both and found its role */
+	if (r == IN_COUNT) {
 		v2_input_release(&t);
-		return -1;
+		return api_fail(err, API_E_UNKNOWN_INPUT, "/inputs", "input %zu has no role", i);
 	}
 	v->in[r] = t;
 	v->has[r] = 1;

@@ -129,6 +129,40 @@ START_TEST(test_json_errors)
 }
 END_TEST
 
+/* An input's name and datatype are checked before its elements are read:
+ * data right for the input but not for the datatype given is the
+ * datatype's fault, and the data of a name that is no input, or of an input
+ * given twice, is not read as the datatype says before the name is refused. */
+START_TEST(test_name_and_datatype_first)
+{
+	expect_error(422, "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"FP32\",\"shape\":[1],"
+		   "\"data\":[\"a b\"]}]}",
+		   "input 'text' cannot be FP32; it is BYTES (at /inputs/0/datatype)");
+	expect_error(422, "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"INT64\",\"shape\":[1,8],"
+		   "\"data\":[0.5,0,0,0,0,0,0,0]}]}",
+		   "input 'embeddings' cannot be INT64; it is FP32 (at /inputs/0/datatype)");
+	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"BYTES\",\"shape\":[2],"
+		   "\"data\":[1,2]}]}",
+		   "input 'tokens' cannot be BYTES; it is INT32 or INT64 (at /inputs/0/datatype)");
+	expect_error(422, "{\"inputs\":[{\"name\":\"prompt\",\"datatype\":\"FP32\",\"shape\":[1],"
+		   "\"data\":[\"hello\"]}]}",
+		   "unknown input 'prompt'; the inputs are embeddings, tokens, text, key, value and "
+		   "token_type_ids (at /inputs/0)");
+	expect_error(422, "{\"inputs\":[{\"name\":\"prompt\",\"datatype\":\"FP32\","
+		   "\"shape\":[100000000,100],\"data\":[1]}]}",
+		   "unknown input 'prompt'");
+	expect_error(422, "{\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[1],"
+		   "\"data\":[1]},{\"name\":\"tokens\",\"datatype\":\"INT64\",\"shape\":[1],"
+		   "\"data\":[1.5]}]}",
+		   "input 'tokens' is given twice (at /inputs/1)");
+	/* a datatype that is none of the protocol's is still refused as such */
+	expect_error(422, "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"STRING\",\"shape\":[1],"
+		   "\"data\":[\"a b\"]}]}",
+		   "datatype 'STRING' is not supported here; use FP32, INT32, INT64 or BYTES "
+		   "(at /inputs/0/datatype)");
+}
+END_TEST
+
 START_TEST(test_binary_errors)
 {
 	const char *two = "{\"inputs\":[{\"name\":\"embeddings\",\"datatype\":\"FP32\",\"shape\":[1,8],"
@@ -262,6 +296,7 @@ static Suite *v2_errors_suite(void)
 		suite_add_tcase(s, cases[i]);
 	}
 	tcase_add_test(json, test_json_errors);
+	tcase_add_test(json, test_name_and_datatype_first);
 	tcase_add_test(binary, test_binary_errors);
 	return s;
 }
