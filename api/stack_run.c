@@ -78,7 +78,7 @@ int stack_takes_types(const struct stack_job *s, const char *what, const char *p
 	if (s->st->family == ATTN_FAMILY_BERT)
 		return 0;
 	return api_fail(err, API_E_INVALID_INPUT, ptr,
-			"%s apply to bert and roberta checkpoints; model '%s' is %s", what,
+			"%s applies to bert and roberta checkpoints; model '%s' is %s", what,
 			s->job->model_name, s->ckpt->model_type);
 }
 

@@ -287,7 +287,8 @@ START_TEST(refusals)
 	json_t *req;
 
 	refused("gpt2_f32", v2_request(ids, types, "INT64"), "token_type_ids", "gpt2");
-	refused("llama_f32", v2_request(ids, types, "INT32"), "token_type_ids", "llama");
+	refused("llama_f32", v2_request(ids, types, "INT32"),
+		"input 'token_type_ids' applies to bert and roberta checkpoints", "llama");
 	refused("bert_f32", v2_request(ids, far, "INT64"), "type_vocab_size", "/inputs/1/data/1");
 	refused("roberta_f32", v2_request(ids, types, "INT64"), "type_vocab_size",
 		"/inputs/1/data/1");
