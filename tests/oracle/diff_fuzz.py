@@ -300,13 +300,14 @@ def sdpa_case(rng):
     P = 0
     cache = rng.random()
     if cache < 0.25:
-        P = rng.randint(1, 5)  # an empty tensor is refused
+        P = rng.choice([0, 1, 2, 3, 4, 5])  # P = 0: ONNX's empty cache before the first step
         pk = f32(g.normal(0, amp, (B, Hkv, P, D)))
         pv = f32(g.normal(0, 1, (B, Hkv, P, Dv)))
         if True:
             c["past_key"], c["past_value"] = pk, pv
-            body["past_key"] = encode_tensor(rng, pk)
-            body["past_value"] = encode_tensor(rng, pv)
+            # nested arrays cannot carry an empty axis's neighbours: shape and data
+            body["past_key"] = encode_tensor(rng, pk, allow_nested=P > 0)
+            body["past_value"] = encode_tensor(rng, pv, allow_nested=P > 0)
     elif cache < 0.45:
         c["kv_lengths"] = [rng.randint(0, S) for _ in range(B)]
         body["kv_lengths"] = c["kv_lengths"]
@@ -315,7 +316,8 @@ def sdpa_case(rng):
         body["is_causal"] = True
     if rng.random() < 0.45:
         kind = rng.choice(["bool", "additive"])
-        rank = rng.randint(2, 4) if Lq * Lk < 20000 else 2  # under --max-body (16 MiB)
+        # rank 1 is [Lk], broadcast over [B, H, Lq] (numpy's rule, ONNX's too)
+        rank = rng.randint(1, 4) if Lq * Lk < 20000 else rng.randint(1, 2)  # --max-body
         m = rand_mask(rng, B, H, Lq, Lk, kind, rank)
         c["mask"], c["mask_kind"] = m, kind
         body["attn_mask"] = jnum(m.tolist()) if kind == "bool" else \
@@ -383,9 +385,10 @@ def ref_layer(m, item):
     kp = torch.tensor(kp_list, dtype=F64) if kp_list is not None else off + torch.arange(Lk, dtype=F64)
     if kind == "sinusoidal":
         th = pos.get("theta", 10000.0)
-        xq = xq + sinusoidal(qp, E, th)
-        xk = xk + sinusoidal(kp, E, th)
-        xv = xv + sinusoidal(kp, E, th)
+        sc = pos.get("scaling", 1.0)  # position / scaling, as rope's
+        xq = xq + sinusoidal(qp / sc, E, th)
+        xk = xk + sinusoidal(kp / sc, E, th)
+        xv = xv + sinusoidal(kp / sc, E, th)
     w, b = m["w_in"], m["b_in"]
     wq, wk, wv = w[:H * D], w[H * D:(H + Hkv) * D], w[(H + Hkv) * D:]
     bq, bk, bv = b[:H * D], b[H * D:(H + Hkv) * D], b[(H + Hkv) * D:]
@@ -582,6 +585,8 @@ def attention_case(rng, stats):
                         [r_ for r_ in range(2 if D % 2 else 0, D + 1, 2)])
                 if rng.random() < 0.3:
                     pos["scaling"] = pb["scaling"] = rng.choice([0.5, 2.0, 4.0])
+            if kind == "sinusoidal" and rng.random() < 0.3:
+                pos["scaling"] = pb["scaling"] = rng.choice([0.5, 2.0, 4.0, 1e-3])
             if rng.random() < 0.3:
                 pos["offset"] = pb["offset"] = rng.randint(0, 2000)
             if rng.random() < 0.25:  # a ragged item reads the first Lq_b
