@@ -79,9 +79,10 @@ static void compute_outcome(struct request *r, int ran)
 	}
 }
 
-/* Runs on a worker: the connection is suspended, so r is ours alone until
- * MHD_resume_connection, after which this thread must not touch r. A
- * request cancelled while it was queued is not run. */
+/* Runs on a worker, or for a request cancelled in the queue wherever
+ * evict_cancelled takes it out: the connection is suspended, so r is ours
+ * alone until MHD_resume_connection, after which this thread must not touch
+ * r. A request cancelled while it was queued is not run. */
 static void compute_job(void *arg)
 {
 	struct request *r = arg;
@@ -138,19 +139,28 @@ static int queued_cancelled(void *arg)
 
 enum { EVICT_MAX = 64 };
 
-/* A full queue: the requests in it that the watcher cancelled are taken out
- * and ended here (compute_job, which runs none of them: each is answered
- * 503 deadline_exceeded or closed as 499, as a worker taking it would),
- * so requests nobody waits for do not turn a live one away. 1 when some
- * were. */
-static int evict_cancelled(struct request *r)
+/* The requests in srv's queue that the watcher cancelled are taken out and
+ * ended here (compute_job, which runs none of them: each is answered 503
+ * deadline_exceeded or closed as 499, as a worker taking it would), so a
+ * client waits no longer than its deadline and requests nobody waits for
+ * turn no live one away. Returns how many. */
+static size_t evict_cancelled(struct http_server *srv)
 {
 	void *gone[EVICT_MAX];
-	size_t n = pool_evict(r->srv->pool, queued_cancelled, gone, EVICT_MAX);
+	size_t n, total = 0;
 
-	for (size_t i = 0; i < n; i++)
-		compute_job(gone[i]);
-	return n > 0;
+	do {
+		n = pool_evict(srv->pool, queued_cancelled, gone, EVICT_MAX);
+		for (size_t i = 0; i < n; i++)
+			compute_job(gone[i]);
+		total += n;
+	} while (n == EVICT_MAX);
+	return total;
+}
+
+void compute_end_cancelled(void *srv)
+{
+	evict_cancelled(srv);
 }
 
 /* Suspends first, then queues, so a fast worker can never resume a
@@ -173,7 +183,7 @@ enum MHD_Result submit_compute(struct request *r)
 	r->reply.cancel = &r->watch.cancel;
 	r->computed = 1;
 	if (pool_submit(r->srv->pool, compute_job, r) != 0 &&
-	    (!evict_cancelled(r) || pool_submit(r->srv->pool, compute_job, r) != 0)) {
+	    (evict_cancelled(r->srv) == 0 || pool_submit(r->srv->pool, compute_job, r) != 0)) {
 		watch_remove(r->srv->watch, &r->watch);
 		metrics_queued(r->srv->metrics, -1);
 		r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */

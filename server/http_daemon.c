@@ -183,7 +183,7 @@ struct http_server *http_start(const struct http_deps *deps, char *err, size_t e
 	srv->split.threads = deps->split_threads;
 	srv->split.workers = deps->engine_workers;
 	srv->id_seed = request_id_seed();
-	srv->watch = watch_new(err, errlen);
+	srv->watch = watch_new(compute_end_cancelled, srv, err, errlen);
 	if (srv->watch == NULL)
 		goto fail;
 	srv->linger = lingerer_new(deps->metrics, err, errlen);

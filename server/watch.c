@@ -53,6 +53,9 @@ struct watch {
 	unsigned long long added; /* entries with a socket added so far */
 	int stop;
 	pthread_t thread;
+	void (*fired)(void *ctx); /* watch_new's; called after a round that fired */
+	void *fired_ctx;
+	int fired_now; /* the watcher thread's: entries fired this round */
 	/* the poll set, the watcher thread's alone */
 	struct pollfd *fds;
 	struct polled {
@@ -137,6 +140,7 @@ static size_t collect_shard(struct watch *w, struct watch_shard *s, double now, 
 		why = due(e, now);
 		if (why != WATCH_NONE) {
 			fire(e, why);
+			w->fired_now++;
 			continue;
 		}
 		if (e->fd < 0 || n >= total)
@@ -178,8 +182,10 @@ static void fire_hangups(struct watch *w, size_t n)
 		pthread_mutex_lock(&s->lock);
 		for (struct watch_entry *e = s->head; e != NULL; e = e->next) {
 			if (e->id == w->polled[i].id) {
-				if (!e->fired)
+				if (!e->fired) {
 					fire(e, WATCH_CLIENT_GONE);
+					w->fired_now++;
+				}
 				break;
 			}
 		}
@@ -225,6 +231,9 @@ static void *watch_main(void *arg)
 		n = collect(w, &registered);
 		if (n > 0 && poll(w->fds, (nfds_t)n, WATCH_TICK_MS) >= 0)
 			fire_hangups(w, n); /* else EINTR or worse: nothing learnt */
+		if (w->fired_now > 0 && w->fired != NULL)
+			w->fired(w->fired_ctx); /* no lock held: it may remove entries */
+		w->fired_now = 0;
 		pthread_mutex_lock(&w->lock);
 		/* with sockets polled, the poll was the tick; else sleep, unless an
 		 * entry with a socket came meanwhile */
@@ -235,7 +244,7 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-struct watch *watch_new(char *err, size_t errlen)
+struct watch *watch_new(void (*fired)(void *ctx), void *ctx, char *err, size_t errlen)
 {
 	struct watch *w = shard_calloc(sizeof(struct watch));
 
@@ -247,6 +256,8 @@ struct watch *watch_new(char *err, size_t errlen)
 		pthread_mutex_init(&w->shard[i].lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
+	w->fired = fired;
+	w->fired_ctx = ctx;
 	if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
 		snprintf(err, errlen, "cannot start the request watcher thread");
 		destroy_locks(w);

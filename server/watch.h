@@ -10,8 +10,8 @@
  * POLLHUP and POLLERR every WATCH_TICK_MS, and compares each deadline with
  * the clock as often; the flag it sets is the one the engine reads
  * (engine/cancel.h), so a running call stops within milliseconds and a
- * queued request is dropped when a worker takes it, or when a new request
- * finds the queue full (http_compute.c: evict_cancelled). A client that only
+ * queued request is ended right after the round that cancelled it (watch_new's
+ * fired), or when a new request finds the queue full. A client that only
  * shuts down its sending side (a half-close) reads as gone too, as nginx
  * takes it: HTTP/1.1 clients do not half-close while they wait for an
  * answer. With nothing registered the thread sleeps on a condition variable
@@ -75,8 +75,14 @@ struct watch_entry {
 	atomic_llong touched_ms; /* CLOCK_MONOTONIC ms of watch_add or the last watch_touch */
 };
 
-/* Starts the watcher thread; NULL (with a message in err) if it cannot. */
-struct watch *watch_new(char *err, size_t errlen);
+/* Starts the watcher thread; NULL (with a message in err) if it cannot.
+ * fired (NULL: none) is called with ctx on the watcher's thread after a
+ * round in which an entry fired, with no lock of the watcher's held, so it
+ * may call watch_remove: the transport ends the queued requests just
+ * cancelled there (http_compute.c: compute_end_cancelled), so a deadline
+ * passed in the queue is answered at once, not when a worker takes it.
+ * ctx must outlive every entry registered. */
+struct watch *watch_new(void (*fired)(void *ctx), void *ctx, char *err, size_t errlen);
 
 /* Registers e: its socket fd (-1: none) and its deadline (CLOCK_MONOTONIC
  * seconds, 0: none). Clears e->cancel first. */

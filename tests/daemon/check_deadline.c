@@ -24,6 +24,10 @@
  *                TOK_BYTES, seconds of one core) runs on past the deadline,
  *                its reply standing; its client leaves meanwhile, when the
  *                watcher no longer polls its socket: logged 499, not 0
+ *   queued     --threads 1 --compute-deadline 1: while the tokenizer call
+ *   deadline     above runs, a request waits in the queue past its deadline:
+ *                it is answered 503 deadline_exceeded then (the watcher ends
+ *                it), while the call still runs, not when a worker takes it
  *   room made  --threads 1 --queue 1: the long request runs, a short one
  *                waits in the queue, and its client leaves; a fresh request
  *                is queued in its place (not refused 503 `overloaded` until
@@ -339,6 +343,42 @@ START_TEST(test_client_gone_after_deadline_is_499)
 }
 END_TEST
 
+START_TEST(test_queued_past_deadline_answers_at_once)
+{
+	static char head[256];
+	struct live_resp r = {0};
+	char *body = long_word_body(TOK_BYTES), *queued_body = tokens_body(SHORT_L);
+	int fd, fd_queued;
+
+	LIVE_DAEMON(d, "--threads", "1", "--compute-deadline", "1", "--max-text-bytes", "16000000");
+	fd = live_connect(d.port);
+	snprintf(head, sizeof head,
+		 "POST /v1/tokenize HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+		 "Content-Length: %zu\r\n\r\n",
+		 strlen(body));
+	live_send_str(fd, head);
+	live_send_str(fd, body);
+	live_wait_metric(d.port, "attnd_compute_running", 1, WAIT_MS);
+	fd_queued = send_long(d.port, queued_body);
+	live_wait_metric(d.port, "attnd_compute_queue_depth", 1, WAIT_MS);
+	/* its deadline passes a second from now, seconds before the call ends */
+	live_read_response(fd_queued, &r);
+	live_assert_error(&r, 503, "deadline_exceeded");
+	ck_assert_msg(metric_of(d.port, "attnd_compute_running") == 1,
+		      "the queued request's 503 came when the tokenizer call ended, not at "
+		      "its deadline (or the call took under a second: make TOK_BYTES larger)");
+	ck_assert_double_eq(metric_of(d.port, "attnd_compute_queue_depth"), 0);
+	ck_assert_double_eq(metric_of(d.port, CANCELLED("deadline", "queued")), 1);
+	close(fd_queued);
+	close(fd);
+	live_wait_metric(d.port, "attnd_compute_running", 0, TOK_END_MS);
+	live_stop(&d);
+	free(body);
+	free(queued_body);
+	live_resp_release(&r);
+}
+END_TEST
+
 static Suite *deadline_suite(void)
 {
 	Suite *s = suite_create("deadline");
@@ -350,6 +390,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(tc, test_client_gone_frees_worker);
 	tcase_add_test(tc, test_client_gone_returns_lent_workers);
 	tcase_add_test(tc, test_client_gone_from_queue_makes_room);
+	tcase_add_test(tc, test_queued_past_deadline_answers_at_once);
 	tcase_add_test(tc, test_client_gone_after_deadline_is_499);
 	suite_add_tcase(s, tc);
 	return s;

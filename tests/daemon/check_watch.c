@@ -57,7 +57,7 @@ static void record(struct watch_entry *e, enum watch_reason why)
 static struct watch *start(void)
 {
 	char err[128];
-	struct watch *w = watch_new(err, sizeof err);
+	struct watch *w = watch_new(NULL, NULL, err, sizeof err);
 
 	ck_assert_msg(w != NULL, "%s", err);
 	return w;
