@@ -11,7 +11,7 @@
 
 import { linesCanvas } from "./headcanvas.js";
 import { CANVAS_PAST } from "./heatcanvas.js";
-import { attendsLine, sayReadout } from "./heatmap.js";
+import { attendsLine, sayReadout, word } from "./heatmap.js";
 import { argmax, el, headColour, rovingFocus, shorten, svg, textWidth } from "./util.js";
 
 const MIN_WEIGHT = 0.02; // lighter lines are not drawn
@@ -58,13 +58,14 @@ export function drawHeadView(container, { heads, tokens, lang, enabled, onToggle
 // (the one a screen reader hears) and the head view's own.
 function sayQuery(heads, enabled, tokens, lang, own, i) {
 	const shown = [...enabled].filter((h) => h < heads.length).sort((a, b) => a - b);
-	const said = shown.map((h) => {
+	const perHead = shown.map((h) => {
 		const row = heads[h][i];
 		const j = argmax(row);
-		return `head ${h}: ${attendsLine(tokens[i], tokens[j], row[j], lang)}`;
+		return [`head ${h}: `, ...attendsLine(tokens[i], tokens[j], row[j], lang)];
 	});
-	const line = said.length > 0 ? said.join("; ") : `${tokens[i]}: no head shown`;
-	sayReadout(`Head view: ${line}`, line, lang, own);
+	// parts, each word isolated (heatmap.js said)
+	const line = perHead.length > 0 ? perHead.flatMap((s, n) => (n > 0 ? ["; ", ...s] : s)) : [word(tokens[i]), ": no head shown"];
+	sayReadout(["Head view: ", ...line], line, lang, own);
 }
 
 // One button per head, aria-pressed while its lines are shown.

@@ -28,9 +28,22 @@ export function isMasked(v, kind, hidden, i, j) {
 	return v === 0 && (hidden ? hidden(i, j) : true);
 }
 
-// The read-out of one query's strongest key, in the page's language.
+// A read-out or tooltip is a list of parts: strings, and words (tokens),
+// word(t). said(parts) draws each word in a <bdi> of its own: two
+// right-to-left words (Hebrew, Arabic) with an arrow between them would
+// otherwise be one right-to-left run, "q → k" drawn "k → q", as if the key
+// looked at the query. The text (what a screen reader says) is unchanged.
+export function word(t) {
+	return { word: t };
+}
+
+export function said(parts) {
+	return parts.map((p) => (typeof p === "string" ? p : el("bdi", { text: p.word })));
+}
+
+// The read-out of one query's strongest key, in the page's language (parts).
 export function attendsLine(q, k, w, lang) {
-	return lang === "ko" ? `${q} → ${k}에 주목 (${percent(w)})` : `${q} → ${k} (${Math.round(w * 100)}%)`;
+	return lang === "ko" ? [word(q), " → ", word(k), `에 주목 (${percent(w)})`] : [word(q), " → ", word(k), ` (${Math.round(w * 100)}%)`];
 }
 
 function nothingVisible(q, lang) {
@@ -221,7 +234,7 @@ export function topList(w, ctx) {
 		const j = argmax(w[i]);
 		const q = ctx.queryTokens[i];
 		const k = ctx.keyTokens[j];
-		const li = el("li", { text: w[i][j] > 0 ? attendsLine(q, k, w[i][j], ctx.lang) : nothingVisible(q, ctx.lang) });
+		const li = el("li");
 		// each word isolated (bdi): a right-to-left word (Hebrew, Arabic) would
 		// otherwise take the arrow into its run, drawn "k → q", as if the key looked
 		if (w[i][j] > 0) {
@@ -309,26 +322,28 @@ function describe(geom, i, j) {
 	const q = ctx.queryTokens[i];
 	const k = ctx.keyTokens[j];
 	const ko = ctx.lang === "ko";
+	// text, line and full: parts (word, said), each word isolated
+	const pair = (sep) => [word(q), sep, word(k)];
 	if (isMasked(v, ctx.kind, ctx.hidden, i, j)) {
 		const value = ko ? "masked: 가려짐 (이 단어는 볼 수 없음)" : "masked: this query cannot see this key";
-		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: masked`, full: `${q} → ${k} = ${value}` };
+		return { head: geom.title, text: pair(" → "), value, line: [...pair(" → "), ": masked"], full: [...pair(" → "), ` = ${value}`] };
 	}
 	if (ctx.kind === "values") {
 		const value = v.toFixed(4);
-		return { head: geom.title, text: `${q} · ${k}`, value, line: `${q} · ${k}: ${v.toFixed(3)}`, full: `${q} · ${k} = ${value}` };
+		return { head: geom.title, text: pair(" · "), value, line: [...pair(" · "), `: ${v.toFixed(3)}`], full: [...pair(" · "), ` = ${value}`] };
 	}
 	if (ctx.kind === "scores") {
 		const value = `score ${v.toFixed(4)} (before softmax)`;
-		return { head: geom.title, text: `${q} → ${k}`, value, line: `${q} → ${k}: score ${v.toFixed(3)}`, full: `${q} → ${k} = ${value}` };
+		return { head: geom.title, text: pair(" → "), value, line: [...pair(" → "), `: score ${v.toFixed(3)}`], full: [...pair(" → "), ` = ${value}`] };
 	}
 	const value = `${v.toFixed(4)} (${percent(v)})`;
 	const line = attendsLine(q, k, v, ctx.lang);
-	return { head: geom.title, text: `${q} → ${k}`, value, line, full: `${line} = ${value}` };
+	return { head: geom.title, text: pair(" → "), value, line, full: [...line, ` = ${value}`] };
 }
 
 export function showTip(d, x, y) {
 	const tip = $("tip");
-	tip.replaceChildren(el("span", { class: "tip-head", text: d.head }), el("span", { text: d.text }), el("strong", { text: d.value }));
+	tip.replaceChildren(el("span", { class: "tip-head", text: d.head }), el("span", {}, ...said(d.text)), el("strong", { text: d.value }));
 	tip.hidden = false;
 	const r = tip.getBoundingClientRect();
 	const left = Math.min(window.innerWidth - r.width - 8, Math.max(8, x + 14));
@@ -342,15 +357,16 @@ export function hideTip() {
 }
 
 // The page's read-out line (#readout, aria-live) says text, and own (a
-// panel's own line under it, or null) says line. #readout is the one live
+// panel's own line under it, or null) says line, both parts (word, said:
+// each word a <bdi>, the text as it was). #readout is the one live
 // region, so a screen reader hears the cell or query in focus once (the
 // head view's too); own, with the same words, is for eyes that are on the
 // figure, far below #readout.
 export function sayReadout(text, line, lang, own) {
-	$("readout").textContent = text;
+	$("readout").replaceChildren(...said(text));
 	$("readout").lang = lang;
 	if (own) {
-		own.textContent = line;
+		own.replaceChildren(...said(line));
 		own.lang = lang;
 	}
 }
@@ -358,7 +374,7 @@ export function sayReadout(text, line, lang, own) {
 // The read-out of cell d, on the page and under this heatmap's figure if any.
 function readout(root, geom, d) {
 	// full: the line and the value, each said once
-	sayReadout(`${d.head}: ${d.full}`, d.line, geom.ctx.lang, root.closest("figure")?.querySelector(".map-readout"));
+	sayReadout([`${d.head}: `, ...d.full], d.line, geom.ctx.lang, root.closest("figure")?.querySelector(".map-readout"));
 }
 
 // Pointer, touch and keyboard on a heatmap: root gets the events, cellOf(ev)
