@@ -590,6 +590,59 @@ async function checkStates(page, base) {
 		for (const r of rows) if (!(r.q < r.arrow && r.arrow < r.k)) p.push(`"${r.text}": query at x ${r.q.toFixed(0)}, arrow ${r.arrow?.toFixed(0)}, key ${r.k.toFixed(0)}`);
 	});
 
+	// the same on the read-out (#readout, the one a screen reader hears, and
+	// the line under the figure) and the tooltip, written anew at each cell
+	await check("the read-out and the tooltip on right-to-left words (Hebrew) read query → key, left to right", async (p) => {
+		const text = "שלום עולם טוב מאוד";
+		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(text)}`);
+		await settled(page, (t) => window.attnd?.state === "ok" && window.attnd.lastRequest.text === t, text);
+		// each " → " in where's text: the left edges of the Hebrew word before
+		// it (the query), of the arrow and of the Hebrew word after it (the key)
+		const arrows = (where) =>
+			page.$eval(where, (n) => {
+				const nodes = [];
+				const walker = document.createTreeWalker(n, NodeFilter.SHOW_TEXT);
+				for (let t = walker.nextNode(), at = 0; t; at += t.length, t = walker.nextNode()) nodes.push({ t, at });
+				// the left edge of the characters [from, to) of n's text, across text nodes
+				const leftOf = (from, to) => {
+					const start = nodes.findLast((x) => x.at <= from);
+					const end = nodes.findLast((x) => x.at < to);
+					const r = document.createRange();
+					r.setStart(start.t, from - start.at);
+					r.setEnd(end.t, to - end.at);
+					return r.getBoundingClientRect().left;
+				};
+				const s = n.textContent;
+				const found = [];
+				for (let a = s.indexOf(" → "); a >= 0; a = s.indexOf(" → ", a + 1)) {
+					const q = s.slice(0, a).match(/[\u0590-\u05ff]+$/)?.[0] ?? "";
+					const k = s.slice(a + 3).match(/^[\u0590-\u05ff]+/)?.[0] ?? "";
+					if (q === "" || k === "") continue;
+					found.push({ q: leftOf(a - q.length, a), arrow: leftOf(a + 1, a + 2), k: leftOf(a + 3, a + 3 + k.length) });
+				}
+				return { text: s, hidden: n.closest("[hidden]") !== null, found };
+			});
+		const readsOn = (name, got) => {
+			if (got.hidden || got.found.length === 0) p.push(`${name}: no query → key to measure in "${got.text}"${got.hidden ? " (hidden)" : ""}`);
+			for (const r of got.found) if (!(r.q < r.arrow && r.arrow < r.k)) p.push(`${name} "${got.text}": query at x ${r.q.toFixed(0)}, arrow ${r.arrow.toFixed(0)}, key ${r.k.toFixed(0)}`);
+		};
+		await page.focus("#focus svg.map");
+		await twoFrames(page); // the focus's scroll hides the tooltip: before the arrow key, not after it
+		await page.keyboard.press("ArrowRight");
+		readsOn("#readout", await arrows("#readout"));
+		readsOn("the line under the heatmap", await arrows("#focus .map-readout"));
+		readsOn("the tooltip", await arrows("#tip"));
+		// the words as they were: a screen reader hears no isolating characters
+		const [q, k] = text.split(" ");
+		const w = await page.evaluate(() => window.attnd.heads[0][0][1]);
+		const under = await page.$eval("#focus .map-readout", (n) => n.textContent);
+		if (under !== `${q} → ${k} (${Math.round(w * 100)}%)`) p.push(`the line under the heatmap says "${under}"`);
+		// the head view's query: each shown head's line, on #readout too
+		await page.focus('#headview text.q[tabindex="0"]');
+		readsOn("#readout of the head view", await arrows("#readout"));
+		readsOn("the head view's own line", await arrows("#headview .map-readout"));
+	});
+
 	await check("a label is shortened between characters, not inside one (flags, jamo of NFD Hangul, combining accents)", async (p) => {
 		const words = ["🇰🇷🇯🇵🇺🇸🇫🇷🇩🇪🇮🇹", "안녕하세요".normalize("NFD"), "ae\u0301e\u0301e\u0301e\u0301e\u0301e\u0301", "abcdefghijkl"];
 		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(words.join(" "))}`);
