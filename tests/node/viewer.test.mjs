@@ -551,8 +551,6 @@ async function checkStates(page, base) {
 		}
 	});
 
-	// two right-to-left words with an arrow between them are one right-to-left
-	// run: "q → k" would be drawn "k → q", the arrow pointing at the query
 	await check("comparing, the second head's Layer and Head pickers are named apart from the first's", async (p) => {
 		await page.goto(`${base}/?model=mini`);
 		await settled(page, () => window.attnd?.state === "ok" && window.attnd.lastRequest.model === "mini");
@@ -563,6 +561,8 @@ async function checkStates(page, base) {
 		}
 	});
 
+	// two right-to-left words with an arrow between them are one right-to-left
+	// run: "q → k" would be drawn "k → q", the arrow pointing at the query
 	await check("a line of who attends to whom on right-to-left words (Hebrew) reads query → key, left to right", async (p) => {
 		const text = "שלום עולם טוב מאוד";
 		await page.goto(`${base}/?model=tiny&text=${encodeURIComponent(text)}`);
