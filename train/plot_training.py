@@ -1,4 +1,4 @@
-"""Draws the training log of train_mini.py: losses and head scores against minutes.
+"""Draws the training log of train_mini.py: losses and head scores against steps.
 
     /usr/bin/python3 train/plot_training.py models/mini/training.csv docs/mini-model-training.png
 """

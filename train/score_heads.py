@@ -2,7 +2,8 @@
 the scores, on two probes, and prints the table docs/mini-model.md shows:
 
   random    16 rows of 50 uniformly random token ids, each repeated once (the
-            probe of the training log and of tests/daemon/check_mini_heads.c);
+            probe of the training log; tests/daemon/check_mini_heads.c draws 8
+            other rows with its own generator and seed);
   fortunes  16 stretches of 50 tokens of the held-out fortunes (1 in 20, never
             trained on), each repeated once: copying real text it has not seen.
 
