@@ -56,8 +56,12 @@ ROW_MIX = {"own_repeat": 0.35, "random_repeat": 0.25, "random_rows": 0.25}
 
 def read_fortunes(pattern):
     """Every fortune of every file, in file order; a line '%' ends one."""
+    paths = sorted(glob.glob(pattern))
+    if not paths:
+        sys.exit("no fortunes at %s: install Debian's fortunes package "
+                 "(sudo apt-get install fortunes; make train-mini does)" % pattern)
     docs = []
-    for path in sorted(glob.glob(pattern)):
+    for path in paths:
         with open(path, encoding="utf-8", errors="replace") as f:
             docs += [d.strip("\n") for d in f.read().split("\n%\n") if d.strip()]
     return docs
