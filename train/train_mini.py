@@ -226,8 +226,12 @@ def main():
     val_batch = make_batch(val_ids, 32, 128, tok.eot, np.random.default_rng(args.seed + 1))
     probe = heads.repeated_tokens(tok.eot, 16, 50, np.random.default_rng(args.seed + 2))
 
-    log_path = os.path.join(args.out, "training.csv")
-    os.makedirs(args.out, exist_ok=True)
+    # a run writes beside --out and moves its files in at the end, so one
+    # stopped early leaves --out (the committed models/mini, which make
+    # embeds in attnd) as it was
+    work = args.out.rstrip("/") + ".partial"
+    log_path = os.path.join(work, "training.csv")
+    os.makedirs(work, exist_ok=True)
     with open(log_path, "w", newline="") as f:
         log = csv.writer(f)
         log.writerow(["step", "minutes", "train_loss", "val_loss", "prev_token", "induction"])
@@ -244,7 +248,7 @@ def main():
                 f.flush()
                 print("step %5d  %5.1f min  train %s  val %.3f  prev-token %.3f  induction %.3f"
                       % (step, row[1], row[2], val, prev, ind), flush=True)
-                write_folder(args.out, cfg, w, tok)  # the latest weights, always
+                write_folder(work, cfg, w, tok)  # the latest weights, always
                 if prev >= stop_prev and ind >= stop_ind:
                     break
             if step == args.steps:
@@ -257,6 +261,10 @@ def main():
             torch.nn.utils.clip_grad_norm_(list(w.values()), 1.0)
             opt.step()
             avg = loss.item() if avg is None else 0.98 * avg + 0.02 * loss.item()
+    os.makedirs(args.out, exist_ok=True)
+    for name in sorted(os.listdir(work)):
+        os.replace(os.path.join(work, name), os.path.join(args.out, name))
+    os.rmdir(work)
     print("wrote %s in %.1f min" % (args.out, (time.monotonic() - t0) / 60))
 
 
