@@ -5,10 +5,8 @@ A probe is n random tokens followed by the same n tokens: [B, 2n].
   induction score: mean over the second copy's queries n + i of its attention to
                    i + 1, the token after the query token's first occurrence;
   first-token score: mean over queries i >= 1 of attention to position 0 (a sink).
-tests/daemon/check_mini_heads.c computes the same previous-token and induction scores.
-The viewer's "Find heads" (web/findheads.js) differs in two terms: its induction mean
-leaves out the last query (n - 1 terms) and its first-token mean counts query 0, which
-a causal model always gives all its attention to position 0.
+tests/daemon/check_mini_heads.c computes the same previous-token and induction scores,
+the viewer's "Find heads" (web/findheads.js) all three.
 """
 
 import numpy as np

@@ -3,8 +3,10 @@
 //   previous-token: mean over queries i >= 1 of the weight on key i - 1
 //   induction:      over the second copy, query n + i attends to key i + 1
 //                   (the token after the current token's first occurrence),
-//                   mean over i in [0, n - 1)
-//   first-token:    mean over queries of the weight on key 0 (attention sink)
+//                   mean over i in [0, n)
+//   first-token:    mean over queries i >= 1 of the weight on key 0 (attention
+//                   sink; query 0 has key 0 alone under a causal mask)
+// train/heads.py and tests/daemon/check_mini_heads.c score the same way.
 // Each score is a mean of weights, so it lies in [0, 1].
 
 export const BEHAVIOURS = [
@@ -43,10 +45,10 @@ export function scoreHead(w, n) {
 	let prev = 0;
 	for (let i = 1; i < L; i++) prev += w[i][i - 1];
 	let induction = 0;
-	for (let i = 0; i < n - 1; i++) induction += w[n + i][i + 1];
+	for (let i = 0; i < n; i++) induction += w[n + i][i + 1];
 	let sink = 0;
-	for (let i = 0; i < L; i++) sink += w[i][0];
-	return { prev: L > 1 ? prev / (L - 1) : 0, induction: n > 1 ? induction / (n - 1) : 0, sink: sink / L };
+	for (let i = 1; i < L; i++) sink += w[i][0];
+	return { prev: L > 1 ? prev / (L - 1) : 0, induction: n > 0 ? induction / n : 0, sink: L > 1 ? sink / (L - 1) : 0 };
 }
 
 // Every head of every layer: attentions [layers][H][2n][2n] -> [layers][H]{prev, induction, sink}.
