@@ -166,7 +166,10 @@ void compute_end_cancelled(void *srv)
 /* Suspends first, then queues, so a fast worker can never resume a
  * connection that is not yet suspended. A full queue first ends the
  * requests in it that were cancelled (evict_cancelled); still full, it
- * resumes at once and the next callback answers 503. */
+ * resumes at once and the next callback answers 503. A request the watcher
+ * cancelled before it was queued, where the watcher's hook could not find
+ * it, is ended here; r stays valid after pool_submit, as only this I/O
+ * thread frees it, after this callback. */
 enum MHD_Result submit_compute(struct request *r)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -182,8 +185,12 @@ enum MHD_Result submit_compute(struct request *r)
 		  deadline > 0 ? r->t_queued + deadline : 0);
 	r->reply.cancel = &r->watch.cancel;
 	r->computed = 1;
-	if (pool_submit(r->srv->pool, compute_job, r) != 0 &&
-	    (evict_cancelled(r->srv) == 0 || pool_submit(r->srv->pool, compute_job, r) != 0)) {
+	if (pool_submit(r->srv->pool, compute_job, r) == 0) {
+		if (atomic_load(&r->watch.cancel) != WATCH_NONE)
+			evict_cancelled(r->srv);
+		return MHD_YES;
+	}
+	if (evict_cancelled(r->srv) == 0 || pool_submit(r->srv->pool, compute_job, r) != 0) {
 		watch_remove(r->srv->watch, &r->watch);
 		metrics_queued(r->srv->metrics, -1);
 		r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */
