@@ -305,22 +305,31 @@ static char *long_word_body(size_t n)
 	return body;
 }
 
-START_TEST(test_client_gone_after_deadline_is_499)
+/* Sends POST /v1/tokenize with body on a new connection and returns its
+ * socket once the call is computing (its worker taken). */
+static int start_tokenize(unsigned port, const char *body)
 {
 	static char head[256];
-	struct live_resp r = {0};
-	char *body = long_word_body(TOK_BYTES);
-	int fd;
+	int fd = live_connect(port);
 
-	LIVE_DAEMON(d, "--threads", "1", "--compute-deadline", "1", "--max-text-bytes", "16000000");
-	fd = live_connect(d.port);
 	snprintf(head, sizeof head,
 		 "POST /v1/tokenize HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
 		 "Content-Length: %zu\r\n\r\n",
 		 strlen(body));
 	live_send_str(fd, head);
 	live_send_str(fd, body);
-	live_wait_metric(d.port, "attnd_compute_running", 1, WAIT_MS);
+	live_wait_metric(port, "attnd_compute_running", 1, WAIT_MS);
+	return fd;
+}
+
+START_TEST(test_client_gone_after_deadline_is_499)
+{
+	struct live_resp r = {0};
+	char *body = long_word_body(TOK_BYTES);
+	int fd;
+
+	LIVE_DAEMON(d, "--threads", "1", "--compute-deadline", "1", "--max-text-bytes", "16000000");
+	fd = start_tokenize(d.port, body);
 	/* the deadline (1 s from the whole body, before the worker took it)
 	 * has fired; the call, which does not read the flag, runs on */
 	usleep(1300 * 1000);
@@ -345,20 +354,12 @@ END_TEST
 
 START_TEST(test_queued_past_deadline_answers_at_once)
 {
-	static char head[256];
 	struct live_resp r = {0};
 	char *body = long_word_body(TOK_BYTES), *queued_body = tokens_body(SHORT_L);
 	int fd, fd_queued;
 
 	LIVE_DAEMON(d, "--threads", "1", "--compute-deadline", "1", "--max-text-bytes", "16000000");
-	fd = live_connect(d.port);
-	snprintf(head, sizeof head,
-		 "POST /v1/tokenize HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-		 "Content-Length: %zu\r\n\r\n",
-		 strlen(body));
-	live_send_str(fd, head);
-	live_send_str(fd, body);
-	live_wait_metric(d.port, "attnd_compute_running", 1, WAIT_MS);
+	fd = start_tokenize(d.port, body);
 	fd_queued = send_long(d.port, queued_body);
 	live_wait_metric(d.port, "attnd_compute_queue_depth", 1, WAIT_MS);
 	/* its deadline passes a second from now, seconds before the call ends */
