@@ -63,6 +63,13 @@ void http_tick(struct http_server *srv);
 /* Logs every refusal count still waiting, for an exit without http_stop. */
 void http_log_waiting(struct http_server *srv);
 
+/* From now on the watcher ends no cancelled request in the pool's queue
+ * (watch_new's fired hook, http_compute.c: compute_end_cancelled), and one
+ * it was ending has ended: call before freeing the pool, as server/main.c's
+ * stop_all does before http_stop (pool_free then ends what is queued, as
+ * the workers take it). NULL accepted. */
+void http_stop_evicting(struct http_server *srv);
+
 /* Stops the daemon and frees srv. Call only when http_active() is 0:
  * libmicrohttpd cannot stop with suspended connections. */
 void http_stop(struct http_server *srv);

@@ -273,6 +273,12 @@ void http_log_waiting(struct http_server *srv)
 	refusals_flush_final(srv->refusals);
 }
 
+void http_stop_evicting(struct http_server *srv)
+{
+	if (srv != NULL)
+		watch_stop_fired(srv->watch);
+}
+
 void http_stop(struct http_server *srv)
 {
 	if (srv == NULL)

@@ -285,6 +285,9 @@ static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
  * (http_request.h compute_end_cancelled), and none is registered now. */
 static void stop_all(struct daemon_parts *d)
 {
+	/* the watcher's hook takes cancelled requests out of the pool's queue:
+	 * stopped first, else it may run on the pool freed (http.h) */
+	http_stop_evicting(d->http);
 	pool_free(d->pool);
 	http_stop(d->http);
 	attn_workers_free(d->engine_workers);

@@ -53,7 +53,8 @@ struct watch {
 	unsigned long long added; /* entries with a socket added so far */
 	int stop;
 	pthread_t thread;
-	void (*fired)(void *ctx); /* watch_new's; called after a round that fired */
+	pthread_mutex_t hook_lock; /* held while fired runs; watch_stop_fired */
+	void (*fired)(void *ctx); /* watch_new's, under hook_lock; called after a round that fired */
 	void *fired_ctx;
 	int fired_now; /* the watcher thread's: entries fired this round */
 	/* the poll set, the watcher thread's alone */
@@ -215,6 +216,7 @@ static void destroy_locks(struct watch *w)
 		pthread_mutex_destroy(&w->shard[i].lock);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->hook_lock);
 }
 
 static void *watch_main(void *arg)
@@ -231,8 +233,14 @@ static void *watch_main(void *arg)
 		n = collect(w, &registered);
 		if (n > 0 && poll(w->fds, (nfds_t)n, WATCH_TICK_MS) >= 0)
 			fire_hangups(w, n); /* else EINTR or worse: nothing learnt */
-		if (w->fired_now > 0 && w->fired != NULL)
-			w->fired(w->fired_ctx); /* no lock held: it may remove entries */
+		if (w->fired_now > 0) {
+			/* no lock of the lists or the wait held: it may remove
+			 * entries; hook_lock, so watch_stop_fired waits for it */
+			pthread_mutex_lock(&w->hook_lock);
+			if (w->fired != NULL)
+				w->fired(w->fired_ctx);
+			pthread_mutex_unlock(&w->hook_lock);
+		}
 		w->fired_now = 0;
 		pthread_mutex_lock(&w->lock);
 		/* with sockets polled, the poll was the tick; else sleep, unless an
@@ -256,6 +264,7 @@ struct watch *watch_new(void (*fired)(void *ctx), void *ctx, char *err, size_t e
 		pthread_mutex_init(&w->shard[i].lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
+	pthread_mutex_init(&w->hook_lock, NULL);
 	w->fired = fired;
 	w->fired_ctx = ctx;
 	if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
@@ -312,6 +321,15 @@ void watch_remove(struct watch *w, struct watch_entry *e)
 		e->next->prev = e->prev;
 	e->prev = e->next = NULL;
 	pthread_mutex_unlock(&s->lock);
+}
+
+void watch_stop_fired(struct watch *w)
+{
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->hook_lock);
+	w->fired = NULL;
+	pthread_mutex_unlock(&w->hook_lock);
 }
 
 void watch_free(struct watch *w)

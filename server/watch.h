@@ -81,8 +81,16 @@ struct watch_entry {
  * may call watch_remove: the transport ends the queued requests just
  * cancelled there (http_compute.c: compute_end_cancelled), so a deadline
  * passed in the queue is answered at once, not when a worker takes it.
- * ctx must outlive every entry registered. */
+ * ctx must outlive every entry registered, and what fired uses must live
+ * until watch_stop_fired (or watch_free) returns. */
 struct watch *watch_new(void (*fired)(void *ctx), void *ctx, char *err, size_t errlen);
+
+/* From now on watch_new's fired is not called; returns once a call of it in
+ * progress has returned. So what it uses may be freed before the watcher is
+ * (server/main.c stop_all frees the worker pool, which the transport's hook
+ * empties of cancelled requests, before http_stop frees the watcher).
+ * Not on the watcher's thread (not from fired itself). NULL accepted. */
+void watch_stop_fired(struct watch *w);
 
 /* Registers e: its socket fd (-1: none) and its deadline (CLOCK_MONOTONIC
  * seconds, 0: none). Clears e->cancel first. */

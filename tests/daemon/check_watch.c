@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,6 +209,54 @@ START_TEST(test_hangup_across_threads)
 }
 END_TEST
 
+/* The fired hook's context, which the test frees once watch_stop_fired has
+ * returned (as server/main.c frees the pool the transport's hook uses). */
+struct hook_ctx {
+	atomic_int calls;
+	atomic_int inside; /* a call in progress */
+};
+
+static void slow_hook(void *arg)
+{
+	struct hook_ctx *c = arg;
+
+	atomic_store(&c->inside, 1);
+	atomic_fetch_add(&c->calls, 1);
+	sleep_s(0.2);
+	atomic_store(&c->inside, 0);
+}
+
+/* watch_stop_fired waits for a hook in progress and no call follows it:
+ * the hook's context can be freed before the watcher is. */
+START_TEST(test_stop_fired_waits_for_the_hook)
+{
+	char err[128];
+	struct hook_ctx *c = calloc(1, sizeof *c);
+	struct fired f1, f2;
+	struct watch *w;
+	double until;
+
+	ck_assert_ptr_nonnull(c);
+	w = watch_new(slow_hook, c, err, sizeof err);
+	ck_assert_msg(w != NULL, "%s", err);
+	add(w, &f1, 0, 0.01);
+	until = now() + 5;
+	while (atomic_load(&c->inside) == 0 && now() < until)
+		sleep_s(0.001);
+	ck_assert_msg(atomic_load(&c->inside) == 1, "the hook never ran for a fired entry");
+	watch_stop_fired(w);
+	ck_assert_msg(atomic_load(&c->inside) == 0, "watch_stop_fired returned within the hook");
+	ck_assert_int_eq(atomic_load(&c->calls), 1);
+	free(c); /* what the hook used: gone, as main.c's pool */
+	add(w, &f2, 0, 0.01);
+	ck_assert_int_eq(wait_fired(&f2, 2), WATCH_DEADLINE);
+	sleep_s(0.1); /* rounds after the firing one: no hook (TSan, ASan: free) */
+	watch_remove(w, &f1.e);
+	watch_remove(w, &f2.e);
+	watch_free(w);
+}
+END_TEST
+
 static Suite *watch_suite(void)
 {
 	Suite *s = suite_create("watch");
@@ -219,6 +268,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_deadline_before_idle);
 	tcase_add_test(tc, test_no_idle_bound);
 	tcase_add_test(tc, test_hangup_across_threads);
+	tcase_add_test(tc, test_stop_fired_waits_for_the_hook);
 	suite_add_tcase(s, tc);
 	return s;
 }
