@@ -143,19 +143,17 @@ enum { EVICT_MAX = 64 };
  * ended here (compute_job, which runs none of them: each is answered 503
  * deadline_exceeded or closed as 499, as a worker taking it would), so a
  * client waits no longer than its deadline and requests nobody waits for
- * turn no live one away. Returns how many. */
-static size_t evict_cancelled(struct http_server *srv)
+ * turn no live one away. */
+static void evict_cancelled(struct http_server *srv)
 {
 	void *gone[EVICT_MAX];
-	size_t n, total = 0;
+	size_t n;
 
 	do {
 		n = pool_evict(srv->pool, queued_cancelled, gone, EVICT_MAX);
 		for (size_t i = 0; i < n; i++)
 			compute_job(gone[i]);
-		total += n;
 	} while (n == EVICT_MAX);
-	return total;
 }
 
 void compute_end_cancelled(void *srv)
@@ -190,7 +188,10 @@ enum MHD_Result submit_compute(struct request *r)
 			evict_cancelled(r->srv);
 		return MHD_YES;
 	}
-	if (evict_cancelled(r->srv) == 0 || pool_submit(r->srv->pool, compute_job, r) != 0) {
+	/* retried even when none was ended here: the watcher's hook may have
+	 * made room since */
+	evict_cancelled(r->srv);
+	if (pool_submit(r->srv->pool, compute_job, r) != 0) {
 		watch_remove(r->srv->watch, &r->watch);
 		metrics_queued(r->srv->metrics, -1);
 		r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */

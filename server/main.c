@@ -280,9 +280,7 @@ static int start_all(struct daemon_parts *d, const struct attnd_config *cfg)
  * request under, so the request can be counted done (and the drain end)
  * while that call still reads the daemon MHD_stop_daemon would free. No
  * request is handed to the pool meanwhile: a draining server refuses
- * compute requests at their headers (http.c admit_compute). Nor does the
- * watcher's hook reach the freed pool: it runs only after an entry fires
- * (http_request.h compute_end_cancelled), and none is registered now. */
+ * compute requests at their headers (http.c admit_compute). */
 static void stop_all(struct daemon_parts *d)
 {
 	/* the watcher's hook takes cancelled requests out of the pool's queue:
