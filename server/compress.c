@@ -337,6 +337,7 @@ struct body_decoder {
 	enum decode_status status;
 	int in_stream; /* inside a gzip member or the deflate stream */
 	int ended;     /* a gzip member or the deflate stream ended */
+	gz_header head; /* the gzip member after the first's: done once its header is read */
 	int seen;      /* a byte came */
 	int full;      /* the last inflate filled its output: more may wait */
 	int stalled;   /* the last inflate could make no progress */
@@ -380,7 +381,8 @@ static enum decode_status corrupt(struct body_decoder *d, const char *why)
  * bad header only (body_decoder_finish: too few of them for a header). */
 static enum decode_status corrupt_after(struct body_decoder *d, const char *why)
 {
-	if (!d->ended)
+	/* a member whose gzip header was read (done -1: no gzip header): its own fault */
+	if (!d->ended || d->head.done > 0)
 		return corrupt(d, why);
 	snprintf(d->message, sizeof d->message,
 		 "bytes follow the end of the gzip stream and are no gzip member (%s)", why);
@@ -449,7 +451,8 @@ static enum decode_status inflate_all(struct body_decoder *d, struct buf *out)
 		if (!d->in_stream) {
 			if (d->coding != CODING_GZIP)
 				return corrupt(d, "bytes follow the end of the deflate stream");
-			if (inflateReset(&d->z) != Z_OK)
+			memset(&d->head, 0, sizeof d->head);
+			if (inflateReset(&d->z) != Z_OK || inflateGetHeader(&d->z, &d->head) != Z_OK)
 				return corrupt(d, "cannot start the next gzip member");
 			d->in_stream = 1;
 		}
@@ -480,10 +483,13 @@ enum decode_status body_decoder_feed(struct body_decoder *d, const void *in, siz
 
 enum decode_status body_decoder_finish(struct body_decoder *d)
 {
-	if (d->status == DECODE_OK && (!d->seen || d->in_stream))
-		d->status = d->ended ? corrupt(d, "bytes follow the end of the gzip stream and are "
-						  "no whole gzip member")
-				     : corrupt(d, "it ends before its stream does (truncated or empty)");
+	if (d->status == DECODE_OK && (!d->seen || d->in_stream)) {
+		if (d->ended && d->head.done <= 0) /* no whole header after a member */
+			d->status = corrupt(d, "bytes follow the end of the gzip stream and are "
+					       "no whole gzip member");
+		else
+			d->status = corrupt(d, "it ends before its stream does (truncated or empty)");
+	}
 	return d->status;
 }
 

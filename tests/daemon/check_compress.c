@@ -273,7 +273,7 @@ START_TEST(test_decoder_names_corrupt_input)
 	{
 		unsigned char after[512];
 
-		ck_assert_uint_lt(gz_len + 8, sizeof after);
+		ck_assert_uint_lt(2 * gz_len, sizeof after);
 		gz[gz_len - 6] ^= 0x55; /* whole again */
 		memcpy(after, gz, gz_len);
 		after[gz_len] = '\n';
@@ -291,6 +291,23 @@ START_TEST(test_decoder_names_corrupt_input)
 		ck_assert_str_eq(body_decoder_message(d),
 				 "bytes follow the end of the gzip stream and are no gzip member "
 				 "(incorrect header check)");
+		body_decoder_free(d);
+		/* a second member whose header is whole but whose CRC-32 is
+		 * wrong, or which is cut short: its own fault, not bytes that
+		 * are no member */
+		memcpy(after + gz_len, gz, gz_len);
+		after[2 * gz_len - 6] ^= 0x55;
+		buf_reset(&out);
+		d = body_decoder_new(CODING_GZIP);
+		ck_assert_int_eq(body_decoder_feed(d, after, 2 * gz_len, &out), DECODE_CORRUPT);
+		ck_assert_str_eq(body_decoder_message(d), "incorrect data check");
+		body_decoder_free(d);
+		after[2 * gz_len - 6] ^= 0x55; /* whole again, then cut */
+		buf_reset(&out);
+		d = body_decoder_new(CODING_GZIP);
+		ck_assert_int_eq(body_decoder_feed(d, after, 2 * gz_len - 4, &out), DECODE_OK);
+		ck_assert_int_eq(body_decoder_finish(d), DECODE_CORRUPT);
+		ck_assert_ptr_nonnull(strstr(body_decoder_message(d), "ends before"));
 		body_decoder_free(d);
 	}
 	ck_assert_ptr_null(body_decoder_new(CODING_IDENTITY));
