@@ -35,6 +35,7 @@ import glob
 import json
 import math
 import os
+import shutil
 import sys
 import time
 
@@ -231,7 +232,8 @@ def main():
     # embeds in attnd) as it was
     work = args.out.rstrip("/") + ".partial"
     log_path = os.path.join(work, "training.csv")
-    os.makedirs(work, exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)  # a stopped run's, not this one's
+    os.makedirs(work)
     with open(log_path, "w", newline="") as f:
         log = csv.writer(f)
         log.writerow(["step", "minutes", "train_loss", "val_loss", "prev_token", "induction"])
