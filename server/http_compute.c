@@ -161,6 +161,20 @@ void compute_end_cancelled(void *srv)
 	evict_cancelled(srv);
 }
 
+/* Queues r: 0, or -1 when the queue is full. Once queued, r is ended here
+ * if the watcher cancelled it before: its hook, run after the round that
+ * fired it, may have looked for it in the queue before it was there, and
+ * nothing else would end it until a worker takes it. The first attempt
+ * and the retry after a full queue both need this. */
+static int submit_or_evict(struct request *r)
+{
+	if (pool_submit(r->srv->pool, compute_job, r) != 0)
+		return -1;
+	if (atomic_load(&r->watch.cancel) != WATCH_NONE)
+		evict_cancelled(r->srv);
+	return 0;
+}
+
 /* Suspends first, then queues, so a fast worker can never resume a
  * connection that is not yet suspended. A full queue first ends the
  * requests in it that were cancelled (evict_cancelled); still full, it
@@ -183,21 +197,18 @@ enum MHD_Result submit_compute(struct request *r)
 		  deadline > 0 ? r->t_queued + deadline : 0);
 	r->reply.cancel = &r->watch.cancel;
 	r->computed = 1;
-	if (pool_submit(r->srv->pool, compute_job, r) == 0) {
-		if (atomic_load(&r->watch.cancel) != WATCH_NONE)
-			evict_cancelled(r->srv);
+	if (submit_or_evict(r) == 0)
 		return MHD_YES;
-	}
 	/* retried even when none was ended here: the watcher's hook may have
 	 * made room since */
 	evict_cancelled(r->srv);
-	if (pool_submit(r->srv->pool, compute_job, r) != 0) {
-		watch_remove(r->srv->watch, &r->watch);
-		metrics_queued(r->srv->metrics, -1);
-		r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */
-		r->state = REQ_REFUSED;
-		r->refusal = REJ_OVERLOADED;
-		MHD_resume_connection(r->conn);
-	}
+	if (submit_or_evict(r) == 0)
+		return MHD_YES;
+	watch_remove(r->srv->watch, &r->watch);
+	metrics_queued(r->srv->metrics, -1);
+	r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */
+	r->state = REQ_REFUSED;
+	r->refusal = REJ_OVERLOADED;
+	MHD_resume_connection(r->conn);
 	return MHD_YES;
 }
