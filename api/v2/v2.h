@@ -34,6 +34,9 @@ enum v2_dtype { V2_FP32 = 0, V2_INT32, V2_INT64, V2_BYTES, V2_DTYPE_COUNT };
 /* The protocol's name of a datatype ("FP32", ...). */
 const char *v2_dtype_name(enum v2_dtype d);
 
+/* The datatype named name (NULL accepted), or V2_DTYPE_COUNT for none. */
+enum v2_dtype v2_dtype_of(const char *name);
+
 struct v2_input {
 	const char *name;
 	enum v2_dtype dtype;

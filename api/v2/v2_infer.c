@@ -194,8 +194,9 @@ static int input_role(const struct v2_job *v, const json_t *in, size_t i, int *r
 {
 	const char *name = json_string_value(json_object_get(in, "name"));
 	const char *dtype = json_string_value(json_object_get(in, "datatype"));
+	enum v2_dtype d = v2_dtype_of(dtype);
 	char ptr[API_PTR_MAX], child[API_PTR_MAX];
-	int r = 0, d = 0;
+	int r = 0;
 
 	*role = IN_COUNT;
 	if (name == NULL || name[0] == '\0')
@@ -210,10 +211,7 @@ static int input_role(const struct v2_job *v, const json_t *in, size_t i, int *r
 				name);
 	if (v->has[r])
 		return api_fail(err, API_E_DUPLICATE_INPUT, ptr, "input '%s' is given twice", name);
-	while (dtype != NULL && d < V2_DTYPE_COUNT &&
-	       strcmp(dtype, v2_dtype_name((enum v2_dtype)d)) != 0)
-		d++;
-	if (dtype != NULL && d < V2_DTYPE_COUNT && !(role_dtypes[r] & 1u << d))
+	if (d != V2_DTYPE_COUNT && !(role_dtypes[r] & 1u << d))
 		return api_fail(err, API_E_INVALID_DATATYPE, req_child(child, ptr, "datatype"),
 				"input '%s' cannot be %s; it is %s", name, dtype,
 				r == IN_TOKENS || r == IN_TYPES ? "INT32 or INT64"

@@ -18,6 +18,16 @@ const char *v2_dtype_name(enum v2_dtype d)
 	return (unsigned)d < V2_DTYPE_COUNT ? names[d] : "?";
 }
 
+enum v2_dtype v2_dtype_of(const char *name)
+{
+	int d = 0;
+
+	while (name != NULL && d < V2_DTYPE_COUNT &&
+	       strcmp(name, v2_dtype_name((enum v2_dtype)d)) != 0)
+		d++;
+	return name != NULL ? (enum v2_dtype)d : V2_DTYPE_COUNT;
+}
+
 void api_v2_error_body(const char *message, struct buf *out)
 {
 	buf_puts(out, "{\"error\":");

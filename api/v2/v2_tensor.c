@@ -55,11 +55,9 @@ static int read_dtype(const json_t *in, const char *ptr, enum v2_dtype *out,
 	if (!json_is_string(v))
 		return api_fail(err, API_E_INVALID_TYPE, child,
 				"datatype is a string: FP32, INT32, INT64 or BYTES");
-	for (int d = 0; d < V2_DTYPE_COUNT; d++)
-		if (strcmp(json_string_value(v), v2_dtype_name((enum v2_dtype)d)) == 0) {
-			*out = (enum v2_dtype)d;
-			return 0;
-		}
+	*out = v2_dtype_of(json_string_value(v));
+	if (*out != V2_DTYPE_COUNT)
+		return 0;
 	return api_fail(err, API_E_UNSUPPORTED_DATATYPE, child,
 			"datatype '%s' is not supported here; use FP32, INT32, INT64 or BYTES",
 			json_string_value(v));
