@@ -80,7 +80,7 @@ static void compute_outcome(struct request *r, int ran)
 }
 
 /* Runs on a worker, or for a request cancelled in the queue wherever
- * evict_cancelled takes it out: the connection is suspended, so r is ours
+ * compute_end_cancelled takes it out: the connection is suspended, so r is ours
  * alone until MHD_resume_connection, after which this thread must not touch
  * r. A request cancelled while it was queued is not run. */
 static void compute_job(void *arg)
@@ -139,49 +139,31 @@ static int queued_cancelled(void *arg)
 
 enum { EVICT_MAX = 64 };
 
-/* The requests in srv's queue that the watcher cancelled are taken out and
+/* The requests in the queue that the watcher cancelled are taken out and
  * ended here (compute_job, which runs none of them: each is answered 503
  * deadline_exceeded or closed as 499, as a worker taking it would), so a
  * client waits no longer than its deadline and requests nobody waits for
  * turn no live one away. */
-static void evict_cancelled(struct http_server *srv)
+void compute_end_cancelled(void *srv)
 {
+	struct http_server *s = srv;
 	void *gone[EVICT_MAX];
 	size_t n;
 
 	do {
-		n = pool_evict(srv->pool, queued_cancelled, gone, EVICT_MAX);
+		n = pool_evict(s->pool, queued_cancelled, gone, EVICT_MAX);
 		for (size_t i = 0; i < n; i++)
 			compute_job(gone[i]);
 	} while (n == EVICT_MAX);
 }
 
-void compute_end_cancelled(void *srv)
-{
-	evict_cancelled(srv);
-}
-
-/* Queues r: 0, or -1 when the queue is full. Once queued, r is ended here
- * if the watcher cancelled it before: its hook, run after the round that
- * fired it, may have looked for it in the queue before it was there, and
- * nothing else would end it until a worker takes it. The first attempt
- * and the retry after a full queue both need this. */
-static int submit_or_evict(struct request *r)
-{
-	if (pool_submit(r->srv->pool, compute_job, r) != 0)
-		return -1;
-	if (atomic_load(&r->watch.cancel) != WATCH_NONE)
-		evict_cancelled(r->srv);
-	return 0;
-}
-
 /* Suspends first, then queues, so a fast worker can never resume a
- * connection that is not yet suspended. A full queue first ends the
- * requests in it that were cancelled (evict_cancelled); still full, it
- * resumes at once and the next callback answers 503. A request the watcher
- * cancelled before it was queued, where the watcher's hook could not find
- * it, is ended here; r stays valid after pool_submit, as only this I/O
- * thread frees it, after this callback. */
+ * connection that is not yet suspended. A full queue resumes at once and the
+ * next callback answers 503 (the watcher's hook has already taken out the
+ * requests it cancelled, within a round of 10 ms). A request the watcher
+ * cancelled before it was queued, where its hook could not find it, is
+ * ended here; r stays valid after pool_submit, as only this I/O thread
+ * frees it, after this callback. */
 enum MHD_Result submit_compute(struct request *r)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -197,13 +179,11 @@ enum MHD_Result submit_compute(struct request *r)
 		  deadline > 0 ? r->t_queued + deadline : 0);
 	r->reply.cancel = &r->watch.cancel;
 	r->computed = 1;
-	if (submit_or_evict(r) == 0)
+	if (pool_submit(r->srv->pool, compute_job, r) == 0) {
+		if (atomic_load(&r->watch.cancel) != WATCH_NONE)
+			compute_end_cancelled(r->srv);
 		return MHD_YES;
-	/* retried even when none was ended here: the watcher's hook may have
-	 * made room since */
-	evict_cancelled(r->srv);
-	if (submit_or_evict(r) == 0)
-		return MHD_YES;
+	}
 	watch_remove(r->srv->watch, &r->watch);
 	metrics_queued(r->srv->metrics, -1);
 	r->computed = 0; /* refused, not computed: attnd_rejections_total counts it */

@@ -191,8 +191,7 @@ void call_api(struct request *r, const char *body, size_t len);
 int compute_small(struct request *r);
 
 /* Suspends r and queues it for a worker, watched for its client and its
- * --compute-deadline; a full queue first ends the requests in it that were
- * cancelled, and still full resumes r at once, refused (503). */
+ * --compute-deadline; a full queue resumes it at once, refused (503). */
 enum MHD_Result submit_compute(struct request *r);
 
 /* The watcher's fired hook (watch.h), ctx the struct http_server: ends the

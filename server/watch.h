@@ -11,7 +11,7 @@
  * the clock as often; the flag it sets is the one the engine reads
  * (engine/cancel.h), so a running call stops within milliseconds and a
  * queued request is ended right after the round that cancelled it (watch_new's
- * fired), or when a new request finds the queue full. A client that only
+ * fired). A client that only
  * shuts down its sending side (a half-close) reads as gone too, as nginx
  * takes it: HTTP/1.1 clients do not half-close while they wait for an
  * answer. With nothing registered the thread sleeps on a condition variable

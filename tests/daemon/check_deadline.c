@@ -259,8 +259,9 @@ START_TEST(test_client_gone_from_queue_makes_room)
 	live_wait_metric(d.port, "attnd_compute_queue_depth", 1, WAIT_MS);
 	close(fd_gone);
 	/* within a second (the long request runs for seconds): the watcher
-	 * sees the client gone within its tick, and the fresh request that
-	 * finds the queue full takes the slot of the one nobody waits for */
+	 * sees the client gone within its tick and takes its request out of
+	 * the queue, and the fresh request takes the slot of the one nobody
+	 * waits for */
 	for (int i = 0; i < ROOM_TRIES && !queued; i++) {
 		usleep(20 * 1000);
 		fd = send_long(d.port, short_body);
