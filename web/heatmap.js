@@ -33,21 +33,28 @@ export function isMasked(v, kind, hidden, i, j) {
 // right-to-left words (Hebrew, Arabic) with an arrow between them would
 // otherwise be one right-to-left run, "q → k" drawn "k → q", as if the key
 // looked at the query. The text (what a screen reader says) is unchanged.
-export function word(t) {
-	return { word: t };
+// A strong word is drawn bold too.
+export function word(t, strong = false) {
+	return { word: t, strong };
 }
 
 export function said(parts) {
-	return parts.map((p) => (typeof p === "string" ? p : el("bdi", { text: p.word })));
+	return parts.map((p) => {
+		if (typeof p === "string") return p;
+		const b = el("bdi", { text: p.word });
+		return p.strong ? el("b", {}, b) : b;
+	});
 }
 
-// The read-out of one query's strongest key, in the page's language (parts).
-export function attendsLine(q, k, w, lang) {
-	return lang === "ko" ? [word(q), " → ", word(k), `에 주목 (${percent(w)})`] : [word(q), " → ", word(k), ` (${Math.round(w * 100)}%)`];
+// The read-out of one query's strongest key, in the page's language (parts);
+// strongKey: the key bold, as the list of who attends to whom draws it.
+export function attendsLine(q, k, w, lang, strongKey = false) {
+	const rest = lang === "ko" ? `에 주목 (${percent(w)})` : ` (${Math.round(w * 100)}%)`;
+	return [word(q), " → ", word(k, strongKey), rest];
 }
 
 function nothingVisible(q, lang) {
-	return lang === "ko" ? `${q} → (보이는 단어 없음)` : `${q} → (no visible word)`;
+	return [word(q), lang === "ko" ? " → (보이는 단어 없음)" : " → (no visible word)"];
 }
 
 function cellSize(L) {
@@ -234,15 +241,7 @@ export function topList(w, ctx) {
 		const j = argmax(w[i]);
 		const q = ctx.queryTokens[i];
 		const k = ctx.keyTokens[j];
-		const li = el("li");
-		// each word isolated (bdi): a right-to-left word (Hebrew, Arabic) would
-		// otherwise take the arrow into its run, drawn "k → q", as if the key looked
-		if (w[i][j] > 0) {
-			const rest = ko ? `에 주목 (${percent(w[i][j])})` : ` (${Math.round(w[i][j] * 100)}%)`;
-			li.replaceChildren(el("bdi", { text: q }), " → ", el("b", {}, el("bdi", { text: k })), rest);
-		} else {
-			li.replaceChildren(el("bdi", { text: q }), nothingVisible(q, ctx.lang).slice(q.length));
-		}
+		const li = el("li", {}, ...said(w[i][j] > 0 ? attendsLine(q, k, w[i][j], ctx.lang, true) : nothingVisible(q, ctx.lang)));
 		li.dataset.query = String(i);
 		li.dataset.key = String(j);
 		li.dataset.weight = String(w[i][j]);
